@@ -1,0 +1,41 @@
+// Command jeirt fits IRT and JE-IRT models to item-level LLM benchmark results.
+//
+// Each command lives in its own file and adds itself to rootCmd in an init function.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the jeirt release, written into checkpoints and fits.
+const version = "0.1.0"
+
+var rootCmd = &cobra.Command{
+	Use:           "jeirt",
+	Short:         "IRT and joint-embedding IRT for item-level LLM benchmark results",
+	Version:       version,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func main() {
+	// Ctrl-C cancels the context: long commands stop at the next check and
+	// leave no half-written output.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := rootCmd.ExecuteContext(ctx); err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "jeirt: interrupted; nothing was written")
+			os.Exit(130)
+		}
+		fmt.Fprintln(os.Stderr, "jeirt:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build cuda
+
+package cuda
+
+import _ "gorgonia.org/cu"

@@ -1,0 +1,50 @@
+package model
+
+import "math"
+
+// IRT holds fitted (multidimensional) two-parameter logistic parameters:
+// logit x_ij = θ_i·a_j + b_j, P(correct) = sigmoid(x_ij/σ).
+//
+// Gauge: each column of θ has mean 0 and standard deviation 1 over models, A and b
+// are transformed so that X is unchanged, and A ≥ 0, so higher θ means more correct.
+type IRT struct {
+	Models []string
+	Items  []string
+	Rank   int       // r, the number of ability dimensions
+	Sigma  float64   // σ, the logistic scale
+	Theta  []float64 // N x r, row-major: θ_i = Theta[i*r:(i+1)*r]
+	A      []float64 // J x r, row-major: a_j = A[j*r:(j+1)*r]
+	B      []float64 // J
+
+	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
+	Iterations  int
+	Converged   bool
+}
+
+// Logit returns x_ij = θ_i·a_j + b_j.
+func (m *IRT) Logit(i, j int) float64 {
+	r := m.Rank
+	x := m.B[j]
+	for k := 0; k < r; k++ {
+		x += m.Theta[i*r+k] * m.A[j*r+k]
+	}
+	return x
+}
+
+// Prob returns P(model i answers item j correctly) = sigmoid(x_ij/σ).
+func (m *IRT) Prob(i, j int) float64 {
+	s := m.Sigma
+	if s == 0 {
+		s = 1
+	}
+	return Sigmoid(m.Logit(i, j) / s)
+}
+
+// Sigmoid is the logistic function, stable for large |x|.
+func Sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
