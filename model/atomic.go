@@ -33,6 +33,10 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	// CreateTemp makes the file private (0600); outputs are ordinary files.
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err = f.Sync(); err != nil {
 		return err
 	}
@@ -62,6 +66,10 @@ func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err 
 			os.RemoveAll(tmp)
 		}
 	}()
+	// MkdirTemp makes the folder private (0700); outputs are ordinary folders.
+	if err = os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
 	if err = fill(tmp); err != nil {
 		return err
 	}

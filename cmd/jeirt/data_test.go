@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+func TestDataInspect(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("data.csv", []byte("model,a,b,c,d\nm1,1,,0,1\nm2,0,,0,1\nm3,1,1,0,\nm3,0,1,0,1\n"), 0o644)
+	out, err := runCmd(t, newDataInspectCmd(), "data.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `file          data.csv
+format        wide (first column "model" names the models; 4 item columns)
+models        3
+items         4
+observed      9 of 12 cells (density 0.7500)
+mean correct  0.5556
+model acc.    min 0.3333 (m2), median 0.6667, max 0.6667 (m1)
+items         1 solved by nobody, 2 by everybody, 0 never observed
+blank cells   3
+duplicates    3 cells with 3 extra rows; 1 conflicting, 1 ties left missing
+`
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	out, err = runCmd(t, newDataInspectCmd(), "data.csv", "--json", "--duplicates", "first")
+	if err != nil || !strings.Contains(out, `"observed": 10,`) || !strings.Contains(out, "\"ties_left_missing\": 0\n") {
+		t.Errorf("--json: %v\n%s", err, out)
+	}
+	os.WriteFile("bad.csv", []byte("model,item,label\nm,a,maybe\n"), 0o644)
+	_, err = runCmd(t, newDataInspectCmd(), "bad.csv")
+	if err == nil || err.Error() != `bad.csv:2: column "label": "maybe" is not a 0/1 label` {
+		t.Errorf("bad file: %v", err)
+	}
+}
+
+func TestDataSplitCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, err := runCmd(t, newSynthCmd(), "--kind", "jeirt", "--models", "20", "--items", "50", "--missing", "0.1", "--out", "syn"); err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := model.ReadFile("syn/responses.csv", model.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--data", "syn/responses.csv", "--items", "syn/items.csv", "--out", "split", "--by", "model", "--val", "0.1", "--test", "0.2", "--seed", "3"}
+	out, err := runCmd(t, newDataSplitCmd(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "split syn/responses.csv by model (seed 3) into split\n") || !strings.Contains(out, "test        ") {
+		t.Errorf("output %q", out)
+	}
+	total := 0
+	models := map[string]string{}
+	for _, name := range []string{"train.csv", "val.csv", "test.csv"} {
+		r, rep, err := model.ReadFile(filepath.Join("split", name), model.ReadOptions{Duplicates: "error"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.NumModels() != 20 || r.NumItems() != 50 {
+			t.Errorf("%s: %d models, %d items; want all 20 and 50 listed", name, r.NumModels(), r.NumItems())
+		}
+		total += r.Len()
+		for c := range r.Label {
+			m := r.Models[r.Model[c]]
+			if prev, ok := models[m]; ok && prev != name {
+				t.Fatalf("model %s in %s and %s", m, prev, name)
+			}
+			models[m] = name
+		}
+		_ = rep
+	}
+	if total != all.Len() {
+		t.Errorf("splits hold %d cells, input %d", total, all.Len())
+	}
+	if b, err := os.ReadFile("split/items.csv"); err != nil || !strings.HasPrefix(string(b), "item_id,text,category\nitem_00001,") {
+		t.Errorf("items.csv: %v %.40q", err, b)
+	}
+	// Same seed: same files; an existing folder needs --force.
+	first, _ := os.ReadFile("split/test.csv")
+	if _, err := runCmd(t, newDataSplitCmd(), args...); err == nil || err.Error() != "split already exists (choose another output folder)" {
+		t.Errorf("existing out: %v", err)
+	}
+	if _, err := runCmd(t, newDataSplitCmd(), append(args, "--force")...); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile("split/test.csv")
+	if string(first) != string(again) {
+		t.Error("same seed wrote a different test.csv")
+	}
+	// Bad input writes nothing.
+	os.WriteFile("bad.csv", []byte("model,q1\nm,x\n"), 0o644)
+	if _, err := runCmd(t, newDataSplitCmd(), "--data", "bad.csv", "--out", "nothing"); err == nil {
+		t.Error("bad input: no error")
+	}
+	if _, err := os.Stat("nothing"); !os.IsNotExist(err) {
+		t.Error("bad input left an output folder")
+	}
+}
