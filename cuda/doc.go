@@ -1,4 +1,28 @@
-// Package cuda runs jeirt's hot loops on NVIDIA GPUs through gorgonia.org/cu.
-// Everything that touches the GPU is behind the cuda build tag; the default
-// build of this package is empty, so it runs everywhere.
+// Package cuda runs jeirt's hot loops on NVIDIA GPUs through gorgonia.org/cu's
+// driver API: batched cBMM (train.CBMMBackend) and the JE-IRT training step
+// (train.JEIRTBackend), registered as device "cuda".
+//
+// Everything that touches the GPU is behind the jeirtcuda build tag. (Not
+// "cuda": that tag also switches gorgonia.org/gorgonia, which train and
+// encoder import, to its own CUDA engine, which needs cuDNN.) gorgonia.org/cu
+// exits the process in its package init when no GPU is present, so no file of
+// the default build imports it. What is left in the default build is pure
+// Go: the buffer layouts, the batched cBMM and JE-IRT step code written
+// against a small device interface (gpu), and the host's small solves; the
+// tests run all of it on an emulated device whose kernels are Go ports of the
+// CUDA ones, against train's CPU implementations.
+//
+// The kernels are CUDA C in kernels/*.cu, compiled to PTX for compute_70 (so
+// the driver JIT-compiles them for any newer GPU, the H200's sm_90 included)
+// and committed, so building with -tags jeirtcuda needs only the CUDA
+// headers and the libcuda link stub, not nvcc:
+//
+//	CGO_LDFLAGS=-L/usr/lib/x86_64-linux-gnu/stubs go build -tags jeirtcuda ./cmd/jeirt
+//
+// Regenerate the PTX after editing a kernel (needs nvcc 11.8 or newer):
+//
+//	go generate ./cuda/
 package cuda
+
+//go:generate nvcc -ptx -arch=compute_70 -o kernels/cbmm.ptx kernels/cbmm.cu
+//go:generate nvcc -ptx -arch=compute_70 -o kernels/jeirt.ptx kernels/jeirt.cu

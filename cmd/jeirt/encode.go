@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
+	"github.com/spf13/cobra"
+)
+
+// newEncodeCmd returns `jeirt encode` with its merge subcommand.
+func newEncodeCmd() *cobra.Command {
+	var o struct {
+		spec, input, out, shard, cache string
+		batch                          int
+	}
+	cmd := &cobra.Command{
+		Use:   "encode",
+		Short: "Encode item texts into vectors with a frozen text encoder",
+		Long: `Encode item texts into vectors with a frozen text encoder.
+
+--encoder (default hash):
+  hash, hash:DIM     weightless signed feature hashing (default DIM 384)
+  DIR                a sentence-transformers BERT folder (config.json, model.safetensors,
+                     tokenizer.json, modules.json, 1_Pooling/config.json)
+  precomputed:FILE   vectors computed elsewhere (.json {id: [..]}, .jsonl, .npy + .ids.txt,
+                     .safetensors, .csv), looked up by item id
+--input: an items CSV (item_id,text; the columns jeirt data accepts) or a text file
+  with one text per line (ids are the line numbers 1, 2, ...).
+--out: .npy (rows in input order, ids in the same name with .ids.txt), .safetensors
+  (tensor "embeddings", ids and encoder fingerprint in the metadata) or .jsonl
+  ({"id": ..., "embedding": [...]} per line).
+--shard i/n encodes items i, i+n, i+2n, ... (0-based) for cluster jobs; join the
+  outputs with "jeirt encode merge".
+--cache DIR reuses vectors of items whose id, text and encoder are unchanged.`,
+		Example: `  jeirt encode --input items.csv --out q.npy
+  jeirt encode --encoder ../all-MiniLM-L6-v2 --input items.csv --out q.safetensors --cache .jeirt-cache
+  jeirt encode --encoder hash:512 --input items.csv --out part0.jsonl --shard 0/4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stderr := cmd.ErrOrStderr()
+			if o.input == "" || o.out == "" {
+				return fmt.Errorf("encode: --input and --out are required")
+			}
+			shard, nShards, err := parseShard(o.shard)
+			if err != nil {
+				return err
+			}
+			enc, err := encoder.Open(o.spec)
+			if err != nil {
+				return err
+			}
+			if b, ok := enc.(*encoder.BERT); ok {
+				b.BatchSize = o.batch
+			}
+			ids, texts, err := readEncodeInput(o.input)
+			if err != nil {
+				return err
+			}
+			if nShards > 1 {
+				var sid, stext []string
+				for i := shard; i < len(ids); i += nShards {
+					sid, stext = append(sid, ids[i]), append(stext, texts[i])
+				}
+				ids, texts = sid, stext
+			}
+			var cache *encoder.Cache
+			if o.cache != "" {
+				cache = &encoder.Cache{Dir: o.cache}
+			}
+			fmt.Fprintf(stderr, "encode: %d items with %s (dim %d)\n", len(ids), enc.Fingerprint(), enc.Dim())
+			start := time.Now()
+			last := start
+			vecs, err := encoder.EncodeItems(cmd.Context(), enc, ids, texts, encoder.ItemOptions{
+				Cache: cache,
+				Chunk: max(o.batch*4, 64),
+				Progress: func(done, total int) {
+					if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
+						last = now
+						fmt.Fprintf(stderr, "encode: %d/%d items (%.0f/s)\n", done, total, float64(done)/now.Sub(start).Seconds())
+					}
+				},
+			})
+			if err != nil {
+				return err
+			}
+			meta := map[string]string{"encoder": enc.Fingerprint()}
+			if nShards > 1 {
+				meta["shard"] = o.shard
+			}
+			if err := encoder.WriteVectors(o.out, &encoder.Vectors{IDs: ids, Rows: vecs, Dim: enc.Dim()}, meta); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "encode: wrote %s (%d × %d) in %s\n", o.out, len(ids), enc.Dim(), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.spec, "encoder", "hash", "hash, hash:DIM, a model folder, or precomputed:FILE")
+	f.StringVar(&o.input, "input", "", "items CSV (item_id,text) or a text file, one text per line")
+	f.StringVar(&o.out, "out", "", "output: .npy, .safetensors or .jsonl")
+	f.IntVar(&o.batch, "batch", 64, "texts per forward pass (BERT)")
+	f.StringVar(&o.shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
+	f.StringVar(&o.cache, "cache", "", "folder caching vectors by encoder, item id and text")
+	cmd.AddCommand(newEncodeMergeCmd())
+	return cmd
+}
+
+// newEncodeMergeCmd returns `jeirt encode merge`.
+func newEncodeMergeCmd() *cobra.Command {
+	var mergeOut, mergeInput string
+	cmd := &cobra.Command{
+		Use:   "merge --out FILE SHARD...",
+		Short: "Join the outputs of encode --shard i/n",
+		Long: `Join the outputs of encode --shard i/n into one file.
+
+Give the n shard files in order 0..n-1: row k of the result is row k/n of shard
+k mod n, which is the order of the original input. With --input, rows follow that
+input's ids instead, and every id must be present. An id found in two shards is
+an error.`,
+		Example: `  jeirt encode merge --out q.npy part0.jsonl part1.jsonl part2.jsonl part3.jsonl`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if mergeOut == "" {
+				return fmt.Errorf("encode merge: --out is required")
+			}
+			shards := make([]*encoder.Vectors, len(args))
+			total := 0
+			for i, p := range args {
+				v, err := encoder.ReadVectors(p)
+				if err != nil {
+					return err
+				}
+				if i > 0 && v.Dim != shards[0].Dim {
+					return fmt.Errorf("encode merge: %s has dimension %d, %s has %d", p, v.Dim, args[0], shards[0].Dim)
+				}
+				shards[i] = v
+				total += len(v.IDs)
+			}
+			out := &encoder.Vectors{Dim: shards[0].Dim}
+			where := make(map[string]string, total)
+			add := func(id string, row []float32, file string) error {
+				if prev, ok := where[id]; ok {
+					return fmt.Errorf("encode merge: item %q is in both %s and %s", id, prev, file)
+				}
+				where[id] = file
+				out.IDs, out.Rows = append(out.IDs, id), append(out.Rows, row)
+				return nil
+			}
+			n := len(shards)
+			for k := 0; k < total; k++ {
+				s, r := k%n, k/n
+				if r >= len(shards[s].IDs) {
+					return fmt.Errorf("encode merge: %s has %d rows; shards of one input differ by at most one row and shrink from first to last (give them in order 0..%d)", args[s], len(shards[s].IDs), n-1)
+				}
+				if err := add(shards[s].IDs[r], shards[s].Rows[r], args[s]); err != nil {
+					return err
+				}
+			}
+			if mergeInput != "" {
+				ids, _, err := readEncodeInput(mergeInput)
+				if err != nil {
+					return err
+				}
+				index := make(map[string]int, len(out.IDs))
+				for i, id := range out.IDs {
+					index[id] = i
+				}
+				ordered := &encoder.Vectors{Dim: out.Dim}
+				for _, id := range ids {
+					i, ok := index[id]
+					if !ok {
+						return fmt.Errorf("encode merge: item %q of %s is in no shard", id, mergeInput)
+					}
+					ordered.IDs, ordered.Rows = append(ordered.IDs, id), append(ordered.Rows, out.Rows[i])
+				}
+				out = ordered
+			}
+			if err := encoder.WriteVectors(mergeOut, out, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "encode merge: wrote %s (%d × %d) from %d shards\n", mergeOut, len(out.IDs), out.Dim, n)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&mergeOut, "out", "", "merged output: .npy, .safetensors or .jsonl")
+	cmd.Flags().StringVar(&mergeInput, "input", "", "order rows by this input's ids instead of interleaving")
+	return cmd
+}
+
+// parseShard reads "i/n" (0 <= i < n); "" means the whole input.
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("encode: --shard %q: want i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	return i, n, nil
+}
+
+// readEncodeInput reads an items CSV (by model.ReadItems) or, for any other
+// extension, one text per line with the line number as id.
+func readEncodeInput(path string) (ids, texts []string, err error) {
+	lower := strings.ToLower(path)
+	if strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".csv.gz") {
+		t, err := model.ReadItems(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.IDs, t.Text, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		ids = append(ids, strconv.Itoa(line))
+		texts = append(texts, strings.TrimSuffix(sc.Text(), "\r"))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil, fmt.Errorf("%s: no texts", path)
+	}
+	return ids, texts, nil
+}
+
+func init() {
+	rootCmd.AddCommand(newEncodeCmd())
+}

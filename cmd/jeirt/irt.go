@@ -1,0 +1,654 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train"
+)
+
+func init() { rootCmd.AddCommand(newIRTCmd()) }
+
+// newIRTCmd builds the irt command tree (fresh flags each call, for tests).
+func newIRTCmd() *cobra.Command {
+	irtCmd := &cobra.Command{
+		Use:   "irt",
+		Short: "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
+		Long: `Fit (multidimensional) 2PL IRT, P(correct) = sigmoid((θ_i·a_j + b_j)/σ), by joint maximum
+likelihood with constrained block majorization-minimization (cBMM).
+
+Parameters are reported in one gauge: every θ dimension has mean 0 and sd 1 over the
+models, a ≥ 0 (higher θ means more correct), and b is the logit of an average model.`,
+	}
+	addIRTSubcommands(irtCmd)
+	return irtCmd
+}
+
+// irtFitSettings is the "settings" object of fit.json; jeirt irt select reads it back.
+type irtFitSettings struct {
+	Method          string  `json:"method"`
+	Data            string  `json:"data"`
+	Format          string  `json:"format"`
+	Items           string  `json:"items,omitempty"`
+	Duplicates      string  `json:"duplicates"`
+	Rank            int     `json:"rank"`
+	Sigma           float64 `json:"sigma"`
+	Tol             float64 `json:"tol"`
+	MaxIter         int     `json:"max_iter"`
+	Accelerate      bool    `json:"accelerate"`
+	Device          string  `json:"device"`
+	Threads         int     `json:"threads"`
+	Bootstrap       int     `json:"bootstrap"`
+	BootstrapModels bool    `json:"bootstrap_models"`
+	Level           float64 `json:"level"`
+	Seed            int64   `json:"seed"`
+	MinA            float64 `json:"min_discrimination"`
+	RankMove        int     `json:"rank_move_threshold"`
+}
+
+type irtFitJSON struct {
+	Version          string               `json:"jeirt_version"`
+	Settings         irtFitSettings       `json:"settings"`
+	Models           int                  `json:"models"`
+	Items            int                  `json:"items"`
+	Observed         int                  `json:"observed"`
+	LossHistory      []float64            `json:"loss_history"`
+	Loss             float64              `json:"loss"`
+	Iterations       int                  `json:"iterations"`
+	Converged        bool                 `json:"converged"`
+	Seconds          float64              `json:"seconds"`
+	BootstrapSeconds float64              `json:"bootstrap_seconds,omitempty"`
+	KendallTau       float64              `json:"kendall_tau_vs_accuracy"`
+	RankMoves        []train.RankMove     `json:"rank_moves"`
+	FlagCounts       map[string]int       `json:"flag_counts"`
+	GroupLoadings    []train.GroupLoading `json:"group_loadings,omitempty"`
+	Gauge            string               `json:"gauge"`
+}
+
+const gaugeText = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
+
+func addIRTSubcommands(irtCmd *cobra.Command) {
+	var set irtFitSettings
+	var read model.ReadOptions
+	var out, traceOut string
+	var force bool
+	fit := &cobra.Command{
+		Use:   "fit",
+		Short: "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
+		Example: `  jeirt irt fit --data ../shared/data/swebench-verified/response_matrix.csv --out fits/swe
+  jeirt irt fit --data responses.csv --rank 2 --bootstrap 200 --seed 1 --out fits/r2`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set.Format, set.Items, set.Duplicates = read.Format, read.Items, read.Duplicates
+			return runIRTFit(cmd, set, read, out, traceOut, force)
+		},
+	}
+	f := fit.Flags()
+	f.StringVar(&set.Data, "data", "", "response file (required)")
+	addReadFlags(fit, &read)
+	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
+	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
+	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
+	f.BoolVar(&set.Accelerate, "accelerate", true, "extrapolated MM steps with a monotone safeguard (false: plain cBMM)")
+	f.StringVar(&set.Device, "device", "auto", "auto|cpu|cuda")
+	f.IntVar(&set.Threads, "threads", 0, "goroutines (0: all cores)")
+	f.IntVar(&set.Bootstrap, "bootstrap", 0, "bootstrap replicates B (resampling items); 0: none")
+	f.BoolVar(&set.BootstrapModels, "bootstrap-models", false, "also resample models in the bootstrap (for the SEs of a and b)")
+	f.Float64Var(&set.Level, "level", 0.95, "bootstrap interval level")
+	f.Int64Var(&set.Seed, "seed", 42, "bootstrap seed")
+	f.Float64Var(&set.MinA, "min-a", 0.1, "flag items with discrimination ‖a‖/σ below this as uninformative")
+	f.IntVar(&set.RankMove, "rank-move", 0, "list models whose θ rank and accuracy rank differ by more than this (0: max(3, N/20))")
+	f.StringVar(&set.Method, "method", "cbmm", "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
+	f.StringVar(&traceOut, "trace", "", "write seconds,loss per iteration to this CSV (cbmm, lbfgs)")
+	f.StringVar(&out, "out", "", "output folder (required; written atomically)")
+	f.BoolVar(&force, "force", false, "replace an existing output folder")
+	_ = fit.MarkFlagRequired("data")
+	_ = fit.MarkFlagRequired("out")
+
+	var fitDir, selOut string
+	var keep float64
+	sel := &cobra.Command{
+		Use:     "select",
+		Short:   "Keep a fraction of items by Fisher information across the ability range",
+		Example: `  jeirt irt select --fit fits/swe --keep 0.1 --out fits/swe-kept.csv`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIRTSelect(cmd, fitDir, keep, selOut)
+		},
+	}
+	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
+	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
+	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required)")
+	_ = sel.MarkFlagRequired("fit")
+	_ = sel.MarkFlagRequired("out")
+
+	var cvSet irtFitSettings
+	var cvRead model.ReadOptions
+	var folds int
+	var cvJSON string
+	cv := &cobra.Command{
+		Use:     "cv",
+		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
+		Example: `  jeirt irt cv --data ../shared/data/swebench-verified/response_matrix.csv --folds 10`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIRTCV(cmd, cvSet, cvRead, folds, cvJSON)
+		},
+	}
+	cf := cv.Flags()
+	cf.StringVar(&cvSet.Data, "data", "", "response file (required)")
+	addReadFlags(cv, &cvRead)
+	cf.IntVar(&folds, "folds", 10, "number of folds")
+	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
+	cf.IntVar(&cvSet.Rank, "rank", 1, "ability dimensions r")
+	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
+	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
+	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
+	cf.StringVar(&cvSet.Device, "device", "auto", "auto|cpu|cuda")
+	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
+	cf.StringVar(&cvJSON, "json", "", "also write the metrics as JSON to this file")
+	_ = cv.MarkFlagRequired("data")
+
+	irtCmd.AddCommand(fit, sel, cv)
+}
+
+func (s irtFitSettings) fitter(progress io.Writer) train.CBMM {
+	return train.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
+		Accelerate: s.Accelerate, Device: s.Device, Progress: progress}
+}
+
+func (s irtFitSettings) check() error {
+	switch {
+	case s.Rank < 1:
+		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
+	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
+		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
+	case !(s.Tol >= 0):
+		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
+	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
+		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
+	case s.Method != "cbmm" && s.Rank != 1:
+		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
+	case s.Method != "cbmm" && s.Bootstrap > 0:
+		return fmt.Errorf("--bootstrap needs --method cbmm")
+	case s.Method == "mml" && s.Sigma != 1:
+		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
+	case s.MaxIter < 1:
+		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
+	case s.Bootstrap < 0 || s.Bootstrap == 1:
+		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
+	case !(s.Level > 0 && s.Level < 1):
+		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
+	}
+	return nil
+}
+
+func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
+	r, rep, err := model.ReadFile(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "read %s: %d models x %d items, %d observed cells (%s)\n",
+		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
+	return r, nil
+}
+
+func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, out, traceOut string, force bool) error {
+	ctx := cmd.Context()
+	set.Level = irtOrDefault(set.Level, 0.95)
+	if err := set.check(); err != nil {
+		return err
+	}
+	if _, err := train.LookupCBMMBackend(set.Device); err != nil {
+		return err
+	}
+	if _, err := os.Stat(out); err == nil && !force {
+		return fmt.Errorf("%s already exists (choose another --out or pass --force)", out)
+	}
+	r, err := irtRead(cmd, set.Data, read)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	start := time.Now()
+	var trace []string
+	record := func(loss float64) {
+		trace = append(trace, fmt.Sprintf("%.6f,%.10g", time.Since(start).Seconds(), loss))
+	}
+	var fit *model.IRT
+	switch set.Method {
+	case "cbmm":
+		c := set.fitter(stderr)
+		c.Trace = func(_, _ int, loss float64) { record(loss) }
+		fit, err = c.Fit(ctx, r)
+	case "lbfgs":
+		fit, err = train.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads, Trace: record}.Fit(ctx, r)
+	case "mml":
+		fit, err = train.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+	}
+	if err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	if traceOut != "" {
+		if err := model.WriteFileAtomic(traceOut, func(w io.Writer) error {
+			_, err := io.WriteString(w, "seconds,loss\n"+strings.Join(trace, "\n")+"\n")
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "fit: %d iterations, loss %.6g, converged %v, %.2fs\n", fit.Iterations,
+		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
+	an := train.Analyze(r, fit, train.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
+	var boot *train.BootstrapResult
+	var bootSecs float64
+	if set.Bootstrap > 0 {
+		start := time.Now()
+		boot, err = train.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
+			Fitter: set.fitter(nil), Progress: stderr}.Run(ctx, r, fit)
+		if err != nil {
+			return err
+		}
+		bootSecs = time.Since(start).Seconds()
+		fmt.Fprintf(stderr, "bootstrap: %d replicates in %.2fs\n", set.Bootstrap, bootSecs)
+	}
+	set.RankMove = an.RankMoveLimit
+	doc := irtFitJSON{Version: version, Settings: set, Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(),
+		LossHistory: fit.LossHistory, Loss: fit.LossHistory[len(fit.LossHistory)-1], Iterations: fit.Iterations,
+		Converged: fit.Converged, Seconds: secs, BootstrapSeconds: bootSecs, KendallTau: an.KendallTau,
+		RankMoves: an.RankMoves, FlagCounts: an.FlagCounts, GroupLoadings: an.GroupLoadings, Gauge: gaugeText}
+	if set.Method == "mml" {
+		doc.Gauge = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + b)"
+		doc.LossHistory = fit.LossHistory // marginal negative log-likelihood
+	}
+	if doc.RankMoves == nil {
+		doc.RankMoves = []train.RankMove{}
+	}
+	err = model.WriteDirAtomic(out, force, func(tmp string) error {
+		if err := model.WriteFileAtomic(filepath.Join(tmp, "abilities.csv"), func(w io.Writer) error {
+			return writeIRTAbilities(w, fit, an, boot)
+		}); err != nil {
+			return err
+		}
+		if err := model.WriteFileAtomic(filepath.Join(tmp, "items.csv"), func(w io.Writer) error {
+			return writeIRTItems(w, fit, an, boot)
+		}); err != nil {
+			return err
+		}
+		return model.WriteFileAtomic(filepath.Join(tmp, "fit.json"), func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(irtJSONSafe(doc))
+		})
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; flags %v\n",
+		out, r.NumModels(), r.NumItems(), an.KendallTau, len(an.RankMoves), an.RankMoveLimit, an.FlagCounts)
+	return nil
+}
+
+func irtOrDefault(v, d float64) float64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// irtJSONSafe replaces NaN in the few float fields that can be NaN (τ with a
+// constant ranking) by encoding through a map; encoding/json rejects NaN.
+func irtJSONSafe(doc irtFitJSON) any {
+	if math.IsNaN(doc.KendallTau) {
+		b, _ := json.Marshal(struct {
+			irtFitJSON
+			KendallTau *float64 `json:"kendall_tau_vs_accuracy"`
+		}{irtFitJSON: doc})
+		return json.RawMessage(b)
+	}
+	return doc
+}
+
+// irtFloat formats a float for CSV: shortest round-trip form, empty for NaN.
+func irtFloat(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+func irtInt(x int) string { return strconv.Itoa(x) }
+
+func writeIRTAbilities(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
+	rk := fit.Rank
+	cw := csv.NewWriter(w)
+	hdr := []string{"model"}
+	if rk == 1 {
+		hdr = append(hdr, "theta", "se", "lo", "hi")
+	} else {
+		for _, p := range []string{"theta", "se", "lo", "hi"} {
+			for d := 1; d <= rk; d++ {
+				hdr = append(hdr, fmt.Sprintf("%s_%d", p, d))
+			}
+		}
+		hdr = append(hdr, "score")
+	}
+	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank")
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	for i, name := range fit.Models {
+		row := []string{name}
+		for _, src := range [][]float64{fit.Theta, irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaSE }),
+			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaLo }),
+			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaHi })} {
+			for d := 0; d < rk; d++ {
+				if src == nil {
+					row = append(row, "")
+				} else {
+					row = append(row, irtFloat(src[i*rk+d]))
+				}
+			}
+		}
+		if rk > 1 {
+			row = append(row, irtFloat(an.Score[i]))
+		}
+		row = append(row, irtInt(an.Rank[i]))
+		if boot != nil {
+			row = append(row, irtInt(boot.RankLo[i]), irtInt(boot.RankHi[i]))
+		} else {
+			row = append(row, "", "")
+		}
+		row = append(row, irtFloat(an.Accuracy[i]), irtInt(an.AccuracyRank[i]))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func irtBootField(b *train.BootstrapResult, f func(*train.BootstrapResult) []float64) []float64 {
+	if b == nil {
+		return nil
+	}
+	return f(b)
+}
+
+func writeIRTItems(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
+	rk := fit.Rank
+	cw := csv.NewWriter(w)
+	hdr := []string{"item"}
+	if rk == 1 {
+		hdr = append(hdr, "a", "b", "se_a", "se_b")
+	} else {
+		for d := 1; d <= rk; d++ {
+			hdr = append(hdr, fmt.Sprintf("a_%d", d))
+		}
+		hdr = append(hdr, "b")
+		for d := 1; d <= rk; d++ {
+			hdr = append(hdr, fmt.Sprintf("se_a_%d", d))
+		}
+		hdr = append(hdr, "se_b")
+	}
+	hdr = append(hdr, "p_correct", "n_obs", "flag")
+	if rk == 1 {
+		hdr = append(hdr, "a_lo", "a_hi", "b_lo", "b_hi")
+	}
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	for j, name := range fit.Items {
+		row := []string{name}
+		for d := 0; d < rk; d++ {
+			row = append(row, irtFloat(fit.A[j*rk+d]))
+		}
+		row = append(row, irtFloat(fit.B[j]))
+		for d := 0; d < rk; d++ {
+			if boot != nil {
+				row = append(row, irtFloat(boot.ASE[j*rk+d]))
+			} else {
+				row = append(row, "")
+			}
+		}
+		if boot != nil {
+			row = append(row, irtFloat(boot.BSE[j]))
+		} else {
+			row = append(row, "")
+		}
+		row = append(row, irtFloat(an.ItemAccuracy[j]), irtInt(an.ItemObserved[j]), an.ItemFlags[j])
+		if rk == 1 {
+			if boot != nil {
+				row = append(row, irtFloat(boot.ALo[j]), irtFloat(boot.AHi[j]), irtFloat(boot.BLo[j]), irtFloat(boot.BHi[j]))
+			} else {
+				row = append(row, "", "", "", "")
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// readIRTFitDir rebuilds the fitted parameters from a folder written by irt fit.
+func readIRTFitDir(dir string) (*model.IRT, *irtFitJSON, error) {
+	var doc irtFitJSON
+	b, err := os.ReadFile(filepath.Join(dir, "fit.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "fit.json"), err)
+	}
+	rk := doc.Settings.Rank
+	if rk < 1 {
+		return nil, nil, fmt.Errorf("%s: settings.rank %d is not a rank", filepath.Join(dir, "fit.json"), rk)
+	}
+	m := &model.IRT{Rank: rk, Sigma: doc.Settings.Sigma}
+	names := func(d int, p string) []string {
+		if rk == 1 {
+			return []string{p}
+		}
+		return []string{fmt.Sprintf("%s_%d", p, d+1)}
+	}
+	err = irtReadCSV(filepath.Join(dir, "items.csv"), func(get func(string) (string, float64, error)) error {
+		id, _, err := get("item")
+		if err != nil {
+			return err
+		}
+		m.Items = append(m.Items, id)
+		for d := 0; d < rk; d++ {
+			_, a, err := get(names(d, "a")[0])
+			if err != nil {
+				return err
+			}
+			m.A = append(m.A, a)
+		}
+		_, bj, err := get("b")
+		m.B = append(m.B, bj)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = irtReadCSV(filepath.Join(dir, "abilities.csv"), func(get func(string) (string, float64, error)) error {
+		id, _, err := get("model")
+		if err != nil {
+			return err
+		}
+		m.Models = append(m.Models, id)
+		for d := 0; d < rk; d++ {
+			_, th, err := get(names(d, "theta")[0])
+			if err != nil {
+				return err
+			}
+			m.Theta = append(m.Theta, th)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, &doc, nil
+}
+
+// irtReadCSV calls row for each data row with a getter of named columns
+// (the string and, when it parses, the number); errors name file, line and column.
+func irtReadCSV(path string, row func(get func(string) (string, float64, error)) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	hdr, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	col := map[string]int{}
+	for k, h := range hdr {
+		col[strings.TrimSpace(h)] = k
+	}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		get := func(name string) (string, float64, error) {
+			k, ok := col[name]
+			if !ok {
+				return "", 0, fmt.Errorf("%s: no column %q", path, name)
+			}
+			s := rec[k]
+			if name == "item" || name == "model" {
+				return s, 0, nil
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return s, 0, fmt.Errorf("%s:%d: column %q: %q is not a number", path, line, name, s)
+			}
+			return s, v, nil
+		}
+		if err := row(get); err != nil {
+			return err
+		}
+	}
+}
+
+func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) error {
+	fit, doc, err := readIRTFitDir(dir)
+	if err != nil {
+		return err
+	}
+	items, at, err := train.InformationSelect(fit, keep)
+	if err != nil {
+		return fmt.Errorf("--keep: %w", err)
+	}
+	rk := fit.Rank
+	err = model.WriteFileAtomic(out, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		hdr := []string{"item"}
+		if rk == 1 {
+			hdr = append(hdr, "a")
+		} else {
+			for d := 1; d <= rk; d++ {
+				hdr = append(hdr, fmt.Sprintf("a_%d", d))
+			}
+		}
+		hdr = append(hdr, "b", "chosen_at_theta")
+		if err := cw.Write(hdr); err != nil {
+			return err
+		}
+		for k, j := range items {
+			row := []string{fit.Items[j]}
+			for d := 0; d < rk; d++ {
+				row = append(row, irtFloat(fit.A[j*rk+d]))
+			}
+			row = append(row, irtFloat(fit.B[j]), irtFloat(at[k]))
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("kept %d of %d items in %s", len(items), len(fit.Items), out)
+	// τ between the rankings needs the responses: read them again as the fit did.
+	set := doc.Settings
+	r, rerr := irtRead(cmd, set.Data, model.ReadOptions{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates})
+	if rerr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
+	} else {
+		if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
+			return fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
+				r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
+		}
+		tau, _, err := train.SelectionTau(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, fit, items)
+		if err != nil {
+			return err
+		}
+		msg += fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", tau)
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), msg)
+	return nil
+}
+
+func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string) error {
+	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
+	if err := set.check(); err != nil {
+		return err
+	}
+	if folds < 2 {
+		return fmt.Errorf("--folds %d: need at least 2", folds)
+	}
+	r, err := irtRead(cmd, set.Data, read)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := train.CrossValidate(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, folds, set.Seed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "cv: %d folds in %.2fs\n", folds, time.Since(start).Seconds())
+	w := cmd.OutOrStdout()
+	name := "2PL"
+	if set.Rank > 1 {
+		name = fmt.Sprintf("rank-%d", set.Rank)
+	}
+	fmt.Fprintf(w, "%d-fold CV over %d cells (seed %d)\n", folds, r.Len(), set.Seed)
+	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
+	for _, row := range []struct {
+		n string
+		m train.Metrics
+	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
+		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
+	}
+	if jsonOut != "" {
+		return model.WriteFileAtomic(jsonOut, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		})
+	}
+	return nil
+}

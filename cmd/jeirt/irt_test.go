@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/synth"
+)
+
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestIRTFitSelectCV(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 30, Items: 120, Missing: 0.2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "responses.csv")
+	if err := model.WriteLongCSV(data, r); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "fit")
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--bootstrap", "20", "--seed", "1", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
+	if got := strings.Join(ab[0], ","); got != "model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank" {
+		t.Errorf("abilities.csv header %q", got)
+	}
+	if len(ab) != 31 {
+		t.Errorf("abilities.csv has %d rows, want 31", len(ab))
+	}
+	for _, row := range ab[1:] {
+		for k, v := range row {
+			if v == "" {
+				t.Fatalf("abilities.csv: empty %s in %v", ab[0][k], row)
+			}
+		}
+	}
+	it := readCSVFile(t, filepath.Join(out, "items.csv"))
+	if got := strings.Join(it[0][:8], ","); got != "item,a,b,se_a,se_b,p_correct,n_obs,flag" {
+		t.Errorf("items.csv header %q", got)
+	}
+	if len(it) != 121 {
+		t.Errorf("items.csv has %d rows", len(it))
+	}
+	var doc map[string]any
+	b, err := os.ReadFile(filepath.Join(out, "fit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"settings", "loss_history", "iterations", "converged", "seconds", "kendall_tau_vs_accuracy"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("fit.json lacks %q", k)
+		}
+	}
+	if tau := doc["kendall_tau_vs_accuracy"].(float64); tau < 0.7 {
+		t.Errorf("Kendall τ %g", tau)
+	}
+	// An existing folder is not replaced without --force.
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--out", out); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second fit into %s: %v", out, err)
+	}
+
+	sel := filepath.Join(dir, "kept.csv")
+	msg, err := runCmd(t, newIRTCmd(), "select", "--fit", out, "--keep", "0.25", "--out", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := readCSVFile(t, sel)
+	if strings.Join(kept[0], ",") != "item,a,b,chosen_at_theta" || len(kept) != 31 {
+		t.Errorf("kept.csv: header %v, %d rows (want 30 items)", kept[0], len(kept)-1)
+	}
+	if !strings.Contains(msg, "kept 30 of 120 items") || !strings.Contains(msg, "Kendall τ") {
+		t.Errorf("select printed %q", msg)
+	}
+
+	msg, err = runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "5-fold CV over") || !strings.Contains(msg, "2PL (cBMM)") || !strings.Contains(msg, "per-model accuracy") {
+		t.Errorf("cv printed %q", msg)
+	}
+}
+
+func TestIRTFitRank2AndErrors(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "mirt", Rank: 2, Models: 40, Items: 100, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "responses.csv")
+	if err := model.WriteLongCSV(data, r); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "fit2")
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--rank", "2", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
+	if got := strings.Join(ab[0], ","); got != "model,theta_1,theta_2,se_1,se_2,lo_1,lo_2,hi_1,hi_2,score,rank,rank_lo,rank_hi,accuracy,accuracy_rank" {
+		t.Errorf("rank-2 abilities.csv header %q", got)
+	}
+	it := readCSVFile(t, filepath.Join(out, "items.csv"))
+	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,b,se_a_1,se_a_2,se_b,p_correct,n_obs,flag" {
+		t.Errorf("rank-2 items.csv header %q", got)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rank", "0"}, "--rank 0: must be at least 1"},
+		{[]string{"--bootstrap", "1"}, "--bootstrap 1: must be 0 (none) or at least 2"},
+		{[]string{"--method", "mml", "--rank", "2"}, "--method mml fits rank 1 only (got --rank 2)"},
+		{[]string{"--method", "em"}, `--method "em": want cbmm, lbfgs or mml`},
+		{[]string{"--device", "tpu"}, `device "tpu": unknown (want auto, cpu or cuda)`},
+		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`"},
+	}
+	for _, c := range cases {
+		args := append([]string{"fit", "--data", data, "--out", filepath.Join(dir, "x")}, c.args...)
+		_, err := runCmd(t, newIRTCmd(), args...)
+		if c.want == "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`" && err == nil {
+			continue // a cuda build
+		}
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Errorf("a failed fit left its output folder behind")
+	}
+}

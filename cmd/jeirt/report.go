@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/model/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var opt report.Options
+	var out string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "report [--checkpoint DIR] [--fit DIR] [--route-csv FILE] --out DIR",
+		Short: "Write a self-contained HTML report with figures of a checkpoint, an IRT fit and a routing curve",
+		Long: `Write DIR/index.html, a page that opens without network access (inline styles,
+figures embedded, a small inline script that sorts the tables), and every figure
+beside it as NAME.png and NAME.svg. Give any of:
+
+  --checkpoint DIR  a JE-IRT checkpoint (jeirt train): question-embedding norm against
+                    item error rate, 2-D PCA of question and model embeddings coloured
+                    by item group, training curve, test metrics against the baselines.
+                    Item error rates and groups come from the training data named in
+                    the checkpoint's config, or from --data.
+  --fit DIR         an IRT fit (jeirt irt fit): abilities against mean accuracy with the
+                    largest rank moves labelled, item characteristic curves of the most
+                    and least discriminating items, discrimination histogram, and the
+                    model and item tables.
+  --route-csv FILE  the cost-quality CSV of jeirt route eval: the cost-quality curve.
+
+Every figure's caption says what it shows and which command made its data.`,
+		Example: `  jeirt report --checkpoint runs/swe --fit fits/swe --out report/swe
+  jeirt report --fit fits/rewardbench --out report/rewardbench
+  jeirt report --checkpoint runs/by-item --route-csv curve.csv --out report/route`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("report: --out is required")
+			}
+			opt.Version, opt.Log = version, cmd.ErrOrStderr()
+			rep, err := report.Build(opt)
+			if err != nil {
+				return err
+			}
+			if err := rep.Write(out, force); err != nil {
+				return err
+			}
+			for _, n := range rep.Notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "report: note: %s\n", n)
+			}
+			abs, _ := filepath.Abs(out)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d figures as PNG and SVG, %d tables)\n", filepath.Join(abs, "index.html"), len(rep.Figures), len(rep.Tables))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opt.Checkpoint, "checkpoint", "", "JE-IRT checkpoint folder (jeirt train)")
+	f.StringVar(&opt.Fit, "fit", "", "IRT fit folder (jeirt irt fit)")
+	f.StringVar(&opt.RouteCSV, "route-csv", "", "cost-quality CSV (jeirt route eval --out)")
+	f.StringVar(&opt.Data, "data", "", "responses for item error rates and groups (default: the checkpoint's training data)")
+	f.StringVar(&opt.Items, "items", "", "item-text CSV to go with --data (for groups)")
+	f.IntVar(&opt.Label, "label", 8, "models to label in the ability figure (largest rank moves)")
+	f.IntVar(&opt.Curves, "curves", 4, "item characteristic curves at each end (most and least discriminating)")
+	f.StringVar(&out, "out", "", "report folder to write (atomically)")
+	f.BoolVar(&force, "force", false, "replace --out if it exists")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newReportCmd()) }

@@ -1,0 +1,454 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train"
+)
+
+func newRouteCmd() *cobra.Command {
+	var ckDir, models, costsPath, format string
+	var minP, lambda float64
+	var top int
+	cmd := &cobra.Command{
+		Use:   "route QUERIES --checkpoint DIR [--costs FILE] [--min-p P | --lambda L]",
+		Short: "Send each query to the model of a JE-IRT checkpoint most likely to answer it",
+		Long: `Route queries: encode each with the checkpoint's encoder, predict P(correct) for every
+model (or those of --models), and choose
+
+  without --costs        the highest P;
+  with --costs           the cheapest model with P >= --min-p (when none reaches it, the
+                         highest P, marked as a fallback);
+  with --costs --lambda  the highest P − lambda·cost.
+
+QUERIES is a text file with one query per line (its id is the line number), a JSONL file
+of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
+reported. --costs is a model,cost CSV that prices every routed model.
+Output (--format): table, csv (id,model,p,cost,fallback,alt_1,p_1,...) or json (one
+object per line). A file literally named "eval" must be given as ./eval.
+
+jeirt route eval scores the router on held-out questions (see jeirt route eval --help).`,
+		Example: `  jeirt route questions.txt --checkpoint runs/swe
+  echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint runs/swe --top 5
+  jeirt route queries.jsonl --checkpoint runs/swe --costs costs.csv --min-p 0.6 --format csv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ckDir == "" {
+				return fmt.Errorf("route: --checkpoint is required")
+			}
+			if format != "table" && format != "csv" && format != "json" {
+				return fmt.Errorf("route: --format %q: want table, csv or json", format)
+			}
+			if top < 0 {
+				return fmt.Errorf("route: --top %d must not be negative", top)
+			}
+			start := time.Now()
+			ck, err := model.LoadCheckpoint(ckDir)
+			if err != nil {
+				return err
+			}
+			rt, err := buildRouter(ck, models, costsPath, minP, lambda, cmd.Flags().Changed("min-p"))
+			if err != nil {
+				return err
+			}
+			enc, err := train.OpenCheckpointEncoder(ck)
+			if err != nil {
+				return err
+			}
+			loaded := time.Now()
+			name, in := args[0], io.Reader(nil)
+			if name == "-" {
+				name, in = "stdin", cmd.InOrStdin()
+			} else {
+				f, err := os.Open(name)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				in = f
+			}
+			qf, err := model.ReadQueries(name, in)
+			if err != nil {
+				return err
+			}
+			log := cmd.ErrOrStderr()
+			if len(qf.Empty) > 0 {
+				fmt.Fprintf(log, "route: skipped %s in %s (%s)\n", plural(len(qf.Empty), "empty line", "empty lines"), name, lineList(qf.Empty, 10))
+			}
+			if len(qf.Queries) == 0 {
+				return fmt.Errorf("route: %s has no queries", name)
+			}
+			choices, err := routeQueries(cmd.Context(), ck.Model, enc, rt, qf.Queries)
+			if err != nil {
+				return err
+			}
+			if err := writeChoices(cmd.OutOrStdout(), format, ck.Model, rt, qf.Queries, choices, top); err != nil {
+				return err
+			}
+			fallbacks := 0
+			for _, c := range choices {
+				if c.Fallback {
+					fallbacks++
+				}
+			}
+			if fallbacks > 0 {
+				fmt.Fprintf(log, "route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead\n", fallbacks, len(choices), rt.MinP)
+			}
+			fmt.Fprintf(log, "route: %d queries, %d models, rule %s; load %.1f ms, encode+route %.2f ms\n",
+				len(choices), len(rt.Candidates), rt.Rule(), ms(loaded.Sub(start)), ms(time.Since(loaded)))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train or add-model")
+	cmd.Flags().StringVar(&models, "models", "", "comma-separated models to choose from (default: all of the checkpoint)")
+	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
+	cmd.Flags().Float64Var(&minP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
+	cmd.Flags().Float64Var(&lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")
+	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
+	cmd.AddCommand(newRouteEvalCmd())
+	return cmd
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// lineList renders up to limit line numbers: "lines 3, 7 and 12 more".
+func lineList(lines []int, limit int) string {
+	var b strings.Builder
+	if len(lines) == 1 {
+		b.WriteString("line ")
+	} else {
+		b.WriteString("lines ")
+	}
+	for k, l := range lines {
+		if k == limit {
+			fmt.Fprintf(&b, " and %d more", len(lines)-limit)
+			break
+		}
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(l))
+	}
+	return b.String()
+}
+
+// buildRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
+func buildRouter(ck *model.Checkpoint, models, costsPath string, minP, lambda float64, minPSet bool) (*model.Router, error) {
+	m := ck.Model
+	rt := &model.Router{Model: m, MinP: minP, Lambda: lambda}
+	if models == "" {
+		for i := range m.Models {
+			rt.Candidates = append(rt.Candidates, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, name := range splitList(models) {
+			i := indexOfName(m.Models, name)
+			if i < 0 {
+				return nil, fmt.Errorf("route: --models: %q is not a model of the checkpoint (it has %d: %s)",
+					name, m.NumModels(), shortList(m.Models, 5))
+			}
+			if !seen[i] {
+				seen[i] = true
+				rt.Candidates = append(rt.Candidates, i)
+			}
+		}
+		if len(rt.Candidates) == 0 {
+			return nil, fmt.Errorf("route: --models names no model")
+		}
+	}
+	if costsPath == "" {
+		if lambda != 0 {
+			return nil, fmt.Errorf("route: --lambda weighs cost; it needs --costs")
+		}
+		if minPSet {
+			return nil, fmt.Errorf("route: --min-p picks the cheapest good-enough model; it needs --costs")
+		}
+	} else {
+		costs, err := model.ReadCosts(costsPath, m.Models)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range rt.Candidates {
+			if math.IsNaN(costs[i]) {
+				return nil, fmt.Errorf("%s: no cost for model %q (price every model routed to, or choose them with --models)", costsPath, m.Models[i])
+			}
+		}
+		rt.Costs = costs
+	}
+	if err := rt.Check(); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+func indexOfName(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func shortList(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-limit)
+}
+
+// routeQueries encodes the queries (by id when the encoder serves
+// precomputed vectors), runs the adapter and routes each.
+func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []model.Query) ([]model.Choice, error) {
+	var vecs [][]float32
+	var err error
+	if ie, ok := enc.(encoder.ItemEncoder); ok {
+		ids := make([]string, len(qs))
+		for k, q := range qs {
+			ids[k] = q.ID
+		}
+		vecs, err = ie.EncodeItems(ctx, ids)
+	} else {
+		texts := make([]string, len(qs))
+		for k, q := range qs {
+			texts[k] = q.Text
+		}
+		vecs, err = enc.Encode(ctx, texts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x := make([]float32, 0, len(vecs)*m.InputDim)
+	for k, v := range vecs {
+		if len(v) != m.InputDim {
+			return nil, fmt.Errorf("route: query %s: encoder gave %d values, the adapter takes %d", qs[k].ID, len(v), m.InputDim)
+		}
+		x = append(x, v...)
+	}
+	emb := m.QuestionEmbeddings(x, len(qs))
+	out := make([]model.Choice, len(qs))
+	for k := range qs {
+		out[k] = rt.Route(emb[k*m.Dim : (k+1)*m.Dim])
+	}
+	return out, nil
+}
+
+func writeChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []model.Query, choices []model.Choice, top int) error {
+	costStr := func(c float64) string {
+		if math.IsNaN(c) {
+			return ""
+		}
+		return strconv.FormatFloat(c, 'g', 6, 64)
+	}
+	switch format {
+	case "json":
+		type alt struct {
+			Model string   `json:"model"`
+			P     float64  `json:"p"`
+			Cost  *float64 `json:"cost,omitempty"`
+		}
+		enc := json.NewEncoder(w)
+		for k, c := range choices {
+			mk := func(mp model.ModelP) alt {
+				a := alt{Model: m.Models[mp.Model], P: mp.P}
+				if !math.IsNaN(mp.Cost) {
+					v := mp.Cost
+					a.Cost = &v
+				}
+				return a
+			}
+			alts := []alt{}
+			for _, a := range c.Alternatives(top) {
+				alts = append(alts, mk(a))
+			}
+			rec := struct {
+				ID string `json:"id"`
+				alt
+				Rule         string `json:"rule"`
+				Fallback     bool   `json:"fallback,omitempty"`
+				Alternatives []alt  `json:"alternatives"`
+			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, alts}
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		head := []string{"id", "model", "p", "cost", "fallback"}
+		for t := 1; t <= top; t++ {
+			head = append(head, fmt.Sprintf("alt_%d", t), fmt.Sprintf("p_%d", t))
+		}
+		cw.Write(head)
+		for k, c := range choices {
+			row := []string{qs[k].ID, m.Models[c.Model], strconv.FormatFloat(c.P, 'f', 4, 64), costStr(c.Cost), strconv.FormatBool(c.Fallback)}
+			alts := c.Alternatives(top)
+			for t := 0; t < top; t++ {
+				if t < len(alts) {
+					row = append(row, m.Models[alts[t].Model], strconv.FormatFloat(alts[t].P, 'f', 4, 64))
+				} else {
+					row = append(row, "", "")
+				}
+			}
+			cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	idW, mW := 2, 5
+	for k, c := range choices {
+		idW = max(idW, len(qs[k].ID))
+		mW = max(mW, len(m.Models[c.Model]))
+	}
+	withCost := rt.Costs != nil
+	head := fmt.Sprintf("%-*s  %-*s  %6s", idW, "id", mW, "model", "P")
+	if withCost {
+		head += fmt.Sprintf("  %10s", "cost")
+	}
+	if top > 0 {
+		head += "  alternatives (P)"
+	}
+	fmt.Fprintln(w, head)
+	for k, c := range choices {
+		line := fmt.Sprintf("%-*s  %-*s  %6.4f", idW, qs[k].ID, mW, m.Models[c.Model], c.P)
+		if withCost {
+			line += fmt.Sprintf("  %10s", costStr(c.Cost))
+		}
+		var alts []string
+		for _, a := range c.Alternatives(top) {
+			alts = append(alts, fmt.Sprintf("%s %.4f", m.Models[a.Model], a.P))
+		}
+		if top > 0 {
+			line += "  " + strings.Join(alts, ", ")
+		}
+		if c.Fallback {
+			line += "  (fallback: none reached min-p)"
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newRouteEvalCmd() *cobra.Command {
+	var ro, trainRO model.ReadOptions
+	var ckDir, data, costsPath, trainPath, out string
+	var minP, lambda []float64
+	cmd := &cobra.Command{
+		Use:   "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
+		Short: "Score the router against the best single model, random choice and the oracle",
+		Long: `Score the router on held-out questions (for example the test.csv of a --by item split):
+each question of --data goes to one of the checkpoint's models observed on it, and the
+policy scores that model's label. Policies: router (highest P; with --costs every
+--min-p and --lambda of the sweep), best-single (the model with the best accuracy on
+--train, or, without it, the highest mean predicted P over the checkpoint's items),
+random (expected value of a uniform pick), oracle (a model that got it right, the
+cheapest such) and cheapest. Writes the cost-quality curve as CSV:
+policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
+		Example: `  jeirt data split --data responses.csv --by item --out runs/items --val 0.1 --test 0.1
+  jeirt route eval --checkpoint runs/by-item --data runs/items/test.csv --items runs/items/items.csv \
+      --train runs/items/train.csv --costs costs.csv --out curve.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ckDir == "" || data == "" {
+				return fmt.Errorf("route eval: --checkpoint and --data are required")
+			}
+			ck, err := model.LoadCheckpoint(ckDir)
+			if err != nil {
+				return err
+			}
+			r, _, err := model.ReadFile(data, ro)
+			if err != nil {
+				return err
+			}
+			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda}
+			if costsPath != "" {
+				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
+					return err
+				}
+			} else if len(minP) > 0 || len(lambda) > 0 {
+				return fmt.Errorf("route eval: --min-p and --lambda sweeps need --costs")
+			}
+			if trainPath != "" {
+				tr, _, err := model.ReadFile(trainPath, trainRO)
+				if err != nil {
+					return err
+				}
+				opt.Reference = make([]float64, ck.Model.NumModels())
+				acc := tr.ModelAccuracy()
+				for i := range opt.Reference {
+					opt.Reference[i] = math.Inf(-1)
+					if k := tr.ModelIndex(ck.Model.Models[i]); k >= 0 && !math.IsNaN(acc[k]) {
+						opt.Reference[i] = acc[k]
+					}
+				}
+			}
+			q, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			pts, err := train.RouteEval(ck.Model, r, q, opt)
+			if err != nil {
+				return err
+			}
+			if out != "" && out != "-" {
+				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return train.WriteRouteCSV(w, pts) }); err != nil {
+					return err
+				}
+				printRouteSummary(cmd.OutOrStdout(), pts)
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d rows)\n", out, len(pts))
+				return nil
+			}
+			return train.WriteRouteCSV(cmd.OutOrStdout(), pts)
+		},
+	}
+	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")
+	cmd.Flags().StringVar(&data, "data", "", "held-out responses (questions the router did not train on)")
+	addReadFlags(cmd, &ro)
+	cmd.Flags().StringVar(&trainPath, "train", "", "training responses, to choose the best single model by accuracy")
+	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
+	cmd.Flags().Float64SliceVar(&minP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
+	cmd.Flags().Float64SliceVar(&lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")
+	cmd.Flags().StringVar(&out, "out", "", "CSV file for the curve (default: CSV on stdout)")
+	return cmd
+}
+
+// printRouteSummary prints the max-p router and the reference policies.
+func printRouteSummary(w io.Writer, pts []train.RoutePoint) {
+	fmt.Fprintf(w, "%-12s %-8s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
+	for _, p := range pts {
+		param, cost := "", ""
+		if !math.IsNaN(p.Param) {
+			param = strconv.FormatFloat(p.Param, 'g', 4, 64)
+		}
+		if !math.IsNaN(p.MeanCost) {
+			cost = strconv.FormatFloat(p.MeanCost, 'f', 4, 64)
+		}
+		fmt.Fprintf(w, "%-12s %-8s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
+	}
+}
+
+func init() { rootCmd.AddCommand(newRouteCmd()) }

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
+)
+
+// writeHandCheckpoint writes a checkpoint on the hash:8 encoder whose adapter
+// maps every question to q = (1, 0) (W1, c1, W2 zero, c2 = (1, 0)), so model
+// i with row (1 + logit(p_i), 0) answers any question with probability p_i.
+func writeHandCheckpoint(t *testing.T, dir string, ps []float64, names []string) {
+	t.Helper()
+	enc, _ := encoder.NewHash(8)
+	m := &model.JEIRT{InputDim: 8, Hidden: 2, Dim: 2, W1: make([]float32, 16), C1: make([]float32, 2),
+		W2: make([]float32, 4), C2: []float32{1, 0}, Models: names, Items: []string{"known"}, Q: []float32{1, 0}}
+	for _, p := range ps {
+		m.M = append(m.M, float32(1+math.Log(p/(1-p))), 0)
+	}
+	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
+		Encoder: model.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
+	if err := ck.Write(dir, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runSplit executes cmd with args and returns its standard output and error separately.
+func runSplit(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func writeFile(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRouteCommand(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	queries := writeFile(t, filepath.Join(dir, "q.txt"), "what is 2+2?\n\nname a prime\n")
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
+
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--format", "csv", "--top", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "id,model,p,cost,fallback,alt_1,p_1\n1,big,0.9000,,false,mid,0.7500\n3,big,0.9000,,false,mid,0.7500\n"
+	if out != want {
+		t.Errorf("route csv:\n%s\nwant:\n%s", out, want)
+	}
+	if want := "route: skipped 1 empty line in " + queries + " (line 2)\n"; !strings.HasPrefix(log, want) {
+		t.Errorf("log %q, want prefix %q", log, want)
+	}
+	out, _, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--min-p", "0.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "id  model       P        cost  alternatives (P)\n" +
+		"1   mid    0.7500           3  big 0.9000, small 0.6000\n" +
+		"3   mid    0.7500           3  big 0.9000, small 0.6000\n"
+	if out != want {
+		t.Errorf("route table:\n%s\nwant:\n%s", out, want)
+	}
+
+	// Costs with min-p, from standard input, as JSON lines.
+	cmd := newRouteCmd()
+	cmd.SetIn(strings.NewReader(`{"id": "q1", "text": "hello"}` + "\n"))
+	out, _, err = runSplit(t, cmd, "-", "--checkpoint", ck, "--costs", costs, "--min-p", "0.7", "--format", "json", "--top", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.SplitN(out, "\n", 2)[0]
+	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p","alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
+	if !jsonEqualApprox(t, line, wantJSON) {
+		t.Errorf("route json:\n%s\nwant\n%s", line, wantJSON)
+	}
+
+	// λ picks the highest P − λ·cost; min-p out of reach falls back.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lambda", "0.05"}, "1,mid,"},
+		{[]string{"--lambda", "1"}, "1,small,"},
+		{[]string{"--min-p", "0.95"}, "1,big,0.9000,10,true"},
+		{[]string{"--min-p", "0.7", "--models", "big,small"}, "1,big,0.9000,10,false"},
+	} {
+		args := append([]string{queries, "--checkpoint", ck, "--costs", costs, "--format", "csv", "--top", "0"}, c.args...)
+		out, _, err := runSplit(t, newRouteCmd(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if rows := strings.Split(out, "\n"); len(rows) < 2 || !strings.HasPrefix(rows[1], c.want) || !strings.HasPrefix(rows[2], "3"+c.want[1:]) {
+			t.Errorf("%v: %q, want row %q", c.args, out, c.want)
+		}
+	}
+
+	// Errors name what is wrong.
+	badCosts := writeFile(t, filepath.Join(dir, "bad.csv"), "model,cost\nbig,10\nmid,cheap\n")
+	partCosts := writeFile(t, filepath.Join(dir, "part.csv"), "big,10\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--models", "big,huge"}, `route: --models: "huge" is not a model of the checkpoint (it has 3: big, mid, small)`},
+		{[]string{"--costs", badCosts}, badCosts + `:3: column "cost": "cheap" is not a non-negative number`},
+		{[]string{"--costs", partCosts}, partCosts + `: no cost for model "mid" (price every model routed to, or choose them with --models)`},
+		{[]string{"--lambda", "0.1"}, "route: --lambda weighs cost; it needs --costs"},
+		{[]string{"--min-p", "0.8"}, "route: --min-p picks the cheapest good-enough model; it needs --costs"},
+		{[]string{"--format", "xml"}, `route: --format "xml": want table, csv or json`},
+	} {
+		_, err := runCmd(t, newRouteCmd(), append([]string{queries, "--checkpoint", ck}, c.args...)...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	empty := writeFile(t, filepath.Join(dir, "empty.txt"), "\n\n")
+	if _, err := runCmd(t, newRouteCmd(), empty, "--checkpoint", ck); err == nil || err.Error() != "route: "+empty+" has no queries" {
+		t.Errorf("empty file: %v", err)
+	}
+}
+
+func jsonEqualApprox(t *testing.T, got, want string) bool {
+	t.Helper()
+	var a, b any
+	if err := json.Unmarshal([]byte(got), &a); err != nil {
+		t.Errorf("not JSON: %q", got)
+		return false
+	}
+	json.Unmarshal([]byte(want), &b)
+	return approxEqual(a, b)
+}
+
+func approxEqual(a, b any) bool {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Abs(x-y) < 1e-6
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k := range x {
+			if !approxEqual(x[k], y[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k := range x {
+			if !approxEqual(x[k], y[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+// "route eval" is the subcommand, anything else is a queries file.
+func TestRouteEvalSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	// Three held-out questions: big right on q1, q2; mid right on q2, q3;
+	// small right on q3 only; small has no answer for q1.
+	data := writeFile(t, filepath.Join(dir, "test.csv"), "model,item,correct,text\n"+
+		"big,q1,1,one\nbig,q2,1,two\nbig,q3,0,three\n"+
+		"mid,q1,0,one\nmid,q2,1,two\nmid,q3,1,three\n"+
+		"small,q2,0,two\nsmall,q3,1,three\n")
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "big,10\nmid,3\nsmall,1\n")
+	outCSV := filepath.Join(dir, "curve.csv")
+	root := newRouteCmd()
+	if _, err := runCmd(t, root, "eval", "--checkpoint", ck, "--data", data, "--costs", costs,
+		"--min-p", "0.7,0.95", "--lambda", "1", "--out", outCSV); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(outCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// best-single is big (highest mean P); random: (1/2 + 2/3 + 2/3)/3 = 0.6111, cost (6.5 + 14/3 + 14/3)/3;
+	// oracle: big on q1 (only model right), mid on q2 (cheapest right), small on q3;
+	// min-p 0.7: mid, mid, mid; min-p 0.95: big ×3 (fallbacks); λ = 1: mid on q1, small on q2, q3.
+	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
+best-single,best-single,,0.666667,30,10,3,0
+random,random,,0.611111,15.8333,5.27778,3,0
+oracle,oracle,,1,14,4.66667,3,0
+cheapest,cheapest,,0.333333,5,1.66667,3,0
+router,max-p,,0.666667,30,10,3,0
+router,min-p,0.7,0.666667,9,3,3,0
+router,min-p,0.95,0.666667,30,10,3,3
+router,lambda,1,0.333333,5,1.66667,3,0
+`
+	if string(got) != want {
+		t.Errorf("curve:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestAddModelCommand(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	var b strings.Builder
+	b.WriteString("model,item,correct,text\n")
+	for k := 0; k < 40; k++ {
+		y := "1"
+		if k%4 == 0 {
+			y = "0"
+		}
+		b.WriteString("newbie,q" + string(rune('a'+k%26)) + string(rune('a'+k/26)) + "," + y + ",question " + string(rune('a'+k%26)) + "\n")
+	}
+	b.WriteString("mid,qaa,1,question a\n")
+	resp := writeFile(t, filepath.Join(dir, "new.csv"), b.String())
+
+	out, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := ck + ".plus-newbie"
+	if want := "added newbie from 40 answers"; !strings.HasPrefix(out, want) || !strings.Contains(out, "wrote "+dst+" (4 models, 41 items; 40 items new)") {
+		t.Errorf("output %q", out)
+	}
+	nc, err := model.LoadCheckpoint(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every question maps to q = (1, 0): the row's first coordinate solves a
+	// one-dimensional logistic fit of 30/40 correct, pulled towards the population.
+	if p := nc.Model.Prob(3, []float32{1, 0}); p < 0.7 || p > 0.8 {
+		t.Errorf("P(newbie correct) = %.4f, want about 0.75", p)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "onboard.json")); err != nil {
+		t.Error(err)
+	}
+	// Again: a new folder, never the old one.
+	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ck + ".plus-newbie-2"); err != nil {
+		t.Errorf("second run: %v", err)
+	}
+	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp)
+	if want := `add-model: 1 model is already in the checkpoint (pass --replace to refit, or --models to choose others): "mid"`; err == nil || err.Error() != want {
+		t.Errorf("existing model: %v", err)
+	}
+	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--out", ck)
+	if want := ck + " already exists (choose another output folder)"; err == nil || err.Error() != want {
+		t.Errorf("--out existing: %v", err)
+	}
+	out, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--fraction", "0.5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Models []struct {
+			FitCells  int `json:"fit_cells"`
+			HeldCells int `json:"held_cells"`
+			Heldout   *struct {
+				Accuracy float64 `json:"accuracy"`
+			} `json:"heldout"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Models) != 1 || rep.Models[0].FitCells != 20 || rep.Models[0].HeldCells != 20 || rep.Models[0].Heldout == nil {
+		t.Errorf("--fraction 0.5 --json: %v %s", err, out)
+	}
+
+	// --suggest writes an items file of K known questions.
+	sug := filepath.Join(dir, "ask.csv")
+	if _, _, err := runSplit(t, newAddModelCmd(), "--suggest", "1", "--checkpoint", ck, "--out", sug); err != nil {
+		t.Fatal(err)
+	}
+	items, err := model.ReadItems(sug)
+	if err != nil || len(items.IDs) != 1 || items.IDs[0] != "known" {
+		t.Errorf("suggest file: %v %+v", err, items)
+	}
+	_, _, err = runSplit(t, newAddModelCmd(), "--suggest", "2", "--checkpoint", ck)
+	if want := "suggest: K = 2 but the pool has only 1 questions"; err == nil || err.Error() != want {
+		t.Errorf("suggest too many: %v", err)
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/train"
+)
+
+func newSweepCmd() *cobra.Command {
+	var o struct {
+		config, emit, out string
+		force, retrain    bool
+		slurm             train.SlurmSettings
+	}
+	cmd := &cobra.Command{
+		Use:   "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
+		Short: "Run a grid of jeirt train runs here or as a Slurm job array",
+		Long: `Run a grid of jeirt train runs. The sweep file names a base training config,
+the grid of config keys to vary, optional seeds and fixed overrides, and the Slurm
+resources of each task (see README):
+
+  base: quickstart.yaml
+  grid: {model.dim: [64, 128], train.lr: [3.0e-5, 5.0e-5]}
+  seeds: [1, 2]
+  set: {train.epochs: 20}
+  slurm: {partition: gpu, gpus: 1, cpus: 8, mem: 32G, time: "04:00:00"}
+
+--emit writes DIR/sweep.json and one DIR/runs/NNN/config.yaml per run; run NNN
+writes only DIR/runs/NNN/ (checkpoint/, train.log or slurm-*.out).
+  --emit slurm  also writes DIR/sweep.sbatch, one job array (#SBATCH --array=0-(n-1));
+                submit it with sbatch DIR/sweep.sbatch.
+  --emit local  trains the runs here one after another; finished runs are skipped,
+                so running the same command again resumes a stopped sweep.
+Then "jeirt sweep collect DIR" tables the results and names the best run.`,
+		Example: `  jeirt sweep --config sweep.yaml --emit local --out runs/sweep1
+  jeirt sweep --config sweep.yaml --emit slurm --out /scratch/$USER/sweep1 --partition a100 --time 08:00:00
+  sbatch /scratch/$USER/sweep1/sweep.sbatch
+  jeirt sweep collect /scratch/$USER/sweep1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config == "" || o.out == "" {
+				return fmt.Errorf("sweep: --config and --out are required")
+			}
+			if o.emit != "slurm" && o.emit != "local" {
+				return fmt.Errorf("sweep: --emit must be slurm or local, got %q", o.emit)
+			}
+			s, err := train.LoadSweep(o.config)
+			if err != nil {
+				return err
+			}
+			f := cmd.Flags()
+			for _, fl := range []struct {
+				name string
+				set  func()
+			}{
+				{"partition", func() { s.Slurm.Partition = o.slurm.Partition }},
+				{"account", func() { s.Slurm.Account = o.slurm.Account }},
+				{"qos", func() { s.Slurm.QOS = o.slurm.QOS }},
+				{"constraint", func() { s.Slurm.Constraint = o.slurm.Constraint }},
+				{"gpus", func() { s.Slurm.GPUs = o.slurm.GPUs }},
+				{"cpus", func() { s.Slurm.CPUs = o.slurm.CPUs }},
+				{"mem", func() { s.Slurm.Mem = o.slurm.Mem }},
+				{"time", func() { s.Slurm.Time = o.slurm.Time }},
+				{"max-parallel", func() { s.Slurm.MaxParallel = o.slurm.MaxParallel }},
+				{"jeirt", func() { s.Slurm.Jeirt = o.slurm.Jeirt }},
+			} {
+				if f.Changed(fl.name) {
+					fl.set()
+				}
+			}
+			if err := s.Slurm.Validate("flags"); err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			runs, err := s.Emit(o.out, train.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
+				Command: "jeirt " + strings.Join(os.Args[1:], " ")})
+			if err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(o.out)
+			fmt.Fprintf(stderr, "sweep: %d runs (%s) in %s\n", len(runs), strings.Join(s.Keys(), " x "), abs)
+			if o.emit == "slurm" {
+				script := filepath.Join(abs, train.SweepScriptFile)
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
+					script, len(runs)-1, len(runs), script, abs)
+				return nil
+			}
+			runErr := s.RunLocal(cmd.Context(), abs, runs, train.SweepLocalOptions{Log: stderr, Version: version, Force: o.retrain})
+			tab, err := train.CollectSweep(abs)
+			if err != nil {
+				return err
+			}
+			if err := tab.WriteCSVFile(filepath.Join(abs, train.SweepTableFile)); err != nil {
+				return err
+			}
+			tab.Print(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, train.SweepTableFile))
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "sweep file (YAML)")
+	f.StringVar(&o.emit, "emit", "", "slurm (write a job array) or local (train here, one run after another)")
+	f.StringVar(&o.out, "out", "", "sweep folder to write")
+	f.BoolVar(&o.force, "force", false, "replace --out if it holds a different sweep")
+	f.BoolVar(&o.retrain, "retrain", false, "with --emit local, train finished runs again")
+	d := train.DefaultSlurm()
+	f.StringVar(&o.slurm.Partition, "partition", "", "Slurm partition (overrides slurm.partition)")
+	f.StringVar(&o.slurm.Account, "account", "", "Slurm account")
+	f.StringVar(&o.slurm.QOS, "qos", "", "Slurm QOS")
+	f.StringVar(&o.slurm.Constraint, "constraint", "", "Slurm node constraint, e.g. a100")
+	f.IntVar(&o.slurm.GPUs, "gpus", d.GPUs, "GPUs per task (--gres=gpu:N)")
+	f.IntVar(&o.slurm.CPUs, "cpus", d.CPUs, "CPUs per task")
+	f.StringVar(&o.slurm.Mem, "mem", d.Mem, "memory per task, e.g. 32G")
+	f.StringVar(&o.slurm.Time, "time", d.Time, "time limit per task, e.g. 04:00:00")
+	f.IntVar(&o.slurm.MaxParallel, "max-parallel", 0, "at most this many tasks at once (0 = no limit)")
+	f.StringVar(&o.slurm.Jeirt, "jeirt", d.Jeirt, "the jeirt binary on the cluster")
+	cmd.AddCommand(newSweepCollectCmd())
+	return cmd
+}
+
+func newSweepCollectCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "collect DIR",
+		Short: "Table every run of a sweep and name the best by validation loss",
+		Long: `Read DIR/sweep.json and each run's checkpoint/metrics.json, print one table of
+all runs (their settings, validation and test log-loss, accuracy and AUC, status) and
+name the finished run with the lowest validation log-loss. Runs still queued or
+running show as missing. Writes the table as CSV to DIR/sweep.csv (or --out).`,
+		Example: `  jeirt sweep collect runs/sweep1
+  jeirt sweep collect /scratch/$USER/sweep1 --out sweep1.csv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tab, err := train.CollectSweep(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(args[0], train.SweepTableFile)
+			}
+			if err := tab.WriteCSVFile(out); err != nil {
+				return err
+			}
+			tab.Print(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "CSV to write (default DIR/sweep.csv)")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newSweepCmd()) }

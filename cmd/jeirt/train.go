@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/train"
+)
+
+func newTrainCmd() *cobra.Command {
+	var configPath string
+	var overrides []string
+	var force, noBaselines bool
+	cmd := &cobra.Command{
+		Use:   "train --config FILE [--set key=value ...]",
+		Short: "Train JE-IRT question and model embeddings and score them against baselines",
+		Long: `Train JE-IRT: question embeddings q = adapter(encoder(text)) and model embeddings m
+with P(correct) = sigmoid(q·m/‖q‖ − ‖q‖), from a YAML config (see README for every key).
+
+Prints one line per epoch (train/val loss and accuracy, learning rate, examples/s),
+then the test-cell table: JE-IRT, majority label, per-model mean, per-item mean,
+kNN questions by encoder cosine (k chosen on validation) and 2PL (cBMM).
+Writes the checkpoint folder named by output: model.safetensors, manifest.json and
+metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far.`,
+		Example: `  jeirt train --config configs/quickstart.yaml
+  jeirt train --config configs/swebench.yaml --set model.dim=128 --set output=runs/swe-d128
+  jeirt train --config configs/swebench.yaml --set split.by=item --set output=runs/swe-by-item`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if configPath == "" {
+				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
+			}
+			cfg, err := train.LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if len(overrides) > 0 {
+				if err := cfg.SetAll(overrides); err != nil {
+					return err
+				}
+				if err := cfg.Validate(); err != nil {
+					return err
+				}
+			}
+			_, err = train.RunJEIRT(cmd.Context(), cfg, train.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
+				Replace: force, NoBaselines: noBaselines})
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "YAML config file")
+	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a config key, e.g. --set model.dim=128 (repeatable)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
+	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newTrainCmd()) }

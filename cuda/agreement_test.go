@@ -1,0 +1,181 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train"
+)
+
+// The acceptance tests of the GPU code, run on device "cuda" by the cuda
+// build's tests (gpu_test.go) and on "cuda-emulated" by every build.
+
+// checkCBMMAgreement: train.CBMM.FitBatch on device and on cpu, from the same
+// starting values and for the same number of iterations, must give losses
+// within tol relative at every iteration.
+func checkCBMMAgreement(t *testing.T, device string, tol float64) {
+	for _, tc := range []struct {
+		rank       int
+		accelerate bool
+	}{{1, false}, {1, true}, {2, false}, {3, true}} {
+		t.Run(fmt.Sprintf("rank%d/accelerate=%v", tc.rank, tc.accelerate), func(t *testing.T) {
+			kind := "2pl"
+			if tc.rank > 1 {
+				kind = "mirt"
+			}
+			rs := testProblems(t, kind, tc.rank, 5, 6, 7, 8)
+			fit := func(device string) []*model.IRT {
+				c := train.CBMM{Rank: tc.rank, Tol: 1e-300, MaxIter: 80, Accelerate: tc.accelerate, Device: device}
+				out, err := c.FitBatch(context.Background(), rs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			cpu, dev := fit("cpu"), fit(device)
+			for k := range rs {
+				hc, hd := cpu[k].LossHistory, dev[k].LossHistory
+				if cpu[k].Iterations != dev[k].Iterations || len(hc) != len(hd) {
+					t.Fatalf("problem %d: %d iterations on cpu, %d on %s", k, cpu[k].Iterations, dev[k].Iterations, device)
+				}
+				worst := 0.0
+				for i := range hc {
+					worst = math.Max(worst, math.Abs(hc[i]-hd[i])/math.Abs(hc[i]))
+				}
+				if worst > tol {
+					t.Errorf("problem %d: loss differs by %.3g relative (final %.12g cpu, %.12g %s)", k, worst, hc[len(hc)-1], hd[len(hd)-1], device)
+				}
+				t.Logf("problem %d: %d iterations, final loss %.10g, worst relative difference %.2g", k, len(hc)-1, hc[len(hc)-1], worst)
+			}
+		})
+	}
+}
+
+// jeirtData is a small JE-IRT problem: responses, splits and encoder vectors.
+func jeirtData(t testing.TB, models, items, D int, seed int64) (trainR, valR *model.Responses, feats []float32) {
+	t.Helper()
+	r, truth, err := synth.Generate(synth.Options{Kind: "jeirt", Models: models, Items: items, FeatureDim: D, EmbedDim: 16, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainR, valR, _, err = train.Split(r, train.SplitOptions{Val: 0.1, Test: 0.1, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feats = make([]float32, 0, items*D)
+	for _, f := range truth.Features {
+		feats = append(feats, f...)
+	}
+	return trainR, valR, feats
+}
+
+// checkJEIRTAgreement: from the same initial weights, batch order and
+// dropout masks (train.JEIRT draws all of them on the host from Seed), 100
+// AdamW steps on device and on cpu must give per-epoch training losses and
+// validation losses within tol relative.
+func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
+	trainR, valR, feats := jeirtData(t, 20, 300, 48, 3)
+	for _, tc := range []train.JEIRT{
+		// 4800 training pairs / 96 per batch = 50 steps an epoch, 2 epochs.
+		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "per-pair", Seed: 1},
+		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "by-question", Dropout: 0.2, Residual: 0.01, WeightDecay: 0.01, Seed: 2},
+	} {
+		t.Run(tc.Batching, func(t *testing.T) {
+			fit := func(device string) *train.JEIRTFit {
+				c := tc
+				c.Device = device
+				f, err := c.Fit(context.Background(), trainR, valR, feats, 48)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Device != device {
+					t.Fatalf("trained on %s, asked for %s", f.Device, device)
+				}
+				return f
+			}
+			cpu, dev := fit("cpu"), fit(device)
+			if len(cpu.History) != len(dev.History) {
+				t.Fatalf("%d epochs on cpu, %d on %s", len(cpu.History), len(dev.History), device)
+			}
+			for e := range cpu.History {
+				c, g := cpu.History[e], dev.History[e]
+				for _, v := range []struct {
+					what string
+					x, y float64
+				}{{"train loss", c.TrainLoss, g.TrainLoss}, {"validation loss", c.ValLoss, g.ValLoss}} {
+					if rel := math.Abs(v.x-v.y) / v.x; rel > tol || math.IsNaN(rel) {
+						t.Errorf("epoch %d %s: %.8g (cpu) vs %.8g (%s), relative %.2g", c.Epoch, v.what, v.x, v.y, device, rel)
+					}
+				}
+				t.Logf("epoch %d: train loss %.8g cpu, %.8g %s; validation %.8g cpu, %.8g %s", c.Epoch, c.TrainLoss, g.TrainLoss, device, c.ValLoss, g.ValLoss, device)
+			}
+			// The model learned something: validation loss below log 2.
+			if l := dev.History[len(dev.History)-1].ValLoss; !(l < math.Ln2) {
+				t.Errorf("validation loss %.4g after 100 steps on %s", l, device)
+			}
+		})
+	}
+}
+
+// checkSgemm compares the sgemm kernel on g with a float64 reference on
+// shapes that are not multiples of the 64 x 64 x 16 tile, in all four
+// transpositions.
+func checkSgemm(t *testing.T, g gpu) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := &jeirtStepper{g: g}
+	for _, sh := range [][3]int{{70, 130, 33}, {1, 256, 768}, {256, 300, 5}, {129, 1, 64}} {
+		M, N, K := sh[0], sh[1], sh[2]
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			A, B, C := make([]float32, M*K), make([]float32, K*N), make([]float32, M*N)
+			for _, x := range [][]float32{A, B, C} {
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+			}
+			at := func(i, k int) float64 {
+				if tr[0] {
+					return float64(A[k*M+i])
+				}
+				return float64(A[i*K+k])
+			}
+			bt := func(k, j int) float64 {
+				if tr[1] {
+					return float64(B[j*K+k])
+				}
+				return float64(B[k*N+j])
+			}
+			got := make([]float32, M*N)
+			bufs := &buffers{g: g}
+			err := g.do(func() error {
+				defer bufs.free()
+				pa, pb, pc := bufs.alloc("A", len(A), 4), bufs.alloc("B", len(B), 4), bufs.alloc("C", len(C), 4)
+				if err := firstErr(bufs.err, g.htod(pa, A), g.htod(pb, B), g.htod(pc, C)); err != nil {
+					return err
+				}
+				if err := s.gemm(pa, pb, pc, M, N, K, tr[0], tr[1], 0.5); err != nil {
+					return err
+				}
+				return g.dtoh(got, pc)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < M; i++ {
+				for j := 0; j < N; j++ {
+					want := 0.5 * float64(C[i*N+j])
+					for k := 0; k < K; k++ {
+						want += at(i, k) * bt(k, j)
+					}
+					if diff := math.Abs(float64(got[i*N+j]) - want); diff > 1e-5*math.Sqrt(float64(K))*(1+math.Abs(want)) {
+						t.Fatalf("M,N,K=%d,%d,%d trans=%v: C[%d,%d] = %g, want %g", M, N, K, tr, i, j, got[i*N+j], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,5 +1,0 @@
-//go:build cuda
-
-package cuda
-
-import _ "gorgonia.org/cu"

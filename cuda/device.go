@@ -1,0 +1,221 @@
+//go:build jeirtcuda
+
+package cuda
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	_ "github.com/jeirt/jeirt/cuda/internal/cuinit" // before gorgonia.org/cu's init: see there
+	"gorgonia.org/cu"
+)
+
+//go:embed kernels/cbmm.ptx
+var cbmmPTX string
+
+//go:embed kernels/jeirt.ptx
+var jeirtPTX string
+
+// device is GPU 0 (as CUDA_VISIBLE_DEVICES numbers them) with its primary
+// context and the jeirt kernels loaded: the gpu of the cuda build. Every
+// driver call goes through do, which holds the lock and makes the context
+// current on a locked OS thread; kernels run in order on the default stream.
+type device struct {
+	mu    sync.Mutex
+	dev   cu.Device
+	label string
+	total int64
+	ctx   cu.CUContext
+	fns   map[string]cu.Function
+	last  string // the kernel launched last: the likely culprit of a fault seen at the next copy
+}
+
+var (
+	openOnce   sync.Once
+	openDev    *device
+	openDevErr error
+)
+
+// openDevice returns the process's device, opening it on first use.
+func openDevice() (gpu, error) {
+	openOnce.Do(func() { openDev, openDevErr = open() })
+	if openDevErr != nil {
+		return nil, openDevErr
+	}
+	return openDev, nil
+}
+
+func open() (*device, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("%w: counting devices: %v", ErrNoDevice, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the driver reports none (check CUDA_VISIBLE_DEVICES)", ErrNoDevice)
+	}
+	d := &device{fns: map[string]cu.Function{}}
+	if d.dev, err = cu.GetDevice(0); err != nil {
+		return nil, fmt.Errorf("%w: device 0: %v", ErrNoDevice, err)
+	}
+	d.label, _ = d.dev.Name()
+	d.total, _ = d.dev.TotalMem()
+	if d.ctx, err = d.dev.RetainPrimaryCtx(); err != nil {
+		return nil, fmt.Errorf("cuda: creating a context on %s: %w", d.label, err)
+	}
+	err = d.do(func() error {
+		for _, m := range []struct {
+			file, ptx string
+			names     []string
+		}{{"cbmm", cbmmPTX, cbmmKernels}, {"jeirt", jeirtPTX, jeirtKernels}} {
+			mod, err := cu.LoadData(m.ptx)
+			if err != nil {
+				return fmt.Errorf("cuda: loading kernels/%s.ptx (PTX for compute_70, CUDA 11.8) on %s: %w", m.file, d.label, err)
+			}
+			for _, name := range m.names {
+				fn, err := mod.Function(name)
+				if err != nil {
+					return fmt.Errorf("cuda: kernels/%s.ptx has no kernel %s: %w", m.file, name, err)
+				}
+				d.fns[name] = fn
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Name describes the GPU the cuda device runs on: "NVIDIA H200 (139.8 GiB)".
+func Name() (string, error) {
+	if _, err := openDevice(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s (%.1f GiB)", openDev.label, float64(openDev.total)/(1<<30)), nil
+}
+
+func (d *device) name() string { return d.label }
+
+func (d *device) do(f func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return fmt.Errorf("cuda: making the context of %s current: %w", d.label, err)
+	}
+	return f()
+}
+
+// alloc allocates plain device memory (never managed memory).
+func (d *device) alloc(what string, n int64) (handle, error) {
+	if n == 0 {
+		n = 8 // a valid address for an empty buffer
+	}
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		if errors.Is(err, cu.OutOfMemory) {
+			free, total, _ := cu.MemInfo()
+			return 0, fmt.Errorf("%w: allocating %s (%s) on %s, %s free of %s", ErrOutOfMemory, what, mib(n), d.label, mib(free), mib(total))
+		}
+		return 0, fmt.Errorf("cuda: allocating %s (%s) on %s: %w", what, mib(n), d.label, err)
+	}
+	return handle(p), nil
+}
+
+func (d *device) free(h handle) error {
+	if err := cu.MemFree(cu.DevicePtr(h)); err != nil {
+		return fmt.Errorf("cuda: freeing device memory on %s: %w", d.label, err)
+	}
+	return nil
+}
+
+func (d *device) checkFree(what string, need int64) error {
+	free, total, err := cu.MemInfo()
+	if err == nil && need > free {
+		return fmt.Errorf("%w: %s needs %s on %s, %s free of %s", ErrOutOfMemory, what, mib(need), d.label, mib(free), mib(total))
+	}
+	return nil
+}
+
+func (d *device) htod(dst handle, src any) error {
+	p, n := sliceBytes(src)
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemcpyHtoD(cu.DevicePtr(dst), p, n); err != nil {
+		return d.copyErr("copying to the device", n, err)
+	}
+	return nil
+}
+
+// dtoh copies from the device; a kernel fault from an earlier launch surfaces here.
+func (d *device) dtoh(dst any, src handle) error {
+	p, n := sliceBytes(dst)
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemcpyDtoH(p, cu.DevicePtr(src), n); err != nil {
+		return d.copyErr("copying from the device", n, err)
+	}
+	return nil
+}
+
+func (d *device) copyErr(op string, n int64, err error) error {
+	if d.last != "" && !errors.Is(err, cu.InvalidValue) {
+		return fmt.Errorf("%w: %s (%s) on %s after kernel %s: %v", ErrLaunch, op, mib(n), d.label, d.last, err)
+	}
+	return fmt.Errorf("cuda: %s (%s) on %s: %w", op, mib(n), d.label, err)
+}
+
+func (d *device) memset0(h handle, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := cu.MemsetD32(cu.DevicePtr(h), 0, n); err != nil {
+		return d.copyErr("clearing device memory", 4*n, err)
+	}
+	return nil
+}
+
+// launch passes every argument as 64 bits: gorgonia.org/cu copies 8 bytes
+// per argument, so the kernels take long long, double and pointers only.
+func (d *device) launch(name string, gridX, gridY, block int, args ...any) error {
+	if gridX == 0 || gridY == 0 {
+		return nil
+	}
+	fn, ok := d.fns[name]
+	if !ok {
+		return fmt.Errorf("%w: no kernel %s is loaded", ErrLaunch, name)
+	}
+	vals := make([]uint64, len(args))
+	ptrs := make([]unsafe.Pointer, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case handle:
+			vals[i] = uint64(v)
+		case int:
+			vals[i] = uint64(int64(v))
+		case float64:
+			vals[i] = math.Float64bits(v)
+		case bool:
+			if v {
+				vals[i] = 1
+			}
+		default:
+			return fmt.Errorf("%w: kernel %s argument %d has type %T", ErrLaunch, name, i, a)
+		}
+		ptrs[i] = unsafe.Pointer(&vals[i])
+	}
+	d.last = name
+	if err := fn.Launch(gridX, gridY, 1, block, 1, 1, 0, cu.Stream{}, ptrs); err != nil {
+		return fmt.Errorf("%w: launching %s (grid %d x %d, %d threads) on %s: %v", ErrLaunch, name, gridX, gridY, block, d.label, err)
+	}
+	return nil
+}

@@ -1,0 +1,329 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/jeirt/jeirt/train"
+)
+
+// jeirtStepper is the JE-IRT training step on a GPU (train.JEIRTStepper):
+// the parameters, their gradients and AdamW's moments stay on the device;
+// each step uploads the batch, runs the adapter and link forward and backward
+// (sgemm for the adapter's matrix products) and the AdamW update, and reads
+// back only the per-pair losses.
+type jeirtStepper struct {
+	g   gpu
+	p   *train.JEIRTParams // host copy, current when !stale
+	opt train.AdamW
+	t   int
+
+	stale bool
+	err   error
+
+	bufs                *buffers
+	param, grad, mo, ve []handle // per parameter array, in Slices order
+	sizes               []int
+
+	// Batch buffers, grown as needed.
+	batch                             *buffers
+	rowsCap, pairsCap                 int
+	dX, dItem, dMask, dCoef           handle
+	dRow, dModel, dLabel              handle
+	dA, dH, dQ, dGQ, dGH, dLoss, dPen handle
+	lossHost, penHost                 []float64
+	coef                              []float32
+}
+
+// Parameter indices in JEIRTParams.Slices order.
+const (
+	pW1 = iota
+	pC1
+	pW2
+	pC2
+	pM
+	pR
+)
+
+// jeirtBackend returns a train.JEIRTBackend on the device open returns.
+func jeirtBackend(open func() (gpu, error)) train.JEIRTBackend {
+	return func(p *train.JEIRTParams, opt train.AdamW) (train.JEIRTStepper, error) {
+		g, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return newJEIRTStepper(g, p, opt)
+	}
+}
+
+func newJEIRTStepper(g gpu, p *train.JEIRTParams, opt train.AdamW) (*jeirtStepper, error) {
+	if opt.Beta1 == 0 {
+		opt.Beta1 = 0.9
+	}
+	if opt.Beta2 == 0 {
+		opt.Beta2 = 0.999
+	}
+	if opt.Eps == 0 {
+		opt.Eps = 1e-8
+	}
+	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, batch: &buffers{g: g}}
+	names := []string{"W1", "c1", "W2", "c2", "M", "R"}
+	err := g.do(func() error {
+		var total int64
+		for _, x := range p.Slices() {
+			total += 4 * 4 * int64(len(x))
+		}
+		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", total); err != nil {
+			return err
+		}
+		for k, x := range p.Slices() {
+			s.param = append(s.param, s.bufs.alloc(names[k], len(x), 4))
+			s.grad = append(s.grad, s.bufs.alloc(names[k]+" gradient", len(x), 4))
+			s.mo = append(s.mo, s.bufs.alloc(names[k]+" AdamW m", len(x), 4))
+			s.ve = append(s.ve, s.bufs.alloc(names[k]+" AdamW v", len(x), 4))
+			s.sizes = append(s.sizes, len(x))
+			if s.bufs.err != nil {
+				return s.bufs.err
+			}
+			if err := firstErr(g.htod(s.param[k], x), g.memset0(s.mo[k], int64(len(x))), g.memset0(s.ve[k], int64(len(x)))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		g.do(s.bufs.free)
+		return nil, err
+	}
+	// train.JEIRTStepper has no Close: free the device memory when the
+	// stepper is garbage (Close frees it at once; freeing twice is a no-op).
+	runtime.AddCleanup(s, func(b [2]*buffers) {
+		g.do(func() error { return firstErr(b[0].free(), b[1].free()) })
+	}, [2]*buffers{s.bufs, s.batch})
+	return s, nil
+}
+
+// grow makes the batch buffers hold U rows and B pairs; inside do.
+func (s *jeirtStepper) grow(U, B int) error {
+	if U <= s.rowsCap && B <= s.pairsCap {
+		return nil
+	}
+	if err := s.batch.free(); err != nil {
+		return err
+	}
+	U, B = max(U, s.rowsCap), max(B, s.pairsCap)
+	p, m := s.p, s.batch
+	s.dX = m.alloc("batch encoder vectors", U*p.InputDim, 4)
+	s.dItem = m.alloc("batch items", U, 4)
+	s.dMask = m.alloc("dropout mask", U*p.Hidden, 4)
+	s.dCoef = m.alloc("residual weights", U, 4)
+	s.dRow = m.alloc("pair rows", B, 4)
+	s.dModel = m.alloc("pair models", B, 4)
+	s.dLabel = m.alloc("pair labels", B, 4)
+	s.dA = m.alloc("adapter pre-activations", U*p.Hidden, 4)
+	s.dH = m.alloc("adapter activations", U*p.Hidden, 4)
+	s.dQ = m.alloc("question embeddings", U*p.Dim, 4)
+	s.dGQ = m.alloc("question embedding gradients", U*p.Dim, 4)
+	s.dGH = m.alloc("activation gradients", U*p.Hidden, 4)
+	s.dLoss = m.alloc("pair losses", B, 8)
+	s.dPen = m.alloc("residual penalties", U, 8)
+	if m.err != nil {
+		err := m.err
+		m.free()
+		s.rowsCap, s.pairsCap = 0, 0
+		return err
+	}
+	s.rowsCap, s.pairsCap = U, B
+	return nil
+}
+
+// gemm launches sgemm: C (M x N) = op(A)·op(B) + beta·C.
+func (s *jeirtStepper) gemm(A, B, C handle, M, N, K int, transA, transB bool, beta float64) error {
+	return s.g.launch("sgemm", blocks(N, 64), blocks(M, 64), 256, A, B, C, M, N, K, transA, transB, 1.0, beta)
+}
+
+// check validates a batch against the parameters' shapes.
+func (s *jeirtStepper) check(b *train.JEIRTBatch) error {
+	p := s.p
+	U, B := b.Rows(), len(b.Row)
+	switch {
+	case B == 0 || U == 0:
+		return fmt.Errorf("cuda: JE-IRT batch has %d rows and %d pairs", U, B)
+	case len(b.X) != U*p.InputDim:
+		return fmt.Errorf("cuda: JE-IRT batch has %d encoder values for %d rows of dimension %d", len(b.X), U, p.InputDim)
+	case b.Mask != nil && len(b.Mask) != U*p.Hidden:
+		return fmt.Errorf("cuda: JE-IRT batch has a dropout mask of %d values for %d rows x %d hidden units", len(b.Mask), U, p.Hidden)
+	case len(b.Model) != B || len(b.Label) != B:
+		return fmt.Errorf("cuda: JE-IRT batch has %d pairs but %d models and %d labels", B, len(b.Model), len(b.Label))
+	}
+	for k, u := range b.Row {
+		if u < 0 || int(u) >= U {
+			return fmt.Errorf("cuda: JE-IRT batch pair %d uses row %d of %d", k, u, U)
+		}
+		if m := b.Model[k]; m < 0 || int(m) >= p.NumModels {
+			return fmt.Errorf("cuda: JE-IRT batch pair %d has model %d of %d", k, m, p.NumModels)
+		}
+	}
+	if p.R != nil {
+		for u, j := range b.Item {
+			if j < 0 || int(j) >= p.NumItems {
+				return fmt.Errorf("cuda: JE-IRT batch row %d has item %d of %d", u, j, p.NumItems)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *jeirtStepper) Step(b *train.JEIRTBatch, lr float64) (float64, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if err := s.check(b); err != nil {
+		return 0, err
+	}
+	p := s.p
+	U, B := b.Rows(), len(b.Row)
+	D, H, d := p.InputDim, p.Hidden, p.Dim
+	residual := p.R != nil
+	if residual {
+		s.coef = residualCoef(b, p.ResidualL2, s.coef)
+	}
+	s.lossHost = grow64(s.lossHost, B)
+	s.penHost = grow64(s.penHost, U)
+	g := s.g
+	err := g.do(func() error {
+		if err := s.grow(U, B); err != nil {
+			return err
+		}
+		mask := handle(0)
+		if b.Mask != nil {
+			mask = s.dMask
+		}
+		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dItem, b.Item), g.htod(s.dRow, b.Row),
+			g.htod(s.dModel, b.Model), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask), g.htod(s.dCoef, s.coef)); err != nil {
+			return err
+		}
+		W1, C1, W2, C2, M := s.param[pW1], s.param[pC1], s.param[pW2], s.param[pC2], s.param[pM]
+		for _, f := range []func() error{
+			// Adapter forward: a = x·W1ᵀ + c1, h = dropout(relu(a)), q = h·W2ᵀ + c2 (+ r_j).
+			func() error { return g.launch("set_rows", blocks(U*H, 256), 1, 256, s.dA, C1, U, H) },
+			func() error { return s.gemm(s.dX, W1, s.dA, U, H, D, false, true, 1) },
+			func() error { return g.launch("relu_mask", blocks(U*H, 256), 1, 256, s.dA, mask, s.dH, U*H) },
+			func() error { return g.launch("set_rows", blocks(U*d, 256), 1, 256, s.dQ, C2, U, d) },
+			func() error { return s.gemm(s.dH, W2, s.dQ, U, d, H, false, true, 1) },
+			func() error {
+				if !residual {
+					return nil
+				}
+				return g.launch("add_rows", blocks(U*d, 256), 1, 256, s.dQ, s.param[pR], s.dItem, U, d)
+			},
+			// Gradients that are sums start at zero (the others are overwritten).
+			func() error {
+				err := firstErr(g.memset0(s.dGQ, int64(U*d)), g.memset0(s.grad[pM], int64(s.sizes[pM])))
+				if residual && err == nil {
+					err = g.memset0(s.grad[pR], int64(s.sizes[pR]))
+				}
+				return err
+			},
+			// Link and loss, ∂/∂m and ∂/∂q, one warp per pair.
+			func() error {
+				return g.launch("pair_link", blocks(32*B, 256), 1, 256, s.dQ, M, s.dRow, s.dModel, s.dLabel, s.dLoss, s.dGQ, s.grad[pM], B, d, 1/float64(B))
+			},
+			func() error {
+				if !residual {
+					return nil
+				}
+				return g.launch("residual_grad", blocks(32*U, 256), 1, 256, s.dGQ, s.param[pR], s.dItem, s.dCoef, s.grad[pR], s.dPen, U, d)
+			},
+			// Adapter backward.
+			func() error { return g.launch("col_sum", blocks(d, 128), 1, 128, s.dGQ, s.grad[pC2], U, d) },
+			func() error { return s.gemm(s.dGQ, s.dH, s.grad[pW2], d, H, U, true, false, 0) },
+			func() error { return s.gemm(s.dGQ, W2, s.dGH, U, H, d, false, false, 0) },
+			func() error { return g.launch("relu_back", blocks(U*H, 256), 1, 256, s.dA, mask, s.dGH, U*H) },
+			func() error { return g.launch("col_sum", blocks(H, 128), 1, 128, s.dGH, s.grad[pC1], U, H) },
+			func() error { return s.gemm(s.dGH, s.dX, s.grad[pW1], H, D, U, true, false, 0) },
+			func() error { return g.dtoh(s.lossHost, s.dLoss) },
+			func() error {
+				if !residual {
+					return nil
+				}
+				return g.dtoh(s.penHost, s.dPen)
+			},
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		// AdamW on every parameter array, with PyTorch's bias corrections.
+		t := s.t + 1
+		bc1 := 1 - math.Pow(s.opt.Beta1, float64(t))
+		bc2 := 1 - math.Pow(s.opt.Beta2, float64(t))
+		for k := range s.param {
+			if err := g.launch("adamw", blocks(s.sizes[k], 256), 1, 256, s.param[k], s.grad[k], s.mo[k], s.ve[k], s.sizes[k],
+				1-lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr/bc1, 1/math.Sqrt(bc2), s.opt.Eps); err != nil {
+				return err
+			}
+		}
+		s.t = t
+		return nil
+	})
+	if err != nil {
+		s.err = err
+		return 0, err
+	}
+	s.stale = true
+	var loss float64
+	for _, l := range s.lossHost {
+		loss += l
+	}
+	loss /= float64(B)
+	if residual {
+		for _, l := range s.penHost {
+			loss += l
+		}
+	}
+	return loss, nil
+}
+
+func grow64(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// Params copies the parameters back to host memory when a step changed them.
+// A device error (which Params cannot return) fills them with NaN and is
+// returned by the next Step.
+func (s *jeirtStepper) Params() *train.JEIRTParams {
+	if !s.stale {
+		return s.p
+	}
+	err := s.g.do(func() error {
+		for k, x := range s.p.Slices() {
+			if err := s.g.dtoh(x, s.param[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, x := range s.p.Slices() {
+			for i := range x {
+				x[i] = float32(math.NaN())
+			}
+		}
+		if s.err == nil {
+			s.err = err
+		}
+		return s.p
+	}
+	s.stale = false
+	return s.p
+}
+
+// Close frees the device buffers now.
+func (s *jeirtStepper) Close() error {
+	return s.g.do(func() error { return firstErr(s.batch.free(), s.bufs.free()) })
+}

@@ -1,0 +1,253 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/jeirt/jeirt/train"
+)
+
+// MaxRank is the largest cBMM rank the GPU kernels handle (their per-thread
+// accumulators are fixed-size arrays).
+const MaxRank = 8
+
+// Kernel names, as the PTX exports them (checked against the committed PTX by
+// a test that needs no GPU).
+var (
+	cbmmKernels  = []string{"cbmm_item_pass", "cbmm_model_pass", "cbmm_sum_loss"}
+	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "residual_grad", "col_sum", "relu_back", "adamw"}
+)
+
+// cbmmLayout is a batch of K cBMM problems concatenated for the kernels. The
+// items of all problems form one global item list and the models one global
+// model list; θ, A and b of problem k are the rows ModelBase[k]: and
+// ItemBase[k]: of the concatenated θ (Nt x r), A (Jt x r) and b (Jt).
+type cbmmLayout struct {
+	K, Rank int
+	Nt, Jt  int
+
+	ItemBase  []int64 // K+1: problem k's global items are ItemBase[k]:ItemBase[k+1]
+	ModelBase []int64 // K+1: likewise its global models
+
+	// Item-major (pass A): the cells of global item g are Cells[ItemStart[g]:ItemStart[g+1]],
+	// in the problem's own order, each global model<<1 | y.
+	Cells     []uint32
+	ItemStart []int64 // Jt+1
+	ItemProb  []int32 // Jt: the problem of each global item
+
+	// Model-major (pass B): the cells of global model i are entries
+	// ModelStart[i]:ModelStart[i+1], each the index of the cell in Cells and its
+	// global item, in increasing item order.
+	ModelStart []int64 // Nt+1
+	ModelCell  []uint32
+	ModelItem  []uint32
+	ModelProb  []int32 // Nt
+}
+
+// newCBMMLayout concatenates problems; it fails when the batch is too large
+// for the kernels' 32-bit cell and item indices.
+func newCBMMLayout(problems []*train.CBMMProblem, rank int) (*cbmmLayout, error) {
+	if rank < 1 || rank > MaxRank {
+		return nil, fmt.Errorf("cuda: rank %d: the GPU kernels handle ranks 1 to %d (use --device cpu)", rank, MaxRank)
+	}
+	K := len(problems)
+	l := &cbmmLayout{K: K, Rank: rank, ItemBase: make([]int64, K+1), ModelBase: make([]int64, K+1)}
+	var cells int64
+	for k, p := range problems {
+		if len(p.ItemStart) != p.J+1 || int(p.ItemStart[p.J]) != len(p.Cells) {
+			return nil, fmt.Errorf("cuda: problem %d: item offsets do not match its %d cells", k, len(p.Cells))
+		}
+		l.ItemBase[k+1] = l.ItemBase[k] + int64(p.J)
+		l.ModelBase[k+1] = l.ModelBase[k] + int64(p.N)
+		cells += int64(len(p.Cells))
+	}
+	l.Nt, l.Jt = int(l.ModelBase[K]), int(l.ItemBase[K])
+	if cells > math.MaxUint32 || l.Jt > math.MaxUint32 || int64(l.Nt) > math.MaxInt32 {
+		return nil, fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels' 32-bit indices; fit it in several batches", cells, l.Jt, l.Nt)
+	}
+	l.Cells = make([]uint32, 0, cells)
+	l.ItemStart = make([]int64, 0, l.Jt+1)
+	l.ItemProb = make([]int32, 0, l.Jt)
+	l.ModelProb = make([]int32, l.Nt)
+	counts := make([]int64, l.Nt+1)
+	for k, p := range problems {
+		mb := uint32(l.ModelBase[k])
+		for j := 0; j < p.J; j++ {
+			l.ItemStart = append(l.ItemStart, int64(len(l.Cells)))
+			l.ItemProb = append(l.ItemProb, int32(k))
+			for _, c := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
+				i := c >> 1
+				if int(i) >= p.N {
+					return nil, fmt.Errorf("cuda: problem %d: item %d has a cell of model %d, but there are %d models", k, j, i, p.N)
+				}
+				l.Cells = append(l.Cells, (mb+i)<<1|c&1)
+				counts[mb+i+1]++
+			}
+		}
+		for i := l.ModelBase[k]; i < l.ModelBase[k+1]; i++ {
+			l.ModelProb[i] = int32(k)
+		}
+	}
+	l.ItemStart = append(l.ItemStart, int64(len(l.Cells)))
+	// Counting sort of the cells by global model; scanning items in order
+	// keeps each model's cells in increasing item order.
+	for i := 1; i <= l.Nt; i++ {
+		counts[i] += counts[i-1]
+	}
+	l.ModelStart = append([]int64(nil), counts...)
+	l.ModelCell = make([]uint32, cells)
+	l.ModelItem = make([]uint32, cells)
+	for g := 0; g < l.Jt; g++ {
+		for c := l.ItemStart[g]; c < l.ItemStart[g+1]; c++ {
+			i := l.Cells[c] >> 1
+			e := counts[i]
+			counts[i]++
+			l.ModelCell[e] = uint32(c)
+			l.ModelItem[e] = uint32(g)
+		}
+	}
+	return l, nil
+}
+
+// itemEntries is the length of an item's packed normal equations at rank r:
+// the lower triangle of G ((r+1) x (r+1), for u = (θ_i, 1)), then h (r+1).
+func itemEntries(r int) int { m := r + 1; return m*(m+1)/2 + m }
+
+// modelEntries is the length of a model's packed normal equations: the lower
+// triangle of Σ a_j a_jᵀ (r x r), then Σ a_j (ỹ_ij − b_j) (r).
+func modelEntries(r int) int { return r*(r+1)/2 + r }
+
+// blockThreads picks the threads per block for a segmented pass from the mean
+// segment length: a multiple of 32 (the kernels' reductions need whole warps)
+// that keeps most threads busy on short segments.
+func blockThreads(cells int64, segments int) int {
+	if segments == 0 {
+		return 32
+	}
+	mean := cells / int64(segments)
+	switch {
+	case mean <= 48:
+		return 32
+	case mean <= 96:
+		return 64
+	case mean <= 192:
+		return 128
+	default:
+		return 256
+	}
+}
+
+// deviceBytes is the device memory a loaded batch takes.
+func (l *cbmmLayout) deviceBytes() int64 {
+	cells := int64(len(l.Cells))
+	n, j, k, r := int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank)
+	b := cells * (4 + 8 + 4 + 4) // Cells, yTilde, ModelCell, ModelItem
+	b += (j+1)*8 + j*4 + (n+1)*8 + n*4 + (k+1)*8 + k
+	b += (n*r + j*r + j + j + k) * 8 // θ, A, b, item losses, losses
+	if r > 1 {
+		b += (j*int64(itemEntries(l.Rank)) + n*int64(modelEntries(l.Rank))) * 8
+	}
+	return b
+}
+
+// unpackLower fills the symmetric n x n matrix G from its packed lower
+// triangle p (row by row) and returns the rest of p.
+func unpackLower(G, p []float64, n int) []float64 {
+	e := 0
+	for d1 := 0; d1 < n; d1++ {
+		for d2 := 0; d2 <= d1; d2++ {
+			G[d1*n+d2] = p[e]
+			G[d2*n+d1] = p[e]
+			e++
+		}
+	}
+	return p[e:]
+}
+
+// hostSolver does the small solves of rank > 1 between the kernels, with the
+// arithmetic of train's CPU fitter (see solveItem and solveModel).
+type hostSolver struct {
+	r    int
+	nnls *nnlsWork
+	G, h []float64
+}
+
+func newHostSolver(r int) *hostSolver {
+	return &hostSolver{r: r, nnls: newNNLSWork(r + 1), G: make([]float64, r*r), h: make([]float64, r)}
+}
+
+// solveItem is the item block at rank r: from the packed normal equations of
+// u = (θ_i, 1) over the item's cells, the minimiser of Σ_i (θ_iᵀa_j + b_j − ỹ_ij)²
+// over a_j ≥ 0 and b_j, warm-started at (a, b); the result replaces a and *b.
+func (s *hostSolver) solveItem(packed []float64, a []float64, b *float64) {
+	r, m := s.r, s.r+1
+	w := s.nnls
+	copy(w.h[:m], unpackLower(w.G[:m*m], packed, m))
+	copy(w.x[:r], a)
+	w.x[r] = *b
+	w.solve(m, r)
+	copy(a, w.x[:r])
+	*b = w.x[r]
+}
+
+// solveModel is the θ block: θ_i = argmin Σ_j (θ_iᵀa_j + b_j − ỹ_ij)² by an r x r
+// Cholesky solve with the proximal term ε‖θ_i − θ_i^old‖², ε = 1e-12·trace; a
+// model whose system is empty or singular keeps θ_i.
+func (s *hostSolver) solveModel(packed []float64, theta []float64) {
+	r := s.r
+	G, h := s.G, s.h
+	copy(h, unpackLower(G, packed, r))
+	tr := 0.0
+	for d := 0; d < r; d++ {
+		tr += G[d*r+d]
+	}
+	if tr == 0 {
+		return
+	}
+	eps := 1e-12 * tr
+	for d := 0; d < r; d++ {
+		G[d*r+d] += eps
+		h[d] += eps * theta[d]
+	}
+	if cholSolve(G, h, r) {
+		copy(theta, h)
+	}
+}
+
+// itemSolve1 is the rank-1 item block in closed form, as cbmm_item_pass
+// computes it on the device (the tests' emulation of the kernel uses it).
+func itemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
+	det := n*stt - st*st
+	if det <= 1e-12*n*stt || det <= 0 {
+		return aOld, (sy - aOld*st) / n
+	}
+	a = (n*sty - st*sy) / det
+	if a <= 0 {
+		return 0, sy / n
+	}
+	return a, (sy - a*st) / n
+}
+
+// residualCoef writes, for each row u of batch b, the weight of the residual
+// penalty λ·(pairs of item j)/B on the first row of each item j and 0 on the
+// others, so that the device adds λ·mean over pairs of ‖r_j‖² once per item,
+// as train's CPU step does.
+func residualCoef(b *train.JEIRTBatch, lambda float64, coef []float32) []float32 {
+	U := b.Rows()
+	coef = coef[:0]
+	for range U {
+		coef = append(coef, 0)
+	}
+	count := make(map[int32]int, U)
+	for _, r := range b.Row {
+		count[b.Item[r]]++
+	}
+	invB := 1 / float64(len(b.Row))
+	for u, j := range b.Item {
+		if c := count[j]; c > 0 {
+			coef[u] = float32(lambda * float64(c) * invB)
+			count[j] = 0
+		}
+	}
+	return coef
+}

@@ -1,0 +1,182 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/train"
+)
+
+// TestCBMMLayout checks the concatenated layout cell by cell against the
+// problems it was built from: every observed cell appears once item-major
+// (with its global model and label) and once model-major (pointing back at
+// it, in increasing item order).
+func TestCBMMLayout(t *testing.T) {
+	rs := testProblems(t, "2pl", 1, 11, 12, 13)
+	probs := make([]*train.CBMMProblem, len(rs))
+	for k, r := range rs {
+		probs[k] = train.NewCBMMProblem(r)
+	}
+	l, err := newCBMMLayout(probs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for k, r := range rs {
+		total += r.Len()
+		if got, want := l.ItemBase[k+1]-l.ItemBase[k], int64(r.NumItems()); got != want {
+			t.Fatalf("problem %d: %d global items, want %d", k, got, want)
+		}
+		if got, want := l.ModelBase[k+1]-l.ModelBase[k], int64(r.NumModels()); got != want {
+			t.Fatalf("problem %d: %d global models, want %d", k, got, want)
+		}
+		// Every response of problem k, by (global model, global item) -> label.
+		want := map[[2]int64]uint32{}
+		for c := range r.Model {
+			want[[2]int64{l.ModelBase[k] + int64(r.Model[c]), l.ItemBase[k] + int64(r.Item[c])}] = uint32(r.Label[c])
+		}
+		got := map[[2]int64]uint32{}
+		for g := l.ItemBase[k]; g < l.ItemBase[k+1]; g++ {
+			if l.ItemProb[g] != int32(k) {
+				t.Fatalf("item %d: problem %d, want %d", g, l.ItemProb[g], k)
+			}
+			for c := l.ItemStart[g]; c < l.ItemStart[g+1]; c++ {
+				i := int64(l.Cells[c] >> 1)
+				if i < l.ModelBase[k] || i >= l.ModelBase[k+1] {
+					t.Fatalf("item %d: cell of model %d outside problem %d's models", g, i, k)
+				}
+				got[[2]int64{i, g}] = l.Cells[c] & 1
+			}
+		}
+		if len(got) != len(want) || len(got) != r.Len() {
+			t.Fatalf("problem %d: %d distinct cells laid out, %d responses", k, len(got), len(want))
+		}
+		for key, y := range want {
+			if got[key] != y {
+				t.Fatalf("problem %d: cell %v has label %d, want %d", k, key, got[key], y)
+			}
+		}
+	}
+	if len(l.Cells) != total || len(l.ModelCell) != total || l.ModelStart[l.Nt] != int64(total) {
+		t.Fatalf("%d cells item-major, %d model-major, want %d", len(l.Cells), len(l.ModelCell), total)
+	}
+	seen := make([]bool, total)
+	for i := 0; i < l.Nt; i++ {
+		prev := int64(-1)
+		for e := l.ModelStart[i]; e < l.ModelStart[i+1]; e++ {
+			c, g := l.ModelCell[e], int64(l.ModelItem[e])
+			if seen[c] {
+				t.Fatalf("cell %d referenced twice", c)
+			}
+			seen[c] = true
+			if int(l.Cells[c]>>1) != i {
+				t.Fatalf("model %d: entry %d points at a cell of model %d", i, e, l.Cells[c]>>1)
+			}
+			if c < uint32(l.ItemStart[g]) || c >= uint32(l.ItemStart[g+1]) {
+				t.Fatalf("model %d: entry %d names item %d but the cell is not in it", i, e, g)
+			}
+			if g <= prev {
+				t.Fatalf("model %d: items out of order (%d after %d)", i, g, prev)
+			}
+			prev = g
+			if l.ModelProb[i] != l.ItemProb[g] {
+				t.Fatalf("model %d (problem %d) has a cell of item %d (problem %d)", i, l.ModelProb[i], g, l.ItemProb[g])
+			}
+		}
+	}
+}
+
+func TestCBMMLayoutErrors(t *testing.T) {
+	p := &train.CBMMProblem{N: 2, J: 1, ItemStart: []int32{0, 2}, Cells: []uint32{0<<1 | 1, 2 << 1}}
+	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item 0 has a cell of model 2, but there are 2 models" {
+		t.Fatalf("err = %v", err)
+	}
+	p.Cells[1] = 1 << 1
+	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, MaxRank+1); err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use --device cpu)" {
+		t.Fatalf("err = %v", err)
+	}
+	p.ItemStart = []int32{0, 1}
+	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item offsets do not match its 2 cells" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPackedEntries(t *testing.T) {
+	// The kernels pack the lower triangle row by row, then the right-hand side.
+	packed := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	G := make([]float64, 9)
+	rest := unpackLower(G, packed, 3)
+	if want := []float64{1, 2, 4, 2, 3, 5, 4, 5, 6}; !slices.Equal(G, want) {
+		t.Fatalf("G = %v, want %v", G, want)
+	}
+	if !slices.Equal(rest, []float64{7, 8, 9}) {
+		t.Fatalf("rest = %v", rest)
+	}
+	if itemEntries(1) != 5 || modelEntries(1) != 2 || itemEntries(2) != 9 || modelEntries(3) != 9 {
+		t.Fatal("entry counts")
+	}
+	for _, c := range []struct {
+		cells int64
+		segs  int
+		want  int
+	}{{0, 0, 32}, {100, 10, 32}, {700, 10, 64}, {1000, 10, 128}, {4_000_000, 112, 256}} {
+		if got := blockThreads(c.cells, c.segs); got != c.want {
+			t.Errorf("blockThreads(%d, %d) = %d, want %d", c.cells, c.segs, got, c.want)
+		}
+	}
+}
+
+// TestPTXExportsKernels checks that the committed PTX, which the cuda build
+// embeds, exports every kernel the Go side launches, with its argument count,
+// and was generated from the current .cu sources for compute_70.
+func TestPTXExportsKernels(t *testing.T) {
+	for file, names := range map[string][]string{"cbmm": cbmmKernels, "jeirt": jeirtKernels} {
+		ptx, err := os.ReadFile(filepath.Join("kernels", file+".ptx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(filepath.Join("kernels", file+".cu"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(ptx), ".target sm_70") {
+			t.Errorf("%s.ptx is not compiled for compute_70", file)
+		}
+		entries := regexp.MustCompile(`\.entry (\w+)\(([^)]*)\)`).FindAllStringSubmatch(string(ptx), -1)
+		params := map[string]int{}
+		for _, e := range entries {
+			params[e[1]] = strings.Count(e[2], ".param")
+		}
+		for _, n := range names {
+			m := regexp.MustCompile(`__global__ void ` + n + `\(([^)]*)\)`).FindStringSubmatch(string(src))
+			if m == nil {
+				t.Errorf("%s.cu has no kernel %s", file, n)
+				continue
+			}
+			want := strings.Count(m[1], ",") + 1
+			if params[n] != want {
+				t.Errorf("%s.ptx: kernel %s has %d parameters, the source %d (run go generate ./cuda/)", file, n, params[n], want)
+			}
+			if emuArgs[n] != want {
+				t.Errorf("the emulator's %s takes %d arguments, kernels/%s.cu %d", n, emuArgs[n], file, want)
+			}
+		}
+		if len(params) != len(names) {
+			t.Errorf("%s.ptx exports %d kernels, Go launches %d", file, len(params), len(names))
+		}
+	}
+}
+
+func TestResidualCoef(t *testing.T) {
+	// Rows 0 and 2 are item 5 (per-pair batching repeats a question), row 1 item 7.
+	b := &train.JEIRTBatch{Item: []int32{5, 7, 5}, Row: []int32{0, 1, 2, 2, 1}, Model: make([]int32, 5), Label: make([]float32, 5)}
+	got := residualCoef(b, 0.5, nil)
+	want := []float32{0.5 * 3 / 5, 0.5 * 2 / 5, 0}
+	if !slices.Equal(got, want) {
+		t.Fatalf("coef = %v, want %v", got, want)
+	}
+}

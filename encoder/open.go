@@ -1,0 +1,45 @@
+package encoder
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Open returns the encoder a spec names:
+//
+//	hash              the weightless hash encoder, DefaultHashDim wide
+//	hash:DIM          the hash encoder, DIM wide
+//	precomputed:FILE  vectors read from FILE, looked up by item id (see Precomputed)
+//	DIR               a sentence-transformers model folder (see OpenBERT)
+func Open(spec string) (Encoder, error) {
+	switch {
+	case spec == "" || spec == "hash":
+		return NewHash(DefaultHashDim)
+	case strings.HasPrefix(spec, "hash:"):
+		dim, err := strconv.Atoi(spec[len("hash:"):])
+		if err != nil || dim <= 0 {
+			return nil, fmt.Errorf("encoder %q: hash dimension must be a positive integer", spec)
+		}
+		return NewHash(dim)
+	case strings.HasPrefix(spec, "precomputed:"):
+		p, err := OpenPrecomputed(spec[len("precomputed:"):])
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encoder %q: not hash, hash:DIM, precomputed:FILE or a model folder: %w", spec, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("encoder %q: a model must be a folder (config.json, model.safetensors, tokenizer.json); for a file of vectors use precomputed:%s", spec, spec)
+	}
+	b, err := OpenBERT(spec)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

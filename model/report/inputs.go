@@ -1,0 +1,312 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// RoutePoint is one row of the CSV written by `jeirt route eval`:
+// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.
+type RoutePoint struct {
+	Policy, Rule string
+	Param        float64
+	Accuracy     float64
+	MeanCost     float64
+	Items        int
+}
+
+// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
+func ReadRouteCSV(path string) ([]RoutePoint, error) {
+	var pts []RoutePoint
+	err := readCSV(path, func(get rowGetter) error {
+		pts = append(pts, RoutePoint{Policy: get.str("policy"), Rule: get.str("rule"), Param: get.optNum("param"),
+			Accuracy: get.num("accuracy"), MeanCost: get.num("mean_cost"), Items: get.optInt("items")})
+		return get.err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	return pts, nil
+}
+
+// checkpointMetrics is the part of metrics.json the report shows.
+type checkpointMetrics struct {
+	Test      map[string]*float64            `json:"test"`
+	Val       map[string]*float64            `json:"val"`
+	Baselines map[string]map[string]*float64 `json:"baselines"`
+	KNNK      int                            `json:"knn_k"`
+	BestEpoch int                            `json:"best_epoch"`
+	EpochsRun int                            `json:"epochs_run"`
+	Device    string                         `json:"device"`
+	SplitBy   string                         `json:"split_by"`
+	Geometry  struct {
+		NormErrorSpearman float64 `json:"norm_error_spearman"`
+	} `json:"geometry"`
+	History []struct {
+		Epoch     int     `json:"epoch"`
+		TrainLoss float64 `json:"train_loss"`
+		ValLoss   float64 `json:"val_loss"`
+		TrainAcc  float64 `json:"train_acc"`
+		ValAcc    float64 `json:"val_acc"`
+	} `json:"history"`
+}
+
+// checkpointConfig is the part of the training config (in manifest.json)
+// the report needs to find the data again.
+type checkpointConfig struct {
+	Data struct {
+		Responses string `json:"responses"`
+		Items     string `json:"items"`
+		Format    string `json:"format"`
+		Train     string `json:"train"`
+		Val       string `json:"val"`
+		Test      string `json:"test"`
+	} `json:"data"`
+	Model struct {
+		Dim int `json:"dim"`
+	} `json:"model"`
+}
+
+func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*checkpointMetrics, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+	if err != nil {
+		raw = ck.Manifest.Metrics
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var m checkpointMetrics
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: metrics: %w", dir, err)
+	}
+	return &m, nil
+}
+
+// loadCheckpointData reads the responses a checkpoint was trained on, from
+// dataPath when given, else from the paths in its manifest's config. It
+// returns nil (and a note saying why) when they cannot be found.
+func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*model.Responses, string, string) {
+	var cfg checkpointConfig
+	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
+	ro := model.ReadOptions{Format: cfg.Data.Format, Items: cfg.Data.Items}
+	if ro.Format == "" {
+		ro.Format = "auto"
+	}
+	var paths []string
+	switch {
+	case dataPath != "":
+		paths = []string{dataPath}
+		ro = model.ReadOptions{Format: "auto", Items: itemsPath}
+	case cfg.Data.Responses != "":
+		paths = []string{cfg.Data.Responses}
+	case cfg.Data.Train != "":
+		paths = []string{cfg.Data.Train, cfg.Data.Val, cfg.Data.Test}
+	default:
+		return nil, "", "the checkpoint's config names no data; pass --data"
+	}
+	var all *model.Responses
+	for _, p := range paths {
+		r, _, err := model.ReadFile(p, ro)
+		if err != nil {
+			return nil, "", fmt.Sprintf("could not read the training data (%v); pass --data", err)
+		}
+		all = appendResponses(all, r)
+	}
+	return all, strings.Join(paths, ", "), ""
+}
+
+// appendResponses joins b's cells onto a by model and item name.
+func appendResponses(a, b *model.Responses) *model.Responses {
+	if a == nil {
+		return b
+	}
+	mi, ii := map[string]int32{}, map[string]int32{}
+	for k, n := range a.Models {
+		mi[n] = int32(k)
+	}
+	for k, n := range a.Items {
+		ii[n] = int32(k)
+	}
+	out := &model.Responses{Models: append([]string(nil), a.Models...), Items: append([]string(nil), a.Items...),
+		Model: append([]int32(nil), a.Model...), Item: append([]int32(nil), a.Item...), Label: append([]uint8(nil), a.Label...)}
+	if a.ItemText != nil || b.ItemText != nil {
+		out.ItemText = make([]string, len(a.Items))
+		copy(out.ItemText, a.ItemText)
+	}
+	if a.ItemGroup != nil || b.ItemGroup != nil {
+		out.ItemGroup = make([]string, len(a.Items))
+		copy(out.ItemGroup, a.ItemGroup)
+	}
+	for k, n := range b.Models {
+		if _, ok := mi[n]; !ok {
+			mi[n] = int32(len(out.Models))
+			out.Models = append(out.Models, n)
+		}
+		_ = k
+	}
+	for k, n := range b.Items {
+		if _, ok := ii[n]; !ok {
+			ii[n] = int32(len(out.Items))
+			out.Items = append(out.Items, n)
+			if out.ItemText != nil {
+				t := ""
+				if b.ItemText != nil {
+					t = b.ItemText[k]
+				}
+				out.ItemText = append(out.ItemText, t)
+			}
+			if out.ItemGroup != nil {
+				g := ""
+				if b.ItemGroup != nil {
+					g = b.ItemGroup[k]
+				}
+				out.ItemGroup = append(out.ItemGroup, g)
+			}
+		}
+	}
+	for c := range b.Label {
+		out.Model = append(out.Model, mi[b.Models[b.Model[c]]])
+		out.Item = append(out.Item, ii[b.Items[b.Item[c]]])
+		out.Label = append(out.Label, b.Label[c])
+	}
+	return out
+}
+
+// itemGroups gives each item a group for colouring: the data's group column
+// when it has one, else the repository of an owner__repo-123 id (SWE-bench),
+// else a "[tag]" that starts the item text (RewardBench's subsets), else the
+// part of the id before the first "/" or ":". Items with none get "".
+func itemGroups(ids []string, r *model.Responses) []string {
+	out := make([]string, len(ids))
+	at := map[string]int{}
+	if r != nil {
+		for k, id := range r.Items {
+			at[id] = k
+		}
+	}
+	for j, id := range ids {
+		var text, group string
+		if r != nil {
+			if k, ok := at[id]; ok {
+				if r.ItemGroup != nil {
+					group = r.ItemGroup[k]
+				}
+				if r.ItemText != nil {
+					text = r.ItemText[k]
+				}
+			}
+		}
+		switch {
+		case group != "":
+		case strings.Contains(id, "__"):
+			// owner__repo-123 (SWE-bench): the repository.
+			group = id[strings.Index(id, "__")+2:]
+			if k := strings.LastIndex(group, "-"); k > 0 && strings.Trim(group[k+1:], "0123456789") == "" {
+				group = group[:k]
+			}
+		case strings.HasPrefix(text, "[") && strings.Index(text, "]") > 1 && strings.Index(text, "]") < 60:
+			group = text[1:strings.Index(text, "]")]
+		case strings.IndexAny(id, "/:") > 0:
+			group = id[:strings.IndexAny(id, "/:")]
+		}
+		out[j] = group
+	}
+	return out
+}
+
+// topGroups keeps the k largest groups and maps the rest to "other". Groups
+// are returned largest first; it returns nil when fewer than two groups exist.
+func topGroups(groups []string, k int) (names []string, of []int) {
+	count := map[string]int{}
+	for _, g := range groups {
+		if g != "" {
+			count[g]++
+		}
+	}
+	if len(count) < 2 {
+		return nil, nil
+	}
+	for g := range count {
+		names = append(names, g)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if count[names[a]] != count[names[b]] {
+			return count[names[a]] > count[names[b]]
+		}
+		return names[a] < names[b]
+	})
+	other := len(names) > k
+	if other {
+		names = append(names[:k], "other")
+	}
+	idx := map[string]int{}
+	for n, g := range names {
+		idx[g] = n
+	}
+	of = make([]int, len(groups))
+	for j, g := range groups {
+		n, ok := idx[g]
+		switch {
+		case ok && g != "other":
+			of[j] = n
+		case other:
+			of[j] = len(names) - 1
+		default:
+			of[j] = -1
+		}
+	}
+	return names, of
+}
+
+// spearman is Spearman's rank correlation with mid-ranks for ties.
+func spearman(x, y []float64) float64 {
+	rx, ry := midRanks(x), midRanks(y)
+	var mx, my float64
+	for k := range rx {
+		mx += rx[k]
+		my += ry[k]
+	}
+	n := float64(len(rx))
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for k := range rx {
+		sxy += (rx[k] - mx) * (ry[k] - my)
+		sxx += (rx[k] - mx) * (rx[k] - mx)
+		syy += (ry[k] - my) * (ry[k] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+func midRanks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for k := range idx {
+		idx[k] = k
+	}
+	sort.Slice(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, len(x))
+	for a := 0; a < len(idx); {
+		b := a
+		for b+1 < len(idx) && x[idx[b+1]] == x[idx[a]] {
+			b++
+		}
+		for k := a; k <= b; k++ {
+			r[idx[k]] = float64(a+b)/2 + 1
+		}
+		a = b + 1
+	}
+	return r
+}

@@ -1,0 +1,193 @@
+package model
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// handRouter is a checkpoint of d = 2 whose question (1, 0) has ‖q‖ = 1 and
+// u = (1, 0), so model i with row (1 + logit(p_i), 0) answers it with
+// probability exactly p_i (up to float32 rounding).
+func handModel(ps []float64, names []string) *JEIRT {
+	m := &JEIRT{InputDim: 1, Hidden: 1, Dim: 2, W1: []float32{0}, C1: []float32{0}, W2: []float32{0, 0}, C2: []float32{0, 0},
+		Models: names}
+	for _, p := range ps {
+		m.M = append(m.M, float32(1+math.Log(p/(1-p))), 0)
+	}
+	return m
+}
+
+var handQ = []float32{1, 0}
+
+func TestRouterRules(t *testing.T) {
+	m := handModel([]float64{0.9, 0.75, 0.6}, []string{"a", "b", "c"})
+	costs := []float64{10, 3, 1}
+	cases := []struct {
+		name     string
+		rt       Router
+		want     string
+		rule     string
+		fallback bool
+	}{
+		{"max-p", Router{Model: m}, "a", "max-p", false},
+		{"max-p ignores min-p without costs", Router{Model: m, MinP: 0.99}, "a", "max-p", false},
+		{"max-p among candidates", Router{Model: m, Candidates: []int{1, 2}}, "b", "max-p", false},
+		{"min-p 0.7: cheapest with P >= 0.7", Router{Model: m, Costs: costs, MinP: 0.7}, "b", "min-p", false},
+		{"min-p 0.5: cheapest of all", Router{Model: m, Costs: costs, MinP: 0.5}, "c", "min-p", false},
+		{"min-p 0.75 is inclusive", Router{Model: m, Costs: costs, MinP: 0.75 - 1e-6}, "b", "min-p", false},
+		{"min-p 0.95: none reaches it, highest P", Router{Model: m, Costs: costs, MinP: 0.95}, "a", "min-p", true},
+		// P − λ·cost: λ = 0.02: a 0.70, b 0.69, c 0.58; λ = 0.05: a 0.40, b 0.60, c 0.55; λ = 1: c.
+		{"lambda 0.02", Router{Model: m, Costs: costs, Lambda: 0.02}, "a", "lambda", false},
+		{"lambda 0.05", Router{Model: m, Costs: costs, Lambda: 0.05}, "b", "lambda", false},
+		{"lambda 1", Router{Model: m, Costs: costs, Lambda: 1}, "c", "lambda", false},
+		{"lambda among candidates", Router{Model: m, Costs: costs, Lambda: 1, Candidates: []int{0, 1}}, "b", "lambda", false},
+	}
+	for _, c := range cases {
+		if err := c.rt.Check(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ch := c.rt.Route(handQ)
+		if got := m.Models[ch.Model]; got != c.want || ch.Rule != c.rule || ch.Fallback != c.fallback {
+			t.Errorf("%s: chose %s (rule %s, fallback %v), want %s (%s, %v)", c.name, got, ch.Rule, ch.Fallback, c.want, c.rule, c.fallback)
+		}
+		if want := []float64{0.9, 0.75, 0.6}[ch.Model]; math.Abs(ch.P-want) > 1e-6 {
+			t.Errorf("%s: P = %v, want %v", c.name, ch.P, want)
+		}
+		if c.rt.Costs != nil && ch.Cost != costs[ch.Model] {
+			t.Errorf("%s: cost %v, want %v", c.name, ch.Cost, costs[ch.Model])
+		}
+	}
+	// Alternatives: the others, highest P first, capped at top.
+	ch := (&Router{Model: m, Costs: costs, MinP: 0.7}).Route(handQ)
+	var alts []string
+	for _, a := range ch.Alternatives(3) {
+		alts = append(alts, m.Models[a.Model])
+	}
+	if strings.Join(alts, ",") != "a,c" {
+		t.Errorf("alternatives %v, want a,c", alts)
+	}
+	if n := len(ch.Alternatives(1)); n != 1 {
+		t.Errorf("top 1 gave %d alternatives", n)
+	}
+}
+
+func TestRouterTies(t *testing.T) {
+	m := handModel([]float64{0.8, 0.8, 0.8}, []string{"x", "y", "z"})
+	// Equal P: max-p takes the cheaper model, then the lower row.
+	if ch := (&Router{Model: m, Costs: []float64{5, 2, 2}, Lambda: 0.001}).Route(handQ); m.Models[ch.Model] != "y" {
+		t.Errorf("lambda tie chose %s, want y", m.Models[ch.Model])
+	}
+	if ch := (&Router{Model: m}).Route(handQ); m.Models[ch.Model] != "x" {
+		t.Errorf("max-p tie chose %s, want x", m.Models[ch.Model])
+	}
+	if ch := (&Router{Model: m, Costs: []float64{5, 2, 2}, MinP: 0.5}).Route(handQ); m.Models[ch.Model] != "y" {
+		t.Errorf("min-p tie chose %s, want y", m.Models[ch.Model])
+	}
+}
+
+func TestRouterCheck(t *testing.T) {
+	m := handModel([]float64{0.9, 0.6}, []string{"a", "b"})
+	cases := []struct {
+		rt   Router
+		want string
+	}{
+		{Router{Model: m, Candidates: []int{}}, "route: no candidate models"},
+		{Router{Model: m, Candidates: []int{2}}, "route: candidate row 2 is not a model of the checkpoint (it has 2)"},
+		{Router{Model: m, Costs: []float64{1}}, "route: 1 costs for 2 models"},
+		{Router{Model: m, Costs: []float64{1, math.NaN()}}, `route: model "b" has no valid cost (got NaN)`},
+		{Router{Model: m, Costs: []float64{1, math.NaN()}, Candidates: []int{0}}, ""},
+		{Router{Model: m, MinP: 1.5}, "route: min-p 1.5 is not in [0, 1]"},
+		{Router{Model: m, Lambda: -1}, "route: lambda -1 must be a non-negative number"},
+	}
+	for _, c := range cases {
+		err := c.rt.Check()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("Check() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestReadCosts(t *testing.T) {
+	models := []string{"a", "b", "c"}
+	costs, err := readCosts("costs.csv", strings.NewReader("model,cost\na,1.5\n\nb, 0.25\n"), models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if costs[0] != 1.5 || costs[1] != 0.25 || !math.IsNaN(costs[2]) {
+		t.Errorf("costs %v, want [1.5 0.25 NaN]", costs)
+	}
+	if costs, err := readCosts("c.csv", strings.NewReader("c,3\n"), models); err != nil || costs[2] != 3 {
+		t.Errorf("headerless file: %v %v", costs, err)
+	}
+	bad := []struct{ in, want string }{
+		{"model,cost\na,1\nb,x\n", `costs.csv:3: column "cost": "x" is not a non-negative number`},
+		{"a,-1\n", `costs.csv:1: column "cost": "-1" is not a non-negative number`},
+		{"a,NaN\n", `costs.csv:1: column "cost": "NaN" is not a non-negative number`},
+		{"a,1\nd,2\n", `costs.csv:2: column "model": "d" is not a model of the checkpoint`},
+		{"a,1\nb,2\na,3\n", `costs.csv:3: column "model": "a" is priced twice (first on line 1)`},
+		{"model,cost\na,1,2\n", "costs.csv:2: want 2 fields (model,cost), got 3"},
+		{"model,cost\n", "costs.csv: no model,cost rows"},
+		{"a,\"1\n", `costs.csv:1: extraneous or missing " in quoted-field`},
+	}
+	for _, c := range bad {
+		_, err := readCosts("costs.csv", strings.NewReader(c.in), models)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestReadQueries(t *testing.T) {
+	qf, err := ReadQueries("q.txt", strings.NewReader("first question\r\n\n  \nsecond, with {braces}\nthird"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, q := range qf.Queries {
+		got = append(got, q.ID+"="+q.Text)
+	}
+	if strings.Join(got, "|") != "1=first question|4=second, with {braces}|5=third" || qf.JSONL {
+		t.Errorf("text queries %v (jsonl %v)", got, qf.JSONL)
+	}
+	if len(qf.Empty) != 2 || qf.Empty[0] != 2 || qf.Empty[1] != 3 {
+		t.Errorf("empty lines %v, want [2 3]", qf.Empty)
+	}
+
+	qf, err = ReadQueries("q.jsonl", strings.NewReader(`{"id": "a1", "text": "hello"}
+{"id": 17, "text": "numbered"}
+
+{"text": "no id"}
+{"id": "e", "text": ""}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, q := range qf.Queries {
+		got = append(got, q.ID+"="+q.Text)
+	}
+	if strings.Join(got, "|") != "a1=hello|17=numbered|4=no id" || !qf.JSONL {
+		t.Errorf("jsonl queries %v (jsonl %v)", got, qf.JSONL)
+	}
+	if len(qf.Empty) != 2 || qf.Empty[0] != 3 || qf.Empty[1] != 5 {
+		t.Errorf("empty lines %v, want [3 5]", qf.Empty)
+	}
+
+	bad := []struct{ in, want string }{
+		{"{\"id\": 1}\n", `q.jsonl:1: key "text": missing`},
+		{"{\"text\": \"a\"}\n{\"text\": 5}\n", `q.jsonl:2: key "text": not a string`},
+		{"{\"text\": \"a\", \"id\": [1]}\n", `q.jsonl:1: key "id": not a non-empty string or a number`},
+		{"{\"text\": \"a\"}\nplain text\n", `q.jsonl:2: not a JSON object: invalid character 'p' looking for beginning of value`},
+	}
+	for _, c := range bad {
+		_, err := ReadQueries("q.jsonl", strings.NewReader(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}

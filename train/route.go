@@ -1,0 +1,242 @@
+package train
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// RouteEvalOptions configures RouteEval.
+type RouteEvalOptions struct {
+	// Costs holds a cost for every row of the checkpoint's M (NaN for models
+	// not routed to), or is nil.
+	Costs []float64
+	// MinP and Lambda are the sweeps of the min-p and λ rules (with costs).
+	// Nil takes DefaultMinP and a λ grid spanning the costs
+	// (DefaultLambdaScale divided by the cost range).
+	MinP   []float64
+	Lambda []float64
+	// Reference is the score that picks the best single model, per row of M
+	// (higher is better): its accuracy on the training data. Nil uses each
+	// model's mean predicted P(correct) over the checkpoint's known items.
+	Reference []float64
+}
+
+// DefaultMinP is the min-p sweep of route eval.
+var DefaultMinP = []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95}
+
+// DefaultLambdaScale, divided by the cost range, is the λ sweep of route eval.
+var DefaultLambdaScale = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}
+
+// RoutePoint is one policy's result on held-out questions.
+type RoutePoint struct {
+	Policy    string  // router, best-single, random, oracle, cheapest
+	Rule      string  // the router's rule (max-p, min-p, lambda); the policy otherwise
+	Param     float64 // min-p or λ; NaN when the rule has none
+	Accuracy  float64 // mean over questions of the chosen model's label
+	TotalCost float64 // NaN without costs
+	MeanCost  float64
+	Items     int // questions routed
+	Fallbacks int // min-p: questions where no model reached min-p
+	Chosen    string
+}
+
+// RouteEval routes every question of r (held-out questions with the
+// responses of the checkpoint's models; q holds each item's embedding) and
+// scores each policy by the label of the model it picks. A question is
+// routed among the models observed on it; models of r that the checkpoint
+// lacks are ignored. Policies:
+//
+//   - router: the Router's choice (max-p; with costs every min-p and λ of the sweeps);
+//   - best-single: the model with the highest Reference (the next one when it is unobserved);
+//   - random: a uniformly random observed model (its expected accuracy and cost);
+//   - oracle: a model that answers correctly, the cheapest such (any, if none does);
+//   - cheapest (with costs): the cheapest observed model.
+func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalOptions) ([]RoutePoint, error) {
+	ckRow := nameIndex(m.Models)
+	rowOf := make([]int, r.NumModels()) // r's model → row of M, or −1
+	var cand []int
+	for i, name := range r.Models {
+		rowOf[i] = -1
+		if k, ok := ckRow[name]; ok {
+			rowOf[i] = k
+			cand = append(cand, k)
+		}
+	}
+	if len(cand) == 0 {
+		return nil, fmt.Errorf("route eval: none of the %d models of the data is in the checkpoint", r.NumModels())
+	}
+	costs := opt.Costs
+	if costs != nil {
+		for _, k := range cand {
+			if !(costs[k] >= 0) {
+				return nil, fmt.Errorf("route eval: model %q has no cost", m.Models[k])
+			}
+		}
+	}
+	ref := opt.Reference
+	if ref == nil {
+		ref = make([]float64, m.NumModels())
+		for i := range ref {
+			for j := 0; j < m.NumItems(); j++ {
+				ref[i] += m.Prob(i, m.ItemEmbedding(j))
+			}
+		}
+	}
+	bestOrder := append([]int(nil), cand...)
+	sort.SliceStable(bestOrder, func(a, b int) bool { return ref[bestOrder[a]] > ref[bestOrder[b]] })
+
+	type router struct {
+		pt *RoutePoint
+		rt model.Router
+	}
+	var routers []router
+	add := func(rule string, param float64, rt model.Router) {
+		routers = append(routers, router{&RoutePoint{Policy: "router", Rule: rule, Param: param}, rt})
+	}
+	add("max-p", math.NaN(), model.Router{Model: m})
+	if costs != nil {
+		minP := opt.MinP
+		if minP == nil {
+			minP = DefaultMinP
+		}
+		for _, v := range minP {
+			add("min-p", v, model.Router{Model: m, Costs: costs, MinP: v})
+		}
+		lambda := opt.Lambda
+		if lambda == nil {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, k := range cand {
+				lo, hi = math.Min(lo, costs[k]), math.Max(hi, costs[k])
+			}
+			span := hi - lo
+			if span <= 0 {
+				span = 1
+			}
+			for _, s := range DefaultLambdaScale {
+				lambda = append(lambda, s/span)
+			}
+		}
+		for _, v := range lambda {
+			add("lambda", v, model.Router{Model: m, Costs: costs, Lambda: v})
+		}
+	}
+	best := &RoutePoint{Policy: "best-single", Rule: "best-single", Param: math.NaN(), Chosen: m.Models[bestOrder[0]]}
+	random := &RoutePoint{Policy: "random", Rule: "random", Param: math.NaN()}
+	oracle := &RoutePoint{Policy: "oracle", Rule: "oracle", Param: math.NaN()}
+	cheapest := &RoutePoint{Policy: "cheapest", Rule: "cheapest", Param: math.NaN()}
+	all := []*RoutePoint{best, random, oracle}
+	if costs != nil {
+		all = append(all, cheapest)
+	}
+	for _, rt := range routers {
+		all = append(all, rt.pt)
+	}
+	cost := func(k int) float64 {
+		if costs == nil {
+			return 0
+		}
+		return costs[k]
+	}
+
+	byItem := r.ByItem()
+	label := make([]int8, m.NumModels()) // −1 unobserved
+	for k := range label {
+		label[k] = -1
+	}
+	var ps []model.ModelP
+	for j := 0; j < r.NumItems(); j++ {
+		var obs []int
+		for _, c := range byItem.Row(j) {
+			if k := rowOf[r.Model[c]]; k >= 0 && label[k] < 0 {
+				label[k] = int8(r.Label[c])
+				obs = append(obs, k)
+			}
+		}
+		if len(obs) == 0 {
+			continue
+		}
+		if q[j] == nil {
+			return nil, fmt.Errorf("route eval: item %q has no question embedding", r.Items[j])
+		}
+		score := func(pt *RoutePoint, k int) {
+			pt.Accuracy += float64(label[k])
+			pt.TotalCost += cost(k)
+			pt.Items++
+		}
+		for _, k := range bestOrder {
+			if label[k] >= 0 {
+				score(best, k)
+				break
+			}
+		}
+		var right, sumCost float64
+		orc, cheap := -1, -1
+		for _, k := range obs {
+			right += float64(label[k])
+			sumCost += cost(k)
+			better := orc < 0 || label[k] > label[orc] || label[k] == label[orc] && cost(k) < cost(orc)
+			if better {
+				orc = k
+			}
+			if cheap < 0 || cost(k) < cost(cheap) {
+				cheap = k
+			}
+		}
+		random.Accuracy += right / float64(len(obs))
+		random.TotalCost += sumCost / float64(len(obs))
+		random.Items++
+		score(oracle, orc)
+		score(cheapest, cheap)
+		for _, rt := range routers {
+			rt.rt.Candidates = obs
+			ps = rt.rt.Probs(q[j], ps)
+			ch := rt.rt.Choose(ps)
+			if ch.Fallback {
+				rt.pt.Fallbacks++
+			}
+			score(rt.pt, ch.Model)
+		}
+		for _, k := range obs {
+			label[k] = -1
+		}
+	}
+	if best.Items == 0 {
+		return nil, fmt.Errorf("route eval: no question has a response from a model of the checkpoint")
+	}
+	out := make([]RoutePoint, len(all))
+	for k, pt := range all {
+		pt.MeanCost = pt.TotalCost / float64(pt.Items)
+		pt.Accuracy /= float64(pt.Items)
+		if costs == nil {
+			pt.TotalCost, pt.MeanCost = math.NaN(), math.NaN()
+		}
+		out[k] = *pt
+	}
+	return out, nil
+}
+
+// WriteRouteCSV writes route eval's points as CSV:
+// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks (NaN as blank).
+func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	if _, err := fmt.Fprintln(w, "policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks"); err != nil {
+		return err
+	}
+	for _, p := range pts {
+		if _, err := fmt.Fprintf(w, "%s,%s,%s,%s,%s,%s,%d,%d\n", p.Policy, p.Rule, num(p.Param), num(p.Accuracy),
+			num(p.TotalCost), num(p.MeanCost), p.Items, p.Fallbacks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
