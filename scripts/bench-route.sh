@@ -4,6 +4,7 @@
 #
 #   scripts/bench-route.sh [OUT]            (default OUT=/tmp/jeirt-bench-route)
 #   SETS="swebench-verified" scripts/bench-route.sh
+#   SKIP_ONBOARD=1 scripts/bench-route.sh   (sections 2 and 3 only)
 #
 # 1. Onboarding curve and --suggest vs random (a --by model split holding out 10%
 #    of the models): go test -bench BenchmarkOnboardCurve (see its doc comment).

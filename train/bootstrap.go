@@ -233,11 +233,11 @@ func nans(n int) []float64 {
 
 // align puts a replicate (θ, A, b; NaN where absent) into the full fit's
 // gauge without changing its X. Rank 1 with the same models needs nothing:
-// both are standardised over the same models and a ≥ 0 fixes the sign. With
-// resampled models, each θ dimension is matched in mean and sd to the full fit
-// over the models they share. At rank > 1 an orthogonal Procrustes rotation
-// (R = argmin ‖θ_rep R − θ_full‖ over shared models) removes the rotation
-// freedom first.
+// both are standardised over the same models and a ≥ 0 fixes the sign. Rank 1
+// with resampled models: θ is matched in mean and sd to the full fit over the
+// models they share. Rank r > 1: the affine map θ ↦ θM + c that best fits the
+// full fit's θ over the shared models (least squares) removes the rotation,
+// scale and shift freedom; A becomes A M⁻ᵀ and b becomes b − A M⁻ᵀ c.
 func align(full *model.IRT, th, a, b []float64, models bool) {
 	rk := full.Rank
 	N := len(th) / rk
@@ -247,73 +247,99 @@ func align(full *model.IRT, th, a, b []float64, models bool) {
 			shared = append(shared, i)
 		}
 	}
-	if len(shared) < 2 {
+	if len(shared) < rk+2 {
 		return
 	}
 	if rk > 1 {
-		m := mat.NewDense(rk, rk, nil) // θ_repᵀ θ_full over shared models
-		for _, i := range shared {
-			for d := 0; d < rk; d++ {
-				for e := 0; e < rk; e++ {
-					m.Set(d, e, m.At(d, e)+th[i*rk+d]*full.Theta[i*rk+e])
-				}
-			}
-		}
-		var svd mat.SVD
-		if svd.Factorize(m, mat.SVDFull) {
-			var u, v, rot mat.Dense
-			svd.UTo(&u)
-			svd.VTo(&v)
-			rot.Mul(&u, v.T()) // R = U Vᵀ; θ R and A R keep X (R orthogonal)
-			rotateRows(th, rk, &rot)
-			rotateRows(a, rk, &rot)
-		}
+		alignAffine(full, th, a, b, shared)
+		return
 	}
 	if !models {
 		return
 	}
-	for d := 0; d < rk; d++ {
-		var mr, mf, vr, vf float64
-		for _, i := range shared {
-			mr += th[i*rk+d]
-			mf += full.Theta[i*rk+d]
-		}
-		n := float64(len(shared))
-		mr /= n
-		mf /= n
-		for _, i := range shared {
-			vr += (th[i*rk+d] - mr) * (th[i*rk+d] - mr)
-			vf += (full.Theta[i*rk+d] - mf) * (full.Theta[i*rk+d] - mf)
-		}
-		if vr == 0 || vf == 0 {
-			continue
-		}
-		s := math.Sqrt(vf / vr)
-		// θ' = (θ − mr)s + mf, a' = a/s, b' = b + a(mr − mf/s)... written so
-		// that θ'a' + b' = θa + b.
-		for i := 0; i < N; i++ {
-			th[i*rk+d] = (th[i*rk+d]-mr)*s + mf
-		}
-		for j := range b {
-			aj := a[j*rk+d]
-			b[j] += aj*mr - aj*mf/s
-			a[j*rk+d] = aj / s
-		}
+	var mr, mf, vr, vf float64
+	for _, i := range shared {
+		mr += th[i]
+		mf += full.Theta[i]
+	}
+	n := float64(len(shared))
+	mr /= n
+	mf /= n
+	for _, i := range shared {
+		vr += (th[i] - mr) * (th[i] - mr)
+		vf += (full.Theta[i] - mf) * (full.Theta[i] - mf)
+	}
+	if vr == 0 || vf == 0 {
+		return
+	}
+	s := math.Sqrt(vf / vr)
+	// θ' = (θ − mr)s + mf, a' = a/s, b' = b + a·mr − a·mf/s: θ'a' + b' = θa + b.
+	for i := 0; i < N; i++ {
+		th[i] = (th[i]-mr)*s + mf
+	}
+	for j := range b {
+		b[j] += a[j]*mr - a[j]*mf/s
+		a[j] /= s
 	}
 }
 
-func rotateRows(v []float64, rk int, rot *mat.Dense) {
+func alignAffine(full *model.IRT, th, a, b []float64, shared []int) {
+	rk := full.Rank
+	n := len(shared)
+	U := mat.NewDense(n, rk+1, nil)
+	T := mat.NewDense(n, rk, nil)
+	for k, i := range shared {
+		for d := 0; d < rk; d++ {
+			U.Set(k, d, th[i*rk+d])
+			T.Set(k, d, full.Theta[i*rk+d])
+		}
+		U.Set(k, rk, 1)
+	}
+	var W mat.Dense
+	if err := W.Solve(U, T); err != nil {
+		return
+	}
+	M := mat.DenseCopyOf(W.Slice(0, rk, 0, rk))
+	var Minv mat.Dense
+	if err := Minv.Inverse(M); err != nil {
+		return
+	}
+	c := make([]float64, rk)
+	for d := range c {
+		c[d] = W.At(rk, d)
+	}
 	row := make([]float64, rk)
-	for i := 0; i < len(v)/rk; i++ {
-		x := v[i*rk : i*rk+rk]
+	for i := 0; i < len(th)/rk; i++ {
+		x := th[i*rk : i*rk+rk]
+		if math.IsNaN(x[0]) {
+			continue
+		}
 		for e := 0; e < rk; e++ {
-			s := 0.0
+			v := c[e]
 			for d := 0; d < rk; d++ {
-				s += x[d] * rot.At(d, e)
+				v += x[d] * M.At(d, e)
 			}
-			row[e] = s
+			row[e] = v
 		}
 		copy(x, row)
+	}
+	for j := range b {
+		x := a[j*rk : j*rk+rk]
+		if math.IsNaN(x[0]) {
+			continue
+		}
+		// a' = M⁻¹ a (A' = A M⁻ᵀ row by row), b' = b − a'·c.
+		for e := 0; e < rk; e++ {
+			v := 0.0
+			for d := 0; d < rk; d++ {
+				v += Minv.At(e, d) * x[d]
+			}
+			row[e] = v
+		}
+		copy(x, row)
+		for e := 0; e < rk; e++ {
+			b[j] -= x[e] * c[e]
+		}
 	}
 }
 

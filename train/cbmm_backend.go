@@ -114,7 +114,7 @@ func LookupCBMMBackend(device string) (CBMMBackend, error) {
 		if b, ok := backends["cuda"]; ok {
 			return b, nil
 		}
-		return nil, fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`")
+		return nil, fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`")
 	}
 	if b, ok := backends[device]; ok {
 		return b, nil

@@ -296,7 +296,7 @@ func TestCBMMZeroValueAndErrors(t *testing.T) {
 		t.Errorf("θ %v not ordered by accuracy", fit.Theta)
 	}
 	_, err = CBMM{Device: "cuda"}.Fit(context.Background(), r)
-	want := "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`"
+	want := "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`"
 	if _, lookupErr := LookupCBMMBackend("cuda"); lookupErr == nil {
 		want = "" // a cuda build: the device exists
 	}

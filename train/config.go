@@ -56,7 +56,7 @@ type SplitConfig struct {
 // EncoderConfig chooses the frozen text encoder.
 type EncoderConfig struct {
 	Spec  string `yaml:"spec" json:"spec"`             // as in `jeirt encode`: hash, hash:DIM, a model folder, precomputed:FILE; default hash
-	Cache string `yaml:"cache" json:"cache,omitempty"` // optional folder caching encoded vectors
+	Cache string `yaml:"cache" json:"cache,omitempty"` // optional folder caching encoded vectors (encoder.Cache)
 }
 
 // ModelConfig is the JE-IRT shape.

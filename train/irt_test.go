@@ -349,3 +349,45 @@ func TestRanksAndTauWithMissingModel(t *testing.T) {
 		t.Errorf("Spearman = %g, want 0.5", s)
 	}
 }
+
+func TestBootstrapRank2Aligned(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 13})
+	c := CBMM{Rank: 2, Accelerate: true}
+	full, err := c.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, models := range []bool{false, true} {
+		res, err := Bootstrap{B: 12, Seed: 3, Models: models, Fitter: c}.Run(context.Background(), r, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Aligned replicates scatter around the full fit: SEs are small
+		// compared with θ's sd of 1, and (items resampled) every interval
+		// holds the point estimate.
+		in := 0
+		var ses []float64
+		for k, th := range full.Theta {
+			lo, hi, se := res.ThetaLo[k], res.ThetaHi[k], res.ThetaSE[k]
+			if math.IsNaN(se) {
+				if models {
+					continue // a model drawn in fewer than two replicates
+				}
+				t.Fatalf("θ[%d] has no SE", k)
+			}
+			ses = append(ses, se)
+			if lo <= th && th <= hi {
+				in++
+			}
+		}
+		sort.Float64s(ses)
+		med := ses[len(ses)/2]
+		t.Logf("models=%v: %d of %d θ intervals hold the estimate; median SE %.3f, largest %.3f", models, in, len(full.Theta), med, ses[len(ses)-1])
+		if !models && (in != len(full.Theta) || med > 0.3) {
+			t.Errorf("items resampled: %d of %d intervals hold the estimate, median SE %.3f", in, len(full.Theta), med)
+		}
+		if models && med > 0.6 {
+			t.Errorf("models resampled: median SE %.3f: replicates not aligned", med)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func jeirtBackend(device string) (string, JEIRTBackend, error) {
 	b, ok := jeirtBackends[device]
 	if !ok {
 		if device == "cuda" {
-			return "", nil, fmt.Errorf("device cuda: this jeirt was built without CUDA support (build with -tags cuda)")
+			return "", nil, fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`")
 		}
 		names := make([]string, 0, len(jeirtBackends))
 		for n := range jeirtBackends {

@@ -108,14 +108,11 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		return nil, err
 	}
 	start := time.Now()
-	features, err := EncodeItems(ctx, enc, all, log)
+	features, err := EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "encoder: %s (%s), %d items x %d in %.1fs\n", cfg.Encoder.Spec, enc.Fingerprint(), all.NumItems(), enc.Dim(), time.Since(start).Seconds())
-	if cfg.Encoder.Cache != "" {
-		fmt.Fprintf(log, "warning: encoder.cache %s is not used yet: vectors are recomputed each run\n", cfg.Encoder.Cache)
-	}
 
 	tr := cfg.jeirt()
 	tr.Progress = func(e JEIRTEpoch) {
@@ -255,12 +252,14 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 // is asked by id; otherwise items are encoded by text, and items without text
 // by their id (with a warning on log).
 func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, log io.Writer) ([]float32, error) {
-	var vecs [][]float32
-	var err error
-	if ie, ok := enc.(encoder.ItemEncoder); ok {
-		vecs, err = ie.EncodeItems(ctx, r.Items)
-	} else {
-		texts := make([]string, r.NumItems())
+	return EncodeItemsCached(ctx, enc, r, "", log)
+}
+
+// EncodeItemsCached is EncodeItems reading and filling the embedding cache in
+// folder cache (encoder.Cache; none when cache is "").
+func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Responses, cache string, log io.Writer) ([]float32, error) {
+	texts := make([]string, r.NumItems())
+	if _, byID := enc.(encoder.ItemEncoder); !byID {
 		missing := 0
 		for j := range texts {
 			if r.ItemText != nil && r.ItemText[j] != "" {
@@ -273,8 +272,12 @@ func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, l
 		if missing > 0 && log != nil {
 			fmt.Fprintf(log, "warning: %d of %d items have no text; their ids are encoded instead (give data.items for real question text)\n", missing, len(texts))
 		}
-		vecs, err = enc.Encode(ctx, texts)
 	}
+	opt := encoder.ItemOptions{}
+	if cache != "" {
+		opt.Cache = &encoder.Cache{Dir: cache}
+	}
+	vecs, err := encoder.EncodeItems(ctx, enc, r.Items, texts, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func TestRunJEIRTPipeline(t *testing.T) {
 	}
 	cfgText := `
 data: {responses: responses.csv, items: items.csv}
-encoder: {spec: "hash:64"}
+encoder: {spec: "hash:64", cache: cache}
 model: {dim: 8, dropout: 0.2}
 train: {epochs: 4, lr: 3.0e-3, batch_size: 128}
 output: ckpt
@@ -60,6 +60,9 @@ output: ckpt
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log.String())
 		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "cache")); err != nil || len(entries) == 0 {
+		t.Errorf("encoder.cache: nothing cached (%v)", err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "ckpt", "metrics.json"))
 	if err != nil {

@@ -34,9 +34,12 @@ func routeSharedData(tb testing.TB) string {
 //  2. "old": JE-IRT trained on the other models only (10% of their cells for
 //     early stopping); "joint": the same run with the held-out models' pools added;
 //  3. each held-out model is onboarded into "old" (Onboard, population prior)
-//     from a fraction f of its pool, drawn at random or picked by SuggestItems
-//     (K = the same number of questions, from the model's pool), and scored on
-//     its test cells next to its jointly trained row and the model-mean baseline.
+//     from a fraction f of its pool drawn at random (the mean of 5 seeded
+//     draws), or from as many questions of its pool picked by SuggestItems
+//     (D-optimal) and SuggestItemsV (V-optimal), and scored on its test cells
+//     next to its jointly trained row and the model-mean baseline.
+//
+// JEIRT_BENCH_CACHE=DIR keeps the two trained models between runs.
 func BenchmarkOnboardCurve(b *testing.B) {
 	root := routeSharedData(b)
 	if root == "" {

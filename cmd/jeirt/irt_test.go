@@ -135,12 +135,12 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		{[]string{"--method", "mml", "--rank", "2"}, "--method mml fits rank 1 only (got --rank 2)"},
 		{[]string{"--method", "em"}, `--method "em": want cbmm, lbfgs or mml`},
 		{[]string{"--device", "tpu"}, `device "tpu": unknown (want auto, cpu or cuda)`},
-		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`"},
+		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`"},
 	}
 	for _, c := range cases {
 		args := append([]string{"fit", "--data", data, "--out", filepath.Join(dir, "x")}, c.args...)
 		_, err := runCmd(t, newIRTCmd(), args...)
-		if c.want == "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags cuda ./cmd/jeirt`" && err == nil {
+		if c.want == "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`" && err == nil {
 			continue // a cuda build
 		}
 		if err == nil || err.Error() != c.want {
@@ -149,5 +149,54 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
 		t.Errorf("a failed fit left its output folder behind")
+	}
+}
+
+func TestIRTFitMethodsAndTrace(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 40, Items: 80, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Joint ML has no finite optimum when an item is solved by all models or
+	// by none (its b runs off to ±∞); leave such items out.
+	acc := r.ItemAccuracy()
+	var cells []int32
+	for c, j := range r.Item {
+		if acc[j] > 0 && acc[j] < 1 {
+			cells = append(cells, int32(c))
+		}
+	}
+	r = r.Subset(cells)
+	data := filepath.Join(dir, "responses.csv")
+	if err := model.WriteLongCSV(data, r); err != nil {
+		t.Fatal(err)
+	}
+	final := map[string]float64{}
+	for _, method := range []string{"cbmm", "lbfgs"} {
+		trace := filepath.Join(dir, method+".trace")
+		out := filepath.Join(dir, method)
+		if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--method", method, "--tol", "1e-10", "--trace", trace, "--out", out); err != nil {
+			t.Fatal(err)
+		}
+		rows := readCSVFile(t, trace)
+		if strings.Join(rows[0], ",") != "seconds,loss" || len(rows) < 3 {
+			t.Fatalf("%s trace: %v", method, rows[:min(3, len(rows))])
+		}
+		var doc struct {
+			Loss     float64 `json:"loss"`
+			Settings struct {
+				Method string `json:"method"`
+			} `json:"settings"`
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "fit.json"))
+		if err := json.Unmarshal(b, &doc); err != nil || doc.Settings.Method != method {
+			t.Fatalf("%s fit.json: %v, method %q", method, err, doc.Settings.Method)
+		}
+		final[method] = doc.Loss
+	}
+	// Both solve the same objective.
+	if d := final["cbmm"] - final["lbfgs"]; d > 1e-3*final["cbmm"] || -d > 1e-3*final["cbmm"] {
+		t.Errorf("final losses differ: cbmm %.6f, lbfgs %.6f", final["cbmm"], final["lbfgs"])
 	}
 }

@@ -406,6 +406,16 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 					}
 				}
 			}
+			var unknown []string
+			for _, name := range r.Models {
+				if indexOfName(ck.Model.Models, name) < 0 {
+					unknown = append(unknown, name)
+				}
+			}
+			if len(unknown) > 0 && len(unknown) < r.NumModels() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
+					len(unknown), data, shortList(unknown, 3))
+			}
 			q, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 			if err != nil {
 				return err
