@@ -167,13 +167,16 @@ func unpackLower(G, p []float64, n int) []float64 {
 // hostSolver does the small solves of rank > 1 between the kernels, with the
 // arithmetic of train's CPU fitter (see solveItem and solveModel).
 type hostSolver struct {
-	r    int
-	nnls *nnlsWork
-	G, h []float64
+	r     int
+	nnls  *train.SmallNNLS
+	Gi, x []float64 // the item system, (r+1) x (r+1), and its solution (a_j, b_j)
+	G, h  []float64 // the model system, r x r
 }
 
 func newHostSolver(r int) *hostSolver {
-	return &hostSolver{r: r, nnls: newNNLSWork(r + 1), G: make([]float64, r*r), h: make([]float64, r)}
+	m := r + 1
+	return &hostSolver{r: r, nnls: train.NewSmallNNLS(m), Gi: make([]float64, m*m), x: make([]float64, m),
+		G: make([]float64, r*r), h: make([]float64, r)}
 }
 
 // solveItem is the item block at rank r: from the packed normal equations of
@@ -181,13 +184,12 @@ func newHostSolver(r int) *hostSolver {
 // over a_j ≥ 0 and b_j, warm-started at (a, b); the result replaces a and *b.
 func (s *hostSolver) solveItem(packed []float64, a []float64, b *float64) {
 	r, m := s.r, s.r+1
-	w := s.nnls
-	copy(w.h[:m], unpackLower(w.G[:m*m], packed, m))
-	copy(w.x[:r], a)
-	w.x[r] = *b
-	w.solve(m, r)
-	copy(a, w.x[:r])
-	*b = w.x[r]
+	h := unpackLower(s.Gi, packed, m)[:m]
+	copy(s.x[:r], a)
+	s.x[r] = *b
+	s.nnls.Solve(s.Gi, h, s.x, r)
+	copy(a, s.x[:r])
+	*b = s.x[r]
 }
 
 // solveModel is the θ block: θ_i = argmin Σ_j (θ_iᵀa_j + b_j − ỹ_ij)² by an r x r
@@ -209,7 +211,7 @@ func (s *hostSolver) solveModel(packed []float64, theta []float64) {
 		G[d*r+d] += eps
 		h[d] += eps * theta[d]
 	}
-	if cholSolve(G, h, r) {
+	if train.CholSolve(G, h, r) {
 		copy(theta, h)
 	}
 }

@@ -50,7 +50,7 @@ func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 		for i := range data {
 			data[i] = float32(rng.NormFloat64() * 0.02)
 		}
-		st.Tensors[name] = Tensor{Shape: shape, Data: data, Dtype: "F32"}
+		st.Tensors[name] = Tensor{Shape: shape, Data: data}
 	}
 	d, ff := cfg.HiddenSize, cfg.IntermediateSize
 	put("embeddings.word_embeddings.weight", cfg.VocabSize, d)

@@ -81,9 +81,9 @@ func ReadNpy(path string) ([][]float32, error) {
 	rows := make([][]float32, n)
 	for i := range rows {
 		if size == 4 {
-			rows[i] = decodeFloats("F32", data[i*d*4:], d)
+			rows[i] = leFloats(data[i*d*4:], 4, d)
 		} else {
-			rows[i] = decodeFloats("F64", data[i*d*8:], d)
+			rows[i] = leFloats(data[i*d*8:], 8, d)
 		}
 	}
 	return rows, nil
@@ -127,4 +127,17 @@ func WriteNpy(path string, rows [][]float32, dim int) error {
 		}
 		return nil
 	})
+}
+
+// leFloats decodes n little-endian float32 (size 4) or float64 (size 8) values.
+func leFloats(b []byte, size, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		if size == 4 {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		} else {
+			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		}
+	}
+	return out
 }

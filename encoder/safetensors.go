@@ -1,25 +1,13 @@
 package encoder
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"io"
-	"math"
-	"os"
-	"sort"
-	"strings"
 
 	"github.com/jeirt/jeirt/model"
 )
 
 // Tensor is one named array from a safetensors file, converted to float32.
-type Tensor struct {
-	Shape []int
-	Data  []float32
-	// Dtype is the dtype stored in the file (F32, F16, BF16 or F64).
-	Dtype string
-}
+type Tensor = model.Tensor
 
 // Safetensors is the content of a .safetensors file.
 type Safetensors struct {
@@ -27,213 +15,28 @@ type Safetensors struct {
 	Metadata map[string]string
 }
 
-type stEntry struct {
-	Dtype   string   `json:"dtype"`
-	Shape   []int    `json:"shape"`
-	Offsets [2]int64 `json:"data_offsets"`
-}
-
-// maxSafetensorsHeader bounds the JSON header, as the reference reader does
-// (100 MB), so a corrupt length cannot make us allocate the machine away.
-const maxSafetensorsHeader = 100 << 20
-
-// ReadSafetensors reads a safetensors file (https://github.com/huggingface/safetensors):
-// an 8-byte little-endian header length, a JSON header of dtype, shape and
-// data_offsets per tensor (plus optional "__metadata__"), then the data.
-// F32, F16, BF16 and F64 tensors are returned as float32. Every offset range
-// is checked against its dtype and shape, and the ranges must tile the data
-// exactly.
+// ReadSafetensors reads a safetensors file (model.ReadSafetensors: F32, F16,
+// BF16 and F64 tensors as float32, every offset range checked).
 func ReadSafetensors(path string) (*Safetensors, error) {
-	b, err := os.ReadFile(path)
+	t, m, err := model.ReadSafetensors(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseSafetensors(path, b)
+	return &Safetensors{Tensors: t, Metadata: m}, nil
 }
 
 func parseSafetensors(path string, b []byte) (*Safetensors, error) {
-	if len(b) < 8 {
-		return nil, fmt.Errorf("%s: not a safetensors file (%d bytes)", path, len(b))
+	t, m, err := model.ParseSafetensors(path, b)
+	if err != nil {
+		return nil, err
 	}
-	n := binary.LittleEndian.Uint64(b[:8])
-	if n > maxSafetensorsHeader || 8+n > uint64(len(b)) {
-		return nil, fmt.Errorf("%s: safetensors header length %d does not fit in %d bytes", path, n, len(b))
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
-		return nil, fmt.Errorf("%s: safetensors header: %w", path, err)
-	}
-	data := b[8+n:]
-	st := &Safetensors{Tensors: make(map[string]Tensor, len(raw))}
-	type span struct {
-		name   string
-		lo, hi int64
-	}
-	var spans []span
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &st.Metadata); err != nil {
-				return nil, fmt.Errorf("%s: __metadata__ must map strings to strings: %w", path, err)
-			}
-			continue
-		}
-		var e stEntry
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, fmt.Errorf("%s: tensor %q: %w", path, name, err)
-		}
-		size, ok := dtypeSize[e.Dtype]
-		if !ok {
-			return nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", path, name, e.Dtype)
-		}
-		count := int64(1)
-		for _, d := range e.Shape {
-			if d < 0 {
-				return nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", path, name, e.Shape)
-			}
-			count *= int64(d)
-		}
-		lo, hi := e.Offsets[0], e.Offsets[1]
-		if lo < 0 || hi < lo || hi > int64(len(data)) {
-			return nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", path, name, lo, hi, len(data))
-		}
-		if hi-lo != count*size {
-			return nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", path, name, hi-lo, e.Dtype, e.Shape, count*size)
-		}
-		spans = append(spans, span{name, lo, hi})
-		st.Tensors[name] = Tensor{Shape: e.Shape, Dtype: e.Dtype, Data: decodeFloats(e.Dtype, data[lo:hi], int(count))}
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
-	var at int64
-	for _, s := range spans {
-		if s.lo != at {
-			return nil, fmt.Errorf("%s: tensor %q starts at data byte %d, want %d (tensors must tile the data)", path, s.name, s.lo, at)
-		}
-		at = s.hi
-	}
-	if at != int64(len(data)) {
-		return nil, fmt.Errorf("%s: %d trailing data bytes after the last tensor", path, int64(len(data))-at)
-	}
-	return st, nil
+	return &Safetensors{Tensors: t, Metadata: m}, nil
 }
 
-var dtypeSize = map[string]int64{"F32": 4, "F16": 2, "BF16": 2, "F64": 8}
-
-func decodeFloats(dtype string, b []byte, n int) []float32 {
-	out := make([]float32, n)
-	switch dtype {
-	case "F32":
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	case "F64":
-		for i := range out {
-			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-		}
-	case "BF16":
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
-		}
-	case "F16":
-		for i := range out {
-			out[i] = halfToFloat32(binary.LittleEndian.Uint16(b[2*i:]))
-		}
-	}
-	return out
-}
-
-// halfToFloat32 converts an IEEE 754 binary16 value exactly.
-func halfToFloat32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf or NaN
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: frac · 2^-24
-		v := float32(frac) / (1 << 24)
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
-}
-
-// WriteSafetensors writes F32 tensors and string metadata atomically, in the
-// layout the fixture documents: header padded with spaces to a multiple of 8,
-// tensors sorted by name and stored back to back. Python reads the file with
-// safetensors.numpy.load_file.
+// WriteSafetensors writes F32 tensors and string metadata atomically
+// (model.WriteSafetensors's layout: metadata first, tensors sorted by name).
 func WriteSafetensors(path string, tensors map[string]Tensor, metadata map[string]string) error {
-	names := make([]string, 0, len(tensors))
-	for name, t := range tensors {
-		count := 1
-		for _, d := range t.Shape {
-			count *= d
-		}
-		if count != len(t.Data) {
-			return fmt.Errorf("%s: tensor %q has %d values for shape %v", path, name, len(t.Data), t.Shape)
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	var hdr strings.Builder
-	hdr.WriteByte('{')
-	if len(metadata) > 0 {
-		m, err := json.Marshal(metadata)
-		if err != nil {
-			return err
-		}
-		hdr.WriteString(`"__metadata__":`)
-		hdr.Write(m)
-	}
-	var at int64
-	for i, name := range names {
-		t := tensors[name]
-		if i > 0 || len(metadata) > 0 {
-			hdr.WriteByte(',')
-		}
-		shape := t.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		e, err := json.Marshal(stEntry{Dtype: "F32", Shape: shape, Offsets: [2]int64{at, at + 4*int64(len(t.Data))}})
-		if err != nil {
-			return err
-		}
-		k, _ := json.Marshal(name)
-		hdr.Write(k)
-		hdr.WriteByte(':')
-		hdr.Write(e)
-		at += 4 * int64(len(t.Data))
-	}
-	hdr.WriteByte('}')
-	for hdr.Len()%8 != 0 {
-		hdr.WriteByte(' ')
-	}
 	return model.WriteFileAtomic(path, func(w io.Writer) error {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(hdr.Len()))
-		if _, err := w.Write(n[:]); err != nil {
-			return err
-		}
-		if _, err := io.WriteString(w, hdr.String()); err != nil {
-			return err
-		}
-		buf := make([]byte, 0, 1<<16)
-		for _, name := range names {
-			for _, v := range tensors[name].Data {
-				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-				if len(buf) == cap(buf) {
-					if _, err := w.Write(buf); err != nil {
-						return err
-					}
-					buf = buf[:0]
-				}
-			}
-		}
-		_, err := w.Write(buf)
-		return err
+		return model.WriteSafetensors(w, tensors, metadata)
 	})
 }

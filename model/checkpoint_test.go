@@ -118,8 +118,8 @@ func TestSafetensorsBytes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got["a"].Data, []float32{1, -2}) {
 		t.Errorf("read back %v, %v", got, err)
 	}
-	if half(0x3c00) != 1 || half(0xc000) != -2 || half(0x0001) != float32(math.Pow(2, -24)) {
-		t.Errorf("half: %v %v %v", half(0x3c00), half(0xc000), half(0x0001))
+	if halfToFloat32(0x3c00) != 1 || halfToFloat32(0xc000) != -2 || halfToFloat32(0x0001) != float32(math.Pow(2, -24)) {
+		t.Errorf("half: %v %v %v", halfToFloat32(0x3c00), halfToFloat32(0xc000), halfToFloat32(0x0001))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Tensor is one named float32 array of a safetensors file, row-major.
@@ -18,54 +19,74 @@ type Tensor struct {
 
 // safetensors layout (https://github.com/huggingface/safetensors): an 8-byte
 // little-endian header length n, n bytes of JSON
-// {"NAME": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...,
-// "__metadata__": {string: string}}, then the raw little-endian data; offsets
+// {"__metadata__": {string: string}, "NAME": {"dtype": "F32", "shape": [...],
+// "data_offsets": [begin, end]}, ...}, then the raw little-endian data; offsets
 // are relative to the end of the header.
-
 type safetensorsEntry struct {
-	DType   string   `json:"dtype"`
+	Dtype   string   `json:"dtype"`
 	Shape   []int    `json:"shape"`
 	Offsets [2]int64 `json:"data_offsets"`
 }
 
-// WriteSafetensors writes float32 tensors, in name order, with optional string
-// metadata. Python reads the result with safetensors.numpy.load_file.
+// maxSafetensorsHeader bounds the JSON header, as the reference reader does
+// (100 MB), so a corrupt length cannot make us allocate the machine away.
+const maxSafetensorsHeader = 100 << 20
+
+var safetensorsDtypeSize = map[string]int64{"F32": 4, "F16": 2, "BF16": 2, "F64": 8}
+
+// WriteSafetensors writes float32 tensors, sorted by name and stored back to
+// back, with optional string metadata first and the header padded with spaces
+// to a multiple of 8, as Hugging Face's writer does. Python reads the result
+// with safetensors.numpy.load_file.
 func WriteSafetensors(w io.Writer, tensors map[string]Tensor, metadata map[string]string) error {
 	names := make([]string, 0, len(tensors))
-	for name := range tensors {
+	for name, t := range tensors {
+		if n := numel(t.Shape); n != len(t.Data) {
+			return fmt.Errorf("safetensors: tensor %q has %d values for shape %v", name, len(t.Data), t.Shape)
+		}
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	header := map[string]any{}
+	var hdr strings.Builder
+	hdr.WriteByte('{')
 	if len(metadata) > 0 {
-		header["__metadata__"] = metadata
+		m, err := json.Marshal(metadata)
+		if err != nil {
+			return err
+		}
+		hdr.WriteString(`"__metadata__":`)
+		hdr.Write(m)
 	}
-	var off int64
-	for _, name := range names {
+	var at int64
+	for i, name := range names {
 		t := tensors[name]
-		if n := numel(t.Shape); n != len(t.Data) {
-			return fmt.Errorf("safetensors: tensor %s has shape %v (%d values) but %d values", name, t.Shape, n, len(t.Data))
+		if i > 0 || len(metadata) > 0 {
+			hdr.WriteByte(',')
 		}
 		shape := t.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		header[name] = safetensorsEntry{DType: "F32", Shape: shape, Offsets: [2]int64{off, off + 4*int64(len(t.Data))}}
-		off += 4 * int64(len(t.Data))
+		e, err := json.Marshal(safetensorsEntry{Dtype: "F32", Shape: shape, Offsets: [2]int64{at, at + 4*int64(len(t.Data))}})
+		if err != nil {
+			return err
+		}
+		k, _ := json.Marshal(name)
+		hdr.Write(k)
+		hdr.WriteByte(':')
+		hdr.Write(e)
+		at += 4 * int64(len(t.Data))
 	}
-	js, err := json.Marshal(header)
-	if err != nil {
+	hdr.WriteByte('}')
+	for hdr.Len()%8 != 0 {
+		hdr.WriteByte(' ')
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(hdr.Len()))
+	if _, err := w.Write(n[:]); err != nil {
 		return err
 	}
-	for len(js)%8 != 0 { // the reference writer pads the header with spaces to 8 bytes
-		js = append(js, ' ')
-	}
-	var lenBuf [8]byte
-	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(js)))
-	if _, err := w.Write(lenBuf[:]); err != nil {
-		return err
-	}
-	if _, err := w.Write(js); err != nil {
+	if _, err := io.WriteString(w, hdr.String()); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 1<<16)
@@ -80,69 +101,85 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, metadata map[strin
 			}
 		}
 	}
-	_, err = w.Write(buf)
+	_, err := w.Write(buf)
 	return err
 }
 
-// ReadSafetensors reads every tensor of a safetensors file (F32, F16 or BF16,
-// F64 converted to float32) and its metadata.
+// ReadSafetensors reads every tensor of a safetensors file (F32, F16, BF16 and
+// F64, converted to float32) and its metadata.
 func ReadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
-	raw, err := os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: not a safetensors file: %s", path, fmt.Sprintf(format, args...))
+	return ParseSafetensors(path, b)
+}
+
+// ParseSafetensors decodes the bytes of a safetensors file; name is used in
+// errors. Every offset range is checked against its dtype and shape, and the
+// ranges must tile the data exactly.
+func ParseSafetensors(name string, b []byte) (map[string]Tensor, map[string]string, error) {
+	if len(b) < 8 {
+		return nil, nil, fmt.Errorf("%s: not a safetensors file (%d bytes)", name, len(b))
 	}
-	if len(raw) < 8 {
-		return nil, nil, bad("%d bytes", len(raw))
+	n := binary.LittleEndian.Uint64(b[:8])
+	if n > maxSafetensorsHeader || 8+n > uint64(len(b)) {
+		return nil, nil, fmt.Errorf("%s: safetensors header length %d does not fit in %d bytes", name, n, len(b))
 	}
-	n := binary.LittleEndian.Uint64(raw[:8])
-	if n > uint64(len(raw)-8) {
-		return nil, nil, bad("header length %d exceeds the file", n)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
+		return nil, nil, fmt.Errorf("%s: safetensors header: %w", name, err)
 	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
-		return nil, nil, bad("header: %v", err)
-	}
-	data := raw[8+n:]
+	data := b[8+n:]
+	tensors := make(map[string]Tensor, len(raw))
 	var meta map[string]string
-	tensors := map[string]Tensor{}
-	for name, msg := range header {
-		if name == "__metadata__" {
+	type span struct {
+		name   string
+		lo, hi int64
+	}
+	var spans []span
+	for tname, msg := range raw {
+		if tname == "__metadata__" {
 			if err := json.Unmarshal(msg, &meta); err != nil {
-				return nil, nil, bad("__metadata__: %v", err)
+				return nil, nil, fmt.Errorf("%s: __metadata__ must map strings to strings: %w", name, err)
 			}
 			continue
 		}
 		var e safetensorsEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, nil, bad("tensor %s: %v", name, err)
+			return nil, nil, fmt.Errorf("%s: tensor %q: %w", name, tname, err)
 		}
-		size := map[string]int64{"F32": 4, "F16": 2, "BF16": 2, "F64": 8}[e.DType]
-		if size == 0 {
-			return nil, nil, fmt.Errorf("%s: tensor %s: dtype %s is not supported (F32, F16, BF16, F64)", path, name, e.DType)
+		size, ok := safetensorsDtypeSize[e.Dtype]
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", name, tname, e.Dtype)
 		}
-		cnt := numel(e.Shape)
-		b, end := e.Offsets[0], e.Offsets[1]
-		if b < 0 || end > int64(len(data)) || end-b != int64(cnt)*size {
-			return nil, nil, bad("tensor %s: offsets %v do not match shape %v and %d data bytes", name, e.Offsets, e.Shape, len(data))
-		}
-		vals := make([]float32, cnt)
-		src := data[b:end]
-		for i := range vals {
-			switch e.DType {
-			case "F32":
-				vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-			case "F64":
-				vals[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
-			case "BF16":
-				vals[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
-			case "F16":
-				vals[i] = half(binary.LittleEndian.Uint16(src[2*i:]))
+		count := int64(1)
+		for _, d := range e.Shape {
+			if d < 0 {
+				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, tname, e.Shape)
 			}
+			count *= int64(d)
 		}
-		tensors[name] = Tensor{Shape: e.Shape, Data: vals}
+		lo, hi := e.Offsets[0], e.Offsets[1]
+		if lo < 0 || hi < lo || hi > int64(len(data)) {
+			return nil, nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, tname, lo, hi, len(data))
+		}
+		if hi-lo != count*size {
+			return nil, nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", name, tname, hi-lo, e.Dtype, e.Shape, count*size)
+		}
+		spans = append(spans, span{tname, lo, hi})
+		tensors[tname] = Tensor{Shape: e.Shape, Data: decodeFloats(e.Dtype, data[lo:hi], int(count))}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	var at int64
+	for _, s := range spans {
+		if s.lo != at {
+			return nil, nil, fmt.Errorf("%s: tensor %q starts at data byte %d, want %d (tensors must tile the data)", name, s.name, s.lo, at)
+		}
+		at = s.hi
+	}
+	if at != int64(len(data)) {
+		return nil, nil, fmt.Errorf("%s: %d trailing data bytes after the last tensor", name, int64(len(data))-at)
 	}
 	return tensors, meta, nil
 }
@@ -155,18 +192,45 @@ func numel(shape []int) int {
 	return n
 }
 
-// half converts IEEE 754 binary16 to float32.
-func half(h uint16) float32 {
+func decodeFloats(dtype string, b []byte, n int) []float32 {
+	out := make([]float32, n)
+	switch dtype {
+	case "F32":
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case "F64":
+		for i := range out {
+			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		}
+	case "BF16":
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+		}
+	case "F16":
+		for i := range out {
+			out[i] = halfToFloat32(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+	}
+	return out
+}
+
+// halfToFloat32 converts an IEEE 754 binary16 value exactly.
+func halfToFloat32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
-	exp := int32(h>>10) & 0x1f
-	frac := uint32(h & 0x3ff)
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
 	switch {
+	case exp == 0x1f: // inf or NaN
+		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
 	case exp == 0 && frac == 0:
 		return math.Float32frombits(sign)
-	case exp == 0: // subnormal
-		return float32(math.Copysign(float64(frac)*math.Pow(2, -24), float64(int32(sign>>31)*-2+1)))
-	case exp == 31:
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
+	case exp == 0: // subnormal: frac · 2^-24
+		v := float32(frac) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
 	}
-	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | frac<<13)
+	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }

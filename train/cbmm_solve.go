@@ -174,3 +174,28 @@ func cholSolve(G, h []float64, n int) bool {
 	}
 	return true
 }
+
+// SmallNNLS solves the small systems of the rank-r cBMM block updates for other
+// backends (the cuda package), so that every backend does the CPU fitter's
+// arithmetic exactly.
+type SmallNNLS struct{ w *nnlsWork }
+
+// NewSmallNNLS returns a solver for systems of up to m unknowns.
+func NewSmallNNLS(m int) *SmallNNLS { return &SmallNNLS{w: newNNLSWork(m)} }
+
+// Solve minimises ½vᵀGv − hᵀv over v with v_k ≥ 0 for k < nc, as the item block
+// of the CPU fitter does (G is m x m row-major, m = len(h)). x holds the warm
+// value on entry and the solution on return; G and h are left unchanged.
+func (s *SmallNNLS) Solve(G, h, x []float64, nc int) {
+	m := len(h)
+	copy(s.w.G[:m*m], G)
+	copy(s.w.h[:m], h)
+	copy(s.w.x[:m], x)
+	s.w.solve(m, nc)
+	copy(x, s.w.x[:m])
+}
+
+// CholSolve solves G v = h for a symmetric positive definite n x n G by
+// Cholesky, writing v into h; it reports false (and leaves h undefined) when G
+// is not positive definite. G is overwritten.
+func CholSolve(G, h []float64, n int) bool { return cholSolve(G, h, n) }
