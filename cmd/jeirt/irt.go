@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/report"
 	"github.com/jeirt/jeirt/train"
 )
 
@@ -443,112 +444,23 @@ func writeIRTItems(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.
 	return cw.Error()
 }
 
-// readIRTFitDir rebuilds the fitted parameters from a folder written by irt fit.
+// readIRTFitDir rebuilds the fitted parameters and the settings from a folder
+// written by irt fit.
 func readIRTFitDir(dir string) (*model.IRT, *irtFitJSON, error) {
+	fit, err := report.ReadFit(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	var doc irtFitJSON
-	b, err := os.ReadFile(filepath.Join(dir, "fit.json"))
+	p := filepath.Join(dir, "fit.json")
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "fit.json"), err)
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
 	}
-	rk := doc.Settings.Rank
-	if rk < 1 {
-		return nil, nil, fmt.Errorf("%s: settings.rank %d is not a rank", filepath.Join(dir, "fit.json"), rk)
-	}
-	m := &model.IRT{Rank: rk, Sigma: doc.Settings.Sigma}
-	names := func(d int, p string) []string {
-		if rk == 1 {
-			return []string{p}
-		}
-		return []string{fmt.Sprintf("%s_%d", p, d+1)}
-	}
-	err = irtReadCSV(filepath.Join(dir, "items.csv"), func(get func(string) (string, float64, error)) error {
-		id, _, err := get("item")
-		if err != nil {
-			return err
-		}
-		m.Items = append(m.Items, id)
-		for d := 0; d < rk; d++ {
-			_, a, err := get(names(d, "a")[0])
-			if err != nil {
-				return err
-			}
-			m.A = append(m.A, a)
-		}
-		_, bj, err := get("b")
-		m.B = append(m.B, bj)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	err = irtReadCSV(filepath.Join(dir, "abilities.csv"), func(get func(string) (string, float64, error)) error {
-		id, _, err := get("model")
-		if err != nil {
-			return err
-		}
-		m.Models = append(m.Models, id)
-		for d := 0; d < rk; d++ {
-			_, th, err := get(names(d, "theta")[0])
-			if err != nil {
-				return err
-			}
-			m.Theta = append(m.Theta, th)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, &doc, nil
-}
-
-// irtReadCSV calls row for each data row with a getter of named columns
-// (the string and, when it parses, the number); errors name file, line and column.
-func irtReadCSV(path string, row func(get func(string) (string, float64, error)) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	hdr, err := cr.Read()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	col := map[string]int{}
-	for k, h := range hdr {
-		col[strings.TrimSpace(h)] = k
-	}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		get := func(name string) (string, float64, error) {
-			k, ok := col[name]
-			if !ok {
-				return "", 0, fmt.Errorf("%s: no column %q", path, name)
-			}
-			s := rec[k]
-			if name == "item" || name == "model" {
-				return s, 0, nil
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return s, 0, fmt.Errorf("%s:%d: column %q: %q is not a number", path, line, name, s)
-			}
-			return s, v, nil
-		}
-		if err := row(get); err != nil {
-			return err
-		}
-	}
+	return fit.IRT(), &doc, nil
 }
 
 func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) error {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Fit is a folder written by `jeirt irt fit`, as the report reads it:
@@ -251,4 +253,19 @@ func readCSV(path string, row func(rowGetter) error) error {
 			return err
 		}
 	}
+}
+
+// IRT returns the fitted parameters as a model.IRT (θ, A and b in the fit's gauge).
+func (f *Fit) IRT() *model.IRT {
+	m := &model.IRT{Rank: f.Rank, Sigma: f.Sigma, Iterations: f.Iter}
+	for _, fm := range f.Models {
+		m.Models = append(m.Models, fm.Name)
+		m.Theta = append(m.Theta, fm.Theta...)
+	}
+	for _, it := range f.Items {
+		m.Items = append(m.Items, it.ID)
+		m.A = append(m.A, it.A...)
+		m.B = append(m.B, it.B)
+	}
+	return m
 }
