@@ -13,7 +13,10 @@ import (
 //   - without costs: the model with the highest P;
 //   - with costs and Lambda = 0: the cheapest model whose P is at least MinP,
 //     or, when none reaches MinP, the highest P (Choice.Fallback says so);
-//   - with costs and Lambda > 0: the highest P − Lambda·cost.
+//   - with costs and Lambda > 0: the highest P − Lambda·cost;
+//   - without costs and Margin > 0: the Default model, unless the highest-P
+//     candidate beats the Default's P by at least Margin (then that one).
+//     Margin 0 is the max-P rule and Margin +Inf always takes the Default.
 //
 // Ties go to the cheaper model, then the higher P, then the lower row of M,
 // so a choice is reproducible.
@@ -26,6 +29,11 @@ type Router struct {
 	Costs  []float64
 	MinP   float64
 	Lambda float64
+	// Margin and Default (a row of M) make the margin rule. When Default is
+	// not among the candidates (for example a model that did not answer a
+	// held-out question), the rule falls back to the highest P.
+	Margin  float64
+	Default int
 }
 
 // ModelP is one candidate's predicted probability of a correct answer.
@@ -38,7 +46,7 @@ type ModelP struct {
 // Choice is the Router's decision for one question.
 type Choice struct {
 	ModelP
-	// Rule is "max-p", "min-p" or "lambda".
+	// Rule is "max-p", "margin", "min-p" or "lambda".
 	Rule string
 	// Fallback is true when the min-p rule found no model with P ≥ MinP and
 	// chose the highest P instead.
@@ -50,6 +58,8 @@ type Choice struct {
 // Rule names the rule Route applies.
 func (r *Router) Rule() string {
 	switch {
+	case r.Costs == nil && r.Margin > 0:
+		return "margin"
 	case r.Costs == nil:
 		return "max-p"
 	case r.Lambda > 0:
@@ -87,6 +97,17 @@ func (r *Router) Check() error {
 	}
 	if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
 		return fmt.Errorf("route: lambda %v must be a non-negative number", r.Lambda)
+	}
+	if !(r.Margin >= 0) {
+		return fmt.Errorf("route: margin %v must be a non-negative number (or +Inf)", r.Margin)
+	}
+	if r.Margin > 0 {
+		if r.Costs != nil {
+			return fmt.Errorf("route: the margin rule does not weigh cost; use it without costs")
+		}
+		if r.Default < 0 || r.Default >= n {
+			return fmt.Errorf("route: default row %d is not a model of the checkpoint (it has %d)", r.Default, n)
+		}
 	}
 	return nil
 }
@@ -150,6 +171,18 @@ func (r *Router) Choose(ps []ModelP) Choice {
 	switch ch.Rule {
 	case "max-p":
 		best = 0
+	case "margin":
+		best = 0
+		for k, m := range ps {
+			// ps[0] has the highest P; switch away from the default only
+			// when that P beats the default's by at least Margin.
+			if m.Model == r.Default {
+				if ps[0].P-m.P < r.Margin {
+					best = k
+				}
+				break
+			}
+		}
 	case "lambda":
 		score := func(m ModelP) float64 { return m.P - r.Lambda*m.Cost }
 		for k, m := range ps {

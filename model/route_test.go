@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -188,6 +189,93 @@ func TestReadQueries(t *testing.T) {
 		_, err := ReadQueries("q.jsonl", strings.NewReader(c.in))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestRouterMargin(t *testing.T) {
+	// P: a 0.9, b 0.75, c 0.6.
+	m := handModel([]float64{0.9, 0.75, 0.6}, []string{"a", "b", "c"})
+	inf := math.Inf(1)
+	cases := []struct {
+		name   string
+		rt     Router
+		want   string
+		rule   string
+		wantOK bool
+	}{
+		{"margin 0 is max-p", Router{Model: m, Default: 2}, "a", "max-p", true},
+		{"tiny margin: a beats c by 0.3", Router{Model: m, Default: 2, Margin: 1e-9}, "a", "margin", true},
+		{"margin 0.29 < 0.3: a", Router{Model: m, Default: 2, Margin: 0.29}, "a", "margin", true},
+		{"margin 0.31 > 0.3: stay on c", Router{Model: m, Default: 2, Margin: 0.31}, "c", "margin", true},
+		{"margin inf: always the default", Router{Model: m, Default: 2, Margin: inf}, "c", "margin", true},
+		{"default b, margin 0.14 < 0.15: a", Router{Model: m, Default: 1, Margin: 0.14}, "a", "margin", true},
+		{"default b, margin 0.16 > 0.15: b", Router{Model: m, Default: 1, Margin: 0.16}, "b", "margin", true},
+		{"default is the top: a", Router{Model: m, Default: 0, Margin: inf}, "a", "margin", true},
+		{"default not a candidate: max-p", Router{Model: m, Default: 0, Margin: inf, Candidates: []int{1, 2}}, "b", "margin", true},
+		{"default c among b, c, margin 0.16 > 0.15: c", Router{Model: m, Default: 2, Margin: 0.16, Candidates: []int{1, 2}}, "c", "margin", true},
+	}
+	for _, c := range cases {
+		if err := c.rt.Check(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ch := c.rt.Route(handQ)
+		if got := m.Models[ch.Model]; got != c.want || ch.Rule != c.rule {
+			t.Errorf("%s: chose %s (rule %s), want %s (%s)", c.name, got, ch.Rule, c.want, c.rule)
+		}
+	}
+	for _, c := range []struct {
+		rt   Router
+		want string
+	}{
+		{Router{Model: m, Margin: math.NaN()}, "route: margin NaN must be a non-negative number (or +Inf)"},
+		{Router{Model: m, Margin: -0.1}, "route: margin -0.1 must be a non-negative number (or +Inf)"},
+		{Router{Model: m, Margin: 0.1, Default: 3}, "route: default row 3 is not a model of the checkpoint (it has 3)"},
+		{Router{Model: m, Margin: 0.1, Costs: []float64{1, 1, 1}}, "route: the margin rule does not weigh cost; use it without costs"},
+	} {
+		if err := c.rt.Check(); err == nil || err.Error() != c.want {
+			t.Errorf("Check() = %v, want %q", err, c.want)
+		}
+	}
+}
+
+// On random maps and questions, a tiny margin chooses exactly as max-P and an
+// infinite one exactly the default model; in between, the choice leaves the
+// default exactly when the top P beats the default's by at least δ.
+func TestRouterMarginRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, d = 7, 4
+	m := &JEIRT{Dim: d}
+	for i := 0; i < n; i++ {
+		m.Models = append(m.Models, string(rune('a'+i)))
+		for k := 0; k < d; k++ {
+			m.M = append(m.M, float32(rng.NormFloat64()))
+		}
+	}
+	for trial := 0; trial < 200; trial++ {
+		q := make([]float32, d)
+		for k := range q {
+			q[k] = float32(rng.NormFloat64())
+		}
+		def := rng.IntN(n)
+		maxP := (&Router{Model: m}).Route(q)
+		ps := map[int]float64{}
+		for _, mp := range maxP.Ranked {
+			ps[mp.Model] = mp.P
+		}
+		if ch := (&Router{Model: m, Default: def, Margin: 1e-12}).Route(q); ch.Model != maxP.Model {
+			t.Fatalf("trial %d: tiny margin chose %d, max-P %d", trial, ch.Model, maxP.Model)
+		}
+		if ch := (&Router{Model: m, Default: def, Margin: math.Inf(1)}).Route(q); ch.Model != def {
+			t.Fatalf("trial %d: infinite margin chose %d, default %d", trial, ch.Model, def)
+		}
+		delta := 0.2 * rng.Float64()
+		want := def
+		if ps[maxP.Model]-ps[def] >= delta {
+			want = maxP.Model
+		}
+		if ch := (&Router{Model: m, Default: def, Margin: delta}).Route(q); ch.Model != want {
+			t.Fatalf("trial %d: margin %v chose %d (P %v), want %d (top %v, default %v)", trial, delta, ch.Model, ch.P, want, ps[maxP.Model], ps[def])
 		}
 	}
 }

@@ -9,6 +9,7 @@
 # 1. Onboarding curve and --suggest vs random (a --by model split holding out 10%
 #    of the models): go test -bench BenchmarkOnboardCurve (see its doc comment).
 # 2. Routing on a --by item split: jeirt data split, jeirt train, jeirt route eval
+#    (the margin δ chosen on the split's val.csv, scored on test.csv)
 #    with synthetic costs (a model's cost = its accuracy on the training split,
 #    a stand-in for "better models cost more"; no real prices ship with the data).
 # 3. Latency: one query through `jeirt route` after loading, and 10,000 queries
@@ -48,7 +49,7 @@ EOF
 	awk -F, 'NR > 1 && $3 != "" { n[$1]++; s[$1] += $3 } END { print "model,cost"; for (m in n) printf "%s,%.4f\n", m, s[m] / n[m] }' \
 		"$S/train.csv" >"$OUT/$set-costs.csv"
 	"$J" route eval --checkpoint "$OUT/$set-by-item" --data "$S/test.csv" --items "$S/items.csv" \
-		--train "$S/train.csv" --costs "$OUT/$set-costs.csv" --out "$OUT/$set-route-curve.csv"
+		--train "$S/train.csv" --val "$S/val.csv" --costs "$OUT/$set-costs.csv" --out "$OUT/$set-route-curve.csv"
 done
 
 echo "== 3. routing latency (hash encoder)"

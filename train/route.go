@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -24,6 +25,13 @@ type RouteEvalOptions struct {
 	// (higher is better): its accuracy on the training data. Nil uses each
 	// model's mean predicted P(correct) over the checkpoint's known items.
 	Reference []float64
+	// Margins is the sweep of the margin rule (the default model, here the
+	// best single one, unless another beats its P by at least δ). Nil takes
+	// DefaultMargins; +Inf (the best single model) is added when missing.
+	Margins []float64
+	// TunedMargin, when set, adds the point "router,margin-val": the margin
+	// rule at this δ (chosen on validation questions with TuneMargin).
+	TunedMargin *float64
 }
 
 // DefaultMinP is the min-p sweep of route eval.
@@ -32,11 +40,35 @@ var DefaultMinP = []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.9
 // DefaultLambdaScale, divided by the cost range, is the λ sweep of route eval.
 var DefaultLambdaScale = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}
 
+// DefaultMargins is the margin sweep of route eval. It holds 0 (the max-P
+// rule) and +Inf (always the best single model), so the δ that TuneMargin
+// picks is never worse on the tuning questions than either.
+var DefaultMargins = []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, math.Inf(1)}
+
+// TuneMargin returns the δ of the margin rule with the highest accuracy
+// among pts (RouteEval's points on validation questions), the larger δ on a
+// tie: the router leaves the best single model only where that paid off.
+func TuneMargin(pts []RoutePoint) (float64, error) {
+	best := -1
+	for k, p := range pts {
+		if p.Policy != "router" || p.Rule != "margin" {
+			continue
+		}
+		if best < 0 || p.Accuracy > pts[best].Accuracy || p.Accuracy == pts[best].Accuracy && p.Param > pts[best].Param {
+			best = k
+		}
+	}
+	if best < 0 {
+		return 0, fmt.Errorf("route eval: no margin points to tune on")
+	}
+	return pts[best].Param, nil
+}
+
 // RoutePoint is one policy's result on held-out questions.
 type RoutePoint struct {
 	Policy    string  // router, best-single, random, oracle, cheapest
-	Rule      string  // the router's rule (max-p, min-p, lambda); the policy otherwise
-	Param     float64 // min-p or λ; NaN when the rule has none
+	Rule      string  // the router's rule (max-p, margin, margin-val, min-p, lambda); the policy otherwise
+	Param     float64 // δ, min-p or λ; NaN when the rule has none
 	Accuracy  float64 // mean over questions of the chosen model's label
 	TotalCost float64 // NaN without costs
 	MeanCost  float64
@@ -51,7 +83,9 @@ type RoutePoint struct {
 // routed among the models observed on it; models of r that the checkpoint
 // lacks are ignored. Policies:
 //
-//   - router: the Router's choice (max-p; with costs every min-p and λ of the sweeps);
+//   - router: the Router's choice (max-p, the tuned margin, every margin δ; with
+//     costs every min-p and λ of the sweeps); the margin rule's default model
+//     is best-single's pick for the question;
 //   - best-single: the model with the highest Reference (the next one when it is unobserved);
 //   - random: a uniformly random observed model (its expected accuracy and cost);
 //   - oracle: a model that answers correctly, the cheapest such (any, if none does);
@@ -80,12 +114,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	}
 	ref := opt.Reference
 	if ref == nil {
-		ref = make([]float64, m.NumModels())
-		for i := range ref {
-			for j := 0; j < m.NumItems(); j++ {
-				ref[i] += m.Prob(i, m.ItemEmbedding(j))
-			}
-		}
+		ref = MeanPredictedP(m)
 	}
 	bestOrder := append([]int(nil), cand...)
 	sort.SliceStable(bestOrder, func(a, b int) bool { return ref[bestOrder[a]] > ref[bestOrder[b]] })
@@ -99,6 +128,22 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		routers = append(routers, router{&RoutePoint{Policy: "router", Rule: rule, Param: param}, rt})
 	}
 	add("max-p", math.NaN(), model.Router{Model: m})
+	if opt.TunedMargin != nil {
+		add("margin-val", *opt.TunedMargin, model.Router{Model: m, Margin: *opt.TunedMargin})
+	}
+	margins := opt.Margins
+	if margins == nil {
+		margins = DefaultMargins
+	}
+	if !slices.Contains(margins, math.Inf(1)) {
+		margins = append(slices.Clip(margins), math.Inf(1))
+	}
+	for _, v := range margins {
+		if !(v >= 0) {
+			return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
+		}
+		add("margin", v, model.Router{Model: m, Margin: v})
+	}
 	if costs != nil {
 		minP := opt.MinP
 		if minP == nil {
@@ -168,8 +213,10 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			pt.TotalCost += cost(k)
 			pt.Items++
 		}
+		def := -1
 		for _, k := range bestOrder {
 			if label[k] >= 0 {
+				def = k
 				score(best, k)
 				break
 			}
@@ -194,6 +241,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		score(cheapest, cheap)
 		for _, rt := range routers {
 			rt.rt.Candidates = obs
+			rt.rt.Default = def
 			ps = rt.rt.Probs(q[j], ps)
 			ch := rt.rt.Choose(ps)
 			if ch.Fallback {
@@ -218,6 +266,41 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		out[k] = *pt
 	}
 	return out, nil
+}
+
+// MeanPredictedP returns each model's mean P(correct) over the checkpoint's
+// questions: the best-single reference when no training data is at hand.
+func MeanPredictedP(m *model.JEIRT) []float64 {
+	ref := make([]float64, m.NumModels())
+	for i := range ref {
+		for j := 0; j < m.NumItems(); j++ {
+			ref[i] += m.Prob(i, m.ItemEmbedding(j))
+		}
+		if m.NumItems() > 0 {
+			ref[i] /= float64(m.NumItems())
+		}
+	}
+	return ref
+}
+
+// BestSingle returns the row of M with the highest reference score among
+// cand (all rows when nil), the first on ties.
+func BestSingle(ref []float64, cand []int) int {
+	best := -1
+	consider := func(i int) {
+		if best < 0 || ref[i] > ref[best] {
+			best = i
+		}
+	}
+	if cand == nil {
+		for i := range ref {
+			consider(i)
+		}
+	}
+	for _, i := range cand {
+		consider(i)
+	}
+	return best
 }
 
 // WriteRouteCSV writes route eval's points as CSV:

@@ -74,6 +74,7 @@ type irtFitJSON struct {
 	RankMoves        []train.RankMove     `json:"rank_moves"`
 	FlagCounts       map[string]int       `json:"flag_counts"`
 	GroupLoadings    []train.GroupLoading `json:"group_loadings,omitempty"`
+	BatchFits        int                  `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
 	Gauge            string               `json:"gauge"`
 }
 
@@ -83,19 +84,23 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var set irtFitSettings
 	var read model.ReadOptions
 	var out, traceOut string
+	var data, names []string
 	var force bool
 	fit := &cobra.Command{
 		Use:   "fit",
 		Short: "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
 		Example: `  jeirt irt fit --data ../shared/data/swebench-verified/response_matrix.csv --out fits/swe
-  jeirt irt fit --data responses.csv --rank 2 --bootstrap 200 --seed 1 --out fits/r2`,
+  jeirt irt fit --data responses.csv --rank 2 --bootstrap 200 --seed 1 --out fits/r2
+  # several benchmarks in one batched cBMM run (one GPU job) -> fits/swebench-verified/, fits/rewardbench/
+  jeirt irt fit --data ../shared/data/swebench-verified/response_matrix.csv --data ../shared/data/rewardbench/response_matrix.csv --out fits`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set.Format, set.Items, set.Duplicates = read.Format, read.Items, read.Duplicates
-			return runIRTFit(cmd, set, read, out, traceOut, force)
+			return runIRTFit(cmd, set, read, data, names, out, traceOut, force)
 		},
 	}
 	f := fit.Flags()
-	f.StringVar(&set.Data, "data", "", "response file (required)")
+	f.StringArrayVar(&data, "data", nil, "response file (required); repeat it to fit several files in one batched run, each into --out/NAME")
+	f.StringArrayVar(&names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	addReadFlags(fit, &read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
@@ -112,7 +117,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.IntVar(&set.RankMove, "rank-move", 0, "list models whose θ rank and accuracy rank differ by more than this (0: max(3, N/20))")
 	f.StringVar(&set.Method, "method", "cbmm", "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
 	f.StringVar(&traceOut, "trace", "", "write seconds,loss per iteration to this CSV (cbmm, lbfgs)")
-	f.StringVar(&out, "out", "", "output folder (required; written atomically)")
+	f.StringVar(&out, "out", "", "output folder (required; written atomically, with one sub-folder per file in a batch)")
 	f.BoolVar(&force, "force", false, "replace an existing output folder")
 	_ = fit.MarkFlagRequired("data")
 	_ = fit.MarkFlagRequired("out")
@@ -203,7 +208,18 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 	return r, nil
 }
 
-func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, out, traceOut string, force bool) error {
+// irtFitResult is one fitted response file with everything its output folder
+// holds.
+type irtFitResult struct {
+	name string // sub-folder of --out in a batch; "" for a single fit into --out
+	r    *model.Responses
+	fit  *model.IRT
+	an   *train.Analysis
+	boot *train.BootstrapResult
+	doc  irtFitJSON
+}
+
+func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, data, names []string, out, traceOut string, force bool) error {
 	ctx := cmd.Context()
 	set.Level = irtOrDefault(set.Level, 0.95)
 	if err := set.check(); err != nil {
@@ -212,56 +228,136 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, o
 	if _, err := train.LookupCBMMBackend(set.Device); err != nil {
 		return err
 	}
+	// A batch (several --data, or any --name) writes one folder per file under --out.
+	batch := len(data) > 1 || len(names) > 0
+	if len(names) > 0 && len(names) != len(data) {
+		return fmt.Errorf("--name given %d time(s) for %d --data file(s): give one per file, in the same order, or none", len(names), len(data))
+	}
+	if batch && read.Items != "" {
+		return fmt.Errorf("--items names the item texts of one benchmark; it cannot go with several --data files")
+	}
+	dirs, err := irtOutNames(data, names)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(out); err == nil && !force {
 		return fmt.Errorf("%s already exists (choose another --out or pass --force)", out)
 	}
-	r, err := irtRead(cmd, set.Data, read)
-	if err != nil {
-		return err
+	rs := make([]*model.Responses, len(data))
+	for k, path := range data {
+		if rs[k], err = irtRead(cmd, path, read); err != nil {
+			return err
+		}
 	}
 	stderr := cmd.ErrOrStderr()
 	start := time.Now()
 	var trace []string
-	record := func(loss float64) {
-		trace = append(trace, fmt.Sprintf("%.6f,%.10g", time.Since(start).Seconds(), loss))
+	record := func(k int, loss float64) {
+		line := fmt.Sprintf("%.6f,%.10g", time.Since(start).Seconds(), loss)
+		if batch {
+			line = dirs[k] + "," + line
+		}
+		trace = append(trace, line)
 	}
-	var fit *model.IRT
+	var fits []*model.IRT
 	switch set.Method {
 	case "cbmm":
+		// All files in one batched run of the backend's hot loop.
 		c := set.fitter(stderr)
-		c.Trace = func(_, _ int, loss float64) { record(loss) }
-		fit, err = c.Fit(ctx, r)
-	case "lbfgs":
-		fit, err = train.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads, Trace: record}.Fit(ctx, r)
-	case "mml":
-		fit, err = train.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
+		fits, err = c.FitBatch(ctx, rs)
+	default:
+		fits = make([]*model.IRT, len(rs))
+		for k, r := range rs {
+			if set.Method == "lbfgs" {
+				fits[k], err = train.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
+					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
+			} else {
+				fits[k], err = train.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", data[k], err)
+				break
+			}
+		}
 	}
 	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
 	if traceOut != "" {
+		hdr := "seconds,loss\n"
+		if batch {
+			hdr = "fit,seconds,loss\n"
+		}
 		if err := model.WriteFileAtomic(traceOut, func(w io.Writer) error {
-			_, err := io.WriteString(w, "seconds,loss\n"+strings.Join(trace, "\n")+"\n")
+			_, err := io.WriteString(w, hdr+strings.Join(trace, "\n")+"\n")
 			return err
 		}); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "fit: %d iterations, loss %.6g, converged %v, %.2fs\n", fit.Iterations,
+	if batch {
+		fmt.Fprintf(stderr, "fit: %d files in one %s run, %.2fs\n", len(rs), set.Method, secs)
+	}
+	results := make([]*irtFitResult, len(rs))
+	for k, r := range rs {
+		one := set
+		one.Data = data[k]
+		res, err := irtAnalyze(cmd, one, r, fits[k], secs)
+		if err != nil {
+			return err
+		}
+		if batch {
+			res.name, res.doc.BatchFits = dirs[k], len(rs)
+		}
+		results[k] = res
+	}
+	err = model.WriteDirAtomic(out, force, func(tmp string) error {
+		if !batch {
+			return results[0].write(tmp)
+		}
+		for _, res := range results {
+			sub := filepath.Join(tmp, res.name)
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				return err
+			}
+			if err := res.write(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, res := range results {
+		an := res.an
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; flags %v\n",
+			filepath.Join(out, res.name), res.r.NumModels(), res.r.NumItems(), an.KendallTau, len(an.RankMoves), an.RankMoveLimit, an.FlagCounts)
+	}
+	return nil
+}
+
+// irtAnalyze reports on one fit (taking secs for the fit itself), runs its
+// bootstrap when asked, and builds its fit.json.
+func irtAnalyze(cmd *cobra.Command, set irtFitSettings, r *model.Responses, fit *model.IRT, secs float64) (*irtFitResult, error) {
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "fit %s: %d iterations, loss %.6g, converged %v, %.2fs\n", set.Data, fit.Iterations,
 		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
 	an := train.Analyze(r, fit, train.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
 	var boot *train.BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {
 		start := time.Now()
+		var err error
 		boot, err = train.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			Fitter: set.fitter(nil), Progress: stderr}.Run(ctx, r, fit)
+			Fitter: set.fitter(nil), Progress: stderr}.Run(cmd.Context(), r, fit)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("%s: %w", set.Data, err)
 		}
 		bootSecs = time.Since(start).Seconds()
-		fmt.Fprintf(stderr, "bootstrap: %d replicates in %.2fs\n", set.Bootstrap, bootSecs)
+		fmt.Fprintf(stderr, "bootstrap %s: %d replicates in %.2fs\n", set.Data, set.Bootstrap, bootSecs)
 	}
 	set.RankMove = an.RankMoveLimit
 	doc := irtFitJSON{Version: version, Settings: set, Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(),
@@ -275,30 +371,75 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, o
 	if doc.RankMoves == nil {
 		doc.RankMoves = []train.RankMove{}
 	}
-	err = model.WriteDirAtomic(out, force, func(tmp string) error {
-		if err := model.WriteFileAtomic(filepath.Join(tmp, "abilities.csv"), func(w io.Writer) error {
-			return writeIRTAbilities(w, fit, an, boot)
-		}); err != nil {
-			return err
-		}
-		if err := model.WriteFileAtomic(filepath.Join(tmp, "items.csv"), func(w io.Writer) error {
-			return writeIRTItems(w, fit, an, boot)
-		}); err != nil {
-			return err
-		}
-		return model.WriteFileAtomic(filepath.Join(tmp, "fit.json"), func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			return enc.Encode(irtJSONSafe(doc))
-		})
-	})
-	if err != nil {
+	return &irtFitResult{r: r, fit: fit, an: an, boot: boot, doc: doc}, nil
+}
+
+// write puts abilities.csv, items.csv and fit.json into dir.
+func (res *irtFitResult) write(dir string) error {
+	if err := model.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
+		return writeIRTAbilities(w, res.fit, res.an, res.boot)
+	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; flags %v\n",
-		out, r.NumModels(), r.NumItems(), an.KendallTau, len(an.RankMoves), an.RankMoveLimit, an.FlagCounts)
-	return nil
+	if err := model.WriteFileAtomic(filepath.Join(dir, "items.csv"), func(w io.Writer) error {
+		return writeIRTItems(w, res.fit, res.an, res.boot)
+	}); err != nil {
+		return err
+	}
+	return model.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(irtJSONSafe(res.doc))
+	})
+}
+
+// irtOutNames names the folder of each --data file in a batch: its --name when
+// given, else the file's base name without extension; files sharing a base
+// name take their folder's name instead (data/tumlu/response_matrix.csv ->
+// tumlu), and a name still taken gets -2, -3, ... in --data order.
+func irtOutNames(data, names []string) ([]string, error) {
+	if len(names) > 0 {
+		seen := map[string]bool{}
+		for _, n := range names {
+			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+				return nil, fmt.Errorf("--name %q: want a plain folder name", n)
+			}
+			if seen[n] {
+				return nil, fmt.Errorf("--name %q given twice", n)
+			}
+			seen[n] = true
+		}
+		return names, nil
+	}
+	stem := func(p string) string {
+		b := filepath.Base(p)
+		return strings.TrimSuffix(b, filepath.Ext(b))
+	}
+	count := map[string]int{}
+	for _, p := range data {
+		count[stem(p)]++
+	}
+	out := make([]string, len(data))
+	taken := map[string]bool{}
+	for k, p := range data {
+		n := stem(p)
+		if count[n] > 1 {
+			if d := filepath.Base(filepath.Dir(filepath.Clean(p))); d != "." && d != ".." && d != string(filepath.Separator) {
+				n = d
+			}
+		}
+		if n == "" || n == "." || n == ".." {
+			n = "fit"
+		}
+		base := n
+		for i := 2; taken[n]; i++ {
+			n = fmt.Sprintf("%s-%d", base, i)
+		}
+		taken[n] = true
+		out[k] = n
+	}
+	return out, nil
 }
 
 func irtOrDefault(v, d float64) float64 {

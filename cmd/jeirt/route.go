@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,8 +21,9 @@ import (
 )
 
 func newRouteCmd() *cobra.Command {
-	var ckDir, models, costsPath, format string
-	var minP, lambda float64
+	var ckDir, models, costsPath, format, defaultName, trainPath string
+	var trainRO model.ReadOptions
+	var minP, lambda, margin float64
 	var top int
 	cmd := &cobra.Command{
 		Use:   "route QUERIES --checkpoint DIR [--costs FILE] [--min-p P | --lambda L]",
@@ -32,7 +34,12 @@ model (or those of --models), and choose
   without --costs        the highest P;
   with --costs           the cheapest model with P >= --min-p (when none reaches it, the
                          highest P, marked as a fallback);
-  with --costs --lambda  the highest P − lambda·cost.
+  with --costs --lambda  the highest P − lambda·cost;
+  with --margin D        the default model (--default, or the best accuracy on --train,
+                         or the highest mean predicted P over the checkpoint's questions)
+                         unless another model's P beats the default's by at least D.
+                         D = 0 is the highest P, D = inf always the default; choose D
+                         on validation questions with jeirt route eval --val.
 
 QUERIES is a text file with one query per line (its id is the line number), a JSONL file
 of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
@@ -43,7 +50,8 @@ object per line). A file literally named "eval" must be given as ./eval.
 jeirt route eval scores the router on held-out questions (see jeirt route eval --help).`,
 		Example: `  jeirt route questions.txt --checkpoint runs/swe
   echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint runs/swe --top 5
-  jeirt route queries.jsonl --checkpoint runs/swe --costs costs.csv --min-p 0.6 --format csv`,
+  jeirt route queries.jsonl --checkpoint runs/swe --costs costs.csv --min-p 0.6 --format csv
+  jeirt route questions.txt --checkpoint runs/swe --margin 0.05 --train runs/items/train.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" {
@@ -62,6 +70,9 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			}
 			rt, err := buildRouter(ck, models, costsPath, minP, lambda, cmd.Flags().Changed("min-p"))
 			if err != nil {
+				return err
+			}
+			if err := setMargin(ck, rt, margin, defaultName, trainPath, trainRO, costsPath); err != nil {
 				return err
 			}
 			enc, err := train.OpenCheckpointEncoder(ck)
@@ -107,8 +118,8 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if fallbacks > 0 {
 				fmt.Fprintf(log, "route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead\n", fallbacks, len(choices), rt.MinP)
 			}
-			fmt.Fprintf(log, "route: %d queries, %d models, rule %s; load %.1f ms, encode+route %.2f ms\n",
-				len(choices), len(rt.Candidates), rt.Rule(), ms(loaded.Sub(start)), ms(time.Since(loaded)))
+			fmt.Fprintf(log, "route: %d queries, %d models, rule %s%s; load %.1f ms, encode+route %.2f ms\n",
+				len(choices), len(rt.Candidates), rt.Rule(), marginNote(ck.Model, rt), ms(loaded.Sub(start)), ms(time.Since(loaded)))
 			return nil
 		},
 	}
@@ -117,6 +128,10 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64Var(&minP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
 	cmd.Flags().Float64Var(&lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")
+	cmd.Flags().Float64Var(&margin, "margin", 0, "without --costs: leave the default model only for a model whose P beats its P by at least this (inf: never)")
+	cmd.Flags().StringVar(&defaultName, "default", "", "with --margin: the default model (default: the best on --train)")
+	cmd.Flags().StringVar(&trainPath, "train", "", "with --margin: training responses; the default model is the most accurate on them")
+	cmd.Flags().StringVar(&trainRO.Format, "train-format", "auto", "format of --train: auto, long, wide, wide-items or pyirt")
 	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
 	cmd.AddCommand(newRouteEvalCmd())
@@ -201,6 +216,74 @@ func buildRouter(ck *model.Checkpoint, models, costsPath string, minP, lambda fl
 		return nil, err
 	}
 	return rt, nil
+}
+
+// setMargin sets the margin rule of rt: δ and the default model (--default,
+// else the best accuracy on --train, else the highest mean predicted P over
+// the checkpoint's questions), among rt's candidates.
+func setMargin(ck *model.Checkpoint, rt *model.Router, margin float64, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
+	if margin == 0 {
+		if defaultName != "" || trainPath != "" {
+			return fmt.Errorf("route: --default and --train choose the default model of the margin rule; they need --margin")
+		}
+		return nil
+	}
+	if !(margin > 0) {
+		return fmt.Errorf("route: --margin %v must be a non-negative number (or inf)", margin)
+	}
+	if costsPath != "" {
+		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
+	}
+	if defaultName != "" && trainPath != "" {
+		return fmt.Errorf("route: give --default or --train, not both")
+	}
+	m := ck.Model
+	rt.Margin = margin
+	if defaultName != "" {
+		rt.Default = indexOfName(m.Models, defaultName)
+		if rt.Default < 0 {
+			return fmt.Errorf("route: --default: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), shortList(m.Models, 5))
+		}
+		if !slices.Contains(rt.Candidates, rt.Default) {
+			return fmt.Errorf("route: --default: %q is not one of --models", defaultName)
+		}
+		return rt.Check()
+	}
+	ref := train.MeanPredictedP(m)
+	if trainPath != "" {
+		var err error
+		if ref, err = trainReference(m, trainPath, trainRO); err != nil {
+			return err
+		}
+	}
+	rt.Default = train.BestSingle(ref, rt.Candidates)
+	return rt.Check()
+}
+
+// trainReference returns each checkpoint model's accuracy on the responses
+// in path (−Inf for a model without any).
+func trainReference(m *model.JEIRT, path string, ro model.ReadOptions) ([]float64, error) {
+	tr, _, err := model.ReadFile(path, ro)
+	if err != nil {
+		return nil, err
+	}
+	ref := make([]float64, m.NumModels())
+	acc := tr.ModelAccuracy()
+	for i := range ref {
+		ref[i] = math.Inf(-1)
+		if k := tr.ModelIndex(m.Models[i]); k >= 0 && !math.IsNaN(acc[k]) {
+			ref[i] = acc[k]
+		}
+	}
+	return ref, nil
+}
+
+// marginNote describes the margin rule for the summary line.
+func marginNote(m *model.JEIRT, rt *model.Router) string {
+	if rt.Rule() != "margin" {
+		return ""
+	}
+	return fmt.Sprintf(" (default %s, margin %g)", m.Models[rt.Default], rt.Margin)
 }
 
 func indexOfName(names []string, name string) int {
@@ -355,8 +438,8 @@ func writeChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 
 func newRouteEvalCmd() *cobra.Command {
 	var ro, trainRO model.ReadOptions
-	var ckDir, data, costsPath, trainPath, out string
-	var minP, lambda []float64
+	var ckDir, data, costsPath, trainPath, valPath, out string
+	var minP, lambda, margins []float64
 	cmd := &cobra.Command{
 		Use:   "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
 		Short: "Score the router against the best single model, random choice and the oracle",
@@ -366,11 +449,19 @@ policy scores that model's label. Policies: router (highest P; with --costs ever
 --min-p and --lambda of the sweep), best-single (the model with the best accuracy on
 --train, or, without it, the highest mean predicted P over the checkpoint's items),
 random (expected value of a uniform pick), oracle (a model that got it right, the
-cheapest such) and cheapest. Writes the cost-quality curve as CSV:
+cheapest such) and cheapest.
+
+The margin rule keeps best-single's model unless another model's P beats its P by at
+least δ; every δ of --margin is scored (0 is the highest P, inf is best-single). With
+--val (held-out questions that are not those of --data, for example the val.csv of the
+split), δ is chosen on --val (the highest accuracy there, the larger δ on ties) and
+the router at that δ is the row "router,margin-val,δ"; --data is never used to choose it.
+
+Writes the cost-quality curve as CSV:
 policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 		Example: `  jeirt data split --data responses.csv --by item --out runs/items --val 0.1 --test 0.1
   jeirt route eval --checkpoint runs/by-item --data runs/items/test.csv --items runs/items/items.csv \
-      --train runs/items/train.csv --costs costs.csv --out curve.csv`,
+      --train runs/items/train.csv --val runs/items/val.csv --costs costs.csv --out curve.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" || data == "" {
@@ -384,7 +475,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if err != nil {
 				return err
 			}
-			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda}
+			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins}
 			if costsPath != "" {
 				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
 					return err
@@ -393,17 +484,8 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				return fmt.Errorf("route eval: --min-p and --lambda sweeps need --costs")
 			}
 			if trainPath != "" {
-				tr, _, err := model.ReadFile(trainPath, trainRO)
-				if err != nil {
+				if opt.Reference, err = trainReference(ck.Model, trainPath, trainRO); err != nil {
 					return err
-				}
-				opt.Reference = make([]float64, ck.Model.NumModels())
-				acc := tr.ModelAccuracy()
-				for i := range opt.Reference {
-					opt.Reference[i] = math.Inf(-1)
-					if k := tr.ModelIndex(ck.Model.Models[i]); k >= 0 && !math.IsNaN(acc[k]) {
-						opt.Reference[i] = acc[k]
-					}
 				}
 			}
 			var unknown []string
@@ -419,6 +501,11 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			q, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if valPath != "" {
+				if err := tuneMargin(cmd, ck, valPath, ro, &opt); err != nil {
+					return err
+				}
 			}
 			pts, err := train.RouteEval(ck.Model, r, q, opt)
 			if err != nil {
@@ -439,11 +526,51 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 	cmd.Flags().StringVar(&data, "data", "", "held-out responses (questions the router did not train on)")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().StringVar(&trainPath, "train", "", "training responses, to choose the best single model by accuracy")
+	cmd.Flags().StringVar(&valPath, "val", "", "validation responses on other held-out questions, to choose the margin δ (read like --data)")
+	cmd.Flags().Float64SliceVar(&margins, "margin", nil, "margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
 	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64SliceVar(&minP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
 	cmd.Flags().Float64SliceVar(&lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")
 	cmd.Flags().StringVar(&out, "out", "", "CSV file for the curve (default: CSV on stdout)")
 	return cmd
+}
+
+// tuneMargin scores the margin sweep on the validation responses in valPath
+// and sets opt.TunedMargin to the δ with the best accuracy there.
+func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *train.RouteEvalOptions) error {
+	v, _, err := model.ReadFile(valPath, ro)
+	if err != nil {
+		return err
+	}
+	q, _, err := train.ItemEmbeddings(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	vopt := *opt
+	vopt.MinP, vopt.Lambda, vopt.Costs = []float64{}, []float64{}, nil
+	pts, err := train.RouteEval(ck.Model, v, q, vopt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", valPath, err)
+	}
+	delta, err := train.TuneMargin(pts)
+	if err != nil {
+		return err
+	}
+	opt.TunedMargin = &delta
+	var best, maxP, tuned train.RoutePoint
+	for _, p := range pts {
+		switch {
+		case p.Rule == "best-single":
+			best = p
+		case p.Rule == "max-p":
+			maxP = p
+		case p.Rule == "margin" && p.Param == delta:
+			tuned = p
+		}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "route eval: margin δ = %g chosen on %s (%d questions): accuracy there %.4f, best single %.4f, max-p %.4f\n",
+		delta, valPath, tuned.Items, tuned.Accuracy, best.Accuracy, maxP.Accuracy)
+	return nil
 }
 
 // printRouteSummary prints the max-p router and the reference policies.

@@ -197,7 +197,7 @@ func TestRouteEvalSubcommand(t *testing.T) {
 	outCSV := filepath.Join(dir, "curve.csv")
 	root := newRouteCmd()
 	if _, err := runCmd(t, root, "eval", "--checkpoint", ck, "--data", data, "--costs", costs,
-		"--min-p", "0.7,0.95", "--lambda", "1", "--out", outCSV); err != nil {
+		"--min-p", "0.7,0.95", "--lambda", "1", "--margin", "0.1", "--out", outCSV); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(outCSV)
@@ -213,12 +213,91 @@ random,random,,0.611111,15.8333,5.27778,3,0
 oracle,oracle,,1,14,4.66667,3,0
 cheapest,cheapest,,0.333333,5,1.66667,3,0
 router,max-p,,0.666667,30,10,3,0
+router,margin,0.1,0.666667,30,10,3,0
+router,margin,+Inf,0.666667,30,10,3,0
 router,min-p,0.7,0.666667,9,3,3,0
 router,min-p,0.95,0.666667,30,10,3,3
 router,lambda,1,0.333333,5,1.66667,3,0
 `
 	if string(got) != want {
 		t.Errorf("curve:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The margin rule: the default model (here mid, the best on train.csv)
+// unless another's P beats its 0.75 by at least δ; big (0.9) beats it by 0.15.
+func TestRouteMargin(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	trainCSV := writeFile(t, filepath.Join(dir, "train.csv"), "model,item,correct\nbig,t1,0\nmid,t1,1\nsmall,t1,0\nbig,t2,1\nmid,t2,1\n")
+	queries := writeFile(t, filepath.Join(dir, "q.txt"), "what is 2+2?\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--margin", "0.1", "--train", trainCSV}, "1,big,"},
+		{[]string{"--margin", "0.2", "--train", trainCSV}, "1,mid,"},
+		{[]string{"--margin", "inf", "--train", trainCSV}, "1,mid,"},
+		{[]string{"--margin", "0.29", "--default", "small"}, "1,big,"},
+		{[]string{"--margin", "0.31", "--default", "small"}, "1,small,"},
+		{[]string{"--margin", "0.2"}, "1,big,"}, // default: highest mean predicted P, big
+		{[]string{"--margin", "0.2", "--default", "small", "--models", "mid,small"}, "1,small,"},
+		{[]string{"--margin", "0.1", "--default", "small", "--models", "mid,small"}, "1,mid,"},
+	} {
+		args := append([]string{queries, "--checkpoint", ck, "--format", "csv", "--top", "0"}, c.args...)
+		out, log, err := runSplit(t, newRouteCmd(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := strings.SplitN(out, "\n", 3)[1]; !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want prefix %q", c.args, got, c.want)
+		}
+		if !strings.Contains(log, "rule margin (default ") {
+			t.Errorf("%v: log %q", c.args, log)
+		}
+	}
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "big,10\nmid,3\nsmall,1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--margin", "0.1", "--costs", costs}, "route: --margin does not weigh cost; use it without --costs"},
+		{[]string{"--margin", "-1"}, "route: --margin -1 must be a non-negative number (or inf)"},
+		{[]string{"--default", "mid"}, "route: --default and --train choose the default model of the margin rule; they need --margin"},
+		{[]string{"--margin", "0.1", "--default", "huge"}, `route: --default: "huge" is not a model of the checkpoint (it has 3: big, mid, small)`},
+		{[]string{"--margin", "0.1", "--default", "big", "--models", "mid,small"}, `route: --default: "big" is not one of --models`},
+		{[]string{"--margin", "0.1", "--default", "big", "--train", trainCSV}, "route: give --default or --train, not both"},
+	} {
+		args := append([]string{queries, "--checkpoint", ck}, c.args...)
+		if _, _, err := runSplit(t, newRouteCmd(), args...); err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+
+	// route eval --val: δ = 0.1 (big) wins on the validation questions, where
+	// big is right twice and mid once; on the test questions it beats mid.
+	val := writeFile(t, filepath.Join(dir, "val.csv"), "model,item,correct,text\nbig,v1,1,one\nmid,v1,0,one\nbig,v2,1,two\nmid,v2,1,two\n")
+	test := writeFile(t, filepath.Join(dir, "test.csv"), "model,item,correct,text\nbig,q1,1,one\nmid,q1,0,one\nbig,q2,1,two\nmid,q2,0,two\nsmall,q2,1,two\n")
+	out, log, err := runSplit(t, newRouteCmd(), "eval", "--checkpoint", ck, "--data", test, "--train", trainCSV, "--val", val, "--margin", "0.1,0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
+best-single,best-single,,0,,,2,0
+random,random,,0.583333,,,2,0
+oracle,oracle,,1,,,2,0
+router,max-p,,1,,,2,0
+router,margin-val,0.1,1,,,2,0
+router,margin,0.1,1,,,2,0
+router,margin,0.2,0,,,2,0
+router,margin,+Inf,0,,,2,0
+`
+	if out != want {
+		t.Errorf("curve:\n%s\nwant:\n%s", out, want)
+	}
+	if want := "route eval: margin δ = 0.1 chosen on " + val + " (2 questions): accuracy there 1.0000, best single 0.5000, max-p 1.0000\n"; !strings.Contains(log, want) {
+		t.Errorf("log %q, want %q", log, want)
 	}
 }
 
