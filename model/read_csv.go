@@ -293,3 +293,17 @@ func findLongColumns(header []string) (longColumns, bool) {
 	}
 	return c, c.model >= 0 && c.item >= 0 && c.label >= 0
 }
+
+// nextRow returns the next data row, counting it in rep, and checks that it
+// has as many fields as the header.
+func (s *csvScanner) nextRow(rep *ReadReport, fields int) ([][]byte, error) {
+	f, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	rep.Rows++
+	if len(f) != fields {
+		return nil, s.errorf(s.start, "", "row has %d fields, header has %d", len(f), fields)
+	}
+	return f, nil
+}

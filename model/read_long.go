@@ -24,16 +24,12 @@ func readLong(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, erro
 	var text, group []string
 	var lp labelParser
 	for {
-		f, err := s.next()
+		f, err := s.nextRow(rep, len(h))
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		rep.Rows++
-		if len(f) != len(h) {
-			return nil, s.errorf(s.start, "", "row has %d fields, header has %d", len(f), len(h))
 		}
 		if len(f[c.model]) == 0 {
 			return nil, s.errorf(s.start, h[c.model], "empty model name")

@@ -29,16 +29,12 @@ func readWide(s *csvScanner, cells *cellSink, rep *ReadReport, itemMajor bool) (
 	}
 	var lp labelParser
 	for {
-		f, err := s.next()
+		f, err := s.nextRow(rep, len(h))
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		rep.Rows++
-		if len(f) != len(h) {
-			return nil, s.errorf(s.start, "", "row has %d fields, header has %d", len(f), len(h))
 		}
 		if len(f[0]) == 0 {
 			return nil, s.errorf(s.start, h[0], "empty %s", rowKind)
@@ -98,16 +94,12 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 	total := 0
 	var lp labelParser
 	for {
-		f, err := s.next()
+		f, err := s.nextRow(rep, len(h))
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
-		}
-		rep.Rows++
-		if len(f) != len(h) {
-			return nil, s.errorf(s.start, "", "row has %d fields, header has %d", len(f), len(h))
 		}
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
