@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"unsafe"
+
+	"github.com/jeirt/jeirt/train"
 )
 
 // emuGPU is a gpu in host memory whose kernels are Go ports of
@@ -276,7 +278,7 @@ func (e *emuGPU) cbmmItemPass(a args, grid int) {
 			}
 			itemLoss[g] = loss
 			if update && hi > lo {
-				A[g], B[g] = itemSolve1(float64(hi-lo), st, stt, sy, sty, aj)
+				A[g], B[g] = train.ItemSolve1(float64(hi-lo), st, stt, sy, sty, aj)
 			}
 			continue
 		}

@@ -192,42 +192,12 @@ func (s *hostSolver) solveItem(packed []float64, a []float64, b *float64) {
 	*b = s.x[r]
 }
 
-// solveModel is the θ block: θ_i = argmin Σ_j (θ_iᵀa_j + b_j − ỹ_ij)² by an r x r
-// Cholesky solve with the proximal term ε‖θ_i − θ_i^old‖², ε = 1e-12·trace; a
-// model whose system is empty or singular keeps θ_i.
+// solveModel is the θ block for one model (train.SolveTheta), from the packed
+// normal equations.
 func (s *hostSolver) solveModel(packed []float64, theta []float64) {
-	r := s.r
-	G, h := s.G, s.h
-	copy(h, unpackLower(G, packed, r))
-	tr := 0.0
-	for d := 0; d < r; d++ {
-		tr += G[d*r+d]
-	}
-	if tr == 0 {
-		return
-	}
-	eps := 1e-12 * tr
-	for d := 0; d < r; d++ {
-		G[d*r+d] += eps
-		h[d] += eps * theta[d]
-	}
-	if train.CholSolve(G, h, r) {
-		copy(theta, h)
-	}
-}
-
-// itemSolve1 is the rank-1 item block in closed form, as cbmm_item_pass
-// computes it on the device (the tests' emulation of the kernel uses it).
-func itemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
-	det := n*stt - st*st
-	if det <= 1e-12*n*stt || det <= 0 {
-		return aOld, (sy - aOld*st) / n
-	}
-	a = (n*sty - st*sy) / det
-	if a <= 0 {
-		return 0, sy / n
-	}
-	return a, (sy - a*st) / n
+	h := unpackLower(s.G, packed, s.r)
+	copy(s.h, h[:s.r])
+	train.SolveTheta(s.G, s.h, theta)
 }
 
 // residualCoef writes, for each row u of batch b, the weight of the residual

@@ -237,7 +237,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			loss += math.Log(prod)
 			if update && len(cells) > 0 {
-				pr.a[j], pr.b[j] = itemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
+				pr.a[j], pr.b[j] = ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
 			}
 			continue
 		}
@@ -299,11 +299,11 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	return loss
 }
 
-// itemSolve1 is the rank-1 item block: min over a ≥ 0 and b of
+// ItemSolve1 is the rank-1 item block: min over a ≥ 0 and b of
 // Σ_i (θ_i a + b − ỹ_i)², from n = |Ω_j|, st = Σθ, stt = Σθ², sy = Σỹ, sty = Σθỹ.
 // When a is not identified (θ constant over the item's models) a keeps its
 // value and b is its exact minimiser, so the surrogate still does not increase.
-func itemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
+func ItemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
 	det := n*stt - st*st
 	if det <= 1e-12*n*stt || det <= 0 {
 		return aOld, (sy - aOld*st) / n
@@ -388,27 +388,12 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 				h[d1] += m[r*r+d1]
 			}
 		}
-		tr := 0.0
-		for d := 0; d < r; d++ {
-			tr += G[d*r+d]
-		}
-		if tr == 0 {
-			continue
-		}
-		th := pr.theta[i*r : i*r+r]
-		eps := 1e-12 * tr
-		for d := 0; d < r; d++ {
-			G[d*r+d] += eps
-			h[d] += eps * th[d]
-		}
 		for d1 := 0; d1 < r; d1++ {
 			for d2 := 0; d2 < d1; d2++ {
 				G[d2*r+d1] = G[d1*r+d2]
 			}
 		}
-		if cholSolve(G, h, r) {
-			copy(th, h)
-		}
+		SolveTheta(G, h, pr.theta[i*r:i*r+r])
 	}
 }
 

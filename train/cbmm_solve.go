@@ -199,3 +199,26 @@ func (s *SmallNNLS) Solve(G, h, x []float64, nc int) {
 // Cholesky, writing v into h; it reports false (and leaves h undefined) when G
 // is not positive definite. G is overwritten.
 func CholSolve(G, h []float64, n int) bool { return cholSolve(G, h, n) }
+
+// SolveTheta is the θ block for one model: θ_i = argmin Σ_j (θ_iᵀa_j + b_j − ỹ_ij)²
+// from the normal equations G θ = h (G symmetric r x r), by Cholesky with the
+// proximal term ε‖θ − θ_old‖², ε = 1e-12·trace(G). A model whose system is
+// empty or singular keeps θ. G and h are overwritten.
+func SolveTheta(G, h, theta []float64) {
+	r := len(theta)
+	tr := 0.0
+	for d := 0; d < r; d++ {
+		tr += G[d*r+d]
+	}
+	if tr == 0 {
+		return
+	}
+	eps := 1e-12 * tr
+	for d := 0; d < r; d++ {
+		G[d*r+d] += eps
+		h[d] += eps * theta[d]
+	}
+	if cholSolve(G, h, r) {
+		copy(theta, h)
+	}
+}

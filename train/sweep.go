@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -505,14 +504,4 @@ func (s *Sweep) Manifest(runs []SweepRun) SweepManifest {
 		m.Runs = append(m.Runs, SweepRunSummary{ID: r.ID, Dir: filepath.Join("runs", r.ID), Settings: r.Settings})
 	}
 	return m
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

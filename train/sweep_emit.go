@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -64,7 +66,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 		replace = true // an empty folder made beforehand
 	}
 	if _, err := os.Stat(abs); err == nil && !replace {
-		for _, name := range sortedKeys(files) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
 			old, err := os.ReadFile(filepath.Join(abs, name))
 			if err != nil {
 				return nil, fmt.Errorf("%s exists and is not this sweep's folder (no %s); choose another --out or pass --force to replace it", dir, name)
@@ -73,7 +75,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 				return nil, fmt.Errorf("%s already holds a different sweep (%s differs); choose another --out or pass --force to replace it", dir, name)
 			}
 		}
-		for _, name := range sortedKeys(top) {
+		for _, name := range slices.Sorted(maps.Keys(top)) {
 			if err := writeBytesAtomic(filepath.Join(abs, name), top[name]); err != nil {
 				return nil, err
 			}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -320,7 +322,7 @@ func discriminationFigure(f *Fit, source string) (*Figure, error) {
 	p.Legend.Add(fmt.Sprintf("min-a = %.2g", f.MinA), cut)
 	p.Legend.Top = true
 	var parts []string
-	for _, k := range sortedKeys(flags) {
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
 		parts = append(parts, fmt.Sprintf("%d %s", flags[k], strings.ReplaceAll(k, "_", " ")))
 	}
 	why := ""
@@ -575,13 +577,4 @@ func trainingFigure(met *checkpointMetrics, source string) (*Figure, error) {
 		Caption: fmt.Sprintf("Mean log-loss per epoch on the training cells (with dropout) and on the validation cells. The checkpoint keeps epoch %d of %d, the lowest validation loss.", met.BestEpoch, met.EpochsRun),
 		Source:  source}
 	return fig, render(fig, p)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

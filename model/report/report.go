@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -358,7 +360,7 @@ func metricsTable(m *checkpointMetrics) *Table {
 		return []Cell{{Text: name}, nc, num(get("accuracy"), 4), num(get("auc"), 4), num(get("log_loss"), 4), num(get("brier"), 4), num(get("ece"), 4)}
 	}
 	t.Rows = append(t.Rows, row("JE-IRT", m.Test), row("JE-IRT (validation)", m.Val))
-	for _, name := range sortedKeys(m.Baselines) {
+	for _, name := range slices.Sorted(maps.Keys(m.Baselines)) {
 		label := name
 		if name == "knn" && m.KNNK > 0 {
 			label = fmt.Sprintf("knn (k = %d)", m.KNNK)
