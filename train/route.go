@@ -32,6 +32,25 @@ type RouteEvalOptions struct {
 	// TunedMargin, when set, adds the point "router,margin-val": the margin
 	// rule at this δ (chosen on validation questions with TuneMargin).
 	TunedMargin *float64
+	// Shortlists is the sweep of the shortlist rule: the highest P among
+	// the T observed models with the highest Reference. Nil takes
+	// DefaultShortlists.
+	Shortlists []int
+}
+
+// DefaultShortlists is the shortlist sweep of route eval.
+var DefaultShortlists = []int{2, 3, 5, 10}
+
+// Shortlist returns the t rows of cand with the highest reference score,
+// best first (the earlier row of cand on ties); all of cand when t ≤ 0 or
+// t ≥ len(cand).
+func Shortlist(ref []float64, cand []int, t int) []int {
+	out := append([]int(nil), cand...)
+	sort.SliceStable(out, func(a, b int) bool { return ref[out[a]] > ref[out[b]] })
+	if t > 0 && t < len(out) {
+		out = out[:t]
+	}
+	return out
 }
 
 // DefaultMinP is the min-p sweep of route eval.
@@ -67,8 +86,8 @@ func TuneMargin(pts []RoutePoint) (float64, error) {
 // RoutePoint is one policy's result on held-out questions.
 type RoutePoint struct {
 	Policy    string  // router, best-single, random, oracle, cheapest
-	Rule      string  // the router's rule (max-p, margin, margin-val, min-p, lambda); the policy otherwise
-	Param     float64 // δ, min-p or λ; NaN when the rule has none
+	Rule      string  // the router's rule (max-p, shortlist, margin, margin-val, min-p, lambda); the policy otherwise
+	Param     float64 // T, δ, min-p or λ; NaN when the rule has none
 	Accuracy  float64 // mean over questions of the chosen model's label
 	TotalCost float64 // NaN without costs
 	MeanCost  float64
@@ -83,9 +102,11 @@ type RoutePoint struct {
 // routed among the models observed on it; models of r that the checkpoint
 // lacks are ignored. Policies:
 //
-//   - router: the Router's choice (max-p, the tuned margin, every margin δ; with
-//     costs every min-p and λ of the sweeps); the margin rule's default model
-//     is best-single's pick for the question;
+//   - router: the Router's choice (max-p, every shortlist size T, the tuned
+//     margin, every margin δ; with costs every min-p and λ of the sweeps); the
+//     margin rule's default model is best-single's pick for the question, and
+//     the shortlist rule takes the highest P among the T observed models that
+//     best-single ranks first;
 //   - best-single: the model with the highest Reference (the next one when it is unobserved);
 //   - random: a uniformly random observed model (its expected accuracy and cost);
 //   - oracle: a model that answers correctly, the cheapest such (any, if none does);
@@ -116,18 +137,29 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	if ref == nil {
 		ref = MeanPredictedP(m)
 	}
-	bestOrder := append([]int(nil), cand...)
-	sort.SliceStable(bestOrder, func(a, b int) bool { return ref[bestOrder[a]] > ref[bestOrder[b]] })
+	bestOrder := Shortlist(ref, cand, 0)
 
 	type router struct {
-		pt *RoutePoint
-		rt model.Router
+		pt        *RoutePoint
+		rt        model.Router
+		shortlist int // > 0: candidates are the first shortlist observed models of bestOrder
 	}
 	var routers []router
 	add := func(rule string, param float64, rt model.Router) {
-		routers = append(routers, router{&RoutePoint{Policy: "router", Rule: rule, Param: param}, rt})
+		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
 	}
 	add("max-p", math.NaN(), model.Router{Model: m})
+	shortlists := opt.Shortlists
+	if shortlists == nil {
+		shortlists = DefaultShortlists
+	}
+	for _, t := range shortlists {
+		if t < 1 {
+			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
+		}
+		add("shortlist", float64(t), model.Router{Model: m})
+		routers[len(routers)-1].shortlist = t
+	}
 	if opt.TunedMargin != nil {
 		add("margin-val", *opt.TunedMargin, model.Router{Model: m, Margin: *opt.TunedMargin})
 	}
@@ -239,8 +271,17 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		random.Items++
 		score(oracle, orc)
 		score(cheapest, cheap)
+		var short []int // observed models, best reference first
+		for _, k := range bestOrder {
+			if label[k] >= 0 {
+				short = append(short, k)
+			}
+		}
 		for _, rt := range routers {
 			rt.rt.Candidates = obs
+			if rt.shortlist > 0 {
+				rt.rt.Candidates = short[:min(rt.shortlist, len(short))]
+			}
 			rt.rt.Default = def
 			ps = rt.rt.Probs(q[j], ps)
 			ch := rt.rt.Choose(ps)

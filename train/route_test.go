@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -20,11 +21,12 @@ func TestRouteEvalWithoutCosts(t *testing.T) {
 	r := &model.Responses{Models: []string{"a", "b", "c"}, Items: []string{"x", "y"},
 		Model: []int32{0, 1, 0, 1, 2}, Item: []int32{0, 0, 1, 1, 1}, Label: []uint8{1, 0, 0, 1, 1}}
 	// Reference (training accuracy): a, 0.6, is the best single model.
+	// Shortlist 1 is the best single model and shortlist 2 the max-P rule.
 	// Margin rule, default a: x stays on a; on y, b beats a by 0.4, so it
 	// switches for δ ≤ 0.4 only.
 	tuned := 0.39
 	pts, err := RouteEval(m, r, q, RouteEvalOptions{Reference: []float64{0.6, 0.5},
-		Margins: []float64{0, 0.39, 0.41, math.Inf(1)}, TunedMargin: &tuned})
+		Margins: []float64{0, 0.39, 0.41, math.Inf(1)}, TunedMargin: &tuned, Shortlists: []int{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +39,8 @@ best-single,best-single,,0.5,,,2,0
 random,random,,0.5,,,2,0
 oracle,oracle,,1,,,2,0
 router,max-p,,1,,,2,0
+router,shortlist,1,0.5,,,2,0
+router,shortlist,2,1,,,2,0
 router,margin-val,0.39,1,,,2,0
 router,margin,0,1,,,2,0
 router,margin,0.39,1,,,2,0
@@ -145,5 +149,23 @@ func TestTuneMargin(t *testing.T) {
 	}
 	if _, err := TuneMargin(tie[3:]); err == nil || err.Error() != "route eval: no margin points to tune on" {
 		t.Errorf("no margins: %v", err)
+	}
+}
+
+func TestShortlist(t *testing.T) {
+	ref := []float64{0.5, 0.9, 0.7, 0.9, math.Inf(-1)}
+	for _, c := range []struct {
+		cand []int
+		t    int
+		want []int
+	}{
+		{[]int{0, 1, 2, 3, 4}, 2, []int{1, 3}}, // tie: the earlier of cand first
+		{[]int{3, 2, 1}, 2, []int{3, 1}},
+		{[]int{0, 1, 2, 3, 4}, 0, []int{1, 3, 2, 0, 4}},
+		{[]int{4, 0}, 5, []int{0, 4}},
+	} {
+		if got := Shortlist(ref, c.cand, c.t); !slices.Equal(got, c.want) {
+			t.Errorf("Shortlist(%v, %d) = %v, want %v", c.cand, c.t, got, c.want)
+		}
 	}
 }

@@ -24,7 +24,7 @@ func newRouteCmd() *cobra.Command {
 	var ckDir, models, costsPath, format, defaultName, trainPath string
 	var trainRO model.ReadOptions
 	var minP, lambda, margin float64
-	var top int
+	var top, shortlist int
 	cmd := &cobra.Command{
 		Use:   "route QUERIES --checkpoint DIR [--costs FILE] [--min-p P | --lambda L]",
 		Short: "Send each query to the model of a JE-IRT checkpoint most likely to answer it",
@@ -41,6 +41,11 @@ model (or those of --models), and choose
                          D = 0 is the highest P, D = inf always the default; choose D
                          on validation questions with jeirt route eval --val.
 
+--shortlist T first keeps only the T best models (by accuracy on --train, or by mean
+predicted P over the checkpoint's questions); any rule then chooses among them. On
+questions the checkpoint never saw, the highest P among many models is often noise;
+a short list of strong models is the robust choice (see README, "Routing across splits").
+
 QUERIES is a text file with one query per line (its id is the line number), a JSONL file
 of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
 reported. --costs is a model,cost CSV that prices every routed model.
@@ -51,7 +56,8 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 		Example: `  jeirt route questions.txt --checkpoint runs/swe
   echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint runs/swe --top 5
   jeirt route queries.jsonl --checkpoint runs/swe --costs costs.csv --min-p 0.6 --format csv
-  jeirt route questions.txt --checkpoint runs/swe --margin 0.05 --train runs/items/train.csv`,
+  jeirt route questions.txt --checkpoint runs/swe --margin 0.05 --train runs/items/train.csv
+  jeirt route questions.txt --checkpoint runs/swe --shortlist 3 --train runs/items/train.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" {
@@ -72,7 +78,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err != nil {
 				return err
 			}
-			if err := setMargin(ck, rt, margin, defaultName, trainPath, trainRO, costsPath); err != nil {
+			if err := setReference(ck, rt, margin, shortlist, defaultName, trainPath, trainRO, costsPath); err != nil {
 				return err
 			}
 			enc, err := train.OpenCheckpointEncoder(ck)
@@ -129,8 +135,9 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 	cmd.Flags().Float64Var(&minP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
 	cmd.Flags().Float64Var(&lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")
 	cmd.Flags().Float64Var(&margin, "margin", 0, "without --costs: leave the default model only for a model whose P beats its P by at least this (inf: never)")
+	cmd.Flags().IntVar(&shortlist, "shortlist", 0, "choose only among the T best models (by accuracy on --train, else mean predicted P); 0: all")
 	cmd.Flags().StringVar(&defaultName, "default", "", "with --margin: the default model (default: the best on --train)")
-	cmd.Flags().StringVar(&trainPath, "train", "", "with --margin: training responses; the default model is the most accurate on them")
+	cmd.Flags().StringVar(&trainPath, "train", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
 	cmd.Flags().StringVar(&trainRO.Format, "train-format", "auto", "format of --train: auto, long, wide, wide-items or pyirt")
 	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
@@ -218,26 +225,46 @@ func buildRouter(ck *model.Checkpoint, models, costsPath string, minP, lambda fl
 	return rt, nil
 }
 
-// setMargin sets the margin rule of rt: δ and the default model (--default,
-// else the best accuracy on --train, else the highest mean predicted P over
-// the checkpoint's questions), among rt's candidates.
-func setMargin(ck *model.Checkpoint, rt *model.Router, margin float64, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
-	if margin == 0 {
-		if defaultName != "" || trainPath != "" {
-			return fmt.Errorf("route: --default and --train choose the default model of the margin rule; they need --margin")
+// setReference applies the rules that rank models by a reference score (the
+// accuracy on --train, else the highest mean predicted P over the
+// checkpoint's questions): --shortlist keeps rt's T best candidates, and
+// --margin sets δ and the default model (--default, else the best candidate).
+func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
+	if shortlist < 0 {
+		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
+	}
+	if defaultName != "" && margin == 0 {
+		return fmt.Errorf("route: --default is the default model of the margin rule; it needs --margin")
+	}
+	if margin == 0 && shortlist == 0 {
+		if trainPath != "" {
+			return fmt.Errorf("route: --train ranks the models for --margin or --shortlist; it needs one of them")
 		}
 		return nil
 	}
-	if !(margin > 0) {
+	if !(margin >= 0) {
 		return fmt.Errorf("route: --margin %v must be a non-negative number (or inf)", margin)
 	}
-	if costsPath != "" {
+	if margin > 0 && costsPath != "" {
 		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
 	}
 	if defaultName != "" && trainPath != "" {
 		return fmt.Errorf("route: give --default or --train, not both")
 	}
 	m := ck.Model
+	ref := train.MeanPredictedP(m)
+	if trainPath != "" {
+		var err error
+		if ref, err = trainReference(m, trainPath, trainRO); err != nil {
+			return err
+		}
+	}
+	if shortlist > 0 {
+		rt.Candidates = train.Shortlist(ref, rt.Candidates, shortlist)
+	}
+	if margin == 0 {
+		return rt.Check()
+	}
 	rt.Margin = margin
 	if defaultName != "" {
 		rt.Default = indexOfName(m.Models, defaultName)
@@ -245,16 +272,9 @@ func setMargin(ck *model.Checkpoint, rt *model.Router, margin float64, defaultNa
 			return fmt.Errorf("route: --default: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), shortList(m.Models, 5))
 		}
 		if !slices.Contains(rt.Candidates, rt.Default) {
-			return fmt.Errorf("route: --default: %q is not one of --models", defaultName)
+			return fmt.Errorf("route: --default: %q is not one of the candidates (--models, --shortlist)", defaultName)
 		}
 		return rt.Check()
-	}
-	ref := train.MeanPredictedP(m)
-	if trainPath != "" {
-		var err error
-		if ref, err = trainReference(m, trainPath, trainRO); err != nil {
-			return err
-		}
 	}
 	rt.Default = train.BestSingle(ref, rt.Candidates)
 	return rt.Check()
@@ -440,12 +460,14 @@ func newRouteEvalCmd() *cobra.Command {
 	var ro, trainRO model.ReadOptions
 	var ckDir, data, costsPath, trainPath, valPath, out string
 	var minP, lambda, margins []float64
+	var shortlists []int
 	cmd := &cobra.Command{
 		Use:   "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
 		Short: "Score the router against the best single model, random choice and the oracle",
 		Long: `Score the router on held-out questions (for example the test.csv of a --by item split):
 each question of --data goes to one of the checkpoint's models observed on it, and the
-policy scores that model's label. Policies: router (highest P; with --costs every
+policy scores that model's label. Policies: router (highest P; the highest P among the
+T models best-single ranks first, for every T of --shortlist; with --costs every
 --min-p and --lambda of the sweep), best-single (the model with the best accuracy on
 --train, or, without it, the highest mean predicted P over the checkpoint's items),
 random (expected value of a uniform pick), oracle (a model that got it right, the
@@ -475,7 +497,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if err != nil {
 				return err
 			}
-			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins}
+			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
 			if costsPath != "" {
 				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
 					return err
@@ -528,6 +550,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 	cmd.Flags().StringVar(&trainPath, "train", "", "training responses, to choose the best single model by accuracy")
 	cmd.Flags().StringVar(&valPath, "val", "", "validation responses on other held-out questions, to choose the margin δ (read like --data)")
 	cmd.Flags().Float64SliceVar(&margins, "margin", nil, "margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
+	cmd.Flags().IntSliceVar(&shortlists, "shortlist", nil, "shortlist sizes T to sweep: the highest P among the T best models (default 2,3,5,10)")
 	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64SliceVar(&minP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
 	cmd.Flags().Float64SliceVar(&lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")

@@ -213,6 +213,10 @@ random,random,,0.611111,15.8333,5.27778,3,0
 oracle,oracle,,1,14,4.66667,3,0
 cheapest,cheapest,,0.333333,5,1.66667,3,0
 router,max-p,,0.666667,30,10,3,0
+router,shortlist,2,0.666667,30,10,3,0
+router,shortlist,3,0.666667,30,10,3,0
+router,shortlist,5,0.666667,30,10,3,0
+router,shortlist,10,0.666667,30,10,3,0
 router,margin,0.1,0.666667,30,10,3,0
 router,margin,+Inf,0.666667,30,10,3,0
 router,min-p,0.7,0.666667,9,3,3,0
@@ -257,6 +261,27 @@ func TestRouteMargin(t *testing.T) {
 			t.Errorf("%v: log %q", c.args, log)
 		}
 	}
+	// --shortlist T: the highest P among the T best models on --train (mid,
+	// big, small) or, without --train, by mean predicted P (big, mid, small).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shortlist", "1", "--train", trainCSV}, "1,mid,"},
+		{[]string{"--shortlist", "2", "--train", trainCSV}, "1,big,"},
+		{[]string{"--shortlist", "1"}, "1,big,"},
+		{[]string{"--shortlist", "1", "--models", "mid,small"}, "1,mid,"},
+		{[]string{"--shortlist", "2", "--train", trainCSV, "--margin", "0.2"}, "1,mid,"},
+	} {
+		args := append([]string{queries, "--checkpoint", ck, "--format", "csv", "--top", "0"}, c.args...)
+		out, _, err := runSplit(t, newRouteCmd(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := strings.SplitN(out, "\n", 3)[1]; !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want prefix %q", c.args, got, c.want)
+		}
+	}
 	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "big,10\nmid,3\nsmall,1\n")
 	for _, c := range []struct {
 		args []string
@@ -264,9 +289,13 @@ func TestRouteMargin(t *testing.T) {
 	}{
 		{[]string{"--margin", "0.1", "--costs", costs}, "route: --margin does not weigh cost; use it without --costs"},
 		{[]string{"--margin", "-1"}, "route: --margin -1 must be a non-negative number (or inf)"},
-		{[]string{"--default", "mid"}, "route: --default and --train choose the default model of the margin rule; they need --margin"},
+		{[]string{"--default", "mid"}, "route: --default is the default model of the margin rule; it needs --margin"},
+		{[]string{"--train", trainCSV}, "route: --train ranks the models for --margin or --shortlist; it needs one of them"},
+		{[]string{"--shortlist", "-1"}, "route: --shortlist -1 must not be negative"},
+		{[]string{"--shortlist", "2", "--default", "big"}, "route: --default is the default model of the margin rule; it needs --margin"},
+		{[]string{"--margin", "0.1", "--shortlist", "1", "--default", "small"}, `route: --default: "small" is not one of the candidates (--models, --shortlist)`},
 		{[]string{"--margin", "0.1", "--default", "huge"}, `route: --default: "huge" is not a model of the checkpoint (it has 3: big, mid, small)`},
-		{[]string{"--margin", "0.1", "--default", "big", "--models", "mid,small"}, `route: --default: "big" is not one of --models`},
+		{[]string{"--margin", "0.1", "--default", "big", "--models", "mid,small"}, `route: --default: "big" is not one of the candidates (--models, --shortlist)`},
 		{[]string{"--margin", "0.1", "--default", "big", "--train", trainCSV}, "route: give --default or --train, not both"},
 	} {
 		args := append([]string{queries, "--checkpoint", ck}, c.args...)
@@ -279,7 +308,7 @@ func TestRouteMargin(t *testing.T) {
 	// big is right twice and mid once; on the test questions it beats mid.
 	val := writeFile(t, filepath.Join(dir, "val.csv"), "model,item,correct,text\nbig,v1,1,one\nmid,v1,0,one\nbig,v2,1,two\nmid,v2,1,two\n")
 	test := writeFile(t, filepath.Join(dir, "test.csv"), "model,item,correct,text\nbig,q1,1,one\nmid,q1,0,one\nbig,q2,1,two\nmid,q2,0,two\nsmall,q2,1,two\n")
-	out, log, err := runSplit(t, newRouteCmd(), "eval", "--checkpoint", ck, "--data", test, "--train", trainCSV, "--val", val, "--margin", "0.1,0.2")
+	out, log, err := runSplit(t, newRouteCmd(), "eval", "--checkpoint", ck, "--data", test, "--train", trainCSV, "--val", val, "--margin", "0.1,0.2", "--shortlist", "1,2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,6 +317,8 @@ best-single,best-single,,0,,,2,0
 random,random,,0.583333,,,2,0
 oracle,oracle,,1,,,2,0
 router,max-p,,1,,,2,0
+router,shortlist,1,0,,,2,0
+router,shortlist,2,1,,,2,0
 router,margin-val,0.1,1,,,2,0
 router,margin,0.1,1,,,2,0
 router,margin,0.2,0,,,2,0
