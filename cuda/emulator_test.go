@@ -298,23 +298,29 @@ func (e *emuGPU) cbmmItemPass(a args, grid int) {
 			if update {
 				v := x + four*y*sg
 				yTilde[k] = v
-				q := 0
-				for d1 := 0; d1 < m; d1++ {
-					for d2 := 0; d2 <= d1; d2++ {
-						acc[q] += u[d1] * u[d2]
-						q++
-					}
-				}
-				for d := 0; d < m; d++ {
-					acc[q] += u[d] * v
-					q++
-				}
+				addNormal(acc, u, v)
 			}
 		}
 		itemLoss[g] = loss
 		if update {
 			copy(itemG[g*E:(g+1)*E], acc)
 		}
+	}
+}
+
+// addNormal adds one observation (x, y) to packed normal equations, in the
+// kernels' layout: the lower triangle of x xᵀ row by row, then x·y.
+func addNormal(acc, x []float64, y float64) {
+	q := 0
+	for d1 := range x {
+		for d2 := 0; d2 <= d1; d2++ {
+			acc[q] += x[d1] * x[d2]
+			q++
+		}
+	}
+	for d := range x {
+		acc[q] += x[d] * y
+		q++
 	}
 }
 
@@ -346,18 +352,7 @@ func (e *emuGPU) cbmmModelPass(a args, grid int) {
 		for x := lo; x < hi; x++ {
 			j := int(modelItem[x])
 			aj := A[j*r : j*r+r]
-			res := yTilde[modelCell[x]] - B[j]
-			q := 0
-			for d1 := 0; d1 < r; d1++ {
-				for d2 := 0; d2 <= d1; d2++ {
-					acc[q] += aj[d1] * aj[d2]
-					q++
-				}
-			}
-			for d := 0; d < r; d++ {
-				acc[q] += aj[d] * res
-				q++
-			}
+			addNormal(acc, aj, yTilde[modelCell[x]]-B[j])
 		}
 		copy(modelG[i*E:(i+1)*E], acc)
 	}

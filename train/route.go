@@ -145,8 +145,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		shortlist int // > 0: candidates are the first shortlist observed models of bestOrder
 	}
 	var routers []router
-	add := func(rule string, param float64, rt model.Router) {
+	add := func(rule string, param float64, rt model.Router) *router {
 		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
+		return &routers[len(routers)-1]
 	}
 	add("max-p", math.NaN(), model.Router{Model: m})
 	shortlists := opt.Shortlists
@@ -157,8 +158,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if t < 1 {
 			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
 		}
-		add("shortlist", float64(t), model.Router{Model: m})
-		routers[len(routers)-1].shortlist = t
+		add("shortlist", float64(t), model.Router{Model: m}).shortlist = t
 	}
 	if opt.TunedMargin != nil {
 		add("margin-val", *opt.TunedMargin, model.Router{Model: m, Margin: *opt.TunedMargin})
@@ -226,6 +226,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		label[k] = -1
 	}
 	var ps []model.ModelP
+	var ranked []int
 	for j := 0; j < r.NumItems(); j++ {
 		var obs []int
 		for _, c := range byItem.Row(j) {
@@ -245,14 +246,14 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			pt.TotalCost += cost(k)
 			pt.Items++
 		}
-		def := -1
+		ranked = ranked[:0] // the observed models, best reference first
 		for _, k := range bestOrder {
 			if label[k] >= 0 {
-				def = k
-				score(best, k)
-				break
+				ranked = append(ranked, k)
 			}
 		}
+		def := ranked[0]
+		score(best, def)
 		var right, sumCost float64
 		orc, cheap := -1, -1
 		for _, k := range obs {
@@ -271,16 +272,10 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		random.Items++
 		score(oracle, orc)
 		score(cheapest, cheap)
-		var short []int // observed models, best reference first
-		for _, k := range bestOrder {
-			if label[k] >= 0 {
-				short = append(short, k)
-			}
-		}
 		for _, rt := range routers {
 			rt.rt.Candidates = obs
 			if rt.shortlist > 0 {
-				rt.rt.Candidates = short[:min(rt.shortlist, len(short))]
+				rt.rt.Candidates = ranked[:min(rt.shortlist, len(ranked))]
 			}
 			rt.rt.Default = def
 			ps = rt.rt.Probs(q[j], ps)
