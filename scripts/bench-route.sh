@@ -5,9 +5,11 @@
 #   scripts/bench-route.sh [OUT]            (default OUT=/tmp/jeirt-bench-route)
 #   SETS="swebench-verified" scripts/bench-route.sh
 #   SKIP_ONBOARD=1 scripts/bench-route.sh   (sections 2 and 3 only)
+#   ONBOARD_SEEDS="42" scripts/bench-route.sh  (section 1 on the main split only)
 #
-# 1. Onboarding curve and --suggest vs random (a --by model split holding out 10%
-#    of the models): go test -bench BenchmarkOnboardCurve (see its doc comment).
+# 1. Onboarding curve and --suggest (adaptive rounds, one-shot designs) vs random
+#    questions, on --by model splits holding out 10% of the models (seeds 42 and 1):
+#    go test -bench BenchmarkOnboardCurve (see its doc comment).
 # 2. Routing on a --by item split: jeirt data split, jeirt train, jeirt route eval
 #    (the margin δ chosen on the split's val.csv, scored on test.csv)
 #    with synthetic costs (a model's cost = its accuracy on the training split,
@@ -26,9 +28,11 @@ J="$OUT/jeirt"
 
 if [ -z "${SKIP_ONBOARD:-}" ]; then
 echo "== 1. onboarding curve (by model, 10% of models held out)"
-for set in $SETS; do
-	JEIRT_BENCH_CACHE="$OUT/cache" JEIRT_BENCH_DATA=$set \
-		go test -run '^$' -bench BenchmarkOnboardCurve -benchtime 1x -timeout 60m ./train/ | grep -v '^goos\|^goarch\|^pkg\|^cpu'
+for seed in ${ONBOARD_SEEDS:-42 1}; do
+	for set in $SETS; do
+		JEIRT_BENCH_CACHE="$OUT/cache" JEIRT_BENCH_DATA=$set JEIRT_BENCH_SEED=$seed \
+			go test -run '^$' -bench BenchmarkOnboardCurve -benchtime 1x -timeout 60m ./train/ | grep -v '^goos\|^goarch\|^pkg\|^cpu'
+	done
 done
 fi
 

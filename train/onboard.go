@@ -289,3 +289,39 @@ func log1pExp(z float64) float64 {
 	}
 	return math.Log1p(math.Exp(z))
 }
+
+// Posterior returns the Laplace approximation of the posterior of a new row
+// given data: a Gaussian at the MAP row of FitRow, with precision the
+// Hessian there, Λ + Σ_j p_j(1−p_j) u_j u_jᵀ. With no cells it is the prior.
+func (o Onboard) Posterior(data *RowData, prior Gaussian) (Gaussian, error) {
+	if data.Len() == 0 {
+		return prior, nil
+	}
+	row, _, err := o.FitRow(data, prior)
+	if err != nil {
+		return Gaussian{}, err
+	}
+	d, n := data.Dim, data.Len()
+	scaled := make([]float64, n*d)
+	for j := 0; j < n; j++ {
+		u := data.U[j*d : (j+1)*d]
+		var z float64
+		for k, v := range u {
+			z += v * row[k]
+		}
+		p := model.Sigmoid(z - data.Norm[j])
+		w := math.Sqrt(p * (1 - p))
+		for k, v := range u {
+			scaled[j*d+k] = w * v
+		}
+	}
+	prec := append([]float64(nil), prior.Precision...)
+	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: d, Stride: d, Data: scaled},
+		1, blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: prec})
+	for a := 0; a < d; a++ {
+		for b := 0; b < a; b++ {
+			prec[a*d+b] = prec[b*d+a]
+		}
+	}
+	return Gaussian{Mean: row, Precision: prec}, nil
+}

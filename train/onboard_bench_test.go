@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,15 +30,20 @@ func routeSharedData(tb testing.TB) string {
 // Verified and RewardBench (run it once: -benchtime 1x; JEIRT_BENCH_DATA=swebench-verified
 // or rewardbench picks one):
 //
-//  1. hold out 10% of the models (train.Split by model, seed 42); each held-out
-//     model's answers are split 80/20 (seeded) into a pool and test cells;
+//  1. hold out 10% of the models (train.Split by model, seed 42, or
+//     JEIRT_BENCH_SEED); each held-out model's answers are split 80/20
+//     (seeded) into a pool and test cells;
 //  2. "old": JE-IRT trained on the other models only (10% of their cells for
 //     early stopping); "joint": the same run with the held-out models' pools added;
 //  3. each held-out model is onboarded into "old" (Onboard, population prior)
 //     from a fraction f of its pool drawn at random (the mean of 5 seeded
 //     draws), or from as many questions of its pool picked by SuggestItems
-//     (D-optimal) and SuggestItemsV (V-optimal), and scored on its test cells
-//     next to its jointly trained row and the model-mean baseline.
+//     (D-optimal) and SuggestItemsV (V-optimal), or asked adaptively in 4
+//     rounds (a random quarter, then SuggestNext at the posterior of the
+//     answers so far; the mean over 5 seeds), and scored on its test cells
+//     next to its jointly trained row and the model-mean baseline; "adaptive
+//     wins" counts the held-out models whose mean log loss is lower asked
+//     adaptively than at random.
 //
 // JEIRT_BENCH_CACHE=DIR keeps the two trained models between runs.
 func BenchmarkOnboardCurve(b *testing.B) {
@@ -71,7 +77,16 @@ func onboardCurve(b *testing.B, dir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, _, heldR, err := Split(r, SplitOptions{Test: 0.1, Seed: 42, By: "model"})
+	seed, suffix := int64(42), ""
+	if s := os.Getenv("JEIRT_BENCH_SEED"); s != "" {
+		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			b.Fatalf("JEIRT_BENCH_SEED: %v", err)
+		}
+	}
+	if seed != 42 {
+		suffix = fmt.Sprintf("-s%d", seed) // cached checkpoints of other splits
+	}
+	_, _, heldR, err := Split(r, SplitOptions{Test: 0.1, Seed: seed, By: "model"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +119,7 @@ func onboardCurve(b *testing.B, dir string) {
 	// JEIRT_BENCH_CACHE keeps the two trained models between runs.
 	fitCached := func(name string, cells []int32) *model.JEIRT {
 		cache := os.Getenv("JEIRT_BENCH_CACHE")
-		path := filepath.Join(cache, filepath.Base(dir)+"-"+name)
+		path := filepath.Join(cache, filepath.Base(dir)+"-"+name+suffix)
 		if cache != "" {
 			if ck, err := model.LoadCheckpoint(path); err == nil {
 				return ck.Model
@@ -123,8 +138,8 @@ func onboardCurve(b *testing.B, dir string) {
 		return fit.Model
 	}
 	oldModel, jointModel := fitCached("old", oldTrain), fitCached("joint", joint)
-	logf("%s: %d models (%d held out) x %d items; old and joint models ready in %.0fs",
-		filepath.Base(dir), r.NumModels(), len(newModels), r.NumItems(), time.Since(start).Seconds())
+	logf("%s: %d models (%d held out, split seed %d) x %d items; old and joint models ready in %.0fs",
+		filepath.Base(dir), r.NumModels(), len(newModels), seed, r.NumItems(), time.Since(start).Seconds())
 
 	om := oldModel
 	base := &model.JEIRT{InputDim: om.InputDim, Hidden: om.Hidden, Dim: om.Dim, W1: om.W1, C1: om.C1, W2: om.W2, C2: om.C2,
@@ -177,22 +192,69 @@ func onboardCurve(b *testing.B, dir string) {
 	}
 	logf("%s: jointly trained rows on the held-out models' test cells: accuracy %.4f, log loss %.4f; model mean (from the whole pool) %.4f, %.4f",
 		filepath.Base(dir), jointAcc, jointLL, meanAcc, meanLL)
-	logf("| fraction | K (mean) | random: acc | log loss | D-optimal: acc | log loss | V-optimal: acc | log loss | joint acc | gap (random − joint) | fit ms |")
-	logf("|---|---|---|---|---|---|---|---|---|---|---|")
+	// adaptive asks model i K questions of its pool in 4 rounds (fewer when
+	// K < 4): seeded random questions first, then SuggestNext at the
+	// posterior of the answers so far, as `add-model --suggest --answered` does.
+	adaptive := func(i, K int, seed uint64) []int32 {
+		cand := make([][]float32, len(pool[i]))
+		for k, c := range pool[i] {
+			cand[k] = q[r.Item[c]]
+		}
+		done := make([]bool, len(cand))
+		data := &RowData{Dim: base.Dim}
+		var cells []int32
+		rounds := min(4, K)
+		for rd := 0; rd < rounds; rd++ {
+			nb := (K - len(cells) + rounds - rd - 1) / (rounds - rd)
+			var picks []Suggested
+			if rd == 0 {
+				picks, err = SuggestRandom(cand, nb, seed, done)
+			} else {
+				var post Gaussian
+				if post, err = ob.Posterior(data, prior); err == nil {
+					picks, err = SuggestNext(ctx, cand, nb, post, done)
+				}
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, p := range picks {
+				done[p.Index] = true
+				c := pool[i][p.Index]
+				cells = append(cells, c)
+				data.Add(q[r.Item[c]], r.Label[c])
+			}
+		}
+		return cells
+	}
+	logf("| fraction | K (mean) | random: acc | log loss | D-optimal: acc | log loss | V-optimal: acc | log loss | adaptive: acc | log loss | adaptive wins | joint acc | gap (random − joint) | fit ms |")
+	logf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range []float64{0.01, 0.05, 0.10, 0.25, 1.0} {
-		var rAcc, rLL, dAcc, dLL, vAcc, vLL, kMean, secs float64
+		var rAcc, rLL, dAcc, dLL, vAcc, vLL, aAcc, aLL, kMean, secs float64
+		var aWins int // held-out models with a lower mean log loss asked adaptively than at random
 		for _, i := range newModels {
 			// Random questions: the mean over 5 seeded draws.
 			var fit []int32
+			var randLL float64
 			for seed := int64(7); seed < 12; seed++ {
 				fit, _ = fractionSplit(pool[i], f, seed, r.Models[i])
 				a, l, s := fitScore(i, fit)
 				rAcc, rLL, secs = rAcc+a/nNew/5, rLL+l/nNew/5, secs+s/nNew/5
+				randLL += l / 5
 			}
 			kMean += float64(len(fit)) / nNew
 			if f == 1 {
-				dAcc, dLL, vAcc, vLL = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+				dAcc, dLL, vAcc, vLL, aAcc, aLL = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				continue
+			}
+			var adLL float64
+			for seed := uint64(7); seed < 12; seed++ {
+				a, l, _ := fitScore(i, adaptive(i, len(fit), seed))
+				aAcc, aLL = aAcc+a/nNew/5, aLL+l/nNew/5
+				adLL += l / 5
+			}
+			if adLL < randLL {
+				aWins++
 			}
 			cand := make([][]float32, len(pool[i]))
 			for k, c := range pool[i] {
@@ -219,7 +281,11 @@ func onboardCurve(b *testing.B, dir string) {
 				}
 			}
 		}
-		logf("| %.0f%% | %.0f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %+.4f | %.1f |", 100*f, kMean, rAcc, rLL, dAcc, dLL, vAcc, vLL,
-			jointAcc, rAcc-jointAcc, 1000*secs)
+		wins := "-"
+		if f < 1 {
+			wins = fmt.Sprintf("%d/%d", aWins, len(newModels))
+		}
+		logf("| %.0f%% | %.0f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %s | %.4f | %+.4f | %.1f |", 100*f, kMean, rAcc, rLL, dAcc, dLL, vAcc, vLL,
+			aAcc, aLL, wins, jointAcc, rAcc-jointAcc, 1000*secs)
 	}
 }

@@ -25,18 +25,7 @@ func topicCheckpoint() (*model.JEIRT, [][]float64) {
 		for acc := share[0]; u > acc && topic < d-1; acc += share[topic] {
 			topic++
 		}
-		q := make([]float32, d)
-		for k := range q {
-			q[k] = float32(0.15 * rng.NormFloat64())
-		}
-		q[topic] += 1
-		nrm := float32(model.Norm(q))
-		scale := float32(0.5+1.5*rng.Float64()) / nrm
-		for k := range q {
-			q[k] *= scale
-		}
-		m.Items = append(m.Items, "q")
-		m.Q = append(m.Q, q...)
+		addQuestion(m, rng, topic, 0.15, 0.5, 2)
 	}
 	rows := make([][]float64, N)
 	for i := range rows {
@@ -44,14 +33,94 @@ func topicCheckpoint() (*model.JEIRT, [][]float64) {
 		for k := range rows[i] {
 			rows[i][k] = 1 + 1.5*rng.NormFloat64()
 		}
-		if i >= 20 { // models 0..19 are new; the rest are on the map
-			m.Models = append(m.Models, "m")
-			for _, v := range rows[i] {
-				m.M = append(m.M, float32(v))
-			}
+	}
+	return m, putOnMap(m, rows)
+}
+
+// addQuestion adds to m a question along axis, with N(0, noise²) added to
+// each coordinate, and a norm (difficulty) uniform on [lo, hi].
+func addQuestion(m *model.JEIRT, rng *rand.Rand, axis int, noise, lo, hi float64) {
+	q := make([]float32, m.Dim)
+	for k := range q {
+		q[k] = float32(noise * rng.NormFloat64())
+	}
+	q[axis] += 1
+	scale := float32(lo+(hi-lo)*rng.Float64()) / float32(model.Norm(q))
+	for k := range q {
+		q[k] *= scale
+	}
+	m.Items = append(m.Items, "q")
+	m.Q = append(m.Q, q...)
+}
+
+// putOnMap adds rows 20.. to m as its known models (rows 0..19 are the new
+// models the tests place) and returns rows.
+func putOnMap(m *model.JEIRT, rows [][]float64) [][]float64 {
+	for _, row := range rows[20:] {
+		m.Models = append(m.Models, "m")
+		for _, v := range row {
+			m.M = append(m.M, float32(v))
 		}
 	}
-	return m, rows
+	return rows
+}
+
+// placing scores rows fitted for the new models of a constructed map: the
+// expected log loss over all its questions under the true rows.
+type placing struct {
+	m     *model.JEIRT
+	rows  [][]float64 // true rows; 0..19 are new
+	q     [][]float32
+	ob    Onboard
+	prior Gaussian
+}
+
+func newPlacing(t *testing.T, m *model.JEIRT, rows [][]float64) *placing {
+	p := &placing{m: m, rows: rows, q: make([][]float32, m.NumItems())}
+	for j := range p.q {
+		p.q[j] = m.ItemEmbedding(j)
+	}
+	var err error
+	if p.prior, err = p.ob.PriorFor(m); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// truth is the true P that new model i answers question j right.
+func (p *placing) truth(i, j int) float64 {
+	row := make([]float32, len(p.rows[i]))
+	for k, v := range p.rows[i] {
+		row[k] = float32(v)
+	}
+	return model.Sigmoid(model.Logit(p.q[j], row))
+}
+
+// answer draws model i's answer to question j.
+func (p *placing) answer(rng *rand.Rand, i, j int) uint8 {
+	if rng.Float64() < p.truth(i, j) {
+		return 1
+	}
+	return 0
+}
+
+// loss is the expected log loss over all questions of the row fitted to
+// model i's answers in data.
+func (p *placing) loss(t *testing.T, i int, data *RowData) float64 {
+	row, _, err := p.ob.FitRow(data, p.prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row32 := make([]float32, len(row))
+	for k, v := range row {
+		row32[k] = float32(v)
+	}
+	var l float64
+	for j := range p.q {
+		pj, pt := model.Sigmoid(model.Logit(p.q[j], row32)), p.truth(i, j)
+		l -= (pt*math.Log(pj) + (1-pt)*math.Log(1-pj)) / float64(len(p.q))
+	}
+	return l
 }
 
 // With few questions, the V-optimal picks place a new model better than
@@ -60,48 +129,15 @@ func topicCheckpoint() (*model.JEIRT, [][]float64) {
 // against the mean of 10 seeded random draws per model.
 func TestSuggestBeatsRandom(t *testing.T) {
 	m, rows := topicCheckpoint()
-	ob := Onboard{}
-	prior, err := ob.PriorFor(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := newPlacing(t, m, rows)
 	J := m.NumItems()
-	q := make([][]float32, J)
-	for j := range q {
-		q[j] = m.ItemEmbedding(j)
-	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	oracle := func(i, j int) float64 {
-		row := make([]float32, len(rows[i]))
-		for k, v := range rows[i] {
-			row[k] = float32(v)
-		}
-		return model.Sigmoid(model.Logit(q[j], row))
-	}
-	// Expected log loss of a fitted row against the true probabilities.
 	loss := func(i int, items []int) float64 {
 		data := &RowData{Dim: m.Dim}
 		for _, j := range items {
-			var y uint8
-			if rng.Float64() < oracle(i, j) {
-				y = 1
-			}
-			data.Add(q[j], y)
+			data.Add(pl.q[j], pl.answer(rng, i, j))
 		}
-		row, _, err := ob.FitRow(data, prior)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row32 := make([]float32, len(row))
-		for k, v := range row {
-			row32[k] = float32(v)
-		}
-		var l float64
-		for j := 0; j < J; j++ {
-			p, pt := model.Sigmoid(model.Logit(q[j], row32)), oracle(i, j)
-			l -= (pt*math.Log(p) + (1-pt)*math.Log(1-p)) / float64(J)
-		}
-		return l
+		return pl.loss(t, i, data)
 	}
 	for _, K := range []int{8, 16} {
 		for _, c := range []struct {
@@ -109,7 +145,7 @@ func TestSuggestBeatsRandom(t *testing.T) {
 			pick func(context.Context, *model.JEIRT, [][]float32, int, Gaussian) ([]Suggested, error)
 			want bool // must beat random by 0.003 (a deterministic, seeded comparison)
 		}{{"d-optimal", SuggestItems, false}, {"v-optimal", SuggestItemsV, true}} {
-			picks, err := c.pick(context.Background(), m, q, K, prior)
+			picks, err := c.pick(context.Background(), m, pl.q, K, pl.prior)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,5 +202,188 @@ func TestSuggestItemsPicksDistinctInformativeQuestions(t *testing.T) {
 	}
 	if _, err := SuggestItems(context.Background(), m, q, 5, prior); err == nil || err.Error() != "suggest: K = 5 but the pool has only 4 questions" {
 		t.Errorf("K too large: %v", err)
+	}
+}
+
+// difficultyCheckpoint is a map like a benchmark that mixes trivial and very
+// hard questions: d = 4, 1,000 questions pointing near e1 with norms
+// (difficulties) spread evenly over [0.2, 6], and models whose ability along
+// e1 is N(3, 1.5²) (other coordinates N(0, 0.5²)). For any one model most
+// questions are nearly certain, so random questions say little about it.
+func difficultyCheckpoint() (*model.JEIRT, [][]float64) {
+	const d, J, N = 4, 1000, 120
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := &model.JEIRT{Dim: d}
+	for j := 0; j < J; j++ {
+		addQuestion(m, rng, 0, 0.3, 0.2, 6)
+	}
+	rows := make([][]float64, N)
+	for i := range rows {
+		rows[i] = make([]float64, d)
+		for k := range rows[i] {
+			rows[i][k] = 0.5 * rng.NormFloat64()
+		}
+		rows[i][0] = 3 + 1.5*rng.NormFloat64()
+	}
+	return m, putOnMap(m, rows)
+}
+
+// Asked in 4 rounds (a random quarter, then SuggestNext at the posterior of
+// the answers so far), new models are placed better than with as many random
+// questions: the mean over 20 new models and 10 seeded draws of the expected
+// log loss over all 1,000 questions, on the map of wide difficulties.
+func TestSuggestNextBeatsRandom(t *testing.T) {
+	m, rows := difficultyCheckpoint()
+	pl := newPlacing(t, m, rows)
+	ob, prior, q, J := pl.ob, pl.prior, pl.q, m.NumItems()
+	rng := rand.New(rand.NewPCG(3, 4))
+	answer := func(i, j int) uint8 { return pl.answer(rng, i, j) }
+	loss := func(i int, data *RowData) float64 { return pl.loss(t, i, data) }
+	ctx := context.Background()
+	for _, K := range []int{8, 16} {
+		var adaptive, random float64
+		const newModels, draws = 20, 10
+		for i := 0; i < newModels; i++ {
+			for s := uint64(0); s < draws; s++ {
+				seed := uint64(100*i) + s
+				// Random: K questions at once.
+				picks, err := SuggestRandom(q, K, seed, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := &RowData{Dim: m.Dim}
+				for _, p := range picks {
+					data.Add(q[p.Index], answer(i, p.Index))
+				}
+				random += loss(i, data) / (newModels * draws)
+				// Adaptive: the same first quarter, then three rounds of SuggestNext.
+				done := make([]bool, J)
+				data = &RowData{Dim: m.Dim}
+				for rd := 0; rd < 4; rd++ {
+					nb := (K - data.Len() + 3 - rd) / (4 - rd)
+					if rd == 0 {
+						picks, err = SuggestRandom(q, nb, seed, done)
+					} else {
+						post, perr := ob.Posterior(data, prior)
+						if perr != nil {
+							t.Fatal(perr)
+						}
+						picks, err = SuggestNext(ctx, q, nb, post, done)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range picks {
+						if done[p.Index] {
+							t.Fatalf("round %d asked question %d again", rd, p.Index)
+						}
+						done[p.Index] = true
+						data.Add(q[p.Index], answer(i, p.Index))
+					}
+				}
+				if data.Len() != K {
+					t.Fatalf("adaptive asked %d questions, want %d", data.Len(), K)
+				}
+				adaptive += loss(i, data) / (newModels * draws)
+			}
+		}
+		t.Logf("K=%d: expected log loss adaptive %.4f, random %.4f", K, adaptive, random)
+		if adaptive > random-0.005 {
+			t.Errorf("K=%d: adaptive log loss %.4f, random %.4f: want at least 0.005 lower", K, adaptive, random)
+		}
+	}
+}
+
+// Posterior is the prior without answers, and otherwise a Gaussian at the
+// MAP row whose precision is the Hessian there.
+func TestPosterior(t *testing.T) {
+	ob := Onboard{}
+	prior := Gaussian{Mean: []float64{0.5, -1}, Precision: []float64{2, 0.5, 0.5, 1}}
+	post, err := ob.Posterior(&RowData{Dim: 2}, prior)
+	if err != nil || &post.Mean[0] != &prior.Mean[0] {
+		t.Fatalf("no answers: %v %+v", err, post)
+	}
+	data := &RowData{Dim: 2}
+	data.Add([]float32{3, 4}, 1)   // u = (0.6, 0.8), ‖q‖ = 5
+	data.Add([]float32{0, 0.5}, 0) // u = (0, 1), ‖q‖ = 0.5
+	post, err = ob.Posterior(data, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _, err := ob.FitRow(data, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := model.Sigmoid(0.6*row[0] + 0.8*row[1] - 5)
+	p2 := model.Sigmoid(row[1] - 0.5)
+	w1, w2 := p1*(1-p1), p2*(1-p2)
+	want := []float64{2 + w1*0.36, 0.5 + w1*0.48, 0.5 + w1*0.48, 1 + w1*0.64 + w2}
+	for k := range want {
+		if math.Abs(post.Precision[k]-want[k]) > 1e-6 {
+			t.Errorf("precision %v, want %v", post.Precision, want)
+			break
+		}
+	}
+	if post.Mean[0] != row[0] || post.Mean[1] != row[1] {
+		t.Errorf("posterior mean %v, MAP row %v", post.Mean, row)
+	}
+	// The gradient at the mean vanishes: Λ(m−μ) + Σ (p−y) u = 0.
+	g0 := 2*(row[0]-0.5) + 0.5*(row[1]+1) + (p1-1)*0.6
+	g1 := 0.5*(row[0]-0.5) + 1*(row[1]+1) + (p1-1)*0.8 + p2
+	if math.Abs(g0) > 1e-5 || math.Abs(g1) > 1e-5 {
+		t.Errorf("gradient at the posterior mean (%v, %v)", g0, g1)
+	}
+}
+
+// SuggestRandom and SuggestNext never pick an answered question, SuggestRandom
+// is reproducible from its seed, and both say how many questions are left.
+func TestSuggestRoundsSkipAnswered(t *testing.T) {
+	m, _ := topicCheckpoint()
+	prior, err := Onboard{}.PriorFor(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := make([][]float32, 50)
+	for j := range q {
+		q[j] = m.ItemEmbedding(j)
+	}
+	done := make([]bool, len(q))
+	for j := 0; j < len(q); j += 2 {
+		done[j] = true
+	}
+	a, err := SuggestRandom(q, 10, 7, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := SuggestRandom(q, 10, 7, done)
+	c, _ := SuggestRandom(q, 10, 8, done)
+	same, differ := true, false
+	for k := range a {
+		same = same && a[k].Index == b[k].Index
+		differ = differ || a[k].Index != c[k].Index
+		if done[a[k].Index] {
+			t.Errorf("random pick %d was answered", a[k].Index)
+		}
+	}
+	if !same || !differ {
+		t.Errorf("seed 7 twice: same %v; seeds 7 and 8 differ %v", same, differ)
+	}
+	next, err := SuggestNext(context.Background(), q, 25, prior, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, s := range next {
+		if done[s.Index] || seen[s.Index] {
+			t.Errorf("SuggestNext picked %d (answered %v, twice %v)", s.Index, done[s.Index], seen[s.Index])
+		}
+		seen[s.Index] = true
+	}
+	want := "suggest: K = 26 but only 25 of the pool's 50 questions are not answered yet"
+	if _, err := SuggestNext(context.Background(), q, 26, prior, done); err == nil || err.Error() != want {
+		t.Errorf("too many: %v", err)
+	}
+	if _, err := SuggestRandom(q, 26, 1, done); err == nil || err.Error() != want {
+		t.Errorf("too many, random: %v", err)
 	}
 }

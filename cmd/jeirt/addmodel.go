@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,7 +26,7 @@ const onboardFile = "onboard.json"
 func newAddModelCmd() *cobra.Command {
 	var ro model.ReadOptions
 	var opt train.AddModelsOptions
-	var ckDir, responses, out, models, pool string
+	var ckDir, responses, out, models, pool, answered string
 	var suggest int
 	var design string
 	var asJSON bool
@@ -53,12 +54,22 @@ best, as an items CSV (item_id,text,rank,p_mean,gain), by a greedy Bayesian desi
 the normalised question embeddings under the row fit's prior: --design v-optimal (the
 default) minimises the pool's summed Fisher-weighted predictive variance, with weights
 p(1−p) averaged over the known models; d-optimal maximises log det(Λ + Σ w_j u_j u_jᵀ)
-with weights at the mean model. The pool is the checkpoint's known items, or --pool (an
-item-text CSV).`,
+with weights at the mean model; random draws K questions (seeded by --seed). The pool is
+the checkpoint's known items, or --pool (an item-text CSV).
+
+Adaptive testing in rounds: --answered FILE gives the answers a new model has already
+given (any responses format; one model, or pick it with --models). Its row is fitted from
+them, and the next K questions are the V-optimal design at that fitted row and its
+posterior, never a question already answered (p_mean is then the new model's own P).
+A first round of random questions, then rounds of --answered, beats random questions at
+equal K (README, "Onboarding measured on real data"); a design made before any answer is
+seen does not, reliably.`,
 		Example: `  jeirt add-model --checkpoint runs/swe --responses new_model.csv --items new_items.csv
   jeirt add-model --checkpoint runs/swe --responses all.csv --models gpt-x --fraction 0.1 --seed 1
   jeirt add-model --checkpoint runs/swe --responses all.csv --models gpt-x --replace --fraction 0.5
-  jeirt add-model --suggest 25 --checkpoint runs/swe --out ask-these.csv`,
+  jeirt add-model --suggest 25 --checkpoint runs/swe --out ask-these.csv
+  jeirt add-model --suggest 10 --checkpoint runs/swe --design random --seed 1 --out round1.csv
+  jeirt add-model --suggest 10 --checkpoint runs/swe --answered answers-so-far.csv --out round2.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" {
@@ -68,7 +79,11 @@ item-text CSV).`,
 				if responses != "" {
 					return fmt.Errorf("add-model: --suggest picks questions to ask; it takes no --responses")
 				}
-				return runSuggest(cmd, ckDir, pool, out, suggest, design, opt.Onboard)
+				return runSuggest(cmd, suggestArgs{ck: ckDir, pool: pool, out: out, answered: answered, model: models,
+					K: suggest, design: design, seed: opt.Seed, read: ro}, opt.Onboard)
+			}
+			if answered != "" {
+				return fmt.Errorf("add-model: --answered goes with --suggest")
 			}
 			if responses == "" {
 				return fmt.Errorf("add-model: --responses is required (or --suggest K)")
@@ -118,16 +133,17 @@ item-text CSV).`,
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
 	cmd.Flags().StringVar(&responses, "responses", "", "responses of the new models (any format jeirt reads)")
 	addReadFlags(cmd, &ro)
-	cmd.Flags().StringVar(&models, "models", "", "comma-separated models of --responses to add (default: all)")
+	cmd.Flags().StringVar(&models, "models", "", "comma-separated models of --responses to add (default: all); with --suggest, the model of --answered")
 	cmd.Flags().Float64Var(&opt.Fraction, "fraction", 1, "fraction of each model's answers to fit on; the rest are scored")
-	cmd.Flags().Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw")
+	cmd.Flags().Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw, or of --suggest with --design random")
 	cmd.Flags().StringVar(&out, "out", "", "new checkpoint folder (default DIR.plus-NAME); with --suggest, the items CSV (default stdout)")
 	cmd.Flags().BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	cmd.Flags().StringVar(&opt.Prior, "prior", "population", "prior on the new row: population (mean and covariance of the known rows) or l2")
 	cmd.Flags().Float64Var(&opt.Shrink, "shrink", 0.1, "population prior: ridge added to the covariance, relative to its mean variance")
 	cmd.Flags().Float64Var(&opt.L2, "l2", 1, "l2 prior: precision of N(0, I/l2)")
 	cmd.Flags().IntVar(&suggest, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
-	cmd.Flags().StringVar(&design, "design", "v-optimal", "with --suggest: v-optimal (least summed predictive variance) or d-optimal (largest log det)")
+	cmd.Flags().StringVar(&design, "design", "v-optimal", "with --suggest: v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
+	cmd.Flags().StringVar(&answered, "answered", "", "with --suggest: the new model's answers so far; pick the next K questions at its fitted row")
 	cmd.Flags().StringVar(&pool, "pool", "", "with --suggest: item-text CSV of candidate questions (default: the checkpoint's items)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
@@ -231,35 +247,48 @@ func printAdded(w io.Writer, added []train.AddedModel) {
 	}
 }
 
-func runSuggest(cmd *cobra.Command, ckDir, pool, out string, K int, design string, ob train.Onboard) error {
-	pick := train.SuggestItemsV
-	switch design {
-	case "v-optimal":
+// suggestArgs are the flags of add-model --suggest.
+type suggestArgs struct {
+	ck, pool, out, answered, model string
+	K                              int
+	design                         string
+	seed                           int64
+	read                           model.ReadOptions
+}
+
+func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
+	switch a.design {
+	case "v-optimal", "random":
 	case "d-optimal":
-		pick = train.SuggestItems
+		if a.answered != "" {
+			return fmt.Errorf("add-model: --answered designs are v-optimal (or random); got --design d-optimal")
+		}
 	default:
-		return fmt.Errorf("add-model: --design %q: want v-optimal or d-optimal", design)
+		return fmt.Errorf("add-model: --design %q: want v-optimal, d-optimal or random", a.design)
 	}
-	ck, err := model.LoadCheckpoint(ckDir)
+	if a.model != "" && a.answered == "" {
+		return fmt.Errorf("add-model: --models goes with --responses or, with --suggest, with --answered")
+	}
+	ck, err := model.LoadCheckpoint(a.ck)
 	if err != nil {
 		return err
 	}
 	m := ck.Model
 	var ids, texts []string
 	var q [][]float32
-	if pool == "" {
+	if a.pool == "" {
 		ids = m.Items
 		texts = make([]string, len(ids))
 		for j := range ids {
 			q = append(q, m.ItemEmbedding(j))
 		}
 	} else {
-		t, err := model.ReadItems(pool)
+		t, err := model.ReadItems(a.pool)
 		if err != nil {
 			return err
 		}
 		if len(t.IDs) == 0 {
-			return fmt.Errorf("%s: no items", pool)
+			return fmt.Errorf("%s: no items", a.pool)
 		}
 		ids, texts = t.IDs, t.Text
 		r := &model.Responses{Items: t.IDs, ItemText: t.Text}
@@ -272,28 +301,126 @@ func runSuggest(cmd *cobra.Command, ckDir, pool, out string, K int, design strin
 	if err != nil {
 		return err
 	}
-	picks, err := pick(cmd.Context(), m, q, K, prior)
-	if err != nil {
-		return err
+	var picks []train.Suggested
+	var post train.Gaussian
+	if a.answered != "" {
+		var done []bool
+		if post, done, err = answeredPosterior(cmd, ck, a, ids, prior, ob); err != nil {
+			return err
+		}
+		if a.design == "random" {
+			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), done)
+		} else {
+			picks, err = train.SuggestNext(cmd.Context(), q, a.K, post, done)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		switch a.design {
+		case "random":
+			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), nil)
+		case "d-optimal":
+			picks, err = train.SuggestItems(cmd.Context(), m, q, a.K, prior)
+		default:
+			picks, err = train.SuggestItemsV(cmd.Context(), m, q, a.K, prior)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.design == "random" {
+		// P(correct) at the row the other designs are made at.
+		at := prior.Mean
+		if a.answered != "" {
+			at = post.Mean
+		}
+		row := make([]float32, len(at))
+		for k, v := range at {
+			row[k] = float32(v)
+		}
+		for k := range picks {
+			picks[k].P = model.Sigmoid(model.Logit(q[picks[k].Index], row))
+		}
+	}
+	num := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'f', 4, 64)
 	}
 	write := func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"item_id", "text", "rank", "p_mean", "gain"})
 		for k, s := range picks {
-			cw.Write([]string{ids[s.Index], texts[s.Index], strconv.Itoa(k + 1),
-				strconv.FormatFloat(s.P, 'f', 4, 64), strconv.FormatFloat(s.Gain, 'f', 4, 64)})
+			cw.Write([]string{ids[s.Index], texts[s.Index], strconv.Itoa(k + 1), num(s.P), num(s.Gain)})
 		}
 		cw.Flush()
 		return cw.Error()
 	}
-	if out == "" || out == "-" {
+	if a.out == "" || a.out == "-" {
 		return write(cmd.OutOrStdout())
 	}
-	if err := model.WriteFileAtomic(out, write); err != nil {
+	if err := model.WriteFileAtomic(a.out, write); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d suggested questions to %s\n", len(picks), out)
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d suggested questions to %s\n", len(picks), a.out)
 	return nil
+}
+
+// answeredPosterior reads the new model's answers so far (--answered), fits
+// its row, and returns the row's posterior and which of the candidate
+// questions ids it has answered.
+func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, ids []string, prior train.Gaussian, ob train.Onboard) (train.Gaussian, []bool, error) {
+	r, _, err := model.ReadFile(a.answered, a.read)
+	if err != nil {
+		return train.Gaussian{}, nil, err
+	}
+	name := a.model
+	switch {
+	case name != "" && strings.Contains(name, ","):
+		return train.Gaussian{}, nil, fmt.Errorf("add-model: --suggest --answered places one model; got --models %s", name)
+	case name == "" && r.NumModels() != 1:
+		return train.Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", a.answered, r.NumModels())
+	case name == "":
+		name = r.Models[0]
+	}
+	mi := r.ModelIndex(name)
+	if mi < 0 {
+		return train.Gaussian{}, nil, fmt.Errorf("%s: no answers of model %q (it has %s)", a.answered, name, strings.Join(r.Models, ", "))
+	}
+	cells := r.ByModel().Row(mi)
+	want := make([]bool, r.NumItems())
+	for _, c := range cells {
+		want[r.Item[c]] = true
+	}
+	qa, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
+	if err != nil {
+		return train.Gaussian{}, nil, fmt.Errorf("%s: %w", a.answered, err)
+	}
+	data := &train.RowData{Dim: ck.Model.Dim}
+	for _, c := range cells {
+		data.Add(qa[r.Item[c]], r.Label[c])
+	}
+	post, err := ob.Posterior(data, prior)
+	if err != nil {
+		return train.Gaussian{}, nil, err
+	}
+	done := make([]bool, len(ids))
+	var correct int
+	for _, c := range cells {
+		correct += int(r.Label[c])
+	}
+	answeredIDs := make(map[string]bool, len(cells))
+	for _, c := range cells {
+		answeredIDs[r.Items[r.Item[c]]] = true
+	}
+	for j, id := range ids {
+		done[j] = answeredIDs[id]
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s answered %d questions (%d right); picking the next at its fitted row\n",
+		a.answered, name, len(cells), correct)
+	return post, done, nil
 }
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

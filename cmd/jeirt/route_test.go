@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -412,5 +413,92 @@ func TestAddModelCommand(t *testing.T) {
 	_, _, err = runSplit(t, newAddModelCmd(), "--suggest", "2", "--checkpoint", ck)
 	if want := "suggest: K = 2 but the pool has only 1 questions"; err == nil || err.Error() != want {
 		t.Errorf("suggest too many: %v", err)
+	}
+	testSuggestRounds(t, dir, dst)
+}
+
+// testSuggestRounds asks a new model questions of the 41-question checkpoint
+// ck in two rounds: seeded random questions, then --answered.
+func testSuggestRounds(t *testing.T, dir, ck string) {
+	r1 := filepath.Join(dir, "round1.csv")
+	if _, _, err := runSplit(t, newAddModelCmd(), "--suggest", "3", "--checkpoint", ck, "--design", "random", "--seed", "5", "--out", r1); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := runSplit(t, newAddModelCmd(), "--suggest", "3", "--checkpoint", ck, "--design", "random", "--seed", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(r1)
+	if err != nil || string(first) != again {
+		t.Errorf("the same seed gave %q, then %q", first, again)
+	}
+	round1, err := model.ReadItems(r1)
+	if err != nil || len(round1.IDs) != 3 {
+		t.Fatalf("round 1: %v %+v", err, round1)
+	}
+	// The new model gets the first two right and the third wrong.
+	var b strings.Builder
+	b.WriteString("model,item,correct\n")
+	for k, id := range round1.IDs {
+		b.WriteString("fresh," + id + "," + map[bool]string{true: "1", false: "0"}[k < 2] + "\n")
+	}
+	answers := writeFile(t, filepath.Join(dir, "answers.csv"), b.String())
+	out, errOut, err := runSplit(t, newAddModelCmd(), "--suggest", "38", "--checkpoint", ck, "--answered", answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := answers + ": fresh answered 3 questions (2 right)"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	r2 := filepath.Join(dir, "round2.csv")
+	if err := os.WriteFile(r2, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	round2, err := model.ReadItems(r2)
+	if err != nil || len(round2.IDs) != 38 {
+		t.Fatalf("round 2: %v, %d questions", err, len(round2.IDs))
+	}
+	asked := map[string]bool{}
+	for _, id := range round1.IDs {
+		asked[id] = true
+	}
+	for _, id := range round2.IDs {
+		if asked[id] {
+			t.Errorf("round 2 asks %s again", id)
+		}
+		asked[id] = true
+	}
+	// p_mean is now the fitted row's P: every question of this map is q = (1, 0),
+	// and 2 of 3 right, shrunk towards the known models, puts it between 0.6 and 0.9.
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if f := strings.Split(rows[1], ","); len(f) != 5 {
+		t.Errorf("row %q", rows[1])
+	} else if p, err := strconv.ParseFloat(f[3], 64); err != nil || p < 0.6 || p > 0.9 {
+		t.Errorf("P of the first suggestion %q", f[3])
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suggest", "39", "--answered", answers}, "suggest: K = 39 but only 38 of the pool's 41 questions are not answered yet"},
+		{[]string{"--suggest", "2", "--answered", answers, "--models", "nobody"}, answers + `: no answers of model "nobody" (it has fresh)`},
+		{[]string{"--suggest", "2", "--answered", answers, "--models", "fresh,other"}, "add-model: --suggest --answered places one model; got --models fresh,other"},
+		{[]string{"--suggest", "2", "--answered", answers, "--design", "d-optimal"}, "add-model: --answered designs are v-optimal (or random); got --design d-optimal"},
+		{[]string{"--suggest", "2", "--design", "best"}, `add-model: --design "best": want v-optimal, d-optimal or random`},
+		{[]string{"--suggest", "2", "--models", "fresh"}, "add-model: --models goes with --responses or, with --suggest, with --answered"},
+		{[]string{"--responses", answers, "--answered", answers}, "add-model: --answered goes with --suggest"},
+	} {
+		_, _, err := runSplit(t, newAddModelCmd(), append([]string{"--checkpoint", ck}, c.args...)...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	two := writeFile(t, filepath.Join(dir, "two.csv"), "model,item,correct\nfresh,qaa,1\nother,qaa,0\n")
+	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--suggest", "2", "--answered", two); err == nil ||
+		err.Error() != two+": answers of 2 models; pick the new one with --models NAME" {
+		t.Errorf("two models: %v", err)
+	}
+	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--suggest", "2", "--answered", two, "--models", "other"); err != nil {
+		t.Errorf("two models, --models other: %v", err)
 	}
 }
