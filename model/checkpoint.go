@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -170,23 +171,11 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 			}
 			return nil, fmt.Errorf("%s: tensor %s is missing", wpath, e.name)
 		}
-		if !sameShape(tt.Shape, e.shape) {
+		if !slices.Equal(tt.Shape, e.shape) {
 			return nil, fmt.Errorf("%s: tensor %s has shape %v, the manifest implies %v", wpath, e.name, tt.Shape, e.shape)
 		}
 		*e.dst = tt.Data
 	}
 	c.Model = m
 	return c, m.Check()
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,25 +262,13 @@ func TestFitBatchEqualsFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if one.Iterations != batch[k].Iterations || !equal(one.Theta, batch[k].Theta) || !equal(one.A, batch[k].A) ||
-				!equal(one.B, batch[k].B) || !equal(one.LossHistory, batch[k].LossHistory) {
+			if one.Iterations != batch[k].Iterations || !slices.Equal(one.Theta, batch[k].Theta) || !slices.Equal(one.A, batch[k].A) ||
+				!slices.Equal(one.B, batch[k].B) || !slices.Equal(one.LossHistory, batch[k].LossHistory) {
 				t.Errorf("rank %d problem %d: batched fit differs from the single fit (%d vs %d iterations)",
 					cfg.Rank, k, batch[k].Iterations, one.Iterations)
 			}
 		}
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestCBMMZeroValueAndErrors(t *testing.T) {

@@ -282,6 +282,15 @@ func (o Onboard) FitRow(data *RowData, prior Gaussian) ([]float64, NewtonInfo, e
 	return m, info, nil
 }
 
+// float32Row is a fitted row in the precision model rows are kept in.
+func float32Row(m []float64) []float32 {
+	out := make([]float32, len(m))
+	for k, v := range m {
+		out[k] = float32(v)
+	}
+	return out
+}
+
 // log1pExp is log(1+e^z), stable for large |z|.
 func log1pExp(z float64) float64 {
 	if z > 0 {

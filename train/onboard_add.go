@@ -158,10 +158,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			return nil, fmt.Errorf("add-model: %s: %w", name, err)
 		}
 		a := AddedModel{Name: name, FitCells: len(fitCells[k]), HeldCells: len(heldCells[k]), Iterations: info.Iterations, Converged: info.Converged}
-		row32 := make([]float32, m.Dim)
-		for t, v := range row {
-			row32[t] = float32(v)
-		}
+		row32 := float32Row(row)
 		old, had := modelRow[name]
 		if len(heldCells[k]) > 0 {
 			held := r.Subset(heldCells[k])

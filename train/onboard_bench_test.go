@@ -170,10 +170,7 @@ func onboardCurve(b *testing.B, dir string) {
 			b.Fatal(err)
 		}
 		secs = time.Since(t0).Seconds()
-		row32 := make([]float32, len(row))
-		for k, v := range row {
-			row32[k] = float32(v)
-		}
+		row32 := float32Row(row)
 		tc := r.Subset(test[i])
 		s := Score(rowProbs(row32, q, tc), tc.Label)
 		return s.Accuracy, s.LogLoss, secs
@@ -192,38 +189,20 @@ func onboardCurve(b *testing.B, dir string) {
 	}
 	logf("%s: jointly trained rows on the held-out models' test cells: accuracy %.4f, log loss %.4f; model mean (from the whole pool) %.4f, %.4f",
 		filepath.Base(dir), jointAcc, jointLL, meanAcc, meanLL)
-	// adaptive asks model i K questions of its pool in 4 rounds (fewer when
-	// K < 4): seeded random questions first, then SuggestNext at the
-	// posterior of the answers so far, as `add-model --suggest --answered` does.
+	// adaptive asks model i K questions of its pool as `add-model --suggest
+	// --answered` does in rounds (askInRounds) and returns the cells asked.
 	adaptive := func(i, K int, seed uint64) []int32 {
 		cand := make([][]float32, len(pool[i]))
 		for k, c := range pool[i] {
 			cand[k] = q[r.Item[c]]
 		}
-		done := make([]bool, len(cand))
-		data := &RowData{Dim: base.Dim}
-		var cells []int32
-		rounds := min(4, K)
-		for rd := 0; rd < rounds; rd++ {
-			nb := (K - len(cells) + rounds - rd - 1) / (rounds - rd)
-			var picks []Suggested
-			if rd == 0 {
-				picks, err = SuggestRandom(cand, nb, seed, done)
-			} else {
-				var post Gaussian
-				if post, err = ob.Posterior(data, prior); err == nil {
-					picks, err = SuggestNext(ctx, cand, nb, post, done)
-				}
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, p := range picks {
-				done[p.Index] = true
-				c := pool[i][p.Index]
-				cells = append(cells, c)
-				data.Add(q[r.Item[c]], r.Label[c])
-			}
+		asked, _, err := askInRounds(ctx, cand, K, seed, ob, prior, func(k int) uint8 { return r.Label[pool[i][k]] })
+		if err != nil {
+			b.Fatal(err)
+		}
+		cells := make([]int32, len(asked))
+		for k, a := range asked {
+			cells[k] = pool[i][a]
 		}
 		return cells
 	}

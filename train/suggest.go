@@ -68,14 +68,10 @@ func SuggestItemsV(ctx context.Context, m *model.JEIRT, q [][]float32, K int, pr
 // random questions at equal K on both benchmarks of README ("Onboarding
 // measured on real data"), most clearly when K is small.
 func SuggestNext(ctx context.Context, q [][]float32, K int, post Gaussian, done []bool) ([]Suggested, error) {
-	d := len(post.Mean)
 	if err := checkSuggest(q, K, done); err != nil {
 		return nil, err
 	}
-	row := make([]float32, d)
-	for k, v := range post.Mean {
-		row[k] = float32(v)
-	}
+	row := float32Row(post.Mean)
 	w, p := make([]float64, len(q)), make([]float64, len(q))
 	for j, qj := range q {
 		p[j] = model.Sigmoid(model.Logit(qj, row))
@@ -86,21 +82,29 @@ func SuggestNext(ctx context.Context, q [][]float32, K int, post Gaussian, done 
 
 // SuggestRandom picks K of the candidate questions not done, uniformly with a
 // generator seeded by seed: the first round of an adaptive test, and the
-// baseline the designs are measured against.
-func SuggestRandom(q [][]float32, K int, seed uint64, done []bool) ([]Suggested, error) {
+// baseline the designs are measured against. Suggested.P is P(correct) at
+// the row at (NaN when at is nil); Gain is NaN.
+func SuggestRandom(q [][]float32, K int, seed uint64, done []bool, at []float64) ([]Suggested, error) {
+	if err := checkSuggest(q, K, done); err != nil {
+		return nil, err
+	}
 	var free []int
 	for j := range q {
 		if done == nil || !done[j] {
 			free = append(free, j)
 		}
 	}
-	if err := checkSuggest(q, K, done); err != nil {
-		return nil, err
+	var row []float32
+	if at != nil {
+		row = float32Row(at)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([]Suggested, K)
 	for k, t := range rng.Perm(len(free))[:K] {
 		out[k] = Suggested{Index: free[t], P: math.NaN(), Gain: math.NaN()}
+		if row != nil {
+			out[k].P = model.Sigmoid(model.Logit(q[free[t]], row))
+		}
 	}
 	return out, nil
 }

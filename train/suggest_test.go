@@ -69,14 +69,17 @@ func putOnMap(m *model.JEIRT, rows [][]float64) [][]float64 {
 // expected log loss over all its questions under the true rows.
 type placing struct {
 	m     *model.JEIRT
-	rows  [][]float64 // true rows; 0..19 are new
+	rows  [][]float32 // true rows; 0..19 are new
 	q     [][]float32
 	ob    Onboard
 	prior Gaussian
 }
 
 func newPlacing(t *testing.T, m *model.JEIRT, rows [][]float64) *placing {
-	p := &placing{m: m, rows: rows, q: make([][]float32, m.NumItems())}
+	p := &placing{m: m, q: make([][]float32, m.NumItems())}
+	for _, row := range rows {
+		p.rows = append(p.rows, float32Row(row))
+	}
 	for j := range p.q {
 		p.q[j] = m.ItemEmbedding(j)
 	}
@@ -89,11 +92,7 @@ func newPlacing(t *testing.T, m *model.JEIRT, rows [][]float64) *placing {
 
 // truth is the true P that new model i answers question j right.
 func (p *placing) truth(i, j int) float64 {
-	row := make([]float32, len(p.rows[i]))
-	for k, v := range p.rows[i] {
-		row[k] = float32(v)
-	}
-	return model.Sigmoid(model.Logit(p.q[j], row))
+	return model.Sigmoid(model.Logit(p.q[j], p.rows[i]))
 }
 
 // answer draws model i's answer to question j.
@@ -111,10 +110,7 @@ func (p *placing) loss(t *testing.T, i int, data *RowData) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row32 := make([]float32, len(row))
-	for k, v := range row {
-		row32[k] = float32(v)
-	}
+	row32 := float32Row(row)
 	var l float64
 	for j := range p.q {
 		pj, pt := model.Sigmoid(model.Logit(p.q[j], row32)), p.truth(i, j)
@@ -235,7 +231,7 @@ func difficultyCheckpoint() (*model.JEIRT, [][]float64) {
 func TestSuggestNextBeatsRandom(t *testing.T) {
 	m, rows := difficultyCheckpoint()
 	pl := newPlacing(t, m, rows)
-	ob, prior, q, J := pl.ob, pl.prior, pl.q, m.NumItems()
+	ob, prior, q := pl.ob, pl.prior, pl.q
 	rng := rand.New(rand.NewPCG(3, 4))
 	answer := func(i, j int) uint8 { return pl.answer(rng, i, j) }
 	loss := func(i int, data *RowData) float64 { return pl.loss(t, i, data) }
@@ -247,7 +243,7 @@ func TestSuggestNextBeatsRandom(t *testing.T) {
 			for s := uint64(0); s < draws; s++ {
 				seed := uint64(100*i) + s
 				// Random: K questions at once.
-				picks, err := SuggestRandom(q, K, seed, nil)
+				picks, err := SuggestRandom(q, K, seed, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -257,32 +253,19 @@ func TestSuggestNextBeatsRandom(t *testing.T) {
 				}
 				random += loss(i, data) / (newModels * draws)
 				// Adaptive: the same first quarter, then three rounds of SuggestNext.
-				done := make([]bool, J)
-				data = &RowData{Dim: m.Dim}
-				for rd := 0; rd < 4; rd++ {
-					nb := (K - data.Len() + 3 - rd) / (4 - rd)
-					if rd == 0 {
-						picks, err = SuggestRandom(q, nb, seed, done)
-					} else {
-						post, perr := ob.Posterior(data, prior)
-						if perr != nil {
-							t.Fatal(perr)
-						}
-						picks, err = SuggestNext(ctx, q, nb, post, done)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, p := range picks {
-						if done[p.Index] {
-							t.Fatalf("round %d asked question %d again", rd, p.Index)
-						}
-						done[p.Index] = true
-						data.Add(q[p.Index], answer(i, p.Index))
-					}
+				asked, data, err := askInRounds(ctx, q, K, seed, ob, prior, func(j int) uint8 { return answer(i, j) })
+				if err != nil {
+					t.Fatal(err)
 				}
-				if data.Len() != K {
-					t.Fatalf("adaptive asked %d questions, want %d", data.Len(), K)
+				seen := map[int]bool{}
+				for _, j := range asked {
+					if seen[j] {
+						t.Fatalf("asked question %d again", j)
+					}
+					seen[j] = true
+				}
+				if data.Len() != K || len(asked) != K {
+					t.Fatalf("adaptive asked %d questions, want %d", len(asked), K)
 				}
 				adaptive += loss(i, data) / (newModels * draws)
 			}
@@ -292,6 +275,40 @@ func TestSuggestNextBeatsRandom(t *testing.T) {
 			t.Errorf("K=%d: adaptive log loss %.4f, random %.4f: want at least 0.005 lower", K, adaptive, random)
 		}
 	}
+}
+
+// askInRounds asks a new model K of the questions q as the README's
+// workflow does: in 4 rounds (fewer when K < 4), seeded random questions
+// first, then SuggestNext at the posterior of the answers so far. answer(j)
+// is the model's answer to question j. It returns the questions in the order
+// asked and the answers.
+func askInRounds(ctx context.Context, q [][]float32, K int, seed uint64, ob Onboard, prior Gaussian, answer func(j int) uint8) ([]int, *RowData, error) {
+	done := make([]bool, len(q))
+	data := &RowData{Dim: len(prior.Mean)}
+	var asked []int
+	rounds := min(4, K)
+	for rd := 0; rd < rounds; rd++ {
+		nb := (K - len(asked) + rounds - rd - 1) / (rounds - rd)
+		var picks []Suggested
+		var err error
+		if rd == 0 {
+			picks, err = SuggestRandom(q, nb, seed, done, nil)
+		} else {
+			var post Gaussian
+			if post, err = ob.Posterior(data, prior); err == nil {
+				picks, err = SuggestNext(ctx, q, nb, post, done)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range picks {
+			done[p.Index] = true
+			asked = append(asked, p.Index)
+			data.Add(q[p.Index], answer(p.Index))
+		}
+	}
+	return asked, data, nil
 }
 
 // Posterior is the prior without answers, and otherwise a Gaussian at the
@@ -351,12 +368,12 @@ func TestSuggestRoundsSkipAnswered(t *testing.T) {
 	for j := 0; j < len(q); j += 2 {
 		done[j] = true
 	}
-	a, err := SuggestRandom(q, 10, 7, done)
+	a, err := SuggestRandom(q, 10, 7, done, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := SuggestRandom(q, 10, 7, done)
-	c, _ := SuggestRandom(q, 10, 8, done)
+	b, _ := SuggestRandom(q, 10, 7, done, nil)
+	c, _ := SuggestRandom(q, 10, 8, done, nil)
 	same, differ := true, false
 	for k := range a {
 		same = same && a[k].Index == b[k].Index
@@ -367,6 +384,14 @@ func TestSuggestRoundsSkipAnswered(t *testing.T) {
 	}
 	if !same || !differ {
 		t.Errorf("seed 7 twice: same %v; seeds 7 and 8 differ %v", same, differ)
+	}
+	// With a row, P is its P(correct); without, NaN.
+	at, _ := SuggestRandom(q, 10, 7, done, prior.Mean)
+	for k, s := range at {
+		want := model.Sigmoid(model.Logit(q[s.Index], float32Row(prior.Mean)))
+		if s.Index != a[k].Index || math.Abs(s.P-want) > 1e-12 || !math.IsNaN(a[k].P) {
+			t.Errorf("pick %d: %+v at the prior mean (P want %v), %+v without a row", k, s, want, a[k])
+		}
 	}
 	next, err := SuggestNext(context.Background(), q, 25, prior, done)
 	if err != nil {
@@ -383,7 +408,7 @@ func TestSuggestRoundsSkipAnswered(t *testing.T) {
 	if _, err := SuggestNext(context.Background(), q, 26, prior, done); err == nil || err.Error() != want {
 		t.Errorf("too many: %v", err)
 	}
-	if _, err := SuggestRandom(q, 26, 1, done); err == nil || err.Error() != want {
+	if _, err := SuggestRandom(q, 26, 1, done, nil); err == nil || err.Error() != want {
 		t.Errorf("too many, random: %v", err)
 	}
 }

@@ -302,46 +302,26 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 		return err
 	}
 	var picks []train.Suggested
-	var post train.Gaussian
-	if a.answered != "" {
-		var done []bool
-		if post, done, err = answeredPosterior(cmd, ck, a, ids, prior, ob); err != nil {
-			return err
+	switch {
+	case a.answered != "":
+		post, done, perr := answeredPosterior(cmd, ck, a, ids, prior, ob)
+		if perr != nil {
+			return perr
 		}
 		if a.design == "random" {
-			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), done)
+			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), done, post.Mean)
 		} else {
 			picks, err = train.SuggestNext(cmd.Context(), q, a.K, post, done)
 		}
-		if err != nil {
-			return err
-		}
-	} else {
-		switch a.design {
-		case "random":
-			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), nil)
-		case "d-optimal":
-			picks, err = train.SuggestItems(cmd.Context(), m, q, a.K, prior)
-		default:
-			picks, err = train.SuggestItemsV(cmd.Context(), m, q, a.K, prior)
-		}
-		if err != nil {
-			return err
-		}
+	case a.design == "random":
+		picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), nil, prior.Mean)
+	case a.design == "d-optimal":
+		picks, err = train.SuggestItems(cmd.Context(), m, q, a.K, prior)
+	default:
+		picks, err = train.SuggestItemsV(cmd.Context(), m, q, a.K, prior)
 	}
-	if a.design == "random" {
-		// P(correct) at the row the other designs are made at.
-		at := prior.Mean
-		if a.answered != "" {
-			at = post.Mean
-		}
-		row := make([]float32, len(at))
-		for k, v := range at {
-			row[k] = float32(v)
-		}
-		for k := range picks {
-			picks[k].P = model.Sigmoid(model.Logit(q[picks[k].Index], row))
-		}
+	if err != nil {
+		return err
 	}
 	num := func(x float64) string {
 		if math.IsNaN(x) {
@@ -390,9 +370,13 @@ func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, 
 		return train.Gaussian{}, nil, fmt.Errorf("%s: no answers of model %q (it has %s)", a.answered, name, strings.Join(r.Models, ", "))
 	}
 	cells := r.ByModel().Row(mi)
-	want := make([]bool, r.NumItems())
+	want := make([]bool, r.NumItems()) // the items it answered
+	answered := make(map[string]bool, len(cells))
+	var correct int
 	for _, c := range cells {
 		want[r.Item[c]] = true
+		answered[r.Items[r.Item[c]]] = true
+		correct += int(r.Label[c])
 	}
 	qa, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
 	if err != nil {
@@ -407,18 +391,10 @@ func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, 
 		return train.Gaussian{}, nil, err
 	}
 	done := make([]bool, len(ids))
-	var correct int
-	for _, c := range cells {
-		correct += int(r.Label[c])
-	}
-	answeredIDs := make(map[string]bool, len(cells))
-	for _, c := range cells {
-		answeredIDs[r.Items[r.Item[c]]] = true
-	}
 	for j, id := range ids {
-		done[j] = answeredIDs[id]
+		done[j] = answered[id]
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s answered %d questions (%d right); picking the next at its fitted row\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s answered %d questions (%d right); its row is fitted from them\n",
 		a.answered, name, len(cells), correct)
 	return post, done, nil
 }
