@@ -22,7 +22,7 @@
 #
 # Exit status: 0 when OUT was written; 1 when DIR has no Debian source (OUT
 # is not written); 2 when every Debian source already has the components (OUT
-# is not written). Sourcing the file defines the function apt_nonfree with the
+# is not written); 3 when OUT could not be written. Sourcing the file defines the function apt_nonfree with the
 # same arguments and status, and prints nothing.
 
 # apt_nonfree DIR OUT: see above.
@@ -36,7 +36,7 @@ apt_nonfree() {
 		files+=("$f")
 	done
 	[ ${#files[@]} -gt 0 ] || return 1
-	tmp=$(mktemp "${out}.XXXXXX") || return 3
+	tmp=$(mktemp) || return 3
 	rc=0
 	awk -f - "${files[@]}" >"$tmp" <<'AWK' || rc=$?
 # base: the release a suite belongs to (bookworm-security -> bookworm).
@@ -221,8 +221,13 @@ END {
 		exit 2
 }
 AWK
+	# Written next to OUT, then renamed: apt never reads half a file.
 	if [ "$rc" = 0 ]; then
-		chmod 644 "$tmp" && mv -f "$tmp" "$out" && return 0
+		if cat "$tmp" >"$out.tmp$$" && chmod 644 "$out.tmp$$" && mv -f "$out.tmp$$" "$out"; then
+			rm -f "$tmp"
+			return 0
+		fi
+		rm -f "$out.tmp$$"
 		rc=3
 	fi
 	rm -f "$tmp"
