@@ -9,7 +9,8 @@
 # The build needs the CUDA 11.8 headers and the libcuda link stub (Debian's
 # nvidia-cuda-dev, in the non-free component), not nvcc: the kernels' PTX is
 # committed. When they are missing this script installs them with apt-get
-# (as root), enabling non-free for that one install. The binaries need only
+# (as root), enabling non-free for that one install from the machine's own
+# Debian sources (scripts/apt-nonfree.sh). The binaries need only
 # libcuda.so.1 from the NVIDIA driver where they run.
 #
 # Usage: scripts/build-cuda.sh [--vet]   (--vet also runs go vet -tags jeirtcuda ./...)
@@ -35,22 +36,28 @@ install_headers() {
 		echo "build-cuda: /usr/include/cuda.h or $stubs/libcuda.so is missing; run as root to install nvidia-cuda-dev, or install it yourself" >&2
 		exit 1
 	fi
-	local src=/etc/apt/sources.list.d/jeirt-nonfree.sources created=""
-	if ! grep -rqs 'non-free' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		. /etc/os-release
-		cat >"$src" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: ${VERSION_CODENAME:-bookworm}
-Components: non-free non-free-firmware contrib
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-		created=1
-	fi
+	# non-free (and contrib, non-free-firmware) for this one install, from the
+	# machine's own Debian sources: same mirror or proxy, suites and keys.
+	local src=/etc/apt/sources.list.d/jeirt-nonfree.sources rc=0
+	. scripts/apt-nonfree.sh
+	apt_nonfree /etc/apt "$src" || rc=$?
+	case $rc in
+	0) trap "rm -f '$src'; apt-get update -q || true" EXIT ;;
+	1)
+		echo "build-cuda: no Debian package source in /etc/apt/sources.list or /etc/apt/sources.list.d/ to enable non-free from; not installing nvidia-cuda-dev" >&2
+		exit 1
+		;;
+	2) ;; # non-free is enabled already
+	*)
+		echo "build-cuda: could not write $src" >&2
+		exit 1
+		;;
+	esac
 	echo "build-cuda: installing nvidia-cuda-dev (CUDA 11.8 headers and link stub, about 1.5 GB)" >&2
 	retry 3 apt-get update -q
 	retry 3 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nvidia-cuda-dev
-	if [ -n "$created" ]; then
+	if [ "$rc" = 0 ]; then
+		trap - EXIT
 		rm -f "$src"
 		apt-get update -q || true
 	fi
