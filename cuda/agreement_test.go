@@ -13,7 +13,7 @@ import (
 )
 
 // The acceptance tests of the GPU code, run on device "cuda" by the cuda
-// build's tests (gpu_test.go) and on "cuda-emulated" by every build.
+// build's tests (gpu_test.go) and on "cuda-harness" (the kernel sources on the CPU, harness_test.go) by every build with cgo.
 
 // checkCBMMAgreement: train.CBMM.FitBatch on device and on cpu, from the same
 // starting values and for the same number of iterations, must give losses

@@ -1,0 +1,210 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/cuda/internal/harness"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := tracer.close(); err != nil {
+		fmt.Fprintln(os.Stderr, "harness trace:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestHarnessCoversEveryKernel: the harness compiles every __global__ of
+// kernels/*.cu, the Go side launches exactly those, and the kernels' argument
+// types as the compiler sees them match the PTX's parameter counts.
+func TestHarnessCoversEveryKernel(t *testing.T) {
+	var inSource []string
+	for _, f := range []string{"cbmm", "jeirt"} {
+		src, err := os.ReadFile(filepath.Join("kernels", f+".cu"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`__global__ void (\w+)\(`).FindAllStringSubmatch(string(src), -1) {
+			inSource = append(inSource, m[1])
+		}
+	}
+	var compiled []string
+	for _, k := range harness.Kernels() {
+		compiled = append(compiled, k.Name)
+	}
+	launched := kernelNames()
+	for _, s := range [][]string{inSource, compiled, launched} {
+		slices.Sort(s)
+	}
+	if !slices.Equal(inSource, compiled) || !slices.Equal(inSource, launched) {
+		t.Fatalf("kernels in the .cu sources %v, compiled into the harness %v, launched by Go %v", inSource, compiled, launched)
+	}
+}
+
+func TestHarnessSgemm(t *testing.T) { checkSgemm(t, newHostGPU()) }
+
+// TestHarnessStepsMatchCPU: the kernels' iteration and the CPU's, step by
+// step, on shapes whose items and models are not multiples of a warp.
+func TestHarnessStepsMatchCPU(t *testing.T) { checkStepsMatchCPU(t, "cuda-harness", 1e-11) }
+
+// TestHarnessCBMMAgreesWithCPU is the acceptance test of batched cBMM on the
+// real kernel sources.
+func TestHarnessCBMMAgreesWithCPU(t *testing.T) {
+	checkCBMMAgreement(t, "cuda-harness", 1e-10)
+}
+
+// TestHarnessJEIRTAgreesWithCPU is the acceptance test of the JE-IRT step on
+// the real kernel sources (float32 with atomic gradient sums).
+func TestHarnessJEIRTAgreesWithCPU(t *testing.T) {
+	checkJEIRTAgreement(t, "cuda-harness", 1e-4)
+}
+
+// TestHarnessThreads runs a few launches with every CUDA thread an OS thread
+// and checks they give what the fibers give: the kernels do not depend on
+// the order in which a block's threads run between barriers.
+func TestHarnessThreads(t *testing.T) {
+	// Small: a block barrier of real threads costs a context switch each.
+	var probs []*train.CBMMProblem
+	for k, shape := range [][2]int{{40, 6}, {7, 5}} {
+		r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: shape[0], Items: shape[1], Rank: 2, Missing: 0.2, Seed: int64(30 + k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs = append(probs, train.NewCBMMProblem(r))
+	}
+	run := func(mode harness.Mode) []float64 {
+		old := harnessMode
+		harnessMode = mode
+		defer func() { harnessMode = old }()
+		var out []float64
+		for _, rank := range []int{1, 2} {
+			b, err := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}.Load(probs, rank, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 3))
+			for k, p := range probs {
+				th, a, bb := randomStart(rng, p.N, p.J, rank)
+				b.Set(k, th, a, bb)
+			}
+			loss := make([]float64, 2)
+			for range 1 {
+				if err := b.Step(t.Context(), []bool{true, true}, loss); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, loss...)
+			}
+			p := probs[1]
+			th, a, bb := make([]float64, p.N*rank), make([]float64, p.J*rank), make([]float64, p.J)
+			b.Get(1, th, a, bb)
+			out = append(append(append(out, th...), a...), bb...)
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	f, th := run(harness.Fibers), run(harness.Threads)
+	if !slices.Equal(f, th) {
+		t.Fatalf("threads and fibers differ: %.3g relative", maxRelDiff(f, th))
+	}
+}
+
+// TestHarnessOutOfMemory checks the error a batch too large for the device
+// gives, and that a failed load frees what it had allocated.
+func TestHarnessOutOfMemory(t *testing.T) {
+	g := newHostGPU()
+	rs := testProblems(t, "2pl", 1, 1)
+	p := train.NewCBMMProblem(rs[0])
+	l, _ := newCBMMLayout([]*train.CBMMProblem{p}, 1)
+	g.capacity = l.deviceBytes() - 1
+	be := cbmmBackend{device: "test", open: func() (gpu, error) { return g, nil }}
+	_, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	want := fmt.Sprintf("cuda: out of device memory: a batch of 1 cBMM problems (%d cells) needs %s on CPU harness, %s free of %s",
+		p.Len(), mib(l.deviceBytes()), mib(g.capacity), mib(g.capacity))
+	if !errors.Is(err, ErrOutOfMemory) || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	g.capacity = l.deviceBytes()
+	b, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	if err != nil {
+		t.Fatalf("load at capacity: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.capacity = 1 << 10
+	if _, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(g.mem) != 0 || g.used != 0 {
+		t.Fatalf("%d buffers (%d bytes) left after a failed load", len(g.mem), g.used)
+	}
+}
+
+// TestHarnessJEIRTBatchErrors checks the batch validation messages.
+func TestHarnessJEIRTBatchErrors(t *testing.T) {
+	p := &train.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
+		W1: make([]float32, 12), C1: make([]float32, 4), W2: make([]float32, 8), C2: make([]float32, 2), M: make([]float32, 4)}
+	s, err := newJEIRTStepper(newHostGPU(), p, train.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		b    train.JEIRTBatch
+		want string
+	}{
+		{train.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
+	} {
+		if _, err := s.Step(&c.b, 0.1); err == nil || err.Error() != c.want {
+			t.Errorf("err = %v, want %s", err, c.want)
+		}
+	}
+}
+
+// TestHarnessLaunchErrors: launches over sm_90's limits and with arguments
+// of the wrong type fail before running, naming the kernel and the limit.
+func TestHarnessLaunchErrors(t *testing.T) {
+	g := newHostGPU()
+	for _, c := range []struct {
+		name          string
+		gridX, gridY  int
+		block         int
+		args          []any
+		want          string
+		checkLimitErr bool
+	}{
+		{"set_rows", 1, 1, 2048, []any{handle(0), handle(0), 0, 0}, "launching set_rows (grid 1 x 1, 2048 threads) on CPU harness: over sm_90's launch limits: blockDim.x 2048 is over sm_90's limit of 1024", true},
+		{"sgemm", 1, 70000, 256, []any{handle(0), handle(0), handle(0), 0, 0, 0, false, false, 1.0, 0.0}, "gridDim.y 70000 is over sm_90's limit of 65535", true},
+		{"set_rows", 1, 1, 32, []any{handle(0), handle(0), 1.5, 0}, "launching set_rows on CPU harness: kernel set_rows argument 2 is a float64, the kernel takes a long long", false},
+		{"set_rows", 1, 1, 32, []any{handle(0), 0, 0}, "kernel set_rows takes 4 arguments, got 3", false},
+	} {
+		err := g.launch(c.name, c.gridX, c.gridY, c.block, c.args...)
+		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) || c.checkLimitErr != errors.Is(err, harness.ErrLimit) && c.checkLimitErr {
+			t.Errorf("err = %v\nwant %s", err, c.want)
+		}
+	}
+	if n := staticShared()["sgemm"]; n != 2*16*68*4 {
+		t.Errorf("sgemm's static shared memory from the PTX: %d bytes, want %d", n, 2*16*68*4)
+	}
+	if n := staticShared()["cbmm_item_pass"]; n != 256 {
+		t.Errorf("cbmm_item_pass's static shared memory from the PTX: %d bytes, want 256", n)
+	}
+}
