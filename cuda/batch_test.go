@@ -45,7 +45,7 @@ func randomStart(rng *rand.Rand, n, j, r int) (theta, a, b []float64) {
 // from the same random start, with one problem going inactive half-way:
 // losses must agree within tol relative at every iteration, and the
 // parameters at the end.
-func checkStepsMatchCPU(t *testing.T, device string, tol float64) {
+func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 	for _, tc := range []struct {
 		kind  string
 		rank  int
@@ -82,8 +82,8 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64) {
 			}
 			active := []bool{true, true, true}
 			lc, ld := make([]float64, 3), make([]float64, 3)
-			for it := 0; it < 30; it++ {
-				if it == 15 {
+			for it := 0; it < iters; it++ {
+				if it == iters/2 {
 					active[1] = false
 				}
 				if err := cpu.Step(context.Background(), active, lc); err != nil {
