@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -206,5 +207,110 @@ func TestHarnessLaunchErrors(t *testing.T) {
 	}
 	if n := staticShared()["cbmm_item_pass"]; n != 256 {
 		t.Errorf("cbmm_item_pass's static shared memory from the PTX: %d bytes, want 256", n)
+	}
+}
+
+// dryGPU runs the batch and stepper code without memory or kernels: every
+// launch is only checked, against the kernel's signature and sm_90's limits,
+// and recorded. It sizes launch configurations at full scale cheaply.
+type dryGPU struct {
+	next     handle
+	launches map[string][3]int // per kernel: the largest grid x, grid y and block
+	err      error
+}
+
+func (d *dryGPU) name() string                  { return "dry run" }
+func (d *dryGPU) do(f func() error) error       { return f() }
+func (d *dryGPU) free(handle) error             { return nil }
+func (d *dryGPU) checkFree(string, int64) error { return nil }
+func (d *dryGPU) htod(handle, any) error        { return nil }
+func (d *dryGPU) dtoh(any, handle) error        { return nil }
+func (d *dryGPU) memset0(handle, int64) error   { return nil }
+func (d *dryGPU) alloc(_ string, n int64) (handle, error) {
+	d.next += 1 << 40
+	return d.next, nil
+}
+
+func (d *dryGPU) launch(name string, gridX, gridY, block int, args ...any) error {
+	k, ok := harness.Lookup(name)
+	if !ok {
+		return fmt.Errorf("no kernel %s", name)
+	}
+	if _, err := kernelArgs(k, args); err != nil {
+		return err
+	}
+	if int64(gridX) > math.MaxUint32 || int64(gridY) > math.MaxUint32 {
+		return fmt.Errorf("launching %s: grid %d x %d does not fit 32 bits", name, gridX, gridY)
+	}
+	if err := harness.Check(harness.Dim{X: uint32(gridX), Y: uint32(gridY), Z: 1}, harness.Dim{X: uint32(block), Y: 1, Z: 1}, staticShared()[name], 0); err != nil {
+		return fmt.Errorf("launching %s (grid %d x %d, %d threads): %w", name, gridX, gridY, block, err)
+	}
+	m := d.launches[name]
+	d.launches[name] = [3]int{max(m[0], gridX), max(m[1], gridY), max(m[2], block)}
+	return nil
+}
+
+// TestLaunchLimitsAtFullSize runs the launch code at the largest shapes the
+// commands use, on a dry device that checks every launch against sm_90's
+// limits: cBMM at 1,000 models x 100,000 items (rank 1 and rank 8), and
+// JE-IRT steps at EmbedLLM size (768-d inputs, hidden 1,536, d 256, 112
+// models, 36,054 items with residuals, 512-pair batches).
+func TestLaunchLimitsAtFullSize(t *testing.T) {
+	d := &dryGPU{launches: map[string][3]int{}}
+	open := func() (gpu, error) { return d, nil }
+	// The grids depend on the numbers of items and models; the blocks on the
+	// mean cells per item, up to 256 threads from 193 cells on.
+	for _, c := range []struct{ models, items, perItem int }{{1000, 100000, 2}, {1000, 500, 200}} {
+		p := &train.CBMMProblem{N: c.models, J: c.items, ItemStart: make([]int32, c.items+1)}
+		for j := range c.items {
+			for e := range c.perItem {
+				p.Cells = append(p.Cells, uint32((j+e)%c.models)<<1|uint32(e&1))
+			}
+			p.ItemStart[j+1] = int32(len(p.Cells))
+		}
+		for _, rank := range []int{1, MaxRank} {
+			b, err := cbmmBackend{device: "dry", open: open}.Load([]*train.CBMMProblem{p}, rank, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss := make([]float64, 1)
+			if err := b.Loss(t.Context(), []bool{true}, loss); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+			}
+			if rank == 1 {
+				if err := b.Step(t.Context(), []bool{true}, loss); err != nil {
+					t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+				}
+			}
+			if err := b.(*cbmmBatch).modelPass(); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+			}
+		}
+	}
+	if got := d.launches["cbmm_item_pass"]; got[0] != 100000 || got[2] != 256 {
+		t.Errorf("cbmm_item_pass: largest grid %d, block %d; want 100000 and 256", got[0], got[2])
+	}
+	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
+	p := &train.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: make([]float32, H*D), C1: make([]float32, H), W2: make([]float32, dim*H), C2: make([]float32, dim),
+		M: make([]float32, N*dim), R: make([]float32, J*dim)}
+	s, err := newJEIRTStepper(d, p, train.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &train.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}
+	for u := range U {
+		b.Item[u], b.Row[u], b.Model[u] = int32(u*70), int32(u), int32(u%N)
+	}
+	if _, err := s.Step(b, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range kernelNames() {
+		g, ok := d.launches[name]
+		if !ok {
+			t.Errorf("kernel %s was not launched", name)
+		}
+		t.Logf("%-16s largest grid %d x %d, block %d", name, g[0], g[1], g[2])
 	}
 }
