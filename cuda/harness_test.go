@@ -38,6 +38,8 @@ type hostGPU struct {
 	capacity int64            // bytes; 0: unlimited
 	used     int64
 	launches map[string]int
+	// Host<->device traffic, for cost reports: bytes and copies each way.
+	htodBytes, dtohBytes, htodCopies, dtohCopies int64
 }
 
 func newHostGPU() *hostGPU { return &hostGPU{mem: map[handle]int64{}, launches: map[string]int{}} }
@@ -102,6 +104,8 @@ func (e *hostGPU) htod(dst handle, src any) error {
 	if err != nil {
 		return err
 	}
+	e.htodBytes += n
+	e.htodCopies++
 	copy(b, unsafe.Slice((*byte)(p), n))
 	return nil
 }
@@ -115,6 +119,8 @@ func (e *hostGPU) dtoh(dst any, src handle) error {
 	if err != nil {
 		return err
 	}
+	e.dtohBytes += n
+	e.dtohCopies++
 	copy(unsafe.Slice((*byte)(p), n), b)
 	return nil
 }
