@@ -3,7 +3,7 @@
 #include "cuda_host.h"
 #include "registry.h"
 
-#include "../../kernels/jeirt.cu"
+#include "jeirt_cu.h" // a link to ../../kernels/jeirt.cu, so that Go's build cache sees edits
 
 static jh::Registrar jeirt{JH_KERNEL(sgemm),     JH_KERNEL(set_rows),      JH_KERNEL(relu_mask),
                            JH_KERNEL(add_rows),  JH_KERNEL(pair_link),     JH_KERNEL(residual_grad),
