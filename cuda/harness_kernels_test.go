@@ -73,54 +73,71 @@ func TestHarnessJEIRTAgreesWithCPU(t *testing.T) {
 	checkJEIRTAgreement(t, "cuda-harness", 1e-4)
 }
 
-// TestHarnessThreads runs a few launches with every CUDA thread an OS thread
-// and checks they give what the fibers give: the kernels do not depend on
-// the order in which a block's threads run between barriers.
+// TestHarnessThreads runs cBMM steps with every CUDA thread an OS thread and
+// checks that they give bit for bit what the fibers give (the kernels do not
+// depend on the order in which a block's threads run between barriers), and
+// what train's CPU backend gives, at rank 1 and 2. One batch has long items
+// (128-thread blocks in the item pass), the other long models (64-thread
+// blocks in the model pass), so block_sum's reductions across warps run too.
 func TestHarnessThreads(t *testing.T) {
 	// Small: a block barrier of real threads costs a context switch each.
-	var probs []*train.CBMMProblem
-	for k, shape := range [][2]int{{40, 6}, {7, 5}} {
-		r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: shape[0], Items: shape[1], Rank: 3, Missing: 0.2, Seed: int64(30 + k)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		probs = append(probs, train.NewCBMMProblem(r))
-	}
-	run := func(mode harness.Mode) []float64 {
-		old := harnessMode
-		harnessMode = mode
-		defer func() { harnessMode = old }()
-		var out []float64
-		for _, rank := range []int{1, 2, 3} {
-			b, err := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}.Load(probs, rank, 1, 1)
+	batches := [][][2]int{{{130, 4}}, {{6, 60}}}
+	for bi, shapes := range batches {
+		var probs []*train.CBMMProblem
+		for k, shape := range shapes {
+			r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: shape[0], Items: shape[1], Rank: 2, Seed: int64(30 + k)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rng := rand.New(rand.NewPCG(3, 3))
-			for k, p := range probs {
-				th, a, bb := randomStart(rng, p.N, p.J, rank)
-				b.Set(k, th, a, bb)
-			}
-			loss := make([]float64, 2)
-			for range 1 {
-				if err := b.Step(t.Context(), []bool{true, true}, loss); err != nil {
+			probs = append(probs, train.NewCBMMProblem(r))
+		}
+		active := make([]bool, len(probs))
+		for k := range active {
+			active[k] = true
+		}
+		run := func(be train.CBMMBackend, mode harness.Mode) []float64 {
+			old := harnessMode
+			harnessMode = mode
+			defer func() { harnessMode = old }()
+			var out []float64
+			for _, rank := range []int{1, 2} {
+				b, err := be.Load(probs, rank, 1, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(3, 3))
+				for k, p := range probs {
+					th, a, bb := randomStart(rng, p.N, p.J, rank)
+					b.Set(k, th, a, bb)
+				}
+				loss := make([]float64, len(probs))
+				if err := b.Step(t.Context(), active, loss); err != nil {
 					t.Fatal(err)
 				}
 				out = append(out, loss...)
+				for k, p := range probs {
+					th, a, bb := make([]float64, p.N*rank), make([]float64, p.J*rank), make([]float64, p.J)
+					b.Get(k, th, a, bb)
+					out = append(append(append(out, th...), a...), bb...)
+				}
+				if err := b.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
-			p := probs[1]
-			th, a, bb := make([]float64, p.N*rank), make([]float64, p.J*rank), make([]float64, p.J)
-			b.Get(1, th, a, bb)
-			out = append(append(append(out, th...), a...), bb...)
-			if err := b.Close(); err != nil {
-				t.Fatal(err)
-			}
+			return out
 		}
-		return out
-	}
-	f, th := run(harness.Fibers), run(harness.Threads)
-	if !slices.Equal(f, th) {
-		t.Fatalf("threads and fibers differ: %.3g relative", maxRelDiff(f, th))
+		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
+		cpuBackend, err := train.LookupCBMMBackend("cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, th, cpu := run(host, harness.Fibers), run(host, harness.Threads), run(cpuBackend, harness.Fibers)
+		if !slices.Equal(f, th) {
+			t.Errorf("batch %d: threads and fibers differ: %.3g relative", bi, maxRelDiff(f, th))
+		}
+		if d := maxRelDiff(cpu, f); d > 1e-9 {
+			t.Errorf("batch %d: the kernels and the CPU differ by %.3g relative", bi, d)
+		}
 	}
 }
 
