@@ -8,9 +8,11 @@
 // exits the process in its package init when no GPU is present, so no file of
 // the default build imports it. What is left in the default build is pure
 // Go: the buffer layouts, the batched cBMM and JE-IRT step code written
-// against a small device interface (gpu), and the host's small solves; the
-// tests run all of it on an emulated device whose kernels are Go ports of the
-// CUDA ones, against train's CPU implementations.
+// against a small device interface (gpu), and the host's small solves. The
+// tests run all of it on the real kernel sources compiled for the CPU
+// (internal/harness), against train's CPU implementations. The default
+// jeirt binary reaches the GPU by running jeirt-cuda, the jeirtcuda build, as
+// a runner process (package runner).
 //
 // The kernels are CUDA C in kernels/*.cu, compiled to PTX for compute_70 (so
 // the driver JIT-compiles them for any newer GPU, the H200's sm_90 included)

@@ -21,7 +21,8 @@ type handle uintptr
 // gpu is what the batched cBMM and JE-IRT code needs from a device: plain
 // buffers, copies, and launches of the kernels in kernels/*.cu by name. The
 // cuda build implements it on gorgonia.org/cu (device.go); the tests
-// implement it on the CPU with Go ports of the kernels (emulator_test.go),
+// implement it on the CPU with the same kernel sources compiled for the host
+// (harness_test.go, package internal/harness),
 // so that everything above the kernels is tested without a GPU.
 //
 // Every method but do must be called inside do, which holds the device and

@@ -2,8 +2,9 @@
 # Builds jeirt with the GPU backend and the CUDA test binary, on a machine
 # without a GPU, for scripts/gpu-check.sh to run on one:
 #
-#   bin/jeirt-cuda   go build -tags jeirtcuda ./cmd/jeirt
-#   bin/jeirt        the default (CPU-only) build
+#   bin/jeirt-cuda   go build -tags jeirtcuda ./cmd/jeirt (the GPU runner)
+#   bin/jeirt        the default build, which starts anywhere and runs
+#                    --device cuda|auto commands in the jeirt-cuda beside it
 #   bin/cuda.test    go test -tags jeirtcuda -c ./cuda/
 #
 # The build needs the CUDA 11.8 headers and the libcuda link stub (Debian's

@@ -34,7 +34,7 @@ import (
 func message(name, text string) string {
 	return fmt.Sprintf("jeirt: this binary was built with -tags jeirtcuda and needs an NVIDIA GPU and driver, "+
 		"but the CUDA driver did not initialise: %s (%s).\n"+
-		"On a machine without a GPU, use the default build: go build ./cmd/jeirt\n", name, text)
+		"Run jeirt, the default build, instead: it starts anywhere and runs --device cuda|auto commands here only when a GPU is usable.\n", name, text)
 }
 
 func init() {

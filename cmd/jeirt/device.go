@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/jeirt/jeirt/runner"
+	"github.com/spf13/cobra"
+)
+
+// `jeirt device probe` prints the GPU this binary would use, or why there is
+// none (exit 1). The plain jeirt runs it in jeirt-cuda, the CUDA runner,
+// before handing a --device cuda|auto command to it (package runner).
+func newDeviceCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "device", Short: "The compute devices this binary can use"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "probe",
+		Short: "Print the GPU this binary would use, or why there is none (exit 1)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dev, err := probeDevice()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), dev)
+			return nil
+		},
+	})
+	return cmd
+}
+
+// delegateDevice is the root's hook for --device: a command asked for cuda or
+// auto in a binary without CUDA runs in jeirt-cuda when that finds a GPU.
+func delegateDevice(cmd *cobra.Command, args []string) error {
+	f := cmd.Flags().Lookup("device")
+	if f == nil || cudaBuilt {
+		return nil
+	}
+	handled, code, err := runner.Delegate(cmd.Context(), f.Value.String(), os.Args[1:])
+	if handled {
+		os.Exit(code)
+	}
+	return err
+}
+
+func init() {
+	rootCmd.AddCommand(newDeviceCmd())
+	rootCmd.PersistentPreRunE = delegateDevice
+}

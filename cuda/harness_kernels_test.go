@@ -1,0 +1,333 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/cuda/internal/harness"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := tracer.close(); err != nil {
+		fmt.Fprintln(os.Stderr, "harness trace:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestHarnessCoversEveryKernel: the harness compiles every __global__ of
+// kernels/*.cu, the Go side launches exactly those, and the kernels' argument
+// types as the compiler sees them match the PTX's parameter counts.
+func TestHarnessCoversEveryKernel(t *testing.T) {
+	var inSource []string
+	for _, f := range []string{"cbmm", "jeirt"} {
+		src, err := os.ReadFile(filepath.Join("kernels", f+".cu"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`__global__ void (\w+)\(`).FindAllStringSubmatch(string(src), -1) {
+			inSource = append(inSource, m[1])
+		}
+	}
+	var compiled []string
+	for _, k := range harness.Kernels() {
+		compiled = append(compiled, k.Name)
+	}
+	launched := kernelNames()
+	for _, s := range [][]string{inSource, compiled, launched} {
+		slices.Sort(s)
+	}
+	if !slices.Equal(inSource, compiled) || !slices.Equal(inSource, launched) {
+		t.Fatalf("kernels in the .cu sources %v, compiled into the harness %v, launched by Go %v", inSource, compiled, launched)
+	}
+}
+
+func TestHarnessSgemm(t *testing.T) { checkSgemm(t, newHostGPU()) }
+
+// TestHarnessStepsMatchCPU: the kernels' iteration and the CPU's, step by
+// step, on shapes whose items and models are not multiples of a warp.
+func TestHarnessStepsMatchCPU(t *testing.T) { checkStepsMatchCPU(t, "cuda-harness", 1e-11, 10) }
+
+// TestHarnessCBMMAgreesWithCPU is the acceptance test of batched cBMM on the
+// real kernel sources.
+func TestHarnessCBMMAgreesWithCPU(t *testing.T) {
+	checkCBMMAgreement(t, "cuda-harness", 1e-10, 15)
+}
+
+// TestHarnessJEIRTAgreesWithCPU is the acceptance test of the JE-IRT step on
+// the real kernel sources (float32 with atomic gradient sums).
+func TestHarnessJEIRTAgreesWithCPU(t *testing.T) {
+	checkJEIRTAgreement(t, "cuda-harness", 1e-4)
+}
+
+// TestHarnessThreads runs cBMM steps with every CUDA thread an OS thread and
+// checks that they give bit for bit what the fibers give (the kernels do not
+// depend on the order in which a block's threads run between barriers), and
+// what train's CPU backend gives, at rank 1 and 2. One batch has long items
+// (128-thread blocks in the item pass), the other long models (64-thread
+// blocks in the model pass), so block_sum's reductions across warps run too.
+func TestHarnessThreads(t *testing.T) {
+	// Small: a block barrier of real threads costs a context switch each.
+	batches := [][][2]int{{{130, 4}}, {{6, 60}}}
+	for bi, shapes := range batches {
+		var probs []*train.CBMMProblem
+		for k, shape := range shapes {
+			r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: shape[0], Items: shape[1], Rank: 2, Seed: int64(30 + k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			probs = append(probs, train.NewCBMMProblem(r))
+		}
+		active := make([]bool, len(probs))
+		for k := range active {
+			active[k] = true
+		}
+		run := func(be train.CBMMBackend, mode harness.Mode) []float64 {
+			old := harnessMode
+			harnessMode = mode
+			defer func() { harnessMode = old }()
+			var out []float64
+			for _, rank := range []int{1, 2} {
+				b, err := be.Load(probs, rank, 1, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(3, 3))
+				for k, p := range probs {
+					th, a, bb := randomStart(rng, p.N, p.J, rank)
+					b.Set(k, th, a, bb)
+				}
+				loss := make([]float64, len(probs))
+				if err := b.Step(t.Context(), active, loss); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, loss...)
+				for k, p := range probs {
+					th, a, bb := make([]float64, p.N*rank), make([]float64, p.J*rank), make([]float64, p.J)
+					b.Get(k, th, a, bb)
+					out = append(append(append(out, th...), a...), bb...)
+				}
+				if err := b.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return out
+		}
+		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
+		cpuBackend, err := train.LookupCBMMBackend("cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, th, cpu := run(host, harness.Fibers), run(host, harness.Threads), run(cpuBackend, harness.Fibers)
+		if !slices.Equal(f, th) {
+			t.Errorf("batch %d: threads and fibers differ: %.3g relative", bi, maxRelDiff(f, th))
+		}
+		if d := maxRelDiff(cpu, f); d > 1e-9 {
+			t.Errorf("batch %d: the kernels and the CPU differ by %.3g relative", bi, d)
+		}
+	}
+}
+
+// TestHarnessOutOfMemory checks the error a batch too large for the device
+// gives, and that a failed load frees what it had allocated.
+func TestHarnessOutOfMemory(t *testing.T) {
+	g := newHostGPU()
+	rs := testProblems(t, "2pl", 1, 1)
+	p := train.NewCBMMProblem(rs[0])
+	l, _ := newCBMMLayout([]*train.CBMMProblem{p}, 1)
+	g.capacity = l.deviceBytes() - 1
+	be := cbmmBackend{device: "test", open: func() (gpu, error) { return g, nil }}
+	_, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	want := fmt.Sprintf("cuda: out of device memory: a batch of 1 cBMM problems (%d cells) needs %s on CPU harness, %s free of %s",
+		p.Len(), mib(l.deviceBytes()), mib(g.capacity), mib(g.capacity))
+	if !errors.Is(err, ErrOutOfMemory) || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	g.capacity = l.deviceBytes()
+	b, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	if err != nil {
+		t.Fatalf("load at capacity: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.capacity = 1 << 10
+	if _, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(g.mem) != 0 || g.used != 0 {
+		t.Fatalf("%d buffers (%d bytes) left after a failed load", len(g.mem), g.used)
+	}
+}
+
+// TestHarnessJEIRTBatchErrors checks the batch validation messages.
+func TestHarnessJEIRTBatchErrors(t *testing.T) {
+	p := &train.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
+		W1: make([]float32, 12), C1: make([]float32, 4), W2: make([]float32, 8), C2: make([]float32, 2), M: make([]float32, 4)}
+	s, err := newJEIRTStepper(newHostGPU(), p, train.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		b    train.JEIRTBatch
+		want string
+	}{
+		{train.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
+		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
+	} {
+		if _, err := s.Step(&c.b, 0.1); err == nil || err.Error() != c.want {
+			t.Errorf("err = %v, want %s", err, c.want)
+		}
+	}
+}
+
+// TestHarnessLaunchErrors: launches over sm_90's limits and with arguments
+// of the wrong type fail before running, naming the kernel and the limit.
+func TestHarnessLaunchErrors(t *testing.T) {
+	g := newHostGPU()
+	for _, c := range []struct {
+		name          string
+		gridX, gridY  int
+		block         int
+		args          []any
+		want          string
+		checkLimitErr bool
+	}{
+		{"set_rows", 1, 1, 2048, []any{handle(0), handle(0), 0, 0}, "launching set_rows (grid 1 x 1, 2048 threads) on CPU harness: over sm_90's launch limits: blockDim.x 2048 is over sm_90's limit of 1024", true},
+		{"sgemm", 1, 70000, 256, []any{handle(0), handle(0), handle(0), 0, 0, 0, false, false, 1.0, 0.0}, "gridDim.y 70000 is over sm_90's limit of 65535", true},
+		{"set_rows", 1, 1, 32, []any{handle(0), handle(0), 1.5, 0}, "launching set_rows on CPU harness: kernel set_rows argument 2 is a float64, the kernel takes a long long", false},
+		{"set_rows", 1, 1, 32, []any{handle(0), 0, 0}, "kernel set_rows takes 4 arguments, got 3", false},
+	} {
+		err := g.launch(c.name, c.gridX, c.gridY, c.block, c.args...)
+		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) || c.checkLimitErr != errors.Is(err, harness.ErrLimit) && c.checkLimitErr {
+			t.Errorf("err = %v\nwant %s", err, c.want)
+		}
+	}
+	if n := staticShared()["sgemm"]; n != 2*16*68*4 {
+		t.Errorf("sgemm's static shared memory from the PTX: %d bytes, want %d", n, 2*16*68*4)
+	}
+	if n := staticShared()["cbmm_item_pass"]; n != 256 {
+		t.Errorf("cbmm_item_pass's static shared memory from the PTX: %d bytes, want 256", n)
+	}
+}
+
+// dryGPU runs the batch and stepper code without memory or kernels: every
+// launch is only checked, against the kernel's signature and sm_90's limits,
+// and recorded. It sizes launch configurations at full scale cheaply.
+type dryGPU struct {
+	next     handle
+	launches map[string][3]int // per kernel: the largest grid x, grid y and block
+	err      error
+}
+
+func (d *dryGPU) name() string                  { return "dry run" }
+func (d *dryGPU) do(f func() error) error       { return f() }
+func (d *dryGPU) free(handle) error             { return nil }
+func (d *dryGPU) checkFree(string, int64) error { return nil }
+func (d *dryGPU) htod(handle, any) error        { return nil }
+func (d *dryGPU) dtoh(any, handle) error        { return nil }
+func (d *dryGPU) memset0(handle, int64) error   { return nil }
+func (d *dryGPU) alloc(_ string, n int64) (handle, error) {
+	d.next += 1 << 40
+	return d.next, nil
+}
+
+func (d *dryGPU) launch(name string, gridX, gridY, block int, args ...any) error {
+	k, ok := harness.Lookup(name)
+	if !ok {
+		return fmt.Errorf("no kernel %s", name)
+	}
+	if _, err := kernelArgs(k, args); err != nil {
+		return err
+	}
+	if int64(gridX) > math.MaxUint32 || int64(gridY) > math.MaxUint32 {
+		return fmt.Errorf("launching %s: grid %d x %d does not fit 32 bits", name, gridX, gridY)
+	}
+	if err := harness.Check(harness.Dim{X: uint32(gridX), Y: uint32(gridY), Z: 1}, harness.Dim{X: uint32(block), Y: 1, Z: 1}, staticShared()[name], 0); err != nil {
+		return fmt.Errorf("launching %s (grid %d x %d, %d threads): %w", name, gridX, gridY, block, err)
+	}
+	m := d.launches[name]
+	d.launches[name] = [3]int{max(m[0], gridX), max(m[1], gridY), max(m[2], block)}
+	return nil
+}
+
+// TestLaunchLimitsAtFullSize runs the launch code at the largest shapes the
+// commands use, on a dry device that checks every launch against sm_90's
+// limits: cBMM at 1,000 models x 100,000 items (rank 1 and rank 8), and
+// JE-IRT steps at EmbedLLM size (768-d inputs, hidden 1,536, d 256, 112
+// models, 36,054 items with residuals, 512-pair batches).
+func TestLaunchLimitsAtFullSize(t *testing.T) {
+	d := &dryGPU{launches: map[string][3]int{}}
+	open := func() (gpu, error) { return d, nil }
+	// The grids depend on the numbers of items and models; the blocks on the
+	// mean cells per item, up to 256 threads from 193 cells on.
+	for _, c := range []struct{ models, items, perItem int }{{1000, 100000, 2}, {1000, 500, 200}} {
+		p := &train.CBMMProblem{N: c.models, J: c.items, ItemStart: make([]int32, c.items+1)}
+		for j := range c.items {
+			for e := range c.perItem {
+				p.Cells = append(p.Cells, uint32((j+e)%c.models)<<1|uint32(e&1))
+			}
+			p.ItemStart[j+1] = int32(len(p.Cells))
+		}
+		for _, rank := range []int{1, MaxRank} {
+			b, err := cbmmBackend{device: "dry", open: open}.Load([]*train.CBMMProblem{p}, rank, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss := make([]float64, 1)
+			if err := b.Loss(t.Context(), []bool{true}, loss); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+			}
+			if rank == 1 {
+				if err := b.Step(t.Context(), []bool{true}, loss); err != nil {
+					t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+				}
+			}
+			if err := b.(*cbmmBatch).modelPass(); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+			}
+		}
+	}
+	if got := d.launches["cbmm_item_pass"]; got[0] != 100000 || got[2] != 256 {
+		t.Errorf("cbmm_item_pass: largest grid %d, block %d; want 100000 and 256", got[0], got[2])
+	}
+	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
+	p := &train.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: make([]float32, H*D), C1: make([]float32, H), W2: make([]float32, dim*H), C2: make([]float32, dim),
+		M: make([]float32, N*dim), R: make([]float32, J*dim)}
+	s, err := newJEIRTStepper(d, p, train.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &train.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}
+	for u := range U {
+		b.Item[u], b.Row[u], b.Model[u] = int32(u*70), int32(u), int32(u%N)
+	}
+	if _, err := s.Step(b, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range kernelNames() {
+		g, ok := d.launches[name]
+		if !ok {
+			t.Errorf("kernel %s was not launched", name)
+		}
+		t.Logf("%-16s largest grid %d x %d, block %d", name, g[0], g[1], g[2])
+	}
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs jeirt's CUDA kernels (cuda/kernels/*.cu) on the CPU, without a GPU or
+# CUDA headers (g++ and Go are enough):
+#
+#   1. package cuda's harness tests: the batched cBMM and JE-IRT step code on
+#      the real kernel sources against train's CPU code (each CUDA thread a
+#      fiber), one launch with each CUDA thread an OS thread, the sm_90 launch
+#      limits; they record launches, with inputs and outputs, to a trace;
+#   2. the replay driver (cuda/internal/harness/replay) built three ways,
+#      plain, with ThreadSanitizer, and with AddressSanitizer + UBSan, runs
+#      every recorded launch again with each CUDA thread an OS thread and
+#      compares the outputs with the recorded ones.
+#
+# Prints one line per kernel and a last line
+#   kernels: N, tests: M, races: R, errors: E
+# and exits 1 on any failure, race or sanitizer report.
+#
+# Usage: scripts/cuda-cpu-check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/go/bin
+CXX=${CXX:-g++}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+h=cuda/internal/harness
+src="$h/replay/replay.cpp $h/launch.cpp $h/kernels_cbmm.cpp $h/kernels_jeirt.cpp"
+flags="-std=c++20 -g -Wall -Wno-unknown-pragmas -Wno-unused-parameter -Wno-sign-compare -pthread"
+errors=0
+races=0
+tests=0
+
+echo "== go test ./cuda/ -run Harness (the kernels against train's CPU code; records $work/trace.bin)"
+if ! JEIRT_HARNESS_TRACE=$work/trace.bin go test -count=1 -timeout 20m -run 'Harness' -v ./cuda/ >"$work/go.log" 2>&1; then
+	cat "$work/go.log"
+	echo "cuda-cpu-check: the harness tests failed" >&2
+	errors=$((errors + 1))
+fi
+grep -E '^(--- |ok|FAIL)' "$work/go.log"
+gotests=$(grep -c '^--- PASS' "$work/go.log")
+tests=$((tests + gotests))
+
+# Three builds of the replay driver. TSan and ASan report to stderr and make
+# the process exit non-zero (halt_on_error for UBSan).
+declare -A extra=(
+	[plain]="-O2"
+	[tsan]="-O1 -fsanitize=thread"
+	[asan+ubsan]="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+)
+for kind in plain tsan asan+ubsan; do
+	bin=$work/replay-$kind
+	echo "== replay ($kind): $CXX ${extra[$kind]}"
+	# shellcheck disable=SC2086
+	if ! $CXX $flags ${extra[$kind]} -o "$bin" $src; then
+		echo "cuda-cpu-check: building the $kind replay failed" >&2
+		errors=$((errors + 1))
+		continue
+	fi
+	log=$work/replay-$kind.log
+	TSAN_OPTIONS="halt_on_error=0 exitcode=66 report_signal_unsafe=0" ASAN_OPTIONS="detect_leaks=1" \
+		"$bin" "$work/trace.bin" >"$log" 2>"$log.err"
+	rc=$?
+	n=$(grep -c 'WARNING: ThreadSanitizer: data race' "$log.err")
+	races=$((races + n))
+	san=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$log.err")
+	if [ "$rc" -ne 0 ] || [ "$san" -ne 0 ]; then
+		cat "$log.err" | head -60 >&2
+		echo "cuda-cpu-check: replay ($kind) exited $rc with $san sanitizer reports" >&2
+		errors=$((errors + 1))
+	fi
+	if [ "$kind" = plain ]; then
+		grep '^kernel ' "$log"
+	fi
+	tail -1 "$log"
+	t=$(tail -1 "$log" | sed -n 's/.*tests: \([0-9]*\).*/\1/p')
+	tests=$((tests + ${t:-0}))
+done
+kernels=$(grep -c '^kernel ' "$work/replay-plain.log" 2>/dev/null || echo 0)
+want=$(grep -ho '__global__ void [a-z_0-9]*' cuda/kernels/*.cu | sort -u | wc -l)
+if [ "$kernels" -ne "$want" ]; then
+	echo "cuda-cpu-check: the replay covered $kernels kernels, cuda/kernels has $want" >&2
+	errors=$((errors + 1))
+fi
+echo "kernels: $kernels, tests: $tests, races: $races, errors: $errors"
+[ "$errors" -eq 0 ] && [ "$races" -eq 0 ]
