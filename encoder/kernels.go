@@ -83,7 +83,7 @@ func layerNorm(dst, src, gamma, beta []float32, n, d int, eps float64) {
 			inv := 1 / math.Sqrt(variance+eps)
 			o := dst[r*d : (r+1)*d]
 			for k, v := range row {
-				y := (float64(v)-mean)*inv*float64(gamma[k])
+				y := (float64(v) - mean) * inv * float64(gamma[k])
 				if beta != nil {
 					y += float64(beta[k])
 				}

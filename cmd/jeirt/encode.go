@@ -55,8 +55,8 @@ func newEncodeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if b, ok := enc.(*encoder.BERT); ok {
-				b.BatchSize = o.batch
+			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
+				b.SetBatchSize(o.batch)
 			}
 			ids, texts, err := readEncodeInput(o.input)
 			if err != nil {
