@@ -48,6 +48,56 @@ func (r *randomTensors) norm(name string, d int, bias bool) {
 
 func (r *randomTensors) get(name string) []float32 { return r.st.Tensors[name].Data }
 
+// randomMPNetTensors puts MPNetModel's tensors for c into r.
+func randomMPNetTensors(r *randomTensors, c *MPNetConfig) {
+	d, ff := c.HiddenSize, c.IntermediateSize
+	r.put("embeddings.word_embeddings.weight", c.VocabSize, d)
+	r.put("embeddings.position_embeddings.weight", c.MaxPositionEmbeddings, d)
+	r.norm("embeddings.LayerNorm", d, true)
+	r.put("encoder.relative_attention_bias.weight", c.RelativeAttentionNumBuckets, c.NumAttentionHeads)
+	for i := 0; i < c.NumHiddenLayers; i++ {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		for _, n := range []string{"q", "k", "v", "o"} {
+			r.put(p+"attention.attn."+n+".weight", d, d)
+			r.put(p+"attention.attn."+n+".bias", d)
+		}
+		r.norm(p+"attention.LayerNorm", d, true)
+		r.put(p+"intermediate.dense.weight", ff, d)
+		r.put(p+"intermediate.dense.bias", ff)
+		r.put(p+"output.dense.weight", d, ff)
+		r.put(p+"output.dense.bias", d)
+		r.norm(p+"output.LayerNorm", d, true)
+	}
+}
+
+// randomModernTensors puts ModernBertForMaskedLM's encoder tensors for c
+// into r, with the "model." prefix.
+func randomModernTensors(r *randomTensors, c *ModernBERTConfig) {
+	d, ff := c.HiddenSize, c.IntermediateSize
+	r.put("model.embeddings.tok_embeddings.weight", c.VocabSize, d)
+	r.norm("model.embeddings.norm", d, c.NormBias)
+	r.norm("model.final_norm", d, c.NormBias)
+	for i := 0; i < c.NumHiddenLayers; i++ {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		if i > 0 {
+			r.norm(p+"attn_norm", d, c.NormBias)
+		}
+		r.norm(p+"mlp_norm", d, c.NormBias)
+		r.put(p+"attn.Wqkv.weight", 3*d, d)
+		r.put(p+"attn.Wo.weight", d, d)
+		r.put(p+"mlp.Wi.weight", 2*ff, d)
+		r.put(p+"mlp.Wo.weight", d, ff)
+		if c.AttentionBias {
+			r.put(p+"attn.Wqkv.bias", 3*d)
+			r.put(p+"attn.Wo.bias", d)
+		}
+		if c.MLPBias {
+			r.put(p+"mlp.Wi.bias", 2*ff)
+			r.put(p+"mlp.Wo.bias", d)
+		}
+	}
+}
+
 func refLayerNorm(x []float64, w, b []float32, eps float64) []float64 {
 	var mean, v float64
 	for _, a := range x {
@@ -163,23 +213,7 @@ func TestMPNetAgainstReference(t *testing.T) {
 	}
 	d, ff, nb, heads := c.HiddenSize, c.IntermediateSize, c.RelativeAttentionNumBuckets, c.NumAttentionHeads
 	r := newRandomTensors(11, 0.2)
-	r.put("embeddings.word_embeddings.weight", c.VocabSize, d)
-	r.put("embeddings.position_embeddings.weight", c.MaxPositionEmbeddings, d)
-	r.norm("embeddings.LayerNorm", d, true)
-	r.put("encoder.relative_attention_bias.weight", nb, heads)
-	for i := 0; i < c.NumHiddenLayers; i++ {
-		p := fmt.Sprintf("encoder.layer.%d.", i)
-		for _, n := range []string{"q", "k", "v", "o"} {
-			r.put(p+"attention.attn."+n+".weight", d, d)
-			r.put(p+"attention.attn."+n+".bias", d)
-		}
-		r.norm(p+"attention.LayerNorm", d, true)
-		r.put(p+"intermediate.dense.weight", ff, d)
-		r.put(p+"intermediate.dense.bias", ff)
-		r.put(p+"output.dense.weight", d, ff)
-		r.put(p+"output.dense.bias", d)
-		r.norm(p+"output.LayerNorm", d, true)
-	}
+	randomMPNetTensors(r, &c)
 	w, err := loadMPNetWeights("random", r.st, &c)
 	if err != nil {
 		t.Fatal(err)
@@ -290,29 +324,8 @@ func TestModernBERTAgainstReference(t *testing.T) {
 			d, ff, heads := c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads
 			dh := d / heads
 			r := newRandomTensors(21, 0.15)
-			r.put("model.embeddings.tok_embeddings.weight", c.VocabSize, d)
-			r.norm("model.embeddings.norm", d, c.NormBias)
-			r.norm("model.final_norm", d, c.NormBias)
+			randomModernTensors(r, &c)
 			r.put("head.dense.weight", d, d) // a ModernBertForMaskedLM head, ignored
-			for i := 0; i < c.NumHiddenLayers; i++ {
-				p := fmt.Sprintf("model.layers.%d.", i)
-				if i > 0 {
-					r.norm(p+"attn_norm", d, c.NormBias)
-				}
-				r.norm(p+"mlp_norm", d, c.NormBias)
-				r.put(p+"attn.Wqkv.weight", 3*d, d)
-				r.put(p+"attn.Wo.weight", d, d)
-				r.put(p+"mlp.Wi.weight", 2*ff, d)
-				r.put(p+"mlp.Wo.weight", d, ff)
-				if c.AttentionBias {
-					r.put(p+"attn.Wqkv.bias", 3*d)
-					r.put(p+"attn.Wo.bias", d)
-				}
-				if c.MLPBias {
-					r.put(p+"mlp.Wi.bias", 2*ff)
-					r.put(p+"mlp.Wo.bias", d)
-				}
-			}
 			w, err := loadModernWeights("random", r.st, &c)
 			if err != nil {
 				t.Fatal(err)
