@@ -106,7 +106,13 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 		return nil, err
 	}
 	f.WeightsAt = filepath.Join(dir, "model.safetensors")
-	if f.Weights, err = ReadSafetensors(f.WeightsAt); err != nil {
+	// An F32 file is mapped rather than read, so that the weights are in
+	// memory once (a ModernBERT-large is 1.6 GB); others are decoded.
+	var mapped bool
+	if f.Weights, mapped, err = mapSafetensors(f.WeightsAt); err == nil && !mapped {
+		f.Weights, err = ReadSafetensors(f.WeightsAt)
+	}
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("model folder %s: model.safetensors is missing (jeirt reads safetensors only; convert pytorch_model.bin with safetensors.torch.save_file)", dir)
 		}

@@ -299,7 +299,7 @@ func TestMPNetAgainstReference(t *testing.T) {
 		return s
 	}
 	long, short := seq(150), seq(13) // more than one 128-query block
-	long[7] = int32(pad) // a padding-index token inside a text
+	long[7] = int32(pad)             // a padding-index token inside a text
 	checkAgainstRef(t, m.Forward, ref, [][]int32{long, short}, d, 1e-5)
 }
 
