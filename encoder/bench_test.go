@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -165,7 +167,11 @@ func randomBatch(batch, l, vocab int) []Encoding {
 // benchForward times forward on batches of 32 texts of 128 tokens and
 // reports sentences/s, GFLOP/s and GFLOP per CPU-second.
 func benchForward(b *testing.B, forward func([]Encoding) ([]float32, int, error), vocab int, flops float64) {
-	encs := randomBatch(32, 128, vocab)
+	benchForwardBatch(b, forward, vocab, flops, 32)
+}
+
+func benchForwardBatch(b *testing.B, forward func([]Encoding) ([]float32, int, error), vocab int, flops float64, batch int) {
+	encs := randomBatch(batch, 128, vocab)
 	if _, _, err := forward(encs); err != nil { // warm the buffers
 		b.Fatal(err)
 	}
@@ -234,9 +240,14 @@ func BenchmarkModernBERTBase(b *testing.B) {
 }
 
 // BenchmarkModernBERTLarge runs a ModernBERT-large-sized model (28 layers,
-// hidden 1024, 395M random weights); scripts/bench-encoder.sh runs it under
+// hidden 1024, 395M random weights) on texts of 128 tokens, JEIRT_BENCH_BATCH
+// at a time (default 32); scripts/bench-encoder.sh runs it under
 // /usr/bin/time -v for the peak resident memory.
 func BenchmarkModernBERTLarge(b *testing.B) {
+	batch := 32
+	if v, err := strconv.Atoi(os.Getenv("JEIRT_BENCH_BATCH")); err == nil && v > 0 {
+		batch = v
+	}
 	m := randomModernBERT(b, modernBERTLargeConfig)
-	benchForward(b, m.Forward, m.Config.VocabSize, modernFLOPs(m.Config, 128))
+	benchForwardBatch(b, m.Forward, m.Config.VocabSize, modernFLOPs(m.Config, 128), batch)
 }
