@@ -27,31 +27,12 @@ func (a arena) get(name string, n int) []float32 {
 	return a[name][:n]
 }
 
-// parallel runs f over [0,n) split into one contiguous range per core.
-func parallel(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	wg.Wait()
-}
-
 // linearInto is torch.nn.Linear on n rows: y = x·Wᵀ (+ b), with W stored as
 // torch stores it, [out, in], and b nil for a layer without bias.
 func linearInto(y, x, w, b []float32, n, in, out int) {
 	G.WhichBLAS().Sgemm(blas.NoTrans, blas.Trans, n, out, in, 1, x, in, w, in, 0, y, out)
 	if b != nil {
-		parallel(n, func(lo, hi int) {
+		forRows(n, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				row := y[r*out : (r+1)*out]
 				for k := range row {
@@ -66,7 +47,7 @@ func linearInto(y, x, w, b []float32, n, in, out int) {
 // 2016): y = (x − mean)/√(var + eps)·γ + β with the biased variance; beta nil
 // is a LayerNorm without bias. dst may be src.
 func layerNorm(dst, src, gamma, beta []float32, n, d int, eps float64) {
-	parallel(n, func(lo, hi int) {
+	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := src[r*d : (r+1)*d]
 			var mean float64
@@ -102,8 +83,8 @@ func gelu(x float32) float32 {
 
 // geluInPlace applies gelu to every element.
 func geluInPlace(x []float32) {
-	parallel(len(x)/1024+1, func(lo, hi int) {
-		for i := lo * 1024; i < min(hi*1024, len(x)); i++ {
+	forRows(len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
 			x[i] = gelu(x[i])
 		}
 	})
@@ -113,7 +94,7 @@ func geluInPlace(x []float32) {
 // (n × 2f) are split into input (first f) and gate (last f), and
 // dst = gelu(input) ⊙ gate (n × f).
 func geglu(dst, x []float32, n, f int) {
-	parallel(n, func(lo, hi int) {
+	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			in, gate, o := x[r*2*f:r*2*f+f], x[r*2*f+f:(r+1)*2*f], dst[r*f:(r+1)*f]
 			for k := range o {
@@ -125,8 +106,8 @@ func geglu(dst, x []float32, n, f int) {
 
 // addInto sets dst = a + b elementwise (float32, as torch adds).
 func addInto(dst, a, b []float32) {
-	parallel(len(dst)/4096+1, func(lo, hi int) {
-		for i := lo * 4096; i < min(hi*4096, len(dst)); i++ {
+	forRows(len(dst), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
 			dst[i] = a[i] + b[i]
 		}
 	})

@@ -284,7 +284,7 @@ func (r *ropeTable) upTo(l int) {
 // q·cos + rotate_half(q)·sin.
 func applyRope(q []float32, ld, n, l, heads, dh int, r *ropeTable) {
 	half := dh / 2
-	parallel(n, func(lo, hi int) {
+	forRows(n, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			p := t % l
 			cs, sn := r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half]
