@@ -228,7 +228,8 @@ func loadWordPiece(path string, m map[string]interface{}, vocab map[string]int) 
 
 // readTemplate reads the single-sequence template of a TemplateProcessing
 // post-processor (special tokens, then $A, then special tokens), or
-// BertProcessing's [CLS] $A [SEP], as the ids before and after the text.
+// BertProcessing's [CLS] $A [SEP] or RobertaProcessing's <s> $A </s> (older
+// MPNet files), as the ids before and after the text.
 func readTemplate(path string, pp map[string]interface{}, vocab map[string]int) (prefix, suffix []int32, err error) {
 	id := func(tok string) (int32, error) {
 		if st, ok := pp["special_tokens"].(map[string]interface{}); ok {
@@ -246,13 +247,26 @@ func readTemplate(path string, pp map[string]interface{}, vocab map[string]int) 
 		}
 		return int32(v), nil
 	}
+	// pairID reads BertProcessing's and RobertaProcessing's ["token", id].
+	pairID := func(key, def string) (int32, error) {
+		if p, ok := pp[key].([]interface{}); ok && len(p) == 2 {
+			if f, ok := p[1].(float64); ok {
+				return int32(f), nil
+			}
+		}
+		return id(def)
+	}
 	switch typ, _ := pp["type"].(string); typ {
-	case "BertProcessing":
-		cls, err := id("[CLS]")
+	case "BertProcessing", "RobertaProcessing":
+		defCLS, defSEP := "[CLS]", "[SEP]"
+		if typ == "RobertaProcessing" {
+			defCLS, defSEP = "<s>", "</s>"
+		}
+		cls, err := pairID("cls", defCLS)
 		if err != nil {
 			return nil, nil, err
 		}
-		sep, err := id("[SEP]")
+		sep, err := pairID("sep", defSEP)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -291,7 +305,7 @@ func readTemplate(path string, pp map[string]interface{}, vocab map[string]int) 
 		return prefix, suffix, nil
 	}
 	typ, _ := pp["type"].(string)
-	return nil, nil, fmt.Errorf("%s: post_processor %q is not supported (want TemplateProcessing or BertProcessing)", path, typ)
+	return nil, nil, fmt.Errorf("%s: post_processor %q is not supported (want TemplateProcessing, BertProcessing or RobertaProcessing)", path, typ)
 }
 
 // PadID is the id of the padding token ([PAD], <pad> or <|padding|>).

@@ -58,3 +58,40 @@ func TestTokenizerFamiliesMatchHuggingFace(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenizerRobertaProcessing reads an MPNet tokenizer.json whose
+// post-processor is RobertaProcessing, as older files store it, and gets the
+// same ids as with the TemplateProcessing of the fixture.
+func TestTokenizerRobertaProcessing(t *testing.T) {
+	dir := fixture(t, "tiny-mpnet")
+	b, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["post_processor"] = map[string]any{"type": "RobertaProcessing", "sep": []any{"</s>", 2}, "cls": []any{"<s>", 0},
+		"trim_offsets": true, "add_prefix_space": false}
+	b, _ = json.Marshal(m)
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	roberta, err := LoadTokenizer(path, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"), 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "The quick brown fox.", "is <mask>."} {
+		a, _ := roberta.Encode(text)
+		w, _ := template.Encode(text)
+		if !reflect.DeepEqual(a.IDs, w.IDs) {
+			t.Errorf("%q: %v, want %v", text, a.IDs, w.IDs)
+		}
+	}
+}
