@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -196,5 +197,80 @@ func TestModernBERTMatchesFixture(t *testing.T) {
 	t.Logf("max |diff| mean_normalized %.2g", worst)
 	if worst > 2e-6 {
 		t.Errorf("mean_normalized off by %.3g (want <= 2e-6)", worst)
+	}
+}
+
+// copyFolder copies a fixture folder to a temporary one that a test may break.
+func copyFolder(t *testing.T, src string) string {
+	dst := t.TempDir()
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dst, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func TestFamilyFolderErrors(t *testing.T) {
+	editJSON := func(path string, edit func(m map[string]any)) {
+		b, _ := os.ReadFile(path)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		edit(m)
+		b, _ = json.Marshal(m)
+		os.WriteFile(path, b, 0o644)
+	}
+	editWeights := func(path string, edit func(st *Safetensors)) {
+		st, err := ReadSafetensors(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(st)
+		if err := WriteSafetensors(path, st.Tensors, st.Metadata); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		fixture, name string
+		breakIt       func(dir string)
+		want          string // after the folder name
+	}{
+		{"tiny-modernbert", "tanh GELU", func(dir string) {
+			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["hidden_activation"] = "gelu_pytorch_tanh" })
+		}, `DIR/config.json: hidden_activation "gelu_pytorch_tanh" is not supported (want "gelu", exact erf GELU)`},
+		{"tiny-modernbert", "layer 0 attn_norm", func(dir string) {
+			editWeights(filepath.Join(dir, "model.safetensors"), func(st *Safetensors) {
+				st.Tensors["layers.0.attn_norm.weight"] = st.Tensors["layers.1.attn_norm.weight"]
+			})
+		}, "DIR/model.safetensors: layer 0 has an attn_norm, which ModernBertModel does not have (nn.Identity)"},
+		{"tiny-modernbert", "Wi shape", func(dir string) {
+			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["intermediate_size"] = 48 })
+		}, `DIR/model.safetensors: tensor "layers.0.mlp.Wi.weight" has shape [192 64], config.json implies [96 64]`},
+		{"tiny-modernbert", "biases declared", func(dir string) {
+			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["mlp_bias"] = true })
+		}, `DIR/model.safetensors: tensor "layers.0.mlp.Wi.bias" is missing`},
+		{"tiny-mpnet", "missing bias table", func(dir string) {
+			editWeights(filepath.Join(dir, "model.safetensors"), func(st *Safetensors) {
+				delete(st.Tensors, "encoder.relative_attention_bias.weight")
+			})
+		}, `DIR/model.safetensors: tensor "encoder.relative_attention_bias.weight" is missing`},
+		{"tiny-mpnet", "buckets", func(dir string) {
+			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["relative_attention_num_buckets"] = 64 })
+		}, `DIR/model.safetensors: tensor "encoder.relative_attention_bias.weight" has shape [32 4], config.json implies [64 4]`},
+	} {
+		t.Run(tc.fixture+"/"+tc.name, func(t *testing.T) {
+			dir := copyFolder(t, fixture(t, tc.fixture))
+			tc.breakIt(dir)
+			_, err := Open(dir)
+			want := strings.ReplaceAll(tc.want, "DIR", dir)
+			if err == nil || err.Error() != want {
+				t.Errorf("error\n %v\nwant\n %s", err, want)
+			}
+		})
 	}
 }
