@@ -2,12 +2,7 @@ package encoder
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -117,55 +112,6 @@ func OpenBERT(dir string) (*BERT, error) {
 	}
 	b.fingerprint = "bert/v1/" + f.fingerprint()
 	return b, nil
-}
-
-// fingerprint hashes every file read with the pooling, normalisation and
-// sequence length.
-func (f *modelFolder) fingerprint() string {
-	fmt.Fprintf(f.hash, "pool=%s normalize=%v maxlen=%d", strings.Join(f.Pooling, "+"), f.Normalize, f.MaxSeqLen)
-	return hex.EncodeToString(f.hash.Sum(nil))[:32]
-}
-
-func hashFile(h io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fmt.Fprintf(h, "%s\n", filepath.Base(path))
-	_, err = io.Copy(h, f)
-	return err
-}
-
-func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (bool, error)) ([]string, error) {
-	name := filepath.Join(sub, "config.json")
-	var cfg map[string]any
-	if _, err := readJSON(name, &cfg, true); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, name)
-	if d, ok := cfg["word_embedding_dimension"].(float64); ok && int(d) != hidden {
-		return nil, fmt.Errorf("%s: word_embedding_dimension %d, but config.json has hidden_size %d", path, int(d), hidden)
-	}
-	on := func(key string) bool { v, _ := cfg[key].(bool); return v }
-	for _, key := range []string{"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"} {
-		if on(key) {
-			return nil, fmt.Errorf("%s: %s is not supported (jeirt pools cls, max, mean, mean_sqrt_len)", path, key)
-		}
-	}
-	var modes []string
-	for _, m := range []struct{ key, mode string }{
-		{"pooling_mode_cls_token", PoolCLS}, {"pooling_mode_max_tokens", PoolMax},
-		{"pooling_mode_mean_tokens", PoolMean}, {"pooling_mode_mean_sqrt_len_tokens", PoolMeanSqrtLen},
-	} {
-		if on(m.key) {
-			modes = append(modes, m.mode)
-		}
-	}
-	if len(modes) == 0 {
-		return nil, fmt.Errorf("%s: no pooling mode is true", path)
-	}
-	return modes, nil
 }
 
 // Dim implements Encoder.

@@ -3,14 +3,17 @@ package encoder
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // modelFolder is what a sentence-transformers folder gives every transformer
@@ -141,6 +144,55 @@ func (f *modelFolder) readJSON(name string, v any, required bool) (bool, error) 
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	return true, nil
+}
+
+// fingerprint hashes every file read with the pooling, normalisation and
+// sequence length.
+func (f *modelFolder) fingerprint() string {
+	fmt.Fprintf(f.hash, "pool=%s normalize=%v maxlen=%d", strings.Join(f.Pooling, "+"), f.Normalize, f.MaxSeqLen)
+	return hex.EncodeToString(f.hash.Sum(nil))[:32]
+}
+
+func hashFile(h io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(h, "%s\n", filepath.Base(path))
+	_, err = io.Copy(h, f)
+	return err
+}
+
+func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (bool, error)) ([]string, error) {
+	name := filepath.Join(sub, "config.json")
+	var cfg map[string]any
+	if _, err := readJSON(name, &cfg, true); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, name)
+	if d, ok := cfg["word_embedding_dimension"].(float64); ok && int(d) != hidden {
+		return nil, fmt.Errorf("%s: word_embedding_dimension %d, but config.json has hidden_size %d", path, int(d), hidden)
+	}
+	on := func(key string) bool { v, _ := cfg[key].(bool); return v }
+	for _, key := range []string{"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"} {
+		if on(key) {
+			return nil, fmt.Errorf("%s: %s is not supported (jeirt pools cls, max, mean, mean_sqrt_len)", path, key)
+		}
+	}
+	var modes []string
+	for _, m := range []struct{ key, mode string }{
+		{"pooling_mode_cls_token", PoolCLS}, {"pooling_mode_max_tokens", PoolMax},
+		{"pooling_mode_mean_tokens", PoolMean}, {"pooling_mode_mean_sqrt_len_tokens", PoolMeanSqrtLen},
+	} {
+		if on(m.key) {
+			modes = append(modes, m.mode)
+		}
+	}
+	if len(modes) == 0 {
+		return nil, fmt.Errorf("%s: no pooling mode is true", path)
+	}
+	return modes, nil
 }
 
 // peekModelType reads config.json's model_type.
