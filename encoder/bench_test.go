@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -133,4 +135,118 @@ func BenchmarkBERTMiniLM(b *testing.B) {
 			b.ReportMetric(float64(b.N*batch)*flops/1e9/cpu, "GFLOP/cpu-s")
 		})
 	}
+}
+
+// Base-sized shapes of the paper's encoders: all-mpnet-base-v2 and
+// ModernBERT-base / ModernBERT-large (hub config values).
+var (
+	mpnetBaseConfig = MPNetConfig{ModelType: "mpnet", HiddenSize: 768, NumHiddenLayers: 12, NumAttentionHeads: 12,
+		IntermediateSize: 3072, HiddenAct: "gelu", LayerNormEps: 1e-5, MaxPositionEmbeddings: 514, VocabSize: 30527,
+		RelativeAttentionNumBuckets: 32}
+	modernBERTBaseConfig = ModernBERTConfig{ModelType: "modernbert", HiddenSize: 768, NumHiddenLayers: 22, NumAttentionHeads: 12,
+		IntermediateSize: 1152, VocabSize: 50368, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
+	modernBERTLargeConfig = ModernBERTConfig{ModelType: "modernbert", HiddenSize: 1024, NumHiddenLayers: 28, NumAttentionHeads: 16,
+		IntermediateSize: 2624, VocabSize: 50368, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
+)
+
+// randomBatch is batch encodings of l random ids below vocab.
+func randomBatch(batch, l, vocab int) []Encoding {
+	rng := rand.New(rand.NewPCG(3, 4))
+	encs := make([]Encoding, batch)
+	for i := range encs {
+		e := Encoding{IDs: make([]int32, l), AttentionMask: make([]int32, l)}
+		for t := range e.IDs {
+			e.IDs[t] = int32(4 + rng.IntN(vocab-4))
+			e.AttentionMask[t] = 1
+		}
+		encs[i] = e
+	}
+	return encs
+}
+
+// benchForward times forward on batches of 32 texts of 128 tokens and
+// reports sentences/s, GFLOP/s and GFLOP per CPU-second.
+func benchForward(b *testing.B, forward func([]Encoding) ([]float32, int, error), vocab int, flops float64) {
+	benchForwardBatch(b, forward, vocab, flops, 32)
+}
+
+func benchForwardBatch(b *testing.B, forward func([]Encoding) ([]float32, int, error), vocab int, flops float64, batch int) {
+	encs := randomBatch(batch, 128, vocab)
+	// No warm-up pass: the kernels' buffers are allocated on the first
+	// call, in milliseconds against seconds of arithmetic.
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := forward(encs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuSeconds() - cpu0
+	sps := float64(b.N*len(encs)) / b.Elapsed().Seconds()
+	b.ReportMetric(sps, "sentences/s")
+	b.ReportMetric(sps*flops/1e9, "GFLOP/s")
+	// Per CPU-second figures hold up on a shared machine, where wall time
+	// depends on what else runs.
+	b.ReportMetric(float64(b.N*len(encs))/cpu, "sentences/cpu-s")
+	b.ReportMetric(float64(b.N*len(encs))*flops/1e9/cpu, "GFLOP/cpu-s")
+}
+
+// BenchmarkMPNetBase runs an all-mpnet-base-v2-sized MPNet (12 layers,
+// hidden 768, random weights) on a batch of 32 texts of 128 tokens.
+func BenchmarkMPNetBase(b *testing.B) {
+	c := mpnetBaseConfig
+	if err := c.check("config.json"); err != nil {
+		b.Fatal(err)
+	}
+	r := newRandomTensors(1, 0.02)
+	randomMPNetTensors(r, &c)
+	w, err := loadMPNetWeights("random", r.st, &c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &MPNet{Config: c, MaxSeqLen: 512, w: w}
+	d, ff, L := float64(c.HiddenSize), float64(c.IntermediateSize), 128.0
+	benchForward(b, m.Forward, c.VocabSize, float64(c.NumHiddenLayers)*(8*L*d*d+4*L*d*ff+4*L*L*d))
+}
+
+// randomModernBERT builds a ModernBERT of shape c with N(0, 0.02) weights.
+func randomModernBERT(tb testing.TB, c ModernBERTConfig) *ModernBERT {
+	if err := c.check("config.json"); err != nil {
+		tb.Fatal(err)
+	}
+	r := newRandomTensors(1, 0.02)
+	randomModernTensors(r, &c)
+	w, err := loadModernWeights("random", r.st, &c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &ModernBERT{Config: c, MaxSeqLen: 512, w: w}
+}
+
+// modernFLOPs counts one forward pass over l tokens: Wqkv and Wo (8·l·d²),
+// Wi (2·l·d·2ff) and the MLP's Wo (2·l·ff·d), and the two attention products
+// (4·l²·d; the sliding layers' window is the whole text at 128 tokens).
+func modernFLOPs(c ModernBERTConfig, l int) float64 {
+	d, ff, L := float64(c.HiddenSize), float64(c.IntermediateSize), float64(l)
+	return float64(c.NumHiddenLayers) * (8*L*d*d + 6*L*d*ff + 4*L*L*d)
+}
+
+// BenchmarkModernBERTBase runs a ModernBERT-base-sized model (22 layers,
+// hidden 768, random weights) on a batch of 32 texts of 128 tokens.
+func BenchmarkModernBERTBase(b *testing.B) {
+	m := randomModernBERT(b, modernBERTBaseConfig)
+	benchForward(b, m.Forward, m.Config.VocabSize, modernFLOPs(m.Config, 128))
+}
+
+// BenchmarkModernBERTLarge runs a ModernBERT-large-sized model (28 layers,
+// hidden 1024, 395M random weights) on texts of 128 tokens, JEIRT_BENCH_BATCH
+// at a time (default 32); scripts/bench-encoder.sh runs it under
+// /usr/bin/time -v for the peak resident memory.
+func BenchmarkModernBERTLarge(b *testing.B) {
+	batch := 32
+	if v, err := strconv.Atoi(os.Getenv("JEIRT_BENCH_BATCH")); err == nil && v > 0 {
+		batch = v
+	}
+	m := randomModernBERT(b, modernBERTLargeConfig)
+	benchForwardBatch(b, m.Forward, m.Config.VocabSize, modernFLOPs(m.Config, 128), batch)
 }

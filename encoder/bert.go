@@ -2,17 +2,7 @@ package encoder
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 )
 
@@ -68,6 +58,10 @@ func (c *BertConfig) check(file string) error {
 	return nil
 }
 
+func (c *BertConfig) hidden() int        { return c.HiddenSize }
+func (c *BertConfig) maxPositions() int  { return c.MaxPositionEmbeddings }
+func (c *BertConfig) defaultSeqLen() int { return 512 }
+
 // Pooling modes of sentence-transformers' Pooling module, in the order it
 // concatenates them.
 const (
@@ -107,144 +101,17 @@ type BERT struct {
 // folder modules.json names) and sentence_bert_config.json (default
 // max_seq_length: min(512, max_position_embeddings)).
 func OpenBERT(dir string) (*BERT, error) {
-	b := &BERT{Pooling: []string{PoolMean}}
-	h := sha256.New()
-	readJSON := func(name string, v any, required bool) (bool, error) {
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) && !required {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("model folder %s: %w", dir, err)
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(data))
-		h.Write(data)
-		if err := json.Unmarshal(data, v); err != nil {
-			return false, fmt.Errorf("%s: %w", path, err)
-		}
-		return true, nil
-	}
-	cfgPath := filepath.Join(dir, "config.json")
-	if _, err := readJSON("config.json", &b.Config, true); err != nil {
-		return nil, err
-	}
-	if err := b.Config.check(cfgPath); err != nil {
-		return nil, err
-	}
-
-	// modules.json: the pipeline after the transformer.
-	var modules []struct {
-		Path string `json:"path"`
-		Type string `json:"type"`
-	}
-	hasModules, err := readJSON("modules.json", &modules, false)
+	b := &BERT{}
+	f, err := readModelFolder(dir, &b.Config)
 	if err != nil {
 		return nil, err
 	}
-	if hasModules {
-		b.Pooling = nil
-		for i, m := range modules {
-			switch m.Type {
-			case "sentence_transformers.models.Transformer":
-				if i != 0 {
-					return nil, fmt.Errorf("%s: the Transformer module must come first", filepath.Join(dir, "modules.json"))
-				}
-			case "sentence_transformers.models.Pooling":
-				if b.Pooling, err = readPooling(dir, m.Path, b.Config.HiddenSize, readJSON); err != nil {
-					return nil, err
-				}
-			case "sentence_transformers.models.Normalize":
-				b.Normalize = true
-			default:
-				return nil, fmt.Errorf("%s: module %q is not supported (jeirt runs Transformer, Pooling, Normalize)", filepath.Join(dir, "modules.json"), m.Type)
-			}
-		}
-		if b.Pooling == nil {
-			return nil, fmt.Errorf("%s: no sentence_transformers.models.Pooling module", filepath.Join(dir, "modules.json"))
-		}
-	}
-
-	var sbert struct {
-		MaxSeqLength int `json:"max_seq_length"`
-	}
-	if _, err := readJSON("sentence_bert_config.json", &sbert, false); err != nil {
+	b.Tokenizer, b.Pooling, b.Normalize, b.MaxSeqLen = f.Tokenizer, f.Pooling, f.Normalize, f.MaxSeqLen
+	if b.w, err = loadBertWeights(f.WeightsAt, f.Weights, &b.Config); err != nil {
 		return nil, err
 	}
-	b.MaxSeqLen = min(512, b.Config.MaxPositionEmbeddings)
-	if sbert.MaxSeqLength > 0 {
-		b.MaxSeqLen = min(sbert.MaxSeqLength, b.Config.MaxPositionEmbeddings)
-	}
-
-	tokPath := filepath.Join(dir, "tokenizer.json")
-	if _, err := os.Stat(tokPath); err != nil {
-		return nil, fmt.Errorf("model folder %s: tokenizer.json is missing (%w)", dir, err)
-	}
-	if b.Tokenizer, err = LoadTokenizer(tokPath, b.MaxSeqLen); err != nil {
-		return nil, err
-	}
-	if err := hashFile(h, tokPath); err != nil {
-		return nil, err
-	}
-	wPath := filepath.Join(dir, "model.safetensors")
-	st, err := ReadSafetensors(wPath)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("model folder %s: model.safetensors is missing (jeirt reads safetensors only; convert pytorch_model.bin with safetensors.torch.save_file)", dir)
-		}
-		return nil, err
-	}
-	if err := hashFile(h, wPath); err != nil {
-		return nil, err
-	}
-	if b.w, err = loadBertWeights(wPath, st, &b.Config); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(h, "pool=%s normalize=%v maxlen=%d", strings.Join(b.Pooling, "+"), b.Normalize, b.MaxSeqLen)
-	b.fingerprint = "bert/v1/" + hex.EncodeToString(h.Sum(nil))[:32]
+	b.fingerprint = "bert/v1/" + f.fingerprint()
 	return b, nil
-}
-
-func hashFile(h io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fmt.Fprintf(h, "%s\n", filepath.Base(path))
-	_, err = io.Copy(h, f)
-	return err
-}
-
-func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (bool, error)) ([]string, error) {
-	name := filepath.Join(sub, "config.json")
-	var cfg map[string]any
-	if _, err := readJSON(name, &cfg, true); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, name)
-	if d, ok := cfg["word_embedding_dimension"].(float64); ok && int(d) != hidden {
-		return nil, fmt.Errorf("%s: word_embedding_dimension %d, but config.json has hidden_size %d", path, int(d), hidden)
-	}
-	on := func(key string) bool { v, _ := cfg[key].(bool); return v }
-	for _, key := range []string{"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"} {
-		if on(key) {
-			return nil, fmt.Errorf("%s: %s is not supported (jeirt pools cls, max, mean, mean_sqrt_len)", path, key)
-		}
-	}
-	var modes []string
-	for _, m := range []struct{ key, mode string }{
-		{"pooling_mode_cls_token", PoolCLS}, {"pooling_mode_max_tokens", PoolMax},
-		{"pooling_mode_mean_tokens", PoolMean}, {"pooling_mode_mean_sqrt_len_tokens", PoolMeanSqrtLen},
-	} {
-		if on(m.key) {
-			modes = append(modes, m.mode)
-		}
-	}
-	if len(modes) == 0 {
-		return nil, fmt.Errorf("%s: no pooling mode is true", path)
-	}
-	return modes, nil
 }
 
 // Dim implements Encoder.
@@ -258,103 +125,15 @@ func (b *BERT) Fingerprint() string { return b.fingerprint }
 // batches of similar length padded to a multiple of 8 tokens; the padding is
 // masked, so a text's vector does not depend on its batch.
 func (b *BERT) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	encs := make([]Encoding, len(texts))
-	for i, t := range texts {
-		e, err := b.Tokenizer.Encode(t)
-		if err != nil {
-			return nil, fmt.Errorf("text %d: %w", i, err)
-		}
-		encs[i] = e
-	}
-	order := make([]int, len(texts))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return len(encs[order[i]].IDs) > len(encs[order[j]].IDs) })
-	bs := b.BatchSize
-	if bs <= 0 {
-		bs = 32
-	}
-	out := make([][]float32, len(texts))
-	for lo := 0; lo < len(order); lo += bs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		batch := order[lo:min(lo+bs, len(order))]
-		be := make([]Encoding, len(batch))
-		for k, i := range batch {
-			be[k] = encs[i]
-		}
-		hidden, l, err := b.Forward(be)
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range batch {
-			out[i] = b.pool(hidden[k*l*b.Config.HiddenSize:(k+1)*l*b.Config.HiddenSize], be[k].AttentionMask)
-		}
-	}
-	return out, nil
+	return encodeSorted(ctx, texts, b.Tokenizer, b.BatchSize, b.Config.HiddenSize, b.Forward, b.pool)
 }
 
-// pool applies the Pooling modes and Normalize to one text's hidden states
-// (L × D, row-major, L ≥ len(mask)); sums run in float64.
 func (b *BERT) pool(h []float32, mask []int32) []float32 {
-	d := b.Config.HiddenSize
-	out := make([]float32, 0, b.Dim())
-	var n float64
-	for _, m := range mask {
-		n += float64(m)
-	}
-	for _, mode := range b.Pooling {
-		v := make([]float64, d)
-		switch mode {
-		case PoolCLS:
-			for k := range v {
-				v[k] = float64(h[k])
-			}
-		case PoolMax:
-			for k := range v {
-				v[k] = math.Inf(-1)
-			}
-			for t, m := range mask {
-				if m != 0 {
-					for k := range v {
-						v[k] = math.Max(v[k], float64(h[t*d+k]))
-					}
-				}
-			}
-		case PoolMean, PoolMeanSqrtLen:
-			for t, m := range mask {
-				if m != 0 {
-					for k := range v {
-						v[k] += float64(h[t*d+k])
-					}
-				}
-			}
-			div := math.Max(n, 1e-9)
-			if mode == PoolMeanSqrtLen {
-				div = math.Sqrt(div)
-			}
-			for k := range v {
-				v[k] /= div
-			}
-		}
-		for _, x := range v {
-			out = append(out, float32(x))
-		}
-	}
-	if b.Normalize {
-		var ss float64
-		for _, x := range out {
-			ss += float64(x) * float64(x)
-		}
-		inv := 1 / math.Max(math.Sqrt(ss), 1e-12)
-		for k, x := range out {
-			out[k] = float32(float64(x) * inv)
-		}
-	}
-	return out
+	return poolVector(h, mask, b.Config.HiddenSize, b.Pooling, b.Normalize)
 }
+
+// SetBatchSize sets BatchSize.
+func (b *BERT) SetBatchSize(n int) { b.BatchSize = n }
 
 // Forward runs the transformer on a batch of encodings, right-padded to the
 // longest rounded up to a multiple of 8 (at most MaxSeqLen), and returns the

@@ -89,8 +89,7 @@ func (op *geluOp) Do(in ...G.Value) (G.Value, error) {
 	dst := out.Float32s()
 	forRows(len(src), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			v := float64(src[i])
-			dst[i] = float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
+			dst[i] = gelu(src[i])
 		}
 	})
 	return out, nil
@@ -132,30 +131,8 @@ func (op *layerNormOp) Do(in ...G.Value) (G.Value, error) {
 	if len(gamma) != d || len(beta) != d {
 		return nil, fmt.Errorf("LayerNorm: weight %d and bias %d for width %d", len(gamma), len(beta), d)
 	}
-	src := x.Float32s()
 	out := op.buf.get(x.Shape())
-	dst := out.Float32s()
-	forRows(n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := src[r*d : (r+1)*d]
-			var mean float64
-			for _, v := range row {
-				mean += float64(v)
-			}
-			mean /= float64(d)
-			var variance float64
-			for _, v := range row {
-				dv := float64(v) - mean
-				variance += dv * dv
-			}
-			variance /= float64(d)
-			inv := 1 / math.Sqrt(variance+op.eps)
-			o := dst[r*d : (r+1)*d]
-			for k, v := range row {
-				o[k] = float32((float64(v)-mean)*inv*float64(gamma[k]) + float64(beta[k]))
-			}
-		}
-	})
+	layerNorm(out.Float32s(), x.Float32s(), gamma, beta, n, d, op.eps)
 	return out, nil
 }
 

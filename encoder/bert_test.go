@@ -175,8 +175,11 @@ func TestBERTFolderErrors(t *testing.T) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["hidden_act"] = "swish" })
 		}, `DIR/config.json: hidden_act "swish" is not supported (want "gelu", exact erf GELU)`},
 		{"architecture", func(dir string) {
+			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["model_type"] = "gpt2" })
+		}, `DIR/config.json: model_type "gpt2" is not supported (jeirt runs "bert": all-MiniLM, BGE, E5, GTE; "mpnet": all-mpnet-base-v2; "modernbert": ModernBERT, gte-modernbert, modernbert-embed)`},
+		{"architecture mismatch", func(dir string) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["model_type"] = "mpnet" })
-		}, `DIR/config.json: model_type "mpnet" is not supported (jeirt runs BERT encoders, model_type "bert": all-MiniLM, BGE, E5, GTE)`},
+		}, `DIR/config.json: architecture "BertModel" is not supported (want MPNetModel)`},
 		{"shape", func(dir string) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["intermediate_size"] = 48 })
 		}, `DIR/model.safetensors: tensor "encoder.layer.0.intermediate.dense.weight" has shape [64 32], config.json implies [48 32]`},

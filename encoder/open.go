@@ -3,6 +3,7 @@ package encoder
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -12,7 +13,9 @@ import (
 //	hash              the weightless hash encoder, DefaultHashDim wide
 //	hash:DIM          the hash encoder, DIM wide
 //	precomputed:FILE  vectors read from FILE, looked up by item id (see Precomputed)
-//	DIR               a sentence-transformers model folder (see OpenBERT)
+//	DIR               a sentence-transformers model folder, by config.json's
+//	                  model_type: bert (OpenBERT), mpnet (OpenMPNet) or
+//	                  modernbert (OpenModernBERT)
 func Open(spec string) (Encoder, error) {
 	switch {
 	case spec == "" || spec == "hash":
@@ -37,9 +40,38 @@ func Open(spec string) (Encoder, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("encoder %q: a model must be a folder (config.json, model.safetensors, tokenizer.json); for a file of vectors use precomputed:%s", spec, spec)
 	}
-	b, err := OpenBERT(spec)
+	return OpenModel(spec)
+}
+
+// OpenModel opens a sentence-transformers model folder with the
+// implementation of its config.json model_type.
+func OpenModel(dir string) (Encoder, error) {
+	typ, err := peekModelType(dir)
 	if err != nil {
 		return nil, err
 	}
-	return b, nil
+	// Each case returns its own error so that a failed open is a nil Encoder,
+	// not a typed nil pointer.
+	switch typ {
+	case "bert":
+		b, err := OpenBERT(dir)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	case "mpnet":
+		m, err := OpenMPNet(dir)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case "modernbert":
+		m, err := OpenModernBERT(dir)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s: model_type %q is not supported (jeirt runs \"bert\": all-MiniLM, BGE, E5, GTE; \"mpnet\": all-mpnet-base-v2; \"modernbert\": ModernBERT, gte-modernbert, modernbert-embed)",
+		filepath.Join(dir, "config.json"), typ)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,31 @@ func TestSafetensorsErrors(t *testing.T) {
 		_, err := parseSafetensors("f", tc.file)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// TestMapSafetensorsAgreesWithRead maps the fixtures' F32 weights and
+// compares every tensor with ReadSafetensors's decoded copy.
+func TestMapSafetensorsAgreesWithRead(t *testing.T) {
+	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
+		path := filepath.Join(fixture(t, name), "model.safetensors")
+		m, ok, err := mapSafetensors(path)
+		if err != nil || !ok {
+			t.Fatalf("%s: mapped %v, %v", name, ok, err)
+		}
+		r, err := ReadSafetensors(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Tensors) != len(r.Tensors) {
+			t.Fatalf("%s: %d tensors mapped, %d read", name, len(m.Tensors), len(r.Tensors))
+		}
+		for k, want := range r.Tensors {
+			got := m.Tensors[k]
+			if !slices.Equal(got.Shape, want.Shape) || !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: tensor %q differs", name, k)
+			}
 		}
 	}
 }

@@ -5,37 +5,49 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/wordpiece"
 	"github.com/sugarme/tokenizer/util"
+	"golang.org/x/text/unicode/norm"
 )
 
-// Tokenizer is a BERT WordPiece tokenizer that gives the ids of Hugging Face
-// tokenizers exactly, for tokenizer.json files with a BertNormalizer, a
-// BertPreTokenizer, a WordPiece model and a [CLS] $A [SEP] template.
+// Tokenizer gives the ids of Hugging Face tokenizers exactly for the
+// tokenizer.json files of the encoders jeirt runs:
+//
+//   - BERT and MPNet: BertNormalizer, BertPreTokenizer, WordPiece, a
+//     "[CLS] $A [SEP]" or "<s> $A </s>" template;
+//   - ModernBERT (OLMo's byte-level BPE): NFC or no normalizer, the ByteLevel
+//     pre-tokenizer (GPT-2 split regex, bytes mapped to printable characters),
+//     BPE merges, added tokens such as whitespace runs, a "[CLS] $A [SEP]"
+//     template.
 //
 // tokenizer.json is parsed and the WordPiece model is built by
-// github.com/sugarme/tokenizer; the steps that library gets wrong are ours:
-// literal special tokens are matched on the raw text first (as HF's
-// AddedVocabulary does for normalized=false tokens), the rest goes through
-// BertNormalizer and bertPreTokenize, and truncation keeps MaxLen ids counting
-// [CLS] and [SEP].
+// github.com/sugarme/tokenizer; the steps that library gets wrong or lacks are
+// ours: added tokens are matched as HF's AddedVocabulary matches them
+// (normalized=false ones on the raw text, normalized=true ones on the
+// normalised text, leftmost and longest, with lstrip/rstrip taking the
+// whitespace beside them), BertNormalizer, the byte-level split and BPE, and
+// truncation keeps MaxLen ids counting the template's special tokens.
 type Tokenizer struct {
-	// MaxLen is the most ids an encoding holds, [CLS] and [SEP] included.
+	// MaxLen is the most ids an encoding holds, special tokens included.
 	MaxLen int
 
-	norm    BertNormalizer
-	wp      *wordpiece.WordPiece
-	cls     int32
-	sep     int32
-	pad     int32
-	special []addedToken // longest content first
+	normalize   func(string) string
+	preTokenize func(string) []string
+	model       func(word string) ([]int32, error)
+	prefix      []int32 // template ids before $A
+	suffix      []int32 // template ids after $A
+	pad         int32
+	raw         []addedToken // normalized=false: matched on the raw text
+	normed      []addedToken // normalized=true: matched after normalisation
 }
 
 type addedToken struct {
-	content string
-	id      int32
+	content        string
+	id             int32
+	lstrip, rstrip bool
 }
 
 // Encoding is one tokenised text, unpadded.
@@ -47,8 +59,8 @@ type Encoding struct {
 }
 
 // LoadTokenizer reads a Hugging Face tokenizer.json. maxLen is the truncation
-// length counting [CLS] and [SEP]; 0 takes the file's truncation.max_length,
-// or 512 when the file has none.
+// length counting the template's special tokens; 0 takes the file's
+// truncation.max_length, or 512 when the file has none.
 func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 	cfg, err := tokenizer.ConfigFromFile(path)
 	if err != nil {
@@ -61,37 +73,53 @@ func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 			t.MaxLen = int(v)
 		}
 	}
-	if t.MaxLen < 2 {
-		return nil, fmt.Errorf("%s: max length %d leaves no room for [CLS] and [SEP]", path, t.MaxLen)
-	}
 
 	// normalizer
-	if typ, _ := cfg.Normalizer["type"].(string); typ != "BertNormalizer" {
-		return nil, fmt.Errorf("%s: normalizer %q is not supported (want BertNormalizer)", path, typ)
-	}
-	flag := func(key string, def bool) bool {
-		if v, ok := cfg.Normalizer[key].(bool); ok {
-			return v
+	switch typ, _ := cfg.Normalizer["type"].(string); typ {
+	case "BertNormalizer":
+		flag := func(key string, def bool) bool {
+			if v, ok := cfg.Normalizer[key].(bool); ok {
+				return v
+			}
+			return def
 		}
-		return def
-	}
-	t.norm = BertNormalizer{
-		CleanText:          flag("clean_text", true),
-		HandleChineseChars: flag("handle_chinese_chars", true),
-		Lowercase:          flag("lowercase", true),
-	}
-	if v, ok := cfg.Normalizer["strip_accents"].(bool); ok {
-		t.norm.StripAccents = &v
+		n := BertNormalizer{
+			CleanText:          flag("clean_text", true),
+			HandleChineseChars: flag("handle_chinese_chars", true),
+			Lowercase:          flag("lowercase", true),
+		}
+		if v, ok := cfg.Normalizer["strip_accents"].(bool); ok {
+			n.StripAccents = &v
+		}
+		t.normalize = n.Normalize
+	case "NFC":
+		t.normalize = norm.NFC.String
+	case "":
+		if cfg.Normalizer != nil {
+			return nil, fmt.Errorf("%s: normalizer has no type", path)
+		}
+		t.normalize = func(s string) string { return s }
+	default:
+		return nil, fmt.Errorf("%s: normalizer %q is not supported (want BertNormalizer, NFC or none)", path, typ)
 	}
 
-	if typ, _ := cfg.PreTokenizer["type"].(string); typ != "BertPreTokenizer" {
-		return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (want BertPreTokenizer)", path, typ)
+	// pre_tokenizer
+	switch typ, _ := cfg.PreTokenizer["type"].(string); typ {
+	case "BertPreTokenizer":
+		t.preTokenize = bertPreTokenize
+	case "ByteLevel":
+		if v, _ := cfg.PreTokenizer["add_prefix_space"].(bool); v {
+			return nil, fmt.Errorf("%s: ByteLevel add_prefix_space true is not supported", path)
+		}
+		if v, ok := cfg.PreTokenizer["use_regex"].(bool); ok && !v {
+			return nil, fmt.Errorf("%s: ByteLevel use_regex false is not supported", path)
+		}
+		t.preTokenize = byteLevelPreTokenize
+	default:
+		return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (want BertPreTokenizer or ByteLevel)", path, typ)
 	}
 
-	// model: sugarme builds the WordPiece vocabulary and matcher.
-	if typ, _ := cfg.Model["type"].(string); typ != "WordPiece" {
-		return nil, fmt.Errorf("%s: model %q is not supported (want WordPiece)", path, typ)
-	}
+	// model
 	rawVocab, ok := cfg.Model["vocab"].(map[string]interface{})
 	if !ok || len(rawVocab) == 0 {
 		return nil, fmt.Errorf("%s: model.vocab is missing or empty", path)
@@ -104,112 +132,225 @@ func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 		}
 		vocab[k] = int(f)
 	}
-	unk, _ := cfg.Model["unk_token"].(string)
+	switch typ, _ := cfg.Model["type"].(string); typ {
+	case "WordPiece":
+		if t.model, err = loadWordPiece(path, cfg.Model, vocab); err != nil {
+			return nil, err
+		}
+	case "BPE":
+		if typ, _ := cfg.PreTokenizer["type"].(string); typ != "ByteLevel" {
+			return nil, fmt.Errorf("%s: a BPE model is supported with the ByteLevel pre-tokenizer only", path)
+		}
+		b, err := loadBPE(path, cfg.Model, vocab)
+		if err != nil {
+			return nil, err
+		}
+		t.model = b.encode
+	default:
+		return nil, fmt.Errorf("%s: model %q is not supported (want WordPiece or BPE)", path, typ)
+	}
+
+	if t.prefix, t.suffix, err = readTemplate(path, cfg.PostProcessor, vocab); err != nil {
+		return nil, err
+	}
+	if t.MaxLen < len(t.prefix)+len(t.suffix) {
+		return nil, fmt.Errorf("%s: max length %d leaves no room for the template's %d special tokens", path, t.MaxLen, len(t.prefix)+len(t.suffix))
+	}
+	t.pad = -1
+	for _, p := range []string{"[PAD]", "<pad>", "<|padding|>"} {
+		if v, ok := vocab[p]; ok {
+			t.pad = int32(v)
+			break
+		}
+	}
+	for _, a := range cfg.AddedTokens {
+		if a.SingleWord {
+			return nil, fmt.Errorf("%s: added token %q: single_word is not supported", path, a.Content)
+		}
+		if a.Content == "" {
+			return nil, fmt.Errorf("%s: added token %d has no content", path, a.Id)
+		}
+		tok := addedToken{content: a.Content, id: int32(a.Id), lstrip: a.Lstrip, rstrip: a.Rstrip}
+		if t.pad < 0 && (a.Content == "[PAD]" || a.Content == "<pad>") {
+			t.pad = tok.id
+		}
+		if a.Normalized {
+			t.normed = append(t.normed, tok)
+		} else {
+			t.raw = append(t.raw, tok)
+		}
+	}
+	if t.pad < 0 {
+		t.pad = 0
+	}
+	for _, s := range [][]addedToken{t.raw, t.normed} {
+		sort.SliceStable(s, func(i, j int) bool { return len(s[i].content) > len(s[j].content) })
+	}
+	return t, nil
+}
+
+func loadWordPiece(path string, m map[string]interface{}, vocab map[string]int) (func(string) ([]int32, error), error) {
+	unk, _ := m["unk_token"].(string)
 	if unk == "" {
 		unk = "[UNK]"
 	}
 	if _, ok := vocab[unk]; !ok {
 		return nil, fmt.Errorf("%s: unk_token %q is not in model.vocab", path, unk)
 	}
-	prefix, _ := cfg.Model["continuing_subword_prefix"].(string)
+	prefix, _ := m["continuing_subword_prefix"].(string)
 	if prefix == "" {
 		prefix = "##"
 	}
 	maxChars := 100
-	if v, ok := cfg.Model["max_input_chars_per_word"].(float64); ok && v > 0 {
+	if v, ok := m["max_input_chars_per_word"].(float64); ok && v > 0 {
 		maxChars = int(v)
 	}
 	opts := util.NewParams(nil)
 	opts.Set("unk_token", unk)
 	opts.Set("continuing_subword_prefix", prefix)
 	opts.Set("max_input_chars_per_word", maxChars)
-	m, err := wordpiece.New(vocab, opts)
+	wp, err := wordpiece.New(vocab, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: model: %w", path, err)
 	}
-	t.wp = m
+	return func(w string) ([]int32, error) {
+		toks, err := wp.Tokenize(w)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int32, len(toks))
+		for i, tk := range toks {
+			ids[i] = int32(tk.Id)
+		}
+		return ids, nil
+	}, nil
+}
 
+// readTemplate reads the single-sequence template of a TemplateProcessing
+// post-processor (special tokens, then $A, then special tokens), or
+// BertProcessing's [CLS] $A [SEP] or RobertaProcessing's <s> $A </s> (older
+// MPNet files), as the ids before and after the text.
+func readTemplate(path string, pp map[string]interface{}, vocab map[string]int) (prefix, suffix []int32, err error) {
 	id := func(tok string) (int32, error) {
+		if st, ok := pp["special_tokens"].(map[string]interface{}); ok {
+			if e, ok := st[tok].(map[string]interface{}); ok {
+				if ids, ok := e["ids"].([]interface{}); ok && len(ids) == 1 {
+					if f, ok := ids[0].(float64); ok {
+						return int32(f), nil
+					}
+				}
+			}
+		}
 		v, ok := vocab[tok]
 		if !ok {
-			return 0, fmt.Errorf("%s: special token %q is not in model.vocab", path, tok)
+			return 0, fmt.Errorf("%s: template token %q is not in post_processor.special_tokens or model.vocab", path, tok)
 		}
 		return int32(v), nil
 	}
-	if t.cls, err = id("[CLS]"); err != nil {
-		return nil, err
-	}
-	if t.sep, err = id("[SEP]"); err != nil {
-		return nil, err
-	}
-	if t.pad, err = id("[PAD]"); err != nil {
-		return nil, err
-	}
-	if err := checkTemplate(path, cfg.PostProcessor); err != nil {
-		return nil, err
-	}
-	for _, a := range cfg.AddedTokens {
-		if a.Normalized || a.SingleWord || a.Lstrip || a.Rstrip {
-			return nil, fmt.Errorf("%s: added token %q: normalized/single_word/lstrip/rstrip are not supported", path, a.Content)
-		}
-		t.special = append(t.special, addedToken{a.Content, int32(a.Id)})
-	}
-	sort.SliceStable(t.special, func(i, j int) bool { return len(t.special[i].content) > len(t.special[j].content) })
-	return t, nil
-}
-
-// checkTemplate accepts the post-processors that mean "[CLS] $A [SEP]" for a
-// single sequence: BertProcessing, or TemplateProcessing with exactly that.
-func checkTemplate(path string, pp map[string]interface{}) error {
-	typ, _ := pp["type"].(string)
-	switch typ {
-	case "BertProcessing":
-		return nil
-	case "TemplateProcessing":
-		b, _ := json.Marshal(pp["single"])
-		want := `[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}}]`
-		if string(b) != want {
-			return fmt.Errorf("%s: post_processor template %s is not supported (want [CLS] $A [SEP])", path, b)
-		}
-		return nil
-	}
-	return fmt.Errorf("%s: post_processor %q is not supported (want TemplateProcessing or BertProcessing)", path, typ)
-}
-
-// PadID is the id of [PAD].
-func (t *Tokenizer) PadID() int32 { return t.pad }
-
-// Encode tokenises one text: [CLS], the word pieces truncated on the right to
-// MaxLen-2, [SEP]. The attention mask is all ones (no padding).
-func (t *Tokenizer) Encode(text string) (Encoding, error) {
-	var ids []int32
-	for len(text) > 0 {
-		// Literal special tokens are found on the raw text, leftmost first,
-		// longest at a position.
-		at, tok := len(text), addedToken{}
-		for _, a := range t.special {
-			if i := strings.Index(text, a.content); i >= 0 && i < at {
-				at, tok = i, a
+	// pairID reads BertProcessing's and RobertaProcessing's ["token", id].
+	pairID := func(key, def string) (int32, error) {
+		if p, ok := pp[key].([]interface{}); ok && len(p) == 2 {
+			if f, ok := p[1].(float64); ok {
+				return int32(f), nil
 			}
 		}
-		var err error
-		if ids, err = t.appendPieces(ids, text[:at]); err != nil {
-			return Encoding{}, err
-		}
-		if at == len(text) {
-			break
-		}
-		ids = append(ids, tok.id)
-		text = text[at+len(tok.content):]
+		return id(def)
 	}
-	e := Encoding{Untruncated: len(ids) + 2}
-	if len(ids) > t.MaxLen-2 {
-		ids = ids[:t.MaxLen-2]
+	switch typ, _ := pp["type"].(string); typ {
+	case "BertProcessing", "RobertaProcessing":
+		defCLS, defSEP := "[CLS]", "[SEP]"
+		if typ == "RobertaProcessing" {
+			defCLS, defSEP = "<s>", "</s>"
+		}
+		cls, err := pairID("cls", defCLS)
+		if err != nil {
+			return nil, nil, err
+		}
+		sep, err := pairID("sep", defSEP)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []int32{cls}, []int32{sep}, nil
+	case "TemplateProcessing":
+		var single []struct {
+			SpecialToken *struct{ ID string } `json:"SpecialToken"`
+			Sequence     *struct{ ID string } `json:"Sequence"`
+		}
+		b, _ := json.Marshal(pp["single"])
+		if err := json.Unmarshal(b, &single); err != nil {
+			return nil, nil, fmt.Errorf("%s: post_processor.single: %w", path, err)
+		}
+		seenA := false
+		for _, p := range single {
+			switch {
+			case p.Sequence != nil && p.Sequence.ID == "A" && !seenA:
+				seenA = true
+			case p.SpecialToken != nil:
+				v, err := id(p.SpecialToken.ID)
+				if err != nil {
+					return nil, nil, err
+				}
+				if seenA {
+					suffix = append(suffix, v)
+				} else {
+					prefix = append(prefix, v)
+				}
+			default:
+				return nil, nil, fmt.Errorf("%s: post_processor template %s is not supported (want special tokens around $A)", path, b)
+			}
+		}
+		if !seenA {
+			return nil, nil, fmt.Errorf("%s: post_processor template %s has no $A", path, b)
+		}
+		return prefix, suffix, nil
 	}
-	e.IDs = make([]int32, 0, len(ids)+2)
-	e.IDs = append(e.IDs, t.cls)
+	typ, _ := pp["type"].(string)
+	return nil, nil, fmt.Errorf("%s: post_processor %q is not supported (want TemplateProcessing, BertProcessing or RobertaProcessing)", path, typ)
+}
+
+// PadID is the id of the padding token ([PAD], <pad> or <|padding|>).
+func (t *Tokenizer) PadID() int32 { return t.pad }
+
+// Encode tokenises one text: the template's leading special tokens, the
+// pieces truncated on the right to leave room for the template, the trailing
+// special tokens. The attention mask is all ones (no padding).
+func (t *Tokenizer) Encode(text string) (Encoding, error) {
+	var ids []int32
+	var err error
+	splitAdded(text, t.raw, func(piece string, tok *addedToken) {
+		if err != nil {
+			return
+		}
+		if tok != nil {
+			ids = append(ids, tok.id)
+			return
+		}
+		if piece == "" {
+			return
+		}
+		splitAdded(t.normalize(piece), t.normed, func(piece string, tok *addedToken) {
+			if err != nil {
+				return
+			}
+			if tok != nil {
+				ids = append(ids, tok.id)
+				return
+			}
+			ids, err = t.appendPieces(ids, piece)
+		})
+	})
+	if err != nil {
+		return Encoding{}, err
+	}
+	special := len(t.prefix) + len(t.suffix)
+	e := Encoding{Untruncated: len(ids) + special}
+	if len(ids) > t.MaxLen-special {
+		ids = ids[:t.MaxLen-special]
+	}
+	e.IDs = make([]int32, 0, len(ids)+special)
+	e.IDs = append(e.IDs, t.prefix...)
 	e.IDs = append(e.IDs, ids...)
-	e.IDs = append(e.IDs, t.sep)
+	e.IDs = append(e.IDs, t.suffix...)
 	e.AttentionMask = make([]int32, len(e.IDs))
 	for i := range e.AttentionMask {
 		e.AttentionMask[i] = 1
@@ -217,18 +358,48 @@ func (t *Tokenizer) Encode(text string) (Encoding, error) {
 	return e, nil
 }
 
+// splitAdded calls f, in order, for the text between added tokens (tok nil)
+// and for each added token found. Tokens are matched leftmost first, longest
+// at a position; an lstrip (rstrip) token also takes the whitespace on its
+// left (right), as HF's AddedVocabulary does.
+func splitAdded(text string, added []addedToken, f func(piece string, tok *addedToken)) {
+	for len(text) > 0 {
+		at, k := len(text), -1
+		for i, a := range added {
+			if j := strings.Index(text, a.content); j >= 0 && j < at {
+				at, k = j, i
+			}
+		}
+		if k < 0 {
+			f(text, nil)
+			return
+		}
+		a := &added[k]
+		start, end := at, at+len(a.content)
+		if a.lstrip {
+			start = len(strings.TrimRightFunc(text[:start], unicode.IsSpace))
+		}
+		if a.rstrip {
+			end = len(text) - len(strings.TrimLeftFunc(text[end:], unicode.IsSpace))
+		}
+		if start > 0 {
+			f(text[:start], nil)
+		}
+		f("", a)
+		text = text[end:]
+	}
+}
+
 func (t *Tokenizer) appendPieces(ids []int32, text string) ([]int32, error) {
 	if text == "" {
 		return ids, nil
 	}
-	for _, w := range bertPreTokenize(t.norm.Normalize(text)) {
-		toks, err := t.wp.Tokenize(w)
+	for _, w := range t.preTokenize(text) {
+		p, err := t.model(w)
 		if err != nil {
 			return nil, err
 		}
-		for _, tk := range toks {
-			ids = append(ids, int32(tk.Id))
-		}
+		ids = append(ids, p...)
 	}
 	return ids, nil
 }

@@ -1,21 +1,33 @@
 #!/bin/sh
 # Encoder throughput on this machine, all in one run so the figures share its load:
-# the hash encoder, the MiniLM-sized BERT graph on Gorgonia's default pure-Go BLAS
-# (gonum) and on OpenBLAS (-tags openblas; needs libopenblas-dev), and the same
-# forward in PyTorch (Debian python3-torch).
+# the hash encoder; the MiniLM-sized BERT graph, MPNet-base and ModernBERT-base sized
+# forwards (random weights, batch 32, 128 tokens) on Gorgonia's default pure-Go BLAS
+# (gonum) and on OpenBLAS (-tags openblas; needs libopenblas-dev); the peak resident
+# memory of a ModernBERT-large sized model (28 layers, hidden 1024) encoding
+# (JEIRT_BENCH_BATCH texts of 128 tokens, default 32); and the MiniLM forward in
+# PyTorch (Debian python3-torch) when it is installed.
 #   scripts/bench-encoder.sh [benchtime, default 3x]
 set -e
 cd "$(dirname "$0")/.."
 bt=${1:-3x}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-go test -run '^$' -bench 'HashEncoder' -benchtime "$bt" ./encoder/ | grep Benchmark
+go test -c -o "$tmp/encoder.test" ./encoder/
+(cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'HashEncoder' -test.benchtime "$bt" | grep Benchmark)
 echo "== gorgonia + gonum BLAS (default build)"
-go test -run '^$' -bench 'BERTMiniLM' -benchtime "$bt" ./encoder/ | grep Benchmark
+(cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
 	echo "== gorgonia + OpenBLAS (-tags openblas)"
-	go test -tags openblas -run '^$' -bench 'BERTMiniLM' -benchtime "$bt" ./encoder/ | grep Benchmark
+	go test -c -tags openblas -o "$tmp/encoder-openblas.test" ./encoder/
+	(cd encoder && "$tmp/encoder-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 fi
+echo "== ModernBERT-large sized, peak RSS (batch ${JEIRT_BENCH_BATCH:-32})"
+(cd encoder && /usr/bin/time -v "$tmp/encoder.test" -test.run '^$' -test.bench 'ModernBERTLarge' -test.benchtime 1x -test.timeout 0 2>"$tmp/time.txt" | grep Benchmark)
+grep -E 'Maximum resident|Elapsed' "$tmp/time.txt"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	echo "== PyTorch"
 	/usr/bin/python3 scripts/bench_bert_torch.py --threads 2 --seconds 10
+else
+	echo "== PyTorch: not installed here, no comparison"
 fi

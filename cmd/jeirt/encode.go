@@ -55,8 +55,8 @@ func newEncodeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if b, ok := enc.(*encoder.BERT); ok {
-				b.BatchSize = o.batch
+			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
+				b.SetBatchSize(o.batch)
 			}
 			ids, texts, err := readEncodeInput(o.input)
 			if err != nil {
@@ -82,7 +82,8 @@ func newEncodeCmd() *cobra.Command {
 				Progress: func(done, total int) {
 					if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
 						last = now
-						fmt.Fprintf(stderr, "encode: %d/%d items (%.0f/s)\n", done, total, float64(done)/now.Sub(start).Seconds())
+						rate := float64(done) / now.Sub(start).Seconds()
+						fmt.Fprintf(stderr, "encode: %d/%d items (%.0f/s, ETA %s)\n", done, total, rate, time.Duration(float64(total-done)/max(rate, 1e-9)*float64(time.Second)).Round(time.Second))
 					}
 				},
 			})

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package encoder
+
+// mapSafetensors is not available here; ReadSafetensors is used.
+func mapSafetensors(path string) (*Safetensors, bool, error) { return nil, false, nil }
