@@ -137,7 +137,8 @@ func TestOpenRecorded(t *testing.T) {
 		t.Errorf("encoder gone: error %v, want one suggesting --encoder", err)
 	}
 	_, err = OpenRecorded(info, "", "hash:32")
-	if !errors.Is(err, ErrFingerprint) || !strings.Contains(err.Error(), info.Fingerprint) || !strings.Contains(err.Error(), "hash/v1/fnv1a64/dim=32") {
+	var fe *FingerprintError
+	if !errors.As(err, &fe) || fe.Want != info.Fingerprint || !strings.Contains(err.Error(), info.Fingerprint) || !strings.Contains(err.Error(), "hash/v1/fnv1a64/dim=32") {
 		t.Errorf("override with another encoder: %v", err)
 	}
 	if _, err := OpenRecorded(info, "", filepath.Join(moved, "models", "bert")); err != nil {
@@ -174,6 +175,13 @@ func TestOpenRecordedTFIDF(t *testing.T) {
 	got, err := OpenRecorded(back.Manifest.Encoder, back.Dir, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var fe *FingerprintError
+	if _, err := OpenRecorded(back.Manifest.Encoder, back.Dir, "hash"); !errors.As(err, &fe) {
+		t.Errorf("--encoder hash on a tfidf checkpoint: %v, want a FingerprintError", err)
+	}
+	if _, err := OpenRecorded(back.Manifest.Encoder, "", back.Dir); err != nil {
+		t.Errorf("--encoder naming the checkpoint folder: %v", err)
 	}
 	a, _ := enc.Encode(ctx, []string{"the judge read the contract"})
 	b, _ := got.Encode(ctx, []string{"the judge read the contract"})

@@ -1,7 +1,6 @@
 package encoder
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,9 +73,19 @@ func Record(spec string, enc Encoder) (model.EncoderInfo, error) {
 	return info, nil
 }
 
-// ErrFingerprint is wrapped by OpenRecorded's error when an encoder is found
-// but is not the one the checkpoint was trained with.
-var ErrFingerprint = errors.New("encoder fingerprint differs from the checkpoint's")
+// FingerprintError is OpenRecorded's error when an encoder is found but is
+// not the one the checkpoint was trained with.
+type FingerprintError struct {
+	Where string // the spec or folder opened
+	Got   string // its fingerprint
+	Want  string // the checkpoint's
+	Spec  string // the checkpoint's spec
+}
+
+func (e *FingerprintError) Error() string {
+	return fmt.Sprintf("encoder %s has fingerprint %s, but the checkpoint was trained with %s (%s): new questions would not be encoded the same way",
+		e.Where, e.Got, e.Want, e.Spec)
+}
 
 // OpenRecorded opens the encoder a checkpoint's manifest records; dir is the
 // checkpoint folder. With override (a command's --encoder SPEC) only that
@@ -86,14 +95,18 @@ var ErrFingerprint = errors.New("encoder fingerprint differs from the checkpoint
 // or from the folder override names. The encoder found must have the
 // recorded fingerprint; otherwise the error gives both.
 func OpenRecorded(info model.EncoderInfo, dir, override string) (Encoder, error) {
-	if info.Spec == "tfidf" || strings.HasPrefix(info.Spec, "tfidf:") {
+	fitted := info.Spec == "tfidf" || strings.HasPrefix(info.Spec, "tfidf:")
+	if fitted && override != "" && !exists(filepath.Join(override, TFIDFVocabFile)) {
+		fitted = false // not a folder holding a fit: open it and let the fingerprint decide
+	}
+	if fitted {
 		files, where := info.Data, dir
 		if override != "" {
 			files, where = map[string][]byte{}, override
 			for _, name := range []string{TFIDFVocabFile, TFIDFWeightsFile} {
 				b, err := os.ReadFile(filepath.Join(override, name))
 				if err != nil {
-					return nil, fmt.Errorf("--encoder %s: a tfidf encoder is read from a checkpoint folder: %w", override, err)
+					return nil, fmt.Errorf("--encoder %s: %w", override, err)
 				}
 				files[name] = b
 			}
@@ -150,8 +163,7 @@ func OpenRecorded(info model.EncoderInfo, dir, override string) (Encoder, error)
 
 func checkFingerprint(enc Encoder, where string, info model.EncoderInfo) error {
 	if fp := enc.Fingerprint(); fp != info.Fingerprint {
-		return fmt.Errorf("encoder %s has fingerprint %s, but the checkpoint was trained with %s (%s): new questions would not be encoded the same way: %w",
-			where, fp, info.Fingerprint, info.Spec, ErrFingerprint)
+		return &FingerprintError{Where: where, Got: fp, Want: info.Fingerprint, Spec: info.Spec}
 	}
 	return nil
 }
