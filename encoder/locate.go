@@ -83,8 +83,8 @@ type FingerprintError struct {
 }
 
 func (e *FingerprintError) Error() string {
-	return fmt.Sprintf("encoder %s has fingerprint %s, but the checkpoint was trained with %s (%s): new questions would not be encoded the same way",
-		e.Where, e.Got, e.Want, e.Spec)
+	return fmt.Sprintf("encoder %s now has fingerprint %s, but the checkpoint was trained with %s: new questions cannot be encoded the same way",
+		e.Where, e.Got, e.Want)
 }
 
 // OpenRecorded opens the encoder a checkpoint's manifest records; dir is the

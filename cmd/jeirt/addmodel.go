@@ -250,11 +250,13 @@ func printAdded(w io.Writer, added []train.AddedModel) {
 
 // suggestArgs are the flags of add-model --suggest.
 type suggestArgs struct {
-	ck, pool, out, answered, model, encoder string
-	K                                       int
-	design                                  string
-	seed                                    int64
-	read                                    model.ReadOptions
+	ck, pool, out, answered, model string
+	K                              int
+	design                         string
+	seed                           int64
+	read                           model.ReadOptions
+
+	encoder string // --encoder
 }
 
 func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
