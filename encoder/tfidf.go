@@ -135,7 +135,7 @@ func tfidfTokens(text string) []string {
 		start, n = -1, 0
 	}
 	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || r == '_' {
 			if start < 0 {
 				start = i
 			}
