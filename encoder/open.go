@@ -14,6 +14,7 @@ import (
 //	precomputed:FILE  vectors read from FILE, looked up by item id (see Precomputed)
 //	tfidf             TF-IDF + truncated SVD, DefaultTFIDFDim wide, unfitted (see TFIDF)
 //	tfidf:DIM         the same, DIM wide
+//	tfidf:DIM:MIN_DF  the same, keeping terms found in MIN_DF texts or more (default 2)
 //	hf:ORG/NAME[@REV] a model folder in the local Hugging Face cache (see ResolveHF)
 //	DIR               a sentence-transformers model folder (see OpenBERT)
 func Open(spec string) (Encoder, error) {
@@ -21,11 +22,18 @@ func Open(spec string) (Encoder, error) {
 	case spec == "tfidf":
 		return NewTFIDF(0)
 	case strings.HasPrefix(spec, "tfidf:"):
-		dim, err := strconv.Atoi(spec[len("tfidf:"):])
+		d, m, hasMinDF := strings.Cut(spec[len("tfidf:"):], ":")
+		dim, err := strconv.Atoi(d)
 		if err != nil || dim <= 0 {
-			return nil, fmt.Errorf("encoder %q: tfidf dimension must be a positive integer", spec)
+			return nil, fmt.Errorf("encoder %q: want tfidf:DIM or tfidf:DIM:MIN_DF with a positive integer DIM", spec)
 		}
-		return NewTFIDF(dim)
+		t := &TFIDF{Width: dim}
+		if hasMinDF {
+			if t.MinDF, err = strconv.Atoi(m); err != nil || t.MinDF <= 0 {
+				return nil, fmt.Errorf("encoder %q: MIN_DF must be a positive integer (texts a term must occur in)", spec)
+			}
+		}
+		return t, nil
 	case strings.HasPrefix(spec, "hf:"):
 		dir, err := ResolveHF(spec[len("hf:"):])
 		if err != nil {

@@ -196,3 +196,20 @@ func TestTFIDFSmallCorpus(t *testing.T) {
 		t.Error("no term in 2 texts: want an error")
 	}
 }
+
+func TestOpenTFIDFSpec(t *testing.T) {
+	for spec, want := range map[string][2]int{"tfidf": {DefaultTFIDFDim, 0}, "tfidf:64": {64, 0}, "tfidf:64:1": {64, 1}} {
+		enc, err := Open(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if e := enc.(*TFIDF); e.Dim() != want[0] || e.MinDF != want[1] {
+			t.Errorf("%s: dim %d min_df %d, want %v", spec, e.Dim(), e.MinDF, want)
+		}
+	}
+	for _, bad := range []string{"tfidf:", "tfidf:0", "tfidf:x", "tfidf:8:0", "tfidf:8:y"} {
+		if _, err := Open(bad); err == nil {
+			t.Errorf("Open(%q): no error", bad)
+		}
+	}
+}
