@@ -48,10 +48,25 @@ type Manifest struct {
 
 // EncoderInfo says which frozen encoder made the adapter's inputs: a new
 // question must be encoded by an encoder with the same fingerprint.
+//
+// The encoder is found again, from any working directory, at the first of:
+// the spec when it names no file (hash, tfidf, hf:ORG/NAME) or names one that
+// exists; Path; RelPath taken from the checkpoint folder. Files fitted on the
+// training data (tfidf) are stored inside the checkpoint.
 type EncoderInfo struct {
 	Spec        string `json:"spec"`
 	Fingerprint string `json:"fingerprint"`
 	Dim         int    `json:"dim"`
+	// Path is the absolute location of a model folder or vector file.
+	Path string `json:"path,omitempty"`
+	// RelPath is Path relative to the checkpoint folder, set by Write, so
+	// that a checkpoint moved together with its encoder still finds it.
+	RelPath string `json:"rel_path,omitempty"`
+	// Files names the checkpoint's files that hold the encoder's fitted
+	// state; Data holds their contents (read by LoadCheckpoint, written by
+	// Write).
+	Files []string          `json:"files,omitempty"`
+	Data  map[string][]byte `json:"-"`
 }
 
 // ModelInfo is the JE-IRT shape.
@@ -74,6 +89,12 @@ type Checkpoint struct {
 	// Files are extra files written into the folder with the checkpoint
 	// (metrics.json), by name. LoadCheckpoint does not read them.
 	Files map[string][]byte
+	// Dir is the folder LoadCheckpoint read the checkpoint from.
+	Dir string
+	// Encoder, when set (a command's --encoder), is the spec to open the
+	// encoder with instead of the manifest's location; its fingerprint must
+	// still be the manifest's.
+	Encoder string
 }
 
 // Write writes the checkpoint folder atomically: dir appears complete or not
@@ -103,6 +124,23 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 	if m.R != nil {
 		tensors["R"] = Tensor{Shape: []int{len(m.Items), m.Dim}, Data: m.R}
 	}
+	enc := &c.Manifest.Encoder
+	enc.RelPath = ""
+	if enc.Path != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			if rel, err := filepath.Rel(abs, enc.Path); err == nil {
+				enc.RelPath = filepath.ToSlash(rel)
+			}
+		}
+	}
+	for _, name := range enc.Files {
+		if _, ok := enc.Data[name]; !ok {
+			return fmt.Errorf("checkpoint: encoder file %s has no contents", name)
+		}
+		if _, ok := c.Files[name]; ok || name != filepath.Base(name) || name == CheckpointWeights || name == CheckpointManifest {
+			return fmt.Errorf("checkpoint: encoder file name %q is not allowed", name)
+		}
+	}
 	meta := map[string]string{"format": CheckpointFormat, "format_version": strconv.Itoa(CheckpointFormatVersion)}
 	return WriteDirAtomic(dir, replace, func(tmp string) error {
 		if err := WriteFileAtomic(filepath.Join(tmp, CheckpointWeights), func(w io.Writer) error {
@@ -115,6 +153,11 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 				return fmt.Errorf("checkpoint: extra file name %q is not allowed", name)
 			}
 			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+				return err
+			}
+		}
+		for _, name := range enc.Files {
+			if err := os.WriteFile(filepath.Join(tmp, name), enc.Data[name], 0o644); err != nil {
 				return err
 			}
 		}
@@ -146,6 +189,20 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 	}
 	if man.FormatVersion < 1 || man.FormatVersion > CheckpointFormatVersion {
 		return nil, fmt.Errorf("%s: format_version %d is not supported by this jeirt (reads 1 to %d)", mpath, man.FormatVersion, CheckpointFormatVersion)
+	}
+	c.Dir = dir
+	if len(man.Encoder.Files) > 0 {
+		man.Encoder.Data = make(map[string][]byte, len(man.Encoder.Files))
+		for _, name := range man.Encoder.Files {
+			if name != filepath.Base(name) {
+				return nil, fmt.Errorf("%s: encoder.files: %q is not a file name", mpath, name)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("%s: the encoder's file %s: %w", mpath, name, err)
+			}
+			man.Encoder.Data[name] = b
+		}
 	}
 	wpath := filepath.Join(dir, CheckpointWeights)
 	t, _, err := ReadSafetensors(wpath)

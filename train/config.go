@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 )
 
@@ -55,7 +56,7 @@ type SplitConfig struct {
 
 // EncoderConfig chooses the frozen text encoder.
 type EncoderConfig struct {
-	Spec  string `yaml:"spec" json:"spec"`             // as in `jeirt encode`: hash, hash:DIM, a model folder, precomputed:FILE; default hash
+	Spec  string `yaml:"spec" json:"spec"`             // as in `jeirt encode`: hash, hash:DIM, tfidf, tfidf:DIM, hf:ORG/NAME, a model folder (relative to the config), precomputed:FILE; default hash
 	Cache string `yaml:"cache" json:"cache,omitempty"` // optional folder caching encoded vectors (encoder.Cache)
 }
 
@@ -222,6 +223,7 @@ func explainYAMLError(err error, source string, lineKeys map[int]string) error {
 }
 
 func (c *Config) resolvePaths(base string) {
+	c.Encoder.Spec = encoder.ResolveSpec(c.Encoder.Spec, base)
 	for _, k := range pathKeys {
 		p := c.stringField(k)
 		if *p != "" && !filepath.IsAbs(*p) {
@@ -349,7 +351,7 @@ func (c *Config) Validate() error {
 		return bad("split.by", "must be cell, model or item, got %q", s.By)
 	}
 	if strings.TrimSpace(c.Encoder.Spec) == "" {
-		return bad("encoder.spec", "must be set (hash, hash:DIM, a model folder or precomputed:FILE)")
+		return bad("encoder.spec", "must be set (hash, hash:DIM, tfidf, tfidf:DIM, hf:ORG/NAME, a model folder or precomputed:FILE)")
 	}
 	m := c.Model
 	if m.Dim < 1 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 )
 
@@ -44,14 +43,9 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 		}
 	}
 	if len(newItems) > 0 {
-		spec := ck.Manifest.Encoder.Spec
-		enc, err := encoder.Open(spec)
+		enc, err := OpenCheckpointEncoder(ck)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
-		}
-		if fp := enc.Fingerprint(); fp != ck.Manifest.Encoder.Fingerprint {
-			return nil, fmt.Errorf("encoder %s now has fingerprint %s, but the checkpoint was trained with %s: its %d new items cannot be encoded the same way",
-				spec, fp, ck.Manifest.Encoder.Fingerprint, len(newItems))
 		}
 		sub := &model.Responses{Items: make([]string, len(newItems))}
 		if r.ItemText != nil {

@@ -108,6 +108,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		return nil, err
 	}
 	start := time.Now()
+	if f, ok := enc.(encoder.Fitter); ok {
+		// Fitted on the training questions only: val and test text stays unseen.
+		if err := f.Fit(ctx, trainR.ObservedItemTexts()); err != nil {
+			return nil, err
+		}
+	}
 	features, err := EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log)
 	if err != nil {
 		return nil, err
@@ -151,9 +157,13 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
+	encInfo, err := encoder.Record(cfg.Encoder.Spec, enc)
+	if err != nil {
+		return nil, err
+	}
 	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{"metrics.json": append(metJSON, '\n')},
 		Manifest: model.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
-			Encoder: model.EncoderInfo{Spec: cfg.Encoder.Spec, Fingerprint: enc.Fingerprint(), Dim: enc.Dim()},
+			Encoder: encInfo,
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON, Metrics: metJSON}}
 	if err := ck.Write(cfg.Output, opt.Replace); err != nil {

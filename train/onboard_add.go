@@ -236,17 +236,14 @@ func ItemEmbeddings(ctx context.Context, ck *model.Checkpoint, r *model.Response
 	return q, newItems, nil
 }
 
-// OpenCheckpointEncoder opens the encoder a checkpoint was trained with and
-// checks that it still has the fingerprint the manifest recorded.
+// OpenCheckpointEncoder opens the encoder a checkpoint was trained with (or
+// ck.Encoder, when set) and checks that it still has the fingerprint the
+// manifest recorded (see encoder.OpenRecorded).
 func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 	spec := ck.Manifest.Encoder.Spec
-	enc, err := encoder.Open(spec)
+	enc, err := encoder.OpenRecorded(ck.Manifest.Encoder, ck.Dir, ck.Encoder)
 	if err != nil {
 		return nil, err
-	}
-	if fp := enc.Fingerprint(); fp != ck.Manifest.Encoder.Fingerprint {
-		return nil, fmt.Errorf("encoder %s now has fingerprint %s, but the checkpoint was trained with %s: new questions cannot be encoded the same way",
-			spec, fp, ck.Manifest.Encoder.Fingerprint)
 	}
 	if enc.Dim() != ck.Model.InputDim {
 		return nil, fmt.Errorf("encoder %s gives vectors of length %d, the checkpoint's adapter takes %d", spec, enc.Dim(), ck.Model.InputDim)

@@ -26,7 +26,7 @@ const onboardFile = "onboard.json"
 func newAddModelCmd() *cobra.Command {
 	var ro model.ReadOptions
 	var opt train.AddModelsOptions
-	var ckDir, responses, out, models, pool, answered string
+	var ckDir, responses, out, models, pool, answered, encSpec string
 	var suggest int
 	var design string
 	var asJSON bool
@@ -80,7 +80,7 @@ seen does not, reliably.`,
 					return fmt.Errorf("add-model: --suggest picks questions to ask; it takes no --responses")
 				}
 				return runSuggest(cmd, suggestArgs{ck: ckDir, pool: pool, out: out, answered: answered, model: models,
-					K: suggest, design: design, seed: opt.Seed, read: ro}, opt.Onboard)
+					K: suggest, design: design, seed: opt.Seed, read: ro, encoder: encSpec}, opt.Onboard)
 			}
 			if answered != "" {
 				return fmt.Errorf("add-model: --answered goes with --suggest")
@@ -91,7 +91,7 @@ seen does not, reliably.`,
 			if pool != "" {
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
-			ck, err := model.LoadCheckpoint(ckDir)
+			ck, err := loadCheckpoint(ckDir, encSpec)
 			if err != nil {
 				return err
 			}
@@ -131,6 +131,7 @@ seen does not, reliably.`,
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
+	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&responses, "responses", "", "responses of the new models (any format jeirt reads)")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().StringVar(&models, "models", "", "comma-separated models of --responses to add (default: all); with --suggest, the model of --answered")
@@ -254,6 +255,8 @@ type suggestArgs struct {
 	design                         string
 	seed                           int64
 	read                           model.ReadOptions
+
+	encoder string // --encoder
 }
 
 func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
@@ -269,7 +272,7 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 	if a.model != "" && a.answered == "" {
 		return fmt.Errorf("add-model: --models goes with --responses or, with --suggest, with --answered")
 	}
-	ck, err := model.LoadCheckpoint(a.ck)
+	ck, err := loadCheckpoint(a.ck, a.encoder)
 	if err != nil {
 		return err
 	}

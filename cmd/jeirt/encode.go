@@ -62,6 +62,12 @@ func newEncodeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f, ok := enc.(encoder.Fitter); ok {
+				// Fitted on every input text before sharding, so all shards agree.
+				if err := f.Fit(cmd.Context(), texts); err != nil {
+					return err
+				}
+			}
 			if nShards > 1 {
 				var sid, stext []string
 				for i := shard; i < len(ids); i += nShards {

@@ -11,7 +11,7 @@ import (
 )
 
 func newEvalCmd() *cobra.Command {
-	var ckDir, data, items, format string
+	var ckDir, data, items, format, encSpec string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "eval --checkpoint DIR --data FILE",
@@ -27,7 +27,7 @@ give their text with --items.`,
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")
 			}
-			ck, err := model.LoadCheckpoint(ckDir)
+			ck, err := loadCheckpoint(ckDir, encSpec)
 			if err != nil {
 				return err
 			}
@@ -61,6 +61,7 @@ give their text with --items.`,
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
+	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	cmd.Flags().StringVar(&items, "items", "", "item-text CSV for items the checkpoint has not seen")
 	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(model.Formats))

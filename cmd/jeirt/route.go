@@ -21,7 +21,7 @@ import (
 )
 
 func newRouteCmd() *cobra.Command {
-	var ckDir, models, costsPath, format, defaultName, trainPath string
+	var ckDir, models, costsPath, format, defaultName, trainPath, encSpec string
 	var trainRO model.ReadOptions
 	var minP, lambda, margin float64
 	var top, shortlist int
@@ -70,7 +70,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 				return fmt.Errorf("route: --top %d must not be negative", top)
 			}
 			start := time.Now()
-			ck, err := model.LoadCheckpoint(ckDir)
+			ck, err := loadCheckpoint(ckDir, encSpec)
 			if err != nil {
 				return err
 			}
@@ -130,6 +130,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train or add-model")
+	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&models, "models", "", "comma-separated models to choose from (default: all of the checkpoint)")
 	cmd.Flags().StringVar(&costsPath, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64Var(&minP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
@@ -458,7 +459,7 @@ func writeChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 
 func newRouteEvalCmd() *cobra.Command {
 	var ro, trainRO model.ReadOptions
-	var ckDir, data, costsPath, trainPath, valPath, out string
+	var ckDir, data, costsPath, trainPath, valPath, out, encSpec string
 	var minP, lambda, margins []float64
 	var shortlists []int
 	cmd := &cobra.Command{
@@ -489,7 +490,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("route eval: --checkpoint and --data are required")
 			}
-			ck, err := model.LoadCheckpoint(ckDir)
+			ck, err := loadCheckpoint(ckDir, encSpec)
 			if err != nil {
 				return err
 			}
@@ -545,6 +546,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")
+	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "held-out responses (questions the router did not train on)")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().StringVar(&trainPath, "train", "", "training responses, to choose the best single model by accuracy")
