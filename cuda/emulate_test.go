@@ -10,7 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // The test binary registers the GPU code on the emulated device as
@@ -21,8 +21,8 @@ var emu = newEmuGPU()
 func openEmu() (gpu, error) { return emu, nil }
 
 func init() {
-	train.RegisterCBMMBackend(cbmmBackend{device: "cuda-emulated", open: openEmu})
-	train.RegisterJEIRTBackend("cuda-emulated", jeirtBackend(openEmu))
+	backend.Register("cuda-emulated", cbmmBackend{device: "cuda-emulated", open: openEmu})
+	backend.Register("cuda-emulated", jeirtBackend(openEmu))
 }
 
 func TestEmulatedCBMMAgreesWithCPU(t *testing.T) { checkCBMMAgreement(t, "cuda-emulated", 1e-10) }
@@ -82,12 +82,12 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64) {
 	}{{"2pl", 1, 1}, {"mirt", 2, 1.7}, {"mirt", 3, 1}} {
 		t.Run(fmt.Sprintf("%s/rank%d", tc.kind, tc.rank), func(t *testing.T) {
 			rs := testProblems(t, tc.kind, tc.rank, 1, 2, 3)
-			probs := make([]*train.CBMMProblem, len(rs))
+			probs := make([]*backend.CBMMProblem, len(rs))
 			for k, r := range rs {
-				probs[k] = train.NewCBMMProblem(r)
+				probs[k] = backend.NewCBMMProblem(r)
 			}
-			load := func(dev string) train.CBMMBatch {
-				be, err := train.LookupCBMMBackend(dev)
+			load := func(dev string) backend.CBMMBatch {
+				be, _, err := backend.Lookup[backend.CBMM](dev)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,11 +163,11 @@ func TestEmulatedStepsMatchCPU(t *testing.T) { checkStepsMatchCPU(t, "cuda-emula
 func TestEmulatedOutOfMemory(t *testing.T) {
 	g := newEmuGPU()
 	rs := testProblems(t, "2pl", 1, 1)
-	p := train.NewCBMMProblem(rs[0])
-	l, _ := newCBMMLayout([]*train.CBMMProblem{p}, 1)
+	p := backend.NewCBMMProblem(rs[0])
+	l, _ := newCBMMLayout([]*backend.CBMMProblem{p}, 1)
 	g.capacity = l.deviceBytes() - 1
 	be := cbmmBackend{device: "test", open: func() (gpu, error) { return g, nil }}
-	_, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	_, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1)
 	want := fmt.Sprintf("cuda: out of device memory: a batch of 1 cBMM problems (%d cells) needs %s on emulated GPU, %s free of %s",
 		p.Len(), mib(l.deviceBytes()), mib(g.capacity), mib(g.capacity))
 	if !errors.Is(err, ErrOutOfMemory) || err.Error() != want {
@@ -176,13 +176,13 @@ func TestEmulatedOutOfMemory(t *testing.T) {
 	// Enough for the estimate but not for the 8-byte minimum allocations of
 	// empty buffers: the allocation itself fails, and nothing stays allocated.
 	g.capacity = l.deviceBytes()
-	if _, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1); err != nil {
+	if _, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1); err != nil {
 		t.Fatalf("load at capacity: %v", err)
 	}
 	g.capacity = 1 << 10
 	g.used = 0
 	clear(g.mem)
-	if _, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
+	if _, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
 		t.Fatalf("err = %v", err)
 	}
 	if len(g.mem) != 0 || g.used != 0 {
@@ -192,21 +192,21 @@ func TestEmulatedOutOfMemory(t *testing.T) {
 
 // TestEmulatedJEIRTBatchErrors checks the batch validation messages.
 func TestEmulatedJEIRTBatchErrors(t *testing.T) {
-	p := &train.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
+	p := &backend.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
 		W1: make([]float32, 12), C1: make([]float32, 4), W2: make([]float32, 8), C2: make([]float32, 2), M: make([]float32, 4)}
-	s, err := newJEIRTStepper(newEmuGPU(), p, train.AdamW{})
+	s, err := newJEIRTStepper(newEmuGPU(), p, backend.AdamW{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	for _, c := range []struct {
-		b    train.JEIRTBatch
+		b    backend.JEIRTBatch
 		want string
 	}{
-		{train.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
+		{backend.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
 	} {
 		if _, err := s.Step(&c.b, 0.1); err == nil || err.Error() != c.want {
 			t.Errorf("err = %v, want %s", err, c.want)

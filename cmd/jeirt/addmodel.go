@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/spf13/cobra"
 )
 
 // onboardFile lists, in a checkpoint folder, the models added by add-model.
@@ -25,7 +25,7 @@ const onboardFile = "onboard.json"
 
 func newAddModelCmd() *cobra.Command {
 	var ro model.ReadOptions
-	var opt train.AddModelsOptions
+	var opt onboard.AddModelsOptions
 	var ckDir, responses, out, models, pool, answered string
 	var suggest int
 	var design string
@@ -103,7 +103,7 @@ seen does not, reliably.`,
 				opt.Models = splitList(models)
 			}
 			opt.Log = cmd.ErrOrStderr()
-			res, err := train.AddModels(cmd.Context(), ck, r, opt)
+			res, err := onboard.AddModels(cmd.Context(), ck, r, opt)
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // defaultAddOut is DIR.plus-NAME (one model) or DIR.plus-N-models, with -2,
 // -3, ... appended until the name is free.
-func defaultAddOut(ckDir string, added []train.AddedModel) string {
+func defaultAddOut(ckDir string, added []onboard.AddedModel) string {
 	base := filepath.Clean(ckDir)
 	if len(added) == 1 {
 		base += ".plus-" + strings.Trim(unsafeName.ReplaceAllString(added[0].Name, "_"), "_")
@@ -181,13 +181,13 @@ func defaultAddOut(ckDir string, added []train.AddedModel) string {
 
 // carryFiles copies metrics.json of the source checkpoint and extends its
 // onboard.json with the models just added.
-func carryFiles(ckDir string, added []train.AddedModel, opt train.AddModelsOptions, responses string) (map[string][]byte, error) {
+func carryFiles(ckDir string, added []onboard.AddedModel, opt onboard.AddModelsOptions, responses string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	if b, err := os.ReadFile(filepath.Join(ckDir, "metrics.json")); err == nil {
 		files["metrics.json"] = b
 	}
 	type entry struct {
-		train.AddedModel
+		onboard.AddedModel
 		Responses string  `json:"responses"`
 		Fraction  float64 `json:"fraction"`
 		Seed      int64   `json:"seed"`
@@ -220,7 +220,7 @@ func carryFiles(ckDir string, added []train.AddedModel, opt train.AddModelsOptio
 	return files, nil
 }
 
-func printAdded(w io.Writer, added []train.AddedModel) {
+func printAdded(w io.Writer, added []onboard.AddedModel) {
 	held := false
 	for _, a := range added {
 		held = held || a.Heldout != nil
@@ -236,7 +236,7 @@ func printAdded(w io.Writer, added []train.AddedModel) {
 		return
 	}
 	fmt.Fprintf(w, "%-32s %6s %6s  %-24s %-24s %-24s\n", "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
-	cell := func(s *train.Scored) string {
+	cell := func(s *jeirt.Scored) string {
 		if s == nil {
 			return "-"
 		}
@@ -256,7 +256,7 @@ type suggestArgs struct {
 	read                           model.ReadOptions
 }
 
-func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
+func runSuggest(cmd *cobra.Command, a suggestArgs, ob onboard.Onboard) error {
 	switch a.design {
 	case "v-optimal", "random":
 	case "d-optimal":
@@ -292,7 +292,7 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 		}
 		ids, texts = t.IDs, t.Text
 		r := &model.Responses{Items: t.IDs, ItemText: t.Text}
-		q, _, err = train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+		q, _, err = onboard.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -301,7 +301,7 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 	if err != nil {
 		return err
 	}
-	var picks []train.Suggested
+	var picks []onboard.Suggested
 	switch {
 	case a.answered != "":
 		post, done, perr := answeredPosterior(cmd, ck, a, ids, prior, ob)
@@ -309,16 +309,16 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 			return perr
 		}
 		if a.design == "random" {
-			picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), done, post.Mean)
+			picks, err = onboard.SuggestRandom(q, a.K, uint64(a.seed), done, post.Mean)
 		} else {
-			picks, err = train.SuggestNext(cmd.Context(), q, a.K, post, done)
+			picks, err = onboard.SuggestNext(cmd.Context(), q, a.K, post, done)
 		}
 	case a.design == "random":
-		picks, err = train.SuggestRandom(q, a.K, uint64(a.seed), nil, prior.Mean)
+		picks, err = onboard.SuggestRandom(q, a.K, uint64(a.seed), nil, prior.Mean)
 	case a.design == "d-optimal":
-		picks, err = train.SuggestItems(cmd.Context(), m, q, a.K, prior)
+		picks, err = onboard.SuggestItems(cmd.Context(), m, q, a.K, prior)
 	default:
-		picks, err = train.SuggestItemsV(cmd.Context(), m, q, a.K, prior)
+		picks, err = onboard.SuggestItemsV(cmd.Context(), m, q, a.K, prior)
 	}
 	if err != nil {
 		return err
@@ -351,23 +351,23 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob train.Onboard) error {
 // answeredPosterior reads the new model's answers so far (--answered), fits
 // its row, and returns the row's posterior and which of the candidate
 // questions ids it has answered.
-func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, ids []string, prior train.Gaussian, ob train.Onboard) (train.Gaussian, []bool, error) {
+func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, ids []string, prior onboard.Gaussian, ob onboard.Onboard) (onboard.Gaussian, []bool, error) {
 	r, _, err := model.ReadFile(a.answered, a.read)
 	if err != nil {
-		return train.Gaussian{}, nil, err
+		return onboard.Gaussian{}, nil, err
 	}
 	name := a.model
 	switch {
 	case name != "" && strings.Contains(name, ","):
-		return train.Gaussian{}, nil, fmt.Errorf("add-model: --suggest --answered places one model; got --models %s", name)
+		return onboard.Gaussian{}, nil, fmt.Errorf("add-model: --suggest --answered places one model; got --models %s", name)
 	case name == "" && r.NumModels() != 1:
-		return train.Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", a.answered, r.NumModels())
+		return onboard.Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", a.answered, r.NumModels())
 	case name == "":
 		name = r.Models[0]
 	}
 	mi := r.ModelIndex(name)
 	if mi < 0 {
-		return train.Gaussian{}, nil, fmt.Errorf("%s: no answers of model %q (it has %s)", a.answered, name, strings.Join(r.Models, ", "))
+		return onboard.Gaussian{}, nil, fmt.Errorf("%s: no answers of model %q (it has %s)", a.answered, name, strings.Join(r.Models, ", "))
 	}
 	cells := r.ByModel().Row(mi)
 	want := make([]bool, r.NumItems()) // the items it answered
@@ -378,17 +378,17 @@ func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, 
 		answered[r.Items[r.Item[c]]] = true
 		correct += int(r.Label[c])
 	}
-	qa, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
+	qa, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
 	if err != nil {
-		return train.Gaussian{}, nil, fmt.Errorf("%s: %w", a.answered, err)
+		return onboard.Gaussian{}, nil, fmt.Errorf("%s: %w", a.answered, err)
 	}
-	data := &train.RowData{Dim: ck.Model.Dim}
+	data := &onboard.RowData{Dim: ck.Model.Dim}
 	for _, c := range cells {
 		data.Add(qa[r.Item[c]], r.Label[c])
 	}
 	post, err := ob.Posterior(data, prior)
 	if err != nil {
-		return train.Gaussian{}, nil, err
+		return onboard.Gaussian{}, nil, err
 	}
 	done := make([]bool, len(ids))
 	for j, id := range ids {

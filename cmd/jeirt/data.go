@@ -9,7 +9,7 @@ import (
 	"sort"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -191,7 +191,7 @@ func jsonSafe(s dataSummary) dataSummary {
 
 func newDataSplitCmd() *cobra.Command {
 	var opt model.ReadOptions
-	var split train.SplitOptions
+	var split eval.SplitOptions
 	var data, out string
 	var force bool
 	cmd := &cobra.Command{
@@ -215,7 +215,7 @@ is written atomically: on error nothing is left behind.`,
 			if err != nil {
 				return err
 			}
-			tr, va, te, err := train.Split(r, split)
+			tr, va, te, err := eval.Split(r, split)
 			if err != nil {
 				return err
 			}

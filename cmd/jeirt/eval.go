@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -35,7 +35,7 @@ give their text with --items.`,
 			if err != nil {
 				return err
 			}
-			ev, err := train.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
+			ev, err := jeirt.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ give their text with --items.`,
 			fmt.Fprintf(out, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
 			for _, row := range []struct {
 				name string
-				s    train.Scored
+				s    jeirt.Scored
 			}{{"jeirt", ev.Metrics}, {"model mean (in-sample)", ev.ModelMean}} {
 				fmt.Fprintf(out, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", row.name, row.s.Accuracy, row.s.AUC, row.s.LogLoss, row.s.Brier, row.s.ECE)
 			}

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/report"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newIRTCmd()) }
@@ -59,23 +60,23 @@ type irtFitSettings struct {
 }
 
 type irtFitJSON struct {
-	Version          string               `json:"jeirt_version"`
-	Settings         irtFitSettings       `json:"settings"`
-	Models           int                  `json:"models"`
-	Items            int                  `json:"items"`
-	Observed         int                  `json:"observed"`
-	LossHistory      []float64            `json:"loss_history"`
-	Loss             float64              `json:"loss"`
-	Iterations       int                  `json:"iterations"`
-	Converged        bool                 `json:"converged"`
-	Seconds          float64              `json:"seconds"`
-	BootstrapSeconds float64              `json:"bootstrap_seconds,omitempty"`
-	KendallTau       float64              `json:"kendall_tau_vs_accuracy"`
-	RankMoves        []train.RankMove     `json:"rank_moves"`
-	FlagCounts       map[string]int       `json:"flag_counts"`
-	GroupLoadings    []train.GroupLoading `json:"group_loadings,omitempty"`
-	BatchFits        int                  `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
-	Gauge            string               `json:"gauge"`
+	Version          string             `json:"jeirt_version"`
+	Settings         irtFitSettings     `json:"settings"`
+	Models           int                `json:"models"`
+	Items            int                `json:"items"`
+	Observed         int                `json:"observed"`
+	LossHistory      []float64          `json:"loss_history"`
+	Loss             float64            `json:"loss"`
+	Iterations       int                `json:"iterations"`
+	Converged        bool               `json:"converged"`
+	Seconds          float64            `json:"seconds"`
+	BootstrapSeconds float64            `json:"bootstrap_seconds,omitempty"`
+	KendallTau       float64            `json:"kendall_tau_vs_accuracy"`
+	RankMoves        []irt.RankMove     `json:"rank_moves"`
+	FlagCounts       map[string]int     `json:"flag_counts"`
+	GroupLoadings    []irt.GroupLoading `json:"group_loadings,omitempty"`
+	BatchFits        int                `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
+	Gauge            string             `json:"gauge"`
 }
 
 const gaugeText = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
@@ -167,8 +168,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	irtCmd.AddCommand(fit, sel, cv)
 }
 
-func (s irtFitSettings) fitter(progress io.Writer) train.CBMM {
-	return train.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
+func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
+	return irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
 		Accelerate: s.Accelerate, Device: s.Device, Progress: progress}
 }
 
@@ -214,8 +215,8 @@ type irtFitResult struct {
 	name string // sub-folder of --out in a batch; "" for a single fit into --out
 	r    *model.Responses
 	fit  *model.IRT
-	an   *train.Analysis
-	boot *train.BootstrapResult
+	an   *irt.Analysis
+	boot *irt.BootstrapResult
 	doc  irtFitJSON
 }
 
@@ -225,7 +226,7 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	if err := set.check(); err != nil {
 		return err
 	}
-	if _, err := train.LookupCBMMBackend(set.Device); err != nil {
+	if _, err := backend.Resolve(set.Device); err != nil {
 		return err
 	}
 	// A batch (several --data, or any --name) writes one folder per file under --out.
@@ -270,10 +271,10 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 		fits = make([]*model.IRT, len(rs))
 		for k, r := range rs {
 			if set.Method == "lbfgs" {
-				fits[k], err = train.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
+				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
 					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
 			} else {
-				fits[k], err = train.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+				fits[k], err = irt.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
 			}
 			if err != nil {
 				err = fmt.Errorf("%s: %w", data[k], err)
@@ -345,13 +346,13 @@ func irtAnalyze(cmd *cobra.Command, set irtFitSettings, r *model.Responses, fit 
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "fit %s: %d iterations, loss %.6g, converged %v, %.2fs\n", set.Data, fit.Iterations,
 		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
-	an := train.Analyze(r, fit, train.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
-	var boot *train.BootstrapResult
+	an := irt.Analyze(r, fit, irt.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
+	var boot *irt.BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {
 		start := time.Now()
 		var err error
-		boot, err = train.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
+		boot, err = irt.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
 			Fitter: set.fitter(nil), Progress: stderr}.Run(cmd.Context(), r, fit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", set.Data, err)
@@ -369,7 +370,7 @@ func irtAnalyze(cmd *cobra.Command, set irtFitSettings, r *model.Responses, fit 
 		doc.LossHistory = fit.LossHistory // marginal negative log-likelihood
 	}
 	if doc.RankMoves == nil {
-		doc.RankMoves = []train.RankMove{}
+		doc.RankMoves = []irt.RankMove{}
 	}
 	return &irtFitResult{r: r, fit: fit, an: an, boot: boot, doc: doc}, nil
 }
@@ -472,7 +473,7 @@ func irtFloat(x float64) string {
 
 func irtInt(x int) string { return strconv.Itoa(x) }
 
-func writeIRTAbilities(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
+func writeIRTAbilities(w io.Writer, fit *model.IRT, an *irt.Analysis, boot *irt.BootstrapResult) error {
 	rk := fit.Rank
 	cw := csv.NewWriter(w)
 	hdr := []string{"model"}
@@ -492,9 +493,9 @@ func writeIRTAbilities(w io.Writer, fit *model.IRT, an *train.Analysis, boot *tr
 	}
 	for i, name := range fit.Models {
 		row := []string{name}
-		for _, src := range [][]float64{fit.Theta, irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaSE }),
-			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaLo }),
-			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaHi })} {
+		for _, src := range [][]float64{fit.Theta, irtBootField(boot, func(b *irt.BootstrapResult) []float64 { return b.ThetaSE }),
+			irtBootField(boot, func(b *irt.BootstrapResult) []float64 { return b.ThetaLo }),
+			irtBootField(boot, func(b *irt.BootstrapResult) []float64 { return b.ThetaHi })} {
 			for d := 0; d < rk; d++ {
 				if src == nil {
 					row = append(row, "")
@@ -521,14 +522,14 @@ func writeIRTAbilities(w io.Writer, fit *model.IRT, an *train.Analysis, boot *tr
 	return cw.Error()
 }
 
-func irtBootField(b *train.BootstrapResult, f func(*train.BootstrapResult) []float64) []float64 {
+func irtBootField(b *irt.BootstrapResult, f func(*irt.BootstrapResult) []float64) []float64 {
 	if b == nil {
 		return nil
 	}
 	return f(b)
 }
 
-func writeIRTItems(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
+func writeIRTItems(w io.Writer, fit *model.IRT, an *irt.Analysis, boot *irt.BootstrapResult) error {
 	rk := fit.Rank
 	cw := csv.NewWriter(w)
 	hdr := []string{"item"}
@@ -609,7 +610,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 	if err != nil {
 		return err
 	}
-	items, at, err := train.InformationSelect(fit, keep)
+	items, at, err := irt.InformationSelect(fit, keep)
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
@@ -655,7 +656,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 			return fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 				r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 		}
-		tau, _, err := train.SelectionTau(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, fit, items)
+		tau, _, err := irt.SelectionTau(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, fit, items)
 		if err != nil {
 			return err
 		}
@@ -678,7 +679,7 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 		return err
 	}
 	start := time.Now()
-	res, err := train.CrossValidate(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, folds, set.Seed)
+	res, err := irt.CrossValidate(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, folds, set.Seed)
 	if err != nil {
 		return err
 	}
@@ -692,7 +693,7 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
 	for _, row := range []struct {
 		n string
-		m train.Metrics
+		m eval.Metrics
 	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
 		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
 	}

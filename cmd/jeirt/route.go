@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/train/route"
+	"github.com/spf13/cobra"
 )
 
 func newRouteCmd() *cobra.Command {
@@ -81,7 +81,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err := setReference(ck, rt, margin, shortlist, defaultName, trainPath, trainRO, costsPath); err != nil {
 				return err
 			}
-			enc, err := train.OpenCheckpointEncoder(ck)
+			enc, err := onboard.OpenCheckpointEncoder(ck)
 			if err != nil {
 				return err
 			}
@@ -252,7 +252,7 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 		return fmt.Errorf("route: give --default or --train, not both")
 	}
 	m := ck.Model
-	ref := train.MeanPredictedP(m)
+	ref := route.MeanPredictedP(m)
 	if trainPath != "" {
 		var err error
 		if ref, err = trainReference(m, trainPath, trainRO); err != nil {
@@ -260,7 +260,7 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 		}
 	}
 	if shortlist > 0 {
-		rt.Candidates = train.Shortlist(ref, rt.Candidates, shortlist)
+		rt.Candidates = route.Shortlist(ref, rt.Candidates, shortlist)
 	}
 	if margin == 0 {
 		return rt.Check()
@@ -276,7 +276,7 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 		}
 		return rt.Check()
 	}
-	rt.Default = train.BestSingle(ref, rt.Candidates)
+	rt.Default = route.BestSingle(ref, rt.Candidates)
 	return rt.Check()
 }
 
@@ -497,7 +497,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if err != nil {
 				return err
 			}
-			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
+			opt := route.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
 			if costsPath != "" {
 				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
 					return err
@@ -520,7 +520,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
 					len(unknown), data, shortList(unknown, 3))
 			}
-			q, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+			q, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -529,19 +529,19 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 					return err
 				}
 			}
-			pts, err := train.RouteEval(ck.Model, r, q, opt)
+			pts, err := route.RouteEval(ck.Model, r, q, opt)
 			if err != nil {
 				return err
 			}
 			if out != "" && out != "-" {
-				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return train.WriteRouteCSV(w, pts) }); err != nil {
+				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return route.WriteRouteCSV(w, pts) }); err != nil {
 					return err
 				}
 				printRouteSummary(cmd.OutOrStdout(), pts)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d rows)\n", out, len(pts))
 				return nil
 			}
-			return train.WriteRouteCSV(cmd.OutOrStdout(), pts)
+			return route.WriteRouteCSV(cmd.OutOrStdout(), pts)
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")
@@ -560,27 +560,27 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 
 // tuneMargin scores the margin sweep on the validation responses in valPath
 // and sets opt.TunedMargin to the δ with the best accuracy there.
-func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *train.RouteEvalOptions) error {
+func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *route.RouteEvalOptions) error {
 	v, _, err := model.ReadFile(valPath, ro)
 	if err != nil {
 		return err
 	}
-	q, _, err := train.ItemEmbeddings(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
+	q, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	vopt := *opt
 	vopt.MinP, vopt.Lambda, vopt.Costs = []float64{}, []float64{}, nil
-	pts, err := train.RouteEval(ck.Model, v, q, vopt)
+	pts, err := route.RouteEval(ck.Model, v, q, vopt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", valPath, err)
 	}
-	delta, err := train.TuneMargin(pts)
+	delta, err := route.TuneMargin(pts)
 	if err != nil {
 		return err
 	}
 	opt.TunedMargin = &delta
-	var best, maxP, tuned train.RoutePoint
+	var best, maxP, tuned route.RoutePoint
 	for _, p := range pts {
 		switch {
 		case p.Rule == "best-single":
@@ -597,7 +597,7 @@ func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro mod
 }
 
 // printRouteSummary prints the max-p router and the reference policies.
-func printRouteSummary(w io.Writer, pts []train.RoutePoint) {
+func printRouteSummary(w io.Writer, pts []route.RoutePoint) {
 	fmt.Fprintf(w, "%-12s %-8s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
 	for _, p := range pts {
 		param, cost := "", ""

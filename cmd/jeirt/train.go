@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -31,7 +31,7 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 			if configPath == "" {
 				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
 			}
-			cfg, err := train.LoadConfig(configPath)
+			cfg, err := jeirt.LoadConfig(configPath)
 			if err != nil {
 				return err
 			}
@@ -43,7 +43,7 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 					return err
 				}
 			}
-			_, err = train.RunJEIRT(cmd.Context(), cfg, train.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
+			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
 				Replace: force, NoBaselines: noBaselines})
 			return err
 		},
