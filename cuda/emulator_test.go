@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // emuGPU is a gpu in host memory whose kernels are Go ports of
@@ -278,7 +278,7 @@ func (e *emuGPU) cbmmItemPass(a args, grid int) {
 			}
 			itemLoss[g] = loss
 			if update && hi > lo {
-				A[g], B[g] = irt.ItemSolve1(float64(hi-lo), st, stt, sy, sty, aj)
+				A[g], B[g] = backend.ItemSolve1(float64(hi-lo), st, stt, sy, sty, aj)
 			}
 			continue
 		}

@@ -218,3 +218,19 @@ func SolveTheta(G, h, theta []float64) {
 		copy(theta, h)
 	}
 }
+
+// ItemSolve1 is the rank-1 item block: min over a ≥ 0 and b of
+// Σ_i (θ_i a + b − ỹ_i)², from n = |Ω_j|, st = Σθ, stt = Σθ², sy = Σỹ, sty = Σθỹ.
+// When a is not identified (θ constant over the item's models) a keeps its
+// value and b is its exact minimiser, so the surrogate still does not increase.
+func ItemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
+	det := n*stt - st*st
+	if det <= 1e-12*n*stt || det <= 0 {
+		return aOld, (sy - aOld*st) / n
+	}
+	a = (n*sty - st*sy) / det
+	if a <= 0 {
+		return 0, sy / n
+	}
+	return a, (sy - a*st) / n
+}

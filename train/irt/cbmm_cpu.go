@@ -239,7 +239,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			loss += math.Log(prod)
 			if update && len(cells) > 0 {
-				pr.a[j], pr.b[j] = ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
+				pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
 			}
 			continue
 		}
@@ -299,22 +299,6 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 		}
 	}
 	return loss
-}
-
-// ItemSolve1 is the rank-1 item block: min over a ≥ 0 and b of
-// Σ_i (θ_i a + b − ỹ_i)², from n = |Ω_j|, st = Σθ, stt = Σθ², sy = Σỹ, sty = Σθỹ.
-// When a is not identified (θ constant over the item's models) a keeps its
-// value and b is its exact minimiser, so the surrogate still does not increase.
-func ItemSolve1(n, st, stt, sy, sty, aOld float64) (a, b float64) {
-	det := n*stt - st*st
-	if det <= 1e-12*n*stt || det <= 0 {
-		return aOld, (sy - aOld*st) / n
-	}
-	a = (n*sty - st*sy) / det
-	if a <= 0 {
-		return 0, sy / n
-	}
-	return a, (sy - a*st) / n
 }
 
 // passB accumulates, for each model i, the θ-block normal equations over the
