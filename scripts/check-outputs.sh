@@ -56,6 +56,10 @@ run_all() {
 	}
 	step irt-fit "$bin" irt fit --data "$data/response_matrix.csv" --items "$data/item_content.csv" \
 		--bootstrap 4 --seed 7 --threads 1 --out "$out/fit"
+	step irt-fit-r2 "$bin" irt fit --data "$data/response_matrix.csv" --rank 2 --bootstrap 3 --seed 7 \
+		--threads 1 --out "$out/fit-r2"
+	step irt-select "$bin" irt select --fit "$out/fit" --keep 0.2 --out "$out/kept.csv"
+	step irt-cv "$bin" irt cv --data "$data/response_matrix.csv" --folds 3 --threads 1 --json "$out/cv.json"
 	step train "$bin" train --config "$config" --set train.epochs=4 --set output="$out/run"
 	step add-model "$bin" add-model --checkpoint "$out/run" --responses "$data/response_matrix.csv" \
 		--models 20231010_rag_claude2,20240402_sweagent_gpt4 --replace --fraction 0.5 --seed 3 \
@@ -101,6 +105,8 @@ mask() {
 		-e 's/"([a-z_]*seconds[a-z_]*|[a-z_]*per_sec|elapsed[a-z_]*|wall_s|duration)": *[0-9.e+-]+/"\1": T/g' \
 		-e 's/"version": *"[^"]*"/"version": V/g' \
 		-e '/deprecated/d' \
+		-e '/^cbmm: iteration [0-9]+, loss/d' \
+		-e '/^cbmm: iteration [0-9]+, [0-9]+ of [0-9]+ fits/d' \
 		"$1"
 }
 

@@ -25,10 +25,10 @@ type RoutePoint struct {
 // ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	var pts []RoutePoint
-	err := readCSV(path, func(get rowGetter) error {
-		pts = append(pts, RoutePoint{Policy: get.str("policy"), Rule: get.str("rule"), Param: get.optNum("param"),
-			Accuracy: get.num("accuracy"), MeanCost: get.num("mean_cost"), Items: get.optInt("items")})
-		return get.err
+	err := model.ReadCSVRows(path, func(get model.CSVRow) error {
+		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
+			Accuracy: get.Num("accuracy"), MeanCost: get.Num("mean_cost"), Items: get.OptInt("items")})
+		return get.Err()
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/eval"
 	"gonum.org/v1/gonum/mat"
 )
@@ -45,20 +46,12 @@ type Analysis struct {
 	VarimaxLoading []float64      `json:"-"`          // J x r rotated loadings (rank > 1)
 }
 
-// RankMove is a model whose ability rank differs from its accuracy rank.
-type RankMove struct {
-	Model        string `json:"model"`
-	Rank         int    `json:"rank"`
-	AccuracyRank int    `json:"accuracy_rank"`
-	Move         int    `json:"move"` // AccuracyRank − Rank: positive means IRT ranks it higher
-}
+// RankMove is a model whose ability rank differs from its accuracy rank (as
+// fit.json lists it).
+type RankMove = irtfit.RankMove
 
 // GroupLoading is an item group's mean varimax loading on each dimension.
-type GroupLoading struct {
-	Group       string    `json:"group"`
-	Items       int       `json:"items"`
-	MeanLoading []float64 `json:"mean_loading"`
-}
+type GroupLoading = irtfit.GroupLoading
 
 // Analyze computes the Kendall τ between the ability and accuracy rankings,
 // the models whose rank moves, item flags, and at rank > 1 the varimax
@@ -78,7 +71,7 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	an.KendallTau = eval.KendallTau(an.Score, an.Accuracy)
 	for i := 0; i < N; i++ {
 		if mv := an.AccuracyRank[i] - an.Rank[i]; mv > opt.RankMove || -mv > opt.RankMove {
-			an.RankMoves = append(an.RankMoves, RankMove{fit.Models[i], an.Rank[i], an.AccuracyRank[i], mv})
+			an.RankMoves = append(an.RankMoves, RankMove{Model: fit.Models[i], Rank: an.Rank[i], AccuracyRank: an.AccuracyRank[i], Move: mv})
 		}
 	}
 	sort.SliceStable(an.RankMoves, func(x, y int) bool { return abs(an.RankMoves[x].Move) > abs(an.RankMoves[y].Move) })
