@@ -39,28 +39,6 @@ func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	return pts, nil
 }
 
-// checkpointMetrics is the part of metrics.json the report shows.
-type checkpointMetrics struct {
-	Test      map[string]*float64            `json:"test"`
-	Val       map[string]*float64            `json:"val"`
-	Baselines map[string]map[string]*float64 `json:"baselines"`
-	KNNK      int                            `json:"knn_k"`
-	BestEpoch int                            `json:"best_epoch"`
-	EpochsRun int                            `json:"epochs_run"`
-	Device    string                         `json:"device"`
-	SplitBy   string                         `json:"split_by"`
-	Geometry  struct {
-		NormErrorSpearman float64 `json:"norm_error_spearman"`
-	} `json:"geometry"`
-	History []struct {
-		Epoch     int     `json:"epoch"`
-		TrainLoss float64 `json:"train_loss"`
-		ValLoss   float64 `json:"val_loss"`
-		TrainAcc  float64 `json:"train_acc"`
-		ValAcc    float64 `json:"val_acc"`
-	} `json:"history"`
-}
-
 // checkpointConfig is the part of the training config (in manifest.json)
 // the report needs to find the data again.
 type checkpointConfig struct {
@@ -77,19 +55,16 @@ type checkpointConfig struct {
 	} `json:"model"`
 }
 
-func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*checkpointMetrics, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*model.RunMetrics, error) {
+	p := filepath.Join(dir, model.MetricsFile)
+	raw, err := os.ReadFile(p)
 	if err != nil {
-		raw = ck.Manifest.Metrics
+		raw, p = ck.Manifest.Metrics, filepath.Join(dir, "manifest.json")
 	}
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var m checkpointMetrics
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: metrics: %w", dir, err)
-	}
-	return &m, nil
+	return model.ParseRunMetrics(p, raw)
 }
 
 // loadCheckpointData reads the responses a checkpoint was trained on, from

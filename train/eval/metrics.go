@@ -5,6 +5,8 @@ package eval
 import (
 	"math"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Metrics scores probabilistic predictions of binary labels.
@@ -15,6 +17,18 @@ type Metrics struct {
 	LogLoss  float64 `json:"log_loss"` // mean −log p(label), p clipped to [1e-15, 1−1e-15]
 	Brier    float64 `json:"brier"`    // mean (p − label)²
 	ECE      float64 `json:"ece"`      // expected calibration error over 10 equal-width bins
+}
+
+// Scores are m as jeirt's JSON files carry them (NaN as null).
+func (m Metrics) Scores() model.Scores {
+	return model.Scores{Accuracy: model.Float(m.Accuracy), AUC: model.Float(m.AUC), Brier: model.Float(m.Brier),
+		ECE: model.Float(m.ECE), LogLoss: model.Float(m.LogLoss), N: m.N}
+}
+
+// Metrics are s back in memory (NaN where s has null).
+func FromScores(s model.Scores) Metrics {
+	return Metrics{N: s.N, Accuracy: float64(s.Accuracy), AUC: float64(s.AUC), LogLoss: float64(s.LogLoss),
+		Brier: float64(s.Brier), ECE: float64(s.ECE)}
 }
 
 // Score computes Metrics for predicted probabilities p of labels y (0/1).

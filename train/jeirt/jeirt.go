@@ -51,18 +51,8 @@ type JEIRT struct {
 	Progress func(JEIRTEpoch)
 }
 
-// JEIRTEpoch reports one epoch.
-type JEIRTEpoch struct {
-	Epoch          int     `json:"epoch"`
-	TrainLoss      float64 `json:"train_loss"` // mean batch loss during the epoch (with dropout)
-	TrainAcc       float64 `json:"train_acc"`  // on up to 50,000 training cells after the epoch, no dropout
-	ValLoss        float64 `json:"val_loss"`
-	ValAcc         float64 `json:"val_acc"`
-	LR             float64 `json:"lr"`
-	ExamplesPerSec float64 `json:"examples_per_sec"`
-	Seconds        float64 `json:"seconds"` // training time of the epoch, evaluation excluded
-	Best           bool    `json:"best"`    // the best validation loss so far
-}
+// JEIRTEpoch reports one epoch (as metrics.json's history records it).
+type JEIRTEpoch = model.Epoch
 
 // JEIRTFit is a trained model and how training went.
 type JEIRTFit struct {

@@ -12,11 +12,11 @@ import (
 
 // JEIRTEval is a checkpoint scored on a responses file.
 type JEIRTEval struct {
-	Metrics       Scored   `json:"metrics"`
-	ModelMean     Scored   `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
-	UnknownModels []string `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
-	SkippedCells  int      `json:"skipped_cells"`
-	NewItems      int      `json:"new_items"` // items not in the checkpoint, encoded with its encoder
+	Metrics       model.Scores `json:"metrics"`
+	ModelMean     model.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
+	UnknownModels []string     `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
+	SkippedCells  int          `json:"skipped_cells"`
+	NewItems      int          `json:"new_items"` // items not in the checkpoint, encoded with its encoder
 }
 
 // EvalCheckpoint predicts every cell of r whose model the checkpoint knows.
@@ -95,7 +95,7 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 		return nil, fmt.Errorf("none of the %d models in the data is in the checkpoint (e.g. %q)", r.NumModels(), r.Models[0])
 	}
 	sub := r.Subset(cells)
-	ev.Metrics = Scored(eval.Score(p, sub.Label))
-	ev.ModelMean = Scored(eval.Score(eval.ModelMeanPredict(sub, sub), sub.Label))
+	ev.Metrics = eval.Score(p, sub.Label).Scores()
+	ev.ModelMean = eval.Score(eval.ModelMeanPredict(sub, sub), sub.Label).Scores()
 	return ev, nil
 }

@@ -33,51 +33,11 @@ type RunResult struct {
 	Checkpoint *model.Checkpoint
 }
 
-// RunMetrics is metrics.json.
-type RunMetrics struct {
-	Test      Scored            `json:"test"`
-	Val       Scored            `json:"val"`
-	Baselines map[string]Scored `json:"baselines,omitempty"`
-	KNNK      int               `json:"knn_k,omitempty"` // k chosen on validation
-
-	BestEpoch       int      `json:"best_epoch"`
-	EpochsRun       int      `json:"epochs_run"`
-	SecondsPerEpoch float64  `json:"seconds_per_epoch"`
-	Geometry        Geometry `json:"geometry"`
-
-	Device      string         `json:"device"`
-	Batching    string         `json:"batching"`
-	SplitBy     string         `json:"split_by"`
-	Cells       map[string]int `json:"cells"` // train, val, test
-	Interrupted bool           `json:"interrupted,omitempty"`
-	History     []JEIRTEpoch   `json:"history"`
-}
-
-// Scored is Metrics as JSON, with an undefined AUC (one class) as null.
-type Scored eval.Metrics
-
-// MarshalJSON writes NaN as null.
-func (s Scored) MarshalJSON() ([]byte, error) {
-	num := func(v float64) any {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return v
-	}
-	return json.Marshal(map[string]any{"n": s.N, "accuracy": num(s.Accuracy), "auc": num(s.AUC),
-		"log_loss": num(s.LogLoss), "brier": num(s.Brier), "ece": num(s.ECE)})
-}
+// RunMetrics is metrics.json (see package model).
+type RunMetrics = model.RunMetrics
 
 // Geometry summarises what the learned embeddings say.
-type Geometry struct {
-	// NormErrorSpearman is Spearman's ρ between ‖q_j‖ and item j's error rate
-	// over all its observed cells (the JE-IRT paper: larger norm, harder).
-	NormErrorSpearman float64 `json:"norm_error_spearman"`
-	Items             int     `json:"items"`
-	// ProjectionByGroup is, for each item group and model, the mean over the
-	// group's items of q_j·m_i/‖q_j‖ (the model's ability on that group).
-	ProjectionByGroup map[string]map[string]float64 `json:"projection_by_group,omitempty"`
-}
+type Geometry = model.Geometry
 
 func (c *Config) jeirt() JEIRT {
 	device, step := c.Train.Device, c.Train.Step
@@ -141,8 +101,8 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	met := &RunMetrics{BestEpoch: fit.BestEpoch, EpochsRun: fit.EpochsRun, SecondsPerEpoch: fit.SecondsPerEpoch,
 		Device: fit.Device, Batching: tr.Batching, SplitBy: splitName(cfg), Interrupted: fit.Interrupted, History: fit.History,
 		Cells: map[string]int{"train": trainR.Len(), "val": valR.Len(), "test": testR.Len()}}
-	met.Test = Scored(eval.Score(PredictJEIRT(fit.Model, testR), testR.Label))
-	met.Val = Scored(eval.Score(PredictJEIRT(fit.Model, valR), valR.Label))
+	met.Test = eval.Score(PredictJEIRT(fit.Model, testR), testR.Label).Scores()
+	met.Val = eval.Score(PredictJEIRT(fit.Model, valR), valR.Label).Scores()
 	met.Geometry = JEIRTGeometry(fit.Model, all)
 	if !fit.Interrupted && !opt.NoBaselines {
 		// Baselines run to completion even if Ctrl-C comes now: the model is trained.
@@ -154,15 +114,15 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	PrintScoreTable(log, met)
 
 	cfgJSON, _ := json.Marshal(cfg)
-	metJSON, err := json.MarshalIndent(met, "", "  ")
+	metJSON, err := met.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{"metrics.json": append(metJSON, '\n')},
+	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{model.MetricsFile: metJSON},
 		Manifest: model.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
 			Encoder: model.EncoderInfo{Spec: cfg.Encoder.Spec, Fingerprint: enc.Fingerprint(), Dim: enc.Dim()},
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
-			Config:  cfgJSON, Metrics: metJSON}}
+			Config:  cfgJSON, Metrics: metJSON[:len(metJSON)-1]}}
 	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
 		return nil, err
 	}
@@ -351,18 +311,18 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
 // knn (k chosen on valR) and irt_2pl (cBMM).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log io.Writer) (map[string]Scored, int, error) {
-	out := map[string]Scored{
-		"majority":   Scored(eval.Score(eval.MajorityPredict(trainR, testR), testR.Label)),
-		"model_mean": Scored(eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label)),
-		"item_mean":  Scored(eval.Score(eval.ItemMeanPredict(trainR, testR), testR.Label)),
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log io.Writer) (map[string]model.Scores, int, error) {
+	out := map[string]model.Scores{
+		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
+		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
+		"item_mean":  eval.Score(eval.ItemMeanPredict(trainR, testR), testR.Label).Scores(),
 	}
 	start := time.Now()
 	pk, k, err := eval.KNN{Features: features, Dim: dim}.Fit(ctx, trainR, valR, testR)
 	if err != nil {
 		return nil, 0, err
 	}
-	out["knn"] = Scored(eval.Score(pk, testR.Label))
+	out["knn"] = eval.Score(pk, testR.Label).Scores()
 	fmt.Fprintf(log, "baseline knn: k = %d (chosen on validation), %.1fs\n", k, time.Since(start).Seconds())
 	start = time.Now()
 	irt, err := irt.CBMM{}.Fit(ctx, trainR)
@@ -373,7 +333,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 		fmt.Fprintf(log, "warning: 2PL baseline failed: %v\n", err)
 		return out, k, nil
 	}
-	out["irt_2pl"] = Scored(eval.Score(eval.IRTPredict(irt, trainR, testR), testR.Label))
+	out["irt_2pl"] = eval.Score(eval.IRTPredict(irt, trainR, testR), testR.Label).Scores()
 	fmt.Fprintf(log, "baseline irt_2pl: cBMM %d iterations, %.1fs\n", irt.Iterations, time.Since(start).Seconds())
 	return out, k, nil
 }
@@ -382,7 +342,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 func PrintScoreTable(w io.Writer, m *RunMetrics) {
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
-	row := func(name string, s Scored) {
+	row := func(name string, s model.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
 	}
 	row("jeirt", m.Test)

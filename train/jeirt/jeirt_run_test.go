@@ -121,7 +121,7 @@ output: ckpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Metrics.N != res.Metrics.Test.N || math.Abs(ev.Metrics.LogLoss-res.Metrics.Test.LogLoss) > 1e-12 || ev.Metrics.Accuracy != res.Metrics.Test.Accuracy {
+	if ev.Metrics.N != res.Metrics.Test.N || math.Abs(float64(ev.Metrics.LogLoss-res.Metrics.Test.LogLoss)) > 1e-12 || ev.Metrics.Accuracy != res.Metrics.Test.Accuracy {
 		t.Errorf("eval of the reloaded checkpoint %+v, training reported %+v", ev.Metrics, res.Metrics.Test)
 	}
 }
@@ -147,7 +147,7 @@ func TestEvalCheckpointNewItemsAndModels(t *testing.T) {
 	// logit = 2/‖q‖ − ‖q‖ with ‖q‖ = √1.25.
 	n := math.Sqrt(1.25)
 	want := eval.Score([]float64{model.Sigmoid(-3), model.Sigmoid(2/n - n)}, []uint8{0, 1})
-	if ev.NewItems != 1 || ev.SkippedCells != 1 || !reflect.DeepEqual(ev.UnknownModels, []string{"b"}) || math.Abs(ev.Metrics.LogLoss-want.LogLoss) > 1e-6 {
+	if ev.NewItems != 1 || ev.SkippedCells != 1 || !reflect.DeepEqual(ev.UnknownModels, []string{"b"}) || math.Abs(float64(ev.Metrics.LogLoss)-want.LogLoss) > 1e-6 {
 		t.Errorf("eval %+v, want log loss %v", ev, want.LogLoss)
 	}
 }

@@ -45,9 +45,9 @@ type AddedModel struct {
 	// baseline (the model's accuracy on its fit cells with add-one smoothing,
 	// (correct+1)/(n+2), so that it is never certain) and, when the checkpoint already had the model, its
 	// jointly trained row.
-	Heldout   *jeirt.Scored `json:"heldout,omitempty"`
-	ModelMean *jeirt.Scored `json:"model_mean,omitempty"`
-	Joint     *jeirt.Scored `json:"joint,omitempty"`
+	Heldout   *model.Scores `json:"heldout,omitempty"`
+	ModelMean *model.Scores `json:"model_mean,omitempty"`
+	Joint     *model.Scores `json:"joint,omitempty"`
 }
 
 // AddModelsResult is the new checkpoint and what went into it.
@@ -164,12 +164,12 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 		old, had := modelRow[name]
 		if len(heldCells[k]) > 0 {
 			held := r.Subset(heldCells[k])
-			s := jeirt.Scored(eval.Score(rowProbs(row32, q, held), held.Label))
+			s := eval.Score(rowProbs(row32, q, held), held.Label).Scores()
 			a.Heldout = &s
-			mm := jeirt.Scored(eval.Score(meanRate(r, fitCells[k], held.Len()), held.Label))
+			mm := eval.Score(meanRate(r, fitCells[k], held.Len()), held.Label).Scores()
 			a.ModelMean = &mm
 			if had {
-				js := jeirt.Scored(eval.Score(rowProbs(m.ModelEmbedding(old), q, held), held.Label))
+				js := eval.Score(rowProbs(m.ModelEmbedding(old), q, held), held.Label).Scores()
 				a.Joint = &js
 			}
 		}

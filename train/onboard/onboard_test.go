@@ -135,11 +135,11 @@ func TestOnboardMatchesTruthOnSynthetic(t *testing.T) {
 			y = append(y, r.Label[c])
 		}
 		o := eval.Score(p, y)
-		accFit += a.Heldout.Accuracy / 10
+		accFit += float64(a.Heldout.Accuracy) / 10
 		accOracle += o.Accuracy / 10
-		llFit += a.Heldout.LogLoss / 10
+		llFit += float64(a.Heldout.LogLoss) / 10
 		llOracle += o.LogLoss / 10
-		llMean += a.ModelMean.LogLoss / 10
+		llMean += float64(a.ModelMean.LogLoss) / 10
 	}
 	t.Logf("held-out accuracy: onboarded %.4f, oracle %.4f; log loss %.4f, oracle %.4f, model mean %.4f", accFit, accOracle, llFit, llOracle, llMean)
 	if accFit < accOracle-0.025 || llFit > llOracle+0.015 {

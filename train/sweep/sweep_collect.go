@@ -39,36 +39,7 @@ type SweepRow struct {
 	Checkpoint      string // relative to the sweep folder
 }
 
-// runMetricsFile is the part of metrics.json collect reads; scores are
-// pointers because an undefined AUC is written as null.
-type runMetricsFile struct {
-	Val             map[string]*float64 `json:"val"`
-	Test            map[string]*float64 `json:"test"`
-	BestEpoch       int                 `json:"best_epoch"`
-	EpochsRun       int                 `json:"epochs_run"`
-	SecondsPerEpoch float64             `json:"seconds_per_epoch"`
-	Interrupted     bool                `json:"interrupted"`
-}
-
-func scoresFrom(m map[string]*float64) eval.Metrics {
-	get := func(k string) float64 {
-		if v, ok := m[k]; ok && v != nil {
-			return *v
-		}
-		return math.NaN()
-	}
-	n := get("n")
-	out := eval.Metrics{Accuracy: get("accuracy"), AUC: get("auc"), LogLoss: get("log_loss"), Brier: get("brier"), ECE: get("ece")}
-	if !math.IsNaN(n) {
-		out.N = int(n)
-	}
-	return out
-}
-
-func nanMetrics() eval.Metrics {
-	n := math.NaN()
-	return eval.Metrics{Accuracy: n, AUC: n, LogLoss: n, Brier: n, ECE: n}
-}
+func nanMetrics() eval.Metrics { return eval.FromScores(model.NoScores()) }
 
 // ReadSweepManifest reads dir/sweep.json.
 func ReadSweepManifest(dir string) (*SweepManifest, error) {
@@ -105,24 +76,18 @@ func CollectSweep(dir string) (*SweepTable, error) {
 	for _, r := range man.Runs {
 		row := SweepRow{ID: r.ID, Settings: r.Settings, Val: nanMetrics(), Test: nanMetrics(),
 			Checkpoint: filepath.Join(r.Dir, "checkpoint"), SecondsPerEpoch: math.NaN()}
-		p := filepath.Join(dir, r.Dir, "checkpoint", "metrics.json")
-		raw, err := os.ReadFile(p)
+		m, err := model.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			row.Status = "missing"
 		case err != nil:
 			row.Status, row.Err = "unreadable", err.Error()
 		default:
-			var m runMetricsFile
-			if err := json.Unmarshal(raw, &m); err != nil {
-				row.Status, row.Err = "unreadable", fmt.Sprintf("%s: %v", p, err)
-				break
-			}
 			row.Status = "ok"
 			if m.Interrupted {
 				row.Status = "interrupted"
 			}
-			row.Val, row.Test = scoresFrom(m.Val), scoresFrom(m.Test)
+			row.Val, row.Test = eval.FromScores(m.Val), eval.FromScores(m.Test)
 			row.BestEpoch, row.EpochsRun, row.SecondsPerEpoch = m.BestEpoch, m.EpochsRun, m.SecondsPerEpoch
 		}
 		t.Rows = append(t.Rows, row)

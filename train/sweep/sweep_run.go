@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -25,8 +26,8 @@ type SweepLocalOptions struct {
 // RunDone reports whether run folder runDir holds a finished run: a
 // checkpoint whose metrics.json does not say it was interrupted.
 func RunDone(runDir string) bool {
-	b, err := os.ReadFile(filepath.Join(runDir, "checkpoint", "metrics.json"))
-	return err == nil && !bytes.Contains(b, []byte(`"interrupted": true`))
+	m, err := model.ReadRunMetrics(filepath.Join(runDir, "checkpoint"))
+	return err == nil && !m.Interrupted
 }
 
 // RunLocal trains the runs of an emitted sweep folder one after another in
