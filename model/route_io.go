@@ -171,3 +171,56 @@ func parseQueryJSON(name string, line int, b []byte) (Query, error) {
 	}
 	return q, nil
 }
+
+// RoutePoint is one policy's result on held-out questions.
+type RoutePoint struct {
+	Policy    string  // router, best-single, random, oracle, cheapest
+	Rule      string  // the router's rule (max-p, shortlist, margin, margin-val, min-p, lambda); the policy otherwise
+	Param     float64 // T, δ, min-p or λ; NaN when the rule has none
+	Accuracy  float64 // mean over questions of the chosen model's label
+	TotalCost float64 // NaN without costs
+	MeanCost  float64
+	Items     int // questions routed
+	Fallbacks int // min-p: questions where no model reached min-p
+	Chosen    string
+}
+
+// WriteRouteCSV writes route eval's points as CSV:
+// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks (NaN as blank).
+func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	if _, err := fmt.Fprintln(w, "policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks"); err != nil {
+		return err
+	}
+	for _, p := range pts {
+		if _, err := fmt.Fprintf(w, "%s,%s,%s,%s,%s,%s,%d,%d\n", p.Policy, p.Rule, num(p.Param), num(p.Accuracy),
+			num(p.TotalCost), num(p.MeanCost), p.Items, p.Fallbacks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadRouteCSV reads a file written by WriteRouteCSV. Param, TotalCost and
+// MeanCost are NaN where empty; Chosen is not in the file.
+func ReadRouteCSV(path string) ([]RoutePoint, error) {
+	var pts []RoutePoint
+	err := ReadCSVRows(path, func(get CSVRow) error {
+		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
+			Accuracy: get.Num("accuracy"), TotalCost: get.OptNum("total_cost"), MeanCost: get.OptNum("mean_cost"),
+			Items: get.OptInt("items"), Fallbacks: get.OptInt("fallbacks")})
+		return get.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	return pts, nil
+}

@@ -534,14 +534,14 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				return err
 			}
 			if out != "" && out != "-" {
-				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return route.WriteRouteCSV(w, pts) }); err != nil {
+				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return model.WriteRouteCSV(w, pts) }); err != nil {
 					return err
 				}
 				printRouteSummary(cmd.OutOrStdout(), pts)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d rows)\n", out, len(pts))
 				return nil
 			}
-			return route.WriteRouteCSV(cmd.OutOrStdout(), pts)
+			return model.WriteRouteCSV(cmd.OutOrStdout(), pts)
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")

@@ -12,29 +12,20 @@ import (
 	"github.com/jeirt/jeirt/model"
 )
 
-// RoutePoint is one row of the CSV written by `jeirt route eval`:
-// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.
-type RoutePoint struct {
-	Policy, Rule string
-	Param        float64
-	Accuracy     float64
-	MeanCost     float64
-	Items        int
-}
+// RoutePoint is one row of the CSV written by `jeirt route eval`.
+type RoutePoint = model.RoutePoint
 
-// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
+// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`,
+// which the report needs with costs.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
-	var pts []RoutePoint
-	err := model.ReadCSVRows(path, func(get model.CSVRow) error {
-		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
-			Accuracy: get.Num("accuracy"), MeanCost: get.Num("mean_cost"), Items: get.OptInt("items")})
-		return get.Err()
-	})
+	pts, err := model.ReadRouteCSV(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(pts) == 0 {
-		return nil, fmt.Errorf("%s: no rows", path)
+	for k, p := range pts {
+		if math.IsNaN(p.MeanCost) {
+			return nil, fmt.Errorf("%s:%d: column %q is empty", path, k+2, "mean_cost")
+		}
 	}
 	return pts, nil
 }

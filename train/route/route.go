@@ -2,11 +2,9 @@ package route
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -83,18 +81,9 @@ func TuneMargin(pts []RoutePoint) (float64, error) {
 	return pts[best].Param, nil
 }
 
-// RoutePoint is one policy's result on held-out questions.
-type RoutePoint struct {
-	Policy    string  // router, best-single, random, oracle, cheapest
-	Rule      string  // the router's rule (max-p, shortlist, margin, margin-val, min-p, lambda); the policy otherwise
-	Param     float64 // T, δ, min-p or λ; NaN when the rule has none
-	Accuracy  float64 // mean over questions of the chosen model's label
-	TotalCost float64 // NaN without costs
-	MeanCost  float64
-	Items     int // questions routed
-	Fallbacks int // min-p: questions where no model reached min-p
-	Chosen    string
-}
+// RoutePoint is one policy's result on held-out questions (a row of the
+// route CSV, see model.WriteRouteCSV).
+type RoutePoint = model.RoutePoint
 
 // RouteEval routes every question of r (held-out questions with the
 // responses of the checkpoint's models; q holds each item's embedding) and
@@ -337,27 +326,6 @@ func BestSingle(ref []float64, cand []int) int {
 		consider(i)
 	}
 	return best
-}
-
-// WriteRouteCSV writes route eval's points as CSV:
-// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks (NaN as blank).
-func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
-	num := func(v float64) string {
-		if math.IsNaN(v) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', 6, 64)
-	}
-	if _, err := fmt.Fprintln(w, "policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks"); err != nil {
-		return err
-	}
-	for _, p := range pts {
-		if _, err := fmt.Fprintf(w, "%s,%s,%s,%s,%s,%s,%d,%d\n", p.Policy, p.Rule, num(p.Param), num(p.Accuracy),
-			num(p.TotalCost), num(p.MeanCost), p.Items, p.Fallbacks); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func nameIndex(names []string) map[string]int {
