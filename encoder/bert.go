@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // BertConfig is the part of a Hugging Face config.json that the BERT forward
@@ -187,7 +189,7 @@ func OpenBERT(dir string) (*BERT, error) {
 		return nil, err
 	}
 	wPath := filepath.Join(dir, "model.safetensors")
-	st, err := ReadSafetensors(wPath)
+	st, err := model.ReadSafetensors(wPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("model folder %s: model.safetensors is missing (jeirt reads safetensors only; convert pytorch_model.bin with safetensors.torch.save_file)", dir)

@@ -148,10 +148,11 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%s: format_version %d is not supported by this jeirt (reads 1 to %d)", mpath, man.FormatVersion, CheckpointFormatVersion)
 	}
 	wpath := filepath.Join(dir, CheckpointWeights)
-	t, _, err := ReadSafetensors(wpath)
+	st, err := ReadSafetensors(wpath)
 	if err != nil {
 		return nil, err
 	}
+	t := st.Tensors
 	mi := man.Model
 	m := &JEIRT{InputDim: mi.InputDim, Hidden: mi.Hidden, Dim: mi.Dim, Models: man.Models, Items: man.Items}
 	for _, e := range []struct {

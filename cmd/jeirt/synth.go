@@ -105,7 +105,7 @@ func writeSynth(dir string, opt synth.Options, r *model.Responses, t *synth.Trut
 		if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 			return err
 		}
-		if err := model.WriteNPYFloat32(filepath.Join(dir, "features.npy"), t.Features); err != nil {
+		if err := model.WriteNPY(filepath.Join(dir, "features.npy"), t.Features, len(t.Features[0])); err != nil {
 			return err
 		}
 		d := len(t.Q[0])

@@ -1,4 +1,4 @@
-package encoder
+package model
 
 import (
 	"encoding/binary"
@@ -10,7 +10,10 @@ import (
 )
 
 func TestSafetensorsRoundTrip(t *testing.T) {
-	dir := tinyBERT(t)
+	dir := filepath.Join("..", "..", "shared", "fixtures", "tiny-bert")
+	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
+		t.Skipf("tiny-bert fixture not found: %v", err)
+	}
 	src := filepath.Join(dir, "model.safetensors")
 	st, err := ReadSafetensors(src)
 	if err != nil {
@@ -20,7 +23,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 		t.Fatalf("%d tensors, metadata %v", len(st.Tensors), st.Metadata)
 	}
 	out := filepath.Join(t.TempDir(), "copy.safetensors")
-	if err := WriteSafetensors(out, st.Tensors, st.Metadata); err != nil {
+	if err := WriteSafetensorsFile(out, st.Tensors, st.Metadata); err != nil {
 		t.Fatal(err)
 	}
 	// Same layout as the fixture's writer: the files are byte-identical.
@@ -41,7 +44,7 @@ func TestSafetensorsHalfPrecision(t *testing.T) {
 	for _, v := range append(f16, bf16...) {
 		buf = binary.LittleEndian.AppendUint16(buf, v)
 	}
-	st, err := parseSafetensors("x", buf)
+	st, err := ParseSafetensors("x", buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func TestSafetensorsErrors(t *testing.T) {
 		{mk(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), `f: tensor "a" starts at data byte 4, want 0 (tensors must tile the data)`},
 		{mk(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 8), `f: 4 trailing data bytes after the last tensor`},
 	} {
-		_, err := parseSafetensors("f", tc.file)
+		_, err := ParseSafetensors("f", tc.file)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}

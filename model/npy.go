@@ -1,4 +1,4 @@
-package encoder
+package model
 
 import (
 	"bytes"
@@ -10,13 +10,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/jeirt/jeirt/model"
 )
 
-// ReadNpy reads a 2-D little-endian float32 or float64 C-order array from a
+// ReadNPY reads a 2-D little-endian float32 or float64 C-order array from a
 // NumPy .npy file (format versions 1 to 3) as rows of float32.
-func ReadNpy(path string) ([][]float32, error) {
+func ReadNPY(path string) ([][]float32, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -94,9 +92,15 @@ var (
 	npyShape = regexp.MustCompile(`'shape':\s*\(([^)]*)\)`)
 )
 
-// WriteNpy writes rows (all of length dim) as a (len(rows), dim) float32
-// .npy file, version 1.0, atomically.
-func WriteNpy(path string, rows [][]float32, dim int) error {
+// WriteNPY writes rows (all of length dim) as a (len(rows), dim) little-endian
+// float32 NumPy .npy file (format version 1.0), readable with numpy.load and
+// ReadNPY. The file is written atomically.
+func WriteNPY(path string, rows [][]float32, dim int) error {
+	for i, r := range rows {
+		if len(r) != dim {
+			return fmt.Errorf("npy %s: row %d has %d values, want %d", path, i, len(r), dim)
+		}
+	}
 	hdr := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", len(rows), dim)
 	// Pad with spaces so magic + header ends on a 64-byte boundary, then newline.
 	pad := 64 - (10+len(hdr)+1)%64
@@ -104,7 +108,7 @@ func WriteNpy(path string, rows [][]float32, dim int) error {
 		pad = 0
 	}
 	hdr += strings.Repeat(" ", pad) + "\n"
-	return model.WriteFileAtomic(path, func(w io.Writer) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
 		var pre bytes.Buffer
 		pre.WriteString("\x93NUMPY\x01\x00")
 		binary.Write(&pre, binary.LittleEndian, uint16(len(hdr)))
@@ -113,10 +117,7 @@ func WriteNpy(path string, rows [][]float32, dim int) error {
 			return err
 		}
 		buf := make([]byte, 0, 4*dim)
-		for i, r := range rows {
-			if len(r) != dim {
-				return fmt.Errorf("row %d has %d values, want %d", i, len(r), dim)
-			}
+		for _, r := range rows {
 			buf = buf[:0]
 			for _, v := range r {
 				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
