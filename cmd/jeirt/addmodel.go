@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
@@ -291,7 +292,7 @@ func runSuggest(cmd *cobra.Command, a suggestArgs, ob onboard.Onboard) error {
 		}
 		ids, texts = t.IDs, t.Text
 		r := &model.Responses{Items: t.IDs, ItemText: t.Text}
-		q, _, err = onboard.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+		q, _, err = jeirt.Questions(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -377,7 +378,7 @@ func answeredPosterior(cmd *cobra.Command, ck *model.Checkpoint, a suggestArgs, 
 		answered[r.Items[r.Item[c]]] = true
 		correct += int(r.Label[c])
 	}
-	qa, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
+	qa, _, err := jeirt.Questions(cmd.Context(), ck, r, want, cmd.ErrOrStderr())
 	if err != nil {
 		return onboard.Gaussian{}, nil, fmt.Errorf("%s: %w", a.answered, err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +81,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err := setReference(ck, rt, margin, shortlist, defaultName, trainPath, trainRO, costsPath); err != nil {
 				return err
 			}
-			enc, err := onboard.OpenCheckpointEncoder(ck)
+			enc, err := jeirt.OpenCheckpointEncoder(ck)
 			if err != nil {
 				return err
 			}
@@ -322,38 +322,19 @@ func shortList(names []string, limit int) string {
 	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-limit)
 }
 
-// routeQueries encodes the queries (by id when the encoder serves
-// precomputed vectors), runs the adapter and routes each.
+// routeQueries embeds the queries (jeirt.EmbedQuestions) and routes each.
 func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []model.Query) ([]model.Choice, error) {
-	var vecs [][]float32
-	var err error
-	if ie, ok := enc.(encoder.ItemEncoder); ok {
-		ids := make([]string, len(qs))
-		for k, q := range qs {
-			ids[k] = q.ID
-		}
-		vecs, err = ie.EncodeItems(ctx, ids)
-	} else {
-		texts := make([]string, len(qs))
-		for k, q := range qs {
-			texts[k] = q.Text
-		}
-		vecs, err = enc.Encode(ctx, texts)
+	ids, texts := make([]string, len(qs)), make([]string, len(qs))
+	for k, q := range qs {
+		ids[k], texts[k] = q.ID, q.Text
 	}
+	emb, err := jeirt.EmbedQuestions(ctx, m, enc, ids, texts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("route: %w", err)
 	}
-	x := make([]float32, 0, len(vecs)*m.InputDim)
-	for k, v := range vecs {
-		if len(v) != m.InputDim {
-			return nil, fmt.Errorf("route: query %s: encoder gave %d values, the adapter takes %d", qs[k].ID, len(v), m.InputDim)
-		}
-		x = append(x, v...)
-	}
-	emb := m.QuestionEmbeddings(x, len(qs))
 	out := make([]model.Choice, len(qs))
 	for k := range qs {
-		out[k] = rt.Route(emb[k*m.Dim : (k+1)*m.Dim])
+		out[k] = rt.Route(emb[k])
 	}
 	return out, nil
 }
@@ -520,7 +501,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
 					len(unknown), data, shortList(unknown, 3))
 			}
-			q, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+			q, _, err := jeirt.Questions(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -565,7 +546,7 @@ func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro mod
 	if err != nil {
 		return err
 	}
-	q, _, err := onboard.ItemEmbeddings(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
+	q, _, err := jeirt.Questions(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -29,51 +28,13 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 	for i, n := range m.Models {
 		modelRow[n] = i
 	}
-	itemRow := map[string]int{}
-	for j, id := range m.Items {
-		itemRow[id] = j
-	}
 	ev := &JEIRTEval{}
 	// Question embeddings of r's items: known rows of Q, or encoded now.
-	q := make([][]float32, r.NumItems())
-	var newItems []int
-	for j, id := range r.Items {
-		if k, ok := itemRow[id]; ok {
-			q[j] = m.ItemEmbedding(k)
-		} else {
-			newItems = append(newItems, j)
-		}
+	q, newItems, err := Questions(ctx, ck, r, nil, log)
+	if err != nil {
+		return nil, err
 	}
-	if len(newItems) > 0 {
-		spec := ck.Manifest.Encoder.Spec
-		enc, err := encoder.Open(spec)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
-		}
-		if fp := enc.Fingerprint(); fp != ck.Manifest.Encoder.Fingerprint {
-			return nil, fmt.Errorf("encoder %s now has fingerprint %s, but the checkpoint was trained with %s: its %d new items cannot be encoded the same way",
-				spec, fp, ck.Manifest.Encoder.Fingerprint, len(newItems))
-		}
-		sub := &model.Responses{Items: make([]string, len(newItems))}
-		if r.ItemText != nil {
-			sub.ItemText = make([]string, len(newItems))
-		}
-		for k, j := range newItems {
-			sub.Items[k] = r.Items[j]
-			if r.ItemText != nil {
-				sub.ItemText[k] = r.ItemText[j]
-			}
-		}
-		x, err := EncodeItems(ctx, enc, sub, log)
-		if err != nil {
-			return nil, err
-		}
-		emb := m.QuestionEmbeddings(x, len(newItems))
-		for k, j := range newItems {
-			q[j] = emb[k*m.Dim : (k+1)*m.Dim]
-		}
-		ev.NewItems = len(newItems)
-	}
+	ev.NewItems = len(newItems)
 	var p []float64
 	var cells []int32
 	unknown := map[string]bool{}

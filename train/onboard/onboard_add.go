@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -127,7 +126,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			usedItem[r.Item[c]] = true
 		}
 	}
-	q, newItems, err := ItemEmbeddings(ctx, ck, r, usedItem, log)
+	q, newItems, err := jeirt.Questions(ctx, ck, r, usedItem, log)
 	if err != nil {
 		return nil, err
 	}
@@ -187,73 +186,6 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 	man := ck.Manifest
 	res.Checkpoint = &model.Checkpoint{Manifest: man, Model: out}
 	return res, out.Check()
-}
-
-// ItemEmbeddings returns q_j for every item j of r with want[j] (nil: all):
-// the checkpoint's row when it knows the item, otherwise the adapter output on
-// the item's vector from the checkpoint's encoder, whose fingerprint must be
-// the manifest's. It also returns the items that were encoded.
-func ItemEmbeddings(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log io.Writer) ([][]float32, []int, error) {
-	m := ck.Model
-	itemRow := nameIndex(m.Items)
-	q := make([][]float32, r.NumItems())
-	var newItems []int
-	for j, id := range r.Items {
-		if want != nil && !want[j] {
-			continue
-		}
-		if k, ok := itemRow[id]; ok {
-			q[j] = m.ItemEmbedding(k)
-		} else {
-			newItems = append(newItems, j)
-		}
-	}
-	if len(newItems) == 0 {
-		return q, nil, nil
-	}
-	enc, err := OpenCheckpointEncoder(ck)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
-	}
-	sub := &model.Responses{Items: make([]string, len(newItems)), ItemText: make([]string, len(newItems))}
-	_, byID := enc.(encoder.ItemEncoder)
-	for k, j := range newItems {
-		sub.Items[k] = r.Items[j]
-		if r.ItemText != nil {
-			sub.ItemText[k] = r.ItemText[j]
-		}
-		if !byID && strings.TrimSpace(sub.ItemText[k]) == "" {
-			return nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
-		}
-	}
-	x, err := jeirt.EncodeItems(ctx, enc, sub, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	emb := m.QuestionEmbeddings(x, len(newItems))
-	for k, j := range newItems {
-		q[j] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
-	}
-	fmt.Fprintf(log, "encoded %d items new to the checkpoint with %s\n", len(newItems), ck.Manifest.Encoder.Spec)
-	return q, newItems, nil
-}
-
-// OpenCheckpointEncoder opens the encoder a checkpoint was trained with and
-// checks that it still has the fingerprint the manifest recorded.
-func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
-	spec := ck.Manifest.Encoder.Spec
-	enc, err := encoder.Open(spec)
-	if err != nil {
-		return nil, err
-	}
-	if fp := enc.Fingerprint(); fp != ck.Manifest.Encoder.Fingerprint {
-		return nil, fmt.Errorf("encoder %s now has fingerprint %s, but the checkpoint was trained with %s: new questions cannot be encoded the same way",
-			spec, fp, ck.Manifest.Encoder.Fingerprint)
-	}
-	if enc.Dim() != ck.Model.InputDim {
-		return nil, fmt.Errorf("encoder %s gives vectors of length %d, the checkpoint's adapter takes %d", spec, enc.Dim(), ck.Model.InputDim)
-	}
-	return enc, nil
 }
 
 // fractionSplit shuffles a model's cells with a generator seeded by seed and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 // routeBenchSetup returns a checkpoint (JEIRT_ROUTE_CHECKPOINT, or a random
@@ -25,7 +25,7 @@ func routeBenchSetup(b *testing.B) (*model.JEIRT, encoder.Encoder, []string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if enc, err = onboard.OpenCheckpointEncoder(ck); err != nil {
+		if enc, err = jeirt.OpenCheckpointEncoder(ck); err != nil {
 			b.Fatal(err)
 		}
 		m = ck.Model
