@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
 
@@ -39,3 +40,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// addDeviceFlag adds --device to a command that computes.
+func addDeviceFlag(cmd *cobra.Command, device *string) {
+	cmd.Flags().StringVar(device, "device", backend.Auto, "auto|cpu|cuda: where the hot loops run (auto: cuda when this binary has it, else cpu)")
+}
+
+// resolveDevice checks --device by the one device rule (backend.Resolve).
+func resolveDevice(device string) (string, error) { return backend.Resolve(device) }
