@@ -108,7 +108,7 @@ func newEncodeCmd() *cobra.Command {
 	f.StringVar(&o.shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.cache, "cache", "", "folder caching vectors by encoder, item id and text")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return cmd
+	return withDevice(cmd)
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.

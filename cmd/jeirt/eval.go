@@ -65,7 +65,7 @@ give their text with --items.`,
 	cmd.Flags().StringVar(&items, "items", "", "item-text CSV for items the checkpoint has not seen")
 	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(model.Formats))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return cmd
+	return withDevice(cmd)
 }
 
 func init() { rootCmd.AddCommand(newEvalCmd()) }

@@ -399,6 +399,9 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 	if folds < 2 {
 		return fmt.Errorf("--folds %d: need at least 2", folds)
 	}
+	if _, err := backend.Resolve(set.Device); err != nil {
+		return err
+	}
 	r, err := irtRead(cmd, set.Data, read)
 	if err != nil {
 		return err

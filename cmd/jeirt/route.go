@@ -142,7 +142,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
 	cmd.AddCommand(newRouteEvalCmd())
-	return cmd
+	return withDevice(cmd)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -536,7 +536,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 	cmd.Flags().Float64SliceVar(&minP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
 	cmd.Flags().Float64SliceVar(&lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")
 	cmd.Flags().StringVar(&out, "out", "", "CSV file for the curve (default: CSV on stdout)")
-	return cmd
+	return withDevice(cmd)
 }
 
 // tuneMargin scores the margin sweep on the validation responses in valPath
