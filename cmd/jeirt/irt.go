@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,32 +131,6 @@ func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
 	return c
 }
 
-func (s irtFitSettings) check() error {
-	switch {
-	case s.Rank < 1:
-		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
-	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
-	case !(s.Tol >= 0):
-		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
-	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
-		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
-	case s.Method != "cbmm" && s.Rank != 1:
-		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
-	case s.Method != "cbmm" && s.Bootstrap > 0:
-		return fmt.Errorf("--bootstrap needs --method cbmm")
-	case s.Method == "mml" && s.Sigma != 1:
-		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
-	case s.MaxIter < 1:
-		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
-	case s.Bootstrap < 0 || s.Bootstrap == 1:
-		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
-	case !(s.Level > 0 && s.Level < 1):
-		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
-	}
-	return nil
-}
-
 func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
 	r, rep, err := model.ReadFile(path, opt)
 	if err != nil {
@@ -173,7 +146,6 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 type irtFitResult struct {
 	name string // sub-folder of --out in a batch; "" for a single fit into --out
 	r    *model.Responses
-	fit  *model.IRT
 	an   *irt.Analysis
 	dir  *irtfit.Folder
 }
@@ -181,7 +153,7 @@ type irtFitResult struct {
 func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, data, names []string, out, traceOut string, force bool) error {
 	ctx := cmd.Context()
 	set.Level = irtOrDefault(set.Level, 0.95)
-	if err := set.check(); err != nil {
+	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err
 	}
 	if _, err := backend.Resolve(set.Device); err != nil {
@@ -209,41 +181,19 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 		}
 	}
 	stderr := cmd.ErrOrStderr()
-	start := time.Now()
 	var trace []string
-	record := func(k int, loss float64) {
-		line := fmt.Sprintf("%.6f,%.10g", time.Since(start).Seconds(), loss)
-		if batch {
-			line = dirs[k] + "," + line
-		}
-		trace = append(trace, line)
-	}
-	var fits []*model.IRT
-	switch set.Method {
-	case "cbmm":
-		// All files in one batched run of the backend's hot loop.
-		c := set.fitter(stderr)
-		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		fits, err = c.FitBatch(ctx, rs)
-	default:
-		fits = make([]*model.IRT, len(rs))
-		for k, r := range rs {
-			if set.Method == "lbfgs" {
-				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
-					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
-			} else {
-				fits[k], err = irt.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+	job := irt.FitJob{Settings: irtfit.Settings(set), Data: data, Version: version, Progress: stderr,
+		Trace: func(k int, secs, loss float64) {
+			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
+			if batch {
+				line = dirs[k] + "," + line
 			}
-			if err != nil {
-				err = fmt.Errorf("%s: %w", data[k], err)
-				break
-			}
-		}
-	}
+			trace = append(trace, line)
+		}}
+	folders, secs, err := job.Run(ctx, rs)
 	if err != nil {
 		return err
 	}
-	secs := time.Since(start).Seconds()
 	if traceOut != "" {
 		hdr := "seconds,loss\n"
 		if batch {
@@ -261,16 +211,13 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	}
 	results := make([]*irtFitResult, len(rs))
 	for k, r := range rs {
-		one := set
-		one.Data = data[k]
-		res, err := irtAnalyze(cmd, one, r, fits[k], secs)
-		if err != nil {
+		if err := job.Analyze(ctx, k, r, folders[k], secs); err != nil {
 			return err
 		}
+		results[k] = &irtFitResult{r: r, dir: folders[k].Folder, an: folders[k].Analysis}
 		if batch {
-			res.name, res.dir.Doc.BatchFits = dirs[k], len(rs)
+			results[k].name, results[k].dir.Doc.BatchFits = dirs[k], len(rs)
 		}
-		results[k] = res
 	}
 	err = model.WriteDirAtomic(out, force, func(tmp string) error {
 		if !batch {
@@ -296,30 +243,6 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 			filepath.Join(out, res.name), res.r.NumModels(), res.r.NumItems(), an.KendallTau, len(an.RankMoves), an.RankMoveLimit, an.FlagCounts)
 	}
 	return nil
-}
-
-// irtAnalyze reports on one fit (taking secs for the fit itself), runs its
-// bootstrap when asked, and builds its fit.json.
-func irtAnalyze(cmd *cobra.Command, set irtFitSettings, r *model.Responses, fit *model.IRT, secs float64) (*irtFitResult, error) {
-	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "fit %s: %d iterations, loss %.6g, converged %v, %.2fs\n", set.Data, fit.Iterations,
-		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
-	an := irt.Analyze(r, fit, irt.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
-	var boot *irt.BootstrapResult
-	var bootSecs float64
-	if set.Bootstrap > 0 {
-		start := time.Now()
-		var err error
-		boot, err = irt.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			Fitter: set.fitter(nil), Progress: stderr}.Run(cmd.Context(), r, fit)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", set.Data, err)
-		}
-		bootSecs = time.Since(start).Seconds()
-		fmt.Fprintf(stderr, "bootstrap %s: %d replicates in %.2fs\n", set.Data, set.Bootstrap, bootSecs)
-	}
-	doc := irtfit.Doc{Version: version, Settings: irtfit.Settings(set), Seconds: secs, BootstrapSeconds: bootSecs}
-	return &irtFitResult{r: r, fit: fit, an: an, dir: irt.NewFolder(doc, r, fit, an, boot)}, nil
 }
 
 func irtOrDefault(v, d float64) float64 {
@@ -393,7 +316,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 
 func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string) error {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
-	if err := set.check(); err != nil {
+	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err
 	}
 	if folds < 2 {
