@@ -1,5 +1,3 @@
-// Package train holds how jeirt learns: the cBMM fitter, the JE-IRT trainer,
-// onboarding of new models, splits, metrics, baselines and bootstrap.
 package eval
 
 import (
