@@ -258,14 +258,8 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			y := float64(cell&1)*2 - 1
 			t := -y * x * inv
-			e := expNeg(-math.Abs(t))
-			sg := 1 / (1 + e)
-			if t > 0 {
-				loss += t + math.Log(1+e)
-			} else {
-				loss += math.Log(1 + e)
-				sg = e * sg
-			}
+			sp, sg := softplusSigmoid(t)
+			loss += sp
 			if update {
 				v := x + four*y*sg
 				yt[k] = v

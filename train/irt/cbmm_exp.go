@@ -33,3 +33,14 @@ func expNeg(x float64) float64 {
 	scale := math.Float64frombits(uint64(m+1023) << 52)
 	return expTable[k&63] * p * scale
 }
+
+// softplusSigmoid returns softplus(t) = log(1 + e^t) and sigmoid(t) from one
+// exponential, e^−|t| (the logistic loss of cBMM's cells and its derivative).
+func softplusSigmoid(t float64) (sp, sg float64) {
+	e := expNeg(-math.Abs(t))
+	sg = 1 / (1 + e)
+	if t > 0 {
+		return t + math.Log(1+e), sg
+	}
+	return math.Log(1 + e), e * sg
+}

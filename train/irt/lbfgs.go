@@ -86,14 +86,8 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 					xij := th[i]*aj + bb[j]
 					y := float64(cell&1)*2 - 1
 					t := -y * xij * inv
-					e := expNeg(-math.Abs(t))
-					sg := 1 / (1 + e)
-					if t > 0 {
-						loss += t + math.Log(1+e)
-					} else {
-						loss += math.Log(1 + e)
-						sg = e * sg
-					}
+					sp, sg := softplusSigmoid(t)
+					loss += sp
 					d := -y * inv * sg // ∂ℓ/∂x_ij
 					acc[i] += d * aj
 					ga += d * th[i]
