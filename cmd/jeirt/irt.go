@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -262,34 +261,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
-	rk := fit.Rank
-	err = model.WriteFileAtomic(out, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		hdr := []string{"item"}
-		if rk == 1 {
-			hdr = append(hdr, "a")
-		} else {
-			for d := 1; d <= rk; d++ {
-				hdr = append(hdr, fmt.Sprintf("a_%d", d))
-			}
-		}
-		hdr = append(hdr, "b", "chosen_at_theta")
-		if err := cw.Write(hdr); err != nil {
-			return err
-		}
-		for k, j := range items {
-			row := []string{fit.Items[j]}
-			for d := 0; d < rk; d++ {
-				row = append(row, model.FormatFloat(fit.A[j*rk+d]))
-			}
-			row = append(row, model.FormatFloat(fit.B[j]), model.FormatFloat(at[k]))
-			if err := cw.Write(row); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	})
+	err = model.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
 	if err != nil {
 		return err
 	}

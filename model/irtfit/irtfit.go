@@ -387,3 +387,25 @@ func OutNames(data, names []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// WriteSelection writes the items `jeirt irt select` kept: item, a (a_1 ...
+// a_r), b and the ability θ at which each was chosen (at[k] for items[k], an
+// index into fit.Items).
+func WriteSelection(w io.Writer, fit *model.IRT, items []int, at []float64) error {
+	rk := fit.Rank
+	cw := csv.NewWriter(w)
+	hdr := append([]string{"item"}, cols("a", rk)...)
+	hdr = append(hdr, "b", "chosen_at_theta")
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	for k, j := range items {
+		row := dims([]string{fit.Items[j]}, fit.A[j*rk:(j+1)*rk], rk)
+		row = append(row, model.FormatFloat(fit.B[j]), model.FormatFloat(at[k]))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
