@@ -87,3 +87,22 @@ func TestConfigSet(t *testing.T) {
 		}
 	}
 }
+
+// The zero JEIRT trains as DefaultConfig does: defaults live in one place.
+func TestJEIRTZeroIsDefaultConfig(t *testing.T) {
+	const inputDim = 384
+	zero := JEIRT{}.withDefaults(inputDim)
+	def := DefaultConfig().jeirt().withDefaults(inputDim)
+	if zero.Dropout != def.Dropout || zero.WeightDecay != def.WeightDecay || zero.Patience != def.Patience ||
+		zero.Dim != def.Dim || zero.Hidden != def.Hidden || zero.Epochs != def.Epochs || zero.BatchSize != def.BatchSize ||
+		zero.LR != def.LR || zero.Gamma != def.Gamma || zero.Batching != def.Batching {
+		t.Errorf("JEIRT{} trains with %+v, DefaultConfig with %+v", zero, def)
+	}
+	if zero.Dropout != 0.5 || zero.WeightDecay != 0.01 || zero.Patience != 10 {
+		t.Errorf("defaults %v %v %v", zero.Dropout, zero.WeightDecay, zero.Patience)
+	}
+	none := JEIRT{Dropout: -1, WeightDecay: -1, Patience: -1}.withDefaults(inputDim)
+	if none.Dropout != 0 || none.WeightDecay != 0 || none.Patience != 0 {
+		t.Errorf("negative means none: %+v", none)
+	}
+}

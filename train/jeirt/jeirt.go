@@ -19,13 +19,15 @@ import (
 // improved for Patience epochs and keeping the best epoch's parameters.
 //
 // Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
-// Dropout 0 (none), Epochs 100, BatchSize 512, LR 5e-5, Gamma 0.75,
-// Patience 10, Device "auto", Batching "by-question"). A fixed Seed gives the
+// Dropout 0.5, Epochs 100, BatchSize 512, LR 5e-5, WeightDecay 0.01,
+// Gamma 0.75, Patience 10, Device "auto", Batching "by-question"); a
+// negative Dropout, WeightDecay or Patience means none (no dropout, no
+// decay, never stop early). A fixed Seed gives the
 // same run twice on the CPU.
 type JEIRT struct {
 	Dim     int     // d
 	Hidden  int     // adapter hidden width; 0 means 2·D
-	Dropout float64 // adapter dropout probability
+	Dropout float64 // adapter dropout probability; 0 means 0.5, negative none
 	// Residual > 0 adds a free per-question vector r_j (learned for training
 	// items) with penalty Residual · mean over a batch's pairs of ‖r_j‖².
 	Residual float64
@@ -33,9 +35,9 @@ type JEIRT struct {
 	Epochs      int
 	BatchSize   int
 	LR          float64
-	WeightDecay float64 // AdamW's decoupled decay (0.01 in the reference; 0 here means none)
+	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.01 (the reference's), negative none
 	Gamma       float64
-	Patience    int    // 0: never stop early
+	Patience    int    // epochs without a better validation loss before stopping; 0 means 10, negative never
 	Seed        int64  // initialisation, shuffling and dropout
 	Device      string // auto (""), cpu or cuda: see backend.Resolve
 	// Step is the CPU step: StepFused ("" means it) or StepGraph. A device
@@ -83,6 +85,14 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 	}
 	if t.Gamma == 0 {
 		t.Gamma = 0.75
+	}
+	t.Dropout = orNone(t.Dropout, 0.5)
+	t.WeightDecay = orNone(t.WeightDecay, 0.01)
+	switch {
+	case t.Patience == 0:
+		t.Patience = 10
+	case t.Patience < 0:
+		t.Patience = 0 // never stop early
 	}
 	if t.Batching == "" {
 		t.Batching = "by-question"
@@ -406,4 +416,15 @@ func predictCells(p *backend.JEIRTParams, features []float32, r *model.Responses
 		out[k] = model.Logit(q[u*d:(u+1)*d], p.M[i*d:(i+1)*d])
 	}
 	return out
+}
+
+// orNone is a setting whose zero value means def and a negative value none (0).
+func orNone(v, def float64) float64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

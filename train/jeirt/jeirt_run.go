@@ -44,9 +44,21 @@ func (c *Config) jeirt() JEIRT {
 	if device == "gorgonia" { // the old spelling of the CPU's graph step
 		device, step = backend.CPU, StepGraph
 	}
-	return JEIRT{Dim: c.Model.Dim, Hidden: c.Model.Hidden, Dropout: c.Model.Dropout, Residual: c.Model.Residual,
-		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, LR: c.Train.LR, WeightDecay: c.Train.WeightDecay,
-		Gamma: c.Train.Gamma, Patience: c.Train.Patience, Seed: c.Train.Seed, Device: device, Step: step, Batching: c.Train.Batching}
+	// The config says every value; JEIRT's zero values are defaults, so a
+	// configured 0 (none) is passed as negative.
+	none := func(v float64) float64 {
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
+	patience := c.Train.Patience
+	if patience == 0 {
+		patience = -1
+	}
+	return JEIRT{Dim: c.Model.Dim, Hidden: c.Model.Hidden, Dropout: none(c.Model.Dropout), Residual: c.Model.Residual,
+		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, LR: c.Train.LR, WeightDecay: none(c.Train.WeightDecay),
+		Gamma: c.Train.Gamma, Patience: patience, Seed: c.Train.Seed, Device: device, Step: step, Batching: c.Train.Batching}
 }
 
 // RunJEIRT does what `jeirt train` does: read and split the data, encode the

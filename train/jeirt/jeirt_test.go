@@ -122,7 +122,7 @@ func TestJEIRTCancelKeepsBest(t *testing.T) {
 	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
 	tr, va, _, _ := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	ctx, cancel := context.WithCancel(context.Background())
-	fit, err := JEIRT{Dim: 4, Hidden: 12, Epochs: 50, LR: 1e-2, Seed: 1, Progress: func(e JEIRTEpoch) {
+	fit, err := JEIRT{Dim: 4, Hidden: 12, Epochs: 50, LR: 1e-2, Seed: 1, Dropout: -1, WeightDecay: -1, Patience: -1, Progress: func(e JEIRTEpoch) {
 		if e.Epoch == 3 {
 			cancel()
 		}
