@@ -94,7 +94,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 				defer f.Close()
 				in = f
 			}
-			qf, err := model.ReadQueries(name, in)
+			qf, err := route.ReadQueries(name, in)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func lineList(lines []int, limit int) string {
 }
 
 // routeQueries embeds the queries (jeirt.EmbedQuestions) and routes each.
-func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []model.Query) ([]model.Choice, error) {
+func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []route.Query) ([]model.Choice, error) {
 	ids, texts := make([]string, len(qs)), make([]string, len(qs))
 	for k, q := range qs {
 		ids[k], texts[k] = q.ID, q.Text
@@ -232,7 +232,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			}
 			opt := route.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
 			if costsPath != "" {
-				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
+				if opt.Costs, err = route.ReadCosts(costsPath, ck.Model.Models); err != nil {
 					return err
 				}
 			} else if len(minP) > 0 || len(lambda) > 0 {
@@ -267,14 +267,14 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				return err
 			}
 			if out != "" && out != "-" {
-				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return model.WriteRouteCSV(w, pts) }); err != nil {
+				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return route.WriteRouteCSV(w, pts) }); err != nil {
 					return err
 				}
 				printRouteSummary(cmd.OutOrStdout(), pts)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d rows)\n", out, len(pts))
 				return nil
 			}
-			return model.WriteRouteCSV(cmd.OutOrStdout(), pts)
+			return route.WriteRouteCSV(cmd.OutOrStdout(), pts)
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")

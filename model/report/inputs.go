@@ -10,15 +10,16 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // RoutePoint is one row of the CSV written by `jeirt route eval`.
-type RoutePoint = model.RoutePoint
+type RoutePoint = route.RoutePoint
 
 // ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`,
 // which the report needs with costs.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
-	pts, err := model.ReadRouteCSV(path)
+	pts, err := route.ReadRouteCSV(path)
 	if err != nil {
 		return nil, err
 	}

@@ -2,5 +2,5 @@
 // model.Router checked against a checkpoint (NewRouter), the output formats of
 // `jeirt route` (WriteChoices), and RouteEval, which scores routing rules on
 // held-out questions against the best single model, random choice and the
-// oracle (the route CSV is model.WriteRouteCSV's).
+// oracle (the route CSV is WriteRouteCSV's).
 package route

@@ -73,7 +73,7 @@ func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, l
 			return nil, fmt.Errorf("route: --min-p picks the cheapest good-enough model; it needs --costs")
 		}
 	} else {
-		costs, err := model.ReadCosts(costsPath, m.Models)
+		costs, err := ReadCosts(costsPath, m.Models)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +190,7 @@ func ShortList(names []string, limit int) string {
 
 // WriteChoices writes the routing of queries qs in format table, csv or json
 // (JSON lines), with up to top alternatives each.
-func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []model.Query, choices []model.Choice, top int) error {
+func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []Query, choices []model.Choice, top int) error {
 	costStr := func(c float64) string {
 		if math.IsNaN(c) {
 			return ""

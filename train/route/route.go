@@ -81,10 +81,6 @@ func TuneMargin(pts []RoutePoint) (float64, error) {
 	return pts[best].Param, nil
 }
 
-// RoutePoint is one policy's result on held-out questions (a row of the
-// route CSV, see model.WriteRouteCSV).
-type RoutePoint = model.RoutePoint
-
 // RouteEval routes every question of r (held-out questions with the
 // responses of the checkpoint's models; q holds each item's embedding) and
 // scores each policy by the label of the model it picks. A question is

@@ -31,7 +31,7 @@ func TestRouteEvalWithoutCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := model.WriteRouteCSV(&buf, pts); err != nil {
+	if err := WriteRouteCSV(&buf, pts); err != nil {
 		t.Fatal(err)
 	}
 	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks

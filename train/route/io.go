@@ -1,4 +1,4 @@
-package model
+package route
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // ReadCosts reads a costs file, a CSV of model,cost rows with an optional
@@ -50,7 +52,7 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, &ParseError{File: path, Line: pe.Line, Msg: pe.Err.Error(), Err: err}
+				return nil, &model.ParseError{File: path, Line: pe.Line, Msg: pe.Err.Error(), Err: err}
 			}
 			return nil, err
 		}
@@ -59,7 +61,7 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 			continue
 		}
 		if len(rec) != 2 {
-			return nil, &ParseError{File: path, Line: line, Msg: fmt.Sprintf("want 2 fields (model,cost), got %d", len(rec))}
+			return nil, &model.ParseError{File: path, Line: line, Msg: fmt.Sprintf("want 2 fields (model,cost), got %d", len(rec))}
 		}
 		name, val := strings.TrimSpace(rec[0]), strings.TrimSpace(rec[1])
 		if rows == 0 && strings.EqualFold(name, "model") && strings.EqualFold(val, "cost") {
@@ -69,20 +71,20 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		rows++
 		c, err := strconv.ParseFloat(val, 64)
 		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
-			return nil, &ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", val)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", val)}
 		}
 		i, ok := row[name]
 		if !ok {
-			return nil, &ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", name)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", name)}
 		}
 		if prev, dup := seen[name]; dup {
-			return nil, &ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", name, prev)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", name, prev)}
 		}
 		seen[name] = line
 		costs[i] = c
 	}
 	if len(seen) == 0 {
-		return nil, &ParseError{File: path, Msg: "no model,cost rows"}
+		return nil, &model.ParseError{File: path, Msg: "no model,cost rows"}
 	}
 	return costs, nil
 }
@@ -147,15 +149,15 @@ func ReadQueries(name string, r io.Reader) (*QueryFile, error) {
 func parseQueryJSON(name string, line int, b []byte) (Query, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil {
-		return Query{}, &ParseError{File: name, Line: line, Msg: "not a JSON object: " + err.Error(), Err: err}
+		return Query{}, &model.ParseError{File: name, Line: line, Msg: "not a JSON object: " + err.Error(), Err: err}
 	}
 	q := Query{ID: strconv.Itoa(line), Line: line}
 	raw, ok := obj["text"]
 	if !ok {
-		return Query{}, &ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "missing"}
+		return Query{}, &model.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "missing"}
 	}
 	if err := json.Unmarshal(raw, &q.Text); err != nil {
-		return Query{}, &ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "not a string"}
+		return Query{}, &model.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "not a string"}
 	}
 	if raw, ok := obj["id"]; ok {
 		var s string
@@ -166,7 +168,7 @@ func parseQueryJSON(name string, line int, b []byte) (Query, error) {
 		case json.Unmarshal(raw, &n) == nil:
 			q.ID = n.String()
 		default:
-			return Query{}, &ParseError{File: name, Line: line, Column: "id", Key: true, Msg: "not a non-empty string or a number"}
+			return Query{}, &model.ParseError{File: name, Line: line, Column: "id", Key: true, Msg: "not a non-empty string or a number"}
 		}
 	}
 	return q, nil
@@ -210,7 +212,7 @@ func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
 // MeanCost are NaN where empty; Chosen is not in the file.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	var pts []RoutePoint
-	err := ReadCSVRows(path, func(get CSVRow) error {
+	err := model.ReadCSVRows(path, func(get model.CSVRow) error {
 		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
 			Accuracy: get.Num("accuracy"), TotalCost: get.OptNum("total_cost"), MeanCost: get.OptNum("mean_cost"),
 			Items: get.OptInt("items"), Fallbacks: get.OptInt("fallbacks")})
