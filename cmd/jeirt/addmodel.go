@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
@@ -234,7 +235,7 @@ func printAdded(w io.Writer, added []onboard.AddedModel) {
 		return
 	}
 	fmt.Fprintf(w, "%-32s %6s %6s  %-24s %-24s %-24s\n", "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
-	cell := func(s *model.Scores) string {
+	cell := func(s *eval.Scores) string {
 		if s == nil {
 			return "-"
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -53,7 +54,7 @@ give their text with --items.`,
 			fmt.Fprintf(out, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
 			for _, row := range []struct {
 				name string
-				s    model.Scores
+				s    eval.Scores
 			}{{"jeirt", ev.Metrics}, {"model mean (in-sample)", ev.ModelMean}} {
 				fmt.Fprintf(out, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", row.name, row.s.Accuracy, row.s.AUC, row.s.LogLoss, row.s.Brier, row.s.ECE)
 			}

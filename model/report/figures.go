@@ -529,7 +529,7 @@ func costQualityFigure(pts []RoutePoint, source string) (*Figure, error) {
 }
 
 // trainingFigure plots the training and validation loss per epoch.
-func trainingFigure(met *model.RunMetrics, source string) (*Figure, error) {
+func trainingFigure(met *eval.RunMetrics, source string) (*Figure, error) {
 	if met == nil || len(met.History) < 2 {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -47,8 +48,8 @@ type checkpointConfig struct {
 	} `json:"model"`
 }
 
-func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*model.RunMetrics, error) {
-	p := filepath.Join(dir, model.MetricsFile)
+func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, error) {
+	p := filepath.Join(dir, eval.MetricsFile)
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		raw, p = ck.Manifest.Metrics, filepath.Join(dir, "manifest.json")
@@ -56,7 +57,7 @@ func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*model.RunMetrics,
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	return model.ParseRunMetrics(p, raw)
+	return eval.ParseRunMetrics(p, raw)
 }
 
 // loadCheckpointData reads the responses a checkpoint was trained on, from

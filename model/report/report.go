@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // Options say what to render. At least one of Checkpoint, Fit and RouteCSV
@@ -341,11 +342,11 @@ func itemTable(f *Fit) *Table {
 	return t
 }
 
-func metricsTable(m *model.RunMetrics) *Table {
+func metricsTable(m *eval.RunMetrics) *Table {
 	t := &Table{ID: "metrics", Title: "Test cells: JE-IRT and baselines",
 		Caption: fmt.Sprintf("metrics.json of the checkpoint: the held-out test cells (split by %s), scored by JE-IRT and by each baseline trained on the same training cells.", m.SplitBy),
 		Head:    []string{"method", "n", "accuracy", "AUC", "log-loss", "Brier", "ECE"}}
-	row := func(name string, s model.Scores) []Cell {
+	row := func(name string, s eval.Scores) []Cell {
 		nc := Cell{Text: "–"}
 		if s.N >= 0 {
 			nc = integer(s.N)

@@ -8,6 +8,6 @@
 //
 // Config and RunJEIRT are the `jeirt train` application: data, split,
 // encoder, training, baselines and the checkpoint with its metrics.json
-// (model.RunMetrics). Questions and EmbedQuestions embed the questions of a
+// (eval.RunMetrics). Questions and EmbedQuestions embed the questions of a
 // checkpoint for eval, add-model and route.
 package jeirt

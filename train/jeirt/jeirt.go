@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // JEIRT trains a joint-embedding IRT model (JE-IRT): question embeddings
@@ -54,7 +55,7 @@ type JEIRT struct {
 }
 
 // JEIRTEpoch reports one epoch (as metrics.json's history records it).
-type JEIRTEpoch = model.Epoch
+type JEIRTEpoch = eval.Epoch
 
 // JEIRTFit is a trained model and how training went.
 type JEIRTFit struct {

@@ -11,11 +11,11 @@ import (
 
 // JEIRTEval is a checkpoint scored on a responses file.
 type JEIRTEval struct {
-	Metrics       model.Scores `json:"metrics"`
-	ModelMean     model.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
-	UnknownModels []string     `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
-	SkippedCells  int          `json:"skipped_cells"`
-	NewItems      int          `json:"new_items"` // items not in the checkpoint, encoded with its encoder
+	Metrics       eval.Scores `json:"metrics"`
+	ModelMean     eval.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
+	UnknownModels []string    `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
+	SkippedCells  int         `json:"skipped_cells"`
+	NewItems      int         `json:"new_items"` // items not in the checkpoint, encoded with its encoder
 }
 
 // EvalCheckpoint predicts every cell of r whose model the checkpoint knows.

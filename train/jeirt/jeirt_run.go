@@ -34,10 +34,10 @@ type RunResult struct {
 }
 
 // RunMetrics is metrics.json (see package model).
-type RunMetrics = model.RunMetrics
+type RunMetrics = eval.RunMetrics
 
 // Geometry summarises what the learned embeddings say.
-type Geometry = model.Geometry
+type Geometry = eval.Geometry
 
 func (c *Config) jeirt() JEIRT {
 	device, step := c.Train.Device, c.Train.Step
@@ -130,7 +130,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
-	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{model.MetricsFile: metJSON},
+	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{eval.MetricsFile: metJSON},
 		Manifest: model.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
 			Encoder: model.EncoderInfo{Spec: cfg.Encoder.Spec, Fingerprint: enc.Fingerprint(), Dim: enc.Dim()},
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
@@ -323,8 +323,8 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
 // knn (k chosen on valR) and irt_2pl (cBMM).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log io.Writer) (map[string]model.Scores, int, error) {
-	out := map[string]model.Scores{
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log io.Writer) (map[string]eval.Scores, int, error) {
+	out := map[string]eval.Scores{
 		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
 		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
 		"item_mean":  eval.Score(eval.ItemMeanPredict(trainR, testR), testR.Label).Scores(),
@@ -354,7 +354,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 func PrintScoreTable(w io.Writer, m *RunMetrics) {
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
-	row := func(name string, s model.Scores) {
+	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
 	}
 	row("jeirt", m.Test)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // LogFile lists, in a checkpoint folder, the models add-model placed on it.
@@ -61,8 +61,8 @@ func MarshalLog(log []json.RawMessage) ([]byte, error) {
 // entry for each model just added (from responses, at now).
 func CarryFiles(ckDir string, added []AddedModel, opt AddModelsOptions, responses string, now time.Time) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	if b, err := os.ReadFile(filepath.Join(ckDir, model.MetricsFile)); err == nil {
-		files[model.MetricsFile] = b
+	if b, err := os.ReadFile(filepath.Join(ckDir, eval.MetricsFile)); err == nil {
+		files[eval.MetricsFile] = b
 	}
 	log, err := ReadLog(ckDir)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // onboard.json grows by one entry per model added; what is read back is what
@@ -17,7 +17,7 @@ func TestLogRoundTrip(t *testing.T) {
 	if log, err := ReadLog(dir); err != nil || log != nil {
 		t.Fatalf("no onboard.json: %v %v", log, err)
 	}
-	os.WriteFile(filepath.Join(dir, model.MetricsFile), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, eval.MetricsFile), []byte("{}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, LogFile), []byte(`[{"name": "old", "future_field": 1}]`), 0o644)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	added := []AddedModel{{Name: "new-a", FitCells: 10}, {Name: "new-b", Replaced: true}}
@@ -25,8 +25,8 @@ func TestLogRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(files[model.MetricsFile]) != "{}\n" {
-		t.Errorf("metrics.json carried as %q", files[model.MetricsFile])
+	if string(files[eval.MetricsFile]) != "{}\n" {
+		t.Errorf("metrics.json carried as %q", files[eval.MetricsFile])
 	}
 	out := t.TempDir()
 	os.WriteFile(filepath.Join(out, LogFile), files[LogFile], 0o644)

@@ -44,9 +44,9 @@ type AddedModel struct {
 	// baseline (the model's accuracy on its fit cells with add-one smoothing,
 	// (correct+1)/(n+2), so that it is never certain) and, when the checkpoint already had the model, its
 	// jointly trained row.
-	Heldout   *model.Scores `json:"heldout,omitempty"`
-	ModelMean *model.Scores `json:"model_mean,omitempty"`
-	Joint     *model.Scores `json:"joint,omitempty"`
+	Heldout   *eval.Scores `json:"heldout,omitempty"`
+	ModelMean *eval.Scores `json:"model_mean,omitempty"`
+	Joint     *eval.Scores `json:"joint,omitempty"`
 }
 
 // AddModelsResult is the new checkpoint and what went into it.

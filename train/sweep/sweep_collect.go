@@ -39,7 +39,7 @@ type SweepRow struct {
 	Checkpoint      string // relative to the sweep folder
 }
 
-func nanMetrics() eval.Metrics { return eval.FromScores(model.NoScores()) }
+func nanMetrics() eval.Metrics { return eval.FromScores(eval.NoScores()) }
 
 // ReadSweepManifest reads dir/sweep.json.
 func ReadSweepManifest(dir string) (*SweepManifest, error) {
@@ -76,7 +76,7 @@ func CollectSweep(dir string) (*SweepTable, error) {
 	for _, r := range man.Runs {
 		row := SweepRow{ID: r.ID, Settings: r.Settings, Val: nanMetrics(), Test: nanMetrics(),
 			Checkpoint: filepath.Join(r.Dir, "checkpoint"), SecondsPerEpoch: math.NaN()}
-		m, err := model.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
+		m, err := eval.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			row.Status = "missing"

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -26,7 +26,7 @@ type SweepLocalOptions struct {
 // RunDone reports whether run folder runDir holds a finished run: a
 // checkpoint whose metrics.json does not say it was interrupted.
 func RunDone(runDir string) bool {
-	m, err := model.ReadRunMetrics(filepath.Join(runDir, "checkpoint"))
+	m, err := eval.ReadRunMetrics(filepath.Join(runDir, "checkpoint"))
 	return err == nil && !m.Interrupted
 }
 

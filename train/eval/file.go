@@ -1,11 +1,14 @@
-package model
+package eval
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // MetricsFile is the name of a checkpoint's metrics file.
@@ -13,7 +16,7 @@ const MetricsFile = "metrics.json"
 
 // NoScores are Scores where none are known: NaN, and N −1.
 func NoScores() Scores {
-	nan := Float(nan())
+	nan := model.Float(math.NaN())
 	return Scores{Accuracy: nan, AUC: nan, Brier: nan, ECE: nan, LogLoss: nan, N: -1}
 }
 
@@ -21,12 +24,12 @@ func NoScores() Scores {
 // jeirt's JSON files carry them (metrics.json, onboard.json, jeirt eval
 // --json); an undefined score (the AUC of one class) is NaN, null in JSON.
 type Scores struct {
-	Accuracy Float `json:"accuracy"` // fraction with (p ≥ 0.5) == label
-	AUC      Float `json:"auc"`      // area under the ROC curve, ties counted half
-	Brier    Float `json:"brier"`    // mean (p − label)²
-	ECE      Float `json:"ece"`      // expected calibration error over 10 equal-width bins
-	LogLoss  Float `json:"log_loss"` // mean −log p(label)
-	N        int   `json:"n"`
+	Accuracy model.Float `json:"accuracy"` // fraction with (p ≥ 0.5) == label
+	AUC      model.Float `json:"auc"`      // area under the ROC curve, ties counted half
+	Brier    model.Float `json:"brier"`    // mean (p − label)²
+	ECE      model.Float `json:"ece"`      // expected calibration error over 10 equal-width bins
+	LogLoss  model.Float `json:"log_loss"` // mean −log p(label)
+	N        int         `json:"n"`
 }
 
 // Epoch is one epoch of JE-IRT training in metrics.json's history.
