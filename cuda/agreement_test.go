@@ -9,13 +9,15 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 // The acceptance tests of the GPU code, run on device "cuda" by the cuda
 // build's tests (gpu_test.go) and on "cuda-harness" (the kernel sources on the CPU, harness_test.go) by every build with cgo.
 
-// checkCBMMAgreement: train.CBMM.FitBatch on device and on cpu, from the same
+// checkCBMMAgreement: irt.CBMM.FitBatch on device and on cpu, from the same
 // starting values and for iters iterations, must give losses within tol
 // relative at every iteration.
 func checkCBMMAgreement(t *testing.T, device string, tol float64, iters int) {
@@ -30,7 +32,7 @@ func checkCBMMAgreement(t *testing.T, device string, tol float64, iters int) {
 			}
 			rs := testProblems(t, kind, tc.rank, 5, 6, 7, 8)
 			fit := func(device string) []*model.IRT {
-				c := train.CBMM{Rank: tc.rank, Tol: 1e-300, MaxIter: iters, Accelerate: tc.accelerate, Device: device}
+				c := irt.CBMM{Rank: tc.rank, Tol: 1e-300, MaxIter: iters, Accelerate: tc.accelerate, Device: device}
 				out, err := c.FitBatch(context.Background(), rs)
 				if err != nil {
 					t.Fatal(err)
@@ -63,7 +65,7 @@ func jeirtData(t testing.TB, models, items, D int, seed int64) (trainR, valR *mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	trainR, valR, _, err = train.Split(r, train.SplitOptions{Val: 0.1, Test: 0.1, Seed: seed})
+	trainR, valR, _, err = eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,18 +77,18 @@ func jeirtData(t testing.TB, models, items, D int, seed int64) (trainR, valR *mo
 }
 
 // checkJEIRTAgreement: from the same initial weights, batch order and
-// dropout masks (train.JEIRT draws all of them on the host from Seed), 100
+// dropout masks (jeirt.JEIRT draws all of them on the host from Seed), 100
 // AdamW steps on device and on cpu must give per-epoch training losses and
 // validation losses within tol relative.
 func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 	trainR, valR, feats := jeirtData(t, 20, 300, 48, 3)
-	for _, tc := range []train.JEIRT{
+	for _, tc := range []jeirt.JEIRT{
 		// 4800 training pairs / 96 per batch = 50 steps an epoch, 2 epochs.
 		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "per-pair", Seed: 1},
 		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "by-question", Dropout: 0.2, Residual: 0.01, WeightDecay: 0.01, Seed: 2},
 	} {
 		t.Run(tc.Batching, func(t *testing.T) {
-			fit := func(device string) *train.JEIRTFit {
+			fit := func(device string) *jeirt.JEIRTFit {
 				c := tc
 				c.Device = device
 				f, err := c.Fit(context.Background(), trainR, valR, feats, 48)

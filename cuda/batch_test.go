@@ -9,7 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // testProblems returns K synthetic response matrices of different shapes.
@@ -53,12 +53,12 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 	}{{"2pl", 1, 1}, {"mirt", 2, 1.7}, {"mirt", 3, 1}} {
 		t.Run(fmt.Sprintf("%s/rank%d", tc.kind, tc.rank), func(t *testing.T) {
 			rs := testProblems(t, tc.kind, tc.rank, 1, 2, 3)
-			probs := make([]*train.CBMMProblem, len(rs))
+			probs := make([]*backend.CBMMProblem, len(rs))
 			for k, r := range rs {
-				probs[k] = train.NewCBMMProblem(r)
+				probs[k] = backend.NewCBMMProblem(r)
 			}
-			load := func(dev string) train.CBMMBatch {
-				be, err := train.LookupCBMMBackend(dev)
+			load := func(dev string) backend.CBMMBatch {
+				be, _, err := backend.Lookup[backend.CBMM](dev)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
-// cbmmBackend is batched cBMM on a GPU (train.CBMMBackend): per iteration,
+// cbmmBackend is batched cBMM on a GPU (backend.CBMM): per iteration,
 // cbmm_item_pass (loss, surrogate and item block) over the items of every
 // active problem, cbmm_sum_loss, and cbmm_model_pass (θ block) over their
 // models. At rank 1 all three blocks are closed forms on the device; at rank
@@ -26,7 +26,7 @@ func (c cbmmBackend) Name() string { return c.device }
 // Available reports why the backend cannot run, or nil.
 func (c cbmmBackend) Available() error { _, err := c.open(); return err }
 
-func (c cbmmBackend) Load(problems []*train.CBMMProblem, rank int, sigma float64, threads int) (train.CBMMBatch, error) {
+func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
 	l, err := newCBMMLayout(problems, rank)
 	if err != nil {
 		return nil, err

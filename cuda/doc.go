@@ -1,6 +1,6 @@
 // Package cuda runs jeirt's hot loops on NVIDIA GPUs through gorgonia.org/cu's
-// driver API: batched cBMM (train.CBMMBackend) and the JE-IRT training step
-// (train.JEIRTBackend), registered as device "cuda".
+// driver API: batched cBMM (backend.CBMM) and the JE-IRT training step
+// (backend.JEIRT), registered as device "cuda".
 //
 // Everything that touches the GPU is behind the jeirtcuda build tag. (Not
 // "cuda": that tag also switches gorgonia.org/gorgonia, which train and

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/jeirt"
 	"gorgonia.org/cu"
 )
 
@@ -36,7 +38,7 @@ func TestDevice(t *testing.T) {
 	}
 	t.Logf("device: %s, driver API version %d", name, cu.Version())
 	for _, dev := range []string{"auto", "cuda"} {
-		b, err := train.LookupCBMMBackend(dev)
+		b, _, err := backend.Lookup[backend.CBMM](dev)
 		if err != nil || b.Name() != "cuda" {
 			t.Fatalf("cBMM device %s: backend %v, %v; want cuda", dev, b, err)
 		}
@@ -92,21 +94,21 @@ func BenchmarkCBMMIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := train.NewCBMMProblem(r)
+	p := backend.NewCBMMProblem(r)
 	for _, c := range []struct {
 		device string
 		K      int
 	}{{"cpu", 4}, {"cuda", 4}, {"cuda", 64}} {
 		b.Run(fmt.Sprintf("%s/K=%d", c.device, c.K), func(b *testing.B) {
-			backend, err := train.LookupCBMMBackend(c.device)
+			be, _, err := backend.Lookup[backend.CBMM](c.device)
 			if err != nil {
 				b.Fatal(err)
 			}
-			probs := make([]*train.CBMMProblem, c.K)
+			probs := make([]*backend.CBMMProblem, c.K)
 			for k := range probs {
 				probs[k] = p
 			}
-			batch, err := backend.Load(probs, 1, 1, 0)
+			batch, err := be.Load(probs, 1, 1, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -147,7 +149,7 @@ func BenchmarkJEIRTEpoch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	trainR, valR, _, err := train.Split(r, train.SplitOptions{Val: 0.1, Test: 0.1, Seed: 2})
+	trainR, valR, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func BenchmarkJEIRTEpoch(b *testing.B) {
 	for _, device := range []string{"cpu", "cuda"} {
 		b.Run(device, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				f, err := train.JEIRT{Epochs: 1, Device: device, Seed: 1}.Fit(context.Background(), trainR, valR, feats, 768)
+				f, err := jeirt.JEIRT{Epochs: 1, Device: device, Seed: 1}.Fit(context.Background(), trainR, valR, feats, 768)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jeirt/jeirt/cuda/internal/harness"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 func TestMain(m *testing.M) {
@@ -83,19 +83,19 @@ func TestHarnessThreads(t *testing.T) {
 	// Small: a block barrier of real threads costs a context switch each.
 	batches := [][][2]int{{{130, 4}}, {{6, 60}}}
 	for bi, shapes := range batches {
-		var probs []*train.CBMMProblem
+		var probs []*backend.CBMMProblem
 		for k, shape := range shapes {
 			r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: shape[0], Items: shape[1], Rank: 2, Seed: int64(30 + k)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			probs = append(probs, train.NewCBMMProblem(r))
+			probs = append(probs, backend.NewCBMMProblem(r))
 		}
 		active := make([]bool, len(probs))
 		for k := range active {
 			active[k] = true
 		}
-		run := func(be train.CBMMBackend, mode harness.Mode) []float64 {
+		run := func(be backend.CBMM, mode harness.Mode) []float64 {
 			old := harnessMode
 			harnessMode = mode
 			defer func() { harnessMode = old }()
@@ -127,7 +127,7 @@ func TestHarnessThreads(t *testing.T) {
 			return out
 		}
 		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
-		cpuBackend, err := train.LookupCBMMBackend("cpu")
+		cpuBackend, _, err := backend.Lookup[backend.CBMM]("cpu")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,18 +146,18 @@ func TestHarnessThreads(t *testing.T) {
 func TestHarnessOutOfMemory(t *testing.T) {
 	g := newHostGPU()
 	rs := testProblems(t, "2pl", 1, 1)
-	p := train.NewCBMMProblem(rs[0])
-	l, _ := newCBMMLayout([]*train.CBMMProblem{p}, 1)
+	p := backend.NewCBMMProblem(rs[0])
+	l, _ := newCBMMLayout([]*backend.CBMMProblem{p}, 1)
 	g.capacity = l.deviceBytes() - 1
 	be := cbmmBackend{device: "test", open: func() (gpu, error) { return g, nil }}
-	_, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	_, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1)
 	want := fmt.Sprintf("cuda: out of device memory: a batch of 1 cBMM problems (%d cells) needs %s on CPU harness, %s free of %s",
 		p.Len(), mib(l.deviceBytes()), mib(g.capacity), mib(g.capacity))
 	if !errors.Is(err, ErrOutOfMemory) || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 	g.capacity = l.deviceBytes()
-	b, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1)
+	b, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1)
 	if err != nil {
 		t.Fatalf("load at capacity: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestHarnessOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.capacity = 1 << 10
-	if _, err := be.Load([]*train.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
+	if _, err := be.Load([]*backend.CBMMProblem{p}, 1, 1, 1); !errors.Is(err, ErrOutOfMemory) {
 		t.Fatalf("err = %v", err)
 	}
 	if len(g.mem) != 0 || g.used != 0 {
@@ -175,21 +175,21 @@ func TestHarnessOutOfMemory(t *testing.T) {
 
 // TestHarnessJEIRTBatchErrors checks the batch validation messages.
 func TestHarnessJEIRTBatchErrors(t *testing.T) {
-	p := &train.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
+	p := &backend.JEIRTParams{InputDim: 3, Hidden: 4, Dim: 2, NumModels: 2, NumItems: 2,
 		W1: make([]float32, 12), C1: make([]float32, 4), W2: make([]float32, 8), C2: make([]float32, 2), M: make([]float32, 4)}
-	s, err := newJEIRTStepper(newHostGPU(), p, train.AdamW{})
+	s, err := newJEIRTStepper(newHostGPU(), p, backend.AdamW{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	for _, c := range []struct {
-		b    train.JEIRTBatch
+		b    backend.JEIRTBatch
 		want string
 	}{
-		{train.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
-		{train.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
+		{backend.JEIRTBatch{X: make([]float32, 5), Item: []int32{0, 1}, Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has 5 encoder values for 2 rows of dimension 3"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{1}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 uses row 1 of 1"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Row: []int32{0}, Model: []int32{2}, Label: []float32{1}}, "cuda: JE-IRT batch pair 0 has model 2 of 2"},
+		{backend.JEIRTBatch{X: make([]float32, 3), Item: []int32{0}, Mask: make([]float32, 3), Row: []int32{0}, Model: []int32{0}, Label: []float32{1}}, "cuda: JE-IRT batch has a dropout mask of 3 values for 1 rows x 4 hidden units"},
 	} {
 		if _, err := s.Step(&c.b, 0.1); err == nil || err.Error() != c.want {
 			t.Errorf("err = %v, want %s", err, c.want)
@@ -278,7 +278,7 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 	// The grids depend on the numbers of items and models; the blocks on the
 	// mean cells per item, up to 256 threads from 193 cells on.
 	for _, c := range []struct{ models, items, perItem int }{{1000, 100000, 2}, {1000, 500, 200}} {
-		p := &train.CBMMProblem{N: c.models, J: c.items, ItemStart: make([]int32, c.items+1)}
+		p := &backend.CBMMProblem{N: c.models, J: c.items, ItemStart: make([]int32, c.items+1)}
 		for j := range c.items {
 			for e := range c.perItem {
 				p.Cells = append(p.Cells, uint32((j+e)%c.models)<<1|uint32(e&1))
@@ -286,7 +286,7 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 			p.ItemStart[j+1] = int32(len(p.Cells))
 		}
 		for _, rank := range []int{1, MaxRank} {
-			b, err := cbmmBackend{device: "dry", open: open}.Load([]*train.CBMMProblem{p}, rank, 1, 1)
+			b, err := cbmmBackend{device: "dry", open: open}.Load([]*backend.CBMMProblem{p}, rank, 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,14 +308,14 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 		t.Errorf("cbmm_item_pass: largest grid %d, block %d; want 100000 and 256", got[0], got[2])
 	}
 	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
-	p := &train.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
 		W1: make([]float32, H*D), C1: make([]float32, H), W2: make([]float32, dim*H), C2: make([]float32, dim),
 		M: make([]float32, N*dim), R: make([]float32, J*dim)}
-	s, err := newJEIRTStepper(d, p, train.AdamW{})
+	s, err := newJEIRTStepper(d, p, backend.AdamW{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &train.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+	b := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
 		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}
 	for u := range U {
 		b.Item[u], b.Row[u], b.Model[u] = int32(u*70), int32(u), int32(u%N)

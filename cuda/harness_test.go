@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/jeirt/jeirt/cuda/internal/harness"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // hostGPU is a gpu whose memory is host memory and whose kernels are the real
@@ -358,8 +358,8 @@ var host = newHostGPU()
 func openHost() (gpu, error) { return host, nil }
 
 func init() {
-	train.RegisterCBMMBackend(cbmmBackend{device: "cuda-harness", open: openHost})
-	train.RegisterJEIRTBackend("cuda-harness", jeirtBackend(openHost))
+	backend.Register("cuda-harness", cbmmBackend{device: "cuda-harness", open: openHost})
+	backend.Register("cuda-harness", jeirtBackend(openHost))
 }
 
 // kernelNames lists the kernels the Go code launches.

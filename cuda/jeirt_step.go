@@ -5,7 +5,7 @@ import (
 	"math"
 	"runtime"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // jeirtStepper is the JE-IRT training step on a GPU (train.JEIRTStepper):
@@ -15,8 +15,8 @@ import (
 // back only the per-pair losses.
 type jeirtStepper struct {
 	g   gpu
-	p   *train.JEIRTParams // host copy, current when !stale
-	opt train.AdamW
+	p   *backend.JEIRTParams // host copy, current when !stale
+	opt backend.AdamW
 	t   int
 
 	stale bool
@@ -46,9 +46,9 @@ const (
 	pR
 )
 
-// jeirtBackend returns a train.JEIRTBackend on the device open returns.
-func jeirtBackend(open func() (gpu, error)) train.JEIRTBackend {
-	return func(p *train.JEIRTParams, opt train.AdamW) (train.JEIRTStepper, error) {
+// jeirtBackend returns a backend.JEIRT on the device open returns.
+func jeirtBackend(open func() (gpu, error)) backend.JEIRT {
+	return func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		g, err := open()
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func jeirtBackend(open func() (gpu, error)) train.JEIRTBackend {
 	}
 }
 
-func newJEIRTStepper(g gpu, p *train.JEIRTParams, opt train.AdamW) (*jeirtStepper, error) {
+func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtStepper, error) {
 	if opt.Beta1 == 0 {
 		opt.Beta1 = 0.9
 	}
@@ -144,7 +144,7 @@ func (s *jeirtStepper) gemm(A, B, C handle, M, N, K int, transA, transB bool, be
 }
 
 // check validates a batch against the parameters' shapes.
-func (s *jeirtStepper) check(b *train.JEIRTBatch) error {
+func (s *jeirtStepper) check(b *backend.JEIRTBatch) error {
 	p := s.p
 	U, B := b.Rows(), len(b.Row)
 	switch {
@@ -175,7 +175,7 @@ func (s *jeirtStepper) check(b *train.JEIRTBatch) error {
 	return nil
 }
 
-func (s *jeirtStepper) Step(b *train.JEIRTBatch, lr float64) (float64, error) {
+func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
@@ -296,7 +296,7 @@ func grow64(s []float64, n int) []float64 {
 // Params copies the parameters back to host memory when a step changed them.
 // A device error (which Params cannot return) fills them with NaN and is
 // returned by the next Step.
-func (s *jeirtStepper) Params() *train.JEIRTParams {
+func (s *jeirtStepper) Params() *backend.JEIRTParams {
 	if !s.stale {
 		return s.p
 	}

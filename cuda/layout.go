@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // MaxRank is the largest cBMM rank the GPU kernels handle (their per-thread
@@ -46,7 +46,7 @@ type cbmmLayout struct {
 
 // newCBMMLayout concatenates problems; it fails when the batch is too large
 // for the kernels' 32-bit cell and item indices.
-func newCBMMLayout(problems []*train.CBMMProblem, rank int) (*cbmmLayout, error) {
+func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, error) {
 	if rank < 1 || rank > MaxRank {
 		return nil, fmt.Errorf("cuda: rank %d: the GPU kernels handle ranks 1 to %d (use --device cpu)", rank, MaxRank)
 	}
@@ -168,14 +168,14 @@ func unpackLower(G, p []float64, n int) []float64 {
 // arithmetic of train's CPU fitter (see solveItem and solveModel).
 type hostSolver struct {
 	r     int
-	nnls  *train.SmallNNLS
+	nnls  *backend.SmallNNLS
 	Gi, x []float64 // the item system, (r+1) x (r+1), and its solution (a_j, b_j)
 	G, h  []float64 // the model system, r x r
 }
 
 func newHostSolver(r int) *hostSolver {
 	m := r + 1
-	return &hostSolver{r: r, nnls: train.NewSmallNNLS(m), Gi: make([]float64, m*m), x: make([]float64, m),
+	return &hostSolver{r: r, nnls: backend.NewSmallNNLS(m), Gi: make([]float64, m*m), x: make([]float64, m),
 		G: make([]float64, r*r), h: make([]float64, r)}
 }
 
@@ -197,14 +197,14 @@ func (s *hostSolver) solveItem(packed []float64, a []float64, b *float64) {
 func (s *hostSolver) solveModel(packed []float64, theta []float64) {
 	h := unpackLower(s.G, packed, s.r)
 	copy(s.h, h[:s.r])
-	train.SolveTheta(s.G, s.h, theta)
+	backend.SolveTheta(s.G, s.h, theta)
 }
 
 // residualCoef writes, for each row u of batch b, the weight of the residual
 // penalty λ·(pairs of item j)/B on the first row of each item j and 0 on the
 // others, so that the device adds λ·mean over pairs of ‖r_j‖² once per item,
 // as train's CPU step does.
-func residualCoef(b *train.JEIRTBatch, lambda float64, coef []float32) []float32 {
+func residualCoef(b *backend.JEIRTBatch, lambda float64, coef []float32) []float32 {
 	U := b.Rows()
 	coef = coef[:0]
 	for range U {

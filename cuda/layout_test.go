@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // TestCBMMLayout checks the concatenated layout cell by cell against the
@@ -17,9 +17,9 @@ import (
 // it, in increasing item order).
 func TestCBMMLayout(t *testing.T) {
 	rs := testProblems(t, "2pl", 1, 11, 12, 13)
-	probs := make([]*train.CBMMProblem, len(rs))
+	probs := make([]*backend.CBMMProblem, len(rs))
 	for k, r := range rs {
-		probs[k] = train.NewCBMMProblem(r)
+		probs[k] = backend.NewCBMMProblem(r)
 	}
 	l, err := newCBMMLayout(probs, 1)
 	if err != nil {
@@ -91,16 +91,16 @@ func TestCBMMLayout(t *testing.T) {
 }
 
 func TestCBMMLayoutErrors(t *testing.T) {
-	p := &train.CBMMProblem{N: 2, J: 1, ItemStart: []int32{0, 2}, Cells: []uint32{0<<1 | 1, 2 << 1}}
-	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item 0 has a cell of model 2, but there are 2 models" {
+	p := &backend.CBMMProblem{N: 2, J: 1, ItemStart: []int32{0, 2}, Cells: []uint32{0<<1 | 1, 2 << 1}}
+	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item 0 has a cell of model 2, but there are 2 models" {
 		t.Fatalf("err = %v", err)
 	}
 	p.Cells[1] = 1 << 1
-	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, MaxRank+1); err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use --device cpu)" {
+	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, MaxRank+1); err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use --device cpu)" {
 		t.Fatalf("err = %v", err)
 	}
 	p.ItemStart = []int32{0, 1}
-	if _, err := newCBMMLayout([]*train.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item offsets do not match its 2 cells" {
+	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item offsets do not match its 2 cells" {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestPTXExportsKernels(t *testing.T) {
 
 func TestResidualCoef(t *testing.T) {
 	// Rows 0 and 2 are item 5 (per-pair batching repeats a question), row 1 item 7.
-	b := &train.JEIRTBatch{Item: []int32{5, 7, 5}, Row: []int32{0, 1, 2, 2, 1}, Model: make([]int32, 5), Label: make([]float32, 5)}
+	b := &backend.JEIRTBatch{Item: []int32{5, 7, 5}, Row: []int32{0, 1, 2, 2, 1}, Model: make([]int32, 5), Label: make([]float32, 5)}
 	got := residualCoef(b, 0.5, nil)
 	want := []float32{0.5 * 3 / 5, 0.5 * 2 / 5, 0}
 	if !slices.Equal(got, want) {

@@ -2,11 +2,11 @@
 
 package cuda
 
-import "github.com/jeirt/jeirt/train"
+import "github.com/jeirt/jeirt/train/backend"
 
 // The GPU implementations of train's device seams, as device "cuda". The
 // device is opened on first use, so registering costs nothing.
 func init() {
-	train.RegisterCBMMBackend(cbmmBackend{device: "cuda", open: openDevice})
-	train.RegisterJEIRTBackend("cuda", jeirtBackend(openDevice))
+	backend.Register(backend.CUDA, cbmmBackend{device: backend.CUDA, open: openDevice})
+	backend.Register(backend.CUDA, jeirtBackend(openDevice))
 }

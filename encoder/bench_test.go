@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // cpuSeconds is the user plus system CPU time of this process so far.
@@ -42,7 +44,7 @@ func BenchmarkHashEncoder(b *testing.B) {
 // through the same loader as a real folder.
 func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 	rng := rand.New(rand.NewPCG(1, 2))
-	st := &Safetensors{Tensors: map[string]Tensor{}}
+	st := &model.Safetensors{Tensors: map[string]model.Tensor{}}
 	put := func(name string, shape ...int) {
 		n := 1
 		for _, d := range shape {
@@ -52,7 +54,7 @@ func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 		for i := range data {
 			data[i] = float32(rng.NormFloat64() * 0.02)
 		}
-		st.Tensors[name] = Tensor{Shape: shape, Data: data}
+		st.Tensors[name] = model.Tensor{Shape: shape, Data: data}
 	}
 	d, ff := cfg.HiddenSize, cfg.IntermediateSize
 	put("embeddings.word_embeddings.weight", cfg.VocabSize, d)

@@ -71,7 +71,7 @@ func (c *Cache) load(fingerprint string) (map[string]cacheEntry, []string, error
 	}
 	m := make(map[string]cacheEntry)
 	for _, p := range parts {
-		st, err := ReadSafetensors(p)
+		st, err := model.ReadSafetensors(p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cache: %w", err)
 		}
@@ -116,7 +116,7 @@ func (c *Cache) store(fingerprint string, ids, hashes []string, vecs [][]float32
 		data = append(data, v...)
 	}
 	name := filepath.Join(dir, fmt.Sprintf("part-%020d.safetensors", time.Now().UnixNano()))
-	return WriteSafetensors(name, map[string]Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
+	return model.WriteSafetensorsFile(name, map[string]model.Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
 		map[string]string{"ids": string(idsJSON), "text_sha256": string(hashJSON), "fingerprint": fingerprint})
 }
 

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // modelFolder is what a sentence-transformers folder gives every transformer
@@ -26,7 +28,7 @@ type modelFolder struct {
 	Pooling   []string
 	Normalize bool
 	MaxSeqLen int
-	Weights   *Safetensors
+	Weights   *model.Safetensors
 	WeightsAt string
 	hash      hash.Hash
 }
@@ -113,7 +115,7 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 	// memory once (a ModernBERT-large is 1.6 GB); others are decoded.
 	var mapped bool
 	if f.Weights, mapped, err = mapSafetensors(f.WeightsAt); err == nil && !mapped {
-		f.Weights, err = ReadSafetensors(f.WeightsAt)
+		f.Weights, err = model.ReadSafetensors(f.WeightsAt)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // ModernBERTConfig is the part of a Hugging Face ModernBertConfig
@@ -169,7 +171,7 @@ func OpenModernBERT(dir string) (*ModernBERT, error) {
 	return m, nil
 }
 
-func loadModernWeights(file string, st *Safetensors, c *ModernBERTConfig) (*modernWeights, error) {
+func loadModernWeights(file string, st *model.Safetensors, c *ModernBERTConfig) (*modernWeights, error) {
 	get := weightGetter(file, st, "embeddings.tok_embeddings.weight", "model.")
 	d, ff := c.HiddenSize, c.IntermediateSize
 	w := &modernWeights{}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"syscall"
 	"unsafe"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // mapSafetensors maps a safetensors file whose tensors are all F32 into
@@ -20,7 +22,7 @@ import (
 // caller then reads it with ReadSafetensors, which converts F16, BF16 and F64
 // to float32. The mapping lives as long as the program: an encoder's weights
 // are never freed.
-func mapSafetensors(path string) (st *Safetensors, ok bool, err error) {
+func mapSafetensors(path string) (st *model.Safetensors, ok bool, err error) {
 	if one := uint16(1); *(*byte)(unsafe.Pointer(&one)) != 1 {
 		return nil, false, nil
 	}
@@ -43,7 +45,7 @@ func mapSafetensors(path string) (st *Safetensors, ok bool, err error) {
 	}
 	n := binary.LittleEndian.Uint64(head[:])
 	if n > 100<<20 || 8+int64(n) > size {
-		return nil, false, nil // let ReadSafetensors report it
+		return nil, false, nil // let model.ReadSafetensors report it
 	}
 	hdr := make([]byte, n)
 	if _, err := f.ReadAt(hdr, 8); err != nil {
@@ -79,7 +81,7 @@ func mapSafetensors(path string) (st *Safetensors, ok bool, err error) {
 		return nil, false, nil
 	}
 	body := data[start:]
-	st = &Safetensors{Tensors: make(map[string]Tensor, len(entries)), Metadata: meta}
+	st = &model.Safetensors{Tensors: make(map[string]model.Tensor, len(entries)), Metadata: meta}
 	type span struct {
 		name   string
 		lo, hi int64
@@ -104,7 +106,7 @@ func mapSafetensors(path string) (st *Safetensors, ok bool, err error) {
 		if count > 0 {
 			floats = unsafe.Slice((*float32)(unsafe.Pointer(&body[lo])), count)
 		}
-		st.Tensors[name] = Tensor{Shape: e.Shape, Data: floats}
+		st.Tensors[name] = model.Tensor{Shape: e.Shape, Data: floats}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
 	var at int64

@@ -3,4 +3,4 @@
 package encoder
 
 // mapSafetensors is not available here; ReadSafetensors is used.
-func mapSafetensors(path string) (*Safetensors, bool, error) { return nil, false, nil }
+func mapSafetensors(path string) (*model.Safetensors, bool, error) { return nil, false, nil }

@@ -381,10 +381,11 @@ func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
 	if f.Format != "jeirt-tfidf" || f.Version != tfidfVersion {
 		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, f.Format, f.Version, tfidfVersion)
 	}
-	tensors, _, err := model.ParseSafetensors(where+"/"+TFIDFWeightsFile, st)
+	parsed, err := model.ParseSafetensors(where+"/"+TFIDFWeightsFile, st)
 	if err != nil {
 		return nil, err
 	}
+	tensors := parsed.Tensors
 	V := len(f.Vocabulary)
 	idf, comp := tensors["idf"], tensors["components"]
 	if len(idf.Shape) != 1 || idf.Shape[0] != V {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // The tests in this file check the MPNet and ModernBERT forward passes on
@@ -16,12 +18,12 @@ import (
 // randomTensors fills st with N(0, std) tensors (LayerNorm weights 1 + N(0, std)).
 type randomTensors struct {
 	rng *rand.Rand
-	st  *Safetensors
+	st  *model.Safetensors
 	std float64
 }
 
 func newRandomTensors(seed uint64, std float64) *randomTensors {
-	return &randomTensors{rng: rand.New(rand.NewPCG(seed, 7)), st: &Safetensors{Tensors: map[string]Tensor{}}, std: std}
+	return &randomTensors{rng: rand.New(rand.NewPCG(seed, 7)), st: &model.Safetensors{Tensors: map[string]model.Tensor{}}, std: std}
 }
 
 func (r *randomTensors) put(name string, shape ...int) {
@@ -33,7 +35,7 @@ func (r *randomTensors) put(name string, shape ...int) {
 	for i := range data {
 		data[i] = float32(r.rng.NormFloat64() * r.std)
 	}
-	r.st.Tensors[name] = Tensor{Shape: shape, Data: data}
+	r.st.Tensors[name] = model.Tensor{Shape: shape, Data: data}
 }
 
 func (r *randomTensors) norm(name string, d int, bias bool) {

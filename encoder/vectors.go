@@ -177,7 +177,7 @@ func readIDs(path string) ([]string, error) {
 }
 
 func readVectorsNpy(path string) (*Vectors, error) {
-	rows, err := ReadNpy(path)
+	rows, err := model.ReadNPY(path)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func readVectorsNpy(path string) (*Vectors, error) {
 }
 
 func readVectorsSafetensors(path string) (*Vectors, error) {
-	st, err := ReadSafetensors(path)
+	st, err := model.ReadSafetensors(path)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func readVectorsCSV(path string) (*Vectors, error) {
 func WriteVectors(path string, v *Vectors, meta map[string]string) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".npy":
-		if err := WriteNpy(path, v.Rows, v.Dim); err != nil {
+		if err := model.WriteNPY(path, v.Rows, v.Dim); err != nil {
 			return err
 		}
 		return model.WriteFileAtomic(IDsPath(path), func(w io.Writer) error {
@@ -298,7 +298,7 @@ func WriteVectors(path string, v *Vectors, meta map[string]string) error {
 			}
 			data = append(data, r...)
 		}
-		return WriteSafetensors(path, map[string]Tensor{"embeddings": {Shape: []int{len(v.Rows), v.Dim}, Data: data}}, m)
+		return model.WriteSafetensorsFile(path, map[string]model.Tensor{"embeddings": {Shape: []int{len(v.Rows), v.Dim}, Data: data}}, m)
 	case ".jsonl":
 		return model.WriteFileAtomic(path, func(w io.Writer) error {
 			enc := json.NewEncoder(w)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 func TestVectorsRoundTrip(t *testing.T) {
@@ -65,7 +67,7 @@ func TestVectorsErrors(t *testing.T) {
 	}
 	// A .npy whose id file is missing.
 	p := filepath.Join(dir, "v.npy")
-	WriteNpy(p, [][]float32{{1}}, 1)
+	model.WriteNPY(p, [][]float32{{1}}, 1)
 	if _, err := ReadVectors(p); err == nil || !strings.Contains(err.Error(), "the item ids go in "+IDsPath(p)) {
 		t.Errorf("missing ids file: %v", err)
 	}

@@ -205,10 +205,11 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		}
 	}
 	wpath := filepath.Join(dir, CheckpointWeights)
-	t, _, err := ReadSafetensors(wpath)
+	st, err := ReadSafetensors(wpath)
 	if err != nil {
 		return nil, err
 	}
+	t := st.Tensors
 	mi := man.Model
 	m := &JEIRT{InputDim: mi.InputDim, Hidden: mi.Hidden, Dim: mi.Dim, Models: man.Models, Items: man.Items}
 	for _, e := range []struct {

@@ -114,8 +114,8 @@ func TestSafetensorsBytes(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "t.safetensors")
 	os.WriteFile(p, buf.Bytes(), 0o644)
-	got, _, err := ReadSafetensors(p)
-	if err != nil || !reflect.DeepEqual(got["a"].Data, []float32{1, -2}) {
+	got, err := ReadSafetensors(p)
+	if err != nil || !reflect.DeepEqual(got.Tensors["a"].Data, []float32{1, -2}) {
 		t.Errorf("read back %v, %v", got, err)
 	}
 	if halfToFloat32(0x3c00) != 1 || halfToFloat32(0xc000) != -2 || halfToFloat32(0x0001) != float32(math.Pow(2, -24)) {

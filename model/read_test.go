@@ -505,10 +505,10 @@ func TestWriteItemsCSVRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteNPYFloat32(t *testing.T) {
+func TestNPYRoundTrip(t *testing.T) {
 	inDir(t, nil)
 	rows := [][]float32{{1, -2.5, 3}, {0.25, 0, -1}}
-	if err := WriteNPYFloat32("x.npy", rows); err != nil {
+	if err := WriteNPY("x.npy", rows, 3); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile("x.npy")
@@ -525,7 +525,10 @@ func TestWriteNPYFloat32(t *testing.T) {
 	if !bytes.Equal(data[4:8], []byte{0, 0, 0x20, 0xc0}) {
 		t.Errorf("second value bytes % x", data[4:8])
 	}
-	if err := WriteNPYFloat32("y.npy", [][]float32{{1}, {1, 2}}); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, row 0 has 1" {
+	if got, err := ReadNPY("x.npy"); err != nil || !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back %v, %v", got, err)
+	}
+	if err := WriteNPY("y.npy", [][]float32{{1}, {1, 2}}, 1); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, want 1" {
 		t.Errorf("ragged rows: %v", err)
 	}
 }

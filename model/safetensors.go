@@ -105,12 +105,19 @@ func WriteSafetensors(w io.Writer, tensors map[string]Tensor, metadata map[strin
 	return err
 }
 
+// Safetensors is the content of a .safetensors file: its tensors by name and
+// its string metadata.
+type Safetensors struct {
+	Tensors  map[string]Tensor
+	Metadata map[string]string
+}
+
 // ReadSafetensors reads every tensor of a safetensors file (F32, F16, BF16 and
 // F64, converted to float32) and its metadata.
-func ReadSafetensors(path string) (map[string]Tensor, map[string]string, error) {
+func ReadSafetensors(path string) (*Safetensors, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return ParseSafetensors(path, b)
 }
@@ -118,7 +125,21 @@ func ReadSafetensors(path string) (map[string]Tensor, map[string]string, error) 
 // ParseSafetensors decodes the bytes of a safetensors file; name is used in
 // errors. Every offset range is checked against its dtype and shape, and the
 // ranges must tile the data exactly.
-func ParseSafetensors(name string, b []byte) (map[string]Tensor, map[string]string, error) {
+func ParseSafetensors(name string, b []byte) (*Safetensors, error) {
+	t, m, err := parseSafetensors(name, b)
+	if err != nil {
+		return nil, err
+	}
+	return &Safetensors{Tensors: t, Metadata: m}, nil
+}
+
+// WriteSafetensorsFile writes F32 tensors and string metadata to path
+// atomically, in WriteSafetensors's layout.
+func WriteSafetensorsFile(path string, tensors map[string]Tensor, metadata map[string]string) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteSafetensors(w, tensors, metadata) })
+}
+
+func parseSafetensors(name string, b []byte) (map[string]Tensor, map[string]string, error) {
 	if len(b) < 8 {
 		return nil, nil, fmt.Errorf("%s: not a safetensors file (%d bytes)", name, len(b))
 	}

@@ -6,10 +6,9 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"sort"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -38,89 +37,7 @@ func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
 }
 
-// dataSummary is what `jeirt data inspect` prints (and writes with --json).
-type dataSummary struct {
-	File        string  `json:"file"`
-	Format      string  `json:"format"`
-	Decided     string  `json:"decided"`
-	Gzip        bool    `json:"gzip"`
-	Models      int     `json:"models"`
-	Items       int     `json:"items"`
-	Observed    int     `json:"observed"`
-	Density     float64 `json:"density"`
-	MeanCorrect float64 `json:"mean_correct"`
-
-	ModelAccMin    float64 `json:"model_accuracy_min"`
-	ModelAccMinBy  string  `json:"model_accuracy_min_model"`
-	ModelAccMedian float64 `json:"model_accuracy_median"`
-	ModelAccMax    float64 `json:"model_accuracy_max"`
-	ModelAccMaxBy  string  `json:"model_accuracy_max_model"`
-	ModelsNoCells  int     `json:"models_without_cells"`
-
-	ItemsNobody   int `json:"items_nobody_solved"`
-	ItemsEveryone int `json:"items_everybody_solved"`
-	ItemsNoCells  int `json:"items_without_cells"`
-	ItemsWithText int `json:"items_with_text"`
-	Groups        int `json:"groups"`
-
-	Blank          int `json:"blank_cells"`
-	DuplicateCells int `json:"duplicate_cells"`
-	DuplicateRows  int `json:"duplicate_rows"`
-	Conflicts      int `json:"duplicate_conflicts"`
-	TiesDropped    int `json:"ties_left_missing"`
-}
-
-func summarize(r *model.Responses, rep *model.ReadReport) dataSummary {
-	s := dataSummary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
-		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
-		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
-		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped}
-	var acc []float64
-	s.ModelAccMin, s.ModelAccMax = math.NaN(), math.NaN()
-	for i, a := range r.ModelAccuracy() {
-		if math.IsNaN(a) {
-			s.ModelsNoCells++
-			continue
-		}
-		acc = append(acc, a)
-		if len(acc) == 1 || a < s.ModelAccMin {
-			s.ModelAccMin, s.ModelAccMinBy = a, r.Models[i]
-		}
-		if len(acc) == 1 || a > s.ModelAccMax {
-			s.ModelAccMax, s.ModelAccMaxBy = a, r.Models[i]
-		}
-	}
-	sort.Float64s(acc)
-	s.ModelAccMedian = math.NaN()
-	if n := len(acc); n > 0 {
-		s.ModelAccMedian = (acc[(n-1)/2] + acc[n/2]) / 2
-	}
-	for _, a := range r.ItemAccuracy() {
-		switch {
-		case math.IsNaN(a):
-			s.ItemsNoCells++
-		case a == 0:
-			s.ItemsNobody++
-		case a == 1:
-			s.ItemsEveryone++
-		}
-	}
-	for _, t := range r.ItemText {
-		if t != "" {
-			s.ItemsWithText++
-		}
-	}
-	groups := map[string]bool{}
-	for _, g := range r.ItemGroup {
-		if g != "" {
-			groups[g] = true
-		}
-	}
-	s.Groups = len(groups)
-	return s
-}
-
-func (s dataSummary) print(w io.Writer) {
+func printSummary(w io.Writer, s model.Summary) {
 	gz := ""
 	if s.Gzip {
 		gz = ", gzip"
@@ -164,13 +81,13 @@ func newDataInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := summarize(r, rep)
+			s := model.Summarize(r, rep)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(jsonSafe(s))
 			}
-			s.print(cmd.OutOrStdout())
+			printSummary(cmd.OutOrStdout(), s)
 			return nil
 		},
 	}
@@ -180,7 +97,7 @@ func newDataInspectCmd() *cobra.Command {
 }
 
 // jsonSafe replaces NaN (no observed cells) by -1, which JSON can carry.
-func jsonSafe(s dataSummary) dataSummary {
+func jsonSafe(s model.Summary) model.Summary {
 	for _, p := range []*float64{&s.ModelAccMin, &s.ModelAccMedian, &s.ModelAccMax} {
 		if math.IsNaN(*p) {
 			*p = -1
@@ -191,7 +108,7 @@ func jsonSafe(s dataSummary) dataSummary {
 
 func newDataSplitCmd() *cobra.Command {
 	var opt model.ReadOptions
-	var split train.SplitOptions
+	var split eval.SplitOptions
 	var data, out string
 	var force bool
 	cmd := &cobra.Command{
@@ -215,7 +132,7 @@ is written atomically: on error nothing is left behind.`,
 			if err != nil {
 				return err
 			}
-			tr, va, te, err := train.Split(r, split)
+			tr, va, te, err := eval.Split(r, split)
 			if err != nil {
 				return err
 			}

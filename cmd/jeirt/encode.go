@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/encoder"
-	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
@@ -58,7 +55,7 @@ func newEncodeCmd() *cobra.Command {
 			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
 				b.SetBatchSize(o.batch)
 			}
-			ids, texts, err := readEncodeInput(o.input)
+			ids, texts, err := encoder.ReadTexts(o.input)
 			if err != nil {
 				return err
 			}
@@ -115,7 +112,7 @@ func newEncodeCmd() *cobra.Command {
 	f.StringVar(&o.shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.cache, "cache", "", "folder caching vectors by encoder, item id and text")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return cmd
+	return withDevice(cmd)
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.
@@ -137,57 +134,25 @@ an error.`,
 				return fmt.Errorf("encode merge: --out is required")
 			}
 			shards := make([]*encoder.Vectors, len(args))
-			total := 0
 			for i, p := range args {
 				v, err := encoder.ReadVectors(p)
 				if err != nil {
 					return err
 				}
-				if i > 0 && v.Dim != shards[0].Dim {
-					return fmt.Errorf("encode merge: %s has dimension %d, %s has %d", p, v.Dim, args[0], shards[0].Dim)
-				}
 				shards[i] = v
-				total += len(v.IDs)
 			}
-			out := &encoder.Vectors{Dim: shards[0].Dim}
-			where := make(map[string]string, total)
-			add := func(id string, row []float32, file string) error {
-				if prev, ok := where[id]; ok {
-					return fmt.Errorf("encode merge: item %q is in both %s and %s", id, prev, file)
+			var order []string
+			if mergeInput != "" {
+				var err error
+				if order, _, err = encoder.ReadTexts(mergeInput); err != nil {
+					return err
 				}
-				where[id] = file
-				out.IDs, out.Rows = append(out.IDs, id), append(out.Rows, row)
-				return nil
+			}
+			out, err := encoder.MergeShards(shards, args, order, mergeInput)
+			if err != nil {
+				return err
 			}
 			n := len(shards)
-			for k := 0; k < total; k++ {
-				s, r := k%n, k/n
-				if r >= len(shards[s].IDs) {
-					return fmt.Errorf("encode merge: %s has %d rows; shards of one input differ by at most one row and shrink from first to last (give them in order 0..%d)", args[s], len(shards[s].IDs), n-1)
-				}
-				if err := add(shards[s].IDs[r], shards[s].Rows[r], args[s]); err != nil {
-					return err
-				}
-			}
-			if mergeInput != "" {
-				ids, _, err := readEncodeInput(mergeInput)
-				if err != nil {
-					return err
-				}
-				index := make(map[string]int, len(out.IDs))
-				for i, id := range out.IDs {
-					index[id] = i
-				}
-				ordered := &encoder.Vectors{Dim: out.Dim}
-				for _, id := range ids {
-					i, ok := index[id]
-					if !ok {
-						return fmt.Errorf("encode merge: item %q of %s is in no shard", id, mergeInput)
-					}
-					ordered.IDs, ordered.Rows = append(ordered.IDs, id), append(ordered.Rows, out.Rows[i])
-				}
-				out = ordered
-			}
 			if err := encoder.WriteVectors(mergeOut, out, nil); err != nil {
 				return err
 			}
@@ -212,37 +177,6 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("encode: --shard %q: want i/n with 0 <= i < n, e.g. 0/4", s)
 	}
 	return i, n, nil
-}
-
-// readEncodeInput reads an items CSV (by model.ReadItems) or, for any other
-// extension, one text per line with the line number as id.
-func readEncodeInput(path string) (ids, texts []string, err error) {
-	lower := strings.ToLower(path)
-	if strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".csv.gz") {
-		t, err := model.ReadItems(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return t.IDs, t.Text, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for line := 1; sc.Scan(); line++ {
-		ids = append(ids, strconv.Itoa(line))
-		texts = append(texts, strings.TrimSuffix(sc.Text(), "\r"))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(ids) == 0 {
-		return nil, nil, fmt.Errorf("%s: no texts", path)
-	}
-	return ids, texts, nil
 }
 
 func init() {

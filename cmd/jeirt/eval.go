@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -35,7 +36,7 @@ give their text with --items.`,
 			if err != nil {
 				return err
 			}
-			ev, err := train.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
+			ev, err := jeirt.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -53,7 +54,7 @@ give their text with --items.`,
 			fmt.Fprintf(out, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
 			for _, row := range []struct {
 				name string
-				s    train.Scored
+				s    eval.Scores
 			}{{"jeirt", ev.Metrics}, {"model mean (in-sample)", ev.ModelMean}} {
 				fmt.Fprintf(out, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", row.name, row.s.Accuracy, row.s.AUC, row.s.LogLoss, row.s.Brier, row.s.ECE)
 			}
@@ -66,7 +67,7 @@ give their text with --items.`,
 	cmd.Flags().StringVar(&items, "items", "", "item-text CSV for items the checkpoint has not seen")
 	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(model.Formats))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return cmd
+	return withDevice(cmd)
 }
 
 func init() { rootCmd.AddCommand(newEvalCmd()) }

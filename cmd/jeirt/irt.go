@@ -1,22 +1,20 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/report"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newIRTCmd()) }
@@ -36,49 +34,8 @@ models, a ≥ 0 (higher θ means more correct), and b is the logit of an average
 	return irtCmd
 }
 
-// irtFitSettings is the "settings" object of fit.json; jeirt irt select reads it back.
-type irtFitSettings struct {
-	Method          string  `json:"method"`
-	Data            string  `json:"data"`
-	Format          string  `json:"format"`
-	Items           string  `json:"items,omitempty"`
-	Duplicates      string  `json:"duplicates"`
-	Rank            int     `json:"rank"`
-	Sigma           float64 `json:"sigma"`
-	Tol             float64 `json:"tol"`
-	MaxIter         int     `json:"max_iter"`
-	Accelerate      bool    `json:"accelerate"`
-	Device          string  `json:"device"`
-	Threads         int     `json:"threads"`
-	Bootstrap       int     `json:"bootstrap"`
-	BootstrapModels bool    `json:"bootstrap_models"`
-	Level           float64 `json:"level"`
-	Seed            int64   `json:"seed"`
-	MinA            float64 `json:"min_discrimination"`
-	RankMove        int     `json:"rank_move_threshold"`
-}
-
-type irtFitJSON struct {
-	Version          string               `json:"jeirt_version"`
-	Settings         irtFitSettings       `json:"settings"`
-	Models           int                  `json:"models"`
-	Items            int                  `json:"items"`
-	Observed         int                  `json:"observed"`
-	LossHistory      []float64            `json:"loss_history"`
-	Loss             float64              `json:"loss"`
-	Iterations       int                  `json:"iterations"`
-	Converged        bool                 `json:"converged"`
-	Seconds          float64              `json:"seconds"`
-	BootstrapSeconds float64              `json:"bootstrap_seconds,omitempty"`
-	KendallTau       float64              `json:"kendall_tau_vs_accuracy"`
-	RankMoves        []train.RankMove     `json:"rank_moves"`
-	FlagCounts       map[string]int       `json:"flag_counts"`
-	GroupLoadings    []train.GroupLoading `json:"group_loadings,omitempty"`
-	BatchFits        int                  `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
-	Gauge            string               `json:"gauge"`
-}
-
-const gaugeText = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
+// irtFitSettings are the flags of irt fit and irt cv, as fit.json records them.
+type irtFitSettings irtfit.Settings
 
 func addIRTSubcommands(irtCmd *cobra.Command) {
 	var set irtFitSettings
@@ -167,35 +124,10 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	irtCmd.AddCommand(fit, sel, cv)
 }
 
-func (s irtFitSettings) fitter(progress io.Writer) train.CBMM {
-	return train.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
-		Accelerate: s.Accelerate, Device: s.Device, Progress: progress}
-}
-
-func (s irtFitSettings) check() error {
-	switch {
-	case s.Rank < 1:
-		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
-	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
-	case !(s.Tol >= 0):
-		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
-	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
-		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
-	case s.Method != "cbmm" && s.Rank != 1:
-		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
-	case s.Method != "cbmm" && s.Bootstrap > 0:
-		return fmt.Errorf("--bootstrap needs --method cbmm")
-	case s.Method == "mml" && s.Sigma != 1:
-		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
-	case s.MaxIter < 1:
-		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
-	case s.Bootstrap < 0 || s.Bootstrap == 1:
-		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
-	case !(s.Level > 0 && s.Level < 1):
-		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
-	}
-	return nil
+func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
+	c := irt.FromSettings(irtfit.Settings(s))
+	c.Progress = progress
+	return c
 }
 
 func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
@@ -213,19 +145,17 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 type irtFitResult struct {
 	name string // sub-folder of --out in a batch; "" for a single fit into --out
 	r    *model.Responses
-	fit  *model.IRT
-	an   *train.Analysis
-	boot *train.BootstrapResult
-	doc  irtFitJSON
+	an   *irt.Analysis
+	dir  *irtfit.Folder
 }
 
 func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, data, names []string, out, traceOut string, force bool) error {
 	ctx := cmd.Context()
 	set.Level = irtOrDefault(set.Level, 0.95)
-	if err := set.check(); err != nil {
+	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err
 	}
-	if _, err := train.LookupCBMMBackend(set.Device); err != nil {
+	if _, err := backend.Resolve(set.Device); err != nil {
 		return err
 	}
 	// A batch (several --data, or any --name) writes one folder per file under --out.
@@ -236,7 +166,7 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	if batch && read.Items != "" {
 		return fmt.Errorf("--items names the item texts of one benchmark; it cannot go with several --data files")
 	}
-	dirs, err := irtOutNames(data, names)
+	dirs, err := irtfit.OutNames(data, names)
 	if err != nil {
 		return err
 	}
@@ -250,41 +180,19 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 		}
 	}
 	stderr := cmd.ErrOrStderr()
-	start := time.Now()
 	var trace []string
-	record := func(k int, loss float64) {
-		line := fmt.Sprintf("%.6f,%.10g", time.Since(start).Seconds(), loss)
-		if batch {
-			line = dirs[k] + "," + line
-		}
-		trace = append(trace, line)
-	}
-	var fits []*model.IRT
-	switch set.Method {
-	case "cbmm":
-		// All files in one batched run of the backend's hot loop.
-		c := set.fitter(stderr)
-		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		fits, err = c.FitBatch(ctx, rs)
-	default:
-		fits = make([]*model.IRT, len(rs))
-		for k, r := range rs {
-			if set.Method == "lbfgs" {
-				fits[k], err = train.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
-					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
-			} else {
-				fits[k], err = train.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+	job := irt.FitJob{Settings: irtfit.Settings(set), Data: data, Version: version, Progress: stderr,
+		Trace: func(k int, secs, loss float64) {
+			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
+			if batch {
+				line = dirs[k] + "," + line
 			}
-			if err != nil {
-				err = fmt.Errorf("%s: %w", data[k], err)
-				break
-			}
-		}
-	}
+			trace = append(trace, line)
+		}}
+	folders, secs, err := job.Run(ctx, rs)
 	if err != nil {
 		return err
 	}
-	secs := time.Since(start).Seconds()
 	if traceOut != "" {
 		hdr := "seconds,loss\n"
 		if batch {
@@ -302,27 +210,24 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	}
 	results := make([]*irtFitResult, len(rs))
 	for k, r := range rs {
-		one := set
-		one.Data = data[k]
-		res, err := irtAnalyze(cmd, one, r, fits[k], secs)
-		if err != nil {
+		if err := job.Analyze(ctx, k, r, folders[k], secs); err != nil {
 			return err
 		}
+		results[k] = &irtFitResult{r: r, dir: folders[k].Folder, an: folders[k].Analysis}
 		if batch {
-			res.name, res.doc.BatchFits = dirs[k], len(rs)
+			results[k].name, results[k].dir.Doc.BatchFits = dirs[k], len(rs)
 		}
-		results[k] = res
 	}
 	err = model.WriteDirAtomic(out, force, func(tmp string) error {
 		if !batch {
-			return results[0].write(tmp)
+			return irtfit.Write(tmp, results[0].dir)
 		}
 		for _, res := range results {
 			sub := filepath.Join(tmp, res.name)
 			if err := os.Mkdir(sub, 0o755); err != nil {
 				return err
 			}
-			if err := res.write(sub); err != nil {
+			if err := irtfit.Write(sub, res.dir); err != nil {
 				return err
 			}
 		}
@@ -339,109 +244,6 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	return nil
 }
 
-// irtAnalyze reports on one fit (taking secs for the fit itself), runs its
-// bootstrap when asked, and builds its fit.json.
-func irtAnalyze(cmd *cobra.Command, set irtFitSettings, r *model.Responses, fit *model.IRT, secs float64) (*irtFitResult, error) {
-	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "fit %s: %d iterations, loss %.6g, converged %v, %.2fs\n", set.Data, fit.Iterations,
-		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
-	an := train.Analyze(r, fit, train.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
-	var boot *train.BootstrapResult
-	var bootSecs float64
-	if set.Bootstrap > 0 {
-		start := time.Now()
-		var err error
-		boot, err = train.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			Fitter: set.fitter(nil), Progress: stderr}.Run(cmd.Context(), r, fit)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", set.Data, err)
-		}
-		bootSecs = time.Since(start).Seconds()
-		fmt.Fprintf(stderr, "bootstrap %s: %d replicates in %.2fs\n", set.Data, set.Bootstrap, bootSecs)
-	}
-	set.RankMove = an.RankMoveLimit
-	doc := irtFitJSON{Version: version, Settings: set, Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(),
-		LossHistory: fit.LossHistory, Loss: fit.LossHistory[len(fit.LossHistory)-1], Iterations: fit.Iterations,
-		Converged: fit.Converged, Seconds: secs, BootstrapSeconds: bootSecs, KendallTau: an.KendallTau,
-		RankMoves: an.RankMoves, FlagCounts: an.FlagCounts, GroupLoadings: an.GroupLoadings, Gauge: gaugeText}
-	if set.Method == "mml" {
-		doc.Gauge = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + b)"
-		doc.LossHistory = fit.LossHistory // marginal negative log-likelihood
-	}
-	if doc.RankMoves == nil {
-		doc.RankMoves = []train.RankMove{}
-	}
-	return &irtFitResult{r: r, fit: fit, an: an, boot: boot, doc: doc}, nil
-}
-
-// write puts abilities.csv, items.csv and fit.json into dir.
-func (res *irtFitResult) write(dir string) error {
-	if err := model.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
-		return writeIRTAbilities(w, res.fit, res.an, res.boot)
-	}); err != nil {
-		return err
-	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "items.csv"), func(w io.Writer) error {
-		return writeIRTItems(w, res.fit, res.an, res.boot)
-	}); err != nil {
-		return err
-	}
-	return model.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(irtJSONSafe(res.doc))
-	})
-}
-
-// irtOutNames names the folder of each --data file in a batch: its --name when
-// given, else the file's base name without extension; files sharing a base
-// name take their folder's name instead (data/tumlu/response_matrix.csv ->
-// tumlu), and a name still taken gets -2, -3, ... in --data order.
-func irtOutNames(data, names []string) ([]string, error) {
-	if len(names) > 0 {
-		seen := map[string]bool{}
-		for _, n := range names {
-			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
-				return nil, fmt.Errorf("--name %q: want a plain folder name", n)
-			}
-			if seen[n] {
-				return nil, fmt.Errorf("--name %q given twice", n)
-			}
-			seen[n] = true
-		}
-		return names, nil
-	}
-	stem := func(p string) string {
-		b := filepath.Base(p)
-		return strings.TrimSuffix(b, filepath.Ext(b))
-	}
-	count := map[string]int{}
-	for _, p := range data {
-		count[stem(p)]++
-	}
-	out := make([]string, len(data))
-	taken := map[string]bool{}
-	for k, p := range data {
-		n := stem(p)
-		if count[n] > 1 {
-			if d := filepath.Base(filepath.Dir(filepath.Clean(p))); d != "." && d != ".." && d != string(filepath.Separator) {
-				n = d
-			}
-		}
-		if n == "" || n == "." || n == ".." {
-			n = "fit"
-		}
-		base := n
-		for i := 2; taken[n]; i++ {
-			n = fmt.Sprintf("%s-%d", base, i)
-		}
-		taken[n] = true
-		out[k] = n
-	}
-	return out, nil
-}
-
 func irtOrDefault(v, d float64) float64 {
 	if v == 0 {
 		return d
@@ -449,204 +251,23 @@ func irtOrDefault(v, d float64) float64 {
 	return v
 }
 
-// irtJSONSafe replaces NaN in the few float fields that can be NaN (τ with a
-// constant ranking) by encoding through a map; encoding/json rejects NaN.
-func irtJSONSafe(doc irtFitJSON) any {
-	if math.IsNaN(doc.KendallTau) {
-		b, _ := json.Marshal(struct {
-			irtFitJSON
-			KendallTau *float64 `json:"kendall_tau_vs_accuracy"`
-		}{irtFitJSON: doc})
-		return json.RawMessage(b)
-	}
-	return doc
-}
-
-// irtFloat formats a float for CSV: shortest round-trip form, empty for NaN.
-func irtFloat(x float64) string {
-	if math.IsNaN(x) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
-}
-
-func irtInt(x int) string { return strconv.Itoa(x) }
-
-func writeIRTAbilities(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
-	rk := fit.Rank
-	cw := csv.NewWriter(w)
-	hdr := []string{"model"}
-	if rk == 1 {
-		hdr = append(hdr, "theta", "se", "lo", "hi")
-	} else {
-		for _, p := range []string{"theta", "se", "lo", "hi"} {
-			for d := 1; d <= rk; d++ {
-				hdr = append(hdr, fmt.Sprintf("%s_%d", p, d))
-			}
-		}
-		hdr = append(hdr, "score")
-	}
-	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank")
-	if err := cw.Write(hdr); err != nil {
-		return err
-	}
-	for i, name := range fit.Models {
-		row := []string{name}
-		for _, src := range [][]float64{fit.Theta, irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaSE }),
-			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaLo }),
-			irtBootField(boot, func(b *train.BootstrapResult) []float64 { return b.ThetaHi })} {
-			for d := 0; d < rk; d++ {
-				if src == nil {
-					row = append(row, "")
-				} else {
-					row = append(row, irtFloat(src[i*rk+d]))
-				}
-			}
-		}
-		if rk > 1 {
-			row = append(row, irtFloat(an.Score[i]))
-		}
-		row = append(row, irtInt(an.Rank[i]))
-		if boot != nil {
-			row = append(row, irtInt(boot.RankLo[i]), irtInt(boot.RankHi[i]))
-		} else {
-			row = append(row, "", "")
-		}
-		row = append(row, irtFloat(an.Accuracy[i]), irtInt(an.AccuracyRank[i]))
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func irtBootField(b *train.BootstrapResult, f func(*train.BootstrapResult) []float64) []float64 {
-	if b == nil {
-		return nil
-	}
-	return f(b)
-}
-
-func writeIRTItems(w io.Writer, fit *model.IRT, an *train.Analysis, boot *train.BootstrapResult) error {
-	rk := fit.Rank
-	cw := csv.NewWriter(w)
-	hdr := []string{"item"}
-	if rk == 1 {
-		hdr = append(hdr, "a", "b", "se_a", "se_b")
-	} else {
-		for d := 1; d <= rk; d++ {
-			hdr = append(hdr, fmt.Sprintf("a_%d", d))
-		}
-		hdr = append(hdr, "b")
-		for d := 1; d <= rk; d++ {
-			hdr = append(hdr, fmt.Sprintf("se_a_%d", d))
-		}
-		hdr = append(hdr, "se_b")
-	}
-	hdr = append(hdr, "p_correct", "n_obs", "flag")
-	if rk == 1 {
-		hdr = append(hdr, "a_lo", "a_hi", "b_lo", "b_hi")
-	}
-	if err := cw.Write(hdr); err != nil {
-		return err
-	}
-	for j, name := range fit.Items {
-		row := []string{name}
-		for d := 0; d < rk; d++ {
-			row = append(row, irtFloat(fit.A[j*rk+d]))
-		}
-		row = append(row, irtFloat(fit.B[j]))
-		for d := 0; d < rk; d++ {
-			if boot != nil {
-				row = append(row, irtFloat(boot.ASE[j*rk+d]))
-			} else {
-				row = append(row, "")
-			}
-		}
-		if boot != nil {
-			row = append(row, irtFloat(boot.BSE[j]))
-		} else {
-			row = append(row, "")
-		}
-		row = append(row, irtFloat(an.ItemAccuracy[j]), irtInt(an.ItemObserved[j]), an.ItemFlags[j])
-		if rk == 1 {
-			if boot != nil {
-				row = append(row, irtFloat(boot.ALo[j]), irtFloat(boot.AHi[j]), irtFloat(boot.BLo[j]), irtFloat(boot.BHi[j]))
-			} else {
-				row = append(row, "", "", "", "")
-			}
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// readIRTFitDir rebuilds the fitted parameters and the settings from a folder
-// written by irt fit.
-func readIRTFitDir(dir string) (*model.IRT, *irtFitJSON, error) {
-	fit, err := report.ReadFit(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	var doc irtFitJSON
-	p := filepath.Join(dir, "fit.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", p, err)
-	}
-	return fit.IRT(), &doc, nil
-}
-
 func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) error {
-	fit, doc, err := readIRTFitDir(dir)
+	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return err
 	}
-	items, at, err := train.InformationSelect(fit, keep)
+	fit := folder.IRT()
+	items, at, err := irt.InformationSelect(fit, keep)
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
-	rk := fit.Rank
-	err = model.WriteFileAtomic(out, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		hdr := []string{"item"}
-		if rk == 1 {
-			hdr = append(hdr, "a")
-		} else {
-			for d := 1; d <= rk; d++ {
-				hdr = append(hdr, fmt.Sprintf("a_%d", d))
-			}
-		}
-		hdr = append(hdr, "b", "chosen_at_theta")
-		if err := cw.Write(hdr); err != nil {
-			return err
-		}
-		for k, j := range items {
-			row := []string{fit.Items[j]}
-			for d := 0; d < rk; d++ {
-				row = append(row, irtFloat(fit.A[j*rk+d]))
-			}
-			row = append(row, irtFloat(fit.B[j]), irtFloat(at[k]))
-			if err := cw.Write(row); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	})
+	err = model.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
 	if err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("kept %d of %d items in %s", len(items), len(fit.Items), out)
 	// τ between the rankings needs the responses: read them again as the fit did.
-	set := doc.Settings
+	set := irtFitSettings(folder.Doc.Settings)
 	r, rerr := irtRead(cmd, set.Data, model.ReadOptions{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates})
 	if rerr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
@@ -655,7 +276,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 			return fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 				r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 		}
-		tau, _, err := train.SelectionTau(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, fit, items)
+		tau, _, err := irt.SelectionTau(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, fit, items)
 		if err != nil {
 			return err
 		}
@@ -667,18 +288,21 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 
 func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string) error {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
-	if err := set.check(); err != nil {
+	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err
 	}
 	if folds < 2 {
 		return fmt.Errorf("--folds %d: need at least 2", folds)
+	}
+	if _, err := backend.Resolve(set.Device); err != nil {
+		return err
 	}
 	r, err := irtRead(cmd, set.Data, read)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	res, err := train.CrossValidate(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, folds, set.Seed)
+	res, err := irt.CrossValidate(cmd.Context(), set.fitter(cmd.ErrOrStderr()), r, folds, set.Seed)
 	if err != nil {
 		return err
 	}
@@ -692,7 +316,7 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
 	for _, row := range []struct {
 		n string
-		m train.Metrics
+		m eval.Metrics
 	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
 		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -53,7 +54,7 @@ func TestIRTFitBatch(t *testing.T) {
 					t.Errorf("threads %s: %s/%s differs from the fit alone", threads, name, f)
 				}
 			}
-			var b, a irtFitJSON
+			var b, a irtfit.Doc
 			readJSONFile(t, filepath.Join(batch, name, "fit.json"), &b)
 			readJSONFile(t, filepath.Join(alone, "fit.json"), &a)
 			if b.Settings.Data != files[k] || b.BatchFits != 2 || a.BatchFits != 0 || b.Iterations != a.Iterations ||
@@ -100,18 +101,6 @@ func TestIRTFitBatch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
 		t.Errorf("a failed batch left its output folder behind")
-	}
-}
-
-func TestIRTOutNames(t *testing.T) {
-	got, err := irtOutNames([]string{"d/swe/response_matrix.csv", "d/rb/response_matrix.csv", "d/lsat/LSAT7.csv", "x/LSAT7.csv", "y/a.b.csv", "a.b"}, nil)
-	want := "swe rb lsat x a.b a"
-	if err != nil || strings.Join(got, " ") != want {
-		t.Errorf("irtOutNames: %v %v, want %s", got, err, want)
-	}
-	got, _ = irtOutNames([]string{"r.csv", "r.csv", "p/r.csv", "q/p/r.csv"}, nil)
-	if strings.Join(got, " ") != "r r-2 p p-2" {
-		t.Errorf("the same file twice: %v", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
 
@@ -39,3 +40,26 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// addDeviceFlag adds --device to a command that computes.
+func addDeviceFlag(cmd *cobra.Command, device *string) {
+	cmd.Flags().StringVar(device, "device", backend.Auto, "auto|cpu|cuda: where the hot loops run (auto: cuda when this binary has it, else cpu)")
+}
+
+// withDevice adds --device to a command that computes and checks it by the
+// one device rule before the command runs.
+func withDevice(cmd *cobra.Command) *cobra.Command {
+	var device string
+	addDeviceFlag(cmd, &device)
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if _, err := resolveDevice(device); err != nil {
+			return err
+		}
+		return run(c, args)
+	}
+	return cmd
+}
+
+// resolveDevice checks --device by the one device rule (backend.Resolve).
+func resolveDevice(device string) (string, error) { return backend.Resolve(device) }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -13,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/route"
+	"github.com/spf13/cobra"
 )
 
 func newRouteCmd() *cobra.Command {
@@ -74,14 +72,13 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err != nil {
 				return err
 			}
-			rt, err := buildRouter(ck, models, costsPath, minP, lambda, cmd.Flags().Changed("min-p"))
+			rt, err := route.NewRouter(ck, route.RouterOptions{Models: modelList(models), Costs: costsPath, MinP: minP, Lambda: lambda,
+				MinPSet: cmd.Flags().Changed("min-p"), Margin: margin, Shortlist: shortlist, Default: defaultName,
+				Train: trainPath, TrainRead: trainRO})
 			if err != nil {
 				return err
 			}
-			if err := setReference(ck, rt, margin, shortlist, defaultName, trainPath, trainRO, costsPath); err != nil {
-				return err
-			}
-			enc, err := train.OpenCheckpointEncoder(ck)
+			enc, err := jeirt.OpenCheckpointEncoder(ck)
 			if err != nil {
 				return err
 			}
@@ -97,7 +94,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 				defer f.Close()
 				in = f
 			}
-			qf, err := model.ReadQueries(name, in)
+			qf, err := route.ReadQueries(name, in)
 			if err != nil {
 				return err
 			}
@@ -112,7 +109,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err != nil {
 				return err
 			}
-			if err := writeChoices(cmd.OutOrStdout(), format, ck.Model, rt, qf.Queries, choices, top); err != nil {
+			if err := route.WriteChoices(cmd.OutOrStdout(), format, ck.Model, rt, qf.Queries, choices, top); err != nil {
 				return err
 			}
 			fallbacks := 0
@@ -125,7 +122,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 				fmt.Fprintf(log, "route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead\n", fallbacks, len(choices), rt.MinP)
 			}
 			fmt.Fprintf(log, "route: %d queries, %d models, rule %s%s; load %.1f ms, encode+route %.2f ms\n",
-				len(choices), len(rt.Candidates), rt.Rule(), marginNote(ck.Model, rt), ms(loaded.Sub(start)), ms(time.Since(loaded)))
+				len(choices), len(rt.Candidates), rt.Rule(), route.MarginNote(ck.Model, rt), ms(loaded.Sub(start)), ms(time.Since(loaded)))
 			return nil
 		},
 	}
@@ -143,7 +140,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
 	cmd.AddCommand(newRouteEvalCmd())
-	return cmd
+	return withDevice(cmd)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -176,285 +173,21 @@ func lineList(lines []int, limit int) string {
 	return b.String()
 }
 
-// buildRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
-func buildRouter(ck *model.Checkpoint, models, costsPath string, minP, lambda float64, minPSet bool) (*model.Router, error) {
-	m := ck.Model
-	rt := &model.Router{Model: m, MinP: minP, Lambda: lambda}
-	if models == "" {
-		for i := range m.Models {
-			rt.Candidates = append(rt.Candidates, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, name := range splitList(models) {
-			i := indexOfName(m.Models, name)
-			if i < 0 {
-				return nil, fmt.Errorf("route: --models: %q is not a model of the checkpoint (it has %d: %s)",
-					name, m.NumModels(), shortList(m.Models, 5))
-			}
-			if !seen[i] {
-				seen[i] = true
-				rt.Candidates = append(rt.Candidates, i)
-			}
-		}
-		if len(rt.Candidates) == 0 {
-			return nil, fmt.Errorf("route: --models names no model")
-		}
+// routeQueries embeds the queries (jeirt.EmbedQuestions) and routes each.
+func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []route.Query) ([]model.Choice, error) {
+	ids, texts := make([]string, len(qs)), make([]string, len(qs))
+	for k, q := range qs {
+		ids[k], texts[k] = q.ID, q.Text
 	}
-	if costsPath == "" {
-		if lambda != 0 {
-			return nil, fmt.Errorf("route: --lambda weighs cost; it needs --costs")
-		}
-		if minPSet {
-			return nil, fmt.Errorf("route: --min-p picks the cheapest good-enough model; it needs --costs")
-		}
-	} else {
-		costs, err := model.ReadCosts(costsPath, m.Models)
-		if err != nil {
-			return nil, err
-		}
-		for _, i := range rt.Candidates {
-			if math.IsNaN(costs[i]) {
-				return nil, fmt.Errorf("%s: no cost for model %q (price every model routed to, or choose them with --models)", costsPath, m.Models[i])
-			}
-		}
-		rt.Costs = costs
-	}
-	if err := rt.Check(); err != nil {
-		return nil, err
-	}
-	return rt, nil
-}
-
-// setReference applies the rules that rank models by a reference score (the
-// accuracy on --train, else the highest mean predicted P over the
-// checkpoint's questions): --shortlist keeps rt's T best candidates, and
-// --margin sets δ and the default model (--default, else the best candidate).
-func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
-	if shortlist < 0 {
-		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
-	}
-	if defaultName != "" && margin == 0 {
-		return fmt.Errorf("route: --default is the default model of the margin rule; it needs --margin")
-	}
-	if margin == 0 && shortlist == 0 {
-		if trainPath != "" {
-			return fmt.Errorf("route: --train ranks the models for --margin or --shortlist; it needs one of them")
-		}
-		return nil
-	}
-	if !(margin >= 0) {
-		return fmt.Errorf("route: --margin %v must be a non-negative number (or inf)", margin)
-	}
-	if margin > 0 && costsPath != "" {
-		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
-	}
-	if defaultName != "" && trainPath != "" {
-		return fmt.Errorf("route: give --default or --train, not both")
-	}
-	m := ck.Model
-	ref := train.MeanPredictedP(m)
-	if trainPath != "" {
-		var err error
-		if ref, err = trainReference(m, trainPath, trainRO); err != nil {
-			return err
-		}
-	}
-	if shortlist > 0 {
-		rt.Candidates = train.Shortlist(ref, rt.Candidates, shortlist)
-	}
-	if margin == 0 {
-		return rt.Check()
-	}
-	rt.Margin = margin
-	if defaultName != "" {
-		rt.Default = indexOfName(m.Models, defaultName)
-		if rt.Default < 0 {
-			return fmt.Errorf("route: --default: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), shortList(m.Models, 5))
-		}
-		if !slices.Contains(rt.Candidates, rt.Default) {
-			return fmt.Errorf("route: --default: %q is not one of the candidates (--models, --shortlist)", defaultName)
-		}
-		return rt.Check()
-	}
-	rt.Default = train.BestSingle(ref, rt.Candidates)
-	return rt.Check()
-}
-
-// trainReference returns each checkpoint model's accuracy on the responses
-// in path (−Inf for a model without any).
-func trainReference(m *model.JEIRT, path string, ro model.ReadOptions) ([]float64, error) {
-	tr, _, err := model.ReadFile(path, ro)
+	emb, err := jeirt.EmbedQuestions(ctx, m, enc, ids, texts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("route: %w", err)
 	}
-	ref := make([]float64, m.NumModels())
-	acc := tr.ModelAccuracy()
-	for i := range ref {
-		ref[i] = math.Inf(-1)
-		if k := tr.ModelIndex(m.Models[i]); k >= 0 && !math.IsNaN(acc[k]) {
-			ref[i] = acc[k]
-		}
-	}
-	return ref, nil
-}
-
-// marginNote describes the margin rule for the summary line.
-func marginNote(m *model.JEIRT, rt *model.Router) string {
-	if rt.Rule() != "margin" {
-		return ""
-	}
-	return fmt.Sprintf(" (default %s, margin %g)", m.Models[rt.Default], rt.Margin)
-}
-
-func indexOfName(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func shortList(names []string, limit int) string {
-	if len(names) <= limit {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-limit)
-}
-
-// routeQueries encodes the queries (by id when the encoder serves
-// precomputed vectors), runs the adapter and routes each.
-func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, qs []model.Query) ([]model.Choice, error) {
-	var vecs [][]float32
-	var err error
-	if ie, ok := enc.(encoder.ItemEncoder); ok {
-		ids := make([]string, len(qs))
-		for k, q := range qs {
-			ids[k] = q.ID
-		}
-		vecs, err = ie.EncodeItems(ctx, ids)
-	} else {
-		texts := make([]string, len(qs))
-		for k, q := range qs {
-			texts[k] = q.Text
-		}
-		vecs, err = enc.Encode(ctx, texts)
-	}
-	if err != nil {
-		return nil, err
-	}
-	x := make([]float32, 0, len(vecs)*m.InputDim)
-	for k, v := range vecs {
-		if len(v) != m.InputDim {
-			return nil, fmt.Errorf("route: query %s: encoder gave %d values, the adapter takes %d", qs[k].ID, len(v), m.InputDim)
-		}
-		x = append(x, v...)
-	}
-	emb := m.QuestionEmbeddings(x, len(qs))
 	out := make([]model.Choice, len(qs))
 	for k := range qs {
-		out[k] = rt.Route(emb[k*m.Dim : (k+1)*m.Dim])
+		out[k] = rt.Route(emb[k])
 	}
 	return out, nil
-}
-
-func writeChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []model.Query, choices []model.Choice, top int) error {
-	costStr := func(c float64) string {
-		if math.IsNaN(c) {
-			return ""
-		}
-		return strconv.FormatFloat(c, 'g', 6, 64)
-	}
-	switch format {
-	case "json":
-		type alt struct {
-			Model string   `json:"model"`
-			P     float64  `json:"p"`
-			Cost  *float64 `json:"cost,omitempty"`
-		}
-		enc := json.NewEncoder(w)
-		for k, c := range choices {
-			mk := func(mp model.ModelP) alt {
-				a := alt{Model: m.Models[mp.Model], P: mp.P}
-				if !math.IsNaN(mp.Cost) {
-					v := mp.Cost
-					a.Cost = &v
-				}
-				return a
-			}
-			alts := []alt{}
-			for _, a := range c.Alternatives(top) {
-				alts = append(alts, mk(a))
-			}
-			rec := struct {
-				ID string `json:"id"`
-				alt
-				Rule         string `json:"rule"`
-				Fallback     bool   `json:"fallback,omitempty"`
-				Alternatives []alt  `json:"alternatives"`
-			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, alts}
-			if err := enc.Encode(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "csv":
-		cw := csv.NewWriter(w)
-		head := []string{"id", "model", "p", "cost", "fallback"}
-		for t := 1; t <= top; t++ {
-			head = append(head, fmt.Sprintf("alt_%d", t), fmt.Sprintf("p_%d", t))
-		}
-		cw.Write(head)
-		for k, c := range choices {
-			row := []string{qs[k].ID, m.Models[c.Model], strconv.FormatFloat(c.P, 'f', 4, 64), costStr(c.Cost), strconv.FormatBool(c.Fallback)}
-			alts := c.Alternatives(top)
-			for t := 0; t < top; t++ {
-				if t < len(alts) {
-					row = append(row, m.Models[alts[t].Model], strconv.FormatFloat(alts[t].P, 'f', 4, 64))
-				} else {
-					row = append(row, "", "")
-				}
-			}
-			cw.Write(row)
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	idW, mW := 2, 5
-	for k, c := range choices {
-		idW = max(idW, len(qs[k].ID))
-		mW = max(mW, len(m.Models[c.Model]))
-	}
-	withCost := rt.Costs != nil
-	head := fmt.Sprintf("%-*s  %-*s  %6s", idW, "id", mW, "model", "P")
-	if withCost {
-		head += fmt.Sprintf("  %10s", "cost")
-	}
-	if top > 0 {
-		head += "  alternatives (P)"
-	}
-	fmt.Fprintln(w, head)
-	for k, c := range choices {
-		line := fmt.Sprintf("%-*s  %-*s  %6.4f", idW, qs[k].ID, mW, m.Models[c.Model], c.P)
-		if withCost {
-			line += fmt.Sprintf("  %10s", costStr(c.Cost))
-		}
-		var alts []string
-		for _, a := range c.Alternatives(top) {
-			alts = append(alts, fmt.Sprintf("%s %.4f", m.Models[a.Model], a.P))
-		}
-		if top > 0 {
-			line += "  " + strings.Join(alts, ", ")
-		}
-		if c.Fallback {
-			line += "  (fallback: none reached min-p)"
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func newRouteEvalCmd() *cobra.Command {
@@ -498,30 +231,30 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if err != nil {
 				return err
 			}
-			opt := train.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
+			opt := route.RouteEvalOptions{MinP: minP, Lambda: lambda, Margins: margins, Shortlists: shortlists}
 			if costsPath != "" {
-				if opt.Costs, err = model.ReadCosts(costsPath, ck.Model.Models); err != nil {
+				if opt.Costs, err = route.ReadCosts(costsPath, ck.Model.Models); err != nil {
 					return err
 				}
 			} else if len(minP) > 0 || len(lambda) > 0 {
 				return fmt.Errorf("route eval: --min-p and --lambda sweeps need --costs")
 			}
 			if trainPath != "" {
-				if opt.Reference, err = trainReference(ck.Model, trainPath, trainRO); err != nil {
+				if opt.Reference, err = route.TrainReference(ck.Model, trainPath, trainRO); err != nil {
 					return err
 				}
 			}
 			var unknown []string
 			for _, name := range r.Models {
-				if indexOfName(ck.Model.Models, name) < 0 {
+				if !slices.Contains(ck.Model.Models, name) {
 					unknown = append(unknown, name)
 				}
 			}
 			if len(unknown) > 0 && len(unknown) < r.NumModels() {
 				fmt.Fprintf(cmd.ErrOrStderr(), "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
-					len(unknown), data, shortList(unknown, 3))
+					len(unknown), data, route.ShortList(unknown, 3))
 			}
-			q, _, err := train.ItemEmbeddings(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+			q, _, err := jeirt.Questions(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -530,19 +263,19 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 					return err
 				}
 			}
-			pts, err := train.RouteEval(ck.Model, r, q, opt)
+			pts, err := route.RouteEval(ck.Model, r, q, opt)
 			if err != nil {
 				return err
 			}
 			if out != "" && out != "-" {
-				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return train.WriteRouteCSV(w, pts) }); err != nil {
+				if err := model.WriteFileAtomic(out, func(w io.Writer) error { return route.WriteRouteCSV(w, pts) }); err != nil {
 					return err
 				}
 				printRouteSummary(cmd.OutOrStdout(), pts)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d rows)\n", out, len(pts))
 				return nil
 			}
-			return train.WriteRouteCSV(cmd.OutOrStdout(), pts)
+			return route.WriteRouteCSV(cmd.OutOrStdout(), pts)
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder")
@@ -557,32 +290,32 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 	cmd.Flags().Float64SliceVar(&minP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
 	cmd.Flags().Float64SliceVar(&lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")
 	cmd.Flags().StringVar(&out, "out", "", "CSV file for the curve (default: CSV on stdout)")
-	return cmd
+	return withDevice(cmd)
 }
 
 // tuneMargin scores the margin sweep on the validation responses in valPath
 // and sets opt.TunedMargin to the δ with the best accuracy there.
-func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *train.RouteEvalOptions) error {
+func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *route.RouteEvalOptions) error {
 	v, _, err := model.ReadFile(valPath, ro)
 	if err != nil {
 		return err
 	}
-	q, _, err := train.ItemEmbeddings(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
+	q, _, err := jeirt.Questions(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	vopt := *opt
 	vopt.MinP, vopt.Lambda, vopt.Costs = []float64{}, []float64{}, nil
-	pts, err := train.RouteEval(ck.Model, v, q, vopt)
+	pts, err := route.RouteEval(ck.Model, v, q, vopt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", valPath, err)
 	}
-	delta, err := train.TuneMargin(pts)
+	delta, err := route.TuneMargin(pts)
 	if err != nil {
 		return err
 	}
 	opt.TunedMargin = &delta
-	var best, maxP, tuned train.RoutePoint
+	var best, maxP, tuned route.RoutePoint
 	for _, p := range pts {
 		switch {
 		case p.Rule == "best-single":
@@ -599,7 +332,7 @@ func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro mod
 }
 
 // printRouteSummary prints the max-p router and the reference policies.
-func printRouteSummary(w io.Writer, pts []train.RoutePoint) {
+func printRouteSummary(w io.Writer, pts []route.RoutePoint) {
 	fmt.Fprintf(w, "%-12s %-8s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
 	for _, p := range pts {
 		param, cost := "", ""
@@ -611,6 +344,15 @@ func printRouteSummary(w io.Writer, pts []train.RoutePoint) {
 		}
 		fmt.Fprintf(w, "%-12s %-8s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
 	}
+}
+
+// modelList is --models as a list: nil when not given, empty (an error) when
+// it names no model.
+func modelList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return append([]string{}, splitList(s)...)
 }
 
 func init() { rootCmd.AddCommand(newRouteCmd()) }

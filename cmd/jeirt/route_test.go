@@ -432,6 +432,15 @@ func testSuggestRounds(t *testing.T, dir, ck string) {
 	if err != nil || string(first) != again {
 		t.Errorf("the same seed gave %q, then %q", first, again)
 	}
+	// add-model suggest K is the new spelling of add-model --suggest K; the old
+	// one says so on stderr.
+	sub, _, err := runSplit(t, newAddModelCmd(), "suggest", "3", "--checkpoint", ck, "--design", "random", "--seed", "5")
+	if err != nil || sub != again {
+		t.Errorf("add-model suggest: %v %q, want %q", err, sub, again)
+	}
+	if _, errOut, _ := runSplit(t, newAddModelCmd(), "--suggest", "1", "--checkpoint", ck); !strings.Contains(errOut, "--suggest K is deprecated; use jeirt add-model suggest K") {
+		t.Errorf("no deprecation note: %q", errOut)
+	}
 	round1, err := model.ReadItems(r1)
 	if err != nil || len(round1.IDs) != 3 {
 		t.Fatalf("round 1: %v %+v", err, round1)

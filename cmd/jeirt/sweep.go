@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 func newSweepCmd() *cobra.Command {
 	var o struct {
 		config, emit, out string
 		force, retrain    bool
-		slurm             train.SlurmSettings
+		slurm             sweep.SlurmSettings
 	}
 	cmd := &cobra.Command{
 		Use:   "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
@@ -49,7 +49,7 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 			if o.emit != "slurm" && o.emit != "local" {
 				return fmt.Errorf("sweep: --emit must be slurm or local, got %q", o.emit)
 			}
-			s, err := train.LoadSweep(o.config)
+			s, err := sweep.LoadSweep(o.config)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			runs, err := s.Emit(o.out, train.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
+			runs, err := s.Emit(o.out, sweep.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
 				Command: "jeirt " + strings.Join(os.Args[1:], " ")})
 			if err != nil {
 				return err
@@ -85,21 +85,21 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 			abs, _ := filepath.Abs(o.out)
 			fmt.Fprintf(stderr, "sweep: %d runs (%s) in %s\n", len(runs), strings.Join(s.Keys(), " x "), abs)
 			if o.emit == "slurm" {
-				script := filepath.Join(abs, train.SweepScriptFile)
+				script := filepath.Join(abs, sweep.SweepScriptFile)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
 					script, len(runs)-1, len(runs), script, abs)
 				return nil
 			}
-			runErr := s.RunLocal(cmd.Context(), abs, runs, train.SweepLocalOptions{Log: stderr, Version: version, Force: o.retrain})
-			tab, err := train.CollectSweep(abs)
+			runErr := s.RunLocal(cmd.Context(), abs, runs, sweep.SweepLocalOptions{Log: stderr, Version: version, Force: o.retrain})
+			tab, err := sweep.CollectSweep(abs)
 			if err != nil {
 				return err
 			}
-			if err := tab.WriteCSVFile(filepath.Join(abs, train.SweepTableFile)); err != nil {
+			if err := tab.WriteCSVFile(filepath.Join(abs, sweep.SweepTableFile)); err != nil {
 				return err
 			}
 			tab.Print(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, train.SweepTableFile))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, sweep.SweepTableFile))
 			return runErr
 		},
 	}
@@ -109,7 +109,7 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 	f.StringVar(&o.out, "out", "", "sweep folder to write")
 	f.BoolVar(&o.force, "force", false, "replace --out if it holds a different sweep")
 	f.BoolVar(&o.retrain, "retrain", false, "with --emit local, train finished runs again")
-	d := train.DefaultSlurm()
+	d := sweep.DefaultSlurm()
 	f.StringVar(&o.slurm.Partition, "partition", "", "Slurm partition (overrides slurm.partition)")
 	f.StringVar(&o.slurm.Account, "account", "", "Slurm account")
 	f.StringVar(&o.slurm.QOS, "qos", "", "Slurm QOS")
@@ -137,12 +137,12 @@ running show as missing. Writes the table as CSV to DIR/sweep.csv (or --out).`,
   jeirt sweep collect /scratch/$USER/sweep1 --out sweep1.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tab, err := train.CollectSweep(args[0])
+			tab, err := sweep.CollectSweep(args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(args[0], train.SweepTableFile)
+				out = filepath.Join(args[0], sweep.SweepTableFile)
 			}
 			if err := tab.WriteCSVFile(out); err != nil {
 				return err

@@ -13,7 +13,8 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // sweepRepoRoot is the module root, two folders above this package.
@@ -120,7 +121,7 @@ output: unused
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ran train.Config
+		var ran jeirt.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &ran); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +145,7 @@ output: unused
 		if err == nil || !strings.Contains(b, "SLURM_ARRAY_TASK_ID: is not set") {
 			t.Errorf("no task id: %v\n%s", err, b)
 		}
-		tab, err := train.CollectSweep(out)
+		tab, err := sweep.CollectSweep(out)
 		if err != nil {
 			t.Fatal(err)
 		}

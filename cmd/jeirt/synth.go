@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
-	"path/filepath"
-	"strconv"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
@@ -48,7 +43,7 @@ truth_m.csv. The same options and seed give byte-identical files.`,
 				return err
 			}
 			err = model.WriteDirAtomic(out, force, func(tmp string) error {
-				return writeSynth(tmp, opt, r, truth)
+				return synth.WriteDir(tmp, opt, r, truth, version)
 			})
 			if err != nil {
 				return err
@@ -70,102 +65,6 @@ truth_m.csv. The same options and seed give byte-identical files.`,
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists")
 	return cmd
-}
-
-func writeSynth(dir string, opt synth.Options, r *model.Responses, t *synth.Truth) error {
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
-		return err
-	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "synth.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(synthManifest{Kind: opt.Kind, Models: opt.Models, Items: opt.Items, Rank: t.Rank,
-			Missing: opt.Missing, Seed: opt.Seed, FeatureDim: opt.FeatureDim, EmbedDim: opt.EmbedDim,
-			Observed: r.Len(), MeanCorrect: r.MeanCorrect(), Version: version})
-	}); err != nil {
-		return err
-	}
-	if t.Theta != nil {
-		k := t.Rank
-		if err := writeTable(filepath.Join(dir, "truth_models.csv"), "model", r.Models,
-			colNames("theta", k), func(i, c int) float64 { return t.Theta[i*k+c] }); err != nil {
-			return err
-		}
-		cols := append(colNames("a", k), "b")
-		if err := writeTable(filepath.Join(dir, "truth_items.csv"), "item", r.Items, cols, func(j, c int) float64 {
-			if c == k {
-				return t.B[j]
-			}
-			return t.A[j*k+c]
-		}); err != nil {
-			return err
-		}
-	}
-	if t.Features != nil {
-		if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
-			return err
-		}
-		if err := model.WriteNPYFloat32(filepath.Join(dir, "features.npy"), t.Features); err != nil {
-			return err
-		}
-		d := len(t.Q[0])
-		if err := writeTable(filepath.Join(dir, "truth_q.csv"), "item", r.Items, colNames("q", d),
-			func(j, c int) float64 { return t.Q[j][c] }); err != nil {
-			return err
-		}
-		if err := writeTable(filepath.Join(dir, "truth_m.csv"), "model", r.Models, colNames("m", d),
-			func(i, c int) float64 { return t.M[i][c] }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type synthManifest struct {
-	Kind        string  `json:"kind"`
-	Models      int     `json:"models"`
-	Items       int     `json:"items"`
-	Rank        int     `json:"rank,omitempty"`
-	Missing     float64 `json:"missing"`
-	Seed        int64   `json:"seed"`
-	FeatureDim  int     `json:"feature_dim,omitempty"`
-	EmbedDim    int     `json:"embed_dim,omitempty"`
-	Observed    int     `json:"observed"`
-	MeanCorrect float64 `json:"mean_correct"`
-	Version     string  `json:"jeirt_version"`
-}
-
-func colNames(prefix string, k int) []string {
-	out := make([]string, k)
-	for c := range out {
-		out[c] = fmt.Sprintf("%s_%d", prefix, c+1)
-	}
-	return out
-}
-
-// writeTable writes name,col_1,...,col_k rows with values in shortest
-// round-trip form, so the same numbers always give the same bytes.
-func writeTable(path, first string, names, cols []string, value func(row, col int) float64) error {
-	return model.WriteFileAtomic(path, func(w io.Writer) error {
-		bw := w.(*bufio.Writer)
-		bw.WriteString(first)
-		for _, c := range cols {
-			bw.WriteByte(',')
-			bw.WriteString(c)
-		}
-		bw.WriteByte('\n')
-		var buf []byte
-		for i, n := range names {
-			bw.WriteString(n)
-			for c := range cols {
-				buf = strconv.AppendFloat(buf[:0], value(i, c), 'g', -1, 64)
-				bw.WriteByte(',')
-				bw.Write(buf)
-			}
-			bw.WriteByte('\n')
-		}
-		return nil
-	})
 }
 
 func init() { rootCmd.AddCommand(newSynthCmd()) }

@@ -5,13 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/train"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newTrainCmd() *cobra.Command {
 	var configPath string
 	var overrides []string
 	var force, noBaselines bool
+	var device string
 	cmd := &cobra.Command{
 		Use:   "train --config FILE [--set key=value ...]",
 		Short: "Train JE-IRT question and model embeddings and score them against baselines",
@@ -31,9 +32,15 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 			if configPath == "" {
 				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
 			}
-			cfg, err := train.LoadConfig(configPath)
+			cfg, err := jeirt.LoadConfig(configPath)
 			if err != nil {
 				return err
+			}
+			if device != "" {
+				if _, err := resolveDevice(device); err != nil {
+					return err
+				}
+				overrides = append(overrides, "train.device="+device)
 			}
 			if len(overrides) > 0 {
 				if err := cfg.SetAll(overrides); err != nil {
@@ -43,7 +50,7 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 					return err
 				}
 			}
-			_, err = train.RunJEIRT(cmd.Context(), cfg, train.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
+			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
 				Replace: force, NoBaselines: noBaselines})
 			return err
 		},
@@ -52,6 +59,7 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a config key, e.g. --set model.dim=128 (repeatable)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
+	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cuda: overrides train.device of the config")
 	return cmd
 }
 

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // Figure is one plot of the report, rendered as PNG and SVG.
@@ -352,7 +353,7 @@ func normErrorFigure(m *model.JEIRT, errRate map[string]float64, rateSource, sou
 	if len(xy) < 3 {
 		return nil, nil
 	}
-	rho := spearman(xs, ys)
+	rho := eval.Spearman(xs, ys)
 	p := newPlot(fmt.Sprintf("Question-embedding norm vs error rate (Spearman ρ = %.3f)", rho), "item error rate (1 − mean correct)", "‖q_j‖")
 	s, err := scatter(xy, color.NRGBA{R: 0x4e, G: 0x79, B: 0xa7, A: 160}, 2, draw.CircleGlyph{})
 	if err != nil {
@@ -528,7 +529,7 @@ func costQualityFigure(pts []RoutePoint, source string) (*Figure, error) {
 }
 
 // trainingFigure plots the training and validation loss per epoch.
-func trainingFigure(met *checkpointMetrics, source string) (*Figure, error) {
+func trainingFigure(met *eval.RunMetrics, source string) (*Figure, error) {
 	if met == nil || len(met.History) < 2 {
 		return nil, nil
 	}

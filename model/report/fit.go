@@ -1,18 +1,9 @@
 package report
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
 )
 
 // Fit is a folder written by `jeirt irt fit`, as the report reads it:
@@ -71,201 +62,28 @@ func (f *Fit) Discrimination(j int) float64 {
 	return math.Sqrt(s) / f.Sigma
 }
 
-// fitJSON is the part of fit.json the report reads.
-type fitJSON struct {
-	Settings struct {
-		Data      string  `json:"data"`
-		Items     string  `json:"items"`
-		Rank      int     `json:"rank"`
-		Sigma     float64 `json:"sigma"`
-		MinA      float64 `json:"min_discrimination"`
-		Bootstrap int     `json:"bootstrap"`
-	} `json:"settings"`
-	Observed   int      `json:"observed"`
-	Iterations int      `json:"iterations"`
-	Tau        *float64 `json:"kendall_tau_vs_accuracy"`
-}
-
-// ReadFit reads a folder written by `jeirt irt fit`.
+// ReadFit reads a folder written by `jeirt irt fit` (see package irtfit).
 func ReadFit(dir string) (*Fit, error) {
-	p := filepath.Join(dir, "fit.json")
-	raw, err := os.ReadFile(p)
+	src, err := irtfit.Read(dir)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a jeirt irt fit folder: no fit.json", dir)
-		}
 		return nil, err
 	}
-	var doc fitJSON
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	s := doc.Settings
-	if s.Rank < 1 {
-		return nil, fmt.Errorf("%s: settings.rank %d is not a rank", p, s.Rank)
-	}
-	f := &Fit{Dir: dir, Data: s.Data, ItemFile: s.Items, Rank: s.Rank, Sigma: s.Sigma, MinA: s.MinA, Observed: doc.Observed,
-		Iter: doc.Iterations, Boot: s.Bootstrap, Tau: math.NaN()}
-	if f.Sigma <= 0 {
-		f.Sigma = 1
-	}
+	s := src.Doc.Settings
+	f := &Fit{Dir: dir, Data: s.Data, ItemFile: s.Items, Rank: s.Rank, Sigma: src.Sigma(), MinA: s.MinA,
+		Observed: src.Doc.Observed, Iter: src.Doc.Iterations, Boot: s.Bootstrap, Tau: float64(src.Doc.KendallTau)}
 	if f.MinA <= 0 {
 		f.MinA = 0.1
 	}
-	if doc.Tau != nil {
-		f.Tau = *doc.Tau
-	}
-	cols := func(name string) []string {
+	for _, m := range src.Models {
+		fm := FitModel{Name: m.Name, Theta: m.Theta, Score: m.Score, SE: math.NaN(), Rank: m.Rank, RankLo: m.RankLo,
+			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank}
 		if f.Rank == 1 {
-			return []string{name}
+			fm.SE = m.SE[0]
 		}
-		out := make([]string, f.Rank)
-		for d := range out {
-			out[d] = fmt.Sprintf("%s_%d", name, d+1)
-		}
-		return out
+		f.Models = append(f.Models, fm)
 	}
-	err = readCSV(filepath.Join(dir, "abilities.csv"), func(get rowGetter) error {
-		m := FitModel{Name: get.str("model"), SE: math.NaN()}
-		for _, c := range cols("theta") {
-			m.Theta = append(m.Theta, get.num(c))
-		}
-		if f.Rank == 1 {
-			m.Score, m.SE = m.Theta[0], get.optNum("se")
-		} else {
-			m.Score = get.num("score")
-		}
-		m.Rank, m.RankLo, m.RankHi = get.int("rank"), get.optInt("rank_lo"), get.optInt("rank_hi")
-		m.Accuracy, m.AccuracyRank = get.num("accuracy"), get.int("accuracy_rank")
-		f.Models = append(f.Models, m)
-		return get.err
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = readCSV(filepath.Join(dir, "items.csv"), func(get rowGetter) error {
-		it := FitItem{ID: get.str("item"), B: get.num("b"), PCorrect: get.optNum("p_correct"), NObs: get.optInt("n_obs"), Flag: get.str("flag")}
-		for _, c := range cols("a") {
-			it.A = append(it.A, get.num(c))
-		}
-		f.Items = append(f.Items, it)
-		return get.err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(f.Models) == 0 || len(f.Items) == 0 {
-		return nil, fmt.Errorf("%s: no models or no items", dir)
+	for _, it := range src.Items {
+		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag})
 	}
 	return f, nil
-}
-
-// rowGetter reads the fields of one CSV row by column name; the first
-// problem is kept in err and names the file, line and column.
-type rowGetter struct {
-	*rowState
-}
-
-type rowState struct {
-	path   string
-	line   int
-	header map[string]int
-	rec    []string
-	err    error
-}
-
-func (g rowGetter) raw(col string, required bool) (string, bool) {
-	k, ok := g.header[col]
-	if !ok {
-		if required && g.err == nil {
-			g.err = fmt.Errorf("%s: no column %q", g.path, col)
-		}
-		return "", false
-	}
-	return strings.TrimSpace(g.rec[k]), true
-}
-
-func (g rowGetter) str(col string) string {
-	v, _ := g.raw(col, col != "flag")
-	return v
-}
-
-func (g rowGetter) parse(col string, required bool) float64 {
-	v, ok := g.raw(col, required)
-	if !ok || v == "" {
-		if ok && required && g.err == nil {
-			g.err = fmt.Errorf("%s:%d: column %q is empty", g.path, g.line, col)
-		}
-		return math.NaN()
-	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, v)
-	}
-	return x
-}
-
-func (g rowGetter) num(col string) float64    { return g.parse(col, true) }
-func (g rowGetter) optNum(col string) float64 { return g.parse(col, false) }
-
-func (g rowGetter) int(col string) int {
-	x := g.parse(col, true)
-	if math.IsNaN(x) {
-		return 0
-	}
-	return int(x)
-}
-
-func (g rowGetter) optInt(col string) int {
-	x := g.parse(col, false)
-	if math.IsNaN(x) {
-		return 0
-	}
-	return int(x)
-}
-
-// readCSV calls row for every record of a CSV file with a header.
-func readCSV(path string, row func(rowGetter) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	head, err := cr.Read()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	st := &rowState{path: path, header: map[string]int{}}
-	for k, h := range head {
-		st.header[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = k
-	}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		st.line, st.rec = line, rec
-		if err := row(rowGetter{st}); err != nil {
-			return err
-		}
-	}
-}
-
-// IRT returns the fitted parameters as a model.IRT (θ, A and b in the fit's gauge).
-func (f *Fit) IRT() *model.IRT {
-	m := &model.IRT{Rank: f.Rank, Sigma: f.Sigma, Iterations: f.Iter}
-	for _, fm := range f.Models {
-		m.Models = append(m.Models, fm.Name)
-		m.Theta = append(m.Theta, fm.Theta...)
-	}
-	for _, it := range f.Items {
-		m.Items = append(m.Items, it.ID)
-		m.A = append(m.A, it.A...)
-		m.B = append(m.B, it.B)
-	}
-	return m
 }

@@ -10,55 +10,26 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/route"
 )
 
-// RoutePoint is one row of the CSV written by `jeirt route eval`:
-// policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.
-type RoutePoint struct {
-	Policy, Rule string
-	Param        float64
-	Accuracy     float64
-	MeanCost     float64
-	Items        int
-}
+// RoutePoint is one row of the CSV written by `jeirt route eval`.
+type RoutePoint = route.RoutePoint
 
-// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
+// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`,
+// which the report needs with costs.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
-	var pts []RoutePoint
-	err := readCSV(path, func(get rowGetter) error {
-		pts = append(pts, RoutePoint{Policy: get.str("policy"), Rule: get.str("rule"), Param: get.optNum("param"),
-			Accuracy: get.num("accuracy"), MeanCost: get.num("mean_cost"), Items: get.optInt("items")})
-		return get.err
-	})
+	pts, err := route.ReadRouteCSV(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(pts) == 0 {
-		return nil, fmt.Errorf("%s: no rows", path)
+	for k, p := range pts {
+		if math.IsNaN(p.MeanCost) {
+			return nil, fmt.Errorf("%s:%d: column %q is empty", path, k+2, "mean_cost")
+		}
 	}
 	return pts, nil
-}
-
-// checkpointMetrics is the part of metrics.json the report shows.
-type checkpointMetrics struct {
-	Test      map[string]*float64            `json:"test"`
-	Val       map[string]*float64            `json:"val"`
-	Baselines map[string]map[string]*float64 `json:"baselines"`
-	KNNK      int                            `json:"knn_k"`
-	BestEpoch int                            `json:"best_epoch"`
-	EpochsRun int                            `json:"epochs_run"`
-	Device    string                         `json:"device"`
-	SplitBy   string                         `json:"split_by"`
-	Geometry  struct {
-		NormErrorSpearman float64 `json:"norm_error_spearman"`
-	} `json:"geometry"`
-	History []struct {
-		Epoch     int     `json:"epoch"`
-		TrainLoss float64 `json:"train_loss"`
-		ValLoss   float64 `json:"val_loss"`
-		TrainAcc  float64 `json:"train_acc"`
-		ValAcc    float64 `json:"val_acc"`
-	} `json:"history"`
 }
 
 // checkpointConfig is the part of the training config (in manifest.json)
@@ -77,19 +48,16 @@ type checkpointConfig struct {
 	} `json:"model"`
 }
 
-func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*checkpointMetrics, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, error) {
+	p := filepath.Join(dir, eval.MetricsFile)
+	raw, err := os.ReadFile(p)
 	if err != nil {
-		raw = ck.Manifest.Metrics
+		raw, p = ck.Manifest.Metrics, filepath.Join(dir, "manifest.json")
 	}
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var m checkpointMetrics
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: metrics: %w", dir, err)
-	}
-	return &m, nil
+	return eval.ParseRunMetrics(p, raw)
 }
 
 // loadCheckpointData reads the responses a checkpoint was trained on, from
@@ -266,47 +234,4 @@ func topGroups(groups []string, k int) (names []string, of []int) {
 		}
 	}
 	return names, of
-}
-
-// spearman is Spearman's rank correlation with mid-ranks for ties.
-func spearman(x, y []float64) float64 {
-	rx, ry := midRanks(x), midRanks(y)
-	var mx, my float64
-	for k := range rx {
-		mx += rx[k]
-		my += ry[k]
-	}
-	n := float64(len(rx))
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for k := range rx {
-		sxy += (rx[k] - mx) * (ry[k] - my)
-		sxx += (rx[k] - mx) * (rx[k] - mx)
-		syy += (ry[k] - my) * (ry[k] - my)
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-func midRanks(x []float64) []float64 {
-	idx := make([]int, len(x))
-	for k := range idx {
-		idx[k] = k
-	}
-	sort.Slice(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
-	r := make([]float64, len(x))
-	for a := 0; a < len(idx); {
-		b := a
-		for b+1 < len(idx) && x[idx[b+1]] == x[idx[a]] {
-			b++
-		}
-		for k := a; k <= b; k++ {
-			r[idx[k]] = float64(a+b)/2 + 1
-		}
-		a = b + 1
-	}
-	return r
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // Options say what to render. At least one of Checkpoint, Fit and RouteCSV
@@ -341,23 +342,17 @@ func itemTable(f *Fit) *Table {
 	return t
 }
 
-func metricsTable(m *checkpointMetrics) *Table {
+func metricsTable(m *eval.RunMetrics) *Table {
 	t := &Table{ID: "metrics", Title: "Test cells: JE-IRT and baselines",
 		Caption: fmt.Sprintf("metrics.json of the checkpoint: the held-out test cells (split by %s), scored by JE-IRT and by each baseline trained on the same training cells.", m.SplitBy),
 		Head:    []string{"method", "n", "accuracy", "AUC", "log-loss", "Brier", "ECE"}}
-	row := func(name string, s map[string]*float64) []Cell {
-		get := func(k string) float64 {
-			if v, ok := s[k]; ok && v != nil {
-				return *v
-			}
-			return math.NaN()
-		}
-		n := get("n")
+	row := func(name string, s eval.Scores) []Cell {
 		nc := Cell{Text: "–"}
-		if !math.IsNaN(n) {
-			nc = integer(int(n))
+		if s.N >= 0 {
+			nc = integer(s.N)
 		}
-		return []Cell{{Text: name}, nc, num(get("accuracy"), 4), num(get("auc"), 4), num(get("log_loss"), 4), num(get("brier"), 4), num(get("ece"), 4)}
+		return []Cell{{Text: name}, nc, num(float64(s.Accuracy), 4), num(float64(s.AUC), 4), num(float64(s.LogLoss), 4),
+			num(float64(s.Brier), 4), num(float64(s.ECE), 4)}
 	}
 	t.Rows = append(t.Rows, row("JE-IRT", m.Test), row("JE-IRT (validation)", m.Val))
 	for _, name := range slices.Sorted(maps.Keys(m.Baselines)) {

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // writeFitFixture writes a rank-1 `jeirt irt fit` folder with 6 models and
@@ -112,14 +113,14 @@ func TestItemGroupsAndTopGroups(t *testing.T) {
 }
 
 func TestSpearman(t *testing.T) {
-	if r := spearman([]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40}); r != 1 {
+	if r := eval.Spearman([]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40}); r != 1 {
 		t.Errorf("monotone: %v", r)
 	}
-	if r := spearman([]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}); r != -1 {
+	if r := eval.Spearman([]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}); r != -1 {
 		t.Errorf("reversed: %v", r)
 	}
 	// With ties: mid-ranks x = 1.5 1.5 3, y = 1 2 3; Pearson of the ranks is √3/2.
-	if r := spearman([]float64{1, 1, 2}, []float64{1, 2, 3}); math.Abs(r-math.Sqrt(3)/2) > 1e-12 {
+	if r := eval.Spearman([]float64{1, 1, 2}, []float64{1, 2, 3}); math.Abs(r-math.Sqrt(3)/2) > 1e-12 {
 		t.Errorf("ties: %v", r)
 	}
 }

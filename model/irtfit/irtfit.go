@@ -1,0 +1,411 @@
+// Package irtfit owns the folder `jeirt irt fit` writes, with its reader and
+// writer side by side:
+//
+//	abilities.csv  one row per model: θ (and bootstrap SE and interval), rank, accuracy
+//	items.csv      one row per item: a, b (mirt's names for the users' files), SEs, flags
+//	fit.json       the settings, the loss history and the analyses (Doc)
+//
+// Missing values (no bootstrap) are empty CSV cells and NaN in memory.
+package irtfit
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// Settings is the "settings" object of fit.json: how the fit was made, so that
+// `jeirt irt select` can read the responses again and refit.
+type Settings struct {
+	Method          string  `json:"method"`
+	Data            string  `json:"data"`
+	Format          string  `json:"format"`
+	Items           string  `json:"items,omitempty"`
+	Duplicates      string  `json:"duplicates"`
+	Rank            int     `json:"rank"`
+	Sigma           float64 `json:"sigma"`
+	Tol             float64 `json:"tol"`
+	MaxIter         int     `json:"max_iter"`
+	Accelerate      bool    `json:"accelerate"`
+	Device          string  `json:"device"`
+	Threads         int     `json:"threads"`
+	Bootstrap       int     `json:"bootstrap"`
+	BootstrapModels bool    `json:"bootstrap_models"`
+	Level           float64 `json:"level"`
+	Seed            int64   `json:"seed"`
+	MinA            float64 `json:"min_discrimination"`
+	RankMove        int     `json:"rank_move_threshold"`
+}
+
+// RankMove is a model whose ability rank and accuracy rank differ by more
+// than the threshold.
+type RankMove struct {
+	Model        string `json:"model"`
+	Rank         int    `json:"rank"`
+	AccuracyRank int    `json:"accuracy_rank"`
+	Move         int    `json:"move"` // AccuracyRank − Rank: positive means IRT ranks it higher
+}
+
+// GroupLoading is an item group's mean varimax loading on each dimension.
+type GroupLoading struct {
+	Group       string    `json:"group"`
+	Items       int       `json:"items"`
+	MeanLoading []float64 `json:"mean_loading"`
+}
+
+// Doc is fit.json.
+type Doc struct {
+	Version          string         `json:"jeirt_version"`
+	Settings         Settings       `json:"settings"`
+	Models           int            `json:"models"`
+	Items            int            `json:"items"`
+	Observed         int            `json:"observed"`
+	LossHistory      []float64      `json:"loss_history"`
+	Loss             float64        `json:"loss"`
+	Iterations       int            `json:"iterations"`
+	Converged        bool           `json:"converged"`
+	Seconds          float64        `json:"seconds"`
+	BootstrapSeconds float64        `json:"bootstrap_seconds,omitempty"`
+	KendallTau       model.Float    `json:"kendall_tau_vs_accuracy"` // NaN (null) for a constant ranking
+	RankMoves        []RankMove     `json:"rank_moves"`
+	FlagCounts       map[string]int `json:"flag_counts"`
+	GroupLoadings    []GroupLoading `json:"group_loadings,omitempty"`
+	BatchFits        int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
+	Gauge            string         `json:"gauge"`
+}
+
+// Gauge texts of fit.json.
+const (
+	GaugeJML = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
+	GaugeMML = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + b)"
+)
+
+// Model is one row of abilities.csv. Theta, SE, Lo and Hi have Rank values;
+// SE, Lo and Hi are NaN without a bootstrap, RankLo and RankHi 0.
+type Model struct {
+	Name           string
+	Theta          []float64
+	SE, Lo, Hi     []float64
+	Score          float64 // θ at rank 1, the score column at rank > 1
+	Rank           int     // by Score, 1 = best
+	RankLo, RankHi int     // bootstrap rank interval
+	Accuracy       float64
+	AccuracyRank   int
+}
+
+// Move is how many places the IRT rank is above the accuracy rank.
+func (m Model) Move() int { return m.AccuracyRank - m.Rank }
+
+// Item is one row of items.csv: a_j (Rank values) and the intercept b_j, their
+// bootstrap SEs and (rank 1) intervals (NaN without a bootstrap), the observed
+// rate of correct answers, the number of observed cells and the flag ("",
+// never_solved, always_solved or uninformative).
+type Item struct {
+	ID                 string
+	A                  []float64
+	B                  float64
+	SEA                []float64
+	SEB                float64
+	PCorrect           float64
+	NObs               int
+	Flag               string
+	ALo, AHi, BLo, BHi float64
+}
+
+// Folder is everything a fit folder holds.
+type Folder struct {
+	Doc    Doc
+	Models []Model
+	Items  []Item
+}
+
+// Rank is the number of ability dimensions r.
+func (f *Folder) Rank() int { return f.Doc.Settings.Rank }
+
+// Sigma is the logistic scale σ (1 when the file does not say).
+func (f *Folder) Sigma() float64 {
+	if s := f.Doc.Settings.Sigma; s > 0 {
+		return s
+	}
+	return 1
+}
+
+// IRT returns the fitted parameters as a model.IRT (θ, A and b in the fit's gauge).
+func (f *Folder) IRT() *model.IRT {
+	m := &model.IRT{Rank: f.Rank(), Sigma: f.Sigma(), Iterations: f.Doc.Iterations}
+	for _, fm := range f.Models {
+		m.Models = append(m.Models, fm.Name)
+		m.Theta = append(m.Theta, fm.Theta...)
+	}
+	for _, it := range f.Items {
+		m.Items = append(m.Items, it.ID)
+		m.A = append(m.A, it.A...)
+		m.B = append(m.B, it.B)
+	}
+	return m
+}
+
+// Write puts abilities.csv, items.csv and fit.json into dir, each atomically.
+func Write(dir string, f *Folder) error {
+	if err := model.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
+		return writeModels(w, f)
+	}); err != nil {
+		return err
+	}
+	if err := model.WriteFileAtomic(filepath.Join(dir, "items.csv"), func(w io.Writer) error {
+		return writeItems(w, f)
+	}); err != nil {
+		return err
+	}
+	return model.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		doc := f.Doc
+		if doc.RankMoves == nil {
+			doc.RankMoves = []RankMove{}
+		}
+		return enc.Encode(doc)
+	})
+}
+
+// cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
+func cols(name string, rank int) []string {
+	if rank == 1 {
+		return []string{name}
+	}
+	out := make([]string, rank)
+	for d := range out {
+		out[d] = fmt.Sprintf("%s_%d", name, d+1)
+	}
+	return out
+}
+
+func optInt(x int) string {
+	if x == 0 {
+		return ""
+	}
+	return strconv.Itoa(x)
+}
+
+// dims writes rank values of v, or rank empty cells when v is nil.
+func dims(row []string, v []float64, rank int) []string {
+	for d := 0; d < rank; d++ {
+		if v == nil {
+			row = append(row, "")
+		} else {
+			row = append(row, model.FormatFloat(v[d]))
+		}
+	}
+	return row
+}
+
+func writeModels(w io.Writer, f *Folder) error {
+	rk := f.Rank()
+	cw := csv.NewWriter(w)
+	var hdr []string
+	hdr = append(hdr, "model")
+	for _, p := range []string{"theta", "se", "lo", "hi"} {
+		hdr = append(hdr, cols(p, rk)...)
+	}
+	if rk > 1 {
+		hdr = append(hdr, "score")
+	}
+	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank")
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	for _, m := range f.Models {
+		row := []string{m.Name}
+		for _, src := range [][]float64{m.Theta, m.SE, m.Lo, m.Hi} {
+			row = dims(row, src, rk)
+		}
+		if rk > 1 {
+			row = append(row, model.FormatFloat(m.Score))
+		}
+		row = append(row, strconv.Itoa(m.Rank), optInt(m.RankLo), optInt(m.RankHi),
+			model.FormatFloat(m.Accuracy), strconv.Itoa(m.AccuracyRank))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeItems(w io.Writer, f *Folder) error {
+	rk := f.Rank()
+	cw := csv.NewWriter(w)
+	hdr := []string{"item"}
+	hdr = append(hdr, cols("a", rk)...)
+	hdr = append(hdr, "b")
+	hdr = append(hdr, cols("se_a", rk)...)
+	hdr = append(hdr, "se_b", "p_correct", "n_obs", "flag")
+	if rk == 1 {
+		hdr = append(hdr, "a_lo", "a_hi", "b_lo", "b_hi")
+	}
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	ff := model.FormatFloat
+	for _, it := range f.Items {
+		row := []string{it.ID}
+		row = dims(row, it.A, rk)
+		row = append(row, ff(it.B))
+		row = dims(row, it.SEA, rk)
+		row = append(row, ff(it.SEB), ff(it.PCorrect), strconv.Itoa(it.NObs), it.Flag)
+		if rk == 1 {
+			row = append(row, ff(it.ALo), ff(it.AHi), ff(it.BLo), ff(it.BHi))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Read reads a folder written by Write. Columns a reader does not need may be
+// absent (older folders); a bad number names the file, line and column.
+func Read(dir string) (*Folder, error) {
+	p := filepath.Join(dir, "fit.json")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a jeirt irt fit folder: no fit.json", dir)
+		}
+		return nil, err
+	}
+	f := &Folder{}
+	f.Doc.KendallTau = model.Float(math.NaN())
+	if err := json.Unmarshal(raw, &f.Doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	rk := f.Rank()
+	if rk < 1 {
+		return nil, fmt.Errorf("%s: settings.rank %d is not a rank", p, rk)
+	}
+	nums := func(get model.CSVRow, name string, required bool) []float64 {
+		var v []float64
+		for _, c := range cols(name, rk) {
+			if required {
+				v = append(v, get.Num(c))
+			} else {
+				v = append(v, get.OptNum(c))
+			}
+		}
+		return v
+	}
+	err = model.ReadCSVRows(filepath.Join(dir, "abilities.csv"), func(get model.CSVRow) error {
+		m := Model{Name: get.Str("model"), Theta: nums(get, "theta", true), SE: nums(get, "se", false),
+			Lo: nums(get, "lo", false), Hi: nums(get, "hi", false)}
+		if rk == 1 {
+			m.Score = m.Theta[0]
+		} else {
+			m.Score = get.Num("score")
+		}
+		m.Rank, m.RankLo, m.RankHi = get.Int("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
+		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.Int("accuracy_rank")
+		f.Models = append(f.Models, m)
+		return get.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = model.ReadCSVRows(filepath.Join(dir, "items.csv"), func(get model.CSVRow) error {
+		it := Item{ID: get.Str("item"), B: get.Num("b"), SEB: get.OptNum("se_b"), PCorrect: get.OptNum("p_correct"),
+			NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
+			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), BLo: get.OptNum("b_lo"), BHi: get.OptNum("b_hi")}
+		it.A = nums(get, "a", true)
+		it.SEA = nums(get, "se_a", false)
+		f.Items = append(f.Items, it)
+		return get.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Models) == 0 || len(f.Items) == 0 {
+		return nil, fmt.Errorf("%s: no models or no items", dir)
+	}
+	return f, nil
+}
+
+// OutNames names the sub-folder of each response file of a batch fit: its
+// name from names (the --name flags) when given, else the file's base name
+// without extension; files sharing a base name take their folder's name
+// instead (data/tumlu/response_matrix.csv -> tumlu), and a name still taken
+// gets -2, -3, ... in data order.
+func OutNames(data, names []string) ([]string, error) {
+	if len(names) > 0 {
+		seen := map[string]bool{}
+		for _, n := range names {
+			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+				return nil, fmt.Errorf("--name %q: want a plain folder name", n)
+			}
+			if seen[n] {
+				return nil, fmt.Errorf("--name %q given twice", n)
+			}
+			seen[n] = true
+		}
+		return names, nil
+	}
+	stem := func(p string) string {
+		b := filepath.Base(p)
+		return strings.TrimSuffix(b, filepath.Ext(b))
+	}
+	count := map[string]int{}
+	for _, p := range data {
+		count[stem(p)]++
+	}
+	out := make([]string, len(data))
+	taken := map[string]bool{}
+	for k, p := range data {
+		n := stem(p)
+		if count[n] > 1 {
+			if d := filepath.Base(filepath.Dir(filepath.Clean(p))); d != "." && d != ".." && d != string(filepath.Separator) {
+				n = d
+			}
+		}
+		if n == "" || n == "." || n == ".." {
+			n = "fit"
+		}
+		base := n
+		for i := 2; taken[n]; i++ {
+			n = fmt.Sprintf("%s-%d", base, i)
+		}
+		taken[n] = true
+		out[k] = n
+	}
+	return out, nil
+}
+
+// WriteSelection writes the items `jeirt irt select` kept: item, a (a_1 ...
+// a_r), b and the ability θ at which each was chosen (at[k] for items[k], an
+// index into fit.Items).
+func WriteSelection(w io.Writer, fit *model.IRT, items []int, at []float64) error {
+	rk := fit.Rank
+	cw := csv.NewWriter(w)
+	hdr := append([]string{"item"}, cols("a", rk)...)
+	hdr = append(hdr, "b", "chosen_at_theta")
+	if err := cw.Write(hdr); err != nil {
+		return err
+	}
+	for k, j := range items {
+		row := dims([]string{fit.Items[j]}, fit.A[j*rk:(j+1)*rk], rk)
+		row = append(row, model.FormatFloat(fit.B[j]), model.FormatFloat(at[k]))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

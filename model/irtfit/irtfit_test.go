@@ -1,0 +1,114 @@
+package irtfit
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+func TestOutNames(t *testing.T) {
+	got, err := OutNames([]string{"d/swe/response_matrix.csv", "d/rb/response_matrix.csv", "d/lsat/LSAT7.csv", "x/LSAT7.csv", "y/a.b.csv", "a.b"}, nil)
+	want := "swe rb lsat x a.b a"
+	if err != nil || strings.Join(got, " ") != want {
+		t.Errorf("OutNames: %v %v, want %s", got, err, want)
+	}
+	got, _ = OutNames([]string{"r.csv", "r.csv", "p/r.csv", "q/p/r.csv"}, nil)
+	if strings.Join(got, " ") != "r r-2 p p-2" {
+		t.Errorf("the same file twice: %v", got)
+	}
+}
+
+// A folder written and read back is the same folder, with and without a
+// bootstrap, at rank 1 and rank 2; the files are byte-identical when written
+// again.
+func TestWriteReadRoundTrip(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		rank int
+		boot bool
+	}{{1, false}, {1, true}, {2, false}, {2, true}} {
+		f := &Folder{Doc: Doc{Version: "0.1.0", Settings: Settings{Method: "cbmm", Data: "r.csv", Rank: tc.rank, Sigma: 1},
+			Models: 2, Items: 2, Observed: 4, LossHistory: []float64{3, 2.5}, Loss: 2.5, Iterations: 2,
+			KendallTau: model.Float(nan), RankMoves: []RankMove{}, FlagCounts: map[string]int{"never_solved": 1}, Gauge: GaugeJML}}
+		vec := func(x float64) []float64 {
+			v := make([]float64, tc.rank)
+			for d := range v {
+				v[d] = x + float64(d)/8
+			}
+			return v
+		}
+		nanVec := func() []float64 {
+			if tc.rank == 1 {
+				return []float64{nan} // rank 1 reads an empty se column as NaN
+			}
+			v := make([]float64, tc.rank)
+			for d := range v {
+				v[d] = nan
+			}
+			return v
+		}
+		for i, name := range []string{"gpt, \"x\"", "m2"} {
+			m := Model{Name: name, Theta: vec(0.5 - float64(i)), Score: 0.5 - float64(i), Rank: i + 1, Accuracy: 0.75 - 0.5*float64(i), AccuracyRank: i + 1}
+			if tc.rank == 1 {
+				m.Score = m.Theta[0]
+			}
+			if tc.boot {
+				m.SE, m.Lo, m.Hi, m.RankLo, m.RankHi = vec(0.1), vec(-1), vec(1), 1, 2
+			} else {
+				m.SE, m.Lo, m.Hi = nanVec(), nanVec(), nanVec()
+			}
+			f.Models = append(f.Models, m)
+		}
+		for j, id := range []string{"q1", "q2"} {
+			it := Item{ID: id, A: vec(1.25), B: -0.5 * float64(j), PCorrect: 0.5, NObs: 2, Flag: []string{"", "never_solved"}[j],
+				SEB: nan, SEA: nanVec(), ALo: nan, AHi: nan, BLo: nan, BHi: nan}
+			if tc.boot {
+				it.SEA, it.SEB = vec(0.2), 0.3
+				if tc.rank == 1 {
+					it.ALo, it.AHi, it.BLo, it.BHi = 1, 1.5, -1, 0
+				}
+			}
+			f.Items = append(f.Items, it)
+		}
+		dir := t.TempDir()
+		if err := Write(dir, f); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsNaN(float64(got.Doc.KendallTau)) {
+			t.Errorf("rank %d: τ %v, want NaN (null)", tc.rank, got.Doc.KendallTau)
+		}
+		got.Doc.KendallTau, f.Doc.KendallTau = 0, 0
+		if !reflect.DeepEqual(got.Doc, f.Doc) {
+			t.Errorf("rank %d boot %v: doc\n got %+v\nwant %+v", tc.rank, tc.boot, got.Doc, f.Doc)
+		}
+		// NaN != NaN: compare the tables by writing them again.
+		again := t.TempDir()
+		got.Doc.KendallTau = model.Float(nan)
+		if err := Write(again, got); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"abilities.csv", "items.csv", "fit.json"} {
+			a, _ := os.ReadFile(filepath.Join(dir, name))
+			b, _ := os.ReadFile(filepath.Join(again, name))
+			if string(a) != string(b) {
+				t.Errorf("rank %d boot %v: %s differs when written again:\n%s\n%s", tc.rank, tc.boot, name, a, b)
+			}
+		}
+		if got.Models[0].Name != f.Models[0].Name || got.Models[1].RankLo != f.Models[1].RankLo || got.Items[1].Flag != "never_solved" ||
+			!reflect.DeepEqual(got.Models[0].Theta, f.Models[0].Theta) || !reflect.DeepEqual(got.IRT(), f.IRT()) {
+			t.Errorf("rank %d boot %v: read back %+v", tc.rank, tc.boot, got.Models)
+		}
+	}
+	if _, err := Read(t.TempDir()); err == nil || !strings.HasSuffix(err.Error(), "is not a jeirt irt fit folder: no fit.json") {
+		t.Errorf("empty folder: %v", err)
+	}
+}

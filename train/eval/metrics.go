@@ -1,0 +1,106 @@
+package eval
+
+import (
+	"math"
+	"sort"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// Metrics scores probabilistic predictions of binary labels.
+type Metrics struct {
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"` // fraction with (p ≥ 0.5) == label
+	AUC      float64 `json:"auc"`      // area under the ROC curve, ties counted half; NaN with one class
+	LogLoss  float64 `json:"log_loss"` // mean −log p(label), p clipped to [1e-15, 1−1e-15]
+	Brier    float64 `json:"brier"`    // mean (p − label)²
+	ECE      float64 `json:"ece"`      // expected calibration error over 10 equal-width bins
+}
+
+// Scores are m as jeirt's JSON files carry them (NaN as null).
+func (m Metrics) Scores() Scores {
+	return Scores{Accuracy: model.Float(m.Accuracy), AUC: model.Float(m.AUC), Brier: model.Float(m.Brier),
+		ECE: model.Float(m.ECE), LogLoss: model.Float(m.LogLoss), N: m.N}
+}
+
+// Metrics are s back in memory (NaN where s has null).
+func FromScores(s Scores) Metrics {
+	return Metrics{N: s.N, Accuracy: float64(s.Accuracy), AUC: float64(s.AUC), LogLoss: float64(s.LogLoss),
+		Brier: float64(s.Brier), ECE: float64(s.ECE)}
+}
+
+// Score computes Metrics for predicted probabilities p of labels y (0/1).
+func Score(p []float64, y []uint8) Metrics {
+	m := Metrics{N: len(p)}
+	if len(p) == 0 {
+		return m
+	}
+	const bins = 10
+	var binN [bins]int
+	var binP, binY [bins]float64
+	for i, pi := range p {
+		yi := float64(y[i])
+		if (pi >= 0.5) == (y[i] == 1) {
+			m.Accuracy++
+		}
+		q := math.Min(math.Max(pi, 1e-15), 1-1e-15)
+		if y[i] == 1 {
+			m.LogLoss -= math.Log(q)
+		} else {
+			m.LogLoss -= math.Log(1 - q)
+		}
+		m.Brier += (pi - yi) * (pi - yi)
+		b := int(pi * bins)
+		if b >= bins {
+			b = bins - 1
+		}
+		if b < 0 {
+			b = 0
+		}
+		binN[b]++
+		binP[b] += pi
+		binY[b] += yi
+	}
+	n := float64(len(p))
+	m.Accuracy /= n
+	m.LogLoss /= n
+	m.Brier /= n
+	for b := 0; b < bins; b++ {
+		if binN[b] > 0 {
+			m.ECE += math.Abs(binP[b]-binY[b]) / n
+		}
+	}
+	m.AUC = AUC(p, y)
+	return m
+}
+
+// AUC is the Mann-Whitney estimate of the area under the ROC curve, with tied
+// scores counted as half. It is NaN when y holds only one class.
+func AUC(p []float64, y []uint8) float64 {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	var pos, neg, rankSum float64
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && p[idx[j]] == p[idx[i]] {
+			j++
+		}
+		avgRank := float64(i+j+1) / 2 // ranks i+1..j
+		for k := i; k < j; k++ {
+			if y[idx[k]] == 1 {
+				pos++
+				rankSum += avgRank
+			} else {
+				neg++
+			}
+		}
+		i = j
+	}
+	if pos == 0 || neg == 0 {
+		return math.NaN()
+	}
+	return (rankSum - pos*(pos+1)/2) / (pos * neg)
+}

@@ -1,0 +1,346 @@
+package irt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/backend"
+)
+
+// CBMM fits (multidimensional) two-parameter logistic IRT by joint maximum
+// likelihood with constrained block majorization-minimization (cBMM).
+//
+// With Y ∈ {−1, 1} on the observed cells Ω, X = θAᵀ + 1bᵀ (θ: N x r,
+// A: J x r) and P(y_ij = 1) = sigmoid(x_ij/σ), it minimises
+//
+//	ℓ(X) = Σ_Ω log(1 + exp(−y_ij x_ij/σ))  subject to A ≥ 0.
+//
+// Each iteration builds the quadratic majorizer of ℓ at X (curvature 1/(4σ²)
+// in every cell), whose minimiser is Ỹ = X + 4σ·Y ⊙ sigmoid(−Y ⊙ X/σ), and
+// decreases ‖θAᵀ + 1bᵀ − Ỹ‖²_Ω by exact block updates: per item, (a_j, b_j)
+// with a_j ≥ 0 (closed form at rank 1, active-set NNLS at rank r); then per
+// model, θ_i by an r x r solve. ℓ therefore never increases. It starts from a
+// truncated SVD of Y with missing cells as 0 and stops when the relative change
+// of ℓ falls below Tol.
+//
+// The zero value is ready to use: σ = 1, rank 1, Tol 1e-6, 1000 iterations,
+// GOMAXPROCS threads, the "auto" device.
+type CBMM struct {
+	Sigma   float64 // σ, the logistic scale; 0 means 1
+	Rank    int     // r, ability dimensions; 0 means 1
+	Tol     float64 // stop when |ℓ_k − ℓ_{k−1}| / |ℓ_{k−1}| < Tol; 0 means 1e-6
+	MaxIter int     // iteration cap; 0 means 1000
+	Threads int     // goroutines; 0 means runtime.GOMAXPROCS(0)
+	// Accelerate extrapolates each MM step, θ ← M(θ) + β(M(θ) − θ) (and so for A,
+	// b, with A clipped at 0), accepting the extrapolated point only when ℓ does
+	// not increase, otherwise taking the plain MM step: the loss stays monotone.
+	Accelerate bool
+	Device     string    // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Progress   io.Writer // when non-nil, a progress line every few seconds
+	// Trace, when non-nil, is called after each recorded loss of problem k
+	// (benchmarks use it to time the approach to the optimum).
+	Trace func(k, iter int, loss float64)
+}
+
+func (c CBMM) withDefaults() CBMM {
+	if c.Sigma == 0 {
+		c.Sigma = 1
+	}
+	if c.Rank == 0 {
+		c.Rank = 1
+	}
+	if c.Tol == 0 {
+		c.Tol = 1e-6
+	}
+	if c.MaxIter == 0 {
+		c.MaxIter = 1000
+	}
+	if c.Threads <= 0 {
+		c.Threads = runtime.GOMAXPROCS(0)
+	}
+	return c
+}
+
+// Fit fits one response matrix. The result is in the gauge stated on
+// model.IRT: each θ column has mean 0 and sd 1, A ≥ 0, X unchanged.
+func (c CBMM) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error) {
+	fits, err := c.FitBatch(ctx, []*model.Responses{r})
+	if err != nil {
+		return nil, err
+	}
+	return fits[0], nil
+}
+
+// FitBatch fits many response matrices in one run of the backend's batched
+// hot loop (one benchmark per matrix, or bootstrap replicates). Each problem
+// stops on its own criterion; the results equal those of separate Fit calls.
+func (c CBMM) FitBatch(ctx context.Context, rs []*model.Responses) ([]*model.IRT, error) {
+	return c.FitBatchFrom(ctx, rs, nil)
+}
+
+// FitBatchFrom is FitBatch with starting values: problem k starts from
+// start[k] (same models, items and rank) instead of the SVD start when
+// start is non-nil and start[k] is non-nil. Bootstrap replicates start from
+// the full fit and so need far fewer iterations.
+func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*model.IRT) ([]*model.IRT, error) {
+	c = c.withDefaults()
+	if c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0) {
+		return nil, fmt.Errorf("cbmm: sigma %v must be positive", c.Sigma)
+	}
+	if c.Rank < 0 {
+		return nil, fmt.Errorf("cbmm: rank %d must be at least 1", c.Rank)
+	}
+	if c.Tol < 0 {
+		return nil, fmt.Errorf("cbmm: tol %v must not be negative", c.Tol)
+	}
+	if c.MaxIter < 0 {
+		return nil, fmt.Errorf("cbmm: max-iter %d must not be negative", c.MaxIter)
+	}
+	be, _, err := backend.Lookup[backend.CBMM](c.Device)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	probs := make([]*backend.CBMMProblem, len(rs))
+	for k, r := range rs {
+		if r == nil || r.NumModels() == 0 || r.NumItems() == 0 || r.Len() == 0 {
+			return nil, fmt.Errorf("cbmm: response matrix %d has no observed cells", k)
+		}
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("cbmm: response matrix %d: %w", k, err)
+		}
+		if r.NumModels() >= 1<<31 {
+			return nil, fmt.Errorf("cbmm: response matrix %d has too many models", k)
+		}
+		probs[k] = backend.NewCBMMProblem(r)
+	}
+	batch, err := be.Load(probs, c.Rank, c.Sigma, c.Threads)
+	if err != nil {
+		return nil, fmt.Errorf("cbmm: device %s: %w", be.Name(), err)
+	}
+	defer batch.Close()
+
+	K := len(rs)
+	st := make([]*fitState, K)
+	// Starting values: a few problems run one after another with all threads;
+	// many run side by side.
+	startThreads := c.Threads
+	if K >= c.Threads {
+		startThreads = 1
+	}
+	for k, s := range start {
+		if s == nil {
+			continue
+		}
+		if k >= K || s.Rank != c.Rank || len(s.Theta) != probs[k].N*c.Rank || len(s.A) != probs[k].J*c.Rank || len(s.B) != probs[k].J {
+			return nil, fmt.Errorf("cbmm: starting values %d do not match response matrix %d and rank %d", k, k, c.Rank)
+		}
+	}
+	err = parallel(ctx, K, c.Threads/startThreads, func(k int) {
+		if k < len(start) && start[k] != nil {
+			s := start[k]
+			st[k] = &fitState{theta: append([]float64(nil), s.Theta...), a: append([]float64(nil), s.A...),
+				b: append([]float64(nil), s.B...), beta: 1}
+			for j, v := range st[k].a {
+				st[k].a[j] = math.Max(v, 0)
+			}
+			return
+		}
+		th, a, b, e := svdStart(ctx, probs[k], c.Rank, c.Sigma, startThreads)
+		if e != nil {
+			return
+		}
+		st[k] = &fitState{theta: th, a: a, b: b, beta: 1}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k := range st {
+		batch.Set(k, st[k].theta, st[k].a, st[k].b)
+		if c.Accelerate {
+			s := st[k]
+			s.mTheta, s.mA, s.mB = make([]float64, len(s.theta)), make([]float64, len(s.a)), make([]float64, len(s.b))
+		}
+	}
+
+	active := make([]bool, K)
+	for k := range active {
+		active[k] = true
+	}
+	loss := make([]float64, K)
+	nActive := K
+	began, lastLog := time.Now(), time.Now()
+	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
+		if err := batch.Step(ctx, active, loss); err != nil {
+			return nil, err
+		}
+		for k, s := range st {
+			if !active[k] {
+				continue
+			}
+			if c.Accelerate && s.extrapolated && loss[k] > s.last() {
+				// The extrapolated point is worse: return to the plain MM
+				// point M(θ) and let the next step start from there.
+				batch.Set(k, s.mTheta, s.mA, s.mB)
+				copy(s.theta, s.mTheta)
+				copy(s.a, s.mA)
+				copy(s.b, s.mB)
+				s.extrapolated = false
+				s.beta = math.Max(s.beta/2, 0.25)
+				s.rejected++
+				continue
+			}
+			if math.IsNaN(loss[k]) || math.IsInf(loss[k], 0) {
+				return nil, fmt.Errorf("cbmm: response matrix %d: loss became %v at iteration %d", k, loss[k], iter)
+			}
+			s.hist = append(s.hist, loss[k])
+			s.iters++
+			if c.Trace != nil {
+				c.Trace(k, s.iters, loss[k])
+			}
+			if n := len(s.hist); n >= 2 && math.Abs(s.hist[n-2]-s.hist[n-1]) <= c.Tol*math.Abs(s.hist[n-2]) {
+				s.converged = true
+				active[k] = false
+				nActive--
+				continue
+			}
+			if c.Accelerate {
+				s.extrapolate(batch, k)
+			}
+		}
+		if c.Progress != nil && time.Since(lastLog) > 2*time.Second {
+			lastLog = time.Now()
+			if K == 1 {
+				s := st[0]
+				fmt.Fprintf(c.Progress, "cbmm: iteration %d, loss %.6g, %.1fs\n", s.iters, s.last(), time.Since(began).Seconds())
+			} else {
+				fmt.Fprintf(c.Progress, "cbmm: iteration %d, %d of %d fits still running, %.1fs\n", iter, nActive, K, time.Since(began).Seconds())
+			}
+		}
+	}
+	// Record ℓ at the returned parameters (the last step moved past the last
+	// recorded loss).
+	all := make([]bool, K)
+	for k := range all {
+		all[k] = true
+	}
+	if err := batch.Loss(ctx, all, loss); err != nil {
+		return nil, err
+	}
+	out := make([]*model.IRT, K)
+	for k, s := range st {
+		if c.Accelerate && s.extrapolated && loss[k] > s.last() {
+			// Only an extrapolated point whose step was never evaluated can be
+			// worse; it is not kept (c.Accelerate with the iteration cap).
+			batch.Set(k, s.mTheta, s.mA, s.mB)
+			if err := batch.Loss(ctx, oneHot(K, k), loss); err != nil {
+				return nil, err
+			}
+		}
+		s.hist = append(s.hist, loss[k])
+		m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma,
+			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.iters, Converged: s.converged}
+		batch.Get(k, m.Theta, m.A, m.B)
+		StandardGauge(m)
+		out[k] = m
+	}
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "cbmm: %d fit(s) done in %.2fs\n", K, time.Since(began).Seconds())
+	}
+	return out, nil
+}
+
+func oneHot(n, k int) []bool {
+	b := make([]bool, n)
+	b[k] = true
+	return b
+}
+
+// fitState is the driver's per-problem bookkeeping.
+type fitState struct {
+	theta, a, b    []float64 // host copy of the point the last step started from
+	mTheta, mA, mB []float64 // host copy of the plain MM point M(θ)
+	hist           []float64
+	iters          int
+	converged      bool
+	extrapolated   bool
+	beta           float64
+	rejected       int
+}
+
+func (s *fitState) last() float64 {
+	if len(s.hist) == 0 {
+		return math.Inf(1)
+	}
+	return s.hist[len(s.hist)-1]
+}
+
+// extrapolate moves problem k from M(θ) to M(θ) + β(M(θ) − θ), keeping A ≥ 0,
+// and remembers M(θ) in case the extrapolated point turns out worse.
+func (s *fitState) extrapolate(batch backend.CBMMBatch, k int) {
+	batch.Get(k, s.mTheta, s.mA, s.mB)
+	if s.iters < 2 {
+		copy(s.theta, s.mTheta)
+		copy(s.a, s.mA)
+		copy(s.b, s.mB)
+		s.extrapolated = false
+		return
+	}
+	beta := s.beta
+	ext := func(prev, cur []float64, clip bool) {
+		for i, v := range cur {
+			x := v + beta*(v-prev[i])
+			if clip && x < 0 {
+				x = 0
+			}
+			prev[i] = x
+		}
+	}
+	ext(s.theta, s.mTheta, false)
+	ext(s.a, s.mA, true)
+	ext(s.b, s.mB, false)
+	batch.Set(k, s.theta, s.a, s.b)
+	s.extrapolated = true
+	s.beta = math.Min(s.beta*1.25, 2)
+}
+
+// StandardGauge puts m in the stated gauge without changing X = θAᵀ + 1bᵀ:
+// each θ column is centred and scaled to population sd 1 (b absorbs the mean,
+// A the scale). A column of θ that is constant is only centred. A ≥ 0 is
+// preserved (the scales are positive).
+func StandardGauge(m *model.IRT) {
+	r, n, J := m.Rank, len(m.Models), len(m.Items)
+	if n == 0 {
+		return
+	}
+	for d := 0; d < r; d++ {
+		mu := 0.0
+		for i := 0; i < n; i++ {
+			mu += m.Theta[i*r+d]
+		}
+		mu /= float64(n)
+		v := 0.0
+		for i := 0; i < n; i++ {
+			x := m.Theta[i*r+d] - mu
+			v += x * x
+		}
+		sd := math.Sqrt(v / float64(n))
+		if !(sd > 1e-300) {
+			sd = 1
+		}
+		for i := 0; i < n; i++ {
+			m.Theta[i*r+d] = (m.Theta[i*r+d] - mu) / sd
+		}
+		for j := 0; j < J; j++ {
+			m.B[j] += m.A[j*r+d] * mu
+			m.A[j*r+d] *= sd
+		}
+	}
+}

@@ -1,0 +1,411 @@
+package irt
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jeirt/jeirt/train/backend"
+)
+
+func init() { backend.Register(backend.CPU, cpuBackend{}) }
+
+// cpuBackend runs batched cBMM on the CPU: goroutines over (problem, item
+// chunk) tasks, two passes over the observed cells per iteration.
+type cpuBackend struct{}
+
+func (cpuBackend) Name() string { return "cpu" }
+
+func (cpuBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	b := &cpuBatch{rank: rank, sigma: sigma, threads: threads, probs: make([]*cpuProblem, len(problems))}
+	for k, p := range problems {
+		b.probs[k] = newCPUProblem(p, rank, threads)
+	}
+	return b, nil
+}
+
+type cpuBatch struct {
+	rank    int
+	sigma   float64
+	threads int
+	probs   []*cpuProblem
+}
+
+// cpuProblem holds one problem's parameters and the buffers reused across
+// iterations: Ỹ on Ω (in the problem's cell order) and per-chunk partial sums.
+type cpuProblem struct {
+	p              *backend.CBMMProblem
+	theta, a, b    []float64
+	yTilde         []float64
+	chunks         []int       // item boundaries: chunk c is items chunks[c]:chunks[c+1]
+	acc            [][]float64 // per chunk: per model Σ a_j a_jᵀ (r x r) then Σ a_j (ỹ_ij − b_j) (r)
+	chunkLoss      []float64
+	ws             []*backend.SmallNNLS // per chunk, rank > 1
+	modelG, modelH []float64
+}
+
+func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
+	pr := &cpuProblem{p: p, theta: make([]float64, p.N*r), a: make([]float64, p.J*r), b: make([]float64, p.J),
+		yTilde: make([]float64, p.Len())}
+	pr.chunks = balanceChunks(p.ItemStart, numChunks)
+	nc := len(pr.chunks) - 1
+	pr.acc = make([][]float64, nc)
+	pr.ws = make([]*backend.SmallNNLS, nc)
+	for c := range pr.acc {
+		pr.acc[c] = make([]float64, p.N*(r*r+r))
+		pr.ws[c] = backend.NewSmallNNLS(r + 1)
+	}
+	pr.chunkLoss = make([]float64, nc)
+	pr.modelG = make([]float64, r*r)
+	pr.modelH = make([]float64, r)
+	return pr
+}
+
+// numChunks is the number of item chunks per problem. It is fixed, not tied to
+// the thread count, so that sums are added in the same order and results are
+// bit-for-bit the same whatever Threads is and whether a problem is fitted
+// alone or in a batch.
+const numChunks = 32
+
+// balanceChunks splits items into at most n contiguous ranges of about equal cell counts.
+func balanceChunks(start []int32, n int) []int {
+	j := len(start) - 1
+	if n > j {
+		n = j
+	}
+	if n < 1 {
+		n = 1
+	}
+	total := int(start[j])
+	out := []int{0}
+	next := 1
+	for it := 0; it < j && next < n; it++ {
+		if int(start[it+1])*n >= total*next {
+			out = append(out, it+1)
+			next++
+		}
+	}
+	if out[len(out)-1] != j {
+		out = append(out, j)
+	}
+	return out
+}
+
+func (b *cpuBatch) Get(k int, theta, a, bb []float64) {
+	pr := b.probs[k]
+	copy(theta, pr.theta)
+	copy(a, pr.a)
+	copy(bb, pr.b)
+}
+
+func (b *cpuBatch) Set(k int, theta, a, bb []float64) {
+	pr := b.probs[k]
+	copy(pr.theta, theta)
+	copy(pr.a, a)
+	copy(pr.b, bb)
+}
+
+func (b *cpuBatch) Close() error { b.probs = nil; return nil }
+
+type task struct{ k, c int }
+
+func (b *cpuBatch) tasks(active []bool) []task {
+	var ts []task
+	for k, pr := range b.probs {
+		if active[k] {
+			for c := 0; c < len(pr.chunks)-1; c++ {
+				ts = append(ts, task{k, c})
+			}
+		}
+	}
+	return ts
+}
+
+func (b *cpuBatch) Loss(ctx context.Context, active []bool, loss []float64) error {
+	ts := b.tasks(active)
+	if err := parallel(ctx, len(ts), b.threads, func(t int) {
+		pr := b.probs[ts[t].k]
+		pr.chunkLoss[ts[t].c] = b.passA(pr, ts[t].c, false)
+	}); err != nil {
+		return err
+	}
+	b.sumLoss(active, loss)
+	return nil
+}
+
+func (b *cpuBatch) sumLoss(active []bool, loss []float64) {
+	for k, pr := range b.probs {
+		if active[k] {
+			s := 0.0
+			for _, l := range pr.chunkLoss {
+				s += l
+			}
+			loss[k] = s
+		}
+	}
+}
+
+func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) error {
+	ts := b.tasks(active)
+	// Pass A: loss, surrogate and the item block (a_j, b_j).
+	if err := parallel(ctx, len(ts), b.threads, func(t int) {
+		pr := b.probs[ts[t].k]
+		pr.chunkLoss[ts[t].c] = b.passA(pr, ts[t].c, true)
+	}); err != nil {
+		return err
+	}
+	b.sumLoss(active, loss)
+	// Pass B: per-model normal equations of the θ block, then the solves.
+	if err := parallel(ctx, len(ts), b.threads, func(t int) {
+		b.passB(b.probs[ts[t].k], ts[t].c)
+	}); err != nil {
+		return err
+	}
+	var ks []int
+	for k := range b.probs {
+		if active[k] {
+			ks = append(ks, k)
+		}
+	}
+	return parallel(ctx, len(ks), b.threads, func(t int) { b.solveTheta(b.probs[ks[t]]) })
+}
+
+// passA evaluates ℓ over the chunk's cells at the current parameters. With
+// update it also stores the surrogate target
+//
+//	ỹ_ij = x_ij + 4σ·y_ij·sigmoid(−y_ij·x_ij/σ)
+//
+// (the minimiser of the quadratic majorizer of softplus(−y x/σ), whose
+// curvature is 1/(4σ²)) and replaces each item's (a_j, b_j) by the exact
+// minimiser of Σ_i (θ_iᵀa_j + b_j − ỹ_ij)² subject to a_j ≥ 0.
+func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
+	p := pr.p
+	r := b.rank
+	inv, four := 1/b.sigma, 4*b.sigma
+	theta := pr.theta
+	loss := 0.0
+	ws := pr.ws[c]
+	for j := pr.chunks[c]; j < pr.chunks[c+1]; j++ {
+		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
+		cells := p.Cells[lo:hi]
+		yt := pr.yTilde[lo:hi]
+		if r == 1 {
+			aj, bj := pr.a[j], pr.b[j]
+			var st, stt, sy, sty float64
+			// Σ log(1 + e) is taken as log Π(1 + e), one log per 512 cells
+			// (each factor is in (1, 2], so the product cannot overflow).
+			prod := 1.0
+			for k, cell := range cells {
+				th := theta[cell>>1]
+				x := th*aj + bj
+				y := float64(cell&1)*2 - 1
+				t := -y * x * inv // −y x/σ
+				// softplus(t) = max(t, 0) + log(1 + e^−|t|) and sigmoid(t),
+				// without branches: neg is 1 when t < 0.
+				// e = e^−|t| by expNeg's method, inlined by hand (the
+				// compiler will not), clamped at e^−708.
+				z := -math.Abs(t)
+				if z < -708 {
+					z = -708
+				}
+				kz := int64(z*expInvLn2x64 - 0.5)
+				kf := float64(kz)
+				rz := (z - kf*expLn2x64Hi) - kf*expLn2x64Lo
+				e := expTable[kz&63] * (1 + rz*(1+rz*(1.0/2+rz*(1.0/6+rz*(1.0/24+rz*(1.0/120)))))) *
+					math.Float64frombits(uint64(kz>>6+1023)<<52)
+				q := 1 + e
+				sg := 1 / q // sigmoid(|t|)
+				neg := float64(math.Float64bits(t) >> 63)
+				loss += t * (1 - neg)
+				sg += neg * (1 - 2*sg)
+				prod *= q
+				if k&511 == 511 {
+					loss += math.Log(prod)
+					prod = 1
+				}
+				if update {
+					v := x + four*y*sg
+					yt[k] = v
+					st += th
+					stt += th * th
+					sy += v
+					sty += th * v
+				}
+			}
+			loss += math.Log(prod)
+			if update && len(cells) > 0 {
+				pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
+			}
+			continue
+		}
+		aj := pr.a[j*r : (j+1)*r]
+		m := r + 1
+		G, h := ws.G[:m*m], ws.H[:m]
+		if update {
+			clear(G)
+			clear(h)
+		}
+		for k, cell := range cells {
+			th := theta[int(cell>>1)*r : int(cell>>1)*r+r]
+			x := pr.b[j]
+			for d, v := range th {
+				x += v * aj[d]
+			}
+			y := float64(cell&1)*2 - 1
+			t := -y * x * inv
+			sp, sg := softplusSigmoid(t)
+			loss += sp
+			if update {
+				v := x + four*y*sg
+				yt[k] = v
+				// Normal equations of u_i = (θ_i, 1): G += u uᵀ, h += u ỹ.
+				for d1 := 0; d1 < r; d1++ {
+					row := G[d1*m : d1*m+m]
+					for d2 := 0; d2 <= d1; d2++ {
+						row[d2] += th[d1] * th[d2]
+					}
+					row[r] += th[d1]
+					h[d1] += th[d1] * v
+				}
+				G[r*m+r]++
+				h[r] += v
+			}
+		}
+		if update && len(cells) > 0 {
+			for d1 := 0; d1 < r; d1++ {
+				for d2 := 0; d2 < d1; d2++ {
+					G[d2*m+d1] = G[d1*m+d2]
+				}
+			}
+			for d := 0; d < r; d++ {
+				G[r*m+d] = G[d*m+r]
+			}
+			copy(ws.X[:r], aj)
+			ws.X[r] = pr.b[j]
+			ws.SolveInPlace(m, r)
+			copy(aj, ws.X[:r])
+			pr.b[j] = ws.X[r]
+		}
+	}
+	return loss
+}
+
+// passB accumulates, for each model i, the θ-block normal equations over the
+// chunk's items: Σ_j a_j a_jᵀ and Σ_j a_j (ỹ_ij − b_j), with the new (a, b).
+func (b *cpuBatch) passB(pr *cpuProblem, c int) {
+	p := pr.p
+	r := b.rank
+	acc := pr.acc[c]
+	clear(acc)
+	w := r*r + r
+	for j := pr.chunks[c]; j < pr.chunks[c+1]; j++ {
+		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
+		cells := p.Cells[lo:hi]
+		yt := pr.yTilde[lo:hi]
+		bj := pr.b[j]
+		if r == 1 {
+			aj := pr.a[j]
+			if aj == 0 {
+				continue
+			}
+			aj2 := aj * aj
+			for k, cell := range cells {
+				i := int(cell>>1) * 2
+				acc[i] += aj2
+				acc[i+1] += aj * (yt[k] - bj)
+			}
+			continue
+		}
+		aj := pr.a[j*r : (j+1)*r]
+		for k, cell := range cells {
+			m := acc[int(cell>>1)*w : int(cell>>1)*w+w]
+			res := yt[k] - bj
+			for d1 := 0; d1 < r; d1++ {
+				for d2 := 0; d2 <= d1; d2++ {
+					m[d1*r+d2] += aj[d1] * aj[d2]
+				}
+				m[r*r+d1] += aj[d1] * res
+			}
+		}
+	}
+}
+
+// solveTheta is the θ block: θ_i = argmin Σ_{j∈Ω_i} (θ_iᵀa_j + b_j − ỹ_ij)²,
+// an r x r solve per model. A model whose system is singular keeps θ_i (rank
+// 1) or takes the minimiser of the surrogate plus a tiny proximal term
+// ε‖θ_i − θ_i^old‖² (rank > 1), so the surrogate never increases.
+func (b *cpuBatch) solveTheta(pr *cpuProblem) {
+	r := b.rank
+	w := r*r + r
+	if r == 1 {
+		for i := 0; i < pr.p.N; i++ {
+			var den, num float64
+			for _, acc := range pr.acc {
+				den += acc[2*i]
+				num += acc[2*i+1]
+			}
+			if den > 0 {
+				pr.theta[i] = num / den
+			}
+		}
+		return
+	}
+	G, h := pr.modelG, pr.modelH
+	for i := 0; i < pr.p.N; i++ {
+		clear(G)
+		clear(h)
+		for _, acc := range pr.acc {
+			m := acc[i*w : i*w+w]
+			for d1 := 0; d1 < r; d1++ {
+				for d2 := 0; d2 <= d1; d2++ {
+					G[d1*r+d2] += m[d1*r+d2]
+				}
+				h[d1] += m[r*r+d1]
+			}
+		}
+		for d1 := 0; d1 < r; d1++ {
+			for d2 := 0; d2 < d1; d2++ {
+				G[d2*r+d1] = G[d1*r+d2]
+			}
+		}
+		backend.SolveTheta(G, h, pr.theta[i*r:i*r+r])
+	}
+}
+
+// parallel runs fn(0..n-1) on up to threads goroutines, checking ctx between tasks.
+func parallel(ctx context.Context, n, threads int, fn func(int)) error {
+	if threads > n {
+		threads = n
+	}
+	if threads <= 1 {
+		for t := 0; t < n; t++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fn(t)
+		}
+		return ctx.Err()
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= n || ctx.Err() != nil {
+					return
+				}
+				fn(t)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}

@@ -1,0 +1,333 @@
+package irt
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+)
+
+func gen(t testing.TB, opt synth.Options) (*model.Responses, *synth.Truth) {
+	t.Helper()
+	r, truth, err := synth.Generate(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, truth
+}
+
+// assertMonotone fails if the loss history ever increases by more than the
+// rounding of a sum of |Ω| terms.
+func assertMonotone(t *testing.T, name string, h []float64) {
+	t.Helper()
+	for k := 1; k < len(h); k++ {
+		if h[k] > h[k-1]*(1+1e-12) {
+			t.Errorf("%s: loss rose at iteration %d: %.15g -> %.15g", name, k, h[k-1], h[k])
+		}
+	}
+}
+
+func column(v []float64, r, d int) []float64 {
+	out := make([]float64, len(v)/r)
+	for i := range out {
+		out[i] = v[i*r+d]
+	}
+	return out
+}
+
+func TestCBMMRecovers2PL(t *testing.T) {
+	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 2000, Missing: 0.2, Seed: 1})
+	for _, acc := range []bool{false, true} {
+		fit, err := CBMM{Accelerate: acc}.Fit(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertMonotone(t, fmt.Sprintf("accelerate=%v", acc), fit.LossHistory)
+		if !fit.Converged {
+			t.Errorf("accelerate=%v: not converged after %d iterations", acc, fit.Iterations)
+		}
+		sTheta, sA, sB := eval.Spearman(fit.Theta, truth.Theta), eval.Spearman(fit.A, truth.A), eval.Spearman(fit.B, truth.B)
+		t.Logf("accelerate=%v: %d iterations, loss %.2f, Spearman θ %.4f a %.4f b %.4f", acc, fit.Iterations,
+			fit.LossHistory[len(fit.LossHistory)-1], sTheta, sA, sB)
+		if sTheta < 0.95 || sB < 0.95 || sA < 0.8 {
+			t.Errorf("accelerate=%v: recovery too weak: Spearman θ %.4f (want > 0.95), b %.4f (> 0.95), a %.4f (> 0.8)", acc, sTheta, sB, sA)
+		}
+	}
+}
+
+func TestCBMMGauge(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 3})
+	fit, err := CBMM{Rank: 2, Tol: 1e-5}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := 0; d < 2; d++ {
+		th := column(fit.Theta, 2, d)
+		mu, sd := stat.PopMeanStdDev(th, nil)
+		if math.Abs(mu) > 1e-12 || math.Abs(sd-1) > 1e-12 {
+			t.Errorf("dimension %d: θ mean %g sd %g, want 0 and 1", d, mu, sd)
+		}
+	}
+	for j, a := range fit.A {
+		if a < 0 {
+			t.Fatalf("A[%d] = %g < 0", j, a)
+		}
+	}
+	// The gauge must not change X: shift and scale θ, regauge, compare logits.
+	moved := *fit
+	moved.Theta = append([]float64(nil), fit.Theta...)
+	moved.A = append([]float64(nil), fit.A...)
+	moved.B = append([]float64(nil), fit.B...)
+	for i := range moved.Theta {
+		moved.Theta[i] = 3*moved.Theta[i] + 1
+	}
+	for j := range moved.A {
+		moved.A[j] /= 3
+	}
+	for j := range moved.B {
+		moved.B[j] -= moved.A[2*j] + moved.A[2*j+1]
+	}
+	before := moved.Logit(5, 7)
+	StandardGauge(&moved)
+	if after := moved.Logit(5, 7); math.Abs(after-before) > 1e-12 {
+		t.Errorf("gauge changed x_57 from %g to %g", before, after)
+	}
+	if d := math.Abs(moved.Theta[11] - fit.Theta[11]); d > 1e-12 {
+		t.Errorf("regauged θ differs by %g", d)
+	}
+}
+
+// canonicalCorrelations returns the canonical correlations between the
+// r-dimensional estimated and true abilities.
+func canonicalCorrelations(t *testing.T, est, truth []float64, n, r int) []float64 {
+	t.Helper()
+	var cc stat.CC
+	if err := cc.CanonicalCorrelations(mat.NewDense(n, r, est), mat.NewDense(n, r, truth), nil); err != nil {
+		t.Fatal(err)
+	}
+	return cc.CorrsTo(nil)
+}
+
+func TestCBMMRank2RecoversUpToRotation(t *testing.T) {
+	r, truth := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 300, Items: 1000, Missing: 0.2, Seed: 5})
+	fit, err := CBMM{Rank: 2}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMonotone(t, "rank 2", fit.LossHistory)
+	cc := canonicalCorrelations(t, fit.Theta, truth.Theta, 300, 2)
+	t.Logf("rank 2: %d iterations, canonical correlations θ: %.4f %.4f", fit.Iterations, cc[0], cc[1])
+	if cc[0] < 0.95 || cc[1] < 0.9 {
+		t.Errorf("canonical correlations %.4f, %.4f: want > 0.95 and > 0.9", cc[0], cc[1])
+	}
+	if s := eval.Spearman(fit.B, truth.B); s < 0.95 {
+		t.Errorf("Spearman b = %.4f, want > 0.95", s)
+	}
+}
+
+// respFromLabels builds Responses from a dense matrix with −1 for missing.
+func respFromLabels(y [][]int) *model.Responses {
+	r := &model.Responses{}
+	for i := range y {
+		r.Models = append(r.Models, fmt.Sprintf("m%d", i))
+	}
+	for j := range y[0] {
+		r.Items = append(r.Items, fmt.Sprintf("q%d", j))
+	}
+	for i, row := range y {
+		for j, v := range row {
+			if v >= 0 {
+				r.Model = append(r.Model, int32(i))
+				r.Item = append(r.Item, int32(j))
+				r.Label = append(r.Label, uint8(v))
+			}
+		}
+	}
+	return r
+}
+
+func denseFrom(r *model.Responses) [][]int {
+	y := make([][]int, r.NumModels())
+	for i := range y {
+		y[i] = make([]int, r.NumItems())
+		for j := range y[i] {
+			y[i][j] = -1
+		}
+	}
+	for c := range r.Label {
+		y[r.Model[c]][r.Item[c]] = int(r.Label[c])
+	}
+	return y
+}
+
+func TestCBMMLossMonotone(t *testing.T) {
+	base, truth := gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 400, Seed: 7})
+	rng := rand.New(rand.NewPCG(7, 8))
+	dense := denseFrom(base)
+	mcar := denseFrom(base)
+	mnar := denseFrom(base)
+	for i := range mcar {
+		for j := range mcar[i] {
+			if rng.Float64() < 0.4 {
+				mcar[i][j] = -1
+			}
+			// Not at random: weak models skip hard items, and wrong answers
+			// are more often unrecorded.
+			p := 0.15
+			if truth.Theta[i] < 0 && truth.B[j] < 0 {
+				p = 0.7
+			}
+			if mnar[i][j] == 0 {
+				p += 0.2
+			}
+			if rng.Float64() < p {
+				mnar[i][j] = -1
+			}
+		}
+	}
+	dup := make([][]int, len(dense))
+	for i := range dense {
+		dup[i] = append(append([]int(nil), dense[i]...), dense[i][:100]...)
+	}
+	constant := denseFrom(base)
+	for j := range constant[3] {
+		constant[3][j] = 1
+		constant[4][j] = 0
+	}
+	itemConst := denseFrom(base)
+	for i := range itemConst {
+		itemConst[i][0] = 1
+		itemConst[i][1] = 0
+		if i > 0 {
+			itemConst[i][2] = -1 // an item seen by one model only
+		}
+	}
+	cases := []struct {
+		name string
+		y    [][]int
+		rank int
+	}{
+		{"complete", dense, 1},
+		{"40% MCAR", mcar, 1},
+		{"not at random", mnar, 1},
+		{"duplicated items", dup, 1},
+		{"constant rows", constant, 1},
+		{"constant items", itemConst, 1},
+		{"40% MCAR rank 3", mcar, 3},
+		{"constant rows rank 2", constant, 2},
+	}
+	for _, tc := range cases {
+		for _, acc := range []bool{false, true} {
+			name := fmt.Sprintf("%s/accelerate=%v", tc.name, acc)
+			fit, err := CBMM{Rank: tc.rank, Accelerate: acc, MaxIter: 300}.Fit(context.Background(), respFromLabels(tc.y))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			h := fit.LossHistory
+			assertMonotone(t, name, h)
+			if len(h) < 3 || !(h[len(h)-1] < h[0]) {
+				t.Errorf("%s: loss did not decrease: %v", name, h)
+			}
+			for _, a := range fit.A {
+				if a < 0 || math.IsNaN(a) {
+					t.Fatalf("%s: a = %g", name, a)
+				}
+			}
+		}
+	}
+}
+
+func TestFitBatchEqualsFit(t *testing.T) {
+	var rs []*model.Responses
+	for s := int64(1); s <= 3; s++ {
+		r, _ := gen(t, synth.Options{Kind: "2pl", Models: 40 + 10*int(s), Items: 200, Missing: 0.1 * float64(s), Seed: s})
+		rs = append(rs, r)
+	}
+	for _, cfg := range []CBMM{{}, {Rank: 2, Accelerate: true}, {Threads: 1}} {
+		batch, err := cfg.FitBatch(context.Background(), rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, r := range rs {
+			one, err := cfg.Fit(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one.Iterations != batch[k].Iterations || !slices.Equal(one.Theta, batch[k].Theta) || !slices.Equal(one.A, batch[k].A) ||
+				!slices.Equal(one.B, batch[k].B) || !slices.Equal(one.LossHistory, batch[k].LossHistory) {
+				t.Errorf("rank %d problem %d: batched fit differs from the single fit (%d vs %d iterations)",
+					cfg.Rank, k, batch[k].Iterations, one.Iterations)
+			}
+		}
+	}
+}
+
+func TestCBMMZeroValueAndErrors(t *testing.T) {
+	r := respFromLabels([][]int{{1, 0, 1}, {0, 0, 1}, {1, 1, 1}})
+	fit, err := CBMM{}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Rank != 1 || fit.Sigma != 1 || len(fit.Theta) != 3 || len(fit.A) != 3 {
+		t.Errorf("zero value: rank %d sigma %g, %d θ, %d a", fit.Rank, fit.Sigma, len(fit.Theta), len(fit.A))
+	}
+	// Higher accuracy, higher θ.
+	if !(fit.Theta[2] > fit.Theta[0] && fit.Theta[0] > fit.Theta[1]) {
+		t.Errorf("θ %v not ordered by accuracy", fit.Theta)
+	}
+	_, err = CBMM{Device: "cuda"}.Fit(context.Background(), r)
+	want := "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`"
+	if _, _, lookupErr := backend.Lookup[backend.CBMM]("cuda"); lookupErr == nil {
+		want = "" // a cuda build: the device exists
+	}
+	if want != "" && (err == nil || err.Error() != want) {
+		t.Errorf("cuda error = %v, want %q", err, want)
+	}
+	if _, err := (CBMM{Device: "tpu"}).Fit(context.Background(), r); err == nil || !strings.Contains(err.Error(), `device "tpu": unknown`) {
+		t.Errorf("tpu error = %v", err)
+	}
+	if _, err := (CBMM{}).Fit(context.Background(), &model.Responses{Models: []string{"m"}, Items: []string{"q"}}); err == nil ||
+		err.Error() != "cbmm: response matrix 0 has no observed cells" {
+		t.Errorf("empty error = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (CBMM{}).Fit(ctx, r); err != context.Canceled {
+		t.Errorf("cancelled fit: err = %v", err)
+	}
+}
+
+func TestExpNeg(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	worst := 0.0
+	for k := 0; k < 1000000; k++ {
+		x := -rng.Float64() * 40
+		if k%10 == 0 {
+			x = -rng.Float64() * 750
+		}
+		if k < 100 {
+			x = -float64(k) * 1e-3
+		}
+		got, want := expNeg(x), math.Exp(x)
+		if want < 1e-300 {
+			continue
+		}
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 5e-16 {
+		t.Errorf("expNeg: worst relative error %g, want < 5e-16", worst)
+	}
+	if expNeg(0) != 1 || expNeg(-800) != 0 {
+		t.Errorf("expNeg(0) = %g, expNeg(-800) = %g", expNeg(0), expNeg(-800))
+	}
+}

@@ -1,0 +1,64 @@
+package irt
+
+import (
+	"math"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+)
+
+// FromSettings is the cBMM fitter a fit folder's settings describe.
+func FromSettings(s irtfit.Settings) CBMM {
+	return CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
+		Accelerate: s.Accelerate, Device: s.Device}
+}
+
+// NewFolder is the fit folder of one fit: doc (fit.json) completed with the
+// fit's and the analysis's figures, the abilities and items tables, and the
+// bootstrap's standard errors and intervals when boot is not nil.
+func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis, boot *BootstrapResult) *irtfit.Folder {
+	doc.Settings.RankMove = an.RankMoveLimit
+	doc.Models, doc.Items, doc.Observed = r.NumModels(), r.NumItems(), r.Len()
+	doc.LossHistory, doc.Loss = fit.LossHistory, fit.LossHistory[len(fit.LossHistory)-1]
+	doc.Iterations, doc.Converged = fit.Iterations, fit.Converged
+	doc.KendallTau, doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = model.Float(an.KendallTau), an.RankMoves, an.FlagCounts, an.GroupLoadings
+	doc.Gauge = irtfit.GaugeJML
+	if doc.Settings.Method == "mml" {
+		doc.Gauge = irtfit.GaugeMML
+	}
+	rk := fit.Rank
+	f := &irtfit.Folder{Doc: doc}
+	part := func(v []float64, k int) []float64 {
+		if v == nil {
+			return nil
+		}
+		return v[k*rk : (k+1)*rk]
+	}
+	at := func(v []float64, k int) float64 {
+		if v == nil {
+			return math.NaN()
+		}
+		return v[k]
+	}
+	var b BootstrapResult
+	if boot != nil {
+		b = *boot
+	}
+	for i, name := range fit.Models {
+		m := irtfit.Model{Name: name, Theta: part(fit.Theta, i), SE: part(b.ThetaSE, i), Lo: part(b.ThetaLo, i),
+			Hi: part(b.ThetaHi, i), Score: an.Score[i], Rank: an.Rank[i], Accuracy: an.Accuracy[i], AccuracyRank: an.AccuracyRank[i]}
+		if boot != nil {
+			m.RankLo, m.RankHi = boot.RankLo[i], boot.RankHi[i]
+		}
+		f.Models = append(f.Models, m)
+	}
+	for j, id := range fit.Items {
+		it := irtfit.Item{ID: id, A: part(fit.A, j), B: fit.B[j], SEA: part(b.ASE, j), SEB: at(b.BSE, j),
+			PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
+		if rk == 1 {
+			it.ALo, it.AHi, it.BLo, it.BHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
+		}
+		f.Items = append(f.Items, it)
+	}
+	return f
+}

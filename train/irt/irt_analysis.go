@@ -1,0 +1,389 @@
+package irt
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/eval"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Item flags written by Analyze.
+const (
+	FlagNeverSolved   = "never_solved"
+	FlagAlwaysSolved  = "always_solved"
+	FlagUninformative = "uninformative" // near-zero discrimination
+)
+
+// AnalysisOptions sets the thresholds of Analyze.
+type AnalysisOptions struct {
+	// MinDiscrimination: an item whose ‖a_j‖ (in the standard gauge, logit per
+	// sd of θ, divided by σ) is below it is flagged uninformative; 0 means 0.1.
+	MinDiscrimination float64
+	// RankMove: models whose θ rank and accuracy rank differ by more than this
+	// many places are listed; 0 means max(3, N/20).
+	RankMove int
+}
+
+// Analysis summarises a fit against the raw accuracies.
+type Analysis struct {
+	Accuracy       []float64 // per model, over its observed cells
+	AccuracyRank   []int     // 1 = most accurate
+	Score          []float64 // AbilityScore
+	Rank           []int     // 1 = highest Score
+	KendallTau     float64   // τ_b between Score and Accuracy
+	RankMoveLimit  int
+	RankMoves      []RankMove
+	ItemAccuracy   []float64 // p_correct per item
+	ItemObserved   []int     // n_obs per item
+	ItemFlags      []string  // "" or one of the Flag constants
+	FlagCounts     map[string]int
+	GroupLoadings  []GroupLoading `json:",omitempty"` // rank > 1 with item groups
+	VarimaxLoading []float64      `json:"-"`          // J x r rotated loadings (rank > 1)
+}
+
+// RankMove is a model whose ability rank differs from its accuracy rank (as
+// fit.json lists it).
+type RankMove = irtfit.RankMove
+
+// GroupLoading is an item group's mean varimax loading on each dimension.
+type GroupLoading = irtfit.GroupLoading
+
+// Analyze computes the Kendall τ between the ability and accuracy rankings,
+// the models whose rank moves, item flags, and at rank > 1 the varimax
+// loadings averaged per item group (r.ItemGroup).
+func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis {
+	if opt.MinDiscrimination == 0 {
+		opt.MinDiscrimination = 0.1
+	}
+	N, J, rk := r.NumModels(), r.NumItems(), fit.Rank
+	if opt.RankMove == 0 {
+		opt.RankMove = max(3, N/20)
+	}
+	an := &Analysis{Accuracy: r.ModelAccuracy(), ItemAccuracy: r.ItemAccuracy(), Score: AbilityScore(fit),
+		RankMoveLimit: opt.RankMove, FlagCounts: map[string]int{}}
+	an.AccuracyRank = eval.DescRanks(an.Accuracy)
+	an.Rank = eval.DescRanks(an.Score)
+	an.KendallTau = eval.KendallTau(an.Score, an.Accuracy)
+	for i := 0; i < N; i++ {
+		if mv := an.AccuracyRank[i] - an.Rank[i]; mv > opt.RankMove || -mv > opt.RankMove {
+			an.RankMoves = append(an.RankMoves, RankMove{Model: fit.Models[i], Rank: an.Rank[i], AccuracyRank: an.AccuracyRank[i], Move: mv})
+		}
+	}
+	sort.SliceStable(an.RankMoves, func(x, y int) bool { return abs(an.RankMoves[x].Move) > abs(an.RankMoves[y].Move) })
+	by := r.ByItem()
+	an.ItemObserved = make([]int, J)
+	an.ItemFlags = make([]string, J)
+	sigma := fit.Sigma
+	if sigma == 0 {
+		sigma = 1
+	}
+	for j := 0; j < J; j++ {
+		an.ItemObserved[j] = len(by.Row(j))
+		norm := 0.0
+		for d := 0; d < rk; d++ {
+			norm += fit.A[j*rk+d] * fit.A[j*rk+d]
+		}
+		switch p := an.ItemAccuracy[j]; {
+		case an.ItemObserved[j] == 0:
+		case p == 0:
+			an.ItemFlags[j] = FlagNeverSolved
+		case p == 1:
+			an.ItemFlags[j] = FlagAlwaysSolved
+		case math.Sqrt(norm)/sigma < opt.MinDiscrimination:
+			an.ItemFlags[j] = FlagUninformative
+		}
+		if f := an.ItemFlags[j]; f != "" {
+			an.FlagCounts[f]++
+		}
+	}
+	if rk > 1 {
+		an.VarimaxLoading = Varimax(whitenedLoadings(fit), J, rk)
+		if r.ItemGroup != nil {
+			an.GroupLoadings = groupLoadings(an.VarimaxLoading, r.ItemGroup, rk)
+		}
+	}
+	return an
+}
+
+// whitenedLoadings returns A·L where LLᵀ is the covariance of θ's columns
+// (Cholesky): the loadings on uncorrelated abilities, X unchanged, which is
+// the form an orthogonal rotation such as varimax assumes.
+func whitenedLoadings(fit *model.IRT) []float64 {
+	rk := fit.Rank
+	N := len(fit.Theta) / rk
+	C := make([]float64, rk*rk)
+	mu := make([]float64, rk)
+	for i := 0; i < N; i++ {
+		for d := 0; d < rk; d++ {
+			mu[d] += fit.Theta[i*rk+d] / float64(N)
+		}
+	}
+	for i := 0; i < N; i++ {
+		for d := 0; d < rk; d++ {
+			for e := 0; e < rk; e++ {
+				C[d*rk+e] += (fit.Theta[i*rk+d] - mu[d]) * (fit.Theta[i*rk+e] - mu[e]) / float64(N)
+			}
+		}
+	}
+	// In-place Cholesky of C (lower triangle).
+	for j := 0; j < rk; j++ {
+		d := C[j*rk+j]
+		for k := 0; k < j; k++ {
+			d -= C[j*rk+k] * C[j*rk+k]
+		}
+		if !(d > 1e-12) {
+			return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
+		}
+		d = math.Sqrt(d)
+		C[j*rk+j] = d
+		for i := j + 1; i < rk; i++ {
+			s := C[i*rk+j]
+			for k := 0; k < j; k++ {
+				s -= C[i*rk+k] * C[j*rk+k]
+			}
+			C[i*rk+j] = s / d
+		}
+		for k := j + 1; k < rk; k++ {
+			C[j*rk+k] = 0
+		}
+	}
+	out := make([]float64, len(fit.A))
+	matMul(fit.A, C, out, len(fit.A)/rk, rk, rk)
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func groupLoadings(l []float64, group []string, rk int) []GroupLoading {
+	idx := map[string]int{}
+	var out []GroupLoading
+	for j, g := range group {
+		if g == "" {
+			continue
+		}
+		k, ok := idx[g]
+		if !ok {
+			k = len(out)
+			idx[g] = k
+			out = append(out, GroupLoading{Group: g, MeanLoading: make([]float64, rk)})
+		}
+		out[k].Items++
+		for d := 0; d < rk; d++ {
+			out[k].MeanLoading[d] += l[j*rk+d]
+		}
+	}
+	for k := range out {
+		for d := range out[k].MeanLoading {
+			out[k].MeanLoading[d] /= float64(out[k].Items)
+		}
+	}
+	sort.Slice(out, func(x, y int) bool { return out[x].Group < out[y].Group })
+	return out
+}
+
+// Varimax rotates the J x r loadings A (row-major) to Kaiser's varimax
+// criterion (raw, without row normalisation; Kaiser 1958), the canonical
+// form reported for r > 1, by the usual SVD iteration. Columns are then
+// signed to have a positive sum and ordered by decreasing sum of squares.
+func Varimax(A []float64, J, r int) []float64 {
+	L := append([]float64(nil), A...)
+	R := identity(r)
+	rot := make([]float64, J*r)
+	for it := 0; it < 500; it++ {
+		// rot = A R; B = Aᵀ(rot³ − rot·diag(Σ rot²)/J); R = U Vᵀ of svd(B).
+		matMul(A, R, rot, J, r, r)
+		colSS := make([]float64, r)
+		for j := 0; j < J; j++ {
+			for d := 0; d < r; d++ {
+				colSS[d] += rot[j*r+d] * rot[j*r+d]
+			}
+		}
+		B := make([]float64, r*r)
+		for j := 0; j < J; j++ {
+			for d := 0; d < r; d++ {
+				x := rot[j*r+d]
+				g := x*x*x - x*colSS[d]/float64(J)
+				for e := 0; e < r; e++ {
+					B[e*r+d] += A[j*r+e] * g
+				}
+			}
+		}
+		u, _, v := svdSmall(B, r)
+		next := make([]float64, r*r)
+		matMulT(u, v, next, r)
+		change := 0.0
+		for k := range next {
+			change = math.Max(change, math.Abs(next[k]-R[k]))
+		}
+		R = next
+		if change < 1e-13 {
+			break
+		}
+	}
+	matMul(A, R, L, J, r, r)
+	// Sign and order the columns.
+	type col struct {
+		d  int
+		ss float64
+	}
+	cols := make([]col, r)
+	for d := 0; d < r; d++ {
+		sum, ss := 0.0, 0.0
+		for j := 0; j < J; j++ {
+			sum += L[j*r+d]
+			ss += L[j*r+d] * L[j*r+d]
+		}
+		if sum < 0 {
+			for j := 0; j < J; j++ {
+				L[j*r+d] = -L[j*r+d]
+			}
+		}
+		cols[d] = col{d, ss}
+	}
+	sort.SliceStable(cols, func(x, y int) bool { return cols[x].ss > cols[y].ss })
+	out := make([]float64, J*r)
+	for j := 0; j < J; j++ {
+		for k, c := range cols {
+			out[j*r+k] = L[j*r+c.d]
+		}
+	}
+	return out
+}
+
+func identity(r int) []float64 {
+	m := make([]float64, r*r)
+	for d := 0; d < r; d++ {
+		m[d*r+d] = 1
+	}
+	return m
+}
+
+// matMul sets c (n x m) = a (n x k) b (k x m), all row-major.
+func matMul(a, b, c []float64, n, k, m int) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			s := 0.0
+			for l := 0; l < k; l++ {
+				s += a[i*k+l] * b[l*m+j]
+			}
+			c[i*m+j] = s
+		}
+	}
+}
+
+// matMulT sets c = u vᵀ for r x r matrices.
+func matMulT(u, v, c []float64, r int) {
+	for i := 0; i < r; i++ {
+		for j := 0; j < r; j++ {
+			s := 0.0
+			for l := 0; l < r; l++ {
+				s += u[i*r+l] * v[j*r+l]
+			}
+			c[i*r+j] = s
+		}
+	}
+}
+
+// InformationSelect keeps round(keep·J) items chosen by Fisher information
+// across the ability range: on a grid of 13 abilities from −3 to 3 (θ's sd
+// units, along the direction (1,…,1)/√r at rank > 1) it takes, in turn at
+// each grid point, the not yet chosen item most informative there,
+// I_j(θ) = ‖a_j‖² p(1 − p)/σ². So easy and hard items are kept as well as
+// those in the middle. It returns the chosen item indices (in choice order)
+// and the grid point each was chosen for.
+func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64, err error) {
+	J, rk := len(fit.B), fit.Rank
+	if !(keep > 0 && keep <= 1) {
+		return nil, nil, fmt.Errorf("keep %v must be in (0, 1]", keep)
+	}
+	n := int(math.Round(keep * float64(J)))
+	n = max(1, min(n, J))
+	sigma := fit.Sigma
+	if sigma == 0 {
+		sigma = 1
+	}
+	const points = 13
+	grid := make([]float64, points)
+	for g := range grid {
+		grid[g] = -3 + 6*float64(g)/(points-1)
+	}
+	// Items sorted by information at each grid point.
+	order := make([][]int, points)
+	for g, th := range grid {
+		info := make([]float64, J)
+		for j := 0; j < J; j++ {
+			x, a2 := fit.B[j], 0.0
+			for d := 0; d < rk; d++ {
+				x += th / math.Sqrt(float64(rk)) * fit.A[j*rk+d]
+				a2 += fit.A[j*rk+d] * fit.A[j*rk+d]
+			}
+			p := model.Sigmoid(x / sigma)
+			info[j] = a2 * p * (1 - p) / (sigma * sigma)
+		}
+		o := make([]int, J)
+		for j := range o {
+			o[j] = j
+		}
+		sort.SliceStable(o, func(x, y int) bool { return info[o[x]] > info[o[y]] })
+		order[g] = o
+	}
+	taken := make([]bool, J)
+	next := make([]int, points)
+	for len(items) < n {
+		for g := 0; g < points && len(items) < n; g++ {
+			for next[g] < J && taken[order[g][next[g]]] {
+				next[g]++
+			}
+			if next[g] < J {
+				j := order[g][next[g]]
+				taken[j] = true
+				items = append(items, j)
+				at = append(at, grid[g])
+			}
+		}
+	}
+	return items, at, nil
+}
+
+// SelectionTau refits on the chosen items only and returns Kendall's τ between
+// the models' AbilityScore ranking from that fit and from full.
+func SelectionTau(ctx context.Context, c CBMM, r *model.Responses, full *model.IRT, items []int) (float64, *model.IRT, error) {
+	keep := make([]bool, r.NumItems())
+	for _, j := range items {
+		keep[j] = true
+	}
+	var cells []int32
+	for cell, j := range r.Item {
+		if keep[j] {
+			cells = append(cells, int32(cell))
+		}
+	}
+	sub := r.Subset(cells)
+	fit, err := c.Fit(ctx, sub)
+	if err != nil {
+		return math.NaN(), nil, err
+	}
+	return eval.KendallTau(AbilityScore(fit), AbilityScore(full)), fit, nil
+}
+
+// svdSmall returns U, the singular values and V of the r x r matrix b (row-major).
+func svdSmall(b []float64, r int) (u, s, v []float64) {
+	var svd mat.SVD
+	if !svd.Factorize(mat.NewDense(r, r, append([]float64(nil), b...)), mat.SVDFull) {
+		return identity(r), make([]float64, r), identity(r)
+	}
+	var um, vm mat.Dense
+	svd.UTo(&um)
+	svd.VTo(&vm)
+	return append([]float64(nil), um.RawMatrix().Data...), svd.Values(nil), append([]float64(nil), vm.RawMatrix().Data...)
+}

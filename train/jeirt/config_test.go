@@ -1,0 +1,108 @@
+package jeirt
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadConfigDefaultsAndPaths(t *testing.T) {
+	p := writeConfig(t, `
+data: {responses: data/r.csv, items: /abs/items.csv}
+model: {dim: 64}
+train: {lr: 1.0e-3, batching: per-pair}
+output: out/run
+`)
+	c, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(p)
+	if c.Data.Responses != filepath.Join(dir, "data/r.csv") || c.Data.Items != "/abs/items.csv" || c.Output != filepath.Join(dir, "out/run") {
+		t.Errorf("paths not resolved against the config folder: %+v, output %q", c.Data, c.Output)
+	}
+	want := DefaultConfig()
+	if c.Model.Dim != 64 || c.Model.Dropout != want.Model.Dropout || c.Train.LR != 1e-3 || c.Train.Batching != "per-pair" ||
+		c.Train.Epochs != 100 || c.Train.BatchSize != 512 || c.Train.Gamma != 0.75 || c.Split != want.Split || c.Encoder.Spec != "hash" {
+		t.Errorf("defaults not kept: %+v", c)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: -1\n", "config.yaml: train.lr: must be > 0, got -1"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, seed, step, weight_decay)"},
+		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, split, train)"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4: model.dim: cannot unmarshal !!str `big` into int"},
+		{"data: {responses: r.csv}\noutput: o\ntrain: {batching: pairs}\n", "config.yaml: train.batching: must be by-question or per-pair, got \"pairs\""},
+		{"data: {train: a.csv}\noutput: o\n", "config.yaml: data: data.train, data.val and data.test must all be set (got train"},
+		{"data: {responses: r.csv}\n", "config.yaml: output: must be set (the checkpoint folder to write)"},
+		{"data: {responses: r.csv}\noutput: o\nsplit: {val: 0.5, test: 0.5}\n", "config.yaml: split: val + test must be below 1, got 1"},
+		{"data: {responses: r.csv}\noutput: o\nmodel: 3\n", "config.yaml:3: model must be a mapping of keys to values"},
+	} {
+		p := writeConfig(t, tc.text)
+		_, err := LoadConfig(p)
+		if err == nil {
+			t.Errorf("%q: no error", tc.text)
+			continue
+		}
+		got := err.Error()
+		want := filepath.Dir(p) + "/" + tc.want
+		if len(got) < len(want) || got[:len(want)] != want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.text, got, want)
+		}
+	}
+}
+
+func TestConfigSet(t *testing.T) {
+	c := DefaultConfig()
+	for _, kv := range []string{"model.dim=128", "train.lr=1e-3", "train.batching=per-pair", "output=x", "model.residual=0.01", "split.seed=7"} {
+		if err := c.SetAll([]string{kv}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Model.Dim != 128 || c.Train.LR != 1e-3 || c.Train.Batching != "per-pair" || c.Output != "x" || c.Model.Residual != 0.01 || c.Split.Seed != 7 {
+		t.Errorf("Set: %+v", c)
+	}
+	for _, tc := range []struct{ kv, want string }{
+		{"model.dims=1", "--set unknown key model.dims (known: model.dim, model.dropout, model.hidden, model.residual)"},
+		{"model.dim=abc", `--set model.dim: "abc" is not a valid integer`},
+		{"model=1", "--set model is a section; set one of its keys, e.g. model.dim"},
+		{"output.x=1", "--set unknown key output.x (output is a single value)"},
+		{"train.lr", `--set "train.lr": want key=value, e.g. model.dim=128`},
+	} {
+		err := c.SetAll([]string{tc.kv})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %s", tc.kv, err, tc.want)
+		}
+	}
+}
+
+// The zero JEIRT trains as DefaultConfig does: defaults live in one place.
+func TestJEIRTZeroIsDefaultConfig(t *testing.T) {
+	const inputDim = 384
+	zero := JEIRT{}.withDefaults(inputDim)
+	def := DefaultConfig().jeirt().withDefaults(inputDim)
+	if zero.Dropout != def.Dropout || zero.WeightDecay != def.WeightDecay || zero.Patience != def.Patience ||
+		zero.Dim != def.Dim || zero.Hidden != def.Hidden || zero.Epochs != def.Epochs || zero.BatchSize != def.BatchSize ||
+		zero.LR != def.LR || zero.Gamma != def.Gamma || zero.Batching != def.Batching {
+		t.Errorf("JEIRT{} trains with %+v, DefaultConfig with %+v", zero, def)
+	}
+	if zero.Dropout != 0.5 || zero.WeightDecay != 0.01 || zero.Patience != 10 {
+		t.Errorf("defaults %v %v %v", zero.Dropout, zero.WeightDecay, zero.Patience)
+	}
+	none := JEIRT{Dropout: -1, WeightDecay: -1, Patience: -1}.withDefaults(inputDim)
+	if none.Dropout != 0 || none.WeightDecay != 0 || none.Patience != 0 {
+		t.Errorf("negative means none: %+v", none)
+	}
+}

@@ -1,0 +1,431 @@
+package jeirt
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+)
+
+// JEIRT trains a joint-embedding IRT model (JE-IRT): question embeddings
+// q_j = W2·dropout(relu(W1·x_j + c1)) + c2 from frozen encoder vectors x_j,
+// model embeddings m_i, P(correct) = σ(q·m/(‖q‖+1e-8) − ‖q‖), trained by
+// minimising binary cross-entropy with AdamW and a learning rate multiplied by
+// Gamma after every epoch, stopping early when the validation loss has not
+// improved for Patience epochs and keeping the best epoch's parameters.
+//
+// Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
+// Dropout 0.5, Epochs 100, BatchSize 512, LR 5e-5, WeightDecay 0.01,
+// Gamma 0.75, Patience 10, Device "auto", Batching "by-question"); a
+// negative Dropout, WeightDecay or Patience means none (no dropout, no
+// decay, never stop early). A fixed Seed gives the
+// same run twice on the CPU.
+type JEIRT struct {
+	Dim     int     // d
+	Hidden  int     // adapter hidden width; 0 means 2·D
+	Dropout float64 // adapter dropout probability; 0 means 0.5, negative none
+	// Residual > 0 adds a free per-question vector r_j (learned for training
+	// items) with penalty Residual · mean over a batch's pairs of ‖r_j‖².
+	Residual float64
+
+	Epochs      int
+	BatchSize   int
+	LR          float64
+	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.01 (the reference's), negative none
+	Gamma       float64
+	Patience    int    // epochs without a better validation loss before stopping; 0 means 10, negative never
+	Seed        int64  // initialisation, shuffling and dropout
+	Device      string // auto (""), cpu or cuda: see backend.Resolve
+	// Step is the CPU step: StepFused ("" means it) or StepGraph. A device
+	// other than the CPU has its own step and ignores it.
+	Step string
+	// Batching is "by-question" (a batch is all training pairs of a few
+	// questions, so the adapter runs once per question) or "per-pair" (a
+	// random batch of pairs, the adapter run once per pair, as the reference
+	// implementation does).
+	Batching string
+
+	// Progress, when set, is called after every epoch.
+	Progress func(JEIRTEpoch)
+}
+
+// JEIRTEpoch reports one epoch (as metrics.json's history records it).
+type JEIRTEpoch = eval.Epoch
+
+// JEIRTFit is a trained model and how training went.
+type JEIRTFit struct {
+	Model           *model.JEIRT
+	Device          string
+	BestEpoch       int
+	EpochsRun       int
+	SecondsPerEpoch float64 // mean training seconds per epoch
+	History         []JEIRTEpoch
+	Interrupted     bool // ctx was cancelled; Model is the best epoch so far
+}
+
+func (t JEIRT) withDefaults(inputDim int) JEIRT {
+	if t.Dim == 0 {
+		t.Dim = 256
+	}
+	if t.Hidden == 0 {
+		t.Hidden = 2 * inputDim
+	}
+	if t.Epochs == 0 {
+		t.Epochs = 100
+	}
+	if t.BatchSize == 0 {
+		t.BatchSize = 512
+	}
+	if t.LR == 0 {
+		t.LR = 5e-5
+	}
+	if t.Gamma == 0 {
+		t.Gamma = 0.75
+	}
+	t.Dropout = orNone(t.Dropout, 0.5)
+	t.WeightDecay = orNone(t.WeightDecay, 0.01)
+	switch {
+	case t.Patience == 0:
+		t.Patience = 10
+	case t.Patience < 0:
+		t.Patience = 0 // never stop early
+	}
+	if t.Batching == "" {
+		t.Batching = "by-question"
+	}
+	return t
+}
+
+// Fit trains on the cells of trainR, early-stopping on valR. features holds
+// the encoder vector of every item of trainR.Items, row-major
+// (len(Items) x inputDim); trainR and valR share Models and Items.
+func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*JEIRTFit, error) {
+	t = t.withDefaults(inputDim)
+	J := trainR.NumItems()
+	if len(features) != J*inputDim {
+		return nil, fmt.Errorf("jeirt: %d feature values for %d items of dimension %d", len(features), J, inputDim)
+	}
+	if valR.NumModels() != trainR.NumModels() || valR.NumItems() != J {
+		return nil, fmt.Errorf("jeirt: validation cells index %d models and %d items, training %d and %d", valR.NumModels(), valR.NumItems(), trainR.NumModels(), J)
+	}
+	if trainR.Len() == 0 {
+		return nil, fmt.Errorf("jeirt: no training cells")
+	}
+	if t.Batching != "by-question" && t.Batching != "per-pair" {
+		return nil, fmt.Errorf("jeirt: batching %q: want by-question or per-pair", t.Batching)
+	}
+	newStep, device, err := backend.Lookup[backend.JEIRT](t.Device)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Step {
+	case "", StepFused:
+	case StepGraph:
+		if device == backend.CPU {
+			newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+				return newHostStepper(p, opt, &graphGradient{}), nil
+			}
+		}
+	default:
+		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepFused, StepGraph)
+	}
+	rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x4a45495254)) // "JEIRT"
+	p := initJEIRTParams(rng, inputDim, t.Hidden, t.Dim, trainR.NumModels(), J, t.Residual)
+	step, err := newStep(p, backend.AdamW{WeightDecay: t.WeightDecay})
+	if err != nil {
+		return nil, err
+	}
+
+	fit := &JEIRTFit{Device: device}
+	var best *backend.JEIRTParams
+	bestLoss := math.Inf(1)
+	sinceBest := 0
+	var trainSeconds float64
+	monitor := sampleCells(trainR, 50000, rng)
+	for epoch := 1; epoch <= t.Epochs; epoch++ {
+		lr := t.LR * math.Pow(t.Gamma, float64(epoch-1))
+		start := time.Now()
+		var lossSum float64
+		var batches, pairs int
+		for b := range t.batches(trainR, features, inputDim, rng) {
+			if ctx.Err() != nil {
+				break
+			}
+			loss, err := step.Step(b, lr)
+			if err != nil {
+				return nil, err
+			}
+			lossSum += loss
+			batches++
+			pairs += len(b.Row)
+		}
+		if ctx.Err() != nil {
+			fit.Interrupted = true
+			break
+		}
+		secs := time.Since(start).Seconds()
+		trainSeconds += secs
+		cur := step.Params()
+		vl, va := evalLoss(cur, features, valR, nil)
+		_, ta := evalLoss(cur, features, trainR, monitor)
+		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
+			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
+		if valR.Len() == 0 || vl < bestLoss {
+			bestLoss, best, fit.BestEpoch, sinceBest, e.Best = vl, cur.Clone(), epoch, 0, true
+		} else {
+			sinceBest++
+		}
+		fit.History = append(fit.History, e)
+		fit.EpochsRun = epoch
+		if t.Progress != nil {
+			t.Progress(e)
+		}
+		if t.Patience > 0 && sinceBest >= t.Patience {
+			break
+		}
+	}
+	if best == nil {
+		return nil, ctx.Err()
+	}
+	fit.SecondsPerEpoch = trainSeconds / float64(fit.EpochsRun)
+	fit.Model = paramsToModel(best, features, trainR.Models, trainR.Items)
+	return fit, nil
+}
+
+// initJEIRTParams initialises as PyTorch does: nn.Linear weights and biases
+// uniform on ±1/√fan_in, nn.Embedding rows standard normal, the residual zero.
+func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {
+	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: d, NumModels: N, NumItems: J, ResidualL2: residual}
+	uniform := func(n, fanIn int) []float32 {
+		bound := 1 / math.Sqrt(float64(fanIn))
+		v := make([]float32, n)
+		for k := range v {
+			v[k] = float32((2*rng.Float64() - 1) * bound)
+		}
+		return v
+	}
+	p.W1, p.C1 = uniform(H*D, D), uniform(H, D)
+	p.W2, p.C2 = uniform(d*H, H), uniform(d, H)
+	p.M = make([]float32, N*d)
+	for k := range p.M {
+		p.M[k] = float32(rng.NormFloat64())
+	}
+	if residual > 0 {
+		p.R = make([]float32, J*d)
+	}
+	return p
+}
+
+// batches yields the epoch's batches in a seeded random order. The batch
+// buffers are reused: a batch is valid until the next one is requested.
+func (t JEIRT) batches(r *model.Responses, features []float32, D int, rng *rand.Rand) func(func(*backend.JEIRTBatch) bool) {
+	return func(yield func(*backend.JEIRTBatch) bool) {
+		b := &backend.JEIRTBatch{}
+		mask := newDropout(t.Dropout, t.Hidden)
+		emit := func(rows []int32, cellsOfRow [][]int32) bool {
+			b.X, b.Item, b.Row, b.Model, b.Label = b.X[:0], b.Item[:0], b.Row[:0], b.Model[:0], b.Label[:0]
+			for u, j := range rows {
+				b.Item = append(b.Item, j)
+				b.X = append(b.X, features[int(j)*D:(int(j)+1)*D]...)
+				for _, c := range cellsOfRow[u] {
+					b.Row = append(b.Row, int32(u))
+					b.Model = append(b.Model, r.Model[c])
+					b.Label = append(b.Label, float32(r.Label[c]))
+				}
+			}
+			b.Mask = mask.sample(rng, len(rows), b.Mask)
+			return yield(b)
+		}
+		if t.Batching == "per-pair" {
+			perm := rng.Perm(r.Len())
+			rows := make([]int32, 0, t.BatchSize)
+			cells := make([][]int32, 0, t.BatchSize)
+			one := make([]int32, t.BatchSize)
+			for s := 0; s < len(perm); s += t.BatchSize {
+				rows, cells = rows[:0], cells[:0]
+				for k, c := range perm[s:min(s+t.BatchSize, len(perm))] {
+					one[k] = int32(c)
+					rows = append(rows, r.Item[c])
+					cells = append(cells, one[k:k+1])
+				}
+				if !emit(rows, cells) {
+					return
+				}
+			}
+			return
+		}
+		// by-question: units are a question's training cells (split into
+		// chunks of at most BatchSize); a batch packs whole units up to
+		// BatchSize pairs, so each question's adapter output is computed once.
+		byItem := r.ByItem()
+		type unit struct {
+			item  int32
+			cells []int32
+		}
+		var units []unit
+		for j := 0; j < r.NumItems(); j++ {
+			cells := append([]int32(nil), byItem.Row(j)...)
+			rng.Shuffle(len(cells), func(a, b int) { cells[a], cells[b] = cells[b], cells[a] })
+			for s := 0; s < len(cells); s += t.BatchSize {
+				units = append(units, unit{int32(j), cells[s:min(s+t.BatchSize, len(cells))]})
+			}
+		}
+		rng.Shuffle(len(units), func(a, b int) { units[a], units[b] = units[b], units[a] })
+		var rows []int32
+		var cells [][]int32
+		n := 0
+		for _, u := range units {
+			if n > 0 && n+len(u.cells) > t.BatchSize {
+				if !emit(rows, cells) {
+					return
+				}
+				rows, cells, n = rows[:0], cells[:0], 0
+			}
+			rows = append(rows, u.item)
+			cells = append(cells, u.cells)
+			n += len(u.cells)
+		}
+		if n > 0 {
+			emit(rows, cells)
+		}
+	}
+}
+
+// dropout draws inverted-dropout masks: each hidden unit is kept with
+// probability 1−p and then scaled by 1/(1−p), as nn.Dropout in training.
+type dropout struct {
+	p      float64
+	hidden int
+	keep   uint16 // keep when a 16-bit draw is below this
+	scale  float32
+}
+
+func newDropout(p float64, hidden int) dropout {
+	return dropout{p: p, hidden: hidden, keep: uint16(math.Round((1 - p) * 65536)), scale: float32(1 / (1 - p))}
+}
+
+func (d dropout) sample(rng *rand.Rand, rows int, buf []float32) []float32 {
+	if d.p == 0 {
+		return nil
+	}
+	n := rows * d.hidden
+	buf = grow32(buf, n)
+	for k := 0; k < n; k += 4 {
+		bits := rng.Uint64()
+		for s := 0; s < 4 && k+s < n; s++ {
+			if uint16(bits>>(16*s)) < d.keep {
+				buf[k+s] = d.scale
+			} else {
+				buf[k+s] = 0
+			}
+		}
+	}
+	return buf
+}
+
+// sampleCells returns up to n cells of r chosen at random (all when fewer).
+func sampleCells(r *model.Responses, n int, rng *rand.Rand) []int32 {
+	if r.Len() <= n {
+		return nil
+	}
+	perm := rng.Perm(r.Len())[:n]
+	out := make([]int32, n)
+	for k, c := range perm {
+		out[k] = int32(c)
+	}
+	return out
+}
+
+// paramsToModel freezes parameters into a model.JEIRT whose Q holds the
+// question embedding of every item (adapter output plus residual).
+func paramsToModel(p *backend.JEIRTParams, features []float32, models, items []string) *model.JEIRT {
+	m := &model.JEIRT{InputDim: p.InputDim, Hidden: p.Hidden, Dim: p.Dim,
+		W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2, M: p.M, R: p.R, Models: models, Items: items}
+	m.Q = m.QuestionEmbeddings(features, len(items))
+	if p.R != nil {
+		axpy32(m.Q, p.R, 1)
+	}
+	return m
+}
+
+// evalLoss is the mean binary cross-entropy and accuracy (p ≥ 0.5) on the
+// given cells of r (all when cells is nil), without dropout.
+func evalLoss(p *backend.JEIRTParams, features []float32, r *model.Responses, cells []int32) (loss, acc float64) {
+	logit := predictCells(p, features, r, cells)
+	if len(logit) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for k, z := range logit {
+		c := k
+		if cells != nil {
+			c = int(cells[k])
+		}
+		y := float64(r.Label[c])
+		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+		if (z >= 0) == (y == 1) {
+			acc++
+		}
+	}
+	n := float64(len(logit))
+	return loss / n, acc / n
+}
+
+// predictCells returns the logits of the given cells (all when nil),
+// computing the adapter once per distinct item.
+func predictCells(p *backend.JEIRTParams, features []float32, r *model.Responses, cells []int32) []float64 {
+	n := r.Len()
+	if cells != nil {
+		n = len(cells)
+	}
+	cell := func(k int) int {
+		if cells != nil {
+			return int(cells[k])
+		}
+		return k
+	}
+	row := make(map[int32]int32)
+	var items []int32
+	for k := 0; k < n; k++ {
+		j := r.Item[cell(k)]
+		if _, ok := row[j]; !ok {
+			row[j] = int32(len(items))
+			items = append(items, j)
+		}
+	}
+	D, d := p.InputDim, p.Dim
+	x := make([]float32, 0, len(items)*D)
+	for _, j := range items {
+		x = append(x, features[int(j)*D:(int(j)+1)*D]...)
+	}
+	m := &model.JEIRT{InputDim: D, Hidden: p.Hidden, Dim: d, W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2}
+	q := m.QuestionEmbeddings(x, len(items))
+	if p.R != nil {
+		for u, j := range items {
+			axpy32(q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+		}
+	}
+	out := make([]float64, n)
+	for k := 0; k < n; k++ {
+		c := cell(k)
+		u := int(row[r.Item[c]])
+		i := int(r.Model[c])
+		out[k] = model.Logit(q[u*d:(u+1)*d], p.M[i*d:(i+1)*d])
+	}
+	return out
+}
+
+// orNone is a setting whose zero value means def and a negative value none (0).
+func orNone(v, def float64) float64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,148 @@
+package jeirt
+
+import (
+	"math"
+
+	"github.com/jeirt/jeirt/train/backend"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// fusedGradient is the JE-IRT loss and gradient written out by hand: the
+// adapter's matrix products go to gonum's blocked, multi-threaded Sgemm and
+// the per-pair link is one loop. Buffers are reused across steps.
+type fusedGradient struct {
+	a, h, q, gq, gh []float32 // U x Hidden, U x Hidden, U x Dim, U x Dim, U x Hidden
+}
+
+func newFusedGradient(p *backend.JEIRTParams) *fusedGradient { return &fusedGradient{} }
+
+func grow32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func mat32(rows, cols int, data []float32) blas32.General {
+	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data}
+}
+
+func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, g *backend.JEIRTParams) (float64, error) {
+	U, B := b.Rows(), len(b.Row)
+	D, H, d := p.InputDim, p.Hidden, p.Dim
+	f.a, f.h = grow32(f.a, U*H), grow32(f.h, U*H)
+	f.q, f.gq, f.gh = grow32(f.q, U*d), grow32(f.gq, U*d), grow32(f.gh, U*H)
+
+	// Adapter forward: a = x·W1ᵀ + c1, h = dropout(relu(a)), q = h·W2ᵀ + c2 (+ r_j).
+	for u := 0; u < U; u++ {
+		copy(f.a[u*H:(u+1)*H], p.C1)
+		copy(f.q[u*d:(u+1)*d], p.C2)
+	}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(U, D, b.X), mat32(H, D, p.W1), 1, mat32(U, H, f.a))
+	for k, v := range f.a {
+		if v < 0 {
+			v = 0
+		}
+		if b.Mask != nil {
+			v *= b.Mask[k]
+		}
+		f.h[k] = v
+	}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(U, H, f.h), mat32(d, H, p.W2), 1, mat32(U, d, f.q))
+	if p.R != nil {
+		for u, j := range b.Item {
+			axpy32(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+		}
+	}
+
+	// Link and loss, per pair: z = q·m/(‖q‖+ε) − ‖q‖, ℓ = softplus(z) − y·z.
+	for _, s := range g.Slices() {
+		clear(s)
+	}
+	clear(f.gq)
+	var loss float64
+	invB := 1 / float64(B)
+	for k := range b.Row {
+		u, i := int(b.Row[k]), int(b.Model[k])
+		q, m := f.q[u*d:(u+1)*d], p.M[i*d:(i+1)*d]
+		var dot, ss float64
+		for c, qc := range q {
+			dot += float64(qc) * float64(m[c])
+			ss += float64(qc) * float64(qc)
+		}
+		n := math.Sqrt(ss)
+		z := dot/(n+1e-8) - n
+		y := float64(b.Label[k])
+		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+		gz := (logistic(z) - y) * invB
+		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
+		axpy32(g.M[i*d:(i+1)*d], q, float32(gz/(n+1e-8)))
+		gqu := f.gq[u*d : (u+1)*d]
+		axpy32(gqu, m, float32(gz/(n+1e-8)))
+		if n > 0 {
+			axpy32(gqu, q, float32(-gz*(dot/(n*(n+1e-8)*(n+1e-8))+1/n)))
+		}
+	}
+	loss *= invB
+
+	// Residual: ∂/∂r_j of the pair-mean penalty λ‖r_j‖² and of the loss through q.
+	if p.R != nil {
+		count := make(map[int32]int, U)
+		for _, r := range b.Row {
+			count[b.Item[r]]++
+		}
+		for u, j := range b.Item {
+			r, gr := p.R[int(j)*d:(int(j)+1)*d], g.R[int(j)*d:(int(j)+1)*d]
+			axpy32(gr, f.gq[u*d:(u+1)*d], 1)
+			if c := count[j]; c > 0 {
+				w := p.ResidualL2 * float64(c) * invB
+				loss += w * sumSq32(r)
+				axpy32(gr, r, float32(2*w))
+				count[j] = 0 // a question on several rows (per-pair) is penalised once per pair, counted above
+			}
+		}
+	}
+
+	// Adapter backward.
+	for u := 0; u < U; u++ {
+		axpy32(g.C2, f.gq[u*d:(u+1)*d], 1)
+	}
+	blas32.Gemm(blas.Trans, blas.NoTrans, 1, mat32(U, d, f.gq), mat32(U, H, f.h), 0, mat32(d, H, g.W2))
+	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, mat32(U, d, f.gq), mat32(d, H, p.W2), 0, mat32(U, H, f.gh))
+	for k, v := range f.a {
+		switch {
+		case v <= 0:
+			f.gh[k] = 0
+		case b.Mask != nil:
+			f.gh[k] *= b.Mask[k]
+		}
+	}
+	for u := 0; u < U; u++ {
+		axpy32(g.C1, f.gh[u*H:(u+1)*H], 1)
+	}
+	blas32.Gemm(blas.Trans, blas.NoTrans, 1, mat32(U, H, f.gh), mat32(U, D, b.X), 0, mat32(H, D, g.W1))
+	return loss, nil
+}
+
+func axpy32(dst, src []float32, alpha float32) {
+	for k, v := range src {
+		dst[k] += alpha * v
+	}
+}
+
+func sumSq32(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
+
+func logistic(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
+}

@@ -1,0 +1,104 @@
+package jeirt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
+)
+
+// OpenCheckpointEncoder opens the encoder a checkpoint was trained with (or
+// ck.Encoder, when set) and checks that it still has the fingerprint the
+// manifest recorded (see encoder.OpenRecorded).
+func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
+	enc, err := encoder.OpenRecorded(ck.Manifest.Encoder, ck.Dir, ck.Encoder)
+	if err != nil {
+		return nil, err
+	}
+	if enc.Dim() != ck.Model.InputDim {
+		return nil, fmt.Errorf("encoder %s gives vectors of length %d, the checkpoint's adapter takes %d", ck.Manifest.Encoder.Spec, enc.Dim(), ck.Model.InputDim)
+	}
+	return enc, nil
+}
+
+// Questions returns the question embedding q_j of every item j of r with
+// want[j] (nil: all): the checkpoint's row when it knows the item, otherwise
+// the adapter applied to the item's vector from the checkpoint's encoder
+// (OpenCheckpointEncoder). It also returns the items that were encoded. An
+// item new to the checkpoint needs its text, unless the encoder serves
+// precomputed vectors by id. This is the one place that embeds the questions
+// of a checkpoint (jeirt eval, add-model, route eval).
+func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log io.Writer) ([][]float32, []int, error) {
+	m := ck.Model
+	itemRow := make(map[string]int, len(m.Items))
+	for j, id := range m.Items {
+		itemRow[id] = j
+	}
+	q := make([][]float32, r.NumItems())
+	var newItems []int
+	for j, id := range r.Items {
+		if want != nil && !want[j] {
+			continue
+		}
+		if k, ok := itemRow[id]; ok {
+			q[j] = m.ItemEmbedding(k)
+		} else {
+			newItems = append(newItems, j)
+		}
+	}
+	if len(newItems) == 0 {
+		return q, nil, nil
+	}
+	enc, err := OpenCheckpointEncoder(ck)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
+	}
+	ids, texts := make([]string, len(newItems)), make([]string, len(newItems))
+	_, byID := enc.(encoder.ItemEncoder)
+	for k, j := range newItems {
+		ids[k] = r.Items[j]
+		if r.ItemText != nil {
+			texts[k] = r.ItemText[j]
+		}
+		if !byID && strings.TrimSpace(texts[k]) == "" {
+			return nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
+		}
+	}
+	emb, err := EmbedQuestions(ctx, m, enc, ids, texts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, j := range newItems {
+		q[j] = emb[k]
+	}
+	if log != nil {
+		fmt.Fprintf(log, "encoded %d items new to the checkpoint with %s\n", len(newItems), ck.Manifest.Encoder.Spec)
+	}
+	return q, newItems, nil
+}
+
+// EmbedQuestions encodes questions (by id when enc serves precomputed
+// vectors, else their texts; see encoder.EncodeItems) and runs m's adapter on
+// the vectors: one question embedding q per question.
+func EmbedQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
+	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{})
+	if err != nil {
+		return nil, err
+	}
+	x := make([]float32, 0, len(vecs)*m.InputDim)
+	for k, v := range vecs {
+		if len(v) != m.InputDim {
+			return nil, fmt.Errorf("question %s: encoder gave %d values, the adapter takes %d", ids[k], len(v), m.InputDim)
+		}
+		x = append(x, v...)
+	}
+	emb := m.QuestionEmbeddings(x, len(ids))
+	out := make([][]float32, len(ids))
+	for k := range out {
+		out[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+package jeirt
+
+import (
+	"github.com/jeirt/jeirt/train/backend"
+)
+
+// The CPU device's JE-IRT step is the fused hand-written one; the same step
+// as a Gorgonia graph (StepGraph, the reference the fused step is tested
+// against; slower) is a choice of step on the CPU, not a device.
+func init() {
+	backend.Register(backend.CPU, backend.JEIRT(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+		return newHostStepper(p, opt, newFusedGradient(p)), nil
+	}))
+}
+
+// The JE-IRT steps a CPU run can take (JEIRT.Step).
+const (
+	StepFused = "fused" // the hand-written forward and backward pass (default)
+	StepGraph = "graph" // the same loss as a Gorgonia graph, differentiated by Gorgonia
+)
+
+// gradientFunc computes the mean loss of batch b at p and writes its gradient into g.
+type gradientFunc interface {
+	gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, g *backend.JEIRTParams) (float64, error)
+}
+
+// hostStepper keeps the parameters in host memory and applies AdamW after a
+// gradient computed by grad.
+type hostStepper struct {
+	p, g *backend.JEIRTParams
+	grad gradientFunc
+	opt  *adamW
+}
+
+func newHostStepper(p *backend.JEIRTParams, opt backend.AdamW, grad gradientFunc) *hostStepper {
+	return &hostStepper{p: p, g: p.ZeroLike(), grad: grad, opt: newAdamW(opt, p.Slices())}
+}
+
+func (s *hostStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) {
+	loss, err := s.grad.gradient(s.p, b, s.g)
+	if err != nil {
+		return 0, err
+	}
+	s.opt.step(lr, s.p.Slices(), s.g.Slices())
+	return loss, nil
+}
+
+func (s *hostStepper) Params() *backend.JEIRTParams { return s.p }

@@ -1,0 +1,289 @@
+package route
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// RouterOptions are the flags of jeirt route that choose the routing rule.
+type RouterOptions struct {
+	Models    []string // candidates (nil: every model of the checkpoint)
+	Costs     string   // model,cost CSV
+	MinP      float64  // with Costs: the cheapest model with at least this P wins
+	MinPSet   bool     // MinP was given (it needs Costs)
+	Lambda    float64  // with Costs: the highest P − λ·cost wins instead
+	Margin    float64  // without Costs: leave Default only for a model whose P beats it by this
+	Shortlist int      // choose among the T best candidates by the reference
+	Default   string   // with Margin: the default model (else the best by the reference)
+	Train     string   // responses whose accuracies are the reference (else the mean predicted P)
+	TrainRead model.ReadOptions
+}
+
+// NewRouter builds the router of checkpoint ck that o describes, checking
+// every option against the checkpoint (errors name the flag).
+func NewRouter(ck *model.Checkpoint, o RouterOptions) (*model.Router, error) {
+	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
+	if err != nil {
+		return nil, err
+	}
+	if err := setReference(ck, rt, o.Margin, o.Shortlist, o.Default, o.Train, o.TrainRead, o.Costs); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
+func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*model.Router, error) {
+	m := ck.Model
+	rt := &model.Router{Model: m, MinP: minP, Lambda: lambda}
+	if models == nil {
+		for i := range m.Models {
+			rt.Candidates = append(rt.Candidates, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, name := range models {
+			i := indexOfName(m.Models, name)
+			if i < 0 {
+				return nil, fmt.Errorf("route: --models: %q is not a model of the checkpoint (it has %d: %s)",
+					name, m.NumModels(), ShortList(m.Models, 5))
+			}
+			if !seen[i] {
+				seen[i] = true
+				rt.Candidates = append(rt.Candidates, i)
+			}
+		}
+		if len(rt.Candidates) == 0 {
+			return nil, fmt.Errorf("route: --models names no model")
+		}
+	}
+	if costsPath == "" {
+		if lambda != 0 {
+			return nil, fmt.Errorf("route: --lambda weighs cost; it needs --costs")
+		}
+		if minPSet {
+			return nil, fmt.Errorf("route: --min-p picks the cheapest good-enough model; it needs --costs")
+		}
+	} else {
+		costs, err := ReadCosts(costsPath, m.Models)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range rt.Candidates {
+			if math.IsNaN(costs[i]) {
+				return nil, fmt.Errorf("%s: no cost for model %q (price every model routed to, or choose them with --models)", costsPath, m.Models[i])
+			}
+		}
+		rt.Costs = costs
+	}
+	if err := rt.Check(); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// setReference applies the rules that rank models by a reference score (the
+// accuracy on --train, else the highest mean predicted P over the
+// checkpoint's questions): --shortlist keeps rt's T best candidates, and
+// --margin sets δ and the default model (--default, else the best candidate).
+func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
+	if shortlist < 0 {
+		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
+	}
+	if defaultName != "" && margin == 0 {
+		return fmt.Errorf("route: --default is the default model of the margin rule; it needs --margin")
+	}
+	if margin == 0 && shortlist == 0 {
+		if trainPath != "" {
+			return fmt.Errorf("route: --train ranks the models for --margin or --shortlist; it needs one of them")
+		}
+		return nil
+	}
+	if !(margin >= 0) {
+		return fmt.Errorf("route: --margin %v must be a non-negative number (or inf)", margin)
+	}
+	if margin > 0 && costsPath != "" {
+		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
+	}
+	if defaultName != "" && trainPath != "" {
+		return fmt.Errorf("route: give --default or --train, not both")
+	}
+	m := ck.Model
+	ref := MeanPredictedP(m)
+	if trainPath != "" {
+		var err error
+		if ref, err = TrainReference(m, trainPath, trainRO); err != nil {
+			return err
+		}
+	}
+	if shortlist > 0 {
+		rt.Candidates = Shortlist(ref, rt.Candidates, shortlist)
+	}
+	if margin == 0 {
+		return rt.Check()
+	}
+	rt.Margin = margin
+	if defaultName != "" {
+		rt.Default = indexOfName(m.Models, defaultName)
+		if rt.Default < 0 {
+			return fmt.Errorf("route: --default: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), ShortList(m.Models, 5))
+		}
+		if !slices.Contains(rt.Candidates, rt.Default) {
+			return fmt.Errorf("route: --default: %q is not one of the candidates (--models, --shortlist)", defaultName)
+		}
+		return rt.Check()
+	}
+	rt.Default = BestSingle(ref, rt.Candidates)
+	return rt.Check()
+}
+
+// TrainReference returns each checkpoint model's accuracy on the responses
+// in path (−Inf for a model without any).
+func TrainReference(m *model.JEIRT, path string, ro model.ReadOptions) ([]float64, error) {
+	tr, _, err := model.ReadFile(path, ro)
+	if err != nil {
+		return nil, err
+	}
+	ref := make([]float64, m.NumModels())
+	acc := tr.ModelAccuracy()
+	for i := range ref {
+		ref[i] = math.Inf(-1)
+		if k := tr.ModelIndex(m.Models[i]); k >= 0 && !math.IsNaN(acc[k]) {
+			ref[i] = acc[k]
+		}
+	}
+	return ref, nil
+}
+
+// MarginNote describes the margin rule for the summary line.
+func MarginNote(m *model.JEIRT, rt *model.Router) string {
+	if rt.Rule() != "margin" {
+		return ""
+	}
+	return fmt.Sprintf(" (default %s, margin %g)", m.Models[rt.Default], rt.Margin)
+}
+
+func indexOfName(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ShortList joins up to limit names, and says how many more there are.
+func ShortList(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:limit], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-limit)
+}
+
+// WriteChoices writes the routing of queries qs in format table, csv or json
+// (JSON lines), with up to top alternatives each.
+func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []Query, choices []model.Choice, top int) error {
+	costStr := func(c float64) string {
+		if math.IsNaN(c) {
+			return ""
+		}
+		return strconv.FormatFloat(c, 'g', 6, 64)
+	}
+	switch format {
+	case "json":
+		type alt struct {
+			Model string   `json:"model"`
+			P     float64  `json:"p"`
+			Cost  *float64 `json:"cost,omitempty"`
+		}
+		enc := json.NewEncoder(w)
+		for k, c := range choices {
+			mk := func(mp model.ModelP) alt {
+				a := alt{Model: m.Models[mp.Model], P: mp.P}
+				if !math.IsNaN(mp.Cost) {
+					v := mp.Cost
+					a.Cost = &v
+				}
+				return a
+			}
+			alts := []alt{}
+			for _, a := range c.Alternatives(top) {
+				alts = append(alts, mk(a))
+			}
+			rec := struct {
+				ID string `json:"id"`
+				alt
+				Rule         string `json:"rule"`
+				Fallback     bool   `json:"fallback,omitempty"`
+				Alternatives []alt  `json:"alternatives"`
+			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, alts}
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		head := []string{"id", "model", "p", "cost", "fallback"}
+		for t := 1; t <= top; t++ {
+			head = append(head, fmt.Sprintf("alt_%d", t), fmt.Sprintf("p_%d", t))
+		}
+		cw.Write(head)
+		for k, c := range choices {
+			row := []string{qs[k].ID, m.Models[c.Model], strconv.FormatFloat(c.P, 'f', 4, 64), costStr(c.Cost), strconv.FormatBool(c.Fallback)}
+			alts := c.Alternatives(top)
+			for t := 0; t < top; t++ {
+				if t < len(alts) {
+					row = append(row, m.Models[alts[t].Model], strconv.FormatFloat(alts[t].P, 'f', 4, 64))
+				} else {
+					row = append(row, "", "")
+				}
+			}
+			cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	idW, mW := 2, 5
+	for k, c := range choices {
+		idW = max(idW, len(qs[k].ID))
+		mW = max(mW, len(m.Models[c.Model]))
+	}
+	withCost := rt.Costs != nil
+	head := fmt.Sprintf("%-*s  %-*s  %6s", idW, "id", mW, "model", "P")
+	if withCost {
+		head += fmt.Sprintf("  %10s", "cost")
+	}
+	if top > 0 {
+		head += "  alternatives (P)"
+	}
+	fmt.Fprintln(w, head)
+	for k, c := range choices {
+		line := fmt.Sprintf("%-*s  %-*s  %6.4f", idW, qs[k].ID, mW, m.Models[c.Model], c.P)
+		if withCost {
+			line += fmt.Sprintf("  %10s", costStr(c.Cost))
+		}
+		var alts []string
+		for _, a := range c.Alternatives(top) {
+			alts = append(alts, fmt.Sprintf("%s %.4f", m.Models[a.Model], a.P))
+		}
+		if top > 0 {
+			line += "  " + strings.Join(alts, ", ")
+		}
+		if c.Fallback {
+			line += "  (fallback: none reached min-p)"
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,333 @@
+package route
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// RouteEvalOptions configures RouteEval.
+type RouteEvalOptions struct {
+	// Costs holds a cost for every row of the checkpoint's M (NaN for models
+	// not routed to), or is nil.
+	Costs []float64
+	// MinP and Lambda are the sweeps of the min-p and λ rules (with costs).
+	// Nil takes DefaultMinP and a λ grid spanning the costs
+	// (DefaultLambdaScale divided by the cost range).
+	MinP   []float64
+	Lambda []float64
+	// Reference is the score that picks the best single model, per row of M
+	// (higher is better): its accuracy on the training data. Nil uses each
+	// model's mean predicted P(correct) over the checkpoint's known items.
+	Reference []float64
+	// Margins is the sweep of the margin rule (the default model, here the
+	// best single one, unless another beats its P by at least δ). Nil takes
+	// DefaultMargins; +Inf (the best single model) is added when missing.
+	Margins []float64
+	// TunedMargin, when set, adds the point "router,margin-val": the margin
+	// rule at this δ (chosen on validation questions with TuneMargin).
+	TunedMargin *float64
+	// Shortlists is the sweep of the shortlist rule: the highest P among
+	// the T observed models with the highest Reference. Nil takes
+	// DefaultShortlists.
+	Shortlists []int
+}
+
+// DefaultShortlists is the shortlist sweep of route eval.
+var DefaultShortlists = []int{2, 3, 5, 10}
+
+// Shortlist returns the t rows of cand with the highest reference score,
+// best first (the earlier row of cand on ties); all of cand when t ≤ 0 or
+// t ≥ len(cand).
+func Shortlist(ref []float64, cand []int, t int) []int {
+	out := append([]int(nil), cand...)
+	sort.SliceStable(out, func(a, b int) bool { return ref[out[a]] > ref[out[b]] })
+	if t > 0 && t < len(out) {
+		out = out[:t]
+	}
+	return out
+}
+
+// DefaultMinP is the min-p sweep of route eval.
+var DefaultMinP = []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95}
+
+// DefaultLambdaScale, divided by the cost range, is the λ sweep of route eval.
+var DefaultLambdaScale = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}
+
+// DefaultMargins is the margin sweep of route eval. It holds 0 (the max-P
+// rule) and +Inf (always the best single model), so the δ that TuneMargin
+// picks is never worse on the tuning questions than either.
+var DefaultMargins = []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, math.Inf(1)}
+
+// TuneMargin returns the δ of the margin rule with the highest accuracy
+// among pts (RouteEval's points on validation questions), the larger δ on a
+// tie: the router leaves the best single model only where that paid off.
+func TuneMargin(pts []RoutePoint) (float64, error) {
+	best := -1
+	for k, p := range pts {
+		if p.Policy != "router" || p.Rule != "margin" {
+			continue
+		}
+		if best < 0 || p.Accuracy > pts[best].Accuracy || p.Accuracy == pts[best].Accuracy && p.Param > pts[best].Param {
+			best = k
+		}
+	}
+	if best < 0 {
+		return 0, fmt.Errorf("route eval: no margin points to tune on")
+	}
+	return pts[best].Param, nil
+}
+
+// RouteEval routes every question of r (held-out questions with the
+// responses of the checkpoint's models; q holds each item's embedding) and
+// scores each policy by the label of the model it picks. A question is
+// routed among the models observed on it; models of r that the checkpoint
+// lacks are ignored. Policies:
+//
+//   - router: the Router's choice (max-p, every shortlist size T, the tuned
+//     margin, every margin δ; with costs every min-p and λ of the sweeps); the
+//     margin rule's default model is best-single's pick for the question, and
+//     the shortlist rule takes the highest P among the T observed models that
+//     best-single ranks first;
+//   - best-single: the model with the highest Reference (the next one when it is unobserved);
+//   - random: a uniformly random observed model (its expected accuracy and cost);
+//   - oracle: a model that answers correctly, the cheapest such (any, if none does);
+//   - cheapest (with costs): the cheapest observed model.
+func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalOptions) ([]RoutePoint, error) {
+	ckRow := nameIndex(m.Models)
+	rowOf := make([]int, r.NumModels()) // r's model → row of M, or −1
+	var cand []int
+	for i, name := range r.Models {
+		rowOf[i] = -1
+		if k, ok := ckRow[name]; ok {
+			rowOf[i] = k
+			cand = append(cand, k)
+		}
+	}
+	if len(cand) == 0 {
+		return nil, fmt.Errorf("route eval: none of the %d models of the data is in the checkpoint", r.NumModels())
+	}
+	costs := opt.Costs
+	if costs != nil {
+		for _, k := range cand {
+			if !(costs[k] >= 0) {
+				return nil, fmt.Errorf("route eval: model %q has no cost", m.Models[k])
+			}
+		}
+	}
+	ref := opt.Reference
+	if ref == nil {
+		ref = MeanPredictedP(m)
+	}
+	bestOrder := Shortlist(ref, cand, 0)
+
+	type router struct {
+		pt        *RoutePoint
+		rt        model.Router
+		shortlist int // > 0: candidates are the first shortlist observed models of bestOrder
+	}
+	var routers []router
+	add := func(rule string, param float64, rt model.Router) *router {
+		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
+		return &routers[len(routers)-1]
+	}
+	add("max-p", math.NaN(), model.Router{Model: m})
+	shortlists := opt.Shortlists
+	if shortlists == nil {
+		shortlists = DefaultShortlists
+	}
+	for _, t := range shortlists {
+		if t < 1 {
+			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
+		}
+		add("shortlist", float64(t), model.Router{Model: m}).shortlist = t
+	}
+	if opt.TunedMargin != nil {
+		add("margin-val", *opt.TunedMargin, model.Router{Model: m, Margin: *opt.TunedMargin})
+	}
+	margins := opt.Margins
+	if margins == nil {
+		margins = DefaultMargins
+	}
+	if !slices.Contains(margins, math.Inf(1)) {
+		margins = append(slices.Clip(margins), math.Inf(1))
+	}
+	for _, v := range margins {
+		if !(v >= 0) {
+			return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
+		}
+		add("margin", v, model.Router{Model: m, Margin: v})
+	}
+	if costs != nil {
+		minP := opt.MinP
+		if minP == nil {
+			minP = DefaultMinP
+		}
+		for _, v := range minP {
+			add("min-p", v, model.Router{Model: m, Costs: costs, MinP: v})
+		}
+		lambda := opt.Lambda
+		if lambda == nil {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, k := range cand {
+				lo, hi = math.Min(lo, costs[k]), math.Max(hi, costs[k])
+			}
+			span := hi - lo
+			if span <= 0 {
+				span = 1
+			}
+			for _, s := range DefaultLambdaScale {
+				lambda = append(lambda, s/span)
+			}
+		}
+		for _, v := range lambda {
+			add("lambda", v, model.Router{Model: m, Costs: costs, Lambda: v})
+		}
+	}
+	best := &RoutePoint{Policy: "best-single", Rule: "best-single", Param: math.NaN(), Chosen: m.Models[bestOrder[0]]}
+	random := &RoutePoint{Policy: "random", Rule: "random", Param: math.NaN()}
+	oracle := &RoutePoint{Policy: "oracle", Rule: "oracle", Param: math.NaN()}
+	cheapest := &RoutePoint{Policy: "cheapest", Rule: "cheapest", Param: math.NaN()}
+	all := []*RoutePoint{best, random, oracle}
+	if costs != nil {
+		all = append(all, cheapest)
+	}
+	for _, rt := range routers {
+		all = append(all, rt.pt)
+	}
+	cost := func(k int) float64 {
+		if costs == nil {
+			return 0
+		}
+		return costs[k]
+	}
+
+	byItem := r.ByItem()
+	label := make([]int8, m.NumModels()) // −1 unobserved
+	for k := range label {
+		label[k] = -1
+	}
+	var ps []model.ModelP
+	var ranked []int
+	for j := 0; j < r.NumItems(); j++ {
+		var obs []int
+		for _, c := range byItem.Row(j) {
+			if k := rowOf[r.Model[c]]; k >= 0 && label[k] < 0 {
+				label[k] = int8(r.Label[c])
+				obs = append(obs, k)
+			}
+		}
+		if len(obs) == 0 {
+			continue
+		}
+		if q[j] == nil {
+			return nil, fmt.Errorf("route eval: item %q has no question embedding", r.Items[j])
+		}
+		score := func(pt *RoutePoint, k int) {
+			pt.Accuracy += float64(label[k])
+			pt.TotalCost += cost(k)
+			pt.Items++
+		}
+		ranked = ranked[:0] // the observed models, best reference first
+		for _, k := range bestOrder {
+			if label[k] >= 0 {
+				ranked = append(ranked, k)
+			}
+		}
+		def := ranked[0]
+		score(best, def)
+		var right, sumCost float64
+		orc, cheap := -1, -1
+		for _, k := range obs {
+			right += float64(label[k])
+			sumCost += cost(k)
+			better := orc < 0 || label[k] > label[orc] || label[k] == label[orc] && cost(k) < cost(orc)
+			if better {
+				orc = k
+			}
+			if cheap < 0 || cost(k) < cost(cheap) {
+				cheap = k
+			}
+		}
+		random.Accuracy += right / float64(len(obs))
+		random.TotalCost += sumCost / float64(len(obs))
+		random.Items++
+		score(oracle, orc)
+		score(cheapest, cheap)
+		for _, rt := range routers {
+			rt.rt.Candidates = obs
+			if rt.shortlist > 0 {
+				rt.rt.Candidates = ranked[:min(rt.shortlist, len(ranked))]
+			}
+			rt.rt.Default = def
+			ps = rt.rt.Probs(q[j], ps)
+			ch := rt.rt.Choose(ps)
+			if ch.Fallback {
+				rt.pt.Fallbacks++
+			}
+			score(rt.pt, ch.Model)
+		}
+		for _, k := range obs {
+			label[k] = -1
+		}
+	}
+	if best.Items == 0 {
+		return nil, fmt.Errorf("route eval: no question has a response from a model of the checkpoint")
+	}
+	out := make([]RoutePoint, len(all))
+	for k, pt := range all {
+		pt.MeanCost = pt.TotalCost / float64(pt.Items)
+		pt.Accuracy /= float64(pt.Items)
+		if costs == nil {
+			pt.TotalCost, pt.MeanCost = math.NaN(), math.NaN()
+		}
+		out[k] = *pt
+	}
+	return out, nil
+}
+
+// MeanPredictedP returns each model's mean P(correct) over the checkpoint's
+// questions: the best-single reference when no training data is at hand.
+func MeanPredictedP(m *model.JEIRT) []float64 {
+	ref := make([]float64, m.NumModels())
+	for i := range ref {
+		for j := 0; j < m.NumItems(); j++ {
+			ref[i] += m.Prob(i, m.ItemEmbedding(j))
+		}
+		if m.NumItems() > 0 {
+			ref[i] /= float64(m.NumItems())
+		}
+	}
+	return ref
+}
+
+// BestSingle returns the row of M with the highest reference score among
+// cand (all rows when nil), the first on ties.
+func BestSingle(ref []float64, cand []int) int {
+	best := -1
+	consider := func(i int) {
+		if best < 0 || ref[i] > ref[best] {
+			best = i
+		}
+	}
+	if cand == nil {
+		for i := range ref {
+			consider(i)
+		}
+	}
+	for _, i := range cand {
+		consider(i)
+	}
+	return best
+}
+
+func nameIndex(names []string) map[string]int {
+	ix := make(map[string]int, len(names))
+	for i, n := range names {
+		ix[n] = i
+	}
+	return ix
+}
