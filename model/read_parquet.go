@@ -46,6 +46,7 @@ type pqFile struct {
 	f      *os.File
 	pf     *parquet.File
 	header []string
+	buf    []parquet.Value // reused by each
 }
 
 func openParquet(path string) (*pqFile, error) {
@@ -89,7 +90,10 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 	dictFn func(i int, d parquet.Dictionary, idx int32) error) error {
 	pages := rg.ColumnChunks()[k].Pages()
 	defer pages.Close()
-	buf := make([]parquet.Value, 4096)
+	if q.buf == nil {
+		q.buf = make([]parquet.Value, 4096)
+	}
+	buf := q.buf
 	i := 0
 	for {
 		p, err := pages.ReadPage()

@@ -47,7 +47,10 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 		return 0, &ParseError{File: src, Line: 1, Msg: err.Error(), Err: err}
 	}
 	err = WriteFileAtomic(dst, func(w io.Writer) error {
-		pw := parquet.NewWriter(w, schema, parquet.MaxRowsPerRowGroup(int64(rowGroup)))
+		// Page buffers sized for the column count: a wide file has thousands
+		// of columns, each with its own buffer.
+		page := min(256<<10, max(4<<10, (64<<20)/len(h)))
+		pw := parquet.NewWriter(w, schema, parquet.MaxRowsPerRowGroup(int64(rowGroup)), parquet.PageBufferSize(page))
 		const batch = 4096
 		buf := make([]parquet.Row, batch)
 		var arena []byte
