@@ -96,10 +96,7 @@ func readTextCached(path, format, dup string, opt ReadOptions, rep *ReadReport) 
 		threshold = defaultCacheMin
 	}
 	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() < threshold || !littleEndian || !st.Mode().IsRegular() {
+	if err != nil || st.Size() < threshold || !littleEndian || !st.Mode().IsRegular() {
 		return readText(path, format, dup, rep)
 	}
 	cpath, err := cacheFile(opt.CacheDir, path, format, dup)
