@@ -200,12 +200,16 @@ func (s irtFitSettings) check() error {
 }
 
 func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
+	began := time.Now()
 	r, rep, err := model.ReadFile(path, opt)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "read %s: %d models x %d items, %d observed cells (%s)\n",
 		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
+	if verbose {
+		fmt.Fprintf(cmd.ErrOrStderr(), "read in %.2fs; cache: %s %s\n", time.Since(began).Seconds(), orDash(rep.Cache), rep.CachePath)
+	}
 	return r, nil
 }
 
