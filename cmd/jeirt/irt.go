@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -209,6 +210,11 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
 	if verbose {
 		fmt.Fprintf(cmd.ErrOrStderr(), "read in %.2fs; cache: %s %s\n", time.Since(began).Seconds(), orDash(rep.Cache), rep.CachePath)
+	}
+	if r.Len() >= 1<<24 {
+		// Hand the reader's garbage (grown buffers, name tables) back before the
+		// fit allocates its layout, so the two do not add up in the peak.
+		debug.FreeOSMemory()
 	}
 	return r, nil
 }
