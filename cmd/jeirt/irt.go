@@ -201,7 +201,7 @@ func (s irtFitSettings) check() error {
 }
 
 func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
-	began := time.Now()
+	began, cpu := time.Now(), cpuSeconds()
 	r, rep, err := model.ReadFile(path, opt)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 	fmt.Fprintf(cmd.ErrOrStderr(), "read %s: %d models x %d items, %d observed cells (%s)\n",
 		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
 	if verbose {
-		fmt.Fprintf(cmd.ErrOrStderr(), "read in %.2fs; cache: %s %s\n", time.Since(began).Seconds(), orDash(rep.Cache), rep.CachePath)
+		fmt.Fprintf(cmd.ErrOrStderr(), "read in %.2fs (%.2fs CPU); cache: %s %s\n", time.Since(began).Seconds(), cpuSeconds()-cpu, orDash(rep.Cache), rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the

@@ -18,7 +18,7 @@ func init() {
 			return
 		}
 		if peak, ok := peakRSS(); ok {
-			fmt.Fprintf(cmd.ErrOrStderr(), "peak memory: %.0f MB resident (%s after start)\n", float64(peak)/1e6, time.Since(started).Round(time.Millisecond))
+			fmt.Fprintf(cmd.ErrOrStderr(), "peak memory: %.0f MB resident (%s after start, %.1fs CPU)\n", float64(peak)/1e6, time.Since(started).Round(time.Millisecond), cpuSeconds())
 		}
 	}
 }
