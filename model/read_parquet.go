@@ -317,6 +317,8 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 	var lp labelParser
 	var m, it []int32
 	var y []uint8
+	var labelDict parquet.Dictionary
+	var dictLabels []uint8
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
@@ -339,14 +341,36 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 		if err := names(c.item, items, it, "item id"); err != nil {
 			return nil, q.wrap(g, err)
 		}
-		if err := q.each(rg, c.label, func(i int, v parquet.Value) error {
+		label := func(i int, v parquet.Value) error {
 			l, msg := pqLabel(&lp, v, int(row0)+i+1)
 			if msg != "" {
 				return q.errorAt(g, row0+int64(i), h[c.label], "%s", msg)
 			}
 			y[i] = l
 			return nil
-		}, nil); err != nil {
+		}
+		if err := q.each(rg, c.label, label, func(i int, d parquet.Dictionary, idx int32) error {
+			// A dictionary-encoded label column: each distinct value is parsed
+			// once; a value never seen before goes through label, which also
+			// keeps the 0/1 versus -1/1 check.
+			if d != labelDict {
+				labelDict, dictLabels = d, dictLabels[:0]
+				for k := d.Len(); k > 0; k-- {
+					dictLabels = append(dictLabels, labelBad)
+				}
+			}
+			if idx >= 0 && int(idx) < len(dictLabels) && dictLabels[idx] != labelBad {
+				y[i] = dictLabels[idx]
+				return nil
+			}
+			if err := label(i, d.Index(idx)); err != nil {
+				return err
+			}
+			if idx >= 0 && int(idx) < len(dictLabels) {
+				dictLabels[idx] = y[i]
+			}
+			return nil
+		}); err != nil {
 			return nil, q.wrap(g, err)
 		}
 		for _, tc := range []struct {

@@ -175,6 +175,24 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 		t.Errorf("error %v, want the empty model at row group 3, row 10", err)
 	}
 
+	// The same through a dictionary-encoded label column (ConvertToParquet).
+	src := filepath.Join(dir, "bad.csv")
+	os.WriteFile(src, []byte("model,item,label\nm,a,1\nm,b,0\nm,c,1\nm,d,maybe\nm,e,0\n"), 0o644)
+	dictPath := filepath.Join(dir, "bad-dict.parquet")
+	if _, err := ConvertToParquet(src, dictPath, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadFile(dictPath, ReadOptions{}); err == nil || err.Error() != dictPath+`: row group 2, row 4: column "label": "maybe" is not a 0/1 label` {
+		t.Errorf("dictionary labels: error %v", err)
+	}
+	os.WriteFile(src, []byte("model,item,label\nm,a,1\nm,b,0\nm,c,1\nm,d,-1\n"), 0o644)
+	if _, err := ConvertToParquet(src, dictPath, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadFile(dictPath, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "row group 2, row 4") || !strings.Contains(err.Error(), "mixes 0/1 and -1/1") {
+		t.Errorf("dictionary labels mixing 0 and -1: error %v", err)
+	}
+
 	// A truncated file is refused as not Parquet, naming the file.
 	b, _ := os.ReadFile(path)
 	cut := filepath.Join(dir, "cut.parquet")
