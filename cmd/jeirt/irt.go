@@ -219,6 +219,14 @@ func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Res
 	return r, nil
 }
 
+func totalCells(rs []*model.Responses) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Len()
+	}
+	return n
+}
+
 // irtFitResult is one fitted response file with everything its output folder
 // holds.
 type irtFitResult struct {
@@ -296,6 +304,11 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 		return err
 	}
 	secs := time.Since(start).Seconds()
+	if cells := totalCells(rs); cells >= 1<<24 {
+		// The fit's layout and surrogate are garbage now: free them before the
+		// analyses build their own indexes, so the two do not add up in the peak.
+		debug.FreeOSMemory()
+	}
 	if traceOut != "" {
 		hdr := "seconds,loss\n"
 		if batch {
