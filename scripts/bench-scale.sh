@@ -6,7 +6,8 @@
 # cBMM and scipy L-BFGS-B fit the same data in the same run. Prints, per run:
 # load seconds, seconds from the start of the fit until the loss first comes
 # within a relative gap of 1e-6 of the best loss any run reached, total wall
-# seconds and peak RSS.
+# and CPU seconds and peak RSS. On a machine shared with other work, compare
+# CPU seconds and ratios within one run rather than wall seconds across runs.
 #
 #   scripts/bench-scale.sh [WORKDIR]          # default /tmp/jeirt-bench-scale
 #   N=200 J=20000 scripts/bench-scale.sh      # a smaller set
@@ -45,7 +46,7 @@ ls -l "$data/responses.csv" "$data/responses.parquet" | awk '{printf "   %s %.0f
 run() {
 	local name=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
+	/usr/bin/time -f '%e %U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
 		echo "$name failed:"
 		tail -5 "$work/$name.err"
 	}
@@ -86,15 +87,16 @@ for r in runs:
         traces[r] = [(float(a), float(b)) for a, b in rows if b not in ("", "nan")]
 best = min(l for t in traces.values() for _, l in t)
 print(f"best loss {best:.6f}")
-print(f"{'run':14} {'load s':>7} {'to gap 1e-6 s':>14} {'iters':>6} {'wall s':>7} {'peak RSS GB':>12}  cache")
+print(f"{'run':14} {'load s':>7} {'load CPU s':>10} {'to gap 1e-6 s':>14} {'iters':>6} {'wall s':>7} {'CPU s':>7} {'peak RSS GB':>12}  cache")
 for r in runs:
     if r not in traces:
         continue
     gap = next((s for s, l in traces[r] if l - best <= 1e-6 * abs(best)), math.nan)
-    wall, rss = open(os.path.join(work, r + ".time")).read().split()[-2:]
+    wall, user, sys_, rss = open(os.path.join(work, r + ".time")).read().split()[-4:]
     err = open(os.path.join(work, r + ".err")).read()
-    m = re.search(r"read in ([0-9.]+)s; cache: (\S+)", err)
+    m = re.search(r"read in ([0-9.]+)s \(([0-9.]+)s CPU\); cache: (\S+)", err)
     load = float(m.group(1)) if m else math.nan
-    cache = m.group(2) if m else ""
-    print(f"{r:14} {load:7.2f} {gap:14.2f} {len(traces[r]):6d} {float(wall):7.1f} {int(rss)/1e6:12.2f}  {cache}")
+    loadcpu = float(m.group(2)) if m else math.nan
+    cache = m.group(3) if m else ""
+    print(f"{r:14} {load:7.2f} {loadcpu:10.2f} {gap:14.2f} {len(traces[r]):6d} {float(wall):7.1f} {float(user)+float(sys_):7.1f} {int(rss)/1e6:12.2f}  {cache}")
 EOF
