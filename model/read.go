@@ -23,6 +23,16 @@ type ReadOptions struct {
 	// Duplicates says what to do with several rows for one (model, item) cell:
 	// majority (the default; ties become missing), first, or error.
 	Duplicates string
+
+	// NoCache reads a text file directly, neither loading nor writing the
+	// binary response cache (see ReadFile).
+	NoCache bool
+	// CacheDir holds the response caches; "" means jeirt/responses under the
+	// user cache folder ($XDG_CACHE_HOME, else ~/.cache).
+	CacheDir string
+	// CacheMin is the smallest text file, in bytes, that is cached; 0 means
+	// 64 MiB, a negative value caches every file.
+	CacheMin int64
 }
 
 // Formats lists the accepted values of ReadOptions.Format.
@@ -43,6 +53,11 @@ type ReadReport struct {
 	Conflicts      int // duplicate cells whose rows disagree
 	TiesDropped    int // conflicts with as many 0s as 1s, left missing (majority policy)
 
+	// Cache says what the binary response cache did: "" (not used), "loaded",
+	// "written" or "rebuilt (why)"; CachePath is its file.
+	Cache     string
+	CachePath string
+
 	ItemsPath       string // the item-text file, if any
 	ItemTexts       int    // items given a text
 	ItemTextUnknown int    // rows of the item-text file whose id is not an item of the responses
@@ -56,6 +71,9 @@ func (rep *ReadReport) String() string {
 		gz = ", gzip"
 	}
 	fmt.Fprintf(&b, "format: %s%s (%s)\n", rep.Format, gz, rep.Why)
+	if rep.Cache != "" {
+		fmt.Fprintf(&b, "cache: %s %s\n", rep.Cache, rep.CachePath)
+	}
 	fmt.Fprintf(&b, "rows read: %d, blank cells: %d\n", rep.Rows, rep.Blank)
 	fmt.Fprintf(&b, "duplicates: %d cells with %d extra rows, %d conflicting, %d ties left missing\n",
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
@@ -69,18 +87,24 @@ func (rep *ReadReport) String() string {
 //
 //	data.csv:1042: column "label": "maybe" is not a 0/1 label
 type ParseError struct {
-	File   string
-	Line   int    // 1-based; 0 when the problem is the whole file
-	Column string // the column (or JSON key) at fault, if any
-	Key    bool   // Column is a JSON key rather than a CSV column
-	Msg    string
-	Err    error // underlying error, if any
+	File     string
+	RowGroup int    // Parquet: the 1-based row group, and Line is then the 1-based row of the file
+	Line     int    // 1-based; 0 when the problem is the whole file
+	Column   string // the column (or JSON key) at fault, if any
+	Key      bool   // Column is a JSON key rather than a CSV column
+	Msg      string
+	Err      error // underlying error, if any
 }
 
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
-	if e.Line > 0 {
+	switch {
+	case e.RowGroup > 0 && e.Line > 0:
+		fmt.Fprintf(&b, ": row group %d, row %d", e.RowGroup, e.Line)
+	case e.RowGroup > 0:
+		fmt.Fprintf(&b, ": row group %d", e.RowGroup)
+	case e.Line > 0:
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	b.WriteString(": ")
@@ -99,6 +123,14 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // ReadFile reads item-level responses from path in any supported format,
 // decompressing gzip transparently, and joins item texts from opt.Items.
+// Parquet files are recognised by their magic bytes, whatever their name.
+//
+// A text file of at least opt.CacheMin bytes is cached: the first read writes
+// the cells in a compact binary file under opt.CacheDir, and later reads with
+// the same options load that instead of parsing the text, as long as the
+// file's size, modification time and first and last megabyte are unchanged.
+// A stale or damaged cache (its checksum does not match) is never used: the
+// text is read again and the cache rewritten.
 func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
 	rep := &ReadReport{Path: path}
 	format := opt.Format
@@ -115,30 +147,61 @@ func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
 	if dup != "majority" && dup != "first" && dup != "error" {
 		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first or error)", dup)
 	}
-	f, err := os.Open(path)
+	var r *Responses
+	var err error
+	switch {
+	case isParquet(path):
+		if format == "pyirt" || format == "patterns" {
+			return nil, rep, fmt.Errorf("%s: a Parquet file cannot be read as %s (want long, wide or wide-items)", path, format)
+		}
+		cells := newCellSink(dup == "error")
+		r, err = readParquet(path, format, cells, rep)
+		if err == nil {
+			err = cells.finish(r, dup, path, rep)
+		}
+	case opt.NoCache:
+		r, err = readText(path, format, dup, rep)
+	default:
+		r, err = readTextCached(path, format, dup, opt, rep)
+	}
 	if err != nil {
 		return nil, rep, err
+	}
+	if opt.Items != "" {
+		if err := joinItemText(r, opt.Items, rep); err != nil {
+			return nil, rep, err
+		}
+	}
+	return r, rep, nil
+}
+
+// readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
+// resolves its duplicate cells.
+func readText(path, format, dup string, rep *ReadReport) (*Responses, error) {
+	var r *Responses
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	br, gz, err := openMaybeGzip(path, f)
 	if err != nil {
-		return nil, rep, err
+		return nil, err
 	}
 	rep.Gzip = gz
 
 	s := newCSVScanner(path, br, gz)
-	var r *Responses
 	cells := newCellSink(dup == "error")
 	if format == "auto" {
 		format, rep.Why, err = s.decide()
 		if err != nil {
-			return nil, rep, err
+			return nil, err
 		}
 	} else {
 		rep.Why = "given by --format"
 		if format != "pyirt" {
 			if _, err := s.readHeader(); err != nil {
-				return nil, rep, err
+				return nil, err
 			}
 		}
 	}
@@ -156,17 +219,12 @@ func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
 		r, err = readPyIRT(path, s.r, cells, rep, gz)
 	}
 	if err != nil {
-		return nil, rep, err
+		return nil, err
 	}
 	if err := cells.finish(r, dup, path, rep); err != nil {
-		return nil, rep, err
+		return nil, err
 	}
-	if opt.Items != "" {
-		if err := joinItemText(r, opt.Items, rep); err != nil {
-			return nil, rep, err
-		}
-	}
-	return r, rep, nil
+	return r, nil
 }
 
 func contains(list []string, s string) bool {

@@ -26,14 +26,24 @@ func (c *cellSink) add(m, i int32, y uint8, line int) {
 }
 
 // finish resolves duplicate (model, item) rows by policy and stores the cells
-// in r sorted by (model, item).
+// in r sorted by (model, item). Cells already grouped by model (a wide
+// model-major file, or a long file sorted by model) are resolved in place,
+// without a second copy of the cells.
 func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) error {
 	n := len(c.label)
 	if n > 1<<31-1 {
 		return fmt.Errorf("%s: %d cells is more than jeirt can hold", file, n)
 	}
 	nm := len(r.Models)
-	// Counting sort by model; cells of one model stay in file order.
+	grouped := true
+	for k := 1; k < n; k++ {
+		if c.model[k] < c.model[k-1] {
+			grouped = false
+			break
+		}
+	}
+	// start[m]:start[m+1] are model m's cells in perm order; perm is the
+	// identity (nil) when the cells are grouped already.
 	start := make([]int32, nm+1)
 	for _, m := range c.model {
 		start[m+1]++
@@ -41,46 +51,68 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 	for i := 0; i < nm; i++ {
 		start[i+1] += start[i]
 	}
-	perm := make([]int32, n)
-	next := slices.Clone(start[:nm])
-	for k, m := range c.model {
-		perm[next[m]] = int32(k)
-		next[m]++
+	var perm []int32
+	var model, item []int32
+	var label []uint8
+	if grouped {
+		// Written in place: position w never passes the segment being read,
+		// and the segment's items and labels are copied out first (keys, seg).
+		model, item, label = c.model[:0], c.item[:0], c.label[:0]
+	} else {
+		perm = make([]int32, n)
+		next := slices.Clone(start[:nm])
+		for k, m := range c.model {
+			perm[next[m]] = int32(k)
+			next[m]++
+		}
+		model, item, label = make([]int32, 0, n), make([]int32, 0, n), make([]uint8, 0, n)
 	}
-	next = nil
-
-	r.Model = make([]int32, 0, n)
-	r.Item = make([]int32, 0, n)
-	r.Label = make([]uint8, 0, n)
+	srcLabel := c.label
 	var keys []uint64
-	dupFirst, dupSecond := -1, -1 // the duplicate whose second row comes first in the file
+	var seg []uint8
+	dupSecond := -1 // the duplicate whose second row comes first in the file
+	var dupFirstLine, dupSecondLine int32
+	var dupModel, dupItem int32
 	for m := 0; m < nm; m++ {
-		row := perm[start[m]:start[m+1]]
+		lo, hi := int(start[m]), int(start[m+1])
 		keys = keys[:0]
-		for _, k := range row {
+		for p := lo; p < hi; p++ {
+			k := p
+			if perm != nil {
+				k = int(perm[p])
+			}
 			keys = append(keys, uint64(c.item[k])<<32|uint64(k))
+		}
+		labelOf := func(k int) uint8 { return srcLabel[k] }
+		if perm == nil {
+			seg = append(seg[:0], srcLabel[lo:hi]...)
+			labelOf = func(k int) uint8 { return seg[k-lo] }
 		}
 		slices.Sort(keys)
 		for a := 0; a < len(keys); {
-			item := int32(keys[a] >> 32)
+			it := int32(keys[a] >> 32)
 			b := a + 1
-			for b < len(keys) && int32(keys[b]>>32) == item {
+			for b < len(keys) && int32(keys[b]>>32) == it {
 				b++
 			}
 			first := int(uint32(keys[a]))
-			y := c.label[first]
+			y := labelOf(first)
 			if b-a > 1 {
 				rep.DuplicateCells++
 				rep.DuplicateRows += b - a - 1
 				ones := 0
 				for _, k := range keys[a:b] {
-					ones += int(c.label[uint32(k)])
+					ones += int(labelOf(int(uint32(k))))
 				}
 				if ones != 0 && ones != b-a {
 					rep.Conflicts++
 				}
 				if second := int(uint32(keys[a+1])); dupSecond < 0 || second < dupSecond {
-					dupFirst, dupSecond = first, second
+					dupSecond = second
+					if c.keepLines {
+						dupFirstLine, dupSecondLine = c.line[first], c.line[second]
+					}
+					dupModel, dupItem = int32(m), it
 				}
 				if policy == "majority" {
 					switch {
@@ -95,17 +127,18 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 					}
 				}
 			}
-			r.Model = append(r.Model, int32(m))
-			r.Item = append(r.Item, item)
-			r.Label = append(r.Label, y)
+			model = append(model, int32(m))
+			item = append(item, it)
+			label = append(label, y)
 			a = b
 		}
 	}
 	if policy == "error" && dupSecond >= 0 {
-		return &ParseError{File: file, Line: int(c.line[dupSecond]),
+		return &ParseError{File: file, Line: int(dupSecondLine),
 			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority or first to resolve)",
-				r.Models[c.model[dupSecond]], r.Items[c.item[dupSecond]], c.line[dupFirst])}
+				r.Models[dupModel], r.Items[dupItem], dupFirstLine)}
 	}
+	r.Model, r.Item, r.Label = model, item, label
 	*c = cellSink{}
 	r.Invalidate()
 	return nil

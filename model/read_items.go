@@ -24,8 +24,12 @@ var (
 // ReadItems reads an item-text CSV (gzip transparent): an id column
 // (item_id, item, prompt_id, question_id or id), a text column (text,
 // problem_statement, content, prompt or question) and optionally a category or
-// benchmark column. Quoted fields may span lines.
+// benchmark column. Quoted fields may span lines. A Parquet file with the same
+// columns is read as well.
 func ReadItems(path string) (*ItemTable, error) {
+	if isParquet(path) {
+		return readItemsParquet(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,11 @@ Formats (--format, default auto, which decides from the header and says what it 
               one column per model
   pyirt       py-irt JSONL: {"subject_id": ..., "responses": {item: 0/1}}
   patterns    response-pattern table with a freq column (e.g. LSAT7), expanded freq times
-Labels: 0/1, 0.0/1.0, -1/1, true/false; blank, NA and NaN are missing. Gzip is detected.`,
+Labels: 0/1, 0.0/1.0, -1/1, true/false; blank, NA and NaN are missing. Gzip is detected.
+Parquet files (long, wide or wide-items, the same column names; labels boolean, integer,
+float or string, null missing) are detected by their contents; "jeirt data parquet" converts.
+The first read of a text file of at least --cache-min bytes writes a binary cache of its
+cells; later reads load it while the file is unchanged (--no-cache reads the text).`,
 }
 
 // addReadFlags registers --format, --items and --duplicates, the options of
@@ -35,6 +39,8 @@ func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
+	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
+	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses)")
 }
 
 func printSummary(w io.Writer, s model.Summary) {

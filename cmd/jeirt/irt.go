@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -131,13 +132,30 @@ func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
 }
 
 func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
+	began, cpu := time.Now(), cpuSeconds()
 	r, rep, err := model.ReadFile(path, opt)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "read %s: %d models x %d items, %d observed cells (%s)\n",
 		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
+	if verbose {
+		fmt.Fprintf(cmd.ErrOrStderr(), "read in %.2fs (%.2fs CPU); cache: %s %s\n", time.Since(began).Seconds(), cpuSeconds()-cpu, orDash(rep.Cache), rep.CachePath)
+	}
+	if r.Len() >= 1<<24 {
+		// Hand the reader's garbage (grown buffers, name tables) back before the
+		// fit allocates its layout, so the two do not add up in the peak.
+		debug.FreeOSMemory()
+	}
 	return r, nil
+}
+
+func totalCells(rs []*model.Responses) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Len()
+	}
+	return n
 }
 
 // irtFitResult is one fitted response file with everything its output folder
@@ -192,6 +210,11 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	folders, secs, err := job.Run(ctx, rs)
 	if err != nil {
 		return err
+	}
+	if cells := totalCells(rs); cells >= 1<<24 {
+		// The fit's layout and surrogate are garbage now: free them before the
+		// analyses build their own indexes, so the two do not add up in the peak.
+		debug.FreeOSMemory()
 	}
 	if traceOut != "" {
 		hdr := "seconds,loss\n"
