@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func BenchmarkServeLoad(b *testing.B) {
 		rss := []int64{rssKB()}
 		var mid sync.Once
 		deadline := time.Now().Add(limit)
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime()
 		var wg sync.WaitGroup
 		for c := 0; c < clients; c++ {
 			wg.Add(1)
@@ -99,7 +100,7 @@ func BenchmarkServeLoad(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		el := time.Since(start)
+		el, cpu := time.Since(start), cpuTime()-cpu0
 		rss = append(rss, rssKB())
 		all := slices.Concat(lat...)
 		slices.Sort(all)
@@ -113,8 +114,11 @@ func BenchmarkServeLoad(b *testing.B) {
 		b.ReportMetric(float64(q(0.5).Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(q(0.99).Microseconds())/1000, "p99-ms")
 		b.ReportMetric(float64(errs.Load()), "errors")
+		b.ReportMetric(ms(cpu)/float64(n), "cpu-ms/req")
 		fmt.Printf("serve load: %d requests (%d clients) in %.2f s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d errors; RSS start/middle/end %v KiB\n",
 			n, clients, el.Seconds(), rps, ms(q(0.5)), ms(q(0.99)), ms(all[n-1]), errs.Load(), rss)
+		fmt.Printf("serve load: process CPU %.1f s (server and clients together): %.3f CPU-ms per request, %.2f of a core on average\n",
+			cpu.Seconds(), ms(cpu)/float64(n), cpu.Seconds()/el.Seconds())
 	}
 }
 
@@ -125,6 +129,15 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// cpuTime is the user+system CPU time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rssKB is the resident set size of this process (Linux; 0 elsewhere).
