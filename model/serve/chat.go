@@ -1,0 +1,187 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// chat is POST /v1/chat/completions: with "model": "router" or
+// "router:<rule>" it routes on the last user message among the models that
+// have an upstream, and forwards the request (only "model" changed) to the
+// chosen model's upstream; with a model name of the upstreams file it
+// forwards there directly. The answer, streamed or not, is passed back as it
+// comes, with the header X-Jeirt-Model naming the model.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
+	if len(s.upstreams) == 0 {
+		return &requestError{Status: http.StatusServiceUnavailable, Msg: "no upstreams: start jeirt serve with --upstreams"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.set.MaxBody))
+	if err != nil {
+		return jsonError(err, s.set.MaxBody)
+	}
+	var req map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return jsonError(err, s.set.MaxBody)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badField("", "malformed JSON: data after the request object")
+	}
+	var name string
+	if err := json.Unmarshal(req["model"], &name); err != nil || name == "" {
+		return badField("model", `want "router", "router:<rule>" or a model of the upstreams file`)
+	}
+	var stream bool
+	if raw, ok := req["stream"]; ok {
+		if err := json.Unmarshal(raw, &stream); err != nil {
+			return badField("stream", "want true or false")
+		}
+	}
+	chosen := name
+	if name == "router" || strings.HasPrefix(name, "router:") {
+		text, err := lastUserText(req["messages"])
+		if err != nil {
+			return err
+		}
+		p := RouteParams{Rule: strings.TrimPrefix(strings.TrimPrefix(name, "router"), ":")}
+		if p.Rule == "margin" {
+			return badField("model", "router:margin needs a margin; use /v1/route for it")
+		}
+		if p.Rule == "lambda" {
+			return badField("model", "router:lambda needs a lambda; use /v1/route for it")
+		}
+		st := s.cur.Load()
+		rt, err := st.Router(p, func(n string) bool { _, ok := s.upstreams[n]; return ok })
+		if err != nil {
+			if re, ok := err.(*requestError); ok && re.Field == "rule" {
+				re.Field = "model"
+			}
+			return err
+		}
+		res, err := s.routeTexts(r, st, rt, []Query{{ID: "chat", Text: text}}, 0)
+		if err != nil {
+			return err
+		}
+		chosen = res[0].Model
+	}
+	up, ok := s.upstreams[chosen]
+	if !ok {
+		return badField("model", "%q is not a model of the upstreams file (use \"router\" to route)", chosen)
+	}
+	upName, _ := json.Marshal(up.Model)
+	req["model"] = upName
+	fwd, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.set.UpstreamTimeout)
+	defer cancel()
+	ureq, err := http.NewRequestWithContext(ctx, http.MethodPost, up.BaseURL+"/chat/completions", bytes.NewReader(fwd))
+	if err != nil {
+		return err
+	}
+	ureq.Header.Set("Content-Type", "application/json")
+	if a := r.Header.Get("Accept"); a != "" {
+		ureq.Header.Set("Accept", a)
+	}
+	if up.APIKeyEnv != "" {
+		ureq.Header.Set("Authorization", "Bearer "+os.Getenv(up.APIKeyEnv))
+	}
+	resp, err := s.client.Do(ureq)
+	if err != nil {
+		why := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			why = fmt.Sprintf("no answer within %v", s.set.UpstreamTimeout)
+		}
+		fmt.Fprintf(s.set.Log, "serve: upstream %s (%s): %v\n", up.Name, up.BaseURL, err)
+		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) failed: %s", up.Name, up.BaseURL, why)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) answered %s: %s",
+			up.Name, up.BaseURL, resp.Status, strings.TrimSpace(string(snippet)))}
+	}
+	for _, h := range []string{"Content-Type", "Cache-Control", "X-Request-Id"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.Header().Set("X-Jeirt-Model", chosen)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(s.set.UpstreamTimeout))
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			if stream {
+				rc.Flush()
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("upstream %q stopped mid-answer: %w", up.Name, err)
+		}
+	}
+}
+
+// lastUserText is the text of the last message with role "user": its
+// content string, or the text parts of a content array.
+func lastUserText(raw json.RawMessage) (string, error) {
+	if raw == nil {
+		return "", badField("messages", "missing: the chat to route")
+	}
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return "", badField("messages", "want an array of {role, content}: %v", err)
+	}
+	for k := len(msgs) - 1; k >= 0; k-- {
+		if msgs[k].Role != "user" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(msgs[k].Content, &s) != nil {
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(msgs[k].Content, &parts); err != nil {
+				return "", badField(fmt.Sprintf("messages[%d].content", k), "want a string or an array of content parts")
+			}
+			var texts []string
+			for _, p := range parts {
+				if p.Type == "text" {
+					texts = append(texts, p.Text)
+				}
+			}
+			s = strings.Join(texts, "\n")
+		}
+		if strings.TrimSpace(s) == "" {
+			return "", badField(fmt.Sprintf("messages[%d].content", k), "the last user message has no text to route on")
+		}
+		return s, nil
+	}
+	return "", badField("messages", "no message with role user to route on")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

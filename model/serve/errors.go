@@ -1,0 +1,92 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// requestError is an error answered with Status and a JSON body
+// {"error": {"message": ..., "field": ...}}.
+type requestError struct {
+	Status int
+	Field  string
+	Msg    string
+}
+
+func (e *requestError) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+func badField(field, format string, args ...any) error {
+	return &requestError{Status: http.StatusBadRequest, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// writeError answers err: a requestError with its status, anything else
+// with 500.
+func writeError(w http.ResponseWriter, err error) {
+	var re *requestError
+	if !errors.As(err, &re) {
+		re = &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
+	}
+	type body struct {
+		Message string `json:"message"`
+		Field   string `json:"field,omitempty"`
+	}
+	writeJSON(w, re.Status, map[string]body{"error": {Message: re.Error(), Field: re.Field}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// decodeJSON reads one JSON object from r's body (at most limit bytes) into
+// v, refusing unknown fields and trailing data.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return &requestError{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("Content-Type %q: send application/json", ct)}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err, limit)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badField("", "malformed JSON: data after the request object")
+	}
+	return nil
+}
+
+func jsonError(err error, limit int64) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var big *http.MaxBytesError
+	switch {
+	case errors.As(err, &big):
+		return &requestError{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("request body is larger than %d bytes", limit)}
+	case errors.Is(err, io.EOF):
+		return badField("", "empty request body: send a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badField("", "malformed JSON: the body ends early")
+	case errors.As(err, &syn):
+		return badField("", "malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "(body)"
+		}
+		return badField(field, "want %s, got JSON %s", typ.Type, typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badField(name, "unknown field")
+	}
+	return badField("", "malformed JSON: %v", err)
+}

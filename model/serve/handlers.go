@@ -1,0 +1,359 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/onboard"
+)
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	st := s.cur.Load()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "checkpoint": st.dir,
+		"models": st.model().NumModels(), "loaded": st.loaded.UTC().Format(time.RFC3339)})
+	return nil
+}
+
+// Query is one question to route.
+type Query struct {
+	ID   string `json:"id,omitempty"`
+	Text string `json:"text"`
+}
+
+// RouteRequest is the body of POST /v1/route: one query (Text, with an
+// optional ID) or a batch (Queries), and the routing settings.
+type RouteRequest struct {
+	ID      string  `json:"id,omitempty"`
+	Text    string  `json:"text,omitempty"`
+	Queries []Query `json:"queries,omitempty"`
+	Top     *int    `json:"top,omitempty"`
+	RouteParams
+}
+
+// Candidate is one model's predicted probability of a correct answer.
+type Candidate struct {
+	Model string   `json:"model"`
+	P     float64  `json:"p"`
+	Cost  *float64 `json:"cost,omitempty"`
+}
+
+// Routed is the decision for one query. The JE-IRT router has no
+// out-of-domain detector, so OutOfDomain is always false.
+type Routed struct {
+	ID string `json:"id"`
+	Candidate
+	Rule         string      `json:"rule"`
+	Fallback     bool        `json:"fallback,omitempty"`
+	OutOfDomain  bool        `json:"out_of_domain"`
+	Alternatives []Candidate `json:"alternatives"`
+}
+
+// RouteResponse answers a batch.
+type RouteResponse struct {
+	Results []Routed `json:"results"`
+}
+
+func (s *Server) candidate(st *state, mp model.ModelP) Candidate {
+	c := Candidate{Model: st.model().Models[mp.Model], P: mp.P}
+	if v := st.cost(mp.Model); !math.IsNaN(v) {
+		c.Cost = &v
+	}
+	return c
+}
+
+// routeTexts embeds the queries and routes each with rt.
+func (s *Server) routeTexts(r *http.Request, st *state, rt *model.Router, qs []Query, top int) ([]Routed, error) {
+	ids, texts := make([]string, len(qs)), make([]string, len(qs))
+	for k, q := range qs {
+		ids[k], texts[k] = q.ID, q.Text
+	}
+	emb, err := st.embed(r.Context(), ids, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Routed, len(qs))
+	for k := range qs {
+		ch := rt.Route(emb[k])
+		alts := []Candidate{}
+		for _, a := range ch.Alternatives(top) {
+			alts = append(alts, s.candidate(st, a))
+		}
+		out[k] = Routed{ID: qs[k].ID, Candidate: s.candidate(st, ch.ModelP), Rule: ch.Rule, Fallback: ch.Fallback, Alternatives: alts}
+		s.metrics.routed.WithLabelValues(out[k].Model, ch.Rule).Inc()
+	}
+	return out, nil
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
+	var req RouteRequest
+	if err := decodeJSON(w, r, s.set.MaxBody, &req); err != nil {
+		return err
+	}
+	single := req.Queries == nil
+	qs := req.Queries
+	if single {
+		if strings.TrimSpace(req.Text) == "" {
+			return badField("text", "empty text: send a query in text, or a batch in queries")
+		}
+		qs = []Query{{ID: req.ID, Text: req.Text}}
+	} else {
+		if req.Text != "" || req.ID != "" {
+			return badField("text", "give one query in text or a batch in queries, not both")
+		}
+		if len(qs) == 0 {
+			return badField("queries", "empty batch")
+		}
+		if len(qs) > s.set.MaxBatch {
+			return badField("queries", "%d queries; at most %d per request", len(qs), s.set.MaxBatch)
+		}
+		for k := range qs {
+			if strings.TrimSpace(qs[k].Text) == "" {
+				return badField(fmt.Sprintf("queries[%d].text", k), "empty text")
+			}
+			if qs[k].ID == "" {
+				qs[k].ID = strconv.Itoa(k + 1)
+			}
+		}
+	}
+	top := s.set.Top
+	if req.Top != nil {
+		if *req.Top < 0 {
+			return badField("top", "top %d must not be negative", *req.Top)
+		}
+		top = *req.Top
+	}
+	st := s.cur.Load()
+	rt, err := st.Router(req.RouteParams, nil)
+	if err != nil {
+		return err
+	}
+	res, err := s.routeTexts(r, st, rt, qs, top)
+	if err != nil {
+		return err
+	}
+	if single {
+		writeJSON(w, http.StatusOK, res[0])
+	} else {
+		writeJSON(w, http.StatusOK, RouteResponse{Results: res})
+	}
+	return nil
+}
+
+// PredictRequest is the body of POST /v1/predict.
+type PredictRequest struct {
+	Pairs []Pair `json:"pairs"`
+}
+
+// Pair is a (model, question text) pair.
+type Pair struct {
+	Model string `json:"model"`
+	Text  string `json:"text"`
+}
+
+// Prediction is P(correct) of a pair.
+type Prediction struct {
+	Model string  `json:"model"`
+	P     float64 `json:"p"`
+}
+
+func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
+	var req PredictRequest
+	if err := decodeJSON(w, r, s.set.MaxBody, &req); err != nil {
+		return err
+	}
+	if len(req.Pairs) == 0 {
+		return badField("pairs", "no (model, text) pairs")
+	}
+	if len(req.Pairs) > s.set.MaxBatch {
+		return badField("pairs", "%d pairs; at most %d per request", len(req.Pairs), s.set.MaxBatch)
+	}
+	st := s.cur.Load()
+	rows := make([]int, len(req.Pairs))
+	ids, texts := make([]string, len(req.Pairs)), make([]string, len(req.Pairs))
+	for k, p := range req.Pairs {
+		i, ok := st.index[p.Model]
+		if !ok {
+			return badField(fmt.Sprintf("pairs[%d].model", k), "%q is not a model of the checkpoint", p.Model)
+		}
+		if strings.TrimSpace(p.Text) == "" {
+			return badField(fmt.Sprintf("pairs[%d].text", k), "empty text")
+		}
+		rows[k], ids[k], texts[k] = i, strconv.Itoa(k+1), p.Text
+	}
+	emb, err := st.embed(r.Context(), ids, texts)
+	if err != nil {
+		return err
+	}
+	out := make([]Prediction, len(req.Pairs))
+	for k, p := range req.Pairs {
+		out[k] = Prediction{Model: p.Model, P: st.model().Prob(rows[k], emb[k])}
+	}
+	writeJSON(w, http.StatusOK, map[string][]Prediction{"predictions": out})
+	return nil
+}
+
+// ModelInfo is one model of GET /v1/models. MeanP is the model's mean
+// predicted P(correct) over the checkpoint's questions: the checkpoint does
+// not keep the training responses, so this stands for its overall accuracy.
+type ModelInfo struct {
+	Name     string   `json:"name"`
+	Cost     *float64 `json:"cost,omitempty"`
+	MeanP    float64  `json:"mean_p"`
+	Upstream string   `json:"upstream,omitempty"`
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
+	st := s.cur.Load()
+	out := make([]ModelInfo, st.model().NumModels())
+	for i, name := range st.model().Models {
+		out[i] = ModelInfo{Name: name, MeanP: st.ref[i]}
+		if c := st.cost(i); !math.IsNaN(c) {
+			out[i].Cost = &c
+		}
+		if u, ok := s.upstreams[name]; ok {
+			out[i].Upstream = u.BaseURL
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out})
+	return nil
+}
+
+// OnboardRequest is the body of POST /v1/models: a new model's answers to
+// questions (known to the checkpoint by id, or new ones with their text).
+type OnboardRequest struct {
+	Name    string   `json:"name"`
+	Answers []Answer `json:"answers"`
+	Cost    *float64 `json:"cost,omitempty"`
+	Replace bool     `json:"replace,omitempty"`
+}
+
+// Answer is one graded answer of the model to onboard.
+type Answer struct {
+	ID      string `json:"id"`
+	Text    string `json:"text,omitempty"`
+	Correct *bool  `json:"correct"`
+}
+
+// onboard fits the new model's row with onboard.AddModels (everything else
+// frozen), writes the new checkpoint next to the current one and swaps it in.
+func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
+	var req OnboardRequest
+	if err := decodeJSON(w, r, s.set.MaxBody, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Name) == "" {
+		return badField("name", "empty model name")
+	}
+	if len(req.Answers) == 0 {
+		return badField("answers", "no answers to fit the model on")
+	}
+	if req.Cost != nil && !(*req.Cost >= 0 && !math.IsInf(*req.Cost, 0)) {
+		return badField("cost", "cost %v must be a finite non-negative number", *req.Cost)
+	}
+	resp := &model.Responses{Models: []string{req.Name}}
+	seen := map[string]bool{}
+	for k, a := range req.Answers {
+		if strings.TrimSpace(a.ID) == "" {
+			return badField(fmt.Sprintf("answers[%d].id", k), "empty id")
+		}
+		if a.Correct == nil {
+			return badField(fmt.Sprintf("answers[%d].correct", k), "missing: true or false")
+		}
+		if seen[a.ID] {
+			return badField(fmt.Sprintf("answers[%d].id", k), "question %q is answered twice", a.ID)
+		}
+		seen[a.ID] = true
+		resp.Items = append(resp.Items, a.ID)
+		resp.ItemText = append(resp.ItemText, a.Text)
+		label := uint8(0)
+		if *a.Correct {
+			label = 1
+		}
+		resp.Model = append(resp.Model, 0)
+		resp.Item = append(resp.Item, int32(k))
+		resp.Label = append(resp.Label, label)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.cur.Load()
+	if _, had := st.index[req.Name]; had && !req.Replace {
+		return badField("name", "model %q is already in the checkpoint (send replace: true to refit it)", req.Name)
+	}
+	for k, a := range req.Answers {
+		if _, known := indexOfItem(st, a.ID); !known && strings.TrimSpace(a.Text) == "" {
+			return badField(fmt.Sprintf("answers[%d].text", k), "question %q is not in the checkpoint; send its text", a.ID)
+		}
+	}
+	res, err := onboard.AddModels(r.Context(), st.ck, resp, onboard.AddModelsOptions{Replace: req.Replace})
+	if err != nil {
+		return badField("answers", "%v", err)
+	}
+	dir, err := s.writeNext(st.dir, req.Name, res.Checkpoint)
+	if err != nil {
+		s.metrics.reloads.WithLabelValues("failed").Inc()
+		return err
+	}
+	extra := s.extra
+	if req.Cost != nil {
+		extra = withCost(extra, req.Name, *req.Cost)
+	}
+	nst, err := loadState(dir, s.set.Costs, extra)
+	if err != nil {
+		s.metrics.reloads.WithLabelValues("failed").Inc()
+		return fmt.Errorf("onboarded checkpoint %s does not load (still serving %s): %w", dir, st.dir, err)
+	}
+	s.extra = extra
+	s.cur.Store(nst)
+	s.metrics.reloads.WithLabelValues("ok").Inc()
+	s.metrics.models.Set(float64(nst.model().NumModels()))
+	fmt.Fprintf(s.set.Log, "serve: onboarded %s into %s (previous checkpoint kept in %s)\n", req.Name, dir, st.dir)
+	writeJSON(w, http.StatusCreated, map[string]any{"checkpoint": dir, "previous": st.dir, "added": res.Added, "new_items": res.NewItems})
+	return nil
+}
+
+func indexOfItem(st *state, id string) (int, bool) {
+	for j, it := range st.model().Items {
+		if it == id {
+			return j, true
+		}
+	}
+	return -1, false
+}
+
+// writeNext writes ck as a new folder beside dir, named after dir, the model
+// and the time: runs/swe → runs/swe+new-model-20261130T135000Z.
+func (s *Server) writeNext(dir, name string, ck *model.Checkpoint) (string, error) {
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, name)
+	base := filepath.Clean(dir) + "+" + safe + "-" + time.Now().UTC().Format("20060102T150405Z")
+	next := base
+	for n := 2; ; n++ {
+		err := ck.Write(next, false)
+		if err == nil {
+			return next, nil
+		}
+		if n > 100 || !fileExists(next) {
+			return "", fmt.Errorf("writing the onboarded checkpoint %s: %w", next, err)
+		}
+		next = fmt.Sprintf("%s-%d", base, n)
+	}
+}
+
+func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Reload(); err != nil {
+		return &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
+	}
+	st := s.cur.Load()
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "models": st.model().NumModels()})
+	return nil
+}
