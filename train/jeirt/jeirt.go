@@ -38,7 +38,7 @@ type JEIRT struct {
 	Patience    int    // 0: never stop early
 	Seed        int64  // initialisation, shuffling and dropout
 	Device      string // auto (""), cpu or cuda: see backend.Resolve
-	// Step is the CPU step: StepFused ("" means it) or StepGraph. A device
+	// Step is the CPU step: StepGraph ("" means it) or StepFused. A device
 	// other than the CPU has its own step and ignores it.
 	Step string
 	// Batching is "by-question" (a batch is all training pairs of a few
@@ -68,6 +68,7 @@ type JEIRTEpoch struct {
 type JEIRTFit struct {
 	Model           *model.JEIRT
 	Device          string
+	Step            string // the step that ran: StepGraph or StepFused on the CPU, else the device
 	BestEpoch       int
 	EpochsRun       int
 	SecondsPerEpoch float64 // mean training seconds per epoch
@@ -122,16 +123,20 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	if err != nil {
 		return nil, err
 	}
-	switch t.Step {
-	case "", StepFused:
+	stepName := t.Step
+	if stepName == "" {
+		stepName = StepGraph
+	}
+	switch stepName {
 	case StepGraph:
 		if device == backend.CPU {
 			newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
-				return newHostStepper(p, opt, &graphGradient{}), nil
+				return newHostStepper(p, opt, newGraphGradient(p)), nil
 			}
 		}
+	case StepFused:
 	default:
-		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepFused, StepGraph)
+		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepGraph, StepFused)
 	}
 	rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x4a45495254)) // "JEIRT"
 	p := initJEIRTParams(rng, inputDim, t.Hidden, t.Dim, trainR.NumModels(), J, t.Residual)
@@ -140,7 +145,10 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		return nil, err
 	}
 
-	fit := &JEIRTFit{Device: device}
+	fit := &JEIRTFit{Device: device, Step: stepName}
+	if device != backend.CPU {
+		fit.Step = device
+	}
 	var best *backend.JEIRTParams
 	bestLoss := math.Inf(1)
 	sinceBest := 0
