@@ -19,8 +19,9 @@ import (
 // improved for Patience epochs and keeping the best epoch's parameters.
 //
 // Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
-// Dropout 0 (none), Epochs 100, BatchSize 512, LR 5e-5, Gamma 0.75,
-// Patience 10, Device "auto", Batching "by-question"). A fixed Seed gives the
+// Dropout 0 (none), Epochs 100, BatchSize 512, LR 1e-3, Gamma 0.97,
+// Patience 10, Device "auto", Step "graph", Batching "by-question");
+// WeightDecay 0 is none (DefaultConfig's is 0.3). A fixed Seed gives the
 // same run twice on the CPU.
 type JEIRT struct {
 	Dim     int     // d
@@ -49,6 +50,11 @@ type JEIRT struct {
 
 	// Progress, when set, is called after every epoch.
 	Progress func(JEIRTEpoch)
+	// Warn, when set, is called with each warning as it arises (also kept in
+	// JEIRTFit.Warnings): the learning rate has decayed below 1% of its start
+	// while the validation loss is still falling, or training reached the
+	// epoch limit while still improving.
+	Warn func(string)
 }
 
 // JEIRTEpoch reports one epoch.
@@ -74,6 +80,11 @@ type JEIRTFit struct {
 	SecondsPerEpoch float64 // mean training seconds per epoch
 	History         []JEIRTEpoch
 	Interrupted     bool // ctx was cancelled; Model is the best epoch so far
+	// Stop says why training stopped: "early stop at epoch N (no better
+	// validation loss for P epochs), best epoch M", "epoch limit N reached,
+	// best epoch M" or "interrupted at epoch N, best epoch M".
+	Stop     string
+	Warnings []string
 }
 
 func (t JEIRT) withDefaults(inputDim int) JEIRT {
@@ -90,10 +101,10 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 		t.BatchSize = 512
 	}
 	if t.LR == 0 {
-		t.LR = 5e-5
+		t.LR = 1e-3
 	}
 	if t.Gamma == 0 {
-		t.Gamma = 0.75
+		t.Gamma = 0.97
 	}
 	if t.Batching == "" {
 		t.Batching = "by-question"
@@ -154,6 +165,14 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	sinceBest := 0
 	var trainSeconds float64
 	monitor := sampleCells(trainR, 50000, rng)
+	warn := func(format string, args ...any) {
+		w := fmt.Sprintf(format, args...)
+		fit.Warnings = append(fit.Warnings, w)
+		if t.Warn != nil {
+			t.Warn(w)
+		}
+	}
+	lowLRWarned := false
 	for epoch := 1; epoch <= t.Epochs; epoch++ {
 		lr := t.LR * math.Pow(t.Gamma, float64(epoch-1))
 		start := time.Now()
@@ -192,12 +211,26 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		if t.Progress != nil {
 			t.Progress(e)
 		}
+		if e.Best && epoch > 1 && lr < 0.01*t.LR && !lowLRWarned {
+			lowLRWarned = true
+			warn("epoch %d: the learning rate (%.3g) is below 1%% of its start (%.3g) while the validation loss is still falling; raise train.gamma (now %g) or train.lr", epoch, lr, t.LR, t.Gamma)
+		}
 		if t.Patience > 0 && sinceBest >= t.Patience {
+			fit.Stop = fmt.Sprintf("early stop at epoch %d (no better validation loss for %d epochs), best epoch %d", epoch, t.Patience, fit.BestEpoch)
 			break
 		}
 	}
 	if best == nil {
 		return nil, ctx.Err()
+	}
+	switch {
+	case fit.Interrupted:
+		fit.Stop = fmt.Sprintf("interrupted after epoch %d, best epoch %d", fit.EpochsRun, fit.BestEpoch)
+	case fit.Stop == "":
+		fit.Stop = fmt.Sprintf("epoch limit %d reached, best epoch %d", t.Epochs, fit.BestEpoch)
+		if valR.Len() > 0 && fit.BestEpoch > fit.EpochsRun-min(3, t.Epochs) && fit.EpochsRun > 1 {
+			warn("training stopped at the epoch limit (%d) while the validation loss was still improving (best epoch %d); raise train.epochs", t.Epochs, fit.BestEpoch)
+		}
 	}
 	fit.SecondsPerEpoch = trainSeconds / float64(fit.EpochsRun)
 	fit.Model = paramsToModel(best, features, trainR.Models, trainR.Items)
