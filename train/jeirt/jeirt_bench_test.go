@@ -78,11 +78,16 @@ func BenchmarkJEIRTStepPerPair(b *testing.B)    { benchmarkStep(b, true) }
 
 // One epoch on EmbedLLM-sized synthetic data: 112 models x 36,000 questions,
 // D = 384, d = 256, 3.6 M cells, 80/10/10 cell split, by-question batches of
-// 512 (set JEIRT_BENCH_BATCHING=per-pair for the reference batching; slow),
+// 512 (set JEIRT_BENCH_BATCHING=per-pair for the reference batching, slow;
+// JEIRT_BENCH_ITEMS=N for fewer questions),
 // with the fused step and the graph step in the same run. Reports seconds per
 // epoch, the validation accuracy after the epoch and the peak resident set.
 func BenchmarkJEIRTEpochEmbedLLM(b *testing.B) {
-	r, _, feat := synthJEIRT(b, 112, 36000, 384, 8, 1)
+	items := 36000
+	if v, err := strconv.Atoi(os.Getenv("JEIRT_BENCH_ITEMS")); err == nil && v > 0 {
+		items = v // a smaller problem of the same shape, for profiling
+	}
+	r, _, feat := synthJEIRT(b, 112, items, 384, 8, 1)
 	tr, va, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	if err != nil {
 		b.Fatal(err)

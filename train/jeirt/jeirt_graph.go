@@ -156,7 +156,7 @@ func buildJEIRTGraph(p *backend.JEIRTParams, u int) (jg *jeirtGraph, err error) 
 	m := mat("M", p.NumModels, d, p.M)
 	jg.params = []*G.Node{w1, c1, w2, c2, m}
 
-	xw1 := G.Must(G.ApplyOp(&matMulTOp{r: u, c: H}, x, w1))
+	xw1 := G.Must(G.ApplyOp(&matMulTOp{input: true, r: u, c: H}, x, w1))
 	a := G.Must(G.BroadcastAdd(xw1, c1, nil, []byte{0}))
 	h := G.Must(G.HadamardProd(G.Must(G.Rectify(a)), mask))
 	hw2 := G.Must(G.ApplyOp(&matMulTOp{r: u, c: d}, h, w2))
@@ -341,7 +341,8 @@ func strHash(s string) uint32 {
 // plain Gorgonia Mul, and gᵀ·a for b, this op again.
 type matMulTOp struct {
 	transA bool
-	r, c   int // output shape
+	input  bool // a is an input (the encoder vectors): no gradient for it
+	r, c   int  // output shape
 	buf    *tensor.Dense
 }
 
@@ -362,18 +363,24 @@ func (op *matMulTOp) String() string {
 	if op.transA {
 		return fmt.Sprintf("AᵀB(%d,%d)", op.r, op.c)
 	}
+	if op.input {
+		return fmt.Sprintf("XBᵀ(%d,%d)", op.r, op.c)
+	}
 	return fmt.Sprintf("ABᵀ(%d,%d)", op.r, op.c)
 }
-func (op *matMulTOp) DiffWRT(int) []bool { return []bool{!op.transA, !op.transA} }
+func (op *matMulTOp) DiffWRT(int) []bool { return []bool{!op.transA && !op.input, !op.transA} }
 
 func (op *matMulTOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if op.transA {
 		return nil, fmt.Errorf("%v: not differentiable", op)
 	}
 	a, b := inputs[0], inputs[1]
-	ga, err := G.Mul(grad, b)
-	if err != nil {
-		return nil, err
+	var ga *G.Node
+	if !op.input {
+		var err error
+		if ga, err = G.Mul(grad, b); err != nil {
+			return nil, err
+		}
 	}
 	gb, err := G.ApplyOp(&matMulTOp{transA: true, r: b.Shape()[0], c: b.Shape()[1]}, grad, a)
 	if err != nil {
