@@ -162,6 +162,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	fmt.Fprintf(log, "data: %d models x %d items, %d cells; split by %s: %d train, %d val, %d test\n",
 		all.NumModels(), all.NumItems(), all.Len(), splitName(cfg), trainR.Len(), valR.Len(), testR.Len())
 	var heldOut []string
+	trainAll := trainR // by model: with the full model list, as testR
 	if byModel {
 		// The trained table holds the training models only.
 		heldOut = modelsWithCells(testR)
@@ -212,7 +213,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
 	if byModel {
-		if err := newModelExperiment(ctx, cfg, opt, ck, tr, trainR, valR, testR, features, enc.Dim(), met, log); err != nil {
+		if err := newModelExperiment(ctx, cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
 			return nil, err
 		}
 	} else {
@@ -248,7 +249,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 // the onboarding cells and scores its rows of the held-out models on the same
 // cells (baseline "joint").
 func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *model.Checkpoint, tr JEIRT,
-	trainR, valR, testR *model.Responses, features []float32, dim int, met *RunMetrics, log io.Writer) error {
+	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *RunMetrics, log io.Writer) error {
 	met.OnboardFraction = cfg.Split.OnboardFraction
 	if opt.Onboard == nil {
 		fmt.Fprintf(log, "warning: no onboarding fit given; the held-out models are not scored\n")
@@ -274,7 +275,7 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *mo
 	met.Cells["onboard"] = len(fitCells)
 	met.Baselines = map[string]Scored{"model_mean": Scored(eval.Score(meanProb, heldR.Label))}
 	// The items' mean needs no model row: from the training cells.
-	met.Baselines["item_mean"] = Scored(eval.Score(eval.ItemMeanPredict(trainR, heldR), heldR.Label))
+	met.Baselines["item_mean"] = Scored(eval.Score(eval.ItemMeanPredict(trainAll, heldR), heldR.Label))
 	var jointProb []float64
 	if cfg.Split.Joint {
 		fmt.Fprintf(log, "joint reference: training on the training cells plus the %d onboarding cells\n", len(fitCells))
