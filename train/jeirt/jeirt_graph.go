@@ -187,7 +187,7 @@ func buildJEIRTGraph(p *backend.JEIRTParams, u int) (jg *jeirtGraph, err error) 
 }
 
 // linkBCEOp is the mean over a batch's pairs of the binary cross-entropy of
-// the JE-IRT link (Wang et al. 2025, eq. 1):
+// the JE-IRT link (the JE-IRT paper's P(correct), as model.Logit computes it):
 //
 //	z = q_row·m_model/(‖q_row‖+1e-8) − ‖q_row‖,  ℓ = softplus(z) − y·z,
 //

@@ -213,7 +213,8 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
 	if byModel {
-		if err := newModelExperiment(ctx, cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
+		// Like the baselines, the experiment runs to completion once the model is trained.
+		if err := newModelExperiment(context.WithoutCancel(ctx), cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
 			return nil, err
 		}
 	} else {
