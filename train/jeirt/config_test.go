@@ -117,3 +117,20 @@ func TestConfigPresetReference(t *testing.T) {
 		t.Errorf("unknown preset: got %v", err)
 	}
 }
+
+// A config with only data and the encoder trains exactly as the shipped
+// benchmark configs do: their model, split and training settings are the
+// defaults (docs/training.md measures the defaults on both benchmarks).
+func TestShippedConfigsAreTheDefaults(t *testing.T) {
+	for _, name := range []string{"quickstart.yaml", "swebench.yaml", "rewardbench.yaml"} {
+		c, err := LoadConfig(filepath.Join("..", "..", "configs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := DefaultConfig()
+		if c.Split != d.Split || c.Model != d.Model || c.Train != d.Train || c.Encoder.Spec != d.Encoder.Spec {
+			t.Errorf("%s: split %+v model %+v train %+v; the defaults are split %+v model %+v train %+v",
+				name, c.Split, c.Model, c.Train, d.Split, d.Model, d.Train)
+		}
+	}
+}
