@@ -41,15 +41,20 @@ run_time() { # label, command...: prints seconds per epoch (from the tool) and p
   echo "$label: peak RSS $((rss / 1024)) MiB"
 }
 
-echo "== jeirt, by-question batches of 512 (one epoch through the CLI)"
-run_time jeirt-by-question "$WORK/jeirt" train --config "$WORK/bench.yaml" --force --no-baselines
-grep -h '"seconds_per_epoch"' "$WORK/out/metrics.json" | sed 's/^ */jeirt-by-question: /'
-grep -h '^epoch' "$WORK/jeirt-by-question.err" | sed 's/^/jeirt-by-question: /'
+for step in graph fused; do
+  echo "== jeirt, by-question batches of 512, train.step=$step (one epoch through the CLI)"
+  run_time jeirt-$step "$WORK/jeirt" train --config "$WORK/bench.yaml" --force --no-baselines --set train.step=$step
+  grep -h '"seconds_per_epoch"' "$WORK/out/metrics.json" | sed "s/^ */jeirt-$step: /"
+  grep -h '^epoch' "$WORK/jeirt-$step.err" | sed "s/^/jeirt-$step: /"
+done
+
+echo "== jeirt, graph and fused step, one epoch each in one process (Go benchmark, synth.Generate data of the same shape)"
+go test -run '^$' -bench 'JEIRTEpochEmbedLLM' -benchtime 1x ./train/jeirt/ | grep Benchmark
 
 echo "== jeirt, per-pair batches of 512: seconds per step (Go benchmark) x steps per epoch"
-go test -run '^$' -bench 'JEIRTStep' -benchtime 10x ./train/ | grep Benchmark | tee "$WORK/steps.txt"
+go test -run '^$' -bench 'JEIRTStep' -benchtime 10x ./train/jeirt/ | grep Benchmark | tee "$WORK/steps.txt"
 cells=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['n_obs'])" "$WORK/data/meta.json" 2>/dev/null || echo 4032000)
-awk -v n=$(( (cells * 8 / 10 + 511) / 512 )) '/StepPerPair/ {printf "jeirt-per-pair: %.0f s/epoch (%d steps x %.3f s)\n", n*$3/1e9, n, $3/1e9}' "$WORK/steps.txt"
+awk -v n=$(( (cells * 8 / 10 + 511) / 512 )) '/StepPerPair/ {printf "jeirt-per-pair %s: %.0f s/epoch (%d steps x %.3f s)\n", $1, n*$3/1e9, n, $3/1e9}' "$WORK/steps.txt"
 
 echo "== PyTorch reference layout, per-pair batches of 512, pre-loaded tensors (one epoch)"
 run_time torch-per-pair $PY $PEERS/peer_jeirt_torch.py "$WORK/data" --epochs 1 --batch 512 --hidden 768 --dim 256 \

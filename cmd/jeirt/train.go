@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/onboard"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -19,14 +20,19 @@ func newTrainCmd() *cobra.Command {
 		Long: `Train JE-IRT: question embeddings q = adapter(encoder(text)) and model embeddings m
 with P(correct) = sigmoid(q·m/‖q‖ − ‖q‖), from a YAML config (see README for every key).
 
-Prints one line per epoch (train/val loss and accuracy, learning rate, examples/s),
-then the test-cell table: JE-IRT, majority label, per-model mean, per-item mean,
-kNN questions by encoder cosine (k chosen on validation) and 2PL (cBMM).
+Prints one line per epoch (train/val loss and accuracy, learning rate, examples/s)
+and warnings on standard error; then, on standard output, why training stopped and
+the test-cell table: JE-IRT, majority label, per-model mean, per-item mean, kNN
+questions by encoder cosine (k chosen on validation) and 2PL (cBMM). With
+split.by=model the held-out models are not trained: each is onboarded from
+split.onboard_fraction of its cells (the add-model fit) and scored on the rest,
+next to its per-model mean.
 Writes the checkpoint folder named by output: model.safetensors, manifest.json and
 metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far.`,
 		Example: `  jeirt train --config configs/quickstart.yaml
   jeirt train --config configs/swebench.yaml --set model.dim=128 --set output=runs/swe-d128
-  jeirt train --config configs/swebench.yaml --set split.by=item --set output=runs/swe-by-item`,
+  jeirt train --config configs/swebench.yaml --set split.by=item --set output=runs/swe-by-item
+  jeirt train --config configs/swebench.yaml --set split.by=model --set split.joint=true --set output=runs/swe-by-model`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if configPath == "" {
@@ -50,8 +56,8 @@ metrics.json, atomically. Ctrl-C stops training and writes the best epoch so far
 					return err
 				}
 			}
-			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: cmd.ErrOrStderr(), Version: version,
-				Replace: force, NoBaselines: noBaselines})
+			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(),
+				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut})
 			return err
 		},
 	}

@@ -69,11 +69,31 @@ type RunMetrics struct {
 	Geometry        Geometry `json:"geometry"`
 
 	Device      string         `json:"device"`
+	Step        string         `json:"step"` // graph or fused on the CPU, else the device
+	Stop        string         `json:"stop"` // why training stopped
+	Warnings    []string       `json:"warnings,omitempty"`
 	Batching    string         `json:"batching"`
 	SplitBy     string         `json:"split_by"`
 	Cells       map[string]int `json:"cells"` // train, val, test
 	Interrupted bool           `json:"interrupted,omitempty"`
-	History     []Epoch        `json:"history"`
+	// By-model split: the held-out models (not in the trained table), each
+	// onboarded from OnboardFraction of its cells and scored on the rest;
+	// Test is then those cells pooled.
+	HeldOutModels   []string   `json:"held_out_models,omitempty"`
+	OnboardFraction float64    `json:"onboard_fraction,omitempty"`
+	NewModels       []NewModel `json:"new_models,omitempty"`
+	History         []Epoch    `json:"history"`
+}
+
+// NewModel is one held-out model of a by-model split: onboarded from a
+// fraction of its cells and scored on the rest.
+type NewModel struct {
+	Name        string  `json:"name"`
+	FitCells    int     `json:"fit_cells"`
+	ScoredCells int     `json:"scored_cells"`
+	Onboarded   Scores  `json:"onboarded"`
+	ModelMean   Scores  `json:"model_mean"`
+	Joint       *Scores `json:"joint,omitempty"` // the same model's row of a joint fit (split.joint)
 }
 
 // Marshal is the content of metrics.json: indented JSON and a final newline.

@@ -3,6 +3,7 @@ package jeirt
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,7 +34,7 @@ output: out/run
 	}
 	want := DefaultConfig()
 	if c.Model.Dim != 64 || c.Model.Dropout != want.Model.Dropout || c.Train.LR != 1e-3 || c.Train.Batching != "per-pair" ||
-		c.Train.Epochs != 100 || c.Train.BatchSize != 512 || c.Train.Gamma != 0.75 || c.Split != want.Split || c.Encoder.Spec != "hash" {
+		c.Train.Epochs != 100 || c.Train.BatchSize != 512 || c.Train.Gamma != want.Train.Gamma || c.Split != want.Split || c.Encoder.Spec != "hash" {
 		t.Errorf("defaults not kept: %+v", c)
 	}
 }
@@ -41,7 +42,7 @@ output: out/run
 func TestLoadConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: -1\n", "config.yaml: train.lr: must be > 0, got -1"},
-		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, seed, step, weight_decay)"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, preset, seed, step, weight_decay)"},
 		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, split, train)"},
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4: model.dim: cannot unmarshal !!str `big` into int"},
 		{"data: {responses: r.csv}\noutput: o\ntrain: {batching: pairs}\n", "config.yaml: train.batching: must be by-question or per-pair, got \"pairs\""},
@@ -98,11 +99,57 @@ func TestJEIRTZeroIsDefaultConfig(t *testing.T) {
 		zero.LR != def.LR || zero.Gamma != def.Gamma || zero.Batching != def.Batching {
 		t.Errorf("JEIRT{} trains with %+v, DefaultConfig with %+v", zero, def)
 	}
-	if zero.Dropout != 0.5 || zero.WeightDecay != 0.01 || zero.Patience != 10 {
+	if zero.Dropout != 0.5 || zero.WeightDecay != 0.3 || zero.Patience != 10 {
 		t.Errorf("defaults %v %v %v", zero.Dropout, zero.WeightDecay, zero.Patience)
 	}
 	none := JEIRT{Dropout: -1, WeightDecay: -1, Patience: -1}.withDefaults(inputDim)
 	if none.Dropout != 0 || none.WeightDecay != 0 || none.Patience != 0 {
 		t.Errorf("negative means none: %+v", none)
+	}
+}
+
+// Preset reference starts from the reference implementation's settings; keys
+// the file gives still win, and --set train.preset replaces the train block.
+func TestConfigPresetReference(t *testing.T) {
+	c, err := ParseConfig([]byte("data: {responses: r.csv}\noutput: o\ntrain: {preset: reference, epochs: 7}\n"), "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ReferenceTrain()
+	if c.Train.LR != 5e-5 || c.Train.Gamma != 0.75 || c.Train.WeightDecay != 0.01 || c.Train.Epochs != 7 || c.Train.Preset != "reference" {
+		t.Errorf("preset reference with epochs 7: got %+v, reference %+v", c.Train, ref)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultConfig()
+	if d.Train.LR == ref.LR || d.Train.Gamma == ref.Gamma {
+		t.Errorf("the defaults are the reference's: %+v", d.Train)
+	}
+	if err := d.SetAll([]string{"train.preset=reference", "train.lr=1e-4"}); err != nil {
+		t.Fatal(err)
+	}
+	if d.Train.Gamma != 0.75 || d.Train.LR != 1e-4 {
+		t.Errorf("--set train.preset=reference then train.lr: got %+v", d.Train)
+	}
+	if _, err := ParseConfig([]byte("train: {preset: fast}\n"), "config.yaml"); err == nil || !strings.Contains(err.Error(), "config.yaml:1: train.preset") {
+		t.Errorf("unknown preset: got %v", err)
+	}
+}
+
+// A config with only data and the encoder trains exactly as the shipped
+// benchmark configs do: their model, split and training settings are the
+// defaults (docs/training.md measures the defaults on both benchmarks).
+func TestShippedConfigsAreTheDefaults(t *testing.T) {
+	for _, name := range []string{"quickstart.yaml", "swebench.yaml", "rewardbench.yaml"} {
+		c, err := LoadConfig(filepath.Join("..", "..", "configs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := DefaultConfig()
+		if c.Split != d.Split || c.Model != d.Model || c.Train != d.Train || c.Encoder.Spec != d.Encoder.Spec {
+			t.Errorf("%s: split %+v model %+v train %+v; the defaults are split %+v model %+v train %+v",
+				name, c.Split, c.Model, c.Train, d.Split, d.Model, d.Train)
+		}
 	}
 }

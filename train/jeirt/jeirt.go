@@ -20,10 +20,10 @@ import (
 // improved for Patience epochs and keeping the best epoch's parameters.
 //
 // Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
-// Dropout 0.5, Epochs 100, BatchSize 512, LR 5e-5, WeightDecay 0.01,
-// Gamma 0.75, Patience 10, Device "auto", Batching "by-question"); a
-// negative Dropout, WeightDecay or Patience means none (no dropout, no
-// decay, never stop early). A fixed Seed gives the
+// Dropout 0.5, Epochs 100, BatchSize 512, LR 1e-3, WeightDecay 0.3,
+// Gamma 0.97, Patience 10, Device "auto", Step "graph", Batching
+// "by-question"); a negative Dropout, WeightDecay or Patience means none (no
+// dropout, no decay, never stop early). A fixed Seed gives the
 // same run twice on the CPU.
 type JEIRT struct {
 	Dim     int     // d
@@ -36,12 +36,12 @@ type JEIRT struct {
 	Epochs      int
 	BatchSize   int
 	LR          float64
-	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.01 (the reference's), negative none
+	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.3 (the reference's is 0.01), negative none
 	Gamma       float64
 	Patience    int    // epochs without a better validation loss before stopping; 0 means 10, negative never
 	Seed        int64  // initialisation, shuffling and dropout
 	Device      string // auto (""), cpu or cuda: see backend.Resolve
-	// Step is the CPU step: StepFused ("" means it) or StepGraph. A device
+	// Step is the CPU step: StepGraph ("" means it) or StepFused. A device
 	// other than the CPU has its own step and ignores it.
 	Step string
 	// Batching is "by-question" (a batch is all training pairs of a few
@@ -52,6 +52,11 @@ type JEIRT struct {
 
 	// Progress, when set, is called after every epoch.
 	Progress func(JEIRTEpoch)
+	// Warn, when set, is called with each warning as it arises (also kept in
+	// JEIRTFit.Warnings): the learning rate has decayed below 1% of its start
+	// while the validation loss is still falling, or training reached the
+	// epoch limit while still improving.
+	Warn func(string)
 }
 
 // JEIRTEpoch reports one epoch (as metrics.json's history records it).
@@ -61,11 +66,17 @@ type JEIRTEpoch = eval.Epoch
 type JEIRTFit struct {
 	Model           *model.JEIRT
 	Device          string
+	Step            string // the step that ran: StepGraph or StepFused on the CPU, else the device
 	BestEpoch       int
 	EpochsRun       int
 	SecondsPerEpoch float64 // mean training seconds per epoch
 	History         []JEIRTEpoch
 	Interrupted     bool // ctx was cancelled; Model is the best epoch so far
+	// Stop says why training stopped: "early stop at epoch N (no better
+	// validation loss for P epochs), best epoch M", "epoch limit N reached,
+	// best epoch M" or "interrupted at epoch N, best epoch M".
+	Stop     string
+	Warnings []string
 }
 
 func (t JEIRT) withDefaults(inputDim int) JEIRT {
@@ -82,13 +93,13 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 		t.BatchSize = 512
 	}
 	if t.LR == 0 {
-		t.LR = 5e-5
+		t.LR = 1e-3
 	}
 	if t.Gamma == 0 {
-		t.Gamma = 0.75
+		t.Gamma = 0.97
 	}
 	t.Dropout = orNone(t.Dropout, 0.5)
-	t.WeightDecay = orNone(t.WeightDecay, 0.01)
+	t.WeightDecay = orNone(t.WeightDecay, 0.3)
 	switch {
 	case t.Patience == 0:
 		t.Patience = 10
@@ -123,16 +134,20 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	if err != nil {
 		return nil, err
 	}
-	switch t.Step {
-	case "", StepFused:
+	stepName := t.Step
+	if stepName == "" {
+		stepName = StepGraph
+	}
+	switch stepName {
 	case StepGraph:
 		if device == backend.CPU {
 			newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
-				return newHostStepper(p, opt, &graphGradient{}), nil
+				return newHostStepper(p, opt, newGraphGradient(p)), nil
 			}
 		}
+	case StepFused:
 	default:
-		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepFused, StepGraph)
+		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepGraph, StepFused)
 	}
 	rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x4a45495254)) // "JEIRT"
 	p := initJEIRTParams(rng, inputDim, t.Hidden, t.Dim, trainR.NumModels(), J, t.Residual)
@@ -141,12 +156,23 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		return nil, err
 	}
 
-	fit := &JEIRTFit{Device: device}
+	fit := &JEIRTFit{Device: device, Step: stepName}
+	if device != backend.CPU {
+		fit.Step = device
+	}
 	var best *backend.JEIRTParams
 	bestLoss := math.Inf(1)
 	sinceBest := 0
 	var trainSeconds float64
 	monitor := sampleCells(trainR, 50000, rng)
+	warn := func(format string, args ...any) {
+		w := fmt.Sprintf(format, args...)
+		fit.Warnings = append(fit.Warnings, w)
+		if t.Warn != nil {
+			t.Warn(w)
+		}
+	}
+	lowLRWarned := false
 	for epoch := 1; epoch <= t.Epochs; epoch++ {
 		lr := t.LR * math.Pow(t.Gamma, float64(epoch-1))
 		start := time.Now()
@@ -185,12 +211,26 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		if t.Progress != nil {
 			t.Progress(e)
 		}
+		if e.Best && epoch > 1 && lr < 0.01*t.LR && !lowLRWarned {
+			lowLRWarned = true
+			warn("epoch %d: the learning rate (%.3g) is below 1%% of its start (%.3g) while the validation loss is still falling; raise train.gamma (now %g) or train.lr", epoch, lr, t.LR, t.Gamma)
+		}
 		if t.Patience > 0 && sinceBest >= t.Patience {
+			fit.Stop = fmt.Sprintf("early stop at epoch %d (no better validation loss for %d epochs), best epoch %d", epoch, t.Patience, fit.BestEpoch)
 			break
 		}
 	}
 	if best == nil {
 		return nil, ctx.Err()
+	}
+	switch {
+	case fit.Interrupted:
+		fit.Stop = fmt.Sprintf("interrupted after epoch %d, best epoch %d", fit.EpochsRun, fit.BestEpoch)
+	case fit.Stop == "":
+		fit.Stop = fmt.Sprintf("epoch limit %d reached, best epoch %d", t.Epochs, fit.BestEpoch)
+		if valR.Len() > 0 && fit.BestEpoch > fit.EpochsRun-min(3, t.Epochs) && fit.EpochsRun > 1 {
+			warn("training stopped at the epoch limit (%d) while the validation loss was still improving (best epoch %d); raise train.epochs", t.Epochs, fit.BestEpoch)
+		}
 	}
 	fit.SecondsPerEpoch = trainSeconds / float64(fit.EpochsRun)
 	fit.Model = paramsToModel(best, features, trainR.Models, trainR.Items)

@@ -49,27 +49,45 @@ func embedLLMBatch(perPair bool) (*backend.JEIRTParams, *backend.JEIRTBatch) {
 }
 
 func benchmarkStep(b *testing.B, perPair bool) {
-	p, batch := embedLLMBatch(perPair)
-	st := newHostStepper(p, backend.AdamW{WeightDecay: 0.01}, newFusedGradient(p))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := st.Step(batch, 1e-4); err != nil {
-			b.Fatal(err)
-		}
+	for _, step := range []string{StepFused, StepGraph} {
+		b.Run(step, func(b *testing.B) {
+			p, batch := embedLLMBatch(perPair)
+			var grad gradientFunc = newFusedGradient(p)
+			if step == StepGraph {
+				grad = newGraphGradient(p)
+			}
+			st := newHostStepper(p, backend.AdamW{WeightDecay: 0.01}, grad)
+			if _, err := st.Step(batch, 1e-4); err != nil { // compile outside the timing
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.Step(batch, 1e-4); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(batch.Row)*b.N)/b.Elapsed().Seconds(), "pairs/s")
+		})
 	}
-	b.ReportMetric(float64(len(batch.Row)*b.N)/b.Elapsed().Seconds(), "pairs/s")
 }
 
-// One training step (forward, backward, AdamW) on an EmbedLLM-sized batch of 512 pairs.
+// One training step (forward, backward, AdamW) on an EmbedLLM-sized batch of
+// 512 pairs, with the fused and the graph step.
 func BenchmarkJEIRTStepByQuestion(b *testing.B) { benchmarkStep(b, false) }
 func BenchmarkJEIRTStepPerPair(b *testing.B)    { benchmarkStep(b, true) }
 
 // One epoch on EmbedLLM-sized synthetic data: 112 models x 36,000 questions,
 // D = 384, d = 256, 3.6 M cells, 80/10/10 cell split, by-question batches of
-// 512 (set JEIRT_BENCH_BATCHING=per-pair for the reference batching; slow).
-// Reports seconds per epoch and the peak Go heap.
+// 512 (set JEIRT_BENCH_BATCHING=per-pair for the reference batching, slow;
+// JEIRT_BENCH_ITEMS=N for fewer questions),
+// with the fused step and the graph step in the same run. Reports seconds per
+// epoch, the validation accuracy after the epoch and the peak resident set.
 func BenchmarkJEIRTEpochEmbedLLM(b *testing.B) {
-	r, _, feat := synthJEIRT(b, 112, 36000, 384, 8, 1)
+	items := 36000
+	if v, err := strconv.Atoi(os.Getenv("JEIRT_BENCH_ITEMS")); err == nil && v > 0 {
+		items = v // a smaller problem of the same shape, for profiling
+	}
+	r, _, feat := synthJEIRT(b, 112, items, 384, 8, 1)
 	tr, va, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	if err != nil {
 		b.Fatal(err)
@@ -78,19 +96,25 @@ func BenchmarkJEIRTEpochEmbedLLM(b *testing.B) {
 	if v := os.Getenv("JEIRT_BENCH_BATCHING"); v != "" {
 		batching = v
 	}
-	runtime.GC()
-	b.ResetTimer()
-	var secs float64
-	for i := 0; i < b.N; i++ {
-		fit, err := JEIRT{Dim: 256, Dropout: 0.5, Epochs: 1, BatchSize: 512, LR: 5e-5, WeightDecay: 0.01, Seed: 1,
-			Batching: batching}.Fit(context.Background(), tr, va, feat, 384)
-		if err != nil {
-			b.Fatal(err)
-		}
-		secs += fit.SecondsPerEpoch
+	for _, step := range []string{StepFused, StepGraph} {
+		b.Run(step, func(b *testing.B) {
+			runtime.GC()
+			b.ResetTimer()
+			var secs, acc float64
+			for i := 0; i < b.N; i++ {
+				fit, err := JEIRT{Dim: 256, Dropout: 0.5, Epochs: 1, BatchSize: 512, LR: 5e-5, WeightDecay: 0.01, Seed: 1,
+					Batching: batching, Step: step}.Fit(context.Background(), tr, va, feat, 384)
+				if err != nil {
+					b.Fatal(err)
+				}
+				secs += fit.SecondsPerEpoch
+				acc += fit.History[len(fit.History)-1].ValAcc
+			}
+			b.ReportMetric(secs/float64(b.N), "s/epoch")
+			b.ReportMetric(acc/float64(b.N), "val-acc")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
+		})
 	}
-	b.ReportMetric(secs/float64(b.N), "s/epoch")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
 	_ = model.Norm
 }
 

@@ -63,14 +63,14 @@ func TestJEIRTGraphGradientFiniteDifference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, b := tinyProblem(tc.residual, tc.perPair)
 			g := p.ZeroLike()
-			if _, err := (graphGradient{}).gradient(p, b, g); err != nil {
+			if _, err := (graph64Gradient{}).gradient(p, b, g); err != nil {
 				t.Fatal(err)
 			}
 			// Central differences of the float64 loss; parameters are float32,
 			// so step on values exactly representable and compare loosely.
 			const h = 1.0 / 512
 			lossAt := func() float64 {
-				l, err := (graphGradient{}).gradient(p, b, p.ZeroLike())
+				l, err := (graph64Gradient{}).gradient(p, b, p.ZeroLike())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func TestJEIRTFusedMatchesGraph(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, b := tinyProblem(tc.residual, tc.perPair)
 			gg, gf := p.ZeroLike(), p.ZeroLike()
-			lg, err := (graphGradient{}).gradient(p, b, gg)
+			lg, err := (graph64Gradient{}).gradient(p, b, gg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,5 +147,96 @@ func TestAdamWStep(t *testing.T) {
 	want0 = want0*(1-0.001) - 0.1*0.5/(0.5+1e-8)
 	if math.Abs(float64(p[0][0])-want0) > 1e-5 {
 		t.Errorf("after two steps %v, want %v", p[0][0], want0)
+	}
+}
+
+// The compiled float32 graph (the default step) against the float64 graph
+// oracle and the fused step, on every batch kind, reusing one compiled graph
+// across batches and parameter updates: the loss to 1e-5 relative, each
+// gradient entry to 1e-5 of the largest entry of its parameter array (float32
+// sums of cancelling terms cannot promise 1e-5 of every tiny entry).
+func TestJEIRTGraphMatchesFused(t *testing.T) {
+	names := []string{"W1", "c1", "W2", "c2", "M", "R"}
+	for _, tc := range []struct {
+		name              string
+		residual, perPair bool
+	}{{"by-question", false, false}, {"per-pair", false, true}, {"residual", true, false}, {"residual per-pair", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, b := tinyProblem(tc.residual, tc.perPair)
+			graph := newGraphGradient(p)
+			for round := 0; round < 3; round++ {
+				if round > 0 { // move the parameters as an optimiser would: the graph must read them afresh
+					for _, s := range p.Slices() {
+						for k := range s {
+							s[k] *= 0.9
+						}
+					}
+					b.Mask = nil // and a batch without dropout
+				}
+				gc, gr, gf := p.ZeroLike(), p.ZeroLike(), p.ZeroLike()
+				lc, err := graph.gradient(p, b, gc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lr, err := (graph64Gradient{}).gradient(p, b, gr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lf, _ := newFusedGradient(p).gradient(p, b, gf)
+				if math.Abs(lc-lr) > 1e-5*math.Abs(lr) || math.Abs(lc-lf) > 1e-5*math.Abs(lf) {
+					t.Errorf("round %d loss: graph %v, float64 graph %v, fused %v", round, lc, lr, lf)
+				}
+				for s := range gc.Slices() {
+					var scale float64
+					for _, v := range gr.Slices()[s] {
+						scale = math.Max(scale, math.Abs(float64(v)))
+					}
+					close := func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-5*scale }
+					for k, v := range gc.Slices()[s] {
+						if w := gr.Slices()[s][k]; !close(v, w) {
+							t.Errorf("round %d %s[%d]: graph %v, float64 graph %v", round, names[s], k, v, w)
+						}
+						if w := gf.Slices()[s][k]; !close(v, w) {
+							t.Errorf("round %d %s[%d]: graph %v, fused %v", round, names[s], k, v, w)
+						}
+					}
+				}
+			}
+			if len(graph.graphs) != 1 {
+				t.Errorf("%d graphs compiled for one batch shape, want 1", len(graph.graphs))
+			}
+		})
+	}
+}
+
+// Central differences of the compiled float32 graph's own loss.
+func TestJEIRTCompiledGraphFiniteDifference(t *testing.T) {
+	p, b := tinyProblem(true, false)
+	graph := newGraphGradient(p)
+	g := p.ZeroLike()
+	if _, err := graph.gradient(p, b, g); err != nil {
+		t.Fatal(err)
+	}
+	const h = 1.0 / 256
+	lossAt := func() float64 {
+		l, err := graph.gradient(p, b, p.ZeroLike())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for s, arr := range p.Slices() {
+		for k := range arr {
+			old := arr[k]
+			arr[k] = old + h
+			lp := lossAt()
+			arr[k] = old - h
+			lm := lossAt()
+			arr[k] = old
+			fd := (lp - lm) / (2 * h)
+			if got := float64(g.Slices()[s][k]); math.Abs(fd-got) > 3e-3*math.Max(1, math.Abs(fd)) {
+				t.Errorf("param %d[%d]: graph gradient %.6f, finite difference %.6f", s, k, got, fd)
+			}
+		}
 	}
 }

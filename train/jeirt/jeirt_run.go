@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/encoder"
@@ -21,10 +22,34 @@ import (
 // RunOptions are the settings of RunJEIRT that are not part of the config.
 type RunOptions struct {
 	Log         io.Writer // progress lines and warnings; nil discards them
+	Out         io.Writer // the results table; nil means Log
 	Version     string    // the jeirt release, written into the manifest
 	Replace     bool      // replace an existing output folder
 	NoBaselines bool      // skip the baseline table (faster, for sweeps)
+	// Onboard fits the held-out models of a by-model split (split.by: model)
+	// onto the trained model; onboard.HeldOut is the add-model fit. Without
+	// it a by-model run reports no test scores for the held-out models.
+	Onboard OnboardFunc
 }
+
+// OnboardFunc fits a row of the model table for each model with cells in r
+// (the held-out models; r's items are ck's), on the seeded fraction of its
+// cells, with everything else of ck frozen, and predicts its other cells.
+type OnboardFunc func(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log io.Writer) ([]Onboarded, error)
+
+// Onboarded is one held-out model fitted by an OnboardFunc: the cells of r
+// its row was fitted on, the cells it was scored on, and on those the
+// predicted probabilities of its row and of its per-model mean.
+type Onboarded struct {
+	Name                string
+	FitCells, HeldCells []int32
+	Prob, ModelMeanProb []float64
+	Iterations          int
+	Converged           bool
+}
+
+// NewModel is one held-out model of a by-model split (see eval.NewModel).
+type NewModel = eval.NewModel
 
 // RunResult is what RunJEIRT trained and measured.
 type RunResult struct {
@@ -67,10 +92,20 @@ func (c *Config) jeirt() JEIRT {
 // manifest.json, metrics.json) atomically. When ctx is cancelled after at
 // least one epoch, the best epoch so far is evaluated and written, without
 // the baselines.
+//
+// With split.by model, the held-out models are left out of the trained model
+// table: each is onboarded (opt.Onboard) from split.onboard_fraction of its
+// cells and scored on the rest, next to its per-model mean, as the JE-IRT
+// paper's new-model experiment. Early stopping then uses split.val of the
+// training models' cells.
 func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, error) {
 	log := opt.Log
 	if log == nil {
 		log = io.Discard
+	}
+	out := opt.Out
+	if out == nil {
+		out = log
 	}
 	if _, err := os.Stat(cfg.Output); err == nil && !opt.Replace {
 		return nil, fmt.Errorf("output %s already exists (remove it, choose another with --set output=DIR, or pass --force)", cfg.Output)
@@ -79,8 +114,17 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
+	byModel := splitName(cfg) == "model"
 	fmt.Fprintf(log, "data: %d models x %d items, %d cells; split by %s: %d train, %d val, %d test\n",
 		all.NumModels(), all.NumItems(), all.Len(), splitName(cfg), trainR.Len(), valR.Len(), testR.Len())
+	var heldOut []string
+	trainAll := trainR // by model: with the full model list, as testR
+	if byModel {
+		// The trained table holds the training models only.
+		heldOut = modelsWithCells(testR)
+		trainR, valR = keepModelsWithCells(trainR, valR)
+		fmt.Fprintf(log, "held-out models (%d, not in the trained table): %s\n", len(heldOut), strings.Join(heldOut, ", "))
+	}
 
 	enc, err := encoder.Open(cfg.Encoder.Spec)
 	if err != nil {
@@ -108,48 +152,184 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		fmt.Fprintf(log, "epoch %3d/%d  train loss %.4f acc %.4f  val loss %.4f acc %.4f  lr %.3g  %.0f ex/s%s\n",
 			e.Epoch, tr.Epochs, e.TrainLoss, e.TrainAcc, e.ValLoss, e.ValAcc, e.LR, e.ExamplesPerSec, best)
 	}
+	tr.Warn = func(w string) { fmt.Fprintf(log, "warning: %s\n", w) }
 	fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(log, "stopped: %s\n", fit.Stop)
 	if fit.Interrupted {
 		fmt.Fprintf(log, "interrupted: keeping epoch %d (best validation loss); baselines skipped\n", fit.BestEpoch)
 	}
 
 	met := &RunMetrics{BestEpoch: fit.BestEpoch, EpochsRun: fit.EpochsRun, SecondsPerEpoch: fit.SecondsPerEpoch,
-		Device: fit.Device, Batching: tr.Batching, SplitBy: splitName(cfg), Interrupted: fit.Interrupted, History: fit.History,
+		Device: fit.Device, Step: fit.Step, Stop: fit.Stop, Warnings: fit.Warnings, Batching: tr.Batching, SplitBy: splitName(cfg),
+		Interrupted: fit.Interrupted, History: fit.History, HeldOutModels: heldOut,
 		Cells: map[string]int{"train": trainR.Len(), "val": valR.Len(), "test": testR.Len()}}
-	met.Test = eval.Score(PredictJEIRT(fit.Model, testR), testR.Label).Scores()
 	met.Val = eval.Score(PredictJEIRT(fit.Model, valR), valR.Label).Scores()
 	met.Geometry = JEIRTGeometry(fit.Model, all)
-	if !fit.Interrupted && !opt.NoBaselines {
-		// Baselines run to completion even if Ctrl-C comes now: the model is trained.
-		met.Baselines, met.KNNK, err = RunBaselines(context.WithoutCancel(ctx), trainR, valR, testR, features, enc.Dim(), log)
-		if err != nil {
-			return nil, err
-		}
-	}
-	PrintScoreTable(log, met)
-
 	cfgJSON, _ := json.Marshal(cfg)
-	metJSON, err := met.Marshal()
-	if err != nil {
-		return nil, err
-	}
 	encInfo, err := encoder.Record(cfg.Encoder.Spec, enc)
 	if err != nil {
 		return nil, err
 	}
-	ck := &model.Checkpoint{Model: fit.Model, Files: map[string][]byte{eval.MetricsFile: metJSON},
+	ck := &model.Checkpoint{Model: fit.Model,
 		Manifest: model.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
 			Encoder: encInfo,
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
-			Config:  cfgJSON, Metrics: metJSON[:len(metJSON)-1]}}
+			Config:  cfgJSON}}
+	if byModel {
+		// Like the baselines, the experiment runs to completion once the model is trained.
+		if err := newModelExperiment(context.WithoutCancel(ctx), cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
+			return nil, err
+		}
+	} else {
+		met.Test = eval.Score(PredictJEIRT(fit.Model, testR), testR.Label).Scores()
+		if !fit.Interrupted && !opt.NoBaselines {
+			// Baselines run to completion even if Ctrl-C comes now: the model is trained.
+			met.Baselines, met.KNNK, err = RunBaselines(context.WithoutCancel(ctx), trainR, valR, testR, features, enc.Dim(), log)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	fmt.Fprintf(out, "stopped: %s\n", fit.Stop)
+	PrintScoreTable(out, met)
+
+	metJSON, err := met.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+	ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
 	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "wrote %s (model.safetensors, manifest.json, metrics.json)\n", cfg.Output)
 	return &RunResult{Fit: fit, Metrics: met, Checkpoint: ck}, nil
+}
+
+// newModelExperiment onboards the held-out models of testR onto ck and scores
+// them on the cells not used for the fit (pooled in met.Test, per model in
+// met.NewModels), with the per-model mean and the items' mean as baselines.
+// With split.joint it also trains the same JE-IRT on the training cells plus
+// the onboarding cells and scores its rows of the held-out models on the same
+// cells (baseline "joint").
+func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *model.Checkpoint, tr JEIRT,
+	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *RunMetrics, log io.Writer) error {
+	met.OnboardFraction = cfg.Split.OnboardFraction
+	if opt.Onboard == nil {
+		fmt.Fprintf(log, "warning: no onboarding fit given; the held-out models are not scored\n")
+		met.Test = eval.Score(nil, nil).Scores()
+		return nil
+	}
+	fmt.Fprintf(log, "onboarding %d held-out models from %.0f%% of their cells each\n", len(met.HeldOutModels), 100*cfg.Split.OnboardFraction)
+	res, err := opt.Onboard(ctx, ck, testR, cfg.Split.OnboardFraction, cfg.Split.Seed, io.Discard)
+	if err != nil {
+		return err
+	}
+	var held, fitCells []int32
+	var prob, meanProb []float64
+	for _, o := range res {
+		held = append(held, o.HeldCells...)
+		fitCells = append(fitCells, o.FitCells...)
+		prob = append(prob, o.Prob...)
+		meanProb = append(meanProb, o.ModelMeanProb...)
+	}
+	heldR := testR.Subset(held)
+	met.Test = eval.Score(prob, heldR.Label).Scores()
+	met.Cells["test"] = heldR.Len()
+	met.Cells["onboard"] = len(fitCells)
+	met.Baselines = map[string]eval.Scores{"model_mean": eval.Score(meanProb, heldR.Label).Scores()}
+	// The items' mean needs no model row: from the training cells.
+	met.Baselines["item_mean"] = eval.Score(eval.ItemMeanPredict(trainAll, heldR), heldR.Label).Scores()
+	var jointProb []float64
+	if cfg.Split.Joint {
+		fmt.Fprintf(log, "joint reference: training on the training cells plus the %d onboarding cells\n", len(fitCells))
+		parts, _ := MergeResponses(trainR, testR.Subset(fitCells), valR, heldR)
+		j := tr
+		j.Progress, j.Warn = nil, nil
+		jf, err := j.Fit(ctx, mergeTwo(parts[0], parts[1]), parts[2], features, dim)
+		if err != nil {
+			return fmt.Errorf("joint reference: %w", err)
+		}
+		jointProb = PredictJEIRT(jf.Model, parts[3])
+		met.Baselines["joint"] = eval.Score(jointProb, heldR.Label).Scores()
+	}
+	off := 0
+	for _, o := range res {
+		n := len(o.HeldCells)
+		lab := heldR.Label[off : off+n]
+		nm := NewModel{Name: o.Name, FitCells: len(o.FitCells), ScoredCells: n,
+			Onboarded: eval.Score(o.Prob, lab).Scores(), ModelMean: eval.Score(o.ModelMeanProb, lab).Scores()}
+		if jointProb != nil {
+			js := eval.Score(jointProb[off:off+n], lab).Scores()
+			nm.Joint = &js
+		}
+		met.NewModels = append(met.NewModels, nm)
+		off += n
+	}
+	return nil
+}
+
+// mergeTwo is the cells of a and b, which share their model and item lists.
+func mergeTwo(a, b *model.Responses) *model.Responses {
+	r := *a
+	r.Model = append(append([]int32(nil), a.Model...), b.Model...)
+	r.Item = append(append([]int32(nil), a.Item...), b.Item...)
+	r.Label = append(append([]uint8(nil), a.Label...), b.Label...)
+	return &r
+}
+
+// modelsWithCells lists the models of r that have cells, in r's order.
+func modelsWithCells(r *model.Responses) []string {
+	has := make([]bool, r.NumModels())
+	for _, i := range r.Model {
+		has[i] = true
+	}
+	var out []string
+	for i, h := range has {
+		if h {
+			out = append(out, r.Models[i])
+		}
+	}
+	return out
+}
+
+// keepModelsWithCells re-indexes trainR and valR (sharing one model list) to
+// the models trainR has cells for, so that the trained table holds no row a
+// training cell never touched.
+func keepModelsWithCells(trainR, valR *model.Responses) (*model.Responses, *model.Responses) {
+	newIdx := make([]int32, trainR.NumModels())
+	for i := range newIdx {
+		newIdx[i] = -1
+	}
+	var names []string
+	for _, i := range trainR.Model {
+		if newIdx[i] < 0 {
+			newIdx[i] = 0
+		}
+	}
+	for i := range newIdx {
+		if newIdx[i] == 0 {
+			newIdx[i] = int32(len(names))
+			names = append(names, trainR.Models[i])
+		}
+	}
+	remap := func(r *model.Responses) *model.Responses {
+		out := *r
+		out.Models = names
+		out.Model, out.Item, out.Label = nil, nil, nil
+		for c := range r.Label {
+			if k := newIdx[r.Model[c]]; k >= 0 {
+				out.Model = append(out.Model, k)
+				out.Item = append(out.Item, r.Item[c])
+				out.Label = append(out.Label, r.Label[c])
+			}
+		}
+		return &out
+	}
+	return remap(trainR), remap(valR)
 }
 
 func splitName(cfg *Config) string {
@@ -160,13 +340,25 @@ func splitName(cfg *Config) string {
 }
 
 // LoadSplits reads the data a config names and returns its train, validation
-// and test cells plus all cells, sharing one list of models and items.
+// and test cells plus all cells, sharing one list of models and items. By
+// model, the test cells are the held-out models' and the validation cells a
+// cell split of the other models' (split.val of all cells).
 func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err error) {
 	ro := model.ReadOptions{Format: cfg.Data.Format, Items: cfg.Data.Items}
 	if cfg.Data.Responses != "" {
 		all, _, err = model.ReadFile(cfg.Data.Responses, ro)
 		if err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if cfg.Split.By == "model" {
+			// Whole models for test; validation cells (for early stopping)
+			// from the training models, whose rows the table learns.
+			trainR, _, testR, err = eval.Split(all, eval.SplitOptions{Test: cfg.Split.Test, Seed: cfg.Split.Seed, By: "model"})
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			trainR, valR, _, err = eval.Split(trainR, eval.SplitOptions{Val: cfg.Split.Val / (1 - cfg.Split.Test), Seed: cfg.Split.Seed, By: "cell"})
+			return trainR, valR, testR, all, err
 		}
 		trainR, valR, testR, err = eval.Split(all, eval.SplitOptions{Val: cfg.Split.Val, Test: cfg.Split.Test, Seed: cfg.Split.Seed, By: cfg.Split.By})
 		return trainR, valR, testR, all, err
@@ -362,17 +554,35 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 
 // PrintScoreTable writes the test-cell table: JE-IRT then the baselines.
 func PrintScoreTable(w io.Writer, m *RunMetrics) {
+	if m.SplitBy == "model" {
+		fmt.Fprintf(w, "\nheld-out models (%d, not in the trained table): %s\n", len(m.HeldOutModels), strings.Join(m.HeldOutModels, ", "))
+		fmt.Fprintf(w, "new-model experiment: each onboarded from %.0f%% of its cells, scored on the rest\n", 100*m.OnboardFraction)
+		if len(m.NewModels) > 0 {
+			fmt.Fprintf(w, "%-40s %6s %6s %9s %10s %8s\n", "model", "fit", "scored", "onboarded", "model_mean", "joint")
+			for _, n := range m.NewModels {
+				joint := "-"
+				if n.Joint != nil {
+					joint = fmt.Sprintf("%.4f", n.Joint.Accuracy)
+				}
+				fmt.Fprintf(w, "%-40s %6d %6d %9.4f %10.4f %8s\n", n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint)
+			}
+		}
+	}
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
 	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
 	}
-	row("jeirt", m.Test)
+	name := "jeirt"
+	if m.SplitBy == "model" {
+		name = "jeirt (onb.)"
+	}
+	row(name, m.Test)
 	names := make([]string, 0, len(m.Baselines))
 	for n := range m.Baselines {
 		names = append(names, n)
 	}
-	order := map[string]int{"majority": 0, "model_mean": 1, "item_mean": 2, "knn": 3, "irt_2pl": 4}
+	order := map[string]int{"majority": 0, "model_mean": 1, "item_mean": 2, "knn": 3, "irt_2pl": 4, "joint": 5}
 	sort.Slice(names, func(a, b int) bool { return order[names[a]] < order[names[b]] })
 	for _, n := range names {
 		label := n

@@ -71,7 +71,7 @@ output: ckpt
 	}
 	var met map[string]any
 	json.Unmarshal(raw, &met)
-	for _, k := range []string{"test", "val", "baselines", "best_epoch", "epochs_run", "seconds_per_epoch", "geometry"} {
+	for _, k := range []string{"test", "val", "baselines", "best_epoch", "epochs_run", "seconds_per_epoch", "geometry", "step", "stop"} {
 		if _, ok := met[k]; !ok {
 			t.Errorf("metrics.json lacks %s", k)
 		}

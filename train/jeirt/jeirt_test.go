@@ -2,8 +2,10 @@ package jeirt
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -132,5 +134,62 @@ func TestJEIRTCancelKeepsBest(t *testing.T) {
 	}
 	if !fit.Interrupted || fit.EpochsRun != 3 || fit.Model == nil || fit.BestEpoch < 1 {
 		t.Errorf("interrupted %v after %d epochs, best %d", fit.Interrupted, fit.EpochsRun, fit.BestEpoch)
+	}
+}
+
+// The graph step (the default) and the fused step train to the same
+// validation accuracy on simulated JE-IRT data, and the fit says which ran.
+func TestJEIRTGraphTrainsLikeFused(t *testing.T) {
+	r, _, feat := synthJEIRT(t, 60, 500, 32, 8, 5)
+	tr, va, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := map[string]float64{}
+	for _, step := range []string{"", StepFused} {
+		fit, err := JEIRT{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 25, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01,
+			Gamma: 0.97, Seed: 1, Step: step}.Fit(context.Background(), tr, va, feat, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc[fit.Step] = fit.History[fit.BestEpoch-1].ValAcc
+	}
+	if len(acc) != 2 || math.IsNaN(acc[StepGraph]) {
+		t.Fatalf("steps run: %v, want graph (the default) and fused", acc)
+	}
+	if math.Abs(acc[StepGraph]-acc[StepFused]) > 0.01 || acc[StepGraph] < 0.6 {
+		t.Errorf("validation accuracy: graph %.4f, fused %.4f", acc[StepGraph], acc[StepFused])
+	}
+}
+
+// Fit says why it stopped and warns when the learning rate has decayed away
+// while the validation loss still falls, and at an epoch limit reached while
+// still improving.
+func TestJEIRTStopAndWarnings(t *testing.T) {
+	r, _, feat := synthJEIRT(t, 40, 300, 16, 4, 6)
+	tr, va, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	fit, err := JEIRT{Dim: 4, Hidden: 32, Epochs: 6, BatchSize: 128, LR: 3e-3, Gamma: 0.3, Seed: 1,
+		Warn: func(w string) { warned = append(warned, w) }}.Fit(context.Background(), tr, va, feat, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stop: %s; warnings: %q", fit.Stop, fit.Warnings)
+	if !strings.HasPrefix(fit.Stop, "epoch limit 6 reached, best epoch") {
+		t.Errorf("stop reason %q", fit.Stop)
+	}
+	if len(warned) != len(fit.Warnings) || len(warned) != 2 ||
+		!strings.Contains(warned[0], "below 1% of its start") || !strings.Contains(warned[1], "raise train.epochs") {
+		t.Errorf("warnings %q, want the spent learning rate and the epoch limit", warned)
+	}
+	fit, err = JEIRT{Dim: 4, Hidden: 32, Epochs: 200, BatchSize: 128, LR: 3e-2, Gamma: 1, Patience: 2, Seed: 1}.Fit(context.Background(), tr, va, feat, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("early stop at epoch %d (no better validation loss for 2 epochs), best epoch %d", fit.EpochsRun, fit.BestEpoch); fit.Stop != want || fit.EpochsRun != fit.BestEpoch+2 {
+		t.Errorf("stop %q, want %q", fit.Stop, want)
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// The CPU device's JE-IRT step is the fused hand-written one; the same step
-// as a Gorgonia graph (StepGraph, the reference the fused step is tested
-// against; slower) is a choice of step on the CPU, not a device.
+// The CPU device registers the fused hand-written step; JEIRT.Fit runs the
+// compiled Gorgonia graph (StepGraph) on the CPU unless the fused one is asked
+// for. The choice of step is a setting of the CPU, not a device.
 func init() {
 	backend.Register(backend.CPU, backend.JEIRT(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		return newHostStepper(p, opt, newFusedGradient(p)), nil
@@ -15,8 +15,15 @@ func init() {
 
 // The JE-IRT steps a CPU run can take (JEIRT.Step).
 const (
-	StepFused = "fused" // the hand-written forward and backward pass (default)
-	StepGraph = "graph" // the same loss as a Gorgonia graph, differentiated by Gorgonia
+	// StepGraph is the adapter, the link and the loss as a Gorgonia graph
+	// compiled once per batch-shape bucket and differentiated by Gorgonia
+	// (graphGradient); the default.
+	StepGraph = "graph"
+	// StepFused is the same loss and gradient written out by hand on gonum's
+	// BLAS (fusedGradient). It stays as the reference the graph is tested
+	// against (TestJEIRTGraphMatchesFused) and timed against
+	// (BenchmarkJEIRTEpochEmbedLLM); it is also what the device steps mirror.
+	StepFused = "fused"
 )
 
 // gradientFunc computes the mean loss of batch b at p and writes its gradient into g.

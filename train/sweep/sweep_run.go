@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/onboard"
 )
 
 // SweepLocalOptions control RunLocal.
@@ -88,7 +89,8 @@ func (s *Sweep) runOne(ctx context.Context, runDir, id string, out io.Writer, op
 	pw := &prefixWriter{w: out, prefix: "[run " + id + "] "}
 	defer pw.Flush()
 	log := io.MultiWriter(pw, logFile)
-	_, err = jeirt.RunJEIRT(ctx, cfg, jeirt.RunOptions{Log: log, Version: opt.Version, Replace: true, NoBaselines: !s.Baselines})
+	_, err = jeirt.RunJEIRT(ctx, cfg, jeirt.RunOptions{Log: log, Version: opt.Version, Replace: true, NoBaselines: !s.Baselines,
+		Onboard: onboard.HeldOut})
 	if err != nil {
 		fmt.Fprintf(logFile, "error: %v\n", err)
 	}

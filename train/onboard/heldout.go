@@ -1,0 +1,41 @@
+package onboard
+
+import (
+	"context"
+	"io"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/jeirt"
+)
+
+// HeldOut is the add-model fit as jeirt.RunJEIRT's new-model experiment
+// (jeirt.RunOptions.Onboard): every model with cells in r is fitted onto ck
+// (AddModels with the default Onboard settings) from the fraction of its
+// cells drawn with seed and its name, and its row and its per-model mean
+// predict the rest of its cells.
+func HeldOut(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log io.Writer) ([]jeirt.Onboarded, error) {
+	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	m := res.Checkpoint.Model
+	itemRow := nameIndex(m.Items)
+	q := make([][]float32, r.NumItems())
+	for j, id := range r.Items {
+		if k, ok := itemRow[id]; ok {
+			q[j] = m.ItemEmbedding(k)
+		}
+	}
+	byModel := r.ByModel()
+	out := make([]jeirt.Onboarded, 0, len(res.Added))
+	for _, a := range res.Added {
+		i := r.ModelIndex(a.Name)
+		fit, held := fractionSplit(byModel.Row(i), fraction, seed, a.Name)
+		heldR := r.Subset(held)
+		row := m.ModelEmbedding(nameIndex(m.Models)[a.Name])
+		out = append(out, jeirt.Onboarded{Name: a.Name, FitCells: fit, HeldCells: held,
+			Prob: rowProbs(row, q, heldR), ModelMeanProb: meanRate(r, fit, heldR.Len()),
+			Iterations: a.Iterations, Converged: a.Converged})
+	}
+	return out, nil
+}
