@@ -8,6 +8,8 @@
 #
 # The BASE binary is cached in $JEIRT_CHECK_CACHE (default ~/.cache/jeirt-check),
 # keyed by commit. JEIRT_CHECK_KEEP=1 keeps the scratch folder for inspection.
+# JEIRT_CHECK_NEW_SET=KEY=VALUE is passed to the new binary's train only (for
+# example train.step=fused, to compare with a base whose default step was fused).
 set -euo pipefail
 
 base_ref=${1:-c9db996}
@@ -60,7 +62,11 @@ run_all() {
 		--threads 1 --out "$out/fit-r2"
 	step irt-select "$bin" irt select --fit "$out/fit" --keep 0.2 --out "$out/kept.csv"
 	step irt-cv "$bin" irt cv --data "$data/response_matrix.csv" --folds 3 --threads 1 --json "$out/cv.json"
-	step train "$bin" train --config "$config" --set train.epochs=4 --set output="$out/run"
+	local extra=()
+	if [[ "$bin" != "${base_bin:-}" && -n "${JEIRT_CHECK_NEW_SET:-}" ]]; then
+		extra=(--set "$JEIRT_CHECK_NEW_SET")
+	fi
+	step train "$bin" train --config "$config" --set train.epochs=4 --set output="$out/run" "${extra[@]}"
 	step add-model "$bin" add-model --checkpoint "$out/run" --responses "$data/response_matrix.csv" \
 		--models 20231010_rag_claude2,20240402_sweagent_gpt4 --replace --fraction 0.5 --seed 3 \
 		--out "$out/plus" --json
