@@ -78,10 +78,10 @@ mkdir -p "$work"
 cp -r configs scripts "$work/"
 export PATH=$tmp/bin:$PATH
 
-# Flags whose value is an output (it need not exist yet).
+# Flags whose value is an output or not a path (it need not exist yet).
 is_output_flag() {
 	case "$1" in
-	--out | --trace | --cache | --json-out | --addr | --partition | --time | --set | --name | --models | --default | --encoder | --design) return 0 ;;
+	--out | --trace | --cache | --addr | --partition | --time | --set | --name | --models | --default | --encoder | --design | --shard) return 0 ;;
 	esac
 	return 1
 }
