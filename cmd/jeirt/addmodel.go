@@ -52,12 +52,10 @@ given (any responses format; one model, or pick it with --models). Its row is fi
 them, and the next K questions are the V-optimal design at that fitted row and its
 posterior, never a question already answered (p_mean is then the new model's own P).
 A first round of random questions, then rounds of --answered, beats random questions at
-equal K (README, "Onboarding measured on real data"); a design made before any answer is
+equal K (docs/onboarding-routing.md, "Onboarding measured on real data"); a design made before any answer is
 seen does not, reliably.`,
-		Example: `  # a model the checkpoint has not seen (split.by=model holds out 10% of the models)
-  jeirt train --config configs/swebench.yaml --set split.by=model --set split.joint=true --set output=out/swe-by-model
-  jeirt add-model --checkpoint out/swe-by-model --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --fraction 0.1 --seed 1
-  # re-place a model of the checkpoint from half of its answers
+		Example: `  # re-place a model of the checkpoint from 10% or half of its answers (the rest scored)
+  jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.1 --seed 1
   jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5
   jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
   jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv`,

@@ -42,7 +42,7 @@ model (or those of --models), and choose
 --shortlist T first keeps only the T best models (by accuracy on --train, or by mean
 predicted P over the checkpoint's questions); any rule then chooses among them. On
 questions the checkpoint never saw, the highest P among many models is often noise;
-a short list of strong models is the robust choice (see README, "Routing across splits").
+a short list of strong models is the robust choice (see docs/onboarding-routing.md, "Routing across splits").
 
 QUERIES is a text file with one query per line (its id is the line number), a JSONL file
 of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
@@ -217,9 +217,9 @@ Writes the cost-quality curve as CSV:
 policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 		Example: `  jeirt data split --data configs/data/swebench-verified/response_matrix.csv --items configs/data/swebench-verified/item_content.csv \
       --by item --val 0.1 --test 0.2 --seed 42 --out out/swe-items
-  jeirt train --config configs/swebench.yaml --set data.responses= --set data.items= \
-      --set data.train=out/swe-items/train.csv --set data.val=out/swe-items/val.csv \
-      --set data.test=out/swe-items/test.csv --set data.items=out/swe-items/items.csv --set output=out/swe-by-item
+  jeirt train --config configs/quickstart.yaml --set data.responses= --set data.train=out/swe-items/train.csv \
+      --set data.val=out/swe-items/val.csv --set data.test=out/swe-items/test.csv \
+      --set data.items=out/swe-items/items.csv --set output=out/swe-by-item
   jeirt route eval --checkpoint out/swe-by-item --data out/swe-items/test.csv --items out/swe-items/items.csv \
       --train out/swe-items/train.csv --val out/swe-items/val.csv --out out/swe-route-curve.csv`,
 		Args: cobra.NoArgs,

@@ -22,7 +22,7 @@ func newSweepCmd() *cobra.Command {
 		Short: "Run a grid of jeirt train runs here or as a Slurm job array",
 		Long: `Run a grid of jeirt train runs. The sweep file names a base training config,
 the grid of config keys to vary, optional seeds and fixed overrides, and the Slurm
-resources of each task (see README):
+resources of each task (see docs/cluster.md):
 
   base: quickstart.yaml
   grid: {model.dim: [64, 128], train.lr: [3.0e-5, 5.0e-5]}

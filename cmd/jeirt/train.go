@@ -18,7 +18,7 @@ func newTrainCmd() *cobra.Command {
 		Use:   "train --config FILE [--set key=value ...]",
 		Short: "Train JE-IRT question and model embeddings and score them against baselines",
 		Long: `Train JE-IRT: question embeddings q = adapter(encoder(text)) and model embeddings m
-with P(correct) = sigmoid(q·m/‖q‖ − ‖q‖), from a YAML config (see README for every key).
+with P(correct) = sigmoid(q·m/‖q‖ − ‖q‖), from a YAML config (see docs/training.md for every key).
 
 Prints one line per epoch (train/val loss and accuracy, learning rate, examples/s)
 and warnings on standard error; then, on standard output, why training stopped and
