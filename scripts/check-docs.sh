@@ -6,8 +6,9 @@
 #
 # It reads the fenced ```sh blocks, in file order (README.md first, then docs/*.md
 # by name), and takes every line that starts with `jeirt `, `./jeirt ` or
-# `go run ./cmd/jeirt` (or pipes into jeirt: `echo ... | jeirt route -`); a line
-# ending in a backslash continues on the next. A block with a comment line
+# `go run ./cmd/jeirt` (or pipes into jeirt: `echo ... | jeirt route -`), and
+# the lines that make inputs for them (starting with printf, echo, awk, mkdir
+# or cp); a line ending in a backslash continues on the next. A block with a comment line
 # `# needs: WHAT` (gpu, slurm, shared, network, model, long) is skipped and
 # counted. Each command runs from a scratch folder holding a copy of configs/
 # and scripts/, with a freshly built jeirt first on PATH, under a timeout
@@ -56,7 +57,7 @@ extract() {
 		}
 		if (cmd ~ /\\$/) { sub(/\\$/, "", cmd); cont = cmd; next }
 		cont = ""
-		if (cmd ~ /^(\.\/)?jeirt / || cmd ~ /^go run \.\/cmd\/jeirt/ || cmd ~ /\| *(\.\/)?jeirt /) {
+		if (cmd ~ /^(\.\/)?jeirt / || cmd ~ /^go run \.\/cmd\/jeirt/ || cmd ~ /\| *(\.\/)?jeirt / || cmd ~ /^(printf|echo|awk|mkdir|cp) /) {
 			cmds[++n] = FILENAME ":" start "\t" cmd
 		}
 	}
@@ -97,8 +98,11 @@ while IFS=$'\t' read -r where cmd extra; do
 	cmd=${cmd//go run .\/cmd\/jeirt/jeirt}
 	# The arguments of the jeirt part (after the last pipe), comments dropped.
 	part=${cmd##*| }
-	eval "toks=( $part
+	toks=()
+	if [[ $part == jeirt\ * ]]; then
+		eval "toks=( $part
 )"
+	fi
 	prev="" sub="${toks[1]:-} ${toks[2]:-}" last=$((${#toks[@]} - 1))
 	for i in "${!toks[@]}"; do
 		t=${toks[$i]}

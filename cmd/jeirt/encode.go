@@ -36,7 +36,9 @@ func newEncodeCmd() *cobra.Command {
   outputs with "jeirt encode merge".
 --cache DIR reuses vectors of items whose id, text and encoder are unchanged.`,
 		Example: `  jeirt encode --input configs/data/swebench-verified/item_content.csv --out out/q.npy
-  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/4
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl
   # a sentence-transformers folder you downloaded, with a cache that training reuses
   jeirt encode --encoder all-MiniLM-L6-v2 --input configs/data/swebench-verified/item_content.csv --out out/q.safetensors --cache out/cache`,
 		Args: cobra.NoArgs,
@@ -128,7 +130,9 @@ Give the n shard files in order 0..n-1: row k of the result is row k/n of shard
 k mod n, which is the order of the original input. With --input, rows follow that
 input's ids instead, and every id must be present. An id found in two shards is
 an error.`,
-		Example: `  jeirt encode merge --out out/q.npy out/part0.jsonl out/part1.jsonl out/part2.jsonl out/part3.jsonl`,
+		Example: `  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mergeOut == "" {

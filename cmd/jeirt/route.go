@@ -220,8 +220,11 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
   jeirt train --config configs/quickstart.yaml --set data.responses= --set data.train=out/swe-items/train.csv \
       --set data.val=out/swe-items/val.csv --set data.test=out/swe-items/test.csv \
       --set data.items=out/swe-items/items.csv --set output=out/swe-by-item
+  # stand-in prices: each model's accuracy
+  awk -F, 'NR > 1 { s = 0; for (i = 2; i <= NF; i++) s += $i; print $1 "," s / (NF - 1) }' \
+      configs/data/swebench-verified/response_matrix.csv | sed '1i model,cost' > out/costs.csv
   jeirt route eval --checkpoint out/swe-by-item --data out/swe-items/test.csv --items out/swe-items/items.csv \
-      --train out/swe-items/train.csv --val out/swe-items/val.csv --out out/swe-route-curve.csv`,
+      --train out/swe-items/train.csv --val out/swe-items/val.csv --costs out/costs.csv --out out/swe-route-curve.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" || data == "" {
