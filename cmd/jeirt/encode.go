@@ -133,7 +133,7 @@ an error.`,
 		Example: `  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
   jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
   jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl`,
-		Args:    cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")
