@@ -52,14 +52,13 @@ given (any responses format; one model, or pick it with --models). Its row is fi
 them, and the next K questions are the V-optimal design at that fitted row and its
 posterior, never a question already answered (p_mean is then the new model's own P).
 A first round of random questions, then rounds of --answered, beats random questions at
-equal K (README, "Onboarding measured on real data"); a design made before any answer is
+equal K (docs/onboarding-routing.md, "Onboarding measured on real data"); a design made before any answer is
 seen does not, reliably.`,
-		Example: `  jeirt add-model --checkpoint runs/swe --responses new_model.csv --items new_items.csv
-  jeirt add-model --checkpoint runs/swe --responses all.csv --models gpt-x --fraction 0.1 --seed 1
-  jeirt add-model --checkpoint runs/swe --responses all.csv --models gpt-x --replace --fraction 0.5
-  jeirt add-model suggest 25 --checkpoint runs/swe --out ask-these.csv
-  jeirt add-model suggest 10 --checkpoint runs/swe --design random --seed 1 --out round1.csv
-  jeirt add-model suggest 10 --checkpoint runs/swe --answered answers-so-far.csv --out round2.csv`,
+		Example: `  # re-place a model of the checkpoint from 10% or half of its answers (the rest scored)
+  jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.1 --seed 1
+  jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5
+  jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
+  jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := resolveDevice(device); err != nil {
@@ -180,9 +179,10 @@ func newSuggestCmd() *cobra.Command {
 		Long: `Write the K questions whose answers pin a new model's row down best, as an items CSV
 (item_id,text,rank,p_mean,gain); see jeirt add-model --help for the designs and for
 adaptive rounds with --answered.`,
-		Example: `  jeirt add-model suggest 25 --checkpoint runs/swe --out ask-these.csv
-  jeirt add-model suggest 10 --checkpoint runs/swe --design random --seed 1 --out round1.csv
-  jeirt add-model suggest 10 --checkpoint runs/swe --answered answers-so-far.csv --out round2.csv`,
+		Example: `  jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
+  jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv
+  # after running the model on out/round1.csv and writing its answers (model,item_id,correct):
+  jeirt add-model suggest 10 --checkpoint out/quickstart --answered out/answers.csv --out out/round2.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := resolveDevice(device); err != nil {

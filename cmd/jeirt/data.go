@@ -80,7 +80,7 @@ func newDataInspectCmd() *cobra.Command {
 		Short: "Print counts, density, accuracy ranges and duplicates of a response file",
 		Example: `  jeirt data inspect configs/data/swebench-verified/response_matrix.csv \
       --items configs/data/swebench-verified/item_content.csv
-  jeirt data inspect results.csv.gz --format long --duplicates first --json`,
+  jeirt data inspect configs/data/swebench-verified/response_matrix.csv --format wide --duplicates first --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, rep, err := model.ReadFile(args[0], opt)
@@ -127,8 +127,8 @@ new-model experiment); --by item holds out whole questions. Every file lists eve
 model and item (a model or item with no cell in a file gets one row with a blank
 label), and items.csv carries the item texts when the input has them. The folder
 is written atomically: on error nothing is left behind.`,
-		Example: `  jeirt data split --data configs/data/swebench-verified/response_matrix.csv --out runs/swe-split
-  jeirt data split --data responses.csv --out runs/new-models --by model --val 0 --test 0.2 --seed 7`,
+		Example: `  jeirt data split --data configs/data/swebench-verified/response_matrix.csv --out out/swe-split
+  jeirt data split --data configs/data/swebench-verified/response_matrix.csv --out out/swe-new-models --by model --val 0 --test 0.2 --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if data == "" || out == "" {

@@ -16,8 +16,8 @@ func newDataParquetCmd() *cobra.Command {
 		Long: `Copy a CSV or TSV file (gzip transparent) to Parquet: every column becomes a
 dictionary-encoded, Snappy-compressed string column of the same name, in row groups of
 --row-group rows. Every jeirt command reads the copy as it reads the text, and faster.`,
-		Example: `  jeirt data parquet responses.csv responses.parquet
-  jeirt irt fit --data responses.parquet --out fit`,
+		Example: `  jeirt data parquet configs/data/swebench-verified/response_matrix.csv out/swe.parquet
+  jeirt irt fit --data out/swe.parquet --out out/swe-irt-parquet`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			began := time.Now()

@@ -35,9 +35,12 @@ func newEncodeCmd() *cobra.Command {
 --shard i/n encodes items i, i+n, i+2n, ... (0-based) for cluster jobs; join the
   outputs with "jeirt encode merge".
 --cache DIR reuses vectors of items whose id, text and encoder are unchanged.`,
-		Example: `  jeirt encode --input items.csv --out q.npy
-  jeirt encode --encoder ../all-MiniLM-L6-v2 --input items.csv --out q.safetensors --cache .jeirt-cache
-  jeirt encode --encoder hash:512 --input items.csv --out part0.jsonl --shard 0/4`,
+		Example: `  jeirt encode --input configs/data/swebench-verified/item_content.csv --out out/q.npy
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl
+  # a sentence-transformers folder you downloaded, with a cache that training reuses
+  jeirt encode --encoder all-MiniLM-L6-v2 --input configs/data/swebench-verified/item_content.csv --out out/q.safetensors --cache out/cache`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stderr := cmd.ErrOrStderr()
@@ -127,8 +130,10 @@ Give the n shard files in order 0..n-1: row k of the result is row k/n of shard
 k mod n, which is the order of the original input. With --input, rows follow that
 input's ids instead, and every id must be present. An id found in two shards is
 an error.`,
-		Example: `  jeirt encode merge --out q.npy part0.jsonl part1.jsonl part2.jsonl part3.jsonl`,
-		Args:    cobra.MinimumNArgs(1),
+		Example: `  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")

@@ -21,8 +21,8 @@ func newEvalCmd() *cobra.Command {
 expected calibration error over the cells whose model the checkpoint knows. Items the
 checkpoint has not seen are encoded with its encoder (same fingerprint required);
 give their text with --items.`,
-		Example: `  jeirt eval --checkpoint runs/quickstart --data configs/data/swebench-verified/response_matrix.csv
-  jeirt eval --checkpoint runs/swe --data new.csv --items new_items.csv --json`,
+		Example: `  jeirt eval --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv
+  jeirt eval --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --items configs/data/swebench-verified/item_content.csv --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" || data == "" {

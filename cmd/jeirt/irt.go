@@ -47,10 +47,10 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	fit := &cobra.Command{
 		Use:   "fit",
 		Short: "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
-		Example: `  jeirt irt fit --data ../shared/data/swebench-verified/response_matrix.csv --out fits/swe
-  jeirt irt fit --data responses.csv --rank 2 --bootstrap 200 --seed 1 --out fits/r2
-  # several benchmarks in one batched cBMM run (one GPU job) -> fits/swebench-verified/, fits/rewardbench/
-  jeirt irt fit --data ../shared/data/swebench-verified/response_matrix.csv --data ../shared/data/rewardbench/response_matrix.csv --out fits`,
+		Example: `  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --out out/swe-irt
+  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --rank 2 --bootstrap 200 --seed 1 --out out/swe-irt-r2
+  # several benchmarks in one batched cBMM run (one GPU job) -> out/batch/swe/, out/batch/swe-parquet/
+  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --data out/swe.parquet --name swe --name swe-parquet --out out/batch`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set.Format, set.Items, set.Duplicates = read.Format, read.Items, read.Duplicates
 			return runIRTFit(cmd, set, read, data, names, out, traceOut, force)
@@ -85,7 +85,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel := &cobra.Command{
 		Use:     "select",
 		Short:   "Keep a fraction of items by Fisher information across the ability range",
-		Example: `  jeirt irt select --fit fits/swe --keep 0.1 --out fits/swe-kept.csv`,
+		Example: `  jeirt irt select --fit out/swe-irt --keep 0.1 --out out/swe-kept.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIRTSelect(cmd, fitDir, keep, selOut)
 		},
@@ -103,7 +103,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
-		Example: `  jeirt irt cv --data ../shared/data/swebench-verified/response_matrix.csv --folds 10`,
+		Example: `  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 10`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIRTCV(cmd, cvSet, cvRead, folds, cvJSON)
 		},

@@ -32,9 +32,9 @@ beside it as NAME.png and NAME.svg. Give any of:
   --route-csv FILE  the cost-quality CSV of jeirt route eval: the cost-quality curve.
 
 Every figure's caption says what it shows and which command made its data.`,
-		Example: `  jeirt report --checkpoint runs/swe --fit fits/swe --out report/swe
-  jeirt report --fit fits/rewardbench --out report/rewardbench
-  jeirt report --checkpoint runs/by-item --route-csv curve.csv --out report/route`,
+		Example: `  jeirt report --checkpoint out/quickstart --fit out/swe-irt --out out/report
+  jeirt report --fit out/swe-irt --out out/report-irt
+  jeirt report --checkpoint out/swe-by-item --route-csv out/swe-route-curve.csv --out out/report-route`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

@@ -42,7 +42,7 @@ model (or those of --models), and choose
 --shortlist T first keeps only the T best models (by accuracy on --train, or by mean
 predicted P over the checkpoint's questions); any rule then chooses among them. On
 questions the checkpoint never saw, the highest P among many models is often noise;
-a short list of strong models is the robust choice (see README, "Routing across splits").
+a short list of strong models is the robust choice (see docs/onboarding-routing.md, "Routing across splits").
 
 QUERIES is a text file with one query per line (its id is the line number), a JSONL file
 of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
@@ -51,11 +51,11 @@ Output (--format): table, csv (id,model,p,cost,fallback,alt_1,p_1,...) or json (
 object per line). A file literally named "eval" must be given as ./eval.
 
 jeirt route eval scores the router on held-out questions (see jeirt route eval --help).`,
-		Example: `  jeirt route questions.txt --checkpoint runs/swe
-  echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint runs/swe --top 5
-  jeirt route queries.jsonl --checkpoint runs/swe --costs costs.csv --min-p 0.6 --format csv
-  jeirt route questions.txt --checkpoint runs/swe --margin 0.05 --train runs/items/train.csv
-  jeirt route questions.txt --checkpoint runs/swe --shortlist 3 --train runs/items/train.csv`,
+		Example: `  echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint out/quickstart --top 5
+  echo "Fix the off-by-one error in the pagination helper" > out/questions.txt
+  jeirt route out/questions.txt --checkpoint out/quickstart --format csv
+  jeirt route out/questions.txt --checkpoint out/quickstart --margin 0.05 --train configs/data/swebench-verified/response_matrix.csv
+  jeirt route out/questions.txt --checkpoint out/quickstart --shortlist 3 --train configs/data/swebench-verified/response_matrix.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" {
@@ -215,9 +215,16 @@ the router at that δ is the row "router,margin-val,δ"; --data is never used to
 
 Writes the cost-quality curve as CSV:
 policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
-		Example: `  jeirt data split --data responses.csv --by item --out runs/items --val 0.1 --test 0.1
-  jeirt route eval --checkpoint runs/by-item --data runs/items/test.csv --items runs/items/items.csv \
-      --train runs/items/train.csv --val runs/items/val.csv --costs costs.csv --out curve.csv`,
+		Example: `  jeirt data split --data configs/data/swebench-verified/response_matrix.csv --items configs/data/swebench-verified/item_content.csv \
+      --by item --val 0.1 --test 0.2 --seed 42 --out out/swe-items
+  jeirt train --config configs/quickstart.yaml --set data.responses= --set data.train=out/swe-items/train.csv \
+      --set data.val=out/swe-items/val.csv --set data.test=out/swe-items/test.csv \
+      --set data.items=out/swe-items/items.csv --set output=out/swe-by-item
+  # stand-in prices: each model's accuracy
+  awk -F, 'NR > 1 { s = 0; for (i = 2; i <= NF; i++) s += $i; print $1 "," s / (NF - 1) }' \
+      configs/data/swebench-verified/response_matrix.csv | sed '1i model,cost' > out/costs.csv
+  jeirt route eval --checkpoint out/swe-by-item --data out/swe-items/test.csv --items out/swe-items/items.csv \
+      --train out/swe-items/train.csv --val out/swe-items/val.csv --costs out/costs.csv --out out/swe-route-curve.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" || data == "" {

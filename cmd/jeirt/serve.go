@@ -34,8 +34,8 @@ func newServeCmd() *cobra.Command {
 It listens on loopback unless --addr says otherwise. With --token-env NAME every route but
 /healthz requires "Authorization: Bearer $NAME"; without it the admin routes are off.
 SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`,
-		Example: `  jeirt serve --checkpoint runs/swe
-  JEIRT_TOKEN=secret jeirt serve --checkpoint runs/swe --costs costs.csv --upstreams upstreams.yaml --token-env JEIRT_TOKEN`,
+		Example: `  jeirt serve --checkpoint out/quickstart
+  JEIRT_TOKEN=secret jeirt serve --checkpoint out/quickstart --addr 127.0.0.1:8080 --token-env JEIRT_TOKEN`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if set.Checkpoint == "" {

@@ -22,7 +22,7 @@ func newSweepCmd() *cobra.Command {
 		Short: "Run a grid of jeirt train runs here or as a Slurm job array",
 		Long: `Run a grid of jeirt train runs. The sweep file names a base training config,
 the grid of config keys to vary, optional seeds and fixed overrides, and the Slurm
-resources of each task (see README):
+resources of each task (see docs/cluster.md):
 
   base: quickstart.yaml
   grid: {model.dim: [64, 128], train.lr: [3.0e-5, 5.0e-5]}
@@ -37,8 +37,8 @@ writes only DIR/runs/NNN/ (checkpoint/, train.log or slurm-*.out).
   --emit local  trains the runs here one after another; finished runs are skipped,
                 so running the same command again resumes a stopped sweep.
 Then "jeirt sweep collect DIR" tables the results and names the best run.`,
-		Example: `  jeirt sweep --config sweep.yaml --emit local --out runs/sweep1
-  jeirt sweep --config sweep.yaml --emit slurm --out /scratch/$USER/sweep1 --partition a100 --time 08:00:00
+		Example: `  jeirt sweep --config configs/sweeps/swebench.yaml --emit local --out out/sweep1
+  jeirt sweep --config configs/sweeps/swebench.yaml --emit slurm --out /scratch/$USER/sweep1 --partition a100 --time 08:00:00
   sbatch /scratch/$USER/sweep1/sweep.sbatch
   jeirt sweep collect /scratch/$USER/sweep1`,
 		Args: cobra.NoArgs,
@@ -133,7 +133,7 @@ func newSweepCollectCmd() *cobra.Command {
 all runs (their settings, validation and test log-loss, accuracy and AUC, status) and
 name the finished run with the lowest validation log-loss. Runs still queued or
 running show as missing. Writes the table as CSV to DIR/sweep.csv (or --out).`,
-		Example: `  jeirt sweep collect runs/sweep1
+		Example: `  jeirt sweep collect out/sweep1
   jeirt sweep collect /scratch/$USER/sweep1 --out sweep1.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

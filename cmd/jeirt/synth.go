@@ -27,9 +27,9 @@ Writes into --out (atomically): responses.csv (long), synth.json (the options),
 truth_models.csv and truth_items.csv (2pl/mirt: theta_k; a_k, b), and for jeirt
 items.csv (item_id,text,category), features.npy (float32 J x D), truth_q.csv and
 truth_m.csv. The same options and seed give byte-identical files.`,
-		Example: `  jeirt synth --kind 2pl --models 100 --items 1000 --seed 1 --out runs/synth-2pl
-  jeirt synth --kind mirt --rank 3 --models 200 --items 2000 --missing 0.3 --out runs/synth-mirt
-  jeirt synth --kind jeirt --models 112 --items 5000 --dim 64 --embed-dim 16 --out runs/synth-je`,
+		Example: `  jeirt synth --kind 2pl --models 100 --items 1000 --seed 1 --out out/synth-2pl
+  jeirt synth --kind mirt --rank 3 --models 200 --items 2000 --missing 0.3 --out out/synth-mirt
+  jeirt synth --kind jeirt --models 112 --items 5000 --dim 64 --embed-dim 16 --out out/synth-je`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

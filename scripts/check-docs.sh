@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# check-docs.sh: run every jeirt command documented in README.md and docs/*.md.
+#
+#   scripts/check-docs.sh          build jeirt, run the commands, fail on the first failure
+#   scripts/check-docs.sh --list   only print the commands it would run (and the skipped blocks)
+#
+# It reads the fenced ```sh blocks, in file order (README.md first, then docs/*.md
+# by name), and takes every line that starts with `jeirt `, `./jeirt ` or
+# `go run ./cmd/jeirt` (or pipes into jeirt: `echo ... | jeirt route -`), and
+# the lines that make inputs for them (starting with printf, echo, awk, mkdir
+# or cp); a line ending in a backslash continues on the next. A block with a comment line
+# `# needs: WHAT` (gpu, slurm, shared, network, model, long) is skipped and
+# counted. Each command runs from a scratch folder holding a copy of configs/
+# and scripts/, with a freshly built jeirt first on PATH, under a timeout
+# (CHECK_DOCS_TIMEOUT seconds, default 300). The check fails when a command
+# fails, or when an argument that names an input file (a path that is not the
+# value of an output flag) does not exist before the command runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH=$PATH:/usr/local/go/bin
+timeout_s=${CHECK_DOCS_TIMEOUT:-300}
+list=false
+[ "${1:-}" = "--list" ] && list=true
+
+files=(README.md)
+for f in docs/*.md; do files+=("$f"); done
+
+# Extract: one record per command, "FILE:LINE<TAB>COMMAND"; skipped blocks
+# as "SKIP<TAB>FILE:LINE<TAB>WHAT".
+extract() {
+	awk '
+	function flush() {
+		if (!skip) for (i = 1; i <= n; i++) print cmds[i]
+		else print "SKIP\t" bfile ":" bline "\t" what
+		n = 0; skip = 0; what = ""
+	}
+	FNR == 1 { inblock = 0 }
+	/^[ \t]*```/ {
+		if (!inblock) {
+			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = "" }
+			else inblock = 2
+		} else {
+			if (inblock == 1) flush()
+			inblock = 0
+		}
+		next
+	}
+	inblock == 1 {
+		line = $0
+		sub(/^[ \t]+/, "", line)
+		if (line ~ /^# *needs:/) { skip = 1; w = line; sub(/^# *needs: */, "", w); what = what (what == "" ? "" : ",") w; next }
+		if (cont != "") {
+			cmd = cont " " line
+		} else {
+			cmd = line; start = FNR
+		}
+		if (cmd ~ /\\$/) { sub(/\\$/, "", cmd); cont = cmd; next }
+		cont = ""
+		if (cmd ~ /^(\.\/)?jeirt / || cmd ~ /^go run \.\/cmd\/jeirt/ || cmd ~ /\| *(\.\/)?jeirt / || cmd ~ /^(printf|echo|awk|mkdir|cp) /) {
+			cmds[++n] = FILENAME ":" start "\t" cmd
+		}
+	}
+	' "${files[@]}"
+}
+
+records=$(extract)
+if $list; then
+	printf '%s\n' "$records"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "== building jeirt"
+go build -o "$tmp/bin/jeirt" ./cmd/jeirt
+work=$tmp/work
+mkdir -p "$work"
+cp -r configs scripts "$work/"
+export PATH=$tmp/bin:$PATH
+
+# Flags whose value is an output or not a path (it need not exist yet).
+is_output_flag() {
+	case "$1" in
+	--out | --trace | --cache | --addr | --partition | --time | --set | --name | --models | --default | --encoder | --design | --shard) return 0 ;;
+	esac
+	return 1
+}
+
+ran=0 skipped=0 blocks=0
+while IFS=$'\t' read -r where cmd extra; do
+	if [ "$where" = SKIP ]; then
+		blocks=$((blocks + 1))
+		echo "-- skip block $cmd (needs: $extra)"
+		continue
+	fi
+	cmd=${cmd//.\/jeirt /jeirt }
+	cmd=${cmd//go run .\/cmd\/jeirt/jeirt}
+	# The arguments of the jeirt part (after the last pipe), comments dropped.
+	part=${cmd##*| }
+	toks=()
+	if [[ $part == jeirt\ * ]]; then
+		eval "toks=( $part
+)"
+	fi
+	prev="" sub="${toks[1]:-} ${toks[2]:-}" last=$((${#toks[@]} - 1))
+	for i in "${!toks[@]}"; do
+		t=${toks[$i]}
+		if [ "$i" -gt 0 ] && [[ $t != -* ]] && [[ $t != *=* ]] && ! is_output_flag "$prev" &&
+			{ [[ $t == */* ]] || [[ $t =~ \.(csv|tsv|yaml|yml|json|jsonl|npy|txt|parquet|gz|safetensors)$ ]]; } &&
+			! { [ "$sub" = "data parquet" ] && [ "$i" -eq "$last" ]; }; then
+			if [ ! -e "$work/$t" ] && [ ! -e "$t" ]; then
+				echo "FAIL $where: $t does not exist (in: $cmd)" >&2
+				exit 1
+			fi
+		fi
+		prev=$t
+	done
+	echo "-- $where: $cmd"
+	if ! (cd "$work" && timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$tmp/log" 2>&1); then
+		tail -20 "$tmp/log" >&2
+		echo "FAIL $where: $cmd" >&2
+		exit 1
+	fi
+	ran=$((ran + 1))
+done <<<"$records"
+echo "check-docs: $ran commands ran and passed; $blocks blocks skipped (marked # needs:)"
