@@ -1,8 +1,10 @@
 // Package irt fits 2PL and multidimensional (rank-r) IRT models to
 // item-level results, P(model i solves item j) = sigmoid((θ_i·a_j + b_j)/σ):
 // joint maximum likelihood by cBMM, constrained block
-// majorization-minimization (the method of the JackQuu/cBMM reference
-// implementation; the batched hot loop runs on a train/backend device), the
+// majorization-minimization (Qu, Heng, Zeng and Liu, "An Interpretable and
+// Scalable Framework for Evaluating Large Language Models", arXiv:2605.07046,
+// 2026, and its reference code JackQuu/cBMM; the batched hot loop runs on a
+// train/backend device), the
 // same objective by L-BFGS, marginal maximum likelihood by EM (MML2PL), the
 // bootstrap, rank and item analyses, information-based item selection,
 // cross-validation, and FitJob, which turns a fit into the folder of package
