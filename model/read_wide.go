@@ -103,7 +103,10 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 		}
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
-			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", f[fc])
+			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", Clip(string(f[fc])))
+		}
+		if freq > MaxPatternRespondents-total {
+			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, MaxPatternRespondents)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {

@@ -177,9 +177,18 @@ func parseSafetensors(name string, b []byte) (map[string]Tensor, map[string]stri
 		count := int64(1)
 		for _, d := range e.Shape {
 			if d < 0 {
-				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, tname, e.Shape)
+				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, tname, Clip(fmt.Sprint(e.Shape)))
+			}
+			// Every tensor must fit in the file, so a shape whose element
+			// count or byte size exceeds the data is refused before the
+			// product can wrap.
+			if d != 0 && count > int64(len(data))/int64(d) {
+				return nil, nil, fmt.Errorf("%s: tensor %q: shape %v needs more than the %d data bytes", name, tname, Clip(fmt.Sprint(e.Shape)), len(data))
 			}
 			count *= int64(d)
+		}
+		if count > int64(len(data))/size {
+			return nil, nil, fmt.Errorf("%s: tensor %q: shape %v needs more than the %d data bytes", name, tname, Clip(fmt.Sprint(e.Shape)), len(data))
 		}
 		lo, hi := e.Offsets[0], e.Offsets[1]
 		if lo < 0 || hi < lo || hi > int64(len(data)) {
