@@ -29,3 +29,7 @@ func Clip(s string) string {
 	}
 	return s[:n] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
+
+// MaxDim is the largest embedding, hidden-layer or encoder dimension the
+// configurations, encoders and checkpoints accept.
+const MaxDim = 1 << 16

@@ -2,6 +2,7 @@ package jeirt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -211,6 +212,15 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		if t.Progress != nil {
 			t.Progress(e)
 		}
+		if !finite(e.TrainLoss) || (valR.Len() > 0 && !finite(vl)) {
+			cause := fmt.Sprintf("epoch %d: the training loss is %g and the validation loss %g; the learning rate (train.lr %g) is likely too high, or train.weight_decay (%g) too large, or the data or features hold non-finite values", epoch, e.TrainLoss, vl, t.LR, t.WeightDecay)
+			if best == nil || valR.Len() == 0 {
+				return nil, fmt.Errorf("jeirt: training diverged at %s", cause)
+			}
+			warn("training diverged at %s; keeping the best epoch %d", cause, fit.BestEpoch)
+			fit.Stop = fmt.Sprintf("diverged at epoch %d, best epoch %d", epoch, fit.BestEpoch)
+			break
+		}
 		if e.Best && epoch > 1 && lr < 0.01*t.LR && !lowLRWarned {
 			lowLRWarned = true
 			warn("epoch %d: the learning rate (%.3g) is below 1%% of its start (%.3g) while the validation loss is still falling; raise train.gamma (now %g) or train.lr", epoch, lr, t.LR, t.Gamma)
@@ -221,7 +231,10 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		}
 	}
 	if best == nil {
-		return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("jeirt: no epoch produced a finite validation loss; lower train.lr or check the data")
 	}
 	switch {
 	case fit.Interrupted:
@@ -469,3 +482,5 @@ func orNone(v, def float64) float64 {
 	}
 	return v
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
