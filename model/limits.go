@@ -1,7 +1,9 @@
 package model
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -33,3 +35,21 @@ func Clip(s string) string {
 // MaxDim is the largest embedding, hidden-layer or encoder dimension the
 // configurations, encoders and checkpoints accept.
 const MaxDim = 1 << 16
+
+// clipJoin joins a header's names with commas for an error message, stopping
+// once the text passes MaxQuote bytes.
+func clipJoin(h []string) string {
+	var b strings.Builder
+	for i, s := range h {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if b.Len()+len(s) > MaxQuote {
+			b.WriteString(Clip(s))
+			fmt.Fprintf(&b, "… (%d columns)", len(h))
+			break
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}

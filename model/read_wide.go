@@ -13,7 +13,7 @@ import (
 func readWide(s *csvScanner, cells *cellSink, rep *ReadReport, itemMajor bool) (*Responses, error) {
 	h := s.header
 	if len(h) < 2 {
-		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", strings.Join(h, ","))
+		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
 	}
 	rows, cols := newNameTable(), newNameTable()
 	colID := make([]int32, len(h))
@@ -73,7 +73,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 	h := s.header
 	fc := findColumn(h, freqNames)
 	if fc < 0 {
-		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), strings.Join(h, ","))
+		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), clipJoin(h))
 	}
 	items := newNameTable()
 	colID := make([]int32, len(h))
