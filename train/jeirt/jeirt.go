@@ -118,6 +118,9 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 // (len(Items) x inputDim); trainR and valR share Models and Items.
 func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*JEIRTFit, error) {
 	t = t.withDefaults(inputDim)
+	if !finite(t.LR) || t.LR <= 0 || !finite(t.WeightDecay) || t.WeightDecay < 0 {
+		return nil, fmt.Errorf("jeirt: train.lr (%g) must be finite and > 0 and train.weight_decay (%g) finite and >= 0", t.LR, t.WeightDecay)
+	}
 	J := trainR.NumItems()
 	if len(features) != J*inputDim {
 		return nil, fmt.Errorf("jeirt: %d feature values for %d items of dimension %d", len(features), J, inputDim)
@@ -202,7 +205,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		_, ta := evalLoss(cur, features, trainR, monitor)
 		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
-		if valR.Len() == 0 || vl < bestLoss {
+		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
 			bestLoss, best, fit.BestEpoch, sinceBest, e.Best = vl, cur.Clone(), epoch, 0, true
 		} else {
 			sinceBest++
@@ -212,7 +215,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		if t.Progress != nil {
 			t.Progress(e)
 		}
-		if !finite(e.TrainLoss) || (valR.Len() > 0 && !finite(vl)) {
+		if exploded(e.TrainLoss) || (valR.Len() > 0 && exploded(vl)) {
 			cause := fmt.Sprintf("epoch %d: the training loss is %g and the validation loss %g; the learning rate (train.lr %g) is likely too high, or train.weight_decay (%g) too large, or the data or features hold non-finite values", epoch, e.TrainLoss, vl, t.LR, t.WeightDecay)
 			if best == nil || valR.Len() == 0 {
 				return nil, fmt.Errorf("jeirt: training diverged at %s", cause)
@@ -484,3 +487,10 @@ func orNone(v, def float64) float64 {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// maxLoss is the mean log loss above which training counts as diverged: a
+// model that knows nothing scores ln 2 ≈ 0.69, and a mean of 1000 means
+// probabilities near e^-1000 on the cells it gets wrong.
+const maxLoss = 1000
+
+func exploded(loss float64) bool { return !finite(loss) || loss > maxLoss }
