@@ -2,9 +2,9 @@ package model
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
