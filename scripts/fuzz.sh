@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/go/bin
 secs=${1:-10}
+# Go minimizes each new interesting input for up to 60 s by default, which
+# stalls short runs on large seeds (configs, tokenizers); FUZZ_MINIMIZE sets it.
+minimize=${FUZZ_MINIMIZE:-2s}
 targets=(
 	"./model FuzzReadFile"
 	"./model FuzzReadItems"
@@ -25,5 +28,5 @@ targets=(
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name ($pkg, ${secs}s)"
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" "$pkg"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "$pkg"
 done
