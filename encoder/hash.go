@@ -3,6 +3,7 @@ package encoder
 import (
 	"context"
 	"fmt"
+	"github.com/jeirt/jeirt/model"
 	"math"
 	"runtime"
 	"sync"
@@ -51,8 +52,8 @@ type Hash struct {
 
 // NewHash returns a hash encoder of width dim (DefaultHashDim if dim is 0).
 func NewHash(dim int) (*Hash, error) {
-	if dim < 0 {
-		return nil, fmt.Errorf("hash encoder: dimension %d must be positive", dim)
+	if dim < 0 || dim > model.MaxDim {
+		return nil, fmt.Errorf("hash encoder: dimension %d must be in [1, %d]", dim, model.MaxDim)
 	}
 	return &Hash{Width: dim}, nil
 }

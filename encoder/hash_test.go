@@ -169,8 +169,8 @@ func TestOpenHashSpecs(t *testing.T) {
 		{"hash", "", 384},
 		{"", "", 384},
 		{"hash:100", "", 100},
-		{"hash:0", `encoder "hash:0": hash dimension must be a positive integer`, 0},
-		{"hash:x", `encoder "hash:x": hash dimension must be a positive integer`, 0},
+		{"hash:0", `encoder "hash:0": hash dimension must be an integer in [1, 65536]`, 0},
+		{"hash:x", `encoder "hash:x": hash dimension must be an integer in [1, 65536]`, 0},
 	} {
 		enc, err := Open(tc.spec)
 		if tc.err != "" {

@@ -2,6 +2,7 @@ package encoder
 
 import (
 	"fmt"
+	"github.com/jeirt/jeirt/model"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,8 +28,8 @@ func Open(spec string) (Encoder, error) {
 	case strings.HasPrefix(spec, "tfidf:"):
 		d, m, hasMinDF := strings.Cut(spec[len("tfidf:"):], ":")
 		dim, err := strconv.Atoi(d)
-		if err != nil || dim <= 0 {
-			return nil, fmt.Errorf("encoder %q: want tfidf:DIM or tfidf:DIM:MIN_DF with a positive integer DIM", spec)
+		if err != nil || dim <= 0 || dim > model.MaxDim {
+			return nil, fmt.Errorf("encoder %q: want tfidf:DIM or tfidf:DIM:MIN_DF with an integer DIM in [1, %d]", model.Clip(spec), model.MaxDim)
 		}
 		t := &TFIDF{Width: dim}
 		if hasMinDF {
@@ -47,8 +48,8 @@ func Open(spec string) (Encoder, error) {
 		return NewHash(DefaultHashDim)
 	case strings.HasPrefix(spec, "hash:"):
 		dim, err := strconv.Atoi(spec[len("hash:"):])
-		if err != nil || dim <= 0 {
-			return nil, fmt.Errorf("encoder %q: hash dimension must be a positive integer", spec)
+		if err != nil || dim <= 0 || dim > model.MaxDim {
+			return nil, fmt.Errorf("encoder %q: hash dimension must be an integer in [1, %d]", model.Clip(spec), model.MaxDim)
 		}
 		return NewHash(dim)
 	case strings.HasPrefix(spec, "precomputed:"):

@@ -92,7 +92,11 @@ func mapSafetensors(path string) (st *model.Safetensors, ok bool, err error) {
 		for _, d := range e.Shape {
 			if d < 0 {
 				syscall.Munmap(data)
-				return nil, false, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", path, name, e.Shape)
+				return nil, false, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", path, model.Clip(name), model.Clip(fmt.Sprint(e.Shape)))
+			}
+			if d != 0 && count > int64(len(body))/4/int64(d) {
+				syscall.Munmap(data)
+				return nil, false, fmt.Errorf("%s: tensor %q: F32 shape %v needs more than the %d data bytes", path, model.Clip(name), model.Clip(fmt.Sprint(e.Shape)), len(body))
 			}
 			count *= int64(d)
 		}

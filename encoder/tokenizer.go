@@ -3,6 +3,8 @@ package encoder
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/jeirt/jeirt/model"
+	"math"
 	"sort"
 	"strings"
 	"unicode"
@@ -169,6 +171,9 @@ func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 		}
 		if a.Content == "" {
 			return nil, fmt.Errorf("%s: added token %d has no content", path, a.Id)
+		}
+		if a.Id < 0 || a.Id > math.MaxInt32 {
+			return nil, fmt.Errorf("%s: added token %q: id %d is out of range", path, model.Clip(a.Content), a.Id)
 		}
 		tok := addedToken{content: a.Content, id: int32(a.Id), lstrip: a.Lstrip, rstrip: a.Rstrip}
 		if t.pad < 0 && (a.Content == "[PAD]" || a.Content == "<pad>") {

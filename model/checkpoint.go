@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,6 +175,9 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, CheckpointManifest))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
+			if _, serr := os.Stat(dir); serr != nil {
+				return nil, fmt.Errorf("checkpoint %s: %w", dir, serr)
+			}
 			return nil, fmt.Errorf("%s is not a jeirt checkpoint: no %s", dir, CheckpointManifest)
 		}
 		return nil, err
@@ -191,6 +195,27 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%s: format_version %d is not supported by this jeirt (reads 1 to %d)", mpath, man.FormatVersion, CheckpointFormatVersion)
 	}
 	c.Dir = dir
+	mi := man.Model
+	for _, d := range []struct {
+		key    string
+		v, min int
+	}{{"model.input_dim", mi.InputDim, 1}, {"model.hidden", mi.Hidden, 1}, {"model.dim", mi.Dim, 1}} {
+		if d.v < d.min || d.v > MaxDim {
+			return nil, fmt.Errorf("%s: %s %d is outside [%d, %d]", mpath, d.key, d.v, d.min, MaxDim)
+		}
+	}
+	for _, names := range []struct {
+		key  string
+		list []string
+	}{{"models", man.Models}, {"items", man.Items}} {
+		seen := make(map[string]bool, len(names.list))
+		for _, n := range names.list {
+			if seen[n] {
+				return nil, fmt.Errorf("%s: %s: %q appears twice", mpath, names.key, Clip(n))
+			}
+			seen[n] = true
+		}
+	}
 	if len(man.Encoder.Files) > 0 {
 		man.Encoder.Data = make(map[string][]byte, len(man.Encoder.Files))
 		for _, name := range man.Encoder.Files {
@@ -210,7 +235,6 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, err
 	}
 	t := st.Tensors
-	mi := man.Model
 	m := &JEIRT{InputDim: mi.InputDim, Hidden: mi.Hidden, Dim: mi.Dim, Models: man.Models, Items: man.Items}
 	for _, e := range []struct {
 		name  string
@@ -231,6 +255,11 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		}
 		if !slices.Equal(tt.Shape, e.shape) {
 			return nil, fmt.Errorf("%s: tensor %s has shape %v, the manifest implies %v", wpath, e.name, tt.Shape, e.shape)
+		}
+		for i, v := range tt.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("%s: tensor %s holds a non-finite value (%v at flat index %d); the training that wrote it diverged", wpath, e.name, v, i)
+			}
 		}
 		*e.dst = tt.Data
 	}

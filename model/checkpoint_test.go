@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -80,8 +81,12 @@ func TestCheckpointRoundTrip(t *testing.T) {
 
 func TestLoadCheckpointErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	if _, err := LoadCheckpoint(dir); err == nil || err.Error() != dir+" is not a jeirt checkpoint: no manifest.json" {
-		t.Errorf("missing: %v", err)
+	if _, err := LoadCheckpoint(dir); err == nil || !errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "not a jeirt checkpoint") {
+		t.Errorf("missing folder: %v", err)
+	}
+	empty := t.TempDir()
+	if _, err := LoadCheckpoint(empty); err == nil || err.Error() != empty+" is not a jeirt checkpoint: no manifest.json" {
+		t.Errorf("empty folder: %v", err)
 	}
 	c := &Checkpoint{Model: smallJEIRT()}
 	if err := c.Write(dir, false); err != nil {

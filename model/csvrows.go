@@ -67,7 +67,7 @@ func (g CSVRow) parse(col string, required bool) float64 {
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, v)
+		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, Clip(v))
 	}
 	return x
 }

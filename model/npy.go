@@ -41,27 +41,27 @@ func ReadNPY(path string) ([][]float32, error) {
 	data := b[start+hlen:]
 	descr := npyField.FindStringSubmatch(hdr)
 	if descr == nil {
-		return nil, fmt.Errorf("%s: .npy header has no descr: %s", path, hdr)
+		return nil, fmt.Errorf("%s: .npy header has no descr: %s", path, Clip(hdr))
 	}
 	if strings.Contains(hdr, "'fortran_order': True") {
 		return nil, fmt.Errorf("%s: Fortran-order arrays are not supported (save with np.ascontiguousarray)", path)
 	}
 	shape := npyShape.FindStringSubmatch(hdr)
 	if shape == nil {
-		return nil, fmt.Errorf("%s: .npy header has no shape: %s", path, hdr)
+		return nil, fmt.Errorf("%s: .npy header has no shape: %s", path, Clip(hdr))
 	}
 	var dims []int
 	for _, s := range strings.Split(shape[1], ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			d, err := strconv.Atoi(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s: bad shape %q", path, shape[1])
+				return nil, fmt.Errorf("%s: bad shape %q", path, Clip(shape[1]))
 			}
 			dims = append(dims, d)
 		}
 	}
 	if len(dims) != 2 {
-		return nil, fmt.Errorf("%s: shape (%s) is not 2-D (items × dimension)", path, shape[1])
+		return nil, fmt.Errorf("%s: shape (%s) is not 2-D (items × dimension)", path, Clip(shape[1]))
 	}
 	var size int
 	switch descr[1] {
@@ -70,9 +70,18 @@ func ReadNPY(path string) ([][]float32, error) {
 	case "<f8":
 		size = 8
 	default:
-		return nil, fmt.Errorf("%s: dtype %q is not supported (want <f4 or <f8)", path, descr[1])
+		return nil, fmt.Errorf("%s: dtype %q is not supported (want <f4 or <f8)", path, Clip(descr[1]))
 	}
 	n, d := dims[0], dims[1]
+	if n < 0 || d < 0 {
+		return nil, fmt.Errorf("%s: negative dimension in shape (%d, %d)", path, n, d)
+	}
+	if d == 0 && n > 0 {
+		return nil, fmt.Errorf("%s: shape (%d, 0) has vectors of dimension 0", path, n)
+	}
+	if d != 0 && n > len(data)/size/d {
+		return nil, fmt.Errorf("%s: shape (%d, %d) of %s needs more than the %d data bytes", path, n, d, descr[1], len(data))
+	}
 	if len(data) != n*d*size {
 		return nil, fmt.Errorf("%s: %d data bytes for shape (%d, %d) of %s, want %d", path, len(data), n, d, descr[1], n*d*size)
 	}

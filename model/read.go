@@ -113,9 +113,14 @@ func (e *ParseError) Error() string {
 		if e.Key {
 			kind = "key"
 		}
-		fmt.Fprintf(&b, "%s %q: ", kind, e.Column)
+		fmt.Fprintf(&b, "%s %q: ", kind, Clip(e.Column))
 	}
-	b.WriteString(e.Msg)
+	if len(e.Msg) > 4*MaxQuote {
+		b.WriteString(Clip(e.Msg[:4*MaxQuote]))
+		fmt.Fprintf(&b, "… (%d bytes)", len(e.Msg))
+	} else {
+		b.WriteString(e.Msg)
+	}
 	return b.String()
 }
 
@@ -333,10 +338,10 @@ func (lp *labelParser) minus(line int) (uint8, error) {
 func (lp *labelParser) label(file string, line int, column string, b []byte) (uint8, error) {
 	y, err := lp.parse(b, line)
 	if err != nil {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", b, err.Error())}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", Clip(string(b)), err.Error())}
 	}
 	if y == labelBad {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q is not a 0/1 label", b)}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q is not a 0/1 label", Clip(string(b)))}
 	}
 	return y, nil
 }

@@ -136,7 +136,7 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 	if policy == "error" && dupSecond >= 0 {
 		return &ParseError{File: file, Line: int(dupSecondLine),
 			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority or first to resolve)",
-				r.Models[dupModel], r.Items[dupItem], dupFirstLine)}
+				Clip(r.Models[dupModel]), Clip(r.Items[dupItem]), dupFirstLine)}
 	}
 	r.Model, r.Item, r.Label = model, item, label
 	*c = cellSink{}

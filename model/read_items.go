@@ -50,11 +50,11 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 	}
 	ic := findColumn(h, itemTextIDNames)
 	if ic < 0 {
-		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), strings.Join(h, ","))
+		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))
 	}
 	tc := findColumn(h, itemTextNames)
 	if tc < 0 {
-		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), strings.Join(h, ","))
+		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), clipJoin(h))
 	}
 	gc := findColumn(h, groupNames)
 	t := &ItemTable{}
@@ -118,7 +118,7 @@ func joinItemText(r *Responses, path string, rep *ReadReport) error {
 		}
 	}
 	if rep.ItemTexts == 0 && len(t.IDs) > 0 {
-		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, t.IDs[0], firstOr(r.Items))
+		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, Clip(t.IDs[0]), Clip(firstOr(r.Items)))
 	}
 	return nil
 }

@@ -13,11 +13,11 @@ func readLong(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, erro
 	if !ok {
 		switch {
 		case c.model < 0:
-			return nil, s.errorf(1, "", "no model column (want one of %s); header is %s", strings.Join(modelNames, ", "), strings.Join(h, ","))
+			return nil, s.errorf(1, "", "no model column (want one of %s); header is %s", strings.Join(modelNames, ", "), clipJoin(h))
 		case c.item < 0:
-			return nil, s.errorf(1, "", "no item column (want one of %s); header is %s", strings.Join(itemNames, ", "), strings.Join(h, ","))
+			return nil, s.errorf(1, "", "no item column (want one of %s); header is %s", strings.Join(itemNames, ", "), clipJoin(h))
 		default:
-			return nil, s.errorf(1, "", "no label column (want one of %s); header is %s", strings.Join(labelNames, ", "), strings.Join(h, ","))
+			return nil, s.errorf(1, "", "no label column (want one of %s); header is %s", strings.Join(labelNames, ", "), clipJoin(h))
 		}
 	}
 	models, items := newNameTable(), newNameTable()

@@ -233,10 +233,10 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		y, err := lp.parse(v.ByteArray(), line)
 		if err != nil {
-			return 0, fmt.Sprintf("%q %s", v.ByteArray(), err.Error())
+			return 0, fmt.Sprintf("%q %s", Clip(string(v.ByteArray())), err.Error())
 		}
 		if y == labelBad {
-			return 0, fmt.Sprintf("%q is not a 0/1 label", v.ByteArray())
+			return 0, fmt.Sprintf("%q is not a 0/1 label", Clip(string(v.ByteArray())))
 		}
 		return y, ""
 	default:
@@ -276,7 +276,7 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 			return "wide-items", fmt.Sprintf("Parquet: first column %q names the items; %d model columns", h[0], len(h)-1), nil
 		}
 	}
-	return "", "", &ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", strings.Join(h, ","))}
+	return "", "", &ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", clipJoin(h))}
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
@@ -310,7 +310,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 	c, ok := findLongColumns(h)
 	if !ok {
 		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("no model, item and label columns (want one of %s; one of %s; one of %s); columns are %s",
-			strings.Join(modelNames, ", "), strings.Join(itemNames, ", "), strings.Join(labelNames, ", "), strings.Join(h, ","))}
+			strings.Join(modelNames, ", "), strings.Join(itemNames, ", "), strings.Join(labelNames, ", "), clipJoin(h))}
 	}
 	models, items := newPQNames(), newPQNames()
 	var text, group []string
@@ -415,7 +415,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 func readParquetWide(q *pqFile, cells *cellSink, rep *ReadReport, itemMajor bool) (*Responses, error) {
 	h := q.header
 	if len(h) < 2 {
-		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", strings.Join(h, ","))}
+		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", clipJoin(h))}
 	}
 	rows, cols := newPQNames(), newNameTable()
 	colID := make([]int32, len(h))
@@ -503,11 +503,11 @@ func readItemsParquet(path string) (*ItemTable, error) {
 	h := q.header
 	ic := findColumn(h, itemTextIDNames)
 	if ic < 0 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no item id column (want one of %s); columns are %s", strings.Join(itemTextIDNames, ", "), strings.Join(h, ","))}
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no item id column (want one of %s); columns are %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))}
 	}
 	tc := findColumn(h, itemTextNames)
 	if tc < 0 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), strings.Join(h, ","))}
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
 	}
 	gc := findColumn(h, groupNames)
 	t := &ItemTable{}

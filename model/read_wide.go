@@ -13,7 +13,7 @@ import (
 func readWide(s *csvScanner, cells *cellSink, rep *ReadReport, itemMajor bool) (*Responses, error) {
 	h := s.header
 	if len(h) < 2 {
-		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", strings.Join(h, ","))
+		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
 	}
 	rows, cols := newNameTable(), newNameTable()
 	colID := make([]int32, len(h))
@@ -73,7 +73,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 	h := s.header
 	fc := findColumn(h, freqNames)
 	if fc < 0 {
-		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), strings.Join(h, ","))
+		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), clipJoin(h))
 	}
 	items := newNameTable()
 	colID := make([]int32, len(h))
@@ -103,7 +103,10 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 		}
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
-			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", f[fc])
+			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", Clip(string(f[fc])))
+		}
+		if freq > MaxPatternRespondents-total {
+			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, MaxPatternRespondents)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {

@@ -168,25 +168,31 @@ func parseSafetensors(name string, b []byte) (map[string]Tensor, map[string]stri
 		}
 		var e safetensorsEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, nil, fmt.Errorf("%s: tensor %q: %w", name, tname, err)
+			return nil, nil, fmt.Errorf("%s: tensor %q: %w", name, Clip(tname), err)
 		}
 		size, ok := safetensorsDtypeSize[e.Dtype]
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", name, tname, e.Dtype)
+			return nil, nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", name, Clip(tname), Clip(e.Dtype))
 		}
 		count := int64(1)
 		for _, d := range e.Shape {
 			if d < 0 {
-				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, tname, e.Shape)
+				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, Clip(tname), Clip(fmt.Sprint(e.Shape)))
+			}
+			// Every tensor must fit in the file, so a shape whose element
+			// count or byte size exceeds the data is refused before the
+			// product can wrap.
+			if d != 0 && count > int64(len(data))/int64(d) {
+				return nil, nil, fmt.Errorf("%s: tensor %q: shape %v needs more than the %d data bytes", name, Clip(tname), Clip(fmt.Sprint(e.Shape)), len(data))
 			}
 			count *= int64(d)
 		}
 		lo, hi := e.Offsets[0], e.Offsets[1]
 		if lo < 0 || hi < lo || hi > int64(len(data)) {
-			return nil, nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, tname, lo, hi, len(data))
+			return nil, nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, Clip(tname), lo, hi, len(data))
 		}
 		if hi-lo != count*size {
-			return nil, nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", name, tname, hi-lo, e.Dtype, e.Shape, count*size)
+			return nil, nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", name, Clip(tname), hi-lo, Clip(e.Dtype), Clip(fmt.Sprint(e.Shape)), count*size)
 		}
 		spans = append(spans, span{tname, lo, hi})
 		tensors[tname] = Tensor{Shape: e.Shape, Data: decodeFloats(e.Dtype, data[lo:hi], int(count))}

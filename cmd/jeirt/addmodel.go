@@ -67,6 +67,9 @@ seen does not, reliably.`,
 			if ckDir == "" {
 				return fmt.Errorf("add-model: --checkpoint is required")
 			}
+			if !(opt.Fraction > 0 && opt.Fraction <= 1) {
+				return fmt.Errorf("add-model: --fraction %v is not in (0, 1]", opt.Fraction)
+			}
 			if cmd.Flags().Changed("suggest") {
 				fmt.Fprintln(cmd.ErrOrStderr(), "add-model: --suggest K is deprecated; use jeirt add-model suggest K")
 				if responses != "" {

@@ -76,7 +76,14 @@ func Score(p []float64, y []uint8) Metrics {
 
 // AUC is the Mann-Whitney estimate of the area under the ROC curve, with tied
 // scores counted as half. It is NaN when y holds only one class.
+//
+// It is NaN, too, when a score is NaN.
 func AUC(p []float64, y []uint8) float64 {
+	for _, v := range p {
+		if math.IsNaN(v) {
+			return math.NaN()
+		}
+	}
 	idx := make([]int, len(p))
 	for i := range idx {
 		idx[i] = i
@@ -84,7 +91,7 @@ func AUC(p []float64, y []uint8) float64 {
 	sort.Slice(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
 	var pos, neg, rankSum float64
 	for i := 0; i < len(idx); {
-		j := i
+		j := i + 1
 		for j < len(idx) && p[idx[j]] == p[idx[i]] {
 			j++
 		}

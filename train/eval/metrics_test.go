@@ -39,3 +39,18 @@ func TestAUCTiesAndOneClass(t *testing.T) {
 		t.Errorf("one-class AUC %v, want NaN", got)
 	}
 }
+
+// The AUC loop compared NaN scores with == and never ended.
+func TestAUCNaNTerminates(t *testing.T) {
+	nan := math.NaN()
+	for _, p := range [][]float64{{nan, nan, nan}, {0.2, nan, 0.9}, {nan}} {
+		y := make([]uint8, len(p))
+		y[0] = 1
+		if a := AUC(p, y); !math.IsNaN(a) {
+			t.Errorf("AUC(%v) = %v, want NaN", p, a)
+		}
+	}
+	if a := AUC([]float64{0.1, 0.9, 0.9}, []uint8{0, 1, 0}); a != 0.75 {
+		t.Errorf("AUC with a tie = %v, want 0.75", a)
+	}
+}

@@ -19,7 +19,9 @@ func CheckSettings(s irtfit.Settings) error {
 		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
 	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
 		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
-	case !(s.Tol >= 0):
+	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
+		return fmt.Errorf("--min-a %v: must be finite and not negative", s.MinA)
+	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
 		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
 	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
 		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
@@ -67,6 +69,11 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	record := func(k int, loss float64) {
 		if j.Trace != nil {
 			j.Trace(k, time.Since(start).Seconds(), loss)
+		}
+	}
+	for k, r := range rs {
+		if n := min(r.NumModels(), r.NumItems()); set.Rank > n {
+			return nil, 0, fmt.Errorf("%s: --rank %d needs at least %d models and %d items; the data has %d models and %d items", j.Data[k], set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems())
 		}
 	}
 	var fits []*model.IRT

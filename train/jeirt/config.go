@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -411,10 +412,10 @@ func (c *Config) Validate() error {
 		return bad("data.format", "must be one of %s, got %q", strings.Join(model.Formats, ", "), d.Format)
 	}
 	s := c.Split
-	if s.Val < 0 || s.Val >= 1 {
+	if !(s.Val >= 0 && s.Val < 1) {
 		return bad("split.val", "must be in [0, 1), got %v", s.Val)
 	}
-	if s.Test < 0 || s.Test >= 1 {
+	if !(s.Test >= 0 && s.Test < 1) {
 		return bad("split.test", "must be in [0, 1), got %v", s.Test)
 	}
 	if s.Val+s.Test >= 1 {
@@ -433,16 +434,16 @@ func (c *Config) Validate() error {
 		return bad("encoder.spec", "must be set (hash, hash:DIM, tfidf, tfidf:DIM, hf:ORG/NAME, a model folder or precomputed:FILE)")
 	}
 	m := c.Model
-	if m.Dim < 1 {
-		return bad("model.dim", "must be >= 1, got %d", m.Dim)
+	if m.Dim < 1 || m.Dim > model.MaxDim {
+		return bad("model.dim", "must be in [1, %d], got %d", model.MaxDim, m.Dim)
 	}
-	if m.Hidden < 0 {
-		return bad("model.hidden", "must be >= 0 (0 means twice the encoder dimension), got %d", m.Hidden)
+	if m.Hidden < 0 || m.Hidden > model.MaxDim {
+		return bad("model.hidden", "must be in [0, %d] (0 means twice the encoder dimension), got %d", model.MaxDim, m.Hidden)
 	}
-	if m.Dropout < 0 || m.Dropout >= 1 {
+	if !(m.Dropout >= 0 && m.Dropout < 1) {
 		return bad("model.dropout", "must be in [0, 1), got %v", m.Dropout)
 	}
-	if m.Residual < 0 {
+	if !(m.Residual >= 0) || math.IsInf(m.Residual, 1) {
 		return bad("model.residual", "must be >= 0 (0 turns it off), got %v", m.Residual)
 	}
 	t := c.Train
@@ -455,11 +456,11 @@ func (c *Config) Validate() error {
 	if t.BatchSize < 1 {
 		return bad("train.batch_size", "must be >= 1, got %d", t.BatchSize)
 	}
-	if !(t.LR > 0) {
-		return bad("train.lr", "must be > 0, got %v", t.LR)
+	if !(t.LR > 0) || math.IsInf(t.LR, 1) {
+		return bad("train.lr", "must be finite and > 0, got %v", t.LR)
 	}
-	if t.WeightDecay < 0 {
-		return bad("train.weight_decay", "must be >= 0, got %v", t.WeightDecay)
+	if !(t.WeightDecay >= 0) || math.IsInf(t.WeightDecay, 1) {
+		return bad("train.weight_decay", "must be finite and >= 0, got %v", t.WeightDecay)
 	}
 	if !(t.Gamma > 0 && t.Gamma <= 1) {
 		return bad("train.gamma", "must be in (0, 1], got %v", t.Gamma)

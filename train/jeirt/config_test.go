@@ -41,7 +41,15 @@ output: out/run
 
 func TestLoadConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: -1\n", "config.yaml: train.lr: must be > 0, got -1"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: -1\n", "config.yaml: train.lr: must be finite and > 0, got -1"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: .inf\n", "config.yaml: train.lr: must be finite and > 0, got +Inf"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  weight_decay: .nan\n", "config.yaml: train.weight_decay: must be finite and >= 0, got NaN"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dropout: .nan\n", "config.yaml: model.dropout: must be in [0, 1), got NaN"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  residual: .nan\n", "config.yaml: model.residual: must be >= 0"},
+		{"data: {responses: r.csv}\noutput: o\nsplit:\n  val: .nan\n", "config.yaml: split.val: must be in [0, 1), got NaN"},
+		{"data: {responses: r.csv}\noutput: o\nsplit:\n  test: .nan\n", "config.yaml: split.test: must be in [0, 1), got NaN"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: 1000000000\n", "config.yaml: model.dim: must be in [1, 65536], got 1000000000"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  hidden: 2000000000\n", "config.yaml: model.hidden: must be in [0, 65536]"},
 		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, preset, seed, step, weight_decay)"},
 		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, split, train)"},
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4: model.dim: cannot unmarshal !!str `big` into int"},

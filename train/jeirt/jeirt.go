@@ -2,6 +2,7 @@ package jeirt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -117,6 +118,9 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 // (len(Items) x inputDim); trainR and valR share Models and Items.
 func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*JEIRTFit, error) {
 	t = t.withDefaults(inputDim)
+	if !finite(t.LR) || t.LR <= 0 || !finite(t.WeightDecay) || t.WeightDecay < 0 {
+		return nil, fmt.Errorf("jeirt: train.lr (%g) must be finite and > 0 and train.weight_decay (%g) finite and >= 0", t.LR, t.WeightDecay)
+	}
 	J := trainR.NumItems()
 	if len(features) != J*inputDim {
 		return nil, fmt.Errorf("jeirt: %d feature values for %d items of dimension %d", len(features), J, inputDim)
@@ -201,7 +205,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		_, ta := evalLoss(cur, features, trainR, monitor)
 		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
-		if valR.Len() == 0 || vl < bestLoss {
+		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
 			bestLoss, best, fit.BestEpoch, sinceBest, e.Best = vl, cur.Clone(), epoch, 0, true
 		} else {
 			sinceBest++
@@ -210,6 +214,15 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		fit.EpochsRun = epoch
 		if t.Progress != nil {
 			t.Progress(e)
+		}
+		if exploded(e.TrainLoss) || (valR.Len() > 0 && exploded(vl)) {
+			cause := fmt.Sprintf("epoch %d: the training loss is %g and the validation loss %g; the learning rate (train.lr %g) is likely too high, or train.weight_decay (%g) too large, or the data or features hold non-finite values", epoch, e.TrainLoss, vl, t.LR, t.WeightDecay)
+			if best == nil || valR.Len() == 0 {
+				return nil, fmt.Errorf("jeirt: training diverged at %s", cause)
+			}
+			warn("training diverged at %s; keeping the best epoch %d", cause, fit.BestEpoch)
+			fit.Stop = fmt.Sprintf("diverged at epoch %d, best epoch %d", epoch, fit.BestEpoch)
+			break
 		}
 		if e.Best && epoch > 1 && lr < 0.01*t.LR && !lowLRWarned {
 			lowLRWarned = true
@@ -221,7 +234,10 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		}
 	}
 	if best == nil {
-		return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("jeirt: no epoch produced a finite validation loss; lower train.lr or check the data")
 	}
 	switch {
 	case fit.Interrupted:
@@ -469,3 +485,12 @@ func orNone(v, def float64) float64 {
 	}
 	return v
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// maxLoss is the mean log loss above which training counts as diverged: a
+// model that knows nothing scores ln 2 ≈ 0.69, and a mean of 1000 means
+// probabilities near e^-1000 on the cells it gets wrong.
+const maxLoss = 1000
+
+func exploded(loss float64) bool { return !finite(loss) || loss > maxLoss }

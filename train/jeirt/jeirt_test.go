@@ -193,3 +193,20 @@ func TestJEIRTStopAndWarnings(t *testing.T) {
 		t.Errorf("stop %q, want %q", fit.Stop, want)
 	}
 }
+
+// A learning rate of 1000 makes every loss NaN: Fit stops with an error that
+// names the learning rate instead of returning (nil, nil).
+func TestJEIRTDivergenceIsAnError(t *testing.T) {
+	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
+	tr, va, _, _ := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
+	for _, lr := range []float64{1000, 1e30, math.Inf(1), math.NaN()} {
+		fit, err := JEIRT{Dim: 4, Hidden: 12, Epochs: 5, LR: lr, Seed: 1}.Fit(context.Background(), tr, va, feat, 8)
+		if err == nil || fit != nil {
+			t.Errorf("lr %v: fit %v, error %v", lr, fit, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "lr") {
+			t.Errorf("lr %v: error does not name the learning rate: %v", lr, err)
+		}
+	}
+}

@@ -71,14 +71,14 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		rows++
 		c, err := strconv.ParseFloat(val, 64)
 		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
-			return nil, &model.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", val)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", model.Clip(val))}
 		}
 		i, ok := row[name]
 		if !ok {
-			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", name)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", model.Clip(name))}
 		}
 		if prev, dup := seen[name]; dup {
-			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", name, prev)}
+			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", model.Clip(name), prev)}
 		}
 		seen[name] = line
 		costs[i] = c

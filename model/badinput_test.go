@@ -1,0 +1,159 @@
+package model
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A pattern table whose freq values overflow, or ask for 1e11
+// respondents, is refused before anything is allocated.
+func TestPatternFreqBounded(t *testing.T) {
+	for _, body := range []string{
+		"q1,q2,freq\n1,0,100000000000\n",
+		"q1,q2,freq\n1,0,9223372036854775807\n0,1,9223372036854775807\n",
+		"q1,q2,freq\n1,0,16777216\n0,1,1\n",
+	} {
+		p := writeTemp(t, "p.csv", []byte(body))
+		_, _, err := ReadFile(p, ReadOptions{Format: "patterns", NoCache: true})
+		if err == nil || !strings.Contains(err.Error(), "freq") {
+			t.Errorf("%q: got %v, want a freq error", body, err)
+		}
+	}
+	p := writeTemp(t, "p.csv", []byte("q1,q2,freq\n1,0,3\n0,1,2\n"))
+	r, _, err := ReadFile(p, ReadOptions{Format: "patterns", NoCache: true})
+	if err != nil || len(r.Models) != 5 {
+		t.Fatalf("small table: %v", err)
+	}
+}
+
+func safetensorsBytes(header string, data int) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, uint64(len(header)))
+	b.WriteString(header)
+	b.Write(make([]byte, data))
+	return b.Bytes()
+}
+
+// A shape of 2^62 with empty offsets made count*size wrap to 0.
+func TestSafetensorsShapeOverflow(t *testing.T) {
+	for _, h := range []string{
+		`{"a":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}}`,
+		`{"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}}`,
+		`{"a":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}}`,
+		`{"a":{"dtype":"F32","shape":[65536,65536,65536,65536],"data_offsets":[0,0]}}`,
+	} {
+		if _, err := ParseSafetensors("f", safetensorsBytes(h, 0)); err == nil {
+			t.Errorf("%s: accepted", h)
+		}
+	}
+	// A zero dimension next to a huge one is an empty tensor, not an error.
+	st, err := ParseSafetensors("f", safetensorsBytes(`{"a":{"dtype":"F32","shape":[0,4611686018427387904],"data_offsets":[0,0]}}`, 0))
+	if err != nil || len(st.Tensors["a"].Data) != 0 {
+		t.Errorf("empty tensor: %v", err)
+	}
+}
+
+func npyBytes(shape string, data int) []byte {
+	hdr := "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	binary.Write(&b, binary.LittleEndian, uint16(len(hdr)))
+	b.WriteString(hdr)
+	b.Write(make([]byte, data))
+	return b.Bytes()
+}
+
+func TestNPYBadDims(t *testing.T) {
+	for _, shape := range []string{"-1, -4", "-2, 2", "4611686018427387904, 4", "2, 4611686018427387904", "4611686018427387904, 0", "99999999999999999999, 1"} {
+		if _, err := ReadNPY(writeTemp(t, "a.npy", npyBytes(shape, 16))); err == nil {
+			t.Errorf("shape (%s) accepted", shape)
+		}
+	}
+	rows, err := ReadNPY(writeTemp(t, "a.npy", npyBytes("2, 2", 16)))
+	if err != nil || len(rows) != 2 || len(rows[1]) != 2 {
+		t.Errorf("(2, 2): %v", err)
+	}
+}
+
+// Error messages quote at most a few hundred bytes of a huge header line
+// (here inside a gzip) or a huge bad label.
+func TestErrorsQuoteLittle(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(long + ",y\n1,2\n"))
+	w.Close()
+	label := "model,item,label\nm,i," + long + "\n"
+	for name, b := range map[string][]byte{"h.csv.gz": gz.Bytes(), "l.csv": []byte(label)} {
+		for _, format := range []string{"auto", "patterns", "long"} {
+			_, _, err := ReadFile(writeTemp(t, name, b), ReadOptions{Format: format, NoCache: true})
+			if err == nil {
+				t.Errorf("%s %s: accepted", name, format)
+				continue
+			}
+			if n := len(err.Error()); n > 2000 {
+				t.Errorf("%s %s: error of %d bytes", name, format, n)
+			}
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	if Clip("abc") != "abc" {
+		t.Error("short string changed")
+	}
+	s := Clip(strings.Repeat("é", 1000))
+	if len(s) > MaxQuote+30 || !strings.HasSuffix(s, "(2000 bytes)") || !strings.HasPrefix(s, "éé") {
+		t.Errorf("Clip: %q", s)
+	}
+}
+
+func TestCheckpointRefusesNaNAndBadManifest(t *testing.T) {
+	write := func(t *testing.T, m *JEIRT) string {
+		dir := filepath.Join(t.TempDir(), "ck")
+		if err := (&Checkpoint{Model: m}).Write(dir, false); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	m := smallJEIRT()
+	m.M[0] = float32(math.NaN())
+	if _, err := LoadCheckpoint(write(t, m)); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("NaN model table: %v", err)
+	}
+	edit := func(t *testing.T, f func(*Manifest)) string {
+		dir := write(t, smallJEIRT())
+		p := filepath.Join(dir, CheckpointManifest)
+		raw, _ := os.ReadFile(p)
+		var man Manifest
+		if err := json.Unmarshal(raw, &man); err != nil {
+			t.Fatal(err)
+		}
+		f(&man)
+		raw, _ = json.Marshal(&man)
+		os.WriteFile(p, raw, 0o644)
+		return dir
+	}
+	if _, err := LoadCheckpoint(edit(t, func(m *Manifest) { m.Models[1] = m.Models[0] })); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate model names: %v", err)
+	}
+	if _, err := LoadCheckpoint(edit(t, func(m *Manifest) { m.Model.Dim = 1e9 })); err == nil || !strings.Contains(err.Error(), "model.dim") {
+		t.Errorf("model.dim 1e9: %v", err)
+	}
+}

@@ -1,0 +1,55 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on what the readers accept. They are documented in docs/limits.md.
+const (
+	// MaxPatternRespondents is the most respondents a pattern table (one row
+	// per distinct response pattern with a freq column) may expand to.
+	MaxPatternRespondents = 1 << 24
+
+	// MaxQuote is the most bytes of an input value that an error message
+	// quotes; longer values are cut and marked with their length.
+	MaxQuote = 200
+)
+
+// Clip returns s shortened to at most MaxQuote bytes (cut at a UTF-8
+// boundary) followed by a note of the full length, for quoting input in
+// error messages.
+func Clip(s string) string {
+	if len(s) <= MaxQuote {
+		return s
+	}
+	n := MaxQuote
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// MaxDim is the largest embedding, hidden-layer or encoder dimension the
+// configurations, encoders and checkpoints accept.
+const MaxDim = 1 << 16
+
+// clipJoin joins a header's names with commas for an error message, stopping
+// once the text passes MaxQuote bytes.
+func clipJoin(h []string) string {
+	var b strings.Builder
+	for i, s := range h {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if b.Len()+len(s) > MaxQuote {
+			b.WriteString(Clip(s))
+			fmt.Fprintf(&b, "… (%d columns)", len(h))
+			break
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}

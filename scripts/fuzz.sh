@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of jeirt's readers for SECONDS each (default 10), one
+# after another, and stops at the first failure (go test then writes the
+# failing input under the package's testdata/fuzz/ to replay as a test).
+#
+#   scripts/fuzz.sh        # 10 s per target
+#   scripts/fuzz.sh 600    # the 10-minute run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/go/bin
+secs=${1:-10}
+# Go minimizes each new interesting input for up to 60 s by default, which
+# stalls short runs on large seeds (configs, tokenizers); FUZZ_MINIMIZE sets it.
+minimize=${FUZZ_MINIMIZE:-2s}
+targets=(
+	"./model FuzzReadFile"
+	"./model FuzzReadItems"
+	"./model FuzzParseSafetensors"
+	"./model FuzzReadNPY"
+	"./model FuzzLoadCheckpoint"
+	"./encoder FuzzLoadTokenizer"
+	"./encoder FuzzEncoderConfig"
+	"./encoder FuzzReadVectors"
+	"./train/jeirt FuzzParseConfig"
+	"./train/route FuzzReadCosts"
+	"./train/route FuzzReadQueries"
+)
+for t in "${targets[@]}"; do
+	read -r pkg name <<<"$t"
+	echo "== $name ($pkg, ${secs}s)"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "$pkg"
+done
