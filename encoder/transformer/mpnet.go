@@ -1,10 +1,12 @@
-package encoder
+package transformer
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -87,7 +89,7 @@ type MPNet struct {
 	BatchSize int
 
 	Config    MPNetConfig
-	Tokenizer *Tokenizer
+	Tokenizer *tokenizer.Tokenizer
 	Pooling   []string
 	Normalize bool
 	// MaxSeqLen is sentence_bert_config.json's max_seq_length: the most
@@ -272,7 +274,7 @@ func mpnetBucket(d, buckets, maxDistance int) int {
 //	per layer (post-LN, as BERT):
 //	  x = LN(x + attention(x)·Wo + bo)        attention with bias_h in the scores
 //	  x = LN(x + GELU(x·Wi + bi)·Wo2 + bo2)
-func (m *MPNet) Forward(batch []Encoding) ([]float32, int, error) {
+func (m *MPNet) Forward(batch []tokenizer.Encoding) ([]float32, int, error) {
 	c := &m.Config
 	pad := *c.PadTokenID
 	l, ids, mask, err := padBatch(batch, m.MaxSeqLen, c.maxPositions(), c.VocabSize, pad)
@@ -338,7 +340,7 @@ func (m *MPNet) Forward(batch []Encoding) ([]float32, int, error) {
 // padBatch right-pads a batch to its longest encoding rounded up to a
 // multiple of 8 (at most maxSeqLen, or the longest if longer, and at most
 // maxPos) with the pad id and mask 0, checking every id against vocab.
-func padBatch(batch []Encoding, maxSeqLen, maxPos, vocab, pad int) (int, []int, []float32, error) {
+func padBatch(batch []tokenizer.Encoding, maxSeqLen, maxPos, vocab, pad int) (int, []int, []float32, error) {
 	l := 0
 	for _, e := range batch {
 		l = max(l, len(e.IDs))

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package encoder
+package transformer
 
 /*
 #cgo LDFLAGS: -lopenblas

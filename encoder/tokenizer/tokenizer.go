@@ -1,4 +1,7 @@
-package encoder
+// Package tokenizer reads Hugging Face tokenizer.json files and gives their
+// ids exactly: BertNormalizer and WordPiece (BERT, MPNet), NFC and byte-level
+// BPE (ModernBERT), added tokens and the post-processor's template.
+package tokenizer
 
 import (
 	"encoding/json"
@@ -60,10 +63,10 @@ type Encoding struct {
 	Untruncated int
 }
 
-// LoadTokenizer reads a Hugging Face tokenizer.json. maxLen is the truncation
+// Load reads a Hugging Face tokenizer.json. maxLen is the truncation
 // length counting the template's special tokens; 0 takes the file's
 // truncation.max_length, or 512 when the file has none.
-func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
+func Load(path string, maxLen int) (*Tokenizer, error) {
 	cfg, err := tokenizer.ConfigFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -108,7 +111,7 @@ func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 	// pre_tokenizer
 	switch typ, _ := cfg.PreTokenizer["type"].(string); typ {
 	case "BertPreTokenizer":
-		t.preTokenize = bertPreTokenize
+		t.preTokenize = BertPreTokenize
 	case "ByteLevel":
 		if v, _ := cfg.PreTokenizer["add_prefix_space"].(bool); v {
 			return nil, fmt.Errorf("%s: ByteLevel add_prefix_space true is not supported", path)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package encoder
+package transformer
 
 import (
 	"encoding/binary"

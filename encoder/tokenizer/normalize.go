@@ -1,4 +1,4 @@
-package encoder
+package tokenizer
 
 import (
 	"strings"
@@ -149,10 +149,10 @@ func isBertPunctuation(r rune) bool {
 	return unicode.IsPunct(r)
 }
 
-// bertPreTokenize splits normalised text as BertPreTokenizer does: whitespace
+// BertPreTokenize splits normalised text as BertPreTokenizer does: whitespace
 // separates words and is dropped, every punctuation code point is a word of
 // its own.
-func bertPreTokenize(s string) []string {
+func BertPreTokenize(s string) []string {
 	var words []string
 	start := -1
 	for i, r := range s {

@@ -1,9 +1,14 @@
-package encoder
+// Package transformer runs sentence-transformers model folders: BERT, MPNet
+// and ModernBERT forward passes (Gorgonia graphs and plain-Go kernels), the
+// folder's pooling and normalisation, and memory-mapped safetensors weights.
+package transformer
 
 import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 )
 
 // BertConfig is the part of a Hugging Face config.json that the BERT forward
@@ -79,7 +84,7 @@ type BERT struct {
 	BatchSize int
 
 	Config    BertConfig
-	Tokenizer *Tokenizer
+	Tokenizer *tokenizer.Tokenizer
 	Pooling   []string
 	Normalize bool
 	// MaxSeqLen is sentence_bert_config.json's max_seq_length: the most
@@ -138,7 +143,7 @@ func (b *BERT) SetBatchSize(n int) { b.BatchSize = n }
 // Forward runs the transformer on a batch of encodings, right-padded to the
 // longest rounded up to a multiple of 8 (at most MaxSeqLen), and returns the
 // last hidden states (len(batch) × L × D, row-major) and L.
-func (b *BERT) Forward(batch []Encoding) ([]float32, int, error) {
+func (b *BERT) Forward(batch []tokenizer.Encoding) ([]float32, int, error) {
 	l := 0
 	for _, e := range batch {
 		l = max(l, len(e.IDs))

@@ -1,4 +1,4 @@
-package encoder
+package transformer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -83,7 +85,7 @@ func TestBERTMatchesFixture(t *testing.T) {
 		worstBatch = math.Max(worstBatch, maxAbsDiff(all[i], s.PooledNormalized))
 		if s.LastHidden != nil {
 			e, _ := b.Tokenizer.Encode(s.Text)
-			h, l, err := b.Forward([]Encoding{e})
+			h, l, err := b.Forward([]tokenizer.Encoding{e})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +219,7 @@ func TestBERTPoolingModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _ := b.Tokenizer.Encode("Pooling picks rows.")
-	h, _, err := b.Forward([]Encoding{e})
+	h, _, err := b.Forward([]tokenizer.Encoding{e})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
-package encoder
+package transformer
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -123,7 +125,7 @@ type ModernBERT struct {
 	BatchSize int
 
 	Config    ModernBERTConfig
-	Tokenizer *Tokenizer
+	Tokenizer *tokenizer.Tokenizer
 	Pooling   []string
 	Normalize bool
 	// MaxSeqLen is sentence_bert_config.json's max_seq_length (default
@@ -316,7 +318,7 @@ func applyRope(q []float32, ld, n, l, heads, dh int, r *ropeTable) {
 //
 // LayerNorms have no bias unless norm_bias; Linears none unless
 // attention_bias / mlp_bias.
-func (m *ModernBERT) Forward(batch []Encoding) ([]float32, int, error) {
+func (m *ModernBERT) Forward(batch []tokenizer.Encoding) ([]float32, int, error) {
 	c := &m.Config
 	l, ids, mask, err := padBatch(batch, m.MaxSeqLen, c.MaxPositionEmbeddings, c.VocabSize, *c.PadTokenID)
 	if err != nil {

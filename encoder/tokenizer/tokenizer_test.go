@@ -1,4 +1,4 @@
-package encoder
+package tokenizer
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // tinyBERT returns the shared tiny-bert fixture folder, or skips the test when
 // ../shared is absent.
 func tinyBERT(t testing.TB) string {
-	dir := filepath.Join("..", "..", "shared", "fixtures", "tiny-bert")
+	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "tiny-bert")
 	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
 		t.Skipf("tiny-bert fixture not found: %v", err)
 	}
@@ -28,7 +28,7 @@ type tokenCase struct {
 
 func TestTokenizerMatchesHuggingFace(t *testing.T) {
 	dir := tinyBERT(t)
-	tok, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"), 128)
+	tok, err := Load(filepath.Join(dir, "tokenizer.json"), 128)
 	if err != nil {
 		t.Fatal(err)
 	}

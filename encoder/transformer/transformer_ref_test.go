@@ -1,10 +1,12 @@
-package encoder
+package transformer
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -181,10 +183,10 @@ func refAttention(q, k, v [][]float64, heads int, allowed func(i, j int) bool, b
 
 // checkAgainstRef runs forward on a batch of two sequences of different
 // lengths (so one is padded) and compares each with ref.
-func checkAgainstRef(t *testing.T, forward func([]Encoding) ([]float32, int, error), ref func(ids []int32) [][]float64, seqs [][]int32, d int, tol float64) {
-	batch := make([]Encoding, len(seqs))
+func checkAgainstRef(t *testing.T, forward func([]tokenizer.Encoding) ([]float32, int, error), ref func(ids []int32) [][]float64, seqs [][]int32, d int, tol float64) {
+	batch := make([]tokenizer.Encoding, len(seqs))
 	for k, s := range seqs {
-		batch[k] = Encoding{IDs: s, AttentionMask: make([]int32, len(s))}
+		batch[k] = tokenizer.Encoding{IDs: s, AttentionMask: make([]int32, len(s))}
 		for i := range s {
 			batch[k].AttentionMask[i] = 1
 		}

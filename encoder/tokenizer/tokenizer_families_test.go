@@ -1,4 +1,4 @@
-package encoder
+package tokenizer
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // fixture returns a shared fixture folder, or skips the test when ../shared
 // is absent.
 func fixture(t testing.TB, name string) string {
-	dir := filepath.Join("..", "..", "shared", "fixtures", name)
+	dir := filepath.Join("..", "..", "..", "shared", "fixtures", name)
 	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
 		t.Skipf("%s fixture not found: %v", name, err)
 	}
@@ -25,7 +25,7 @@ func TestTokenizerFamiliesMatchHuggingFace(t *testing.T) {
 	for _, name := range []string{"tiny-mpnet", "tiny-modernbert"} {
 		t.Run(name, func(t *testing.T) {
 			dir := fixture(t, name)
-			tok, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"), 128)
+			tok, err := Load(filepath.Join(dir, "tokenizer.json"), 128)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,11 +79,11 @@ func TestTokenizerRobertaProcessing(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	roberta, err := LoadTokenizer(path, 128)
+	roberta, err := Load(path, 128)
 	if err != nil {
 		t.Fatal(err)
 	}
-	template, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"), 128)
+	template, err := Load(filepath.Join(dir, "tokenizer.json"), 128)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package encoder
+package transformer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -54,14 +56,14 @@ func loadFamilyExpected(t *testing.T, dir string) *familyExpected {
 
 // forwarder is what the fixture check needs of an encoder folder.
 type forwarder interface {
-	Encoder
-	Forward([]Encoding) ([]float32, int, error)
+	Model
+	Forward([]tokenizer.Encoding) ([]float32, int, error)
 }
 
 // checkFixture compares enc with a fixture's float64 reference: the declared
 // pipeline's vectors within 2e-6, each sentence alone, all 33 in one batch and
 // the fixture's padded batch of 5; last_hidden_state within 1e-5.
-func checkFixture(t *testing.T, enc forwarder, tok *Tokenizer, exp *familyExpected, d int) {
+func checkFixture(t *testing.T, enc forwarder, tok *tokenizer.Tokenizer, exp *familyExpected, d int) {
 	ctx := context.Background()
 	texts := make([]string, len(exp.Sentences))
 	for i, s := range exp.Sentences {
@@ -83,7 +85,7 @@ func checkFixture(t *testing.T, enc forwarder, tok *Tokenizer, exp *familyExpect
 		if s.LastHidden != nil {
 			hidden++
 			e, _ := tok.Encode(s.Text)
-			h, l, err := enc.Forward([]Encoding{e})
+			h, l, err := enc.Forward([]tokenizer.Encoding{e})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package encoder
+package transformer
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jeirt/jeirt/encoder/tokenizer"
+
 	"github.com/jeirt/jeirt/model"
 )
 
@@ -24,7 +26,7 @@ import (
 // (sentence_bert_config.json), with a hash of every file read.
 type modelFolder struct {
 	dir       string
-	Tokenizer *Tokenizer
+	Tokenizer *tokenizer.Tokenizer
 	Pooling   []string
 	Normalize bool
 	MaxSeqLen int
@@ -104,7 +106,7 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 	if _, err := os.Stat(tokPath); err != nil {
 		return nil, fmt.Errorf("model folder %s: tokenizer.json is missing (%w)", dir, err)
 	}
-	if f.Tokenizer, err = LoadTokenizer(tokPath, f.MaxSeqLen); err != nil {
+	if f.Tokenizer, err = tokenizer.Load(tokPath, f.MaxSeqLen); err != nil {
 		return nil, err
 	}
 	if err := hashFile(f.hash, tokPath); err != nil {
@@ -197,8 +199,8 @@ func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (
 	return modes, nil
 }
 
-// peekModelType reads config.json's model_type.
-func peekModelType(dir string) (string, error) {
+// ModelType reads config.json's model_type.
+func ModelType(dir string) (string, error) {
 	path := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -218,9 +220,9 @@ func peekModelType(dir string) (string, error) {
 // own longest text; pool turns one text's hidden states (L × d) into its
 // vector. The padding is masked, so a text's vector does not depend on its
 // batch.
-func encodeSorted(ctx context.Context, texts []string, tok *Tokenizer, bs, d int,
-	forward func([]Encoding) ([]float32, int, error), pool func(h []float32, mask []int32) []float32) ([][]float32, error) {
-	encs := make([]Encoding, len(texts))
+func encodeSorted(ctx context.Context, texts []string, tok *tokenizer.Tokenizer, bs, d int,
+	forward func([]tokenizer.Encoding) ([]float32, int, error), pool func(h []float32, mask []int32) []float32) ([][]float32, error) {
+	encs := make([]tokenizer.Encoding, len(texts))
 	for i, t := range texts {
 		e, err := tok.Encode(t)
 		if err != nil {
@@ -242,7 +244,7 @@ func encodeSorted(ctx context.Context, texts []string, tok *Tokenizer, bs, d int
 			return nil, err
 		}
 		batch := order[lo:min(lo+bs, len(order))]
-		be := make([]Encoding, len(batch))
+		be := make([]tokenizer.Encoding, len(batch))
 		for k, i := range batch {
 			be[k] = encs[i]
 		}
@@ -315,4 +317,54 @@ func poolVector(h []float32, mask []int32, d int, modes []string, normalize bool
 		}
 	}
 	return out
+}
+
+// Model is what every architecture gives: Encode pools and normalises as the
+// folder declares, Forward returns the last hidden state of a tokenised batch.
+type Model interface {
+	// Dim is the length of every vector Encode returns.
+	Dim() int
+	// Fingerprint hashes the files the model was read from and its settings.
+	Fingerprint() string
+	// Encode returns one vector per text, in order. It honours ctx cancellation.
+	Encode(ctx context.Context, texts []string) ([][]float32, error)
+	// Forward runs a tokenised batch and returns the last hidden state,
+	// batch × L × hidden, and the padded length L.
+	Forward(batch []tokenizer.Encoding) ([]float32, int, error)
+	// SetBatchSize sets how many texts Encode runs at once.
+	SetBatchSize(n int)
+}
+
+// Open opens a sentence-transformers model folder with the implementation of
+// its config.json model_type: bert (OpenBERT), mpnet (OpenMPNet) or
+// modernbert (OpenModernBERT).
+func Open(dir string) (Model, error) {
+	typ, err := ModelType(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Each case returns its own error so that a failed open is a nil Model,
+	// not a typed nil pointer.
+	switch typ {
+	case "bert":
+		b, err := OpenBERT(dir)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	case "mpnet":
+		m, err := OpenMPNet(dir)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case "modernbert":
+		m, err := OpenModernBERT(dir)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s: model_type %q is not supported (jeirt runs \"bert\": all-MiniLM, BGE, E5, GTE; \"mpnet\": all-mpnet-base-v2; \"modernbert\": ModernBERT, gte-modernbert, modernbert-embed)",
+		filepath.Join(dir, "config.json"), typ)
 }
