@@ -13,8 +13,8 @@ secs=${1:-10}
 # stalls short runs on large seeds (configs, tokenizers); FUZZ_MINIMIZE sets it.
 minimize=${FUZZ_MINIMIZE:-2s}
 targets=(
-	"./model FuzzReadFile"
-	"./model FuzzReadItems"
+	"./model/read FuzzReadFile"
+	"./model/read FuzzReadItems"
 	"./model FuzzParseSafetensors"
 	"./model FuzzReadNPY"
 	"./model FuzzLoadCheckpoint"

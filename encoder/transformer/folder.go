@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-
 	"github.com/jeirt/jeirt/model"
 )
 

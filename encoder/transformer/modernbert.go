@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-
 	"github.com/jeirt/jeirt/model"
 )
 

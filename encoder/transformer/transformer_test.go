@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-
 	"github.com/jeirt/jeirt/model"
 )
 

@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // readPyIRT reads py-irt JSONL: one object per line,
@@ -15,7 +17,7 @@ import (
 //
 // with labels as numbers, booleans or strings; null is missing. Items are
 // numbered in order of first appearance.
-func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *ReadReport, gz bool) (*Responses, error) {
+func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *Report, gz bool) (*model.Responses, error) {
 	models, items := newNameTable(), newNameTable()
 	var lp labelParser
 	line := 0
@@ -57,10 +59,10 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *ReadReport, 
 	if rep.Rows == 0 {
 		return nil, &ParseError{File: file, Msg: "the file is empty (no JSON lines)"}
 	}
-	return &Responses{Models: models.list, Items: items.list}, nil
+	return &model.Responses{Models: models.list, Items: items.list}, nil
 }
 
-func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells *cellSink, lp *labelParser, rep *ReadReport) error {
+func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells *cellSink, lp *labelParser, rep *Report) error {
 	bad := func(format string, args ...any) error {
 		return &ParseError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}

@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"encoding/csv"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // CSVRow reads the fields of one record of a CSV file with a header by column
@@ -67,7 +69,7 @@ func (g CSVRow) parse(col string, required bool) float64 {
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, Clip(v))
+		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, model.Clip(v))
 	}
 	return x
 }
@@ -93,10 +95,10 @@ func (g CSVRow) OptInt(col string) int {
 	return int(x)
 }
 
-// ReadCSVRows calls row for every record of the CSV file at path, which has a
+// CSVRows calls row for every record of the CSV file at path, which has a
 // header (a byte-order mark is ignored). It stops at the first error row
 // returns.
-func ReadCSVRows(path string, row func(CSVRow) error) error {
+func CSVRows(path string, row func(CSVRow) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -124,13 +126,4 @@ func ReadCSVRows(path string, row func(CSVRow) error) error {
 			return err
 		}
 	}
-}
-
-// FormatFloat writes x for a CSV cell: the shortest form that reads back
-// exactly, and an empty cell for NaN (missing).
-func FormatFloat(x float64) string {
-	if math.IsNaN(x) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
 }

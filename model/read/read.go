@@ -1,4 +1,9 @@
-package model
+// Package read reads item-level response matrices (long, wide, item-major
+// wide, py-irt JSONL and response-pattern tables, as CSV, TSV, JSONL or
+// Parquet, gzip transparent) into model.Responses, with errors that name the
+// file, line and field, an optional binary cache, item-text tables and a
+// column-by-name CSV row reader.
+package read
 
 import (
 	"bufio"
@@ -9,12 +14,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
-// ReadOptions says how to read a response file. The zero value reads any
+// Options says how to read a response file. The zero value reads any
 // supported format, decided from the header, and resolves duplicate rows by
 // majority.
-type ReadOptions struct {
+type Options struct {
 	// Format is auto (the default), long, wide, wide-items, pyirt or patterns.
 	Format string
 	// Items is an optional CSV of item texts joined to the responses by item id
@@ -25,7 +32,7 @@ type ReadOptions struct {
 	Duplicates string
 
 	// NoCache reads a text file directly, neither loading nor writing the
-	// binary response cache (see ReadFile).
+	// binary response cache (see File).
 	NoCache bool
 	// CacheDir holds the response caches; "" means jeirt/responses under the
 	// user cache folder ($XDG_CACHE_HOME, else ~/.cache).
@@ -35,11 +42,11 @@ type ReadOptions struct {
 	CacheMin int64
 }
 
-// Formats lists the accepted values of ReadOptions.Format.
+// Formats lists the accepted values of Options.Format.
 var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns"}
 
-// ReadReport says what a reader decided and what it found.
-type ReadReport struct {
+// Report says what a reader decided and what it found.
+type Report struct {
 	Path   string
 	Format string // the format read: long, wide, wide-items, pyirt or patterns
 	Why    string // why auto chose it (or "given by --format")
@@ -64,7 +71,7 @@ type ReadReport struct {
 }
 
 // String renders the report as a few lines for people.
-func (rep *ReadReport) String() string {
+func (rep *Report) String() string {
 	var b strings.Builder
 	gz := ""
 	if rep.Gzip {
@@ -113,10 +120,10 @@ func (e *ParseError) Error() string {
 		if e.Key {
 			kind = "key"
 		}
-		fmt.Fprintf(&b, "%s %q: ", kind, Clip(e.Column))
+		fmt.Fprintf(&b, "%s %q: ", kind, model.Clip(e.Column))
 	}
-	if len(e.Msg) > 4*MaxQuote {
-		b.WriteString(Clip(e.Msg[:4*MaxQuote]))
+	if len(e.Msg) > 4*model.MaxQuote {
+		b.WriteString(model.Clip(e.Msg[:4*model.MaxQuote]))
 		fmt.Fprintf(&b, "… (%d bytes)", len(e.Msg))
 	} else {
 		b.WriteString(e.Msg)
@@ -126,7 +133,7 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// ReadFile reads item-level responses from path in any supported format,
+// File reads item-level responses from path in any supported format,
 // decompressing gzip transparently, and joins item texts from opt.Items.
 // Parquet files are recognised by their magic bytes, whatever their name.
 //
@@ -136,8 +143,8 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // file's size, modification time and first and last megabyte are unchanged.
 // A stale or damaged cache (its checksum does not match) is never used: the
 // text is read again and the cache rewritten.
-func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
-	rep := &ReadReport{Path: path}
+func File(path string, opt Options) (*model.Responses, *Report, error) {
+	rep := &Report{Path: path}
 	format := opt.Format
 	if format == "" {
 		format = "auto"
@@ -152,7 +159,7 @@ func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
 	if dup != "majority" && dup != "first" && dup != "error" {
 		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first or error)", dup)
 	}
-	var r *Responses
+	var r *model.Responses
 	var err error
 	switch {
 	case isParquet(path):
@@ -182,8 +189,8 @@ func ReadFile(path string, opt ReadOptions) (*Responses, *ReadReport, error) {
 
 // readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
 // resolves its duplicate cells.
-func readText(path, format, dup string, rep *ReadReport) (*Responses, error) {
-	var r *Responses
+func readText(path, format, dup string, rep *Report) (*model.Responses, error) {
+	var r *model.Responses
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -338,10 +345,10 @@ func (lp *labelParser) minus(line int) (uint8, error) {
 func (lp *labelParser) label(file string, line int, column string, b []byte) (uint8, error) {
 	y, err := lp.parse(b, line)
 	if err != nil {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", Clip(string(b)), err.Error())}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", model.Clip(string(b)), err.Error())}
 	}
 	if y == labelBad {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q is not a 0/1 label", Clip(string(b)))}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q is not a 0/1 label", model.Clip(string(b)))}
 	}
 	return y, nil
 }
@@ -395,4 +402,22 @@ func (t *nameTable) id(name []byte) int32 {
 	t.index[s] = v
 	t.list = append(t.list, s)
 	return v
+}
+
+// clipJoin joins a header's names with commas for an error message, stopping
+// once the text passes model.MaxQuote bytes.
+func clipJoin(h []string) string {
+	var b strings.Builder
+	for i, s := range h {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if b.Len()+len(s) > model.MaxQuote {
+			b.WriteString(model.Clip(s))
+			fmt.Fprintf(&b, "… (%d columns)", len(h))
+			break
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }

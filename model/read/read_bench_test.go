@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func BenchmarkReadLongEmbedLLMSize(b *testing.B) {
 				}
 			}
 		}()
-		r, _, err := ReadFile(path, ReadOptions{})
+		r, _, err := File(path, Options{})
 		close(stop)
 		<-done
 		if err != nil {

@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // The binary response cache. One file per (text file, reader options) under
@@ -90,7 +92,7 @@ func cacheKey(path, format, dup string) ([32]byte, error) {
 }
 
 // readTextCached reads a text file through the cache when it is large enough.
-func readTextCached(path, format, dup string, opt ReadOptions, rep *ReadReport) (*Responses, error) {
+func readTextCached(path, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
 	threshold := opt.CacheMin
 	if threshold == 0 {
 		threshold = defaultCacheMin
@@ -165,7 +167,7 @@ func (c *cacheWriter) strs(list []string) {
 	}
 }
 
-func writeCache(path string, key [32]byte, r *Responses, rep *ReadReport) error {
+func writeCache(path string, key [32]byte, r *model.Responses, rep *Report) error {
 	n := r.Len()
 	counts := make([]uint32, r.NumModels())
 	for c, m := range r.Model {
@@ -174,7 +176,7 @@ func writeCache(path string, key [32]byte, r *Responses, rep *ReadReport) error 
 		}
 		counts[m]++
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return model.WriteFileAtomic(path, func(w io.Writer) error {
 		c := &cacheWriter{w: w, crc: crc32.New(castagnoli)}
 		c.bytes([]byte(cacheMagic))
 		c.bytes(key[:])
@@ -296,7 +298,7 @@ func (c *cacheReader) strs() []string {
 
 // loadCache reads a cache written for key, verifying its checksum; it
 // returns an error wrapping os.ErrNotExist when there is none.
-func loadCache(path string, key [32]byte) (*Responses, *ReadReport, error) {
+func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -315,7 +317,7 @@ func loadCache(path string, key [32]byte) (*Responses, *ReadReport, error) {
 	if [32]byte(head[len(cacheMagic):]) != key {
 		return nil, nil, errStale
 	}
-	rep := &ReadReport{Format: c.str(), Why: c.str()}
+	rep := &Report{Format: c.str(), Why: c.str()}
 	var v [7]uint64
 	for k := range v {
 		v[k] = c.u64()
@@ -323,7 +325,7 @@ func loadCache(path string, key [32]byte) (*Responses, *ReadReport, error) {
 	rep.Gzip = v[0] == 1
 	rep.Rows, rep.Blank, rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped =
 		int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5]), int(v[6])
-	r := &Responses{Models: c.strs(), Items: c.strs()}
+	r := &model.Responses{Models: c.strs(), Items: c.strs()}
 	flags := c.u64()
 	if flags&1 != 0 {
 		r.ItemText = c.strs()

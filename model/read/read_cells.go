@@ -1,8 +1,10 @@
-package model
+package read
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // cellSink collects cells as read, in file order, and resolves duplicates at
@@ -29,7 +31,7 @@ func (c *cellSink) add(m, i int32, y uint8, line int) {
 // in r sorted by (model, item). Cells already grouped by model (a wide
 // model-major file, or a long file sorted by model) are resolved in place,
 // without a second copy of the cells.
-func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) error {
+func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) error {
 	n := len(c.label)
 	if n > 1<<31-1 {
 		return fmt.Errorf("%s: %d cells is more than jeirt can hold", file, n)
@@ -52,12 +54,12 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 		start[i+1] += start[i]
 	}
 	var perm []int32
-	var model, item []int32
+	var mod, item []int32
 	var label []uint8
 	if grouped {
 		// Written in place: position w never passes the segment being read,
 		// and the segment's items and labels are copied out first (keys, seg).
-		model, item, label = c.model[:0], c.item[:0], c.label[:0]
+		mod, item, label = c.model[:0], c.item[:0], c.label[:0]
 	} else {
 		perm = make([]int32, n)
 		next := slices.Clone(start[:nm])
@@ -65,7 +67,7 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 			perm[next[m]] = int32(k)
 			next[m]++
 		}
-		model, item, label = make([]int32, 0, n), make([]int32, 0, n), make([]uint8, 0, n)
+		mod, item, label = make([]int32, 0, n), make([]int32, 0, n), make([]uint8, 0, n)
 	}
 	srcLabel := c.label
 	var keys []uint64
@@ -127,7 +129,7 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 					}
 				}
 			}
-			model = append(model, int32(m))
+			mod = append(mod, int32(m))
 			item = append(item, it)
 			label = append(label, y)
 			a = b
@@ -136,9 +138,9 @@ func (c *cellSink) finish(r *Responses, policy, file string, rep *ReadReport) er
 	if policy == "error" && dupSecond >= 0 {
 		return &ParseError{File: file, Line: int(dupSecondLine),
 			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority or first to resolve)",
-				Clip(r.Models[dupModel]), Clip(r.Items[dupItem]), dupFirstLine)}
+				model.Clip(r.Models[dupModel]), model.Clip(r.Items[dupItem]), dupFirstLine)}
 	}
-	r.Model, r.Item, r.Label = model, item, label
+	r.Model, r.Item, r.Label = mod, item, label
 	*c = cellSink{}
 	r.Invalidate()
 	return nil

@@ -1,16 +1,18 @@
-package model
+package read
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // readWide reads a matrix: model-major (one row per model, one column per item)
 // or, when itemMajor, item-major (one row per item, one column per model).
 // The first column names the row; blank cells are missing.
-func readWide(s *csvScanner, cells *cellSink, rep *ReadReport, itemMajor bool) (*Responses, error) {
+func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
 	h := s.header
 	if len(h) < 2 {
 		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
@@ -60,16 +62,16 @@ func readWide(s *csvScanner, cells *cellSink, rep *ReadReport, itemMajor bool) (
 		return nil, s.errorf(0, "", "no data rows after the header")
 	}
 	if itemMajor {
-		return &Responses{Models: cols.list, Items: rows.list}, nil
+		return &model.Responses{Models: cols.list, Items: rows.list}, nil
 	}
-	return &Responses{Models: rows.list, Items: cols.list}, nil
+	return &model.Responses{Models: rows.list, Items: cols.list}, nil
 }
 
 // readPatterns reads a response-pattern table (as in R's mirt and ltm data
 // sets): one column per item, a freq column, and one row per distinct pattern
 // that stands for freq respondents. Respondents are named r0001, r0002, ... in
 // row order.
-func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, error) {
+func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, error) {
 	h := s.header
 	fc := findColumn(h, freqNames)
 	if fc < 0 {
@@ -103,10 +105,10 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 		}
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
-			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", Clip(string(f[fc])))
+			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", model.Clip(string(f[fc])))
 		}
-		if freq > MaxPatternRespondents-total {
-			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, MaxPatternRespondents)
+		if freq > model.MaxPatternRespondents-total {
+			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {
@@ -124,7 +126,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, 
 		return nil, s.errorf(0, "", "no data rows after the header")
 	}
 	width := max(4, len(strconv.Itoa(total)))
-	r := &Responses{Items: items.list, Models: make([]string, 0, total)}
+	r := &model.Responses{Items: items.list, Models: make([]string, 0, total)}
 	for _, p := range patterns {
 		for n := 0; n < p.freq; n++ {
 			m := int32(len(r.Models))

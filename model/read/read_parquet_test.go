@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -32,7 +33,7 @@ func writeParquetRows[T any](t *testing.T, path string, rows []T, rowGroup int64
 }
 
 // sameResponses fails unless a and b hold the same names, texts and cells.
-func sameResponses(t *testing.T, a, b *Responses) {
+func sameResponses(t *testing.T, a, b *model.Responses) {
 	t.Helper()
 	switch {
 	case !slices.Equal(a.Models, b.Models):
@@ -98,11 +99,11 @@ func TestReadParquetLongTyped(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, rep, err := ReadFile(pq, ReadOptions{})
+	got, rep, err := File(pq, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wrep, err := ReadFile(csvPath, ReadOptions{NoCache: true})
+	want, wrep, err := File(csvPath, Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestReadParquetWide(t *testing.T) {
 	rows := []wideRow{{"a", &one, 0, 1}, {"b", nil, 1, nan}, {"c", &zero, 1, 0}}
 	path := filepath.Join(t.TempDir(), "wide.parquet")
 	writeParquetRows(t, path, rows, 2)
-	r, rep, err := ReadFile(path, ReadOptions{})
+	r, rep, err := File(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 	rows[6].Label = "maybe"
 	path := filepath.Join(dir, "bad.parquet")
 	writeParquetRows(t, path, rows, 4)
-	_, _, err := ReadFile(path, ReadOptions{})
+	_, _, err := File(path, Options{})
 	var pe *ParseError
 	if !errors.As(err, &pe) || pe.RowGroup != 2 || pe.Line != 7 || pe.Column != "label" {
 		t.Fatalf("error %v, want row group 2, row 7, column label", err)
@@ -171,7 +172,7 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 
 	rows[6].Label, rows[9].Model = "0", ""
 	writeParquetRows(t, path, rows, 4)
-	if _, _, err := ReadFile(path, ReadOptions{}); err == nil || !strings.Contains(err.Error(), `row group 3, row 10: column "model": empty or null model name`) {
+	if _, _, err := File(path, Options{}); err == nil || !strings.Contains(err.Error(), `row group 3, row 10: column "model": empty or null model name`) {
 		t.Errorf("error %v, want the empty model at row group 3, row 10", err)
 	}
 
@@ -182,14 +183,14 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 	if _, err := ConvertToParquet(src, dictPath, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadFile(dictPath, ReadOptions{}); err == nil || err.Error() != dictPath+`: row group 2, row 4: column "label": "maybe" is not a 0/1 label` {
+	if _, _, err := File(dictPath, Options{}); err == nil || err.Error() != dictPath+`: row group 2, row 4: column "label": "maybe" is not a 0/1 label` {
 		t.Errorf("dictionary labels: error %v", err)
 	}
 	os.WriteFile(src, []byte("model,item,label\nm,a,1\nm,b,0\nm,c,1\nm,d,-1\n"), 0o644)
 	if _, err := ConvertToParquet(src, dictPath, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadFile(dictPath, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "row group 2, row 4") || !strings.Contains(err.Error(), "mixes 0/1 and -1/1") {
+	if _, _, err := File(dictPath, Options{}); err == nil || !strings.Contains(err.Error(), "row group 2, row 4") || !strings.Contains(err.Error(), "mixes 0/1 and -1/1") {
 		t.Errorf("dictionary labels mixing 0 and -1: error %v", err)
 	}
 
@@ -197,7 +198,7 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	cut := filepath.Join(dir, "cut.parquet")
 	os.WriteFile(cut, b[:len(b)/2], 0o644)
-	if _, _, err := ReadFile(cut, ReadOptions{}); err == nil || !strings.HasPrefix(err.Error(), cut+": ") {
+	if _, _, err := File(cut, Options{}); err == nil || !strings.HasPrefix(err.Error(), cut+": ") {
 		t.Errorf("truncated file: error %v", err)
 	}
 	// Damaged page data is located at its row group.
@@ -207,7 +208,7 @@ func TestReadParquetErrorsLocated(t *testing.T) {
 	}
 	dmg := filepath.Join(dir, "damaged.parquet")
 	os.WriteFile(dmg, bad, 0o644)
-	if _, _, err := ReadFile(dmg, ReadOptions{}); err == nil || !strings.HasPrefix(err.Error(), dmg+": row group 1") {
+	if _, _, err := File(dmg, Options{}); err == nil || !strings.HasPrefix(err.Error(), dmg+": row group 1") {
 		t.Errorf("damaged file: error %v, want it located at row group 1", err)
 	}
 }
@@ -227,11 +228,11 @@ func TestConvertToParquetRoundTrip(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("converted %d rows, %v", n, err)
 	}
-	want, _, err := ReadFile(src, ReadOptions{})
+	want, _, err := File(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, rep, err := ReadFile(dst, ReadOptions{})
+	got, rep, err := File(dst, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,18 +247,18 @@ func TestConvertToParquetRoundTrip(t *testing.T) {
 	if _, err := ConvertToParquet(items, itemsPQ, 0); err != nil {
 		t.Fatal(err)
 	}
-	a, err := ReadItems(items)
+	a, err := Items(items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadItems(itemsPQ)
+	b, err := Items(itemsPQ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(a.IDs, b.IDs) || !slices.Equal(a.Text, b.Text) || !slices.Equal(a.Group, b.Group) {
 		t.Errorf("item table %+v, want %+v", b, a)
 	}
-	withText, _, err := ReadFile(dst, ReadOptions{Items: itemsPQ})
+	withText, _, err := File(dst, Options{Items: itemsPQ})
 	if err != nil || withText.ItemText[withText.ItemIndex("q1")] != "first, with a comma" {
 		t.Errorf("item text from Parquet: %v", err)
 	}
@@ -273,7 +274,7 @@ func TestParquetSharedDataSame(t *testing.T) {
 	dir := t.TempDir()
 	tested := 0
 	for k, f := range files {
-		want, rep, err := ReadFile(f, ReadOptions{NoCache: true})
+		want, rep, err := File(f, Options{NoCache: true})
 		if err != nil || rep.Format == "patterns" {
 			continue // item-text tables and pattern tables are not response matrices in Parquet
 		}
@@ -281,7 +282,7 @@ func TestParquetSharedDataSame(t *testing.T) {
 		if _, err := ConvertToParquet(f, dst, 50_000); err != nil {
 			t.Fatal(err)
 		}
-		got, grep, err := ReadFile(dst, ReadOptions{})
+		got, grep, err := File(dst, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

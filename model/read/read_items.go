@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // ItemTable is an item-text file: ids with their text and, optionally, group.
@@ -21,12 +23,12 @@ var (
 	itemTextNames   = []string{"text", "problem_statement", "content", "prompt", "question"}
 )
 
-// ReadItems reads an item-text CSV (gzip transparent): an id column
+// Items reads an item-text CSV (gzip transparent): an id column
 // (item_id, item, prompt_id, question_id or id), a text column (text,
 // problem_statement, content, prompt or question) and optionally a category or
 // benchmark column. Quoted fields may span lines. A Parquet file with the same
 // columns is read as well.
-func ReadItems(path string) (*ItemTable, error) {
+func Items(path string) (*ItemTable, error) {
 	if isParquet(path) {
 		return readItemsParquet(path)
 	}
@@ -84,8 +86,8 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 // joinItemText sets r.ItemText (and r.ItemGroup, when the file has groups and
 // r has none) from an item-text file, matching by id; the file's text replaces
 // any text from the response file, and a repeated id's last row wins.
-func joinItemText(r *Responses, path string, rep *ReadReport) error {
-	t, err := ReadItems(path)
+func joinItemText(r *model.Responses, path string, rep *Report) error {
+	t, err := Items(path)
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func joinItemText(r *Responses, path string, rep *ReadReport) error {
 		}
 	}
 	if rep.ItemTexts == 0 && len(t.IDs) > 0 {
-		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, Clip(t.IDs[0]), Clip(firstOr(r.Items)))
+		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, model.Clip(t.IDs[0]), model.Clip(firstOr(r.Items)))
 	}
 	return nil
 }

@@ -1,13 +1,15 @@
-package model
+package read
 
 import (
 	"io"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // readLong reads one row per (model, item) cell: model, item and label
 // columns found by name, with optional text and category columns.
-func readLong(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, error) {
+func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, error) {
 	h := s.header
 	c, ok := findLongColumns(h)
 	if !ok {
@@ -58,7 +60,7 @@ func readLong(s *csvScanner, cells *cellSink, rep *ReadReport) (*Responses, erro
 	if rep.Rows == 0 {
 		return nil, s.errorf(0, "", "no data rows after the header")
 	}
-	r := &Responses{Models: models.list, Items: items.list}
+	r := &model.Responses{Models: models.list, Items: items.list}
 	if c.text >= 0 {
 		r.ItemText = padTo(text, len(r.Items))
 	}

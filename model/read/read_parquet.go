@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -233,10 +234,10 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		y, err := lp.parse(v.ByteArray(), line)
 		if err != nil {
-			return 0, fmt.Sprintf("%q %s", Clip(string(v.ByteArray())), err.Error())
+			return 0, fmt.Sprintf("%q %s", model.Clip(string(v.ByteArray())), err.Error())
 		}
 		if y == labelBad {
-			return 0, fmt.Sprintf("%q is not a 0/1 label", Clip(string(v.ByteArray())))
+			return 0, fmt.Sprintf("%q is not a 0/1 label", model.Clip(string(v.ByteArray())))
 		}
 		return y, ""
 	default:
@@ -280,7 +281,7 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(path, format string, cells *cellSink, rep *ReadReport) (*Responses, error) {
+func readParquet(path, format string, cells *cellSink, rep *Report) (*model.Responses, error) {
 	q, err := openParquet(path)
 	if err != nil {
 		return nil, err
@@ -305,7 +306,7 @@ func readParquet(path, format string, cells *cellSink, rep *ReadReport) (*Respon
 	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", path, format)
 }
 
-func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, error) {
+func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses, error) {
 	h := q.header
 	c, ok := findLongColumns(h)
 	if !ok {
@@ -402,7 +403,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 	if rep.Rows == 0 {
 		return nil, &ParseError{File: q.path, Msg: "no data rows"}
 	}
-	r := &Responses{Models: models.tab.list, Items: items.tab.list}
+	r := &model.Responses{Models: models.tab.list, Items: items.tab.list}
 	if c.text >= 0 {
 		r.ItemText = padTo(text, len(r.Items))
 	}
@@ -412,7 +413,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *ReadReport) (*Responses, e
 	return r, nil
 }
 
-func readParquetWide(q *pqFile, cells *cellSink, rep *ReadReport, itemMajor bool) (*Responses, error) {
+func readParquetWide(q *pqFile, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
 	h := q.header
 	if len(h) < 2 {
 		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", clipJoin(h))}
@@ -471,9 +472,9 @@ func readParquetWide(q *pqFile, cells *cellSink, rep *ReadReport, itemMajor bool
 		return nil, &ParseError{File: q.path, Msg: "no data rows"}
 	}
 	if itemMajor {
-		return &Responses{Models: cols.list, Items: rows.tab.list}, nil
+		return &model.Responses{Models: cols.list, Items: rows.tab.list}, nil
 	}
-	return &Responses{Models: rows.tab.list, Items: cols.list}, nil
+	return &model.Responses{Models: rows.tab.list, Items: cols.list}, nil
 }
 
 // wrap locates a decoding error of the library at its row group.
@@ -493,7 +494,7 @@ func resize[T any](s []T, n int) []T {
 }
 
 // readItemsParquet reads an item-text table from Parquet with the column
-// names of ReadItems.
+// names of Items.
 func readItemsParquet(path string) (*ItemTable, error) {
 	q, err := openParquet(path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // csvScanner reads CSV or TSV records without allocating per record: a line
@@ -242,21 +244,21 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		return "", "", err
 	}
 	if c, ok := findLongColumns(header); ok {
-		return "long", fmt.Sprintf("header has model column %q, item column %q and label column %q", Clip(header[c.model]), Clip(header[c.item]), Clip(header[c.label])), nil
+		return "long", fmt.Sprintf("header has model column %q, item column %q and label column %q", model.Clip(header[c.model]), model.Clip(header[c.item]), model.Clip(header[c.label])), nil
 	}
 	if k := findColumn(header, freqNames); k >= 0 {
-		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", Clip(header[k])), nil
+		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", model.Clip(header[k])), nil
 	}
 	first0 := strings.ToLower(header[0])
 	switch {
 	case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
-		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", Clip(header[0]), len(header)-1), nil
+		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", model.Clip(header[0]), len(header)-1), nil
 	case contains(itemNames, first0) || first0 == "question" || first0 == "id":
-		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", Clip(header[0]), len(header)-1), nil
+		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", model.Clip(header[0]), len(header)-1), nil
 	case first0 == "" || first0 == "unnamed: 0" || first0 == "index":
 		return "wide-items", fmt.Sprintf("first column is an unnamed index, read as item ids; %d model columns (use --format wide if rows are models)", len(header)-1), nil
 	}
-	return "", "", s.errorf(1, "", "cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns", Clip(header[0]))
+	return "", "", s.errorf(1, "", "cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns", model.Clip(header[0]))
 }
 
 // Column names, compared case-insensitively, in order of preference.
@@ -296,7 +298,7 @@ func findLongColumns(header []string) (longColumns, bool) {
 
 // nextRow returns the next data row, counting it in rep, and checks that it
 // has as many fields as the header.
-func (s *csvScanner) nextRow(rep *ReadReport, fields int) ([][]byte, error) {
+func (s *csvScanner) nextRow(rep *Report, fields int) ([][]byte, error) {
 	f, err := s.next()
 	if err != nil {
 		return nil, err

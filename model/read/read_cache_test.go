@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // writeCacheTestCSV writes a long CSV with duplicates, blanks, texts and groups.
@@ -29,9 +31,9 @@ func writeCacheTestCSV(t *testing.T, path string, models, items int) {
 	}
 }
 
-func cachedRead(t *testing.T, path, dir string) (*Responses, *ReadReport) {
+func cachedRead(t *testing.T, path, dir string) (*model.Responses, *Report) {
 	t.Helper()
-	r, rep, err := ReadFile(path, ReadOptions{CacheDir: dir, CacheMin: -1})
+	r, rep, err := File(path, Options{CacheDir: dir, CacheMin: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestResponseCache(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	path := filepath.Join(dir, "r.csv")
 	writeCacheTestCSV(t, path, 23, 301)
-	want, wrep, err := ReadFile(path, ReadOptions{NoCache: true})
+	want, wrep, err := File(path, Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestResponseCache(t *testing.T) {
 		t.Errorf("NoCache: cache %q", wrep.Cache)
 	}
 	// Below the size threshold nothing is cached.
-	if _, rep, _ := ReadFile(path, ReadOptions{CacheDir: cache}); rep.Cache != "" {
+	if _, rep, _ := File(path, Options{CacheDir: cache}); rep.Cache != "" {
 		t.Errorf("small file: cache %q", rep.Cache)
 	}
 
@@ -73,7 +75,7 @@ func TestResponseCache(t *testing.T) {
 		t.Errorf("report from the cache\n%+v\nwant\n%+v", rep, wrep)
 	}
 	// Other options are another cache.
-	if _, rep, err := ReadFile(path, ReadOptions{CacheDir: cache, CacheMin: -1, Duplicates: "first"}); err != nil || rep.Cache != "written" {
+	if _, rep, err := File(path, Options{CacheDir: cache, CacheMin: -1, Duplicates: "first"}); err != nil || rep.Cache != "written" {
 		t.Errorf("other options: cache %q, %v", rep.Cache, err)
 	}
 

@@ -1,8 +1,10 @@
-package model
+package read
 
 import (
 	"math"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Summary describes a responses file as `jeirt data inspect` prints it
@@ -39,7 +41,7 @@ type Summary struct {
 }
 
 // Summarize describes r, read as rep says.
-func Summarize(r *Responses, rep *ReadReport) Summary {
+func Summarize(r *model.Responses, rep *Report) Summary {
 	s := Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,

@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // repoRoot is the folder holding go.mod, found from the test's working folder.
@@ -46,7 +48,7 @@ func inDir(t *testing.T, files map[string]string) {
 }
 
 // triples renders the cells as sorted "model/item=label" strings.
-func triples(r *Responses) []string {
+func triples(r *model.Responses) []string {
 	out := make([]string, r.Len())
 	for c := range out {
 		out[c] = fmt.Sprintf("%s/%s=%d", r.Models[r.Model[c]], r.Items[r.Item[c]], r.Label[c])
@@ -76,11 +78,11 @@ func TestReadSharedData(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			opt := ReadOptions{}
+			opt := Options{}
 			if c.items != "" {
 				opt.Items = filepath.Join(data, c.items)
 			}
-			r, rep, err := ReadFile(filepath.Join(data, c.file), opt)
+			r, rep, err := File(filepath.Join(data, c.file), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +108,7 @@ func TestReadSharedData(t *testing.T) {
 // The dataset shipped in configs/data loads with its published counts.
 func TestReadShippedSWEBench(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "configs", "data", "swebench-verified")
-	r, rep, err := ReadFile(filepath.Join(dir, "response_matrix.csv"), ReadOptions{Items: filepath.Join(dir, "item_content.csv")})
+	r, rep, err := File(filepath.Join(dir, "response_matrix.csv"), Options{Items: filepath.Join(dir, "item_content.csv")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestReadFormats(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			inDir(t, map[string]string{c.file: c.content})
-			r, rep, err := ReadFile(c.file, ReadOptions{})
+			r, rep, err := File(c.file, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +181,7 @@ func TestReadFormats(t *testing.T) {
 				}
 			}
 			// Explicit --format reads the same.
-			r2, rep2, err := ReadFile(c.file, ReadOptions{Format: c.format})
+			r2, rep2, err := File(c.file, Options{Format: c.format})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +200,7 @@ func TestReadLongTextAndGroup(t *testing.T) {
 		"m1,q2,code,,0\n" +
 		"m2,q2,code,Write a loop,1\n" +
 		"m2,q1,math,ignored second text,0\n"})
-	r, rep, err := ReadFile("data.csv", ReadOptions{})
+	r, rep, err := File("data.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestReadItemTextJoin(t *testing.T) {
 			"data.csv":  "model,q1,q2\nm1,1,0\n",
 			"items.csv": header + ",category\nq2,\"second\nline, two\",b\nq1,first,a\nq9,unknown,c\n",
 		})
-		r, rep, err := ReadFile("data.csv", ReadOptions{Items: "items.csv"})
+		r, rep, err := File("data.csv", Options{Items: "items.csv"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +271,7 @@ func TestLabelSpellings(t *testing.T) {
 			fmt.Fprintf(&b, "m,q%d,%s\n", k, v)
 		}
 		inDir(t, map[string]string{"data.csv": b.String()})
-		r, rep, err := ReadFile("data.csv", ReadOptions{})
+		r, rep, err := File("data.csv", Options{})
 		if err != nil {
 			t.Errorf("%q: %v", c.values, err)
 			continue
@@ -297,7 +299,7 @@ func TestLabelSpellings(t *testing.T) {
 // lower the density.
 func TestMissingCells(t *testing.T) {
 	inDir(t, map[string]string{"data.csv": "model,a,b,c,d\nm1,1,,0,\nm2,,,,\nm3,0,1,1,1\n"})
-	r, rep, err := ReadFile("data.csv", ReadOptions{})
+	r, rep, err := File("data.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +332,7 @@ func TestDuplicates(t *testing.T) {
 		{"first", []string{"m1/q1=1", "m1/q2=0", "m2/q1=0", "m2/q2=1"}},
 	}
 	for _, c := range cases {
-		r, rep, err := ReadFile("data.csv", ReadOptions{Duplicates: c.policy})
+		r, rep, err := File("data.csv", Options{Duplicates: c.policy})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,14 +347,14 @@ func TestDuplicates(t *testing.T) {
 			t.Errorf("%q: report %+v", c.policy, rep)
 		}
 	}
-	_, _, err := ReadFile("data.csv", ReadOptions{Duplicates: "error"})
+	_, _, err := File("data.csv", Options{Duplicates: "error"})
 	want := `data.csv:5: duplicate row for model "m1", item "q1" (first at line 2; use --duplicates majority or first to resolve)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error policy: %v\nwant %s", err, want)
 	}
 	// Wide files can repeat a model row.
 	inDir(t, map[string]string{"data.csv": "model,q1\nm1,1\nm1,0\n"})
-	r, rep, err := ReadFile("data.csv", ReadOptions{})
+	r, rep, err := File("data.csv", Options{})
 	if err != nil || r.Len() != 0 || rep.TiesDropped != 1 || r.NumModels() != 1 {
 		t.Errorf("wide duplicate: %v, %d cells, %+v", err, r.Len(), rep)
 	}
@@ -369,70 +371,70 @@ func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name  string
 		files map[string]string
-		opt   ReadOptions
+		opt   Options
 		want  string
 	}{
-		{"bad label", map[string]string{"data.csv": "model,item,label\nm,a,1\nm,b,maybe\n"}, ReadOptions{},
+		{"bad label", map[string]string{"data.csv": "model,item,label\nm,a,1\nm,b,maybe\n"}, Options{},
 			`data.csv:3: column "label": "maybe" is not a 0/1 label`},
-		{"label 2", map[string]string{"data.csv": "model,item,correct\nm,a,2\n"}, ReadOptions{},
+		{"label 2", map[string]string{"data.csv": "model,item,correct\nm,a,2\n"}, Options{},
 			`data.csv:2: column "correct": "2" is not a 0/1 label`},
-		{"mixed 0 and -1", map[string]string{"data.csv": "model,item,y\nm,a,-1\nm,b,1\nm,c,0\n"}, ReadOptions{},
+		{"mixed 0 and -1", map[string]string{"data.csv": "model,item,y\nm,a,-1\nm,b,1\nm,c,0\n"}, Options{},
 			`data.csv:4: column "y": "0" is 0, but line 2 has -1: the file mixes 0/1 and -1/1 labels`},
-		{"no label column", map[string]string{"data.csv": "model,item,score\nm,a,1\n"}, ReadOptions{Format: "long"},
+		{"no label column", map[string]string{"data.csv": "model,item,score\nm,a,1\n"}, Options{Format: "long"},
 			"data.csv:1: no label column (want one of correct, label, y, response); header is model,item,score"},
-		{"no model column", map[string]string{"data.csv": "who,item,label\nm,a,1\n"}, ReadOptions{Format: "long"},
+		{"no model column", map[string]string{"data.csv": "who,item,label\nm,a,1\n"}, Options{Format: "long"},
 			"data.csv:1: no model column (want one of model, model_name, model_id, subject_id); header is who,item,label"},
-		{"undecidable header", map[string]string{"data.csv": "who,item,score\nm,a,1\n"}, ReadOptions{},
+		{"undecidable header", map[string]string{"data.csv": "who,item,score\nm,a,1\n"}, Options{},
 			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns`},
-		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, ReadOptions{Format: "xlsx"},
+		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Format: "xlsx"},
 			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt or patterns)`},
-		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, ReadOptions{Duplicates: "mean"},
+		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Duplicates: "mean"},
 			`unknown duplicates policy "mean" (want majority, first or error)`},
-		{"ragged row", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,1\n"}, ReadOptions{},
+		{"ragged row", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,1\n"}, Options{},
 			"data.csv:3: row has 2 fields, header has 3"},
-		{"empty file", map[string]string{"data.csv": ""}, ReadOptions{},
+		{"empty file", map[string]string{"data.csv": ""}, Options{},
 			"data.csv: the file is empty (no header)"},
-		{"blank lines only", map[string]string{"data.csv": "\n\n\r\n"}, ReadOptions{Format: "long"},
+		{"blank lines only", map[string]string{"data.csv": "\n\n\r\n"}, Options{Format: "long"},
 			"data.csv: the file is empty (no header)"},
-		{"header only", map[string]string{"data.csv": "model,item,correct\n"}, ReadOptions{},
+		{"header only", map[string]string{"data.csv": "model,item,correct\n"}, Options{},
 			"data.csv: no data rows after the header"},
-		{"bad freq", map[string]string{"lsat.csv": "i1,i2,freq\n0,1,3\n1,1,x\n"}, ReadOptions{},
+		{"bad freq", map[string]string{"lsat.csv": "i1,i2,freq\n0,1,3\n1,1,x\n"}, Options{},
 			`lsat.csv:3: column "freq": "x" is not a non-negative integer count`},
-		{"negative freq", map[string]string{"lsat.csv": "i1,i2,Freq\n0,1,-2\n"}, ReadOptions{},
+		{"negative freq", map[string]string{"lsat.csv": "i1,i2,Freq\n0,1,-2\n"}, Options{},
 			`lsat.csv:2: column "Freq": "-2" is not a non-negative integer count`},
-		{"non-numeric in wide", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,0,abc\n"}, ReadOptions{},
+		{"non-numeric in wide", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,0,abc\n"}, Options{},
 			`data.csv:3: column "q2": "abc" is not a 0/1 label`},
-		{"non-numeric in wide-items", map[string]string{"data.csv": ",gpt,claude\n0,1.0,0.5\n"}, ReadOptions{},
+		{"non-numeric in wide-items", map[string]string{"data.csv": ",gpt,claude\n0,1.0,0.5\n"}, Options{},
 			`data.csv:2: column "claude": "0.5" is not a 0/1 label`},
-		{"unterminated quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"fine\",1\nm,b,\"never\nclosed,0\nm,c,x,1\n"}, ReadOptions{},
+		{"unterminated quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"fine\",1\nm,b,\"never\nclosed,0\nm,c,x,1\n"}, Options{},
 			`data.csv:3: column "prompt": quoted field is never closed (the file ends at line 5)`},
-		{"text after closing quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"quoted\"tail,1\n"}, ReadOptions{},
+		{"text after closing quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"quoted\"tail,1\n"}, Options{},
 			`data.csv:2: column "prompt": text after the closing quote of a quoted field`},
-		{"empty model name", map[string]string{"data.csv": "model,item,correct\n,a,1\n"}, ReadOptions{},
+		{"empty model name", map[string]string{"data.csv": "model,item,correct\n,a,1\n"}, Options{},
 			`data.csv:2: column "model": empty model name`},
-		{"empty item id in wide-items", map[string]string{"data.csv": "item,m1\n,1\n"}, ReadOptions{},
+		{"empty item id in wide-items", map[string]string{"data.csv": "item,m1\n,1\n"}, Options{},
 			`data.csv:2: column "item": empty item id`},
-		{"unnamed wide column", map[string]string{"data.csv": "model,q1,\nm,1,0\n"}, ReadOptions{},
+		{"unnamed wide column", map[string]string{"data.csv": "model,q1,\nm,1,0\n"}, Options{},
 			"data.csv:1: column 3 has no name"},
-		{"no item id column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "name,text\nq1,hello\n"}, ReadOptions{Items: "items.csv"},
+		{"no item id column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "name,text\nq1,hello\n"}, Options{Items: "items.csv"},
 			"items.csv:1: no item id column (want one of item_id, item, prompt_id, question_id, id); header is name,text"},
-		{"no text column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,body\nq1,hello\n"}, ReadOptions{Items: "items.csv"},
+		{"no text column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,body\nq1,hello\n"}, Options{Items: "items.csv"},
 			"items.csv:1: no text column (want one of text, problem_statement, content, prompt, question); header is item_id,body"},
-		{"item text matches nothing", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,text\n1,hello\n"}, ReadOptions{Items: "items.csv"},
+		{"item text matches nothing", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,text\n1,hello\n"}, Options{Items: "items.csv"},
 			`items.csv: none of its 1 item ids matches an item of data.csv (first id "1", first item "q1")`},
-		{"gzip corrupt header", map[string]string{"data.csv.gz": "\x1f\x8b\x00garbage"}, ReadOptions{},
+		{"gzip corrupt header", map[string]string{"data.csv.gz": "\x1f\x8b\x00garbage"}, Options{},
 			"data.csv.gz: corrupt gzip data: gzip: invalid header"},
-		{"gzip corrupt body", map[string]string{"data.csv.gz": string(corrupt)}, ReadOptions{},
+		{"gzip corrupt body", map[string]string{"data.csv.gz": string(corrupt)}, Options{},
 			"data.csv.gz: corrupt gzip data: flate: corrupt input before offset 26"},
-		{"gzip bad checksum", map[string]string{"data.csv.gz": string(badCRC)}, ReadOptions{},
+		{"gzip bad checksum", map[string]string{"data.csv.gz": string(badCRC)}, Options{},
 			"data.csv.gz:102: corrupt gzip data: gzip: invalid checksum"},
-		{"pyirt bad label", map[string]string{"data.jsonl": "{\"subject_id\": \"m\", \"responses\": {\"q1\": 1}}\n{\"subject_id\": \"n\", \"responses\": {\"q1\": \"maybe\"}}\n"}, ReadOptions{},
+		{"pyirt bad label", map[string]string{"data.jsonl": "{\"subject_id\": \"m\", \"responses\": {\"q1\": 1}}\n{\"subject_id\": \"n\", \"responses\": {\"q1\": \"maybe\"}}\n"}, Options{},
 			`data.jsonl:2: key "responses.q1": "maybe" is not a 0/1 label`},
-		{"pyirt no subject", map[string]string{"data.jsonl": "{\"responses\": {\"q1\": 1}}\n"}, ReadOptions{},
+		{"pyirt no subject", map[string]string{"data.jsonl": "{\"responses\": {\"q1\": 1}}\n"}, Options{},
 			`data.jsonl:1: no "subject_id"`},
-		{"pyirt invalid JSON", map[string]string{"data.jsonl": "{\"subject_id\": \"m\", \"responses\": {\"q1\": 1}}\n{\"subject_id\": \"m\", \"responses\": {\"q1\" 1}}\n"}, ReadOptions{},
+		{"pyirt invalid JSON", map[string]string{"data.jsonl": "{\"subject_id\": \"m\", \"responses\": {\"q1\": 1}}\n{\"subject_id\": \"m\", \"responses\": {\"q1\" 1}}\n"}, Options{},
 			"data.jsonl:2: invalid JSON: expected colon after object key"},
-		{"missing file", map[string]string{}, ReadOptions{},
+		{"missing file", map[string]string{}, Options{},
 			"open data.csv: no such file or directory"},
 	}
 	for _, c := range cases {
@@ -444,7 +446,7 @@ func TestBadInput(t *testing.T) {
 					name = f
 				}
 			}
-			r, _, err := ReadFile(name, c.opt)
+			r, _, err := File(name, c.opt)
 			if err == nil {
 				t.Fatalf("no error; read %d cells", r.Len())
 			}
@@ -458,7 +460,7 @@ func TestBadInput(t *testing.T) {
 // WriteLongCSV round-trips exactly (by name), including awkward names and
 // models or items without observed cells.
 func TestWriteLongRoundTrip(t *testing.T) {
-	r := &Responses{
+	r := &model.Responses{
 		Models:    []string{"gpt, 4o", `say "hi"`, "idle"},
 		Items:     []string{"q1", "line\nbreak", " padded ", "never"},
 		ItemGroup: []string{"a", "b", "a", "c"},
@@ -467,10 +469,10 @@ func TestWriteLongRoundTrip(t *testing.T) {
 		Label:     []uint8{1, 0, 0, 1, 1},
 	}
 	inDir(t, nil)
-	if err := WriteLongCSV("out.csv", r); err != nil {
+	if err := model.WriteLongCSV("out.csv", r); err != nil {
 		t.Fatal(err)
 	}
-	got, rep, err := ReadFile("out.csv", ReadOptions{Duplicates: "error"})
+	got, rep, err := File("out.csv", Options{Duplicates: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,13 +492,13 @@ func TestWriteLongRoundTrip(t *testing.T) {
 }
 
 func TestWriteItemsCSVRoundTrip(t *testing.T) {
-	r := &Responses{Models: []string{"m"}, Items: []string{"a", "b"}, ItemText: []string{"multi\nline, \"quoted\"", ""},
+	r := &model.Responses{Models: []string{"m"}, Items: []string{"a", "b"}, ItemText: []string{"multi\nline, \"quoted\"", ""},
 		Model: []int32{0}, Item: []int32{0}, Label: []uint8{1}}
 	inDir(t, nil)
-	if err := WriteItemsCSV("items.csv", r); err != nil {
+	if err := model.WriteItemsCSV("items.csv", r); err != nil {
 		t.Fatal(err)
 	}
-	tab, err := ReadItems("items.csv")
+	tab, err := Items("items.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +510,7 @@ func TestWriteItemsCSVRoundTrip(t *testing.T) {
 func TestNPYRoundTrip(t *testing.T) {
 	inDir(t, nil)
 	rows := [][]float32{{1, -2.5, 3}, {0.25, 0, -1}}
-	if err := WriteNPY("x.npy", rows, 3); err != nil {
+	if err := model.WriteNPY("x.npy", rows, 3); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile("x.npy")
@@ -525,10 +527,10 @@ func TestNPYRoundTrip(t *testing.T) {
 	if !bytes.Equal(data[4:8], []byte{0, 0, 0x20, 0xc0}) {
 		t.Errorf("second value bytes % x", data[4:8])
 	}
-	if got, err := ReadNPY("x.npy"); err != nil || !reflect.DeepEqual(got, rows) {
+	if got, err := model.ReadNPY("x.npy"); err != nil || !reflect.DeepEqual(got, rows) {
 		t.Errorf("read back %v, %v", got, err)
 	}
-	if err := WriteNPY("y.npy", [][]float32{{1}, {1, 2}}, 1); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, want 1" {
+	if err := model.WriteNPY("y.npy", [][]float32{{1}, {1, 2}}, 1); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, want 1" {
 		t.Errorf("ragged rows: %v", err)
 	}
 }
@@ -547,7 +549,7 @@ func TestReadLongLines(t *testing.T) {
 	}
 	b.WriteString("\n")
 	inDir(t, map[string]string{"data.csv": b.String()})
-	r, _, err := ReadFile("data.csv", ReadOptions{})
+	r, _, err := File("data.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +558,7 @@ func TestReadLongLines(t *testing.T) {
 	}
 	text := strings.Repeat("a line of text\n", 100000) // 1.5 MB in one quoted field
 	inDir(t, map[string]string{"data.csv": "model,item,text,correct\nm,q,\"" + text + "\",1\n"})
-	r, _, err = ReadFile("data.csv", ReadOptions{})
+	r, _, err = File("data.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +569,7 @@ func TestReadLongLines(t *testing.T) {
 
 func TestPatternsExpand(t *testing.T) {
 	inDir(t, map[string]string{"p.csv": "Item.1,Item.2,freq\n0,0,2\n1,,1\n1,1,0\n0,1,3\n"})
-	r, rep, err := ReadFile("p.csv", ReadOptions{})
+	r, rep, err := File("p.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

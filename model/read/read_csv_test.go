@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"bufio"

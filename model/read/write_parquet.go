@@ -1,4 +1,4 @@
-package model
+package read
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -46,7 +47,7 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 	if err != nil {
 		return 0, &ParseError{File: src, Line: 1, Msg: err.Error(), Err: err}
 	}
-	err = WriteFileAtomic(dst, func(w io.Writer) error {
+	err = model.WriteFileAtomic(dst, func(w io.Writer) error {
 		// Page buffers sized for the column count: a wide file has thousands
 		// of columns, each with its own buffer.
 		page := min(256<<10, max(4<<10, (64<<20)/len(h)))
