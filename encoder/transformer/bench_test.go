@@ -63,12 +63,11 @@ func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &BERT{Config: cfg, Tokenizer: &tokenizer.Tokenizer{MaxLen: 128}, Pooling: []string{PoolMean}, Normalize: true, MaxSeqLen: 128, w: w}
+	return &BERT{Pipeline: Pipeline{Tokenizer: &tokenizer.Tokenizer{MaxLen: 128}, Pooling: []string{PoolMean}, Normalize: true, MaxSeqLen: 128}, Config: cfg, w: w}
 }
 
 // miniLMConfig is all-MiniLM-L6-v2's shape.
-var miniLMConfig = BertConfig{ModelType: "bert", HiddenSize: 384, NumHiddenLayers: 6, NumAttentionHeads: 12,
-	IntermediateSize: 1536, HiddenAct: "gelu", LayerNormEps: 1e-12, MaxPositionEmbeddings: 512, TypeVocabSize: 2, VocabSize: 30522}
+var miniLMConfig = BertConfig{BaseConfig: BaseConfig{ModelType: "bert", HiddenSize: 384, NumHiddenLayers: 6, NumAttentionHeads: 12, IntermediateSize: 1536, MaxPositionEmbeddings: 512, VocabSize: 30522}, HiddenAct: "gelu", LayerNormEps: 1e-12, TypeVocabSize: 2}
 
 // bertFLOPs is the multiply-add count ×2 of one forward pass over a text of
 // l tokens: per layer Q, K, V and output projections (4·2·l·d²), the two
@@ -121,13 +120,9 @@ func BenchmarkBERTMiniLM(b *testing.B) {
 // Base-sized shapes of the paper's encoders: all-mpnet-base-v2 and
 // ModernBERT-base / ModernBERT-large (hub config values).
 var (
-	mpnetBaseConfig = MPNetConfig{ModelType: "mpnet", HiddenSize: 768, NumHiddenLayers: 12, NumAttentionHeads: 12,
-		IntermediateSize: 3072, HiddenAct: "gelu", LayerNormEps: 1e-5, MaxPositionEmbeddings: 514, VocabSize: 30527,
-		RelativeAttentionNumBuckets: 32}
-	modernBERTBaseConfig = ModernBERTConfig{ModelType: "modernbert", HiddenSize: 768, NumHiddenLayers: 22, NumAttentionHeads: 12,
-		IntermediateSize: 1152, VocabSize: 50368, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
-	modernBERTLargeConfig = ModernBERTConfig{ModelType: "modernbert", HiddenSize: 1024, NumHiddenLayers: 28, NumAttentionHeads: 16,
-		IntermediateSize: 2624, VocabSize: 50368, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
+	mpnetBaseConfig       = MPNetConfig{BaseConfig: BaseConfig{ModelType: "mpnet", HiddenSize: 768, NumHiddenLayers: 12, NumAttentionHeads: 12, IntermediateSize: 3072, MaxPositionEmbeddings: 514, VocabSize: 30527}, HiddenAct: "gelu", LayerNormEps: 1e-5, RelativeAttentionNumBuckets: 32}
+	modernBERTBaseConfig  = ModernBERTConfig{BaseConfig: BaseConfig{ModelType: "modernbert", HiddenSize: 768, NumHiddenLayers: 22, NumAttentionHeads: 12, IntermediateSize: 1152, VocabSize: 50368}, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
+	modernBERTLargeConfig = ModernBERTConfig{BaseConfig: BaseConfig{ModelType: "modernbert", HiddenSize: 1024, NumHiddenLayers: 28, NumAttentionHeads: 16, IntermediateSize: 2624, VocabSize: 50368}, GlobalAttnEveryNLayers: 3, LocalAttention: 128}
 )
 
 // randomBatch is batch encodings of l random ids below vocab.
@@ -185,7 +180,7 @@ func BenchmarkMPNetBase(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &MPNet{Config: c, MaxSeqLen: 512, w: w}
+	m := &MPNet{Pipeline: Pipeline{MaxSeqLen: 512}, Config: c, w: w}
 	d, ff, L := float64(c.HiddenSize), float64(c.IntermediateSize), 128.0
 	benchForward(b, m.Forward, c.VocabSize, float64(c.NumHiddenLayers)*(8*L*d*d+4*L*d*ff+4*L*L*d))
 }
@@ -201,7 +196,7 @@ func randomModernBERT(tb testing.TB, c ModernBERTConfig) *ModernBERT {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &ModernBERT{Config: c, MaxSeqLen: 512, w: w}
+	return &ModernBERT{Pipeline: Pipeline{MaxSeqLen: 512}, Config: c, w: w}
 }
 
 // modernFLOPs counts one forward pass over l tokens: Wqkv and Wo (8·l·d²),

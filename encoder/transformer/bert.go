@@ -14,18 +14,11 @@ import (
 // BertConfig is the part of a Hugging Face config.json that the BERT forward
 // pass needs.
 type BertConfig struct {
-	ModelType             string   `json:"model_type"`
-	Architectures         []string `json:"architectures"`
-	HiddenSize            int      `json:"hidden_size"`
-	NumHiddenLayers       int      `json:"num_hidden_layers"`
-	NumAttentionHeads     int      `json:"num_attention_heads"`
-	IntermediateSize      int      `json:"intermediate_size"`
-	HiddenAct             string   `json:"hidden_act"`
-	LayerNormEps          float64  `json:"layer_norm_eps"`
-	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
-	TypeVocabSize         int      `json:"type_vocab_size"`
-	VocabSize             int      `json:"vocab_size"`
-	PositionEmbeddingType string   `json:"position_embedding_type"`
+	BaseConfig
+	HiddenAct             string  `json:"hidden_act"`
+	LayerNormEps          float64 `json:"layer_norm_eps"`
+	TypeVocabSize         int     `json:"type_vocab_size"`
+	PositionEmbeddingType string  `json:"position_embedding_type"`
 }
 
 // check reports the settings this implementation does not run.
@@ -33,10 +26,8 @@ func (c *BertConfig) check(file string) error {
 	if c.ModelType != "bert" {
 		return fmt.Errorf("%s: model_type %q is not supported (jeirt runs BERT encoders, model_type \"bert\": all-MiniLM, BGE, E5, GTE)", file, c.ModelType)
 	}
-	for _, a := range c.Architectures {
-		if a != "BertModel" && a != "BertForMaskedLM" && a != "BertForPreTraining" {
-			return fmt.Errorf("%s: architecture %q is not supported (want BertModel)", file, a)
-		}
+	if err := c.checkArchitectures(file, "BertModel", "BertForMaskedLM", "BertForPreTraining"); err != nil {
+		return err
 	}
 	if c.HiddenAct != "gelu" {
 		return fmt.Errorf("%s: hidden_act %q is not supported (want \"gelu\", exact erf GELU)", file, c.HiddenAct)
@@ -44,15 +35,12 @@ func (c *BertConfig) check(file string) error {
 	if c.PositionEmbeddingType != "" && c.PositionEmbeddingType != "absolute" {
 		return fmt.Errorf("%s: position_embedding_type %q is not supported (want \"absolute\")", file, c.PositionEmbeddingType)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
-		{"intermediate_size", c.IntermediateSize}, {"max_position_embeddings", c.MaxPositionEmbeddings},
-		{"type_vocab_size", c.TypeVocabSize}, {"vocab_size", c.VocabSize}} {
-		if f.v <= 0 {
-			return fmt.Errorf("%s: %s must be positive, got %d", file, f.name, f.v)
-		}
+	if err := checkPositive(file,
+		setting{"hidden_size", c.HiddenSize}, setting{"num_hidden_layers", c.NumHiddenLayers},
+		setting{"num_attention_heads", c.NumAttentionHeads}, setting{"intermediate_size", c.IntermediateSize},
+		setting{"max_position_embeddings", c.MaxPositionEmbeddings},
+		setting{"type_vocab_size", c.TypeVocabSize}, setting{"vocab_size", c.VocabSize}); err != nil {
+		return err
 	}
 	if c.HiddenSize%c.NumAttentionHeads != 0 {
 		return fmt.Errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d", file, c.HiddenSize, c.NumAttentionHeads)
@@ -63,7 +51,6 @@ func (c *BertConfig) check(file string) error {
 	return nil
 }
 
-func (c *BertConfig) hidden() int        { return c.HiddenSize }
 func (c *BertConfig) maxPositions() int  { return c.MaxPositionEmbeddings }
 func (c *BertConfig) defaultSeqLen() int { return 512 }
 
@@ -80,19 +67,10 @@ const (
 // folder: tokenizer, transformer (a Gorgonia graph, see bertGraph), pooling
 // and, if modules.json lists it, L2 normalisation.
 type BERT struct {
-	// BatchSize is the most texts one forward pass takes. Zero means 32.
-	BatchSize int
+	Pipeline
+	Config BertConfig
 
-	Config    BertConfig
-	Tokenizer *tokenizer.Tokenizer
-	Pooling   []string
-	Normalize bool
-	// MaxSeqLen is sentence_bert_config.json's max_seq_length: the most
-	// tokens per text, [CLS] and [SEP] included.
-	MaxSeqLen int
-
-	w           *bertWeights
-	fingerprint string
+	w *bertWeights
 
 	mu     sync.Mutex
 	graphs map[[2]int]*bertGraph
@@ -111,34 +89,22 @@ func OpenBERT(dir string) (*BERT, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.Tokenizer, b.Pooling, b.Normalize, b.MaxSeqLen = f.Tokenizer, f.Pooling, f.Normalize, f.MaxSeqLen
+	b.Pipeline = f.pipeline("bert/v1/")
 	if b.w, err = loadBertWeights(f.WeightsAt, f.Weights, &b.Config); err != nil {
 		return nil, err
 	}
-	b.fingerprint = "bert/v1/" + f.fingerprint()
 	return b, nil
 }
 
 // Dim implements Encoder.
 func (b *BERT) Dim() int { return b.Config.HiddenSize * len(b.Pooling) }
 
-// Fingerprint implements Encoder: a hash of every file read and of the
-// pooling, normalisation and sequence length.
-func (b *BERT) Fingerprint() string { return b.fingerprint }
-
 // Encode implements Encoder. Texts are tokenised, sorted by length and run in
 // batches of similar length padded to a multiple of 8 tokens; the padding is
 // masked, so a text's vector does not depend on its batch.
 func (b *BERT) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	return encodeSorted(ctx, texts, b.Tokenizer, b.BatchSize, b.Config.HiddenSize, b.Forward, b.pool)
+	return b.encode(ctx, texts, b.Config.HiddenSize, b.Forward)
 }
-
-func (b *BERT) pool(h []float32, mask []int32) []float32 {
-	return poolVector(h, mask, b.Config.HiddenSize, b.Pooling, b.Normalize)
-}
-
-// SetBatchSize sets BatchSize.
-func (b *BERT) SetBatchSize(n int) { b.BatchSize = n }
 
 // Forward runs the transformer on a batch of encodings, right-padded to the
 // longest rounded up to a multiple of 8 (at most MaxSeqLen), and returns the

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,19 +20,92 @@ import (
 	"github.com/jeirt/jeirt/model"
 )
 
-// modelFolder is what a sentence-transformers folder gives every transformer
-// architecture besides its weights: the tokenizer, the pipeline after the
-// transformer (modules.json, 1_Pooling/config.json) and the sequence length
-// (sentence_bert_config.json), with a hash of every file read.
-type modelFolder struct {
-	dir       string
+// Pipeline is what a sentence-transformers folder puts around every
+// architecture's transformer: the tokenizer, the Pooling module (modules.json,
+// 1_Pooling/config.json), the optional Normalize module and the sequence
+// length (sentence_bert_config.json). BERT, MPNet and ModernBERT embed it.
+type Pipeline struct {
+	// BatchSize is the most texts one forward pass takes. Zero means 32.
+	BatchSize int
+
 	Tokenizer *tokenizer.Tokenizer
+	// Pooling lists the pooling modes (PoolCLS, PoolMax, PoolMean,
+	// PoolMeanSqrtLen), concatenated in this order.
 	Pooling   []string
 	Normalize bool
+	// MaxSeqLen is sentence_bert_config.json's max_seq_length: the most
+	// tokens per text, special tokens included.
 	MaxSeqLen int
+
+	fingerprint string
+}
+
+// Fingerprint implements Encoder: the architecture, a hash of every file read
+// and the pooling, normalisation and sequence length.
+func (p *Pipeline) Fingerprint() string { return p.fingerprint }
+
+// SetBatchSize sets BatchSize.
+func (p *Pipeline) SetBatchSize(n int) { p.BatchSize = n }
+
+// encode tokenises texts, runs them through forward (hidden size d) in
+// length-sorted batches and pools each text's hidden states.
+func (p *Pipeline) encode(ctx context.Context, texts []string, d int, forward func([]tokenizer.Encoding) ([]float32, int, error)) ([][]float32, error) {
+	return encodeSorted(ctx, texts, p.Tokenizer, p.BatchSize, d, forward,
+		func(h []float32, mask []int32) []float32 {
+			return poolVector(h, mask, d, p.Pooling, p.Normalize)
+		})
+}
+
+// modelFolder is what reading a sentence-transformers folder gives every
+// transformer architecture: the pipeline, the weights and a hash of every file
+// read.
+type modelFolder struct {
+	Pipeline
+	dir       string
 	Weights   *model.Safetensors
 	WeightsAt string
 	hash      hash.Hash
+}
+
+// BaseConfig holds the config.json settings every architecture reads.
+type BaseConfig struct {
+	ModelType             string   `json:"model_type"`
+	Architectures         []string `json:"architectures"`
+	HiddenSize            int      `json:"hidden_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	VocabSize             int      `json:"vocab_size"`
+}
+
+func (c *BaseConfig) hidden() int { return c.HiddenSize }
+
+// checkArchitectures reports the first of config.json's architectures that is
+// not in ok; the error suggests ok[0].
+func (c *BaseConfig) checkArchitectures(file string, ok ...string) error {
+	for _, a := range c.Architectures {
+		if !slices.Contains(ok, a) {
+			return fmt.Errorf("%s: architecture %q is not supported (want %s)", file, a, ok[0])
+		}
+	}
+	return nil
+}
+
+// setting is an integer of config.json by its name there.
+type setting struct {
+	name string
+	v    int
+}
+
+// checkPositive reports the first setting that is not positive.
+func checkPositive(file string, settings ...setting) error {
+	for _, s := range settings {
+		if s.v <= 0 {
+			return fmt.Errorf("%s: %s must be positive, got %d", file, s.name, s.v)
+		}
+	}
+	return nil
 }
 
 // archConfig is the part of config.json the folder reader needs.
@@ -49,7 +123,7 @@ type archConfig interface {
 // config.json, sentence_bert_config.json, tokenizer.json and
 // model.safetensors.
 func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
-	f := &modelFolder{dir: dir, Pooling: []string{PoolMean}, hash: sha256.New()}
+	f := &modelFolder{Pipeline: Pipeline{Pooling: []string{PoolMean}}, dir: dir, hash: sha256.New()}
 	cfgPath := filepath.Join(dir, "config.json")
 	if _, err := f.readJSON("config.json", cfg, true); err != nil {
 		return nil, err
@@ -149,11 +223,14 @@ func (f *modelFolder) readJSON(name string, v any, required bool) (bool, error) 
 	return true, nil
 }
 
-// fingerprint hashes every file read with the pooling, normalisation and
-// sequence length.
-func (f *modelFolder) fingerprint() string {
+// pipeline returns the folder's pipeline, its fingerprint kind (such as
+// "bert/v1/") followed by a hash of every file read with the pooling,
+// normalisation and sequence length.
+func (f *modelFolder) pipeline(kind string) Pipeline {
 	fmt.Fprintf(f.hash, "pool=%s normalize=%v maxlen=%d", strings.Join(f.Pooling, "+"), f.Normalize, f.MaxSeqLen)
-	return hex.EncodeToString(f.hash.Sum(nil))[:32]
+	p := f.Pipeline
+	p.fingerprint = kind + hex.EncodeToString(f.hash.Sum(nil))[:32]
+	return p
 }
 
 func hashFile(h io.Writer, path string) error {

@@ -14,19 +14,12 @@ import (
 // (config.json) that the ModernBERT forward pass needs. Zero values take
 // ModernBertConfig's defaults.
 type ModernBERTConfig struct {
-	ModelType              string   `json:"model_type"`
-	Architectures          []string `json:"architectures"`
-	HiddenSize             int      `json:"hidden_size"`
-	NumHiddenLayers        int      `json:"num_hidden_layers"`
-	NumAttentionHeads      int      `json:"num_attention_heads"`
-	IntermediateSize       int      `json:"intermediate_size"`
+	BaseConfig
 	HiddenActivation       string   `json:"hidden_activation"`
 	NormEps                float64  `json:"norm_eps"`
 	NormBias               bool     `json:"norm_bias"`
 	AttentionBias          bool     `json:"attention_bias"`
 	MLPBias                bool     `json:"mlp_bias"`
-	MaxPositionEmbeddings  int      `json:"max_position_embeddings"`
-	VocabSize              int      `json:"vocab_size"`
 	PadTokenID             *int     `json:"pad_token_id"`
 	GlobalAttnEveryNLayers int      `json:"global_attn_every_n_layers"`
 	LocalAttention         int      `json:"local_attention"`
@@ -39,10 +32,8 @@ func (c *ModernBERTConfig) check(file string) error {
 	if c.ModelType != "modernbert" {
 		return fmt.Errorf("%s: model_type %q is not modernbert", file, c.ModelType)
 	}
-	for _, a := range c.Architectures {
-		if a != "ModernBertModel" && a != "ModernBertForMaskedLM" {
-			return fmt.Errorf("%s: architecture %q is not supported (want ModernBertModel)", file, a)
-		}
+	if err := c.checkArchitectures(file, "ModernBertModel", "ModernBertForMaskedLM"); err != nil {
+		return err
 	}
 	if c.HiddenActivation == "" {
 		c.HiddenActivation = "gelu"
@@ -68,14 +59,11 @@ func (c *ModernBERTConfig) check(file string) error {
 	if c.LocalRopeTheta == 0 {
 		c.LocalRopeTheta = 10000
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
-		{"intermediate_size", c.IntermediateSize}, {"vocab_size", c.VocabSize}} {
-		if f.v <= 0 {
-			return fmt.Errorf("%s: %s must be positive, got %d", file, f.name, f.v)
-		}
+	if err := checkPositive(file,
+		setting{"hidden_size", c.HiddenSize}, setting{"num_hidden_layers", c.NumHiddenLayers},
+		setting{"num_attention_heads", c.NumAttentionHeads}, setting{"intermediate_size", c.IntermediateSize},
+		setting{"vocab_size", c.VocabSize}); err != nil {
+		return err
 	}
 	if c.HiddenSize%c.NumAttentionHeads != 0 || (c.HiddenSize/c.NumAttentionHeads)%2 != 0 {
 		return fmt.Errorf("%s: hidden_size %d over num_attention_heads %d is not an even head size (rotary embeddings rotate pairs)", file, c.HiddenSize, c.NumAttentionHeads)
@@ -110,7 +98,6 @@ func (c *ModernBERTConfig) global(i int) bool {
 	return i%c.GlobalAttnEveryNLayers == 0
 }
 
-func (c *ModernBERTConfig) hidden() int        { return c.HiddenSize }
 func (c *ModernBERTConfig) maxPositions() int  { return c.MaxPositionEmbeddings }
 func (c *ModernBERTConfig) defaultSeqLen() int { return c.MaxPositionEmbeddings }
 
@@ -120,20 +107,10 @@ func (c *ModernBERTConfig) defaultSeqLen() int { return c.MaxPositionEmbeddings 
 // tokenizer, transformer, pooling (CLS for the JE-IRT paper's vectors, or
 // mean, as 1_Pooling says) and, if modules.json lists it, L2 normalisation.
 type ModernBERT struct {
-	// BatchSize is the most texts one forward pass takes. Zero means 32.
-	BatchSize int
+	Pipeline
+	Config ModernBERTConfig
 
-	Config    ModernBERTConfig
-	Tokenizer *tokenizer.Tokenizer
-	Pooling   []string
-	Normalize bool
-	// MaxSeqLen is sentence_bert_config.json's max_seq_length (default
-	// max_position_embeddings): the most tokens per text, [CLS] and [SEP]
-	// included.
-	MaxSeqLen int
-
-	w           *modernWeights
-	fingerprint string
+	w *modernWeights
 
 	mu   sync.Mutex
 	bufs arena
@@ -164,11 +141,10 @@ func OpenModernBERT(dir string) (*ModernBERT, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Tokenizer, m.Pooling, m.Normalize, m.MaxSeqLen = f.Tokenizer, f.Pooling, f.Normalize, f.MaxSeqLen
+	m.Pipeline = f.pipeline("modernbert/v1/")
 	if m.w, err = loadModernWeights(f.WeightsAt, f.Weights, &m.Config); err != nil {
 		return nil, err
 	}
-	m.fingerprint = "modernbert/v1/" + f.fingerprint()
 	return m, nil
 }
 
@@ -236,19 +212,9 @@ func loadModernWeights(file string, st *model.Safetensors, c *ModernBERTConfig) 
 // Dim implements Encoder.
 func (m *ModernBERT) Dim() int { return m.Config.HiddenSize * len(m.Pooling) }
 
-// Fingerprint implements Encoder: a hash of every file read and of the
-// pooling, normalisation and sequence length.
-func (m *ModernBERT) Fingerprint() string { return m.fingerprint }
-
-// SetBatchSize sets BatchSize.
-func (m *ModernBERT) SetBatchSize(n int) { m.BatchSize = n }
-
 // Encode implements Encoder, as BERT.Encode does.
 func (m *ModernBERT) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	return encodeSorted(ctx, texts, m.Tokenizer, m.BatchSize, m.Config.HiddenSize, m.Forward,
-		func(h []float32, mask []int32) []float32 {
-			return poolVector(h, mask, m.Config.HiddenSize, m.Pooling, m.Normalize)
-		})
+	return m.encode(ctx, texts, m.Config.HiddenSize, m.Forward)
 }
 
 // ropeTable holds the cos and sin of rotary position embeddings (Su et al.

@@ -13,28 +13,19 @@ import (
 // MPNetConfig is the part of a Hugging Face MPNetConfig (config.json) that
 // the MPNet forward pass needs.
 type MPNetConfig struct {
-	ModelType                   string   `json:"model_type"`
-	Architectures               []string `json:"architectures"`
-	HiddenSize                  int      `json:"hidden_size"`
-	NumHiddenLayers             int      `json:"num_hidden_layers"`
-	NumAttentionHeads           int      `json:"num_attention_heads"`
-	IntermediateSize            int      `json:"intermediate_size"`
-	HiddenAct                   string   `json:"hidden_act"`
-	LayerNormEps                float64  `json:"layer_norm_eps"`
-	MaxPositionEmbeddings       int      `json:"max_position_embeddings"`
-	VocabSize                   int      `json:"vocab_size"`
-	RelativeAttentionNumBuckets int      `json:"relative_attention_num_buckets"`
-	PadTokenID                  *int     `json:"pad_token_id"`
+	BaseConfig
+	HiddenAct                   string  `json:"hidden_act"`
+	LayerNormEps                float64 `json:"layer_norm_eps"`
+	RelativeAttentionNumBuckets int     `json:"relative_attention_num_buckets"`
+	PadTokenID                  *int    `json:"pad_token_id"`
 }
 
 func (c *MPNetConfig) check(file string) error {
 	if c.ModelType != "mpnet" {
 		return fmt.Errorf("%s: model_type %q is not mpnet", file, c.ModelType)
 	}
-	for _, a := range c.Architectures {
-		if a != "MPNetModel" && a != "MPNetForMaskedLM" {
-			return fmt.Errorf("%s: architecture %q is not supported (want MPNetModel)", file, a)
-		}
+	if err := c.checkArchitectures(file, "MPNetModel", "MPNetForMaskedLM"); err != nil {
+		return err
 	}
 	if c.HiddenAct != "gelu" {
 		return fmt.Errorf("%s: hidden_act %q is not supported (want \"gelu\", exact erf GELU)", file, c.HiddenAct)
@@ -42,15 +33,12 @@ func (c *MPNetConfig) check(file string) error {
 	if c.RelativeAttentionNumBuckets == 0 {
 		c.RelativeAttentionNumBuckets = 32
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads},
-		{"intermediate_size", c.IntermediateSize}, {"max_position_embeddings", c.MaxPositionEmbeddings},
-		{"vocab_size", c.VocabSize}, {"relative_attention_num_buckets", c.RelativeAttentionNumBuckets}} {
-		if f.v <= 0 {
-			return fmt.Errorf("%s: %s must be positive, got %d", file, f.name, f.v)
-		}
+	if err := checkPositive(file,
+		setting{"hidden_size", c.HiddenSize}, setting{"num_hidden_layers", c.NumHiddenLayers},
+		setting{"num_attention_heads", c.NumAttentionHeads}, setting{"intermediate_size", c.IntermediateSize},
+		setting{"max_position_embeddings", c.MaxPositionEmbeddings},
+		setting{"vocab_size", c.VocabSize}, setting{"relative_attention_num_buckets", c.RelativeAttentionNumBuckets}); err != nil {
+		return err
 	}
 	if c.HiddenSize%c.NumAttentionHeads != 0 {
 		return fmt.Errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d", file, c.HiddenSize, c.NumAttentionHeads)
@@ -71,8 +59,6 @@ func (c *MPNetConfig) check(file string) error {
 	return nil
 }
 
-func (c *MPNetConfig) hidden() int { return c.HiddenSize }
-
 // maxPositions is the longest input: position ids start after the padding
 // index (pad_token_id+1 for the first token).
 func (c *MPNetConfig) maxPositions() int  { return c.MaxPositionEmbeddings - *c.PadTokenID - 1 }
@@ -84,19 +70,10 @@ func (c *MPNetConfig) defaultSeqLen() int { return 512 }
 // all-mpnet-base-v2: tokenizer, transformer, pooling and, if modules.json
 // lists it, L2 normalisation.
 type MPNet struct {
-	// BatchSize is the most texts one forward pass takes. Zero means 32.
-	BatchSize int
+	Pipeline
+	Config MPNetConfig
 
-	Config    MPNetConfig
-	Tokenizer *tokenizer.Tokenizer
-	Pooling   []string
-	Normalize bool
-	// MaxSeqLen is sentence_bert_config.json's max_seq_length: the most
-	// tokens per text, <s> and </s> included.
-	MaxSeqLen int
-
-	w           *mpnetWeights
-	fingerprint string
+	w *mpnetWeights
 
 	mu    sync.Mutex
 	bufs  arena
@@ -126,11 +103,10 @@ func OpenMPNet(dir string) (*MPNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Tokenizer, m.Pooling, m.Normalize, m.MaxSeqLen = f.Tokenizer, f.Pooling, f.Normalize, f.MaxSeqLen
+	m.Pipeline = f.pipeline("mpnet/v1/")
 	if m.w, err = loadMPNetWeights(f.WeightsAt, f.Weights, &m.Config); err != nil {
 		return nil, err
 	}
-	m.fingerprint = "mpnet/v1/" + f.fingerprint()
 	return m, nil
 }
 
@@ -210,19 +186,9 @@ func loadMPNetWeights(file string, st *model.Safetensors, c *MPNetConfig) (*mpne
 // Dim implements Encoder.
 func (m *MPNet) Dim() int { return m.Config.HiddenSize * len(m.Pooling) }
 
-// Fingerprint implements Encoder: a hash of every file read and of the
-// pooling, normalisation and sequence length.
-func (m *MPNet) Fingerprint() string { return m.fingerprint }
-
-// SetBatchSize sets BatchSize.
-func (m *MPNet) SetBatchSize(n int) { m.BatchSize = n }
-
 // Encode implements Encoder, as BERT.Encode does.
 func (m *MPNet) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	return encodeSorted(ctx, texts, m.Tokenizer, m.BatchSize, m.Config.HiddenSize, m.Forward,
-		func(h []float32, mask []int32) []float32 {
-			return poolVector(h, mask, m.Config.HiddenSize, m.Pooling, m.Normalize)
-		})
+	return m.encode(ctx, texts, m.Config.HiddenSize, m.Forward)
 }
 
 // mpnetPositionIDs is Hugging Face's create_position_ids_from_input_ids: the

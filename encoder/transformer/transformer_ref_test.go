@@ -209,8 +209,7 @@ func checkAgainstRef(t *testing.T, forward func([]tokenizer.Encoding) ([]float32
 
 func TestMPNetAgainstReference(t *testing.T) {
 	pad := 3
-	c := MPNetConfig{ModelType: "mpnet", HiddenSize: 24, NumHiddenLayers: 3, NumAttentionHeads: 2, IntermediateSize: 30,
-		HiddenAct: "gelu", LayerNormEps: 1e-5, MaxPositionEmbeddings: 200, VocabSize: 50, RelativeAttentionNumBuckets: 16, PadTokenID: &pad}
+	c := MPNetConfig{BaseConfig: BaseConfig{ModelType: "mpnet", HiddenSize: 24, NumHiddenLayers: 3, NumAttentionHeads: 2, IntermediateSize: 30, MaxPositionEmbeddings: 200, VocabSize: 50}, HiddenAct: "gelu", LayerNormEps: 1e-5, RelativeAttentionNumBuckets: 16, PadTokenID: &pad}
 	if err := c.check("config.json"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +220,7 @@ func TestMPNetAgainstReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &MPNet{Config: c, MaxSeqLen: 196, w: w}
+	m := &MPNet{Pipeline: Pipeline{MaxSeqLen: 196}, Config: c, w: w}
 
 	// bucket straight from the T5/MPNet definition, in float64.
 	bucket := func(rel int) int {
@@ -311,10 +310,8 @@ func TestModernBERTAgainstReference(t *testing.T) {
 		name string
 		c    ModernBERTConfig
 	}{
-		{"3 heads, 5 layers, global every 2, window ±3, biases", ModernBERTConfig{HiddenSize: 48, NumHiddenLayers: 5, NumAttentionHeads: 3, IntermediateSize: 40,
-			GlobalAttnEveryNLayers: 2, LocalAttention: 7, GlobalRopeTheta: 80000, LocalRopeTheta: 5000, NormBias: true, AttentionBias: true, MLPBias: true}},
-		{"8 heads, layer_types, window ±5", ModernBERTConfig{HiddenSize: 32, NumHiddenLayers: 3, NumAttentionHeads: 8, IntermediateSize: 24,
-			LocalAttention: 10, LayerTypes: []string{"sliding_attention", "full_attention", "sliding_attention"}}},
+		{"3 heads, 5 layers, global every 2, window ±3, biases", ModernBERTConfig{BaseConfig: BaseConfig{HiddenSize: 48, NumHiddenLayers: 5, NumAttentionHeads: 3, IntermediateSize: 40}, GlobalAttnEveryNLayers: 2, LocalAttention: 7, GlobalRopeTheta: 80000, LocalRopeTheta: 5000, NormBias: true, AttentionBias: true, MLPBias: true}},
+		{"8 heads, layer_types, window ±5", ModernBERTConfig{BaseConfig: BaseConfig{HiddenSize: 32, NumHiddenLayers: 3, NumAttentionHeads: 8, IntermediateSize: 24}, LocalAttention: 10, LayerTypes: []string{"sliding_attention", "full_attention", "sliding_attention"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
@@ -333,7 +330,7 @@ func TestModernBERTAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := &ModernBERT{Config: c, MaxSeqLen: 256, w: w}
+			m := &ModernBERT{Pipeline: Pipeline{MaxSeqLen: 256}, Config: c, w: w}
 			opt := func(name string) []float32 {
 				if t, ok := r.st.Tensors[name]; ok {
 					return t.Data
