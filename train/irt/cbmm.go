@@ -12,7 +12,8 @@ import (
 )
 
 // CBMM fits (multidimensional) two-parameter logistic IRT by joint maximum
-// likelihood with constrained block majorization-minimization (cBMM).
+// likelihood with constrained block majorization-minimization (cBMM; Qu,
+// Heng, Zeng and Liu 2026, arXiv:2605.07046).
 //
 // With Y ∈ {−1, 1} on the observed cells Ω, X = θAᵀ + 1bᵀ (θ: N x r,
 // A: J x r) and P(y_ij = 1) = sigmoid(x_ij/σ), it minimises
