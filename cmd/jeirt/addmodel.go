@@ -98,7 +98,7 @@ seen does not, reliably.`,
 			if models != "" {
 				opt.Models = splitList(models)
 			}
-			opt.Log = cmd.ErrOrStderr()
+			opt.Log = model.LogTo(cmd.ErrOrStderr())
 			res, err := onboard.AddModels(cmd.Context(), ck, r, opt)
 			if err != nil {
 				return err
@@ -255,7 +255,7 @@ func printAdded(w io.Writer, added []onboard.AddedModel) {
 
 func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro read.Options, s suggestFlags, ob onboard.Onboard) error {
 	round := onboard.Round{Onboard: ob, K: s.k, Design: s.design, Seed: seed, Model: models, AnsweredFile: s.answered,
-		Log: cmd.ErrOrStderr()}
+		Log: model.LogTo(cmd.ErrOrStderr())}
 	if err := round.Check(); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -36,7 +37,7 @@ give their text with --items.`,
 			if err != nil {
 				return err
 			}
-			ev, err := jeirt.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
+			ev, err := jeirt.EvalCheckpoint(cmd.Context(), ck, r, model.LogTo(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}

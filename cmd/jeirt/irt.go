@@ -128,7 +128,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 
 func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
 	c := irt.FromSettings(irtfit.Settings(s))
-	c.Progress = progress
+	c.Log = model.LogTo(progress)
 	return c
 }
 
@@ -200,7 +200,7 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read read.Options, data, 
 	}
 	stderr := cmd.ErrOrStderr()
 	var trace []string
-	job := irt.FitJob{Settings: irtfit.Settings(set), Data: data, Version: version, Progress: stderr,
+	job := irt.FitJob{Settings: irtfit.Settings(set), Data: data, Version: version, Log: model.LogTo(stderr),
 		Trace: func(k int, secs, loss float64) {
 			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
 			if batch {

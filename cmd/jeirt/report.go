@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/report"
 )
 
@@ -40,7 +41,7 @@ Every figure's caption says what it shows and which command made its data.`,
 			if out == "" {
 				return fmt.Errorf("report: --out is required")
 			}
-			opt.Version, opt.Log = version, cmd.ErrOrStderr()
+			opt.Version, opt.Log = version, model.LogTo(cmd.ErrOrStderr())
 			rep, err := report.Build(opt)
 			if err != nil {
 				return err

@@ -262,7 +262,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
 					len(unknown), data, route.ShortList(unknown, 3))
 			}
-			q, _, err := jeirt.Questions(cmd.Context(), ck, r, nil, cmd.ErrOrStderr())
+			q, _, err := jeirt.Questions(cmd.Context(), ck, r, nil, model.LogTo(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
@@ -308,7 +308,7 @@ func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro rea
 	if err != nil {
 		return err
 	}
-	q, _, err := jeirt.Questions(cmd.Context(), ck, v, nil, cmd.ErrOrStderr())
+	q, _, err := jeirt.Questions(cmd.Context(), ck, v, nil, model.LogTo(cmd.ErrOrStderr()))
 	if err != nil {
 		return err
 	}

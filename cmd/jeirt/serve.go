@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/serve"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +48,7 @@ SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`
 				}
 			}
 			log := cmd.ErrOrStderr()
-			set.Log = log
+			set.Log = model.LogTo(log)
 			srv, err := serve.New(set)
 			if err != nil {
 				return err

@@ -328,7 +328,7 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	s.cur.Store(nst)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(nst.model().NumModels()))
-	fmt.Fprintf(s.set.Log, "serve: onboarded %s into %s (previous checkpoint kept in %s)\n", req.Name, dir, st.dir)
+	s.set.Log.Printf("serve: onboarded %s into %s (previous checkpoint kept in %s)", req.Name, dir, st.dir)
 	writeJSON(w, http.StatusCreated, map[string]any{"checkpoint": dir, "previous": st.dir, "added": res.Added, "new_items": res.NewItems})
 	return nil
 }

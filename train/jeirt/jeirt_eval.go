@@ -3,7 +3,6 @@ package jeirt
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
@@ -22,7 +21,7 @@ type JEIRTEval struct {
 // Items the checkpoint has not seen are encoded with its encoder (which must
 // have the checkpoint's fingerprint) and run through the adapter, without a
 // residual.
-func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Responses, log io.Writer) (*JEIRTEval, error) {
+func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Responses, log model.Logf) (*JEIRTEval, error) {
 	m := ck.Model
 	modelRow := map[string]int{}
 	for i, n := range m.Models {

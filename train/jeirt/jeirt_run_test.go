@@ -54,7 +54,8 @@ output: ckpt
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	res, err := RunJEIRT(context.Background(), cfg, RunOptions{Log: &log, Version: "test"})
+	res, err := RunJEIRT(context.Background(), cfg, RunOptions{Log: model.LogTo(&log), Version: "test",
+		Results: func(_ string, m *RunMetrics) { PrintScoreTable(&log, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}

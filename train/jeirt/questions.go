@@ -3,7 +3,6 @@ package jeirt
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/jeirt/jeirt/encoder"
@@ -31,7 +30,7 @@ func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 // item new to the checkpoint needs its text, unless the encoder serves
 // precomputed vectors by id. This is the one place that embeds the questions
 // of a checkpoint (jeirt eval, add-model, route eval).
-func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log io.Writer) ([][]float32, []int, error) {
+func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log model.Logf) ([][]float32, []int, error) {
 	m := ck.Model
 	itemRow := make(map[string]int, len(m.Items))
 	for j, id := range m.Items {
@@ -74,9 +73,7 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 	for k, j := range newItems {
 		q[j] = emb[k]
 	}
-	if log != nil {
-		fmt.Fprintf(log, "encoded %d items new to the checkpoint with %s\n", len(newItems), ck.Manifest.Encoder.Spec)
-	}
+	log.Printf("encoded %d items new to the checkpoint with %s", len(newItems), ck.Manifest.Encoder.Spec)
 	return q, newItems, nil
 }
 

@@ -32,8 +32,8 @@ type Round struct {
 	AnsweredFile string // where Answered was read from, for errors
 	Model        string
 
-	// Log receives a line for each question set encoded; nil discards.
-	Log io.Writer
+	// Log receives a line for each question set encoded; nil is silent.
+	Log model.Logf
 }
 
 // RoundResult is a suggestion round: the picks index IDs and Texts.
