@@ -199,6 +199,15 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		return nil, err
 	}
 	ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+	dom, err := trainingDomain(trainR, features, enc.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if dom != nil {
+		if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
+			return nil, err
+		}
+	}
 	ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
 	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
 		return nil, err

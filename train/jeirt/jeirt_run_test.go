@@ -99,6 +99,20 @@ output: ckpt
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The out-of-domain reference holds the training questions' encoder
+	// vectors: each is in domain, at distance 0 from itself.
+	dom, err := model.LoadDomain(filepath.Join(dir, "ckpt"))
+	if err != nil || dom == nil {
+		t.Fatalf("domain file: %v, %v", dom, err)
+	}
+	if dom.Dim != 64 || dom.NumReference() < 150 || dom.NumReference() > 200 || !(dom.Threshold > 0 && dom.Threshold < 1) {
+		t.Errorf("domain: dim %d, %d reference questions, threshold %v", dom.Dim, dom.NumReference(), dom.Threshold)
+	}
+	for k := 0; k < 5; k++ {
+		if d := dom.Distance(dom.Vectors[k*64 : (k+1)*64]); d > 1e-5 {
+			t.Errorf("reference question %d at distance %v from the reference", k, d)
+		}
+	}
 	if !reflect.DeepEqual(ck.Model, res.Fit.Model) || ck.Manifest.JEIRTVersion != "test" || ck.Manifest.Encoder.Fingerprint == "" {
 		t.Errorf("checkpoint does not reload to the trained model")
 	}

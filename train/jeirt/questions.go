@@ -81,21 +81,29 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 // vectors, else their texts; see encoder.EncodeItems) and runs m's adapter on
 // the vectors: one question embedding q per question.
 func EmbedQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
+	q, _, err := EncodeQuestions(ctx, m, enc, ids, texts)
+	return q, err
+}
+
+// EncodeQuestions is EmbedQuestions that also returns each question's
+// encoder vector x (the input of the adapter), as the out-of-domain check
+// (model.Domain) needs.
+func EncodeQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
 	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	x := make([]float32, 0, len(vecs)*m.InputDim)
+	flat := make([]float32, 0, len(vecs)*m.InputDim)
 	for k, v := range vecs {
 		if len(v) != m.InputDim {
-			return nil, fmt.Errorf("question %s: encoder gave %d values, the adapter takes %d", ids[k], len(v), m.InputDim)
+			return nil, nil, fmt.Errorf("question %s: encoder gave %d values, the adapter takes %d", ids[k], len(v), m.InputDim)
 		}
-		x = append(x, v...)
+		flat = append(flat, v...)
 	}
-	emb := m.QuestionEmbeddings(x, len(ids))
-	out := make([][]float32, len(ids))
-	for k := range out {
-		out[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
+	emb := m.QuestionEmbeddings(flat, len(ids))
+	q = make([][]float32, len(ids))
+	for k := range q {
+		q[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
 	}
-	return out, nil
+	return q, vecs, nil
 }
