@@ -43,7 +43,11 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
 }
 
 // WriteDirAtomic builds a folder by calling fill on a temporary sibling folder
