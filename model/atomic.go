@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 )
 
 // WriteFileAtomic writes path by calling write on a temporary file in the same
@@ -71,7 +74,7 @@ func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err 
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	unlock, locked, err := lockDir(dir)
+	unlock, locked, err := claimDir(dir, true)
 	if err != nil {
 		return err
 	}
@@ -195,4 +198,92 @@ func globEscape(s string) string {
 		b = append(b, s[i])
 	}
 	return string(b)
+}
+
+// LockOutput claims the output folder dir for this run, before the run does
+// its work: a second run that claims the same folder fails at once, naming
+// the holder, instead of finding out when it writes. WriteDirAtomic of dir
+// in this process goes ahead while the claim is held. Release the claim
+// when the run ends.
+func LockOutput(dir string) (release func(), err error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	unlock, _, err := lockDir(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	key := dirKey(dir)
+	locks.Lock()
+	locks.claims[key]++
+	locks.Unlock()
+	return func() {
+		locks.Lock()
+		locks.claims[key]--
+		locks.Unlock()
+		unlock()
+	}, nil
+}
+
+// locks holds, per output folder of this process, the LockOutput claims and
+// a mutex that serialises this process's writers (the file lock serialises
+// processes).
+var locks = struct {
+	sync.Mutex
+	claims map[string]int
+	mu     map[string]*sync.Mutex
+}{claims: map[string]int{}, mu: map[string]*sync.Mutex{}}
+
+func dirKey(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// claimDir serialises the writers of dir: this process's through a mutex,
+// other processes' through the lock file, unless a LockOutput claim of this
+// process already holds it. locked reports whether the file lock is held.
+func claimDir(dir string, wait bool) (unlock func(), locked bool, err error) {
+	key := dirKey(dir)
+	locks.Lock()
+	mu := locks.mu[key]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		locks.mu[key] = mu
+	}
+	locks.Unlock()
+	mu.Lock()
+	locks.Lock()
+	claimedHere := locks.claims[key] > 0
+	locks.Unlock()
+	if claimedHere {
+		return mu.Unlock, true, nil
+	}
+	release, locked, err := lockDir(dir, wait)
+	if err != nil {
+		mu.Unlock()
+		return nil, false, err
+	}
+	return func() { release(); mu.Unlock() }, locked, nil
+}
+
+// lockPath is the lock file of output folder dir.
+func lockPath(dir string) string {
+	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".lock")
+}
+
+// holderText names this process in a lock file.
+func holderText() string {
+	return fmt.Sprintf("process %d: %s, since %s", os.Getpid(), clipArgs(os.Args), time.Now().UTC().Format(time.RFC3339))
+}
+
+// clipArgs is the command line, shortened for a message.
+func clipArgs(args []string) string {
+	s := strings.Join(args, " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
 }

@@ -123,3 +123,36 @@ func TestWriteDirAtomicConcurrent(t *testing.T) {
 		t.Errorf("left %v", left)
 	}
 }
+
+// A run that claims an output folder makes a second claim fail at once,
+// naming the holder, while its own writes of the folder go ahead; the
+// released claim leaves no lock file.
+func TestLockOutput(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("output locks use flock")
+	}
+	dir := filepath.Join(t.TempDir(), "out", "ck")
+	release, err := LockOutput(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockOutput(dir)
+	if err == nil || !strings.Contains(err.Error(), "being written by another run") || !strings.Contains(err.Error(), "process ") {
+		t.Errorf("second claim: %v", err)
+	}
+	if err := writeVersion(dir, "mine"); err != nil {
+		t.Fatalf("write under the claim: %v", err)
+	}
+	release()
+	if _, err := os.Stat(lockPath(dir)); !os.IsNotExist(err) {
+		t.Errorf("lock file after release: %v", err)
+	}
+	again, err := LockOutput(dir)
+	if err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+	again()
+	if got, err := folderVersion(dir); err != nil || got != "mine" {
+		t.Errorf("folder holds %q (%v)", got, err)
+	}
+}

@@ -107,6 +107,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if _, err := os.Stat(cfg.Output); err == nil && !opt.Replace {
 		return nil, fmt.Errorf("output %s already exists (remove it, choose another with --set output=DIR, or pass --force)", cfg.Output)
 	}
+	// Claimed before training, so a second run on the same output fails now.
+	release, err := model.LockOutput(cfg.Output)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	trainR, valR, testR, all, err := LoadSplits(cfg)
 	if err != nil {
 		return nil, err

@@ -183,3 +183,23 @@ func TestMergeResponses(t *testing.T) {
 		t.Errorf("cells %v %v %v", parts[1].Model, parts[1].Item, all.Label)
 	}
 }
+
+// A run whose output folder another run is writing fails before it reads
+// any data, naming the holder.
+func TestRunJEIRTOutputTaken(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("data: {responses: missing.csv}\nencoder: {spec: \"hash:8\"}\noutput: ckpt\n"), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := model.LockOutput(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	_, err = RunJEIRT(context.Background(), cfg, RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "being written by another run") {
+		t.Errorf("want the output-taken error before reading data, got %v", err)
+	}
+}
