@@ -144,6 +144,9 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 	if hasModules {
 		f.Pooling = nil
 		for i, m := range modules {
+			if m.Path != "" && !filepath.IsLocal(m.Path) {
+				return nil, fmt.Errorf("%s: module %d's path %q leaves the model folder", filepath.Join(dir, "modules.json"), i, model.Clip(m.Path))
+			}
 			switch m.Type {
 			case "sentence_transformers.models.Transformer":
 				if i != 0 {

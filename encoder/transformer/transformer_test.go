@@ -243,6 +243,10 @@ func TestFamilyFolderErrors(t *testing.T) {
 		breakIt       func(dir string)
 		want          string // after the folder name
 	}{
+		{"tiny-mpnet", "modules path outside", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "modules.json"), []byte(`[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},`+
+				`{"idx":1,"name":"1","path":"../../etc","type":"sentence_transformers.models.Pooling"}]`), 0o644)
+		}, `DIR/modules.json: module 1's path "../../etc" leaves the model folder`},
 		{"tiny-modernbert", "tanh GELU", func(dir string) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["hidden_activation"] = "gelu_pytorch_tanh" })
 		}, `DIR/config.json: hidden_activation "gelu_pytorch_tanh" is not supported (want "gelu", exact erf GELU)`},

@@ -416,6 +416,8 @@ func TestBadInput(t *testing.T) {
 			`data.csv:2: column "item": empty item id`},
 		{"unnamed wide column", map[string]string{"data.csv": "model,q1,\nm,1,0\n"}, Options{},
 			"data.csv:1: column 3 has no name"},
+		{"repeated wide column", map[string]string{"data.csv": "model,q1,q2,q1\nm,1,0,0\n"}, Options{},
+			`data.csv:1: column "q1": columns 2 and 4 have the same name: rename one (a repeated column is not merged)`},
 		{"no item id column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "name,text\nq1,hello\n"}, Options{Items: "items.csv"},
 			"items.csv:1: no item id column (want one of item_id, item, prompt_id, question_id, id); header is name,text"},
 		{"no text column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,body\nq1,hello\n"}, Options{Items: "items.csv"},

@@ -18,11 +18,16 @@ func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*mod
 	}
 	rows, cols := newNameTable(), newNameTable()
 	colID := make([]int32, len(h))
+	first := map[int32]int{}
 	for k := 1; k < len(h); k++ {
 		if h[k] == "" {
 			return nil, s.errorf(1, "", "column %d has no name", k+1)
 		}
 		colID[k] = cols.id([]byte(h[k]))
+		if prev, dup := first[colID[k]]; dup {
+			return nil, s.errorf(1, h[k], "columns %d and %d have the same name: rename one (a repeated column is not merged)", prev+1, k+1)
+		}
+		first[colID[k]] = k
 	}
 	rowKind := "model name"
 	if itemMajor {
