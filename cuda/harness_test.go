@@ -210,7 +210,7 @@ var harnessMode = func() harness.Mode {
 var staticShared = sync.OnceValue(func() map[string]int64 {
 	m := map[string]int64{}
 	re := regexp.MustCompile(`\.shared \.align \d+ \.b8 _ZZ(\d+)(\w+)\[(\d+)\]`)
-	for _, f := range []string{"cbmm", "jeirt"} {
+	for _, f := range []string{"cbmm", "jeirt", "encoder"} {
 		ptx, err := os.ReadFile(filepath.Join("kernels", f+".ptx"))
 		if err != nil {
 			panic(err)
