@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // The frozen text encoder's forward pass on a device: the kernels of
@@ -74,6 +75,29 @@ func (e *Encoder) SetBatchSize(n int) {
 
 // Close frees the encoder's device memory.
 func (e *Encoder) Close() error { return e.f.close() }
+
+// encoderSeam is backend.Encoders on a device: the transformer encoders'
+// forward on it, every other kind left as it is.
+type encoderSeam struct {
+	open  func() (gpu, error)
+	dense func(gpu) dense
+}
+
+func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, bool, error) {
+	t, ok := enc.(transformer)
+	if !ok {
+		return nil, false, nil
+	}
+	g, err := s.open()
+	if err != nil {
+		return nil, false, err
+	}
+	e, err := newEncoder(g, s.dense(g), t)
+	if err != nil {
+		return nil, false, err
+	}
+	return e, true, nil
+}
 
 // newEncoder uploads the weights of enc (an *encoder.BERT, *encoder.MPNet or
 // *encoder.ModernBERT) to g.
@@ -150,7 +174,7 @@ func newEncoderForward(g gpu, mm dense, w *encoder.Weights) (*encoderForward, er
 			return h
 		}
 		lin := func(what string, l encoder.Linear) linearDev {
-			if l.W == nil {
+			if l.Out == 0 {
 				return linearDev{}
 			}
 			return linearDev{w: up(what+".weight", l.W), b: up(what+".bias", l.B), out: l.Out, in: l.In}
@@ -202,17 +226,25 @@ func rowThreads(d int) int { return 32 * min(8, blocks(d, 32)) }
 
 // forward runs a batch and returns each encoding's pooled vector.
 func (f *encoderForward) forward(batch []encoder.Encoding) ([][]float32, error) {
-	w := f.w
-	l, ids, pos, mask, err := w.Pad(batch)
+	l, ids, pos, mask, err := f.w.Pad(batch)
 	if err != nil {
 		return nil, err
 	}
+	return f.forwardPadded(len(batch), l, ids, pos, mask)
+}
+
+// forwardPadded runs b sequences of l tokens laid out by encoder.Weights.Pad:
+// token ids, position ids (nil for none) and the attention mask, b·l each.
+func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float32) ([][]float32, error) {
+	w := f.w
+	if len(ids) != b*l || len(mask) != b*l || pos != nil && len(pos) != b*l {
+		return nil, fmt.Errorf("cuda: a batch of %d x %d tokens with %d ids, %d positions and %d mask values", b, l, len(ids), len(pos), len(mask))
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	b := len(batch)
 	dim := w.Hidden * len(w.Pooling)
 	out := make([]float32, b*dim)
-	err = f.g.do(func() error {
+	err := f.g.do(func() error {
 		if err := f.grow(b, l); err != nil {
 			return err
 		}

@@ -360,10 +360,13 @@ func openHost() (gpu, error) { return host, nil }
 func init() {
 	backend.Register("cuda-harness", cbmmBackend{device: "cuda-harness", open: openHost})
 	backend.Register("cuda-harness", jeirtBackend(openHost))
+	backend.Register("cuda-harness", encoderSeam{open: openHost, dense: func(gpu) dense { return hostDense{} }})
 }
 
 // kernelNames lists the kernels the Go code launches.
-func kernelNames() []string { return append(append([]string(nil), cbmmKernels...), jeirtKernels...) }
+func kernelNames() []string {
+	return append(append(append([]string(nil), cbmmKernels...), jeirtKernels...), encoderKernels...)
+}
 
 func argLetters(name string) string {
 	k, _ := harness.Lookup(name)

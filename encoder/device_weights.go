@@ -33,7 +33,6 @@ type Weights struct {
 	Pooling   []string
 	Normalize bool
 
-	rope       func(theta float64, l int) (cos, sin []float32)
 	pad        func(batch []Encoding) (l int, ids []int, mask []float32, err error)
 	positionOf func(ids []int, l int) []int
 }
@@ -62,7 +61,12 @@ type Linear struct {
 // Rope returns the rotary tables of ModernBERT's forward for base theta and
 // l positions: cos and sin of position p times frequency i at p·dh/2 + i,
 // the same float32 values the CPU forward uses.
-func (w *Weights) Rope(theta float64, l int) (cos, sin []float32) { return w.rope(theta, l) }
+func (w *Weights) Rope(theta float64, l int) (cos, sin []float32) {
+	dh := w.Hidden / w.Heads
+	r := newRopeTable(theta, dh)
+	r.upTo(l)
+	return r.cos[:l*dh/2], r.sin[:l*dh/2]
+}
 
 // Pad lays out a batch as the CPU forward does: right-padded with the pad
 // token to the longest encoding rounded up to a multiple of 8 (bounded by
@@ -70,6 +74,9 @@ func (w *Weights) Rope(theta float64, l int) (cos, sin []float32) { return w.rop
 // (1 for real tokens) and each token's position id (nil for ModernBERT,
 // whose positions are rotary).
 func (w *Weights) Pad(batch []Encoding) (l int, ids, pos []int32, mask []float32, err error) {
+	if w.pad == nil {
+		return 0, nil, nil, nil, fmt.Errorf("encoder: weights of no loaded %s model cannot lay out a batch", w.Arch)
+	}
 	l, wide, mask, err := w.pad(batch)
 	if err != nil {
 		return 0, nil, nil, nil, err
@@ -207,18 +214,12 @@ func (m *ModernBERT) Weights() *Weights {
 	c := &m.Config
 	w := m.w
 	d, ff := c.HiddenSize, c.IntermediateSize
-	dh := d / c.NumAttentionHeads
 	out := &Weights{
 		Arch: "modernbert", Hidden: d, Heads: c.NumAttentionHeads, Intermediate: ff, Eps: c.NormEps,
 		Word: w.tok, EmbNormW: w.embNormW, EmbNormB: w.embNormB, FinalNormW: w.finalW, FinalNormB: w.finalB,
 		Pooling: m.Pooling, Normalize: m.Normalize,
 		pad: func(batch []Encoding) (int, []int, []float32, error) {
 			return padBatch(batch, m.MaxSeqLen, c.MaxPositionEmbeddings, c.VocabSize, *c.PadTokenID)
-		},
-		rope: func(theta float64, l int) ([]float32, []float32) {
-			r := newRopeTable(theta, dh)
-			r.upTo(l)
-			return r.cos[:l*dh/2], r.sin[:l*dh/2]
 		},
 	}
 	for i, l := range w.layers {

@@ -1,0 +1,20 @@
+//go:build jeirtcuda
+
+package cuda
+
+import "github.com/jeirt/jeirt/encoder"
+
+// OpenEncoder moves the forward pass of enc (an *encoder.BERT, *encoder.MPNet
+// or *encoder.ModernBERT, as encoder.Open returns for a model folder) to the
+// GPU: tokens, batches, pooling and fingerprint stay the CPU encoder's; the
+// linear layers run in float32 on the sgemm kernel, everything else on the
+// kernels of kernels/encoder.cu. Close frees its device memory.
+func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
+	g, err := openDevice()
+	if err != nil {
+		return nil, err
+	}
+	return newEncoder(g, kernelDense{g}, enc)
+}
+
+func gpuDense(g gpu) dense { return kernelDense{g} }
