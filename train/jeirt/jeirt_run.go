@@ -130,6 +130,16 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
+	// The frozen encoder's forward runs on the training device when it has
+	// one for this encoder (a model folder on cuda): same vectors and
+	// fingerprint, so the cache is shared with CPU runs.
+	if dev := cfg.jeirt().Device; dev != backend.CPU {
+		on, err := backend.EncoderOn(dev, enc)
+		if err != nil {
+			return nil, err
+		}
+		enc = on.(encoder.Encoder)
+	}
 	start := time.Now()
 	if f, ok := enc.(encoder.Fitter); ok {
 		// Fitted on the training questions only: val and test text stays unseen.
