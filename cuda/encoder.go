@@ -28,11 +28,18 @@ type dense interface {
 	// linear sets y (n × out, row-major) = x·wᵀ with x n × in and w out × in
 	// (torch.nn.Linear's layout), all float32 device memory. Called inside do.
 	linear(y, x, w handle, n, out, in int) error
+	// describe says what runs the products.
+	describe() string
 }
 
 // kernelDense runs the linear layers with the sgemm kernel of
 // kernels/jeirt.cu: float32 inputs, float32 accumulation.
-type kernelDense struct{ g gpu }
+type kernelDense struct {
+	g   gpu
+	why string // why not cuBLAS ("": not asked)
+}
+
+func (k kernelDense) describe() string { return "sgemm kernel (float32)" + k.why }
 
 func (k kernelDense) linear(y, x, w handle, n, out, in int) error {
 	return k.g.launch("sgemm", blocks(out, 64), blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
@@ -72,6 +79,10 @@ func (e *Encoder) SetBatchSize(n int) {
 		s.SetBatchSize(n)
 	}
 }
+
+// DenseProducts says what runs the linear layers: cuBLAS's float32 sgemm,
+// or jeirt's own sgemm kernel and why cuBLAS is not used.
+func (e *Encoder) DenseProducts() string { return e.f.mm.describe() }
 
 // Close frees the encoder's device memory.
 func (e *Encoder) Close() error { return e.f.close() }

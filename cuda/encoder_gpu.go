@@ -7,14 +7,13 @@ import "github.com/jeirt/jeirt/encoder"
 // OpenEncoder moves the forward pass of enc (an *encoder.BERT, *encoder.MPNet
 // or *encoder.ModernBERT, as encoder.Open returns for a model folder) to the
 // GPU: tokens, batches, pooling and fingerprint stay the CPU encoder's; the
-// linear layers run in float32 on the sgemm kernel, everything else on the
-// kernels of kernels/encoder.cu. Close frees its device memory.
+// linear layers run in float32 on cuBLAS (loaded at run time) or, without
+// it, on the sgemm kernel (see DenseProducts), everything else on the kernels
+// of kernels/encoder.cu. Close frees its device memory.
 func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
 	g, err := openDevice()
 	if err != nil {
 		return nil, err
 	}
-	return newEncoder(g, kernelDense{g}, enc)
+	return newEncoder(g, gpuDense(g), enc)
 }
-
-func gpuDense(g gpu) dense { return kernelDense{g} }

@@ -22,13 +22,34 @@ func TestGPUEncoderFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpu, err := newEncoder(g, kernelDense{g}, cpu)
+			gpu, err := newEncoder(g, kernelDense{g: g}, cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer gpu.Close()
 			checkEncoderFixture(t, gpu, cpu, exp, false)
 		})
+	}
+}
+
+// TestGPUEncoderDense runs the fixtures through the dense products the GPU
+// encoder picks (cuBLAS where it loads and agrees with the kernel).
+func TestGPUEncoderDense(t *testing.T) {
+	g := mustDevice(t)
+	mm := gpuDense(g)
+	t.Logf("dense products: %s", mm.describe())
+	for _, name := range []string{"tiny-bert", "tiny-modernbert"} {
+		dir, exp := openFixture(t, name)
+		cpu, err := encoder.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu, err := newEncoder(g, mm, cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEncoderFixture(t, gpu, cpu, exp, false)
+		gpu.Close()
 	}
 }
 
@@ -47,15 +68,16 @@ func encoderFLOPs(s encoderSize, l int) float64 {
 // BenchmarkEncoderThroughput is the GPU forward of MiniLM-, MPNet-base- and
 // ModernBERT-large-sized models (random weights) on batches of 256 texts of
 // 128 tokens, pooled and normalised: sentences/s and GFLOP/s, after one
-// warm-up batch. scripts/gpu-check.sh runs it with the CPU encoders'
-// benchmarks (package encoder) in the same run.
+// warm-up batch. The dense products are cuBLAS's when it loads, else the
+// sgemm kernel's (JEIRT_GEMM=kernel forces it). scripts/gpu-check.sh runs it
+// with the CPU encoders' benchmarks (package encoder) in the same run.
 func BenchmarkEncoderThroughput(b *testing.B) {
 	const batch, l = 256, 128
 	g := mustDevice(b)
 	for _, s := range encoderSizes {
 		b.Run(fmt.Sprintf("%s/cuda", s.name), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			f, err := newEncoderForward(g, kernelDense{g}, sizedWeights(s, rng))
+			f, err := newEncoderForward(g, gpuDense(g), sizedWeights(s, rng))
 			if err != nil {
 				b.Fatal(err)
 			}

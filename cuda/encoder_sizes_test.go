@@ -101,6 +101,8 @@ func paddedBatch(s encoderSize, b, l int, rng *rand.Rand) (ids, pos []int32, mas
 
 type dryDense struct{}
 
+func (dryDense) describe() string { return "none (dry run)" }
+
 func (dryDense) linear(y, x, w handle, n, out, in int) error { return nil }
 
 // TestEncoderLaunchLimitsAtFullSize runs the encoder forward of the three

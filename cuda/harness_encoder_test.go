@@ -34,6 +34,8 @@ func hostFloats(h handle, n int) ([]float32, error) {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
 }
 
+func (hostDense) describe() string { return "host gemm (CPU harness)" }
+
 func (hostDense) linear(y, x, w handle, n, out, in int) error {
 	ys, err1 := hostFloats(y, n*out)
 	xs, err2 := hostFloats(x, n*in)

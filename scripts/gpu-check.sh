@@ -180,6 +180,9 @@ if have 150 && [ -x bin/encoder.test ]; then
 	bench=$work/encoder-gpu.bench
 	(cd cuda && timeout 150 "$root/bin/cuda.test" -test.run '^$' -test.bench 'EncoderThroughput' -test.benchtime 3x -test.timeout 145s) >"$bench" 2>&1 || fail=1
 	grep '^Benchmark' "$bench"
+	dp=$(sed -n 's/.*dense products: //p' "$work/tests.log" | head -1)
+	echo "encoder dense products: ${dp:-?}"
+	fig[encoder_dense_products]="\"${dp:-unknown}\""
 	# The CPU forwards (package encoder's benchmarks) at batch 32: on the CPU
 	# sentences/s hardly depend on the batch, and 256 ModernBERT-large texts
 	# would take minutes. JEIRT_CPU_BATCH overrides the ModernBERT-large batch.

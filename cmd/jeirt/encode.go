@@ -64,7 +64,11 @@ func newEncodeCmd() *cobra.Command {
 				return err
 			}
 			if on != backend.TextEncoder(enc) {
-				fmt.Fprintf(stderr, "encode: forward pass on the GPU (%s)\n", device)
+				how := ""
+				if d, ok := on.(interface{ DenseProducts() string }); ok {
+					how = "; linear layers on " + d.DenseProducts()
+				}
+				fmt.Fprintf(stderr, "encode: forward pass on the GPU%s\n", how)
 			}
 			enc = on.(encoder.Encoder)
 			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
