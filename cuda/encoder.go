@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/encoder/tokenizer"
+	"github.com/jeirt/jeirt/encoder/transformer"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -45,12 +47,13 @@ func (k kernelDense) linear(y, x, w handle, n, out, in int) error {
 	return k.g.launch("sgemm", blocks(out, 64), blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
 }
 
-// transformer is what the GPU forward needs of a CPU encoder: its weights and
-// its batching with another forward (encoder.BERT, MPNet and ModernBERT).
-type transformer interface {
+// transformerEncoder is what the GPU forward needs of a CPU encoder: its
+// weights and its batching with another forward (transformer.BERT, MPNet and
+// ModernBERT).
+type transformerEncoder interface {
 	encoder.Encoder
-	Weights() *encoder.Weights
-	EncodeWith(ctx context.Context, texts []string, f encoder.PooledForward) ([][]float32, error)
+	Weights() *transformer.Weights
+	EncodeWith(ctx context.Context, texts []string, f transformer.PooledForward) ([][]float32, error)
 }
 
 // Encoder is a transformer sentence encoder whose forward pass runs on the
@@ -58,7 +61,7 @@ type transformer interface {
 // it was made from, and vectors that agree with the CPU's within float32
 // rounding (the fixtures' 1e-5), so that one encoder cache serves both.
 type Encoder struct {
-	cpu transformer
+	cpu transformerEncoder
 	f   *encoderForward
 }
 
@@ -95,7 +98,7 @@ type encoderSeam struct {
 }
 
 func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, bool, error) {
-	t, ok := enc.(transformer)
+	t, ok := enc.(transformerEncoder)
 	if !ok {
 		return nil, false, nil
 	}
@@ -110,10 +113,10 @@ func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, boo
 	return e, true, nil
 }
 
-// newEncoder uploads the weights of enc (an *encoder.BERT, *encoder.MPNet or
-// *encoder.ModernBERT) to g.
+// newEncoder uploads the weights of enc (an *transformer.BERT, *transformer.MPNet or
+// *transformer.ModernBERT) to g.
 func newEncoder(g gpu, mm dense, enc encoder.Encoder) (*Encoder, error) {
-	t, ok := enc.(transformer)
+	t, ok := enc.(transformerEncoder)
 	if !ok {
 		return nil, fmt.Errorf("cuda: the %T encoder has no GPU forward (BERT, MPNet and ModernBERT folders have)", enc)
 	}
@@ -140,7 +143,7 @@ type encoderForward struct {
 	mu sync.Mutex
 	g  gpu
 	mm dense
-	w  *encoder.Weights
+	w  *transformer.Weights
 
 	weights buffers
 	word, position, type0, embNormW, embNormB,
@@ -158,7 +161,7 @@ type encoderForward struct {
 	x, h, o, q, k, v, ctx, inter, gate, ids, pos, mask, out handle
 }
 
-func newEncoderForward(g gpu, mm dense, w *encoder.Weights) (*encoderForward, error) {
+func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward, error) {
 	if w.Heads <= 0 || w.Hidden%w.Heads != 0 {
 		return nil, fmt.Errorf("cuda: hidden size %d over %d heads", w.Hidden, w.Heads)
 	}
@@ -184,7 +187,7 @@ func newEncoderForward(g gpu, mm dense, w *encoder.Weights) (*encoderForward, er
 			}
 			return h
 		}
-		lin := func(what string, l encoder.Linear) linearDev {
+		lin := func(what string, l transformer.Linear) linearDev {
 			if l.Out == 0 {
 				return linearDev{}
 			}
@@ -220,13 +223,13 @@ func (f *encoderForward) close() error {
 
 func poolMode(p string) int {
 	switch p {
-	case encoder.PoolCLS:
+	case transformer.PoolCLS:
 		return 0
-	case encoder.PoolMax:
+	case transformer.PoolMax:
 		return 1
-	case encoder.PoolMean:
+	case transformer.PoolMean:
 		return 2
-	case encoder.PoolMeanSqrtLen:
+	case transformer.PoolMeanSqrtLen:
 		return 3
 	}
 	return -1
@@ -236,7 +239,7 @@ func poolMode(p string) int {
 func rowThreads(d int) int { return 32 * min(8, blocks(d, 32)) }
 
 // forward runs a batch and returns each encoding's pooled vector.
-func (f *encoderForward) forward(batch []encoder.Encoding) ([][]float32, error) {
+func (f *encoderForward) forward(batch []tokenizer.Encoding) ([][]float32, error) {
 	l, ids, pos, mask, err := f.w.Pad(batch)
 	if err != nil {
 		return nil, err
@@ -244,7 +247,7 @@ func (f *encoderForward) forward(batch []encoder.Encoding) ([][]float32, error) 
 	return f.forwardPadded(len(batch), l, ids, pos, mask)
 }
 
-// forwardPadded runs b sequences of l tokens laid out by encoder.Weights.Pad:
+// forwardPadded runs b sequences of l tokens laid out by transformer.Weights.Pad:
 // token ids, position ids (nil for none) and the attention mask, b·l each.
 func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float32) ([][]float32, error) {
 	w := f.w

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/encoder/transformer"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -27,7 +28,7 @@ var encoderSizes = []encoderSize{
 
 // sizedWeights returns weights of shape s: N(0, 0.02) values from rng, or,
 // with rng nil, no values at all (shapes only, for the dry device).
-func sizedWeights(s encoderSize, rng *rand.Rand) *encoder.Weights {
+func sizedWeights(s encoderSize, rng *rand.Rand) *transformer.Weights {
 	vec := func(n int, mean float64) []float32 {
 		if rng == nil {
 			return nil
@@ -39,15 +40,15 @@ func sizedWeights(s encoderSize, rng *rand.Rand) *encoder.Weights {
 		return v
 	}
 	d, ff := s.hidden, s.inter
-	lin := func(out, in int, bias bool) encoder.Linear {
-		l := encoder.Linear{W: vec(out*in, 0), Out: out, In: in}
+	lin := func(out, in int, bias bool) transformer.Linear {
+		l := transformer.Linear{W: vec(out*in, 0), Out: out, In: in}
 		if bias {
 			l.B = vec(out, 0)
 		}
 		return l
 	}
-	w := &encoder.Weights{Arch: s.arch, Hidden: d, Heads: s.heads, Intermediate: ff, Eps: 1e-12,
-		Word: vec(s.vocab*d, 0), EmbNormW: vec(d, 1), Pooling: []string{encoder.PoolMean}, Normalize: true}
+	w := &transformer.Weights{Arch: s.arch, Hidden: d, Heads: s.heads, Intermediate: ff, Eps: 1e-12,
+		Word: vec(s.vocab*d, 0), EmbNormW: vec(d, 1), Pooling: []string{transformer.PoolMean}, Normalize: true}
 	switch s.arch {
 	case "bert", "mpnet":
 		w.Position, w.EmbNormB = vec(s.maxP*d, 0), vec(d, 0)
@@ -57,7 +58,7 @@ func sizedWeights(s encoderSize, rng *rand.Rand) *encoder.Weights {
 			w.Buckets, w.MaxDistance, w.RelBias = 32, 128, vec(32*s.heads, 0)
 		}
 		for range s.layers {
-			w.Layers = append(w.Layers, encoder.LayerWeights{
+			w.Layers = append(w.Layers, transformer.LayerWeights{
 				Q: lin(d, d, true), K: lin(d, d, true), V: lin(d, d, true), O: lin(d, d, true),
 				In: lin(ff, d, true), Out: lin(d, ff, true),
 				AttnNormW: vec(d, 1), AttnNormB: vec(d, 0), MLPNormW: vec(d, 1), MLPNormB: vec(d, 0),
@@ -66,7 +67,7 @@ func sizedWeights(s encoderSize, rng *rand.Rand) *encoder.Weights {
 	case "modernbert":
 		w.Eps, w.FinalNormW = 1e-5, vec(d, 1)
 		for i := range s.layers {
-			l := encoder.LayerWeights{Q: lin(3*d, d, false), O: lin(d, d, false), In: lin(2*ff, d, false),
+			l := transformer.LayerWeights{Q: lin(3*d, d, false), O: lin(d, d, false), In: lin(2*ff, d, false),
 				Out: lin(d, ff, false), MLPNormW: vec(d, 1), Theta: 160000}
 			if i > 0 {
 				l.AttnNormW = vec(d, 1)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/cuda/internal/harness"
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/encoder/transformer"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -125,9 +126,9 @@ func TestHarnessEncoderFixtures(t *testing.T) {
 				t.Fatalf("GPU encoder %s dim %d, CPU %s dim %d", gpu.Fingerprint(), gpu.Dim(), cpu.Fingerprint(), cpu.Dim())
 			}
 			checkEncoderFixture(t, gpu, cpu, exp, false)
-			if m, ok := cpu.(*encoder.ModernBERT); ok && exp.Sentences[0].MeanNormalized != nil {
+			if m, ok := cpu.(*transformer.ModernBERT); ok && exp.Sentences[0].MeanNormalized != nil {
 				// Mean pooling, as modernbert-embed pools.
-				m.Pooling = []string{encoder.PoolMean}
+				m.Pooling = []string{transformer.PoolMean}
 				mean, err := newEncoder(host, hostDense{}, m)
 				if err != nil {
 					t.Fatal(err)
@@ -206,13 +207,13 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 // CPU encoder's pooling of the same model.
 func TestHarnessEncoderPooling(t *testing.T) {
 	dir, exp := openFixture(t, "tiny-bert")
-	cpu, err := encoder.OpenBERT(dir)
+	cpu, err := transformer.OpenBERT(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	texts := []string{exp.Sentences[0].Text, exp.Sentences[1].Text, exp.Sentences[2].Text}
 	for _, norm := range []bool{false, true} {
-		cpu.Pooling = []string{encoder.PoolCLS, encoder.PoolMax, encoder.PoolMean, encoder.PoolMeanSqrtLen}
+		cpu.Pooling = []string{transformer.PoolCLS, transformer.PoolMax, transformer.PoolMean, transformer.PoolMeanSqrtLen}
 		cpu.Normalize = norm
 		gpu, err := newEncoder(host, hostDense{}, cpu)
 		if err != nil {
@@ -244,7 +245,7 @@ func TestHarnessEncoderErrors(t *testing.T) {
 	if _, err := newEncoder(host, hostDense{}, hash); err == nil {
 		t.Error("a hash encoder got a GPU forward")
 	}
-	w := &encoder.Weights{Arch: "bert", Hidden: 512, Heads: 2, Pooling: []string{encoder.PoolMean}}
+	w := &transformer.Weights{Arch: "bert", Hidden: 512, Heads: 2, Pooling: []string{transformer.PoolMean}}
 	if _, err := newEncoderForward(host, hostDense{}, w); err == nil {
 		t.Error("head size 256 was accepted")
 	}

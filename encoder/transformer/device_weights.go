@@ -1,8 +1,10 @@
-package encoder
+package transformer
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
 )
 
 // Weights is a loaded transformer encoder's architecture and float32 weights,
@@ -33,7 +35,7 @@ type Weights struct {
 	Pooling   []string
 	Normalize bool
 
-	pad        func(batch []Encoding) (l int, ids []int, mask []float32, err error)
+	pad        func(batch []tokenizer.Encoding) (l int, ids []int, mask []float32, err error)
 	positionOf func(ids []int, l int) []int
 }
 
@@ -73,7 +75,7 @@ func (w *Weights) Rope(theta float64, l int) (cos, sin []float32) {
 // the sequence length and the model's positions), with the attention mask
 // (1 for real tokens) and each token's position id (nil for ModernBERT,
 // whose positions are rotary).
-func (w *Weights) Pad(batch []Encoding) (l int, ids, pos []int32, mask []float32, err error) {
+func (w *Weights) Pad(batch []tokenizer.Encoding) (l int, ids, pos []int32, mask []float32, err error) {
 	if w.pad == nil {
 		return 0, nil, nil, nil, fmt.Errorf("encoder: weights of no loaded %s model cannot lay out a batch", w.Arch)
 	}
@@ -97,11 +99,11 @@ func (w *Weights) Pad(batch []Encoding) (l int, ids, pos []int32, mask []float32
 
 // PooledForward returns the final vector (pooled, normalised when the model
 // says so) of each encoding of a batch.
-type PooledForward func(batch []Encoding) ([][]float32, error)
+type PooledForward func(batch []tokenizer.Encoding) ([][]float32, error)
 
 // encodePooled is encodeSorted with a forward that pools itself.
-func encodePooled(ctx context.Context, texts []string, tok *Tokenizer, bs, dim int, f PooledForward) ([][]float32, error) {
-	return encodeSorted(ctx, texts, tok, bs, dim, func(batch []Encoding) ([]float32, int, error) {
+func encodePooled(ctx context.Context, texts []string, tok *tokenizer.Tokenizer, bs, dim int, f PooledForward) ([][]float32, error) {
+	return encodeSorted(ctx, texts, tok, bs, dim, func(batch []tokenizer.Encoding) ([]float32, int, error) {
 		vs, err := f(batch)
 		if err != nil {
 			return nil, 0, err
@@ -158,7 +160,7 @@ func (b *BERT) Weights() *Weights {
 		Word: w.word.Float32s(), Position: w.position.Float32s(), TokenType0: w.tokenType.Float32s()[:d],
 		EmbNormW: w.embLNw.Float32s(), EmbNormB: w.embLNb.Float32s(),
 		Pooling: b.Pooling, Normalize: b.Normalize,
-		pad: func(batch []Encoding) (int, []int, []float32, error) {
+		pad: func(batch []tokenizer.Encoding) (int, []int, []float32, error) {
 			return padBatch(batch, b.MaxSeqLen, c.MaxPositionEmbeddings, c.VocabSize, int(b.Tokenizer.PadID()))
 		},
 		positionOf: func(ids []int, l int) []int {
@@ -190,7 +192,7 @@ func (m *MPNet) Weights() *Weights {
 		Buckets: c.RelativeAttentionNumBuckets, RelBias: w.relBias, MaxDistance: 128,
 		Word: w.word, Position: w.position, EmbNormW: w.embLNw, EmbNormB: w.embLNb,
 		Pooling: m.Pooling, Normalize: m.Normalize,
-		pad: func(batch []Encoding) (int, []int, []float32, error) {
+		pad: func(batch []tokenizer.Encoding) (int, []int, []float32, error) {
 			return padBatch(batch, m.MaxSeqLen, c.maxPositions(), c.VocabSize, pad)
 		},
 		positionOf: func(ids []int, l int) []int {
@@ -218,7 +220,7 @@ func (m *ModernBERT) Weights() *Weights {
 		Arch: "modernbert", Hidden: d, Heads: c.NumAttentionHeads, Intermediate: ff, Eps: c.NormEps,
 		Word: w.tok, EmbNormW: w.embNormW, EmbNormB: w.embNormB, FinalNormW: w.finalW, FinalNormB: w.finalB,
 		Pooling: m.Pooling, Normalize: m.Normalize,
-		pad: func(batch []Encoding) (int, []int, []float32, error) {
+		pad: func(batch []tokenizer.Encoding) (int, []int, []float32, error) {
 			return padBatch(batch, m.MaxSeqLen, c.MaxPositionEmbeddings, c.VocabSize, *c.PadTokenID)
 		},
 	}
