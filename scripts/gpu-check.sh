@@ -39,7 +39,7 @@ left() { echo $((budget - SECONDS)); }
 have() { [ "$(left)" -ge "$1" ]; }
 skip() { echo "skipped: $1 (budget)"; fig[$2]='"skipped"'; }
 
-if [ ! -x bin/jeirt-cuda ] || [ ! -x bin/jeirt ] || [ ! -x bin/cuda.test ] || [ ! -x bin/encoder.test ]; then
+if [ ! -x bin/jeirt-cuda ] || [ ! -x bin/jeirt ] || [ ! -x bin/cuda.test ] || [ ! -x bin/transformer.test ]; then
 	if command -v go >/dev/null; then
 		note "build (scripts/build-cuda.sh)"
 		bash scripts/build-cuda.sh || { echo "gpu-check: build failed" >&2; exit 1; }
@@ -176,18 +176,18 @@ else
 fi
 
 note "encoder throughput: MiniLM, MPNet-base and ModernBERT-large sized (random weights), 128 tokens; cuda at batch 256, cpu in the same run"
-if have 150 && [ -x bin/encoder.test ]; then
+if have 150 && [ -x bin/transformer.test ]; then
 	bench=$work/encoder-gpu.bench
 	(cd cuda && timeout 150 "$root/bin/cuda.test" -test.run '^$' -test.bench 'EncoderThroughput' -test.benchtime 3x -test.timeout 145s) >"$bench" 2>&1 || fail=1
 	grep '^Benchmark' "$bench"
 	dp=$(sed -n 's/.*dense products: //p' "$work/tests.log" | head -1)
 	echo "encoder dense products: ${dp:-?}"
 	fig[encoder_dense_products]="\"${dp:-unknown}\""
-	# The CPU forwards (package encoder's benchmarks) at batch 32: on the CPU
+	# The CPU forwards (package transformer's benchmarks) at batch 32: on the CPU
 	# sentences/s hardly depend on the batch, and 256 ModernBERT-large texts
 	# would take minutes. JEIRT_CPU_BATCH overrides the ModernBERT-large batch.
 	cbench=$work/encoder-cpu.bench
-	(cd encoder && JEIRT_BENCH_BATCH=${JEIRT_CPU_BATCH:-32} timeout "$(($(left) > 200 ? 200 : $(left)))" "$root/bin/encoder.test" -test.run '^$' \
+	(cd encoder/transformer && JEIRT_BENCH_BATCH=${JEIRT_CPU_BATCH:-32} timeout "$(($(left) > 200 ? 200 : $(left)))" "$root/bin/transformer.test" -test.run '^$' \
 		-test.bench 'BERTMiniLM/batch=32|MPNetBase|ModernBERTLarge' -test.benchtime 1x -test.timeout 0) >"$cbench" 2>&1 || echo "encoder CPU benchmarks: cut short by the budget"
 	grep '^Benchmark' "$cbench"
 	# sps FILE PATTERN: the sentences/s of the first benchmark line matching PATTERN.
