@@ -14,8 +14,8 @@ import (
 
 // The frozen text encoder's forward pass on a device: the kernels of
 // kernels/encoder.cu for everything but the dense products, which go through
-// dense (the sgemm kernel of kernels/jeirt.cu on a GPU, a host gemm on the
-// CPU harness). Tokenisation, length-sorted batching and the fingerprint are
+// dense (cuBLAS or the sgemm kernel of kernels/jeirt.cu on a GPU, a host
+// gemm on the CPU harness). Tokenisation, length-sorted batching and the fingerprint are
 // the CPU encoder's, so vectors made here and on the CPU share one cache.
 
 // encoderKernels lists the kernels of kernels/encoder.cu.
@@ -59,7 +59,8 @@ type transformerEncoder interface {
 // Encoder is a transformer sentence encoder whose forward pass runs on the
 // GPU: the same tokens, batches, pooling and fingerprint as the CPU encoder
 // it was made from, and vectors that agree with the CPU's within float32
-// rounding (the fixtures' 1e-5), so that one encoder cache serves both.
+// rounding (about 1e-7 on the fixtures), so that one encoder cache serves
+// both.
 type Encoder struct {
 	cpu transformerEncoder
 	f   *encoderForward
@@ -113,8 +114,8 @@ func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, boo
 	return e, true, nil
 }
 
-// newEncoder uploads the weights of enc (an *transformer.BERT, *transformer.MPNet or
-// *transformer.ModernBERT) to g.
+// newEncoder uploads the weights of enc (a *transformer.BERT, MPNet or
+// ModernBERT) to g.
 func newEncoder(g gpu, mm dense, enc encoder.Encoder) (*Encoder, error) {
 	t, ok := enc.(transformerEncoder)
 	if !ok {
@@ -209,10 +210,23 @@ func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward
 		return f.weights.err
 	})
 	if err != nil {
-		f.weights.free()
+		g.do(f.weights.free)
 		return nil, err
 	}
+	f.w = shapeOnly(w)
 	return f, nil
+}
+
+// shapeOnly returns w without its weight values, which live on the device
+// once uploaded (BERT's are copies the host need not keep).
+func shapeOnly(w *transformer.Weights) *transformer.Weights {
+	s := *w
+	s.Word, s.Position, s.TokenType0, s.EmbNormW, s.EmbNormB, s.RelBias, s.FinalNormW, s.FinalNormB = nil, nil, nil, nil, nil, nil, nil, nil
+	s.Layers = make([]transformer.LayerWeights, len(w.Layers))
+	for i, l := range w.Layers {
+		s.Layers[i] = transformer.LayerWeights{Window: l.Window, Theta: l.Theta}
+	}
+	return &s
 }
 
 func (f *encoderForward) close() error {
