@@ -159,7 +159,7 @@ func TestHarnessEncoderSeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxDiff64(v[0], exp.Sentences[3].PooledNormalized); d > 2e-6 {
+	if d := maxDiff64(v[0], exp.Sentences[3].PooledNormalized); !(d <= 2e-6) {
 		t.Errorf("off by %.3g", d)
 	}
 	if same, err := backend.EncoderOn("cpu", cpu); err != nil || same != backend.TextEncoder(cpu) {

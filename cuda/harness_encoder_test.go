@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -177,10 +178,10 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 		what = "mean_normalized"
 	}
 	t.Logf("GPU forward on the harness: max |diff| %s alone %.2g, batch of %d %.2g; vs the CPU encoder %.2g", what, worstAlone, len(texts), worstBatch, worstCPU)
-	if worstAlone > tol || worstBatch > tol {
+	if !(worstAlone <= tol && worstBatch <= tol) { // NaN fails too
 		t.Errorf("%s off by %.3g alone, %.3g in a batch (want <= %g)", what, worstAlone, worstBatch, tol)
 	}
-	if worstCPU > 1e-6 {
+	if !(worstCPU <= 1e-6) {
 		t.Errorf("GPU and CPU vectors differ by %.3g (want <= 1e-6)", worstCPU)
 	}
 	if meanPooled {
@@ -196,7 +197,7 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 		t.Fatal(err)
 	}
 	for k, i := range pb.SentenceIndices {
-		if d := maxDiff64(got[k], pb.PooledNormalized[k]); d > tol {
+		if d := maxDiff64(got[k], pb.PooledNormalized[k]); !(d <= tol) {
 			t.Errorf("padded batch row %d (sentence %d) off by %.3g", k, i, d)
 		}
 	}
@@ -228,7 +229,7 @@ func TestHarnessEncoderPooling(t *testing.T) {
 			if len(got[i]) != 4*32 {
 				t.Fatalf("vector of %d, want 128", len(got[i]))
 			}
-			if d := maxDiff32(got[i], want[i]); d > 1e-6 {
+			if d := maxDiff32(got[i], want[i]); !(d <= 1e-6) {
 				t.Errorf("normalize %v: text %d differs from the CPU by %.3g", norm, i, d)
 			}
 		}
@@ -249,4 +250,115 @@ func TestHarnessEncoderErrors(t *testing.T) {
 	if _, err := newEncoderForward(host, hostDense{}, w); err == nil {
 		t.Error("head size 256 was accepted")
 	}
+}
+
+// TestHarnessAttention checks the attention kernel against a float64
+// reference at head sizes the fixtures do not reach (64 and the largest,
+// 128), on a length that fills no tile (75 tokens: 2 row blocks, 3 key
+// tiles), a fused QKV layout, padding, a relative bias and a window (with
+// padded queries whose window holds no real key: zeros, as on the CPU).
+func TestHarnessAttention(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const b, l, heads = 2, 75, 2
+	for _, c := range []struct {
+		dh, window int
+		bias       bool
+	}{{64, 0, true}, {128, 0, false}, {64, 20, false}} {
+		d := heads * c.dh
+		ld := 3 * d
+		qkv := make([]float32, b*l*ld)
+		for i := range qkv {
+			qkv[i] = float32(rng.NormFloat64())
+		}
+		mask := make([]float32, b*l)
+		for i := range mask {
+			if i < l || i%l < 50 { // the second text is 50 tokens, padded to 75
+				mask[i] = 1
+			}
+		}
+		var bias []float32
+		if c.bias {
+			bias = make([]float32, heads*l*l)
+			for i := range bias {
+				bias[i] = float32(rng.NormFloat64())
+			}
+		}
+		scale := math.Sqrt(float64(c.dh))
+		got := make([]float32, b*l*d)
+		bufs := buffers{g: host}
+		err := host.do(func() error {
+			hq, hm, hc := bufs.alloc("qkv", len(qkv), 4), bufs.alloc("mask", len(mask), 4), bufs.alloc("ctx", len(got), 4)
+			hb := handle(0)
+			if bias != nil {
+				hb = bufs.alloc("bias", len(bias), 4)
+			}
+			if bufs.err != nil {
+				return bufs.err
+			}
+			if err := firstErr(host.htod(hq, qkv), host.htod(hm, mask)); err != nil {
+				return err
+			}
+			if bias != nil {
+				if err := host.htod(hb, bias); err != nil {
+					return err
+				}
+			}
+			f := &encoderForward{g: host, w: &transformer.Weights{Hidden: d, Heads: heads}, mask: hm, ctx: hc}
+			return firstErr(f.attention(hq, hq+handle(4*d), hq+handle(8*d), ld, b, l, hb, c.window), host.dtoh(got, hc), bufs.free())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var worst float64
+		for bi := range b {
+			for h := range heads {
+				for i := range l {
+					var p []float64
+					var sum, m float64 = 0, math.Inf(-1)
+					for j := range l {
+						x := math.Inf(-1)
+						if mask[bi*l+j] != 0 && (c.window == 0 || abs(i-j) <= c.window) {
+							x = 0
+							for k := range c.dh {
+								x += float64(qkv[(bi*l+i)*ld+h*c.dh+k]) * float64(qkv[(bi*l+j)*ld+d+h*c.dh+k])
+							}
+							x /= scale
+							if bias != nil {
+								x += float64(bias[(h*l+i)*l+j])
+							}
+						}
+						p = append(p, x)
+						m = math.Max(m, x)
+					}
+					for j := range p {
+						if math.IsInf(m, -1) { // no key in reach: zeros, as on the CPU
+							p[j] = 0
+							continue
+						}
+						p[j] = math.Exp(p[j] - m)
+						sum += p[j]
+					}
+					sum = math.Max(sum, 1e-300)
+					for k := range c.dh {
+						var want float64
+						for j := range p {
+							want += p[j] / sum * float64(qkv[(bi*l+j)*ld+2*d+h*c.dh+k])
+						}
+						worst = math.Max(worst, math.Abs(float64(got[(bi*l+i)*d+h*c.dh+k])-want))
+					}
+				}
+			}
+		}
+		t.Logf("head size %d, window %d, bias %v: max |diff| %.2g", c.dh, c.window, c.bias, worst)
+		if !(worst <= 1e-5) {
+			t.Errorf("head size %d, window %d: attention off by %.3g", c.dh, c.window, worst)
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
