@@ -150,6 +150,7 @@ type encoderForward struct {
 	word, position, type0, embNormW, embNormB,
 	relBias, finalNormW, finalNormB handle
 	layers []layerDev
+	closed bool
 
 	act   buffers
 	n, l  int // tokens and length the activations were allocated for
@@ -232,6 +233,8 @@ func shapeOnly(w *transformer.Weights) *transformer.Weights {
 func (f *encoderForward) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
+	f.n, f.batch, f.l = 0, 0, 0
 	return f.g.do(func() error { return firstErr(f.act.free(), f.weights.free()) })
 }
 
@@ -270,6 +273,9 @@ func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float3
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return nil, fmt.Errorf("cuda: the GPU encoder is closed")
+	}
 	dim := w.Hidden * len(w.Pooling)
 	out := make([]float32, b*dim)
 	err := f.g.do(func() error {

@@ -225,6 +225,9 @@ func TestHarnessEncoderPooling(t *testing.T) {
 		if err := firstErr(err1, err2, gpu.Close()); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := gpu.Encode(context.Background(), texts); err == nil {
+			t.Error("a closed GPU encoder encoded")
+		}
 		for i := range texts {
 			if len(got[i]) != 4*32 {
 				t.Fatalf("vector of %d, want 128", len(got[i]))

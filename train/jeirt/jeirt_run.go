@@ -149,6 +149,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		}
 	}
 	features, err := EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log)
+	if c, ok := enc.(interface{ Close() error }); ok {
+		// A GPU encoder's weights leave the device before training starts.
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
