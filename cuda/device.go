@@ -21,6 +21,9 @@ var cbmmPTX string
 //go:embed kernels/jeirt.ptx
 var jeirtPTX string
 
+//go:embed kernels/encoder.ptx
+var encoderPTX string
+
 // device is GPU 0 (as CUDA_VISIBLE_DEVICES numbers them) with its primary
 // context and the jeirt kernels loaded: the gpu of the cuda build. Every
 // driver call goes through do, which holds the lock and makes the context
@@ -71,7 +74,7 @@ func open() (*device, error) {
 		for _, m := range []struct {
 			file, ptx string
 			names     []string
-		}{{"cbmm", cbmmPTX, cbmmKernels}, {"jeirt", jeirtPTX, jeirtKernels}} {
+		}{{"cbmm", cbmmPTX, cbmmKernels}, {"jeirt", jeirtPTX, jeirtKernels}, {"encoder", encoderPTX, encoderKernels}} {
 			mod, err := cu.LoadData(m.ptx)
 			if err != nil {
 				return fmt.Errorf("cuda: loading kernels/%s.ptx (PTX for compute_70, CUDA 11.8) on %s: %w", m.file, d.label, err)

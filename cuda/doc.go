@@ -29,3 +29,4 @@ package cuda
 
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/cbmm.ptx kernels/cbmm.cu
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/jeirt.ptx kernels/jeirt.cu
+//go:generate nvcc -ptx -arch=compute_70 -o kernels/encoder.ptx kernels/encoder.cu

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // types as the compiler sees them match the PTX's parameter counts.
 func TestHarnessCoversEveryKernel(t *testing.T) {
 	var inSource []string
-	for _, f := range []string{"cbmm", "jeirt"} {
+	for _, f := range []string{"cbmm", "jeirt", "encoder"} {
 		src, err := os.ReadFile(filepath.Join("kernels", f+".cu"))
 		if err != nil {
 			t.Fatal(err)
@@ -323,7 +323,7 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 	if _, err := s.Step(b, 1e-3); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range kernelNames() {
+	for _, name := range append(append([]string(nil), cbmmKernels...), jeirtKernels...) {
 		g, ok := d.launches[name]
 		if !ok {
 			t.Errorf("kernel %s was not launched", name)

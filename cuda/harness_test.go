@@ -210,7 +210,7 @@ var harnessMode = func() harness.Mode {
 var staticShared = sync.OnceValue(func() map[string]int64 {
 	m := map[string]int64{}
 	re := regexp.MustCompile(`\.shared \.align \d+ \.b8 _ZZ(\d+)(\w+)\[(\d+)\]`)
-	for _, f := range []string{"cbmm", "jeirt"} {
+	for _, f := range []string{"cbmm", "jeirt", "encoder"} {
 		ptx, err := os.ReadFile(filepath.Join("kernels", f+".ptx"))
 		if err != nil {
 			panic(err)
@@ -360,10 +360,13 @@ func openHost() (gpu, error) { return host, nil }
 func init() {
 	backend.Register("cuda-harness", cbmmBackend{device: "cuda-harness", open: openHost})
 	backend.Register("cuda-harness", jeirtBackend(openHost))
+	backend.Register("cuda-harness", encoderSeam{open: openHost, dense: func(gpu) dense { return hostDense{} }})
 }
 
 // kernelNames lists the kernels the Go code launches.
-func kernelNames() []string { return append(append([]string(nil), cbmmKernels...), jeirtKernels...) }
+func kernelNames() []string {
+	return append(append(append([]string(nil), cbmmKernels...), jeirtKernels...), encoderKernels...)
+}
 
 func argLetters(name string) string {
 	k, _ := harness.Lookup(name)

@@ -134,7 +134,7 @@ func TestPackedEntries(t *testing.T) {
 // embeds, exports every kernel the Go side launches, with its argument count,
 // and was generated from the current .cu sources for compute_70.
 func TestPTXExportsKernels(t *testing.T) {
-	for file, names := range map[string][]string{"cbmm": cbmmKernels, "jeirt": jeirtKernels} {
+	for file, names := range map[string][]string{"cbmm": cbmmKernels, "jeirt": jeirtKernels, "encoder": encoderKernels} {
 		ptx, err := os.ReadFile(filepath.Join("kernels", file+".ptx"))
 		if err != nil {
 			t.Fatal(err)

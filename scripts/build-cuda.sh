@@ -6,6 +6,8 @@
 #   bin/jeirt        the default build, which starts anywhere and runs
 #                    --device cuda|auto commands in the jeirt-cuda beside it
 #   bin/cuda.test    go test -tags jeirtcuda -c ./cuda/
+#   bin/transformer.test  go test -c ./encoder/transformer/ (the CPU encoder
+#                    benchmarks that gpu-check.sh runs beside the GPU ones)
 #
 # The build needs the CUDA 11.8 headers and the libcuda link stub (Debian's
 # nvidia-cuda-dev, in the non-free component), not nvcc: the kernels' PTX is
@@ -88,6 +90,8 @@ echo "== go build -o bin/jeirt ./cmd/jeirt"
 go build -o bin/jeirt ./cmd/jeirt
 echo "== go test -tags jeirtcuda -c -o bin/cuda.test ./cuda/"
 go test -tags jeirtcuda -c -o bin/cuda.test ./cuda/
+echo "== go test -c -o bin/transformer.test ./encoder/transformer/"
+go test -c -o bin/transformer.test ./encoder/transformer/
 # The GPU binaries must need nothing from CUDA but the driver's libcuda.so.1.
 for b in bin/jeirt-cuda bin/cuda.test; do
 	needed=$(readelf -d "$b" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')

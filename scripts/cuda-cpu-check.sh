@@ -5,7 +5,10 @@
 #   1. package cuda's harness tests: the batched cBMM and JE-IRT step code on
 #      the real kernel sources against train's CPU code (each CUDA thread a
 #      fiber), one launch with each CUDA thread an OS thread, the sm_90 launch
-#      limits; they record launches, with inputs and outputs, to a trace;
+#      limits, and the text encoder's GPU forward (BERT, MPNet, ModernBERT,
+#      a host gemm standing in for the dense products) against the three
+#      fixtures' reference vectors; they record launches, with inputs and
+#      outputs, to a trace;
 #   2. the replay driver (cuda/internal/harness/replay) built three ways,
 #      plain, with ThreadSanitizer, and with AddressSanitizer + UBSan, runs
 #      every recorded launch again with each CUDA thread an OS thread and
@@ -23,7 +26,7 @@ CXX=${CXX:-g++}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 h=cuda/internal/harness
-src="$h/replay/replay.cpp $h/launch.cpp $h/kernels_cbmm.cpp $h/kernels_jeirt.cpp"
+src="$h/replay/replay.cpp $h/launch.cpp $h/kernels_cbmm.cpp $h/kernels_jeirt.cpp $h/kernels_encoder.cpp"
 flags="-std=c++20 -g -Wall -Wno-unknown-pragmas -Wno-unused-parameter -Wno-sign-compare -pthread"
 errors=0
 races=0

@@ -16,7 +16,8 @@
 # peak (GPU_BANDWIDTH_TBS, default the H200's 4.8); cBMM fits at 112 x 36,000
 # and 1,000 x 100,000, seconds to a relative loss gap of 1e-6 on cuda and cpu;
 # 1,000 bootstrap replicates at 112 x 36,000; one JE-IRT epoch at EmbedLLM
-# size on cuda and cpu. All figures also go to gpu-check.json in $OUT (or the
+# size on cuda and cpu; text encoder sentences/s (128 tokens) of MiniLM-,
+# MPNet-base- and ModernBERT-large-sized models on cuda (batch 256) and cpu. All figures also go to gpu-check.json in $OUT (or the
 # current directory). Data come from ../shared/bench/peers/gen_synth.py when
 # python3 and numpy are there, else from `jeirt synth`.
 set -uo pipefail
@@ -38,7 +39,7 @@ left() { echo $((budget - SECONDS)); }
 have() { [ "$(left)" -ge "$1" ]; }
 skip() { echo "skipped: $1 (budget)"; fig[$2]='"skipped"'; }
 
-if [ ! -x bin/jeirt-cuda ] || [ ! -x bin/jeirt ] || [ ! -x bin/cuda.test ]; then
+if [ ! -x bin/jeirt-cuda ] || [ ! -x bin/jeirt ] || [ ! -x bin/cuda.test ] || [ ! -x bin/transformer.test ]; then
 	if command -v go >/dev/null; then
 		note "build (scripts/build-cuda.sh)"
 		bash scripts/build-cuda.sh || { echo "gpu-check: build failed" >&2; exit 1; }
@@ -92,6 +93,39 @@ if have 60; then
 	fi
 else
 	skip "cBMM bandwidth" cbmm_pass_gbs
+fi
+
+note "encoder throughput: MiniLM, MPNet-base and ModernBERT-large sized (random weights), 128 tokens; cuda at batch 256, cpu in the same run"
+if have 150 && [ -x bin/transformer.test ]; then
+	bench=$work/encoder-gpu.bench
+	(cd cuda && timeout 150 "$root/bin/cuda.test" -test.run '^$' -test.bench 'EncoderThroughput' -test.benchtime 3x -test.timeout 145s) >"$bench" 2>&1 || fail=1
+	grep '^Benchmark' "$bench"
+	dp=$(sed -n 's/.*dense products: //p' "$work/tests.log" | head -1)
+	echo "encoder dense products: ${dp:-?}"
+	fig[encoder_dense_products]="\"${dp:-unknown}\""
+	# The CPU forwards (package transformer's benchmarks) at batch 32: on the CPU
+	# sentences/s hardly depend on the batch, and 256 ModernBERT-large texts
+	# would take minutes. JEIRT_CPU_BATCH overrides the ModernBERT-large batch.
+	cbench=$work/encoder-cpu.bench
+	(cd encoder/transformer && JEIRT_BENCH_BATCH=${JEIRT_CPU_BATCH:-32} timeout "$(($(left) > 200 ? 200 : $(left)))" "$root/bin/transformer.test" -test.run '^$' \
+		-test.bench 'BERTMiniLM/batch=32|MPNetBase|ModernBERTLarge' -test.benchtime 1x -test.timeout 0) >"$cbench" 2>&1 || echo "encoder CPU benchmarks: cut short by the budget"
+	grep '^Benchmark' "$cbench"
+	# sps FILE PATTERN: the sentences/s of the first benchmark line matching PATTERN.
+	sps() { awk -v p="$2" '$1 ~ p { for (i = 2; i < NF; i++) if ($(i+1) == "sentences/s") { print $i; exit } }' "$1"; }
+	for m in "minilm EncoderThroughput/MiniLM/cuda BERTMiniLM/batch=32" \
+		"mpnet_base EncoderThroughput/MPNetBase/cuda MPNetBase" \
+		"modernbert_large EncoderThroughput/ModernBERTLarge/cuda ModernBERTLarge"; do
+		# shellcheck disable=SC2086 # three words
+		set -- $m
+		g=$(sps "$bench" "^Benchmark$2")
+		c=$(sps "$cbench" "^Benchmark$3")
+		echo "encoder $1: ${g:-?} sentences/s on cuda, ${c:-?} on cpu"
+		fig[encoder_${1}_cuda_sps]=${g:-null}
+		fig[encoder_${1}_cpu_sps]=${c:-null}
+		[ -n "$g" ] || fail=1
+	done
+else
+	skip "encoder throughput" encoder_minilm_cuda_sps
 fi
 
 # gen NAME MODELS ITEMS: a 2PL response file, all cells observed.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
 
@@ -55,6 +56,21 @@ func newEncodeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A model folder's forward pass runs on the GPU with --device
+			// cuda (or auto in a CUDA build); same vectors and fingerprint.
+			device, _ := cmd.Flags().GetString("device")
+			on, err := backend.EncoderOn(device, enc)
+			if err != nil {
+				return err
+			}
+			if on != backend.TextEncoder(enc) {
+				how := ""
+				if d, ok := on.(interface{ DenseProducts() string }); ok {
+					how = "; linear layers on " + d.DenseProducts()
+				}
+				fmt.Fprintf(stderr, "encode: forward pass on the GPU%s\n", how)
+			}
+			enc = on.(encoder.Encoder)
 			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
 				b.SetBatchSize(o.batch)
 			}

@@ -72,8 +72,8 @@ func TestSlurmScripts(t *testing.T) {
 	jeirtEnv := "JEIRT=" + bin
 
 	templates, _ := filepath.Glob(filepath.Join(slurmDir, "*"))
-	if len(templates) != 6 {
-		t.Errorf("scripts/slurm holds %d files, want 6: %v", len(templates), templates)
+	if len(templates) != 7 {
+		t.Errorf("scripts/slurm holds %d files, want 7: %v", len(templates), templates)
 	}
 	for _, p := range templates {
 		if out, err := runBash(t, work, nil, "-n", p); err != nil {
@@ -263,6 +263,23 @@ echo "$id;cluster"
 			if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
 				t.Error(err)
 			}
+		}
+	})
+
+	t.Run("text to checkpoint job", func(t *testing.T) {
+		// The GPU job's steps with DEVICE=cpu: encode the config's items into
+		// the cache, then train on the same encoder and cache.
+		out := filepath.Join(work, "ttc")
+		env := []string{jeirtEnv, "CONFIG=" + filepath.Join(root, "configs", "quickstart.yaml"), "ENCODER=hash:16", "OUT_DIR=" + out, "DEVICE=cpu"}
+		b, err := runBash(t, work, env, filepath.Join(slurmDir, "text-to-checkpoint.sbatch"), "--set", "train.epochs=1", "--no-baselines")
+		if err != nil {
+			t.Fatalf("text-to-checkpoint.sbatch: %v\n%s", err, b)
+		}
+		if v, err := encoder.ReadVectors(filepath.Join(out, "questions.safetensors")); err != nil || len(v.IDs) != 500 || v.Dim != 16 {
+			t.Errorf("questions.safetensors: %v", err)
+		}
+		if _, err := model.LoadCheckpoint(filepath.Join(out, "run")); err != nil {
+			t.Errorf("checkpoint: %v", err)
 		}
 	})
 

@@ -6,6 +6,10 @@
 #   INPUT=items.csv OUT_DIR=/scratch/$USER/vectors N=16 ENCODER=/models/all-MiniLM-L6-v2 \
 #     scripts/slurm/submit-encode.sh [extra sbatch options, e.g. --partition=cpu --account=abc]
 #
+# With DEVICE=cuda each shard runs on one GPU (the array job asks for
+# --gres=gpu:1; BATCH defaults to 256 there): several GPUs or nodes encode
+# one input, and the merge joins them.
+#
 # Prints the two job ids. Extra options go to both jobs.
 set -euo pipefail
 
@@ -21,9 +25,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 INPUT="$(cd "$(dirname "$INPUT")" && pwd)/$(basename "$INPUT")"
 mkdir -p "$OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"
-export INPUT OUT_DIR N
+DEVICE="${DEVICE:-cpu}"
+gpu=()
+if [[ "$DEVICE" = cuda ]]; then
+  gpu=(--gres=gpu:1)
+  BATCH="${BATCH:-256}"
+  export BATCH
+fi
+export INPUT OUT_DIR N DEVICE
 
-jobid="$(sbatch --parsable --array=0-$((N - 1)) "$@" "$here/encode.sbatch")"
+jobid="$(sbatch --parsable --array=0-$((N - 1)) "${gpu[@]}" "$@" "$here/encode.sbatch")"
 jobid="${jobid%%;*}" # --parsable prints "id;cluster" on multi-cluster sites
 merge="$(sbatch --parsable --dependency=afterok:"$jobid" "$@" "$here/encode-merge.sbatch")"
 merge="${merge%%;*}"

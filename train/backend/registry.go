@@ -20,7 +20,7 @@ var (
 	devices = map[string][]any{}
 )
 
-// Register makes impl (a CBMM or a JEIRT) available on device. Registering a
+// Register makes impl (a CBMM, a JEIRT or an Encoders) available on device. Registering a
 // second implementation of the same seam on a device panics: it is a
 // programming error, as is an impl of no seam.
 func Register(device string, impl any) {
@@ -44,6 +44,8 @@ func seam(impl any) string {
 		return "cBMM"
 	case JEIRT:
 		return "JE-IRT step"
+	case Encoders:
+		return "text encoder"
 	}
 	return ""
 }

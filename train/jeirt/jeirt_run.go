@@ -133,6 +133,16 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
+	// The frozen encoder's forward runs on the training device when it has
+	// one for this encoder (a model folder on cuda): same vectors and
+	// fingerprint, so the cache is shared with CPU runs.
+	if dev := cfg.jeirt().Device; dev != backend.CPU {
+		on, err := backend.EncoderOn(dev, enc)
+		if err != nil {
+			return nil, err
+		}
+		enc = on.(encoder.Encoder)
+	}
 	start := time.Now()
 	if f, ok := enc.(encoder.Fitter); ok {
 		// Fitted on the training questions only: val and test text stays unseen.
@@ -141,6 +151,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		}
 	}
 	features, err := EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log)
+	if c, ok := enc.(interface{ Close() error }); ok {
+		// A GPU encoder's weights leave the device before training starts.
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,171 @@
+//go:build jeirtcuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+
+// cuBLAS through dlopen: jeirt-cuda links only the driver's libcuda.so.1 and
+// finds libcublas at run time, so it still starts where cuBLAS is missing.
+typedef int (*jc_create_fn)(void **);
+typedef int (*jc_math_fn)(void *, int);
+typedef int (*jc_sgemm_fn)(void *, int, int, int, int, int, const float *, const float *, int, const float *,
+                           int, const float *, float *, int);
+
+static jc_create_fn jc_create_p;
+static jc_math_fn jc_math_p;
+static jc_sgemm_fn jc_sgemm_p;
+
+static int jc_load(char *err, int n) {
+	const char *names[] = {"libcublas.so.12", "libcublas.so.11", "libcublas.so", 0};
+	void *lib = 0;
+	for (int i = 0; names[i] && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		const char *e = dlerror();
+		snprintf(err, n, "%s", e ? e : "no libcublas.so.12 or .11 on the library path");
+		return -1;
+	}
+	jc_create_p = (jc_create_fn)dlsym(lib, "cublasCreate_v2");
+	jc_math_p = (jc_math_fn)dlsym(lib, "cublasSetMathMode");
+	jc_sgemm_p = (jc_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
+	if (!jc_create_p || !jc_math_p || !jc_sgemm_p) {
+		snprintf(err, n, "libcublas lacks cublasCreate_v2, cublasSetMathMode or cublasSgemm_v2");
+		return -1;
+	}
+	return 0;
+}
+
+// jc_create makes a handle on the current context, in CUBLAS_DEFAULT_MATH
+// (0): float32 products stay float32, no TF32.
+static int jc_create(uintptr_t *h) {
+	void *p = 0;
+	int rc = jc_create_p(&p);
+	if (rc != 0) return rc;
+	*h = (uintptr_t)p;
+	return jc_math_p(p, 0);
+}
+
+// jc_linear: y (n x out, row-major) = x (n x in) · wᵀ (w out x in). In
+// cuBLAS's column-major terms y is out x n = op(w) · x with w read as the
+// in x out matrix it is column-major, transposed.
+static int jc_linear(uintptr_t h, uint64_t y, uint64_t x, uint64_t w, int n, int out, int in) {
+	float one = 1, zero = 0;
+	return jc_sgemm_p((void *)h, 1, 0, out, n, in, &one, (const float *)w, in, (const float *)x, in, &zero,
+	                  (float *)y, out);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sync"
+)
+
+// cublasDense runs the linear layers with cuBLAS's cublasSgemm in
+// CUBLAS_DEFAULT_MATH: float32 inputs, float32 accumulation.
+type cublasDense struct {
+	g gpu
+	h C.uintptr_t
+}
+
+func (cublasDense) describe() string { return "cuBLAS cublasSgemm (float32, no TF32)" }
+
+func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
+	if n == 0 || out == 0 || in == 0 {
+		return nil
+	}
+	if rc := C.jc_linear(c.h, C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in)); rc != 0 {
+		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", ErrLaunch, n, in, out, c.g.name(), int(rc))
+	}
+	return nil
+}
+
+var (
+	denseOnce sync.Once
+	denseImpl dense
+)
+
+// gpuDense returns the GPU's dense products: cuBLAS when libcublas loads and
+// agrees with the sgemm kernel on a test product (within float32 rounding),
+// else the sgemm kernel. JEIRT_GEMM=kernel forces the kernel.
+func gpuDense(g gpu) dense {
+	denseOnce.Do(func() {
+		if os.Getenv("JEIRT_GEMM") == "kernel" {
+			denseImpl = kernelDense{g, ", as JEIRT_GEMM=kernel asks"}
+			return
+		}
+		c, err := openCuBLAS(g)
+		if err != nil {
+			denseImpl = kernelDense{g, "; cuBLAS unavailable: " + err.Error()}
+			return
+		}
+		if err := agree(g, c, kernelDense{g: g}); err != nil {
+			denseImpl = kernelDense{g, "; cuBLAS not used: " + err.Error()}
+			return
+		}
+		denseImpl = c
+	})
+	return denseImpl
+}
+
+func openCuBLAS(g gpu) (cublasDense, error) {
+	var buf [512]C.char
+	if C.jc_load(&buf[0], C.int(len(buf))) != 0 {
+		return cublasDense{}, fmt.Errorf("loading libcublas: %s", C.GoString(&buf[0]))
+	}
+	c := cublasDense{g: g}
+	err := g.do(func() error {
+		if rc := C.jc_create(&c.h); rc != 0 {
+			return fmt.Errorf("cublasCreate on %s: status %d", g.name(), int(rc))
+		}
+		return nil
+	})
+	return c, err
+}
+
+// agree runs one product whose shape is no multiple of any tile on a and b.
+func agree(g gpu, a, b dense) error {
+	const n, out, in = 67, 45, 131
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, w := make([]float32, n*in), make([]float32, out*in)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	ya, yb := make([]float32, n*out), make([]float32, n*out)
+	bufs := buffers{g: g}
+	defer g.do(bufs.free)
+	return g.do(func() error {
+		hx, hw, ha, hb := bufs.alloc("test x", n*in, 4), bufs.alloc("test w", out*in, 4), bufs.alloc("test y", n*out, 4), bufs.alloc("test y", n*out, 4)
+		if bufs.err != nil {
+			return bufs.err
+		}
+		if err := firstErr(g.htod(hx, x), g.htod(hw, w), a.linear(ha, hx, hw, n, out, in), b.linear(hb, hx, hw, n, out, in),
+			g.dtoh(ya, ha), g.dtoh(yb, hb)); err != nil {
+			return err
+		}
+		// Both sum in float32 in different orders: each may be off by about
+		// in·2⁻²⁴·Σ|x||w|; TF32 inputs (10-bit mantissas) would be 2⁻¹¹.
+		for r := range n {
+			for o := range out {
+				var mag float64
+				for k := range in {
+					mag += math.Abs(float64(x[r*in+k]) * float64(w[o*in+k]))
+				}
+				i := r*out + o
+				if d := math.Abs(float64(ya[i]) - float64(yb[i])); !(d <= 1e-5*mag) {
+					return fmt.Errorf("a %d x %d x %d test product differs from the sgemm kernel's by %.3g (of %.3g) at row %d, column %d", n, in, out, d, mag, r, o)
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,485 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/encoder/tokenizer"
+	"github.com/jeirt/jeirt/encoder/transformer"
+	"github.com/jeirt/jeirt/train/backend"
+)
+
+// The frozen text encoder's forward pass on a device: the kernels of
+// kernels/encoder.cu for everything but the dense products, which go through
+// dense (cuBLAS or the sgemm kernel of kernels/jeirt.cu on a GPU, a host
+// gemm on the CPU harness). Tokenisation, length-sorted batching and the fingerprint are
+// the CPU encoder's, so vectors made here and on the CPU share one cache.
+
+// encoderKernels lists the kernels of kernels/encoder.cu.
+var encoderKernels = []string{"embed", "layer_norm", "bias_act", "geglu", "residual_add", "mpnet_rel_bias",
+	"rope", "attention", "pool", "l2_normalize"}
+
+// maxHeadDim is ENC_MAX_DH of kernels/encoder.cu.
+const maxHeadDim = 128
+
+// dense is the dense product of the encoder's linear layers.
+type dense interface {
+	// linear sets y (n × out, row-major) = x·wᵀ with x n × in and w out × in
+	// (torch.nn.Linear's layout), all float32 device memory. Called inside do.
+	linear(y, x, w handle, n, out, in int) error
+	// describe says what runs the products.
+	describe() string
+}
+
+// kernelDense runs the linear layers with the sgemm kernel of
+// kernels/jeirt.cu: float32 inputs, float32 accumulation.
+type kernelDense struct {
+	g   gpu
+	why string // why not cuBLAS ("": not asked)
+}
+
+func (k kernelDense) describe() string { return "sgemm kernel (float32)" + k.why }
+
+func (k kernelDense) linear(y, x, w handle, n, out, in int) error {
+	return k.g.launch("sgemm", blocks(out, 64), blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
+}
+
+// transformerEncoder is what the GPU forward needs of a CPU encoder: its
+// weights and its batching with another forward (transformer.BERT, MPNet and
+// ModernBERT).
+type transformerEncoder interface {
+	encoder.Encoder
+	Weights() *transformer.Weights
+	EncodeWith(ctx context.Context, texts []string, f transformer.PooledForward) ([][]float32, error)
+}
+
+// Encoder is a transformer sentence encoder whose forward pass runs on the
+// GPU: the same tokens, batches, pooling and fingerprint as the CPU encoder
+// it was made from, and vectors that agree with the CPU's within float32
+// rounding (about 1e-7 on the fixtures), so that one encoder cache serves
+// both.
+type Encoder struct {
+	cpu transformerEncoder
+	f   *encoderForward
+}
+
+// Dim implements encoder.Encoder.
+func (e *Encoder) Dim() int { return e.cpu.Dim() }
+
+// Fingerprint implements encoder.Encoder: the CPU encoder's.
+func (e *Encoder) Fingerprint() string { return e.cpu.Fingerprint() }
+
+// Encode implements encoder.Encoder.
+func (e *Encoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.cpu.EncodeWith(ctx, texts, e.f.forward)
+}
+
+// SetBatchSize sets the CPU encoder's batch size, which the GPU forward uses.
+func (e *Encoder) SetBatchSize(n int) {
+	if s, ok := e.cpu.(interface{ SetBatchSize(int) }); ok {
+		s.SetBatchSize(n)
+	}
+}
+
+// DenseProducts says what runs the linear layers: cuBLAS's float32 sgemm,
+// or jeirt's own sgemm kernel and why cuBLAS is not used.
+func (e *Encoder) DenseProducts() string { return e.f.mm.describe() }
+
+// Close frees the encoder's device memory.
+func (e *Encoder) Close() error { return e.f.close() }
+
+// encoderSeam is backend.Encoders on a device: the transformer encoders'
+// forward on it, every other kind left as it is.
+type encoderSeam struct {
+	open  func() (gpu, error)
+	dense func(gpu) dense
+}
+
+func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, bool, error) {
+	t, ok := enc.(transformerEncoder)
+	if !ok {
+		return nil, false, nil
+	}
+	g, err := s.open()
+	if err != nil {
+		return nil, false, err
+	}
+	e, err := newEncoder(g, s.dense(g), t)
+	if err != nil {
+		return nil, false, err
+	}
+	return e, true, nil
+}
+
+// newEncoder uploads the weights of enc (a *transformer.BERT, MPNet or
+// ModernBERT) to g.
+func newEncoder(g gpu, mm dense, enc encoder.Encoder) (*Encoder, error) {
+	t, ok := enc.(transformerEncoder)
+	if !ok {
+		return nil, fmt.Errorf("cuda: the %T encoder has no GPU forward (BERT, MPNet and ModernBERT folders have)", enc)
+	}
+	f, err := newEncoderForward(g, mm, t.Weights())
+	if err != nil {
+		return nil, err
+	}
+	return &Encoder{cpu: t, f: f}, nil
+}
+
+type linearDev struct {
+	w, b    handle
+	out, in int
+}
+
+type layerDev struct {
+	q, k, v, o, in, out                      linearDev
+	attnNormW, attnNormB, mlpNormW, mlpNormB handle
+}
+
+// encoderForward holds the weights on the device and the activation buffers
+// of the largest batch seen.
+type encoderForward struct {
+	mu sync.Mutex
+	g  gpu
+	mm dense
+	w  *transformer.Weights
+
+	weights buffers
+	word, position, type0, embNormW, embNormB,
+	relBias, finalNormW, finalNormB handle
+	layers []layerDev
+	closed bool
+
+	act   buffers
+	n, l  int // tokens and length the activations were allocated for
+	batch int
+	bias  handle                // MPNet's relative position bias for length biasL
+	biasL int                   // 0: not computed
+	rope  map[float64][2]handle // ModernBERT's rotary tables by theta, for length l
+
+	// activations
+	x, h, o, q, k, v, ctx, inter, gate, ids, pos, mask, out handle
+}
+
+func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward, error) {
+	if w.Heads <= 0 || w.Hidden%w.Heads != 0 {
+		return nil, fmt.Errorf("cuda: hidden size %d over %d heads", w.Hidden, w.Heads)
+	}
+	if dh := w.Hidden / w.Heads; dh > maxHeadDim {
+		return nil, fmt.Errorf("cuda: head size %d is over the attention kernel's %d", dh, maxHeadDim)
+	}
+	for _, p := range w.Pooling {
+		if poolMode(p) < 0 {
+			return nil, fmt.Errorf("cuda: pooling mode %q is not supported", p)
+		}
+	}
+	f := &encoderForward{g: g, mm: mm, w: w, weights: buffers{g: g}, act: buffers{g: g}, rope: map[float64][2]handle{}}
+	err := g.do(func() error {
+		up := func(what string, v []float32) handle {
+			if v == nil || f.weights.err != nil {
+				return 0
+			}
+			h := f.weights.alloc(what, len(v), 4)
+			if h != 0 {
+				if err := g.htod(h, v); err != nil {
+					f.weights.err = err
+				}
+			}
+			return h
+		}
+		lin := func(what string, l transformer.Linear) linearDev {
+			if l.Out == 0 {
+				return linearDev{}
+			}
+			return linearDev{w: up(what+".weight", l.W), b: up(what+".bias", l.B), out: l.Out, in: l.In}
+		}
+		f.word, f.position, f.type0 = up("word embeddings", w.Word), up("position embeddings", w.Position), up("token type embeddings", w.TokenType0)
+		f.embNormW, f.embNormB = up("embedding norm", w.EmbNormW), up("embedding norm bias", w.EmbNormB)
+		f.relBias = up("relative attention bias", w.RelBias)
+		f.finalNormW, f.finalNormB = up("final norm", w.FinalNormW), up("final norm bias", w.FinalNormB)
+		for i, l := range w.Layers {
+			p := fmt.Sprintf("layer %d ", i)
+			f.layers = append(f.layers, layerDev{
+				q: lin(p+"query", l.Q), k: lin(p+"key", l.K), v: lin(p+"value", l.V), o: lin(p+"attention output", l.O),
+				in: lin(p+"intermediate", l.In), out: lin(p+"output", l.Out),
+				attnNormW: up(p+"attention norm", l.AttnNormW), attnNormB: up(p+"attention norm bias", l.AttnNormB),
+				mlpNormW: up(p+"MLP norm", l.MLPNormW), mlpNormB: up(p+"MLP norm bias", l.MLPNormB),
+			})
+		}
+		return f.weights.err
+	})
+	if err != nil {
+		g.do(f.weights.free)
+		return nil, err
+	}
+	f.w = shapeOnly(w)
+	return f, nil
+}
+
+// shapeOnly returns w without its weight values, which live on the device
+// once uploaded (BERT's are copies the host need not keep).
+func shapeOnly(w *transformer.Weights) *transformer.Weights {
+	s := *w
+	s.Word, s.Position, s.TokenType0, s.EmbNormW, s.EmbNormB, s.RelBias, s.FinalNormW, s.FinalNormB = nil, nil, nil, nil, nil, nil, nil, nil
+	s.Layers = make([]transformer.LayerWeights, len(w.Layers))
+	for i, l := range w.Layers {
+		s.Layers[i] = transformer.LayerWeights{Window: l.Window, Theta: l.Theta}
+	}
+	return &s
+}
+
+func (f *encoderForward) close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.n, f.batch, f.l = 0, 0, 0
+	return f.g.do(func() error { return firstErr(f.act.free(), f.weights.free()) })
+}
+
+func poolMode(p string) int {
+	switch p {
+	case transformer.PoolCLS:
+		return 0
+	case transformer.PoolMax:
+		return 1
+	case transformer.PoolMean:
+		return 2
+	case transformer.PoolMeanSqrtLen:
+		return 3
+	}
+	return -1
+}
+
+// rowThreads is the block size of the one-block-per-row kernels.
+func rowThreads(d int) int { return 32 * min(8, blocks(d, 32)) }
+
+// forward runs a batch and returns each encoding's pooled vector.
+func (f *encoderForward) forward(batch []tokenizer.Encoding) ([][]float32, error) {
+	l, ids, pos, mask, err := f.w.Pad(batch)
+	if err != nil {
+		return nil, err
+	}
+	return f.forwardPadded(len(batch), l, ids, pos, mask)
+}
+
+// forwardPadded runs b sequences of l tokens laid out by transformer.Weights.Pad:
+// token ids, position ids (nil for none) and the attention mask, b·l each.
+func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float32) ([][]float32, error) {
+	w := f.w
+	if len(ids) != b*l || len(mask) != b*l || pos != nil && len(pos) != b*l {
+		return nil, fmt.Errorf("cuda: a batch of %d x %d tokens with %d ids, %d positions and %d mask values", b, l, len(ids), len(pos), len(mask))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, fmt.Errorf("cuda: the GPU encoder is closed")
+	}
+	dim := w.Hidden * len(w.Pooling)
+	out := make([]float32, b*dim)
+	err := f.g.do(func() error {
+		if err := f.grow(b, l); err != nil {
+			return err
+		}
+		if err := firstErr(f.g.htod(f.ids, ids), f.g.htod(f.mask, mask)); err != nil {
+			return err
+		}
+		posH := handle(0)
+		if pos != nil {
+			if err := f.g.htod(f.pos, pos); err != nil {
+				return err
+			}
+			posH = f.pos
+		}
+		h, err := f.run(b, l, posH)
+		if err != nil {
+			return err
+		}
+		if err := f.pool(h, b, l); err != nil {
+			return err
+		}
+		return f.g.dtoh(out, f.out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	vs := make([][]float32, b)
+	for k := range vs {
+		vs[k] = out[k*dim : (k+1)*dim : (k+1)*dim]
+	}
+	return vs, nil
+}
+
+// grow makes the activation buffers hold b sequences of l tokens.
+func (f *encoderForward) grow(b, l int) error {
+	n := b * l
+	if n <= f.n && b <= f.batch && l <= f.l {
+		return nil
+	}
+	if err := f.act.free(); err != nil {
+		return err
+	}
+	f.biasL = 0
+	clear(f.rope)
+	n, b, l = max(n, f.n), max(b, f.batch), max(l, f.l)
+	w := f.w
+	d, ff := w.Hidden, w.Intermediate
+	a := &f.act
+	f.x, f.h, f.o, f.ctx = a.alloc("hidden states", n*d, 4), a.alloc("normed states", n*d, 4), a.alloc("layer outputs", n*d, 4), a.alloc("attention context", n*d, 4)
+	if w.Arch == "modernbert" {
+		f.q = a.alloc("fused QKV", n*3*d, 4)
+		f.gate = a.alloc("GeGLU input", n*2*ff, 4)
+	} else {
+		f.q, f.k, f.v = a.alloc("queries", n*d, 4), a.alloc("keys", n*d, 4), a.alloc("values", n*d, 4)
+	}
+	f.inter = a.alloc("intermediate", n*ff, 4)
+	f.ids, f.pos, f.mask = a.alloc("token ids", n, 4), a.alloc("position ids", n, 4), a.alloc("attention mask", n, 4)
+	f.out = a.alloc("pooled vectors", b*d*max(1, len(w.Pooling)), 4)
+	if w.Arch == "mpnet" {
+		f.bias = a.alloc("relative position bias", w.Heads*l*l, 4)
+	}
+	if a.err != nil {
+		err := a.err
+		a.free()
+		f.n, f.batch, f.l = 0, 0, 0
+		return err
+	}
+	f.n, f.batch, f.l = n, b, l
+	return nil
+}
+
+// lin runs a linear layer and its bias (and GELU when gelu is set).
+func (f *encoderForward) lin(y, x handle, p linearDev, n int, gelu bool) error {
+	if err := f.mm.linear(y, x, p.w, n, p.out, p.in); err != nil {
+		return err
+	}
+	if p.b == 0 && !gelu {
+		return nil
+	}
+	return f.g.launch("bias_act", blocks(n*p.out, 256), 1, 256, y, p.b, n, p.out, gelu)
+}
+
+func (f *encoderForward) norm(y, x, res, gamma, beta handle, n int) error {
+	d := f.w.Hidden
+	return f.g.launch("layer_norm", n, 1, rowThreads(d), y, x, res, gamma, beta, n, d, f.w.Eps)
+}
+
+// attention launches the attention kernel on q, k, v of leading dimension ld.
+func (f *encoderForward) attention(q, k, v handle, ld, b, l int, bias handle, window int) error {
+	w := f.w
+	dh := w.Hidden / w.Heads
+	return f.g.launch("attention", b*w.Heads, blocks(l, 64), 64, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
+}
+
+// run runs the transformer and returns the handle of the last hidden states.
+func (f *encoderForward) run(b, l int, pos handle) (handle, error) {
+	w := f.w
+	n, d := b*l, w.Hidden
+	g := f.g
+	if err := g.launch("embed", blocks(n*d, 256), 1, 256, f.x, f.ids, pos, f.word, f.position, f.type0, n, d); err != nil {
+		return 0, err
+	}
+	if err := f.norm(f.x, f.x, 0, f.embNormW, f.embNormB, n); err != nil {
+		return 0, err
+	}
+	if w.Arch == "modernbert" {
+		return f.runModern(b, l)
+	}
+	bias := handle(0)
+	if w.Arch == "mpnet" {
+		if f.biasL != l {
+			if err := g.launch("mpnet_rel_bias", blocks(l*l, 256), 1, 256, f.bias, f.relBias, l, w.Heads, w.Buckets, w.MaxDistance); err != nil {
+				return 0, err
+			}
+			f.biasL = l
+		}
+		bias = f.bias
+	}
+	for _, p := range f.layers {
+		err := firstErr(
+			f.lin(f.q, f.x, p.q, n, false),
+			f.lin(f.k, f.x, p.k, n, false),
+			f.lin(f.v, f.x, p.v, n, false),
+			f.attention(f.q, f.k, f.v, d, b, l, bias, 0),
+			f.lin(f.o, f.ctx, p.o, n, false),
+			f.norm(f.x, f.o, f.x, p.attnNormW, p.attnNormB, n),
+			f.lin(f.inter, f.x, p.in, n, true),
+			f.lin(f.o, f.inter, p.out, n, false),
+			f.norm(f.x, f.o, f.x, p.mlpNormW, p.mlpNormB, n),
+		)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return f.x, nil
+}
+
+// runModern is ModernBERT's pre-norm layers (Warner et al. 2024): rotary
+// positions, global and sliding-window attention, GeGLU, a final norm.
+func (f *encoderForward) runModern(b, l int) (handle, error) {
+	w := f.w
+	n, d, ff := b*l, w.Hidden, w.Intermediate
+	dh := d / w.Heads
+	g := f.g
+	for i, p := range f.layers {
+		lw := w.Layers[i]
+		tab, ok := f.rope[lw.Theta]
+		if !ok {
+			// Tables for the longest length allocated, which serve every
+			// shorter one (position p is row p), live with the activations.
+			cos, sin := w.Rope(lw.Theta, f.l)
+			tab = [2]handle{f.act.alloc("rotary cosines", len(cos), 4), f.act.alloc("rotary sines", len(sin), 4)}
+			if f.act.err != nil {
+				return 0, f.act.err
+			}
+			if err := firstErr(g.htod(tab[0], cos), g.htod(tab[1], sin)); err != nil {
+				return 0, err
+			}
+			f.rope[lw.Theta] = tab
+		}
+		in := f.x
+		if p.attnNormW != 0 {
+			if err := f.norm(f.h, f.x, 0, p.attnNormW, p.attnNormB, n); err != nil {
+				return 0, err
+			}
+			in = f.h
+		}
+		k, v := f.q+handle(4*d), f.q+handle(8*d)
+		err := firstErr(
+			f.lin(f.q, in, p.q, n, false),
+			g.launch("rope", blocks(n*w.Heads*dh/2, 256), 1, 256, f.q, k, tab[0], tab[1], n, l, w.Heads, dh, 3*d),
+			f.attention(f.q, k, v, 3*d, b, l, 0, lw.Window),
+			f.lin(f.o, f.ctx, p.o, n, false),
+			g.launch("residual_add", blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
+			f.norm(f.h, f.x, 0, p.mlpNormW, p.mlpNormB, n),
+			f.lin(f.gate, f.h, p.in, n, false),
+			g.launch("geglu", blocks(n*ff, 256), 1, 256, f.inter, f.gate, n, ff),
+			f.lin(f.o, f.inter, p.out, n, false),
+			g.launch("residual_add", blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
+		)
+		if err != nil {
+			return 0, err
+		}
+	}
+	if err := f.norm(f.h, f.x, 0, f.finalNormW, f.finalNormB, n); err != nil {
+		return 0, err
+	}
+	return f.h, nil
+}
+
+// pool writes the pooled (and normalised) vectors of hidden states h to f.out.
+func (f *encoderForward) pool(h handle, b, l int) error {
+	w := f.w
+	d := w.Hidden
+	dim := d * len(w.Pooling)
+	for i, p := range w.Pooling {
+		if err := f.g.launch("pool", b, 1, rowThreads(d), f.out, h, f.mask, b, l, d, poolMode(p), dim, i*d); err != nil {
+			return err
+		}
+	}
+	if w.Normalize {
+		return f.g.launch("l2_normalize", b, 1, rowThreads(dim), f.out, b, dim)
+	}
+	return nil
+}

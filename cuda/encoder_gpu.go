@@ -1,0 +1,19 @@
+//go:build jeirtcuda
+
+package cuda
+
+import "github.com/jeirt/jeirt/encoder"
+
+// OpenEncoder moves the forward pass of enc (a *transformer.BERT, MPNet or
+// ModernBERT, as encoder.Open returns for a model folder) to the GPU: tokens,
+// batches, pooling and fingerprint stay the CPU encoder's; the linear layers
+// run in float32 on cuBLAS (loaded at run time) or, without it, on the sgemm
+// kernel (see DenseProducts), everything else on the kernels of
+// kernels/encoder.cu. Close frees its device memory.
+func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
+	g, err := openDevice()
+	if err != nil {
+		return nil, err
+	}
+	return newEncoder(g, gpuDense(g), enc)
+}

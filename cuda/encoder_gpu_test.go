@@ -1,0 +1,100 @@
+//go:build jeirtcuda
+
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jeirt/jeirt/encoder"
+)
+
+// TestGPUEncoderFixtures runs the three fixtures through the GPU forward (the
+// sgemm kernel for the dense products) with the tolerances of the harness
+// test: within 2e-6 of the float64 references, 1e-6 of the CPU encoder.
+func TestGPUEncoderFixtures(t *testing.T) {
+	g := mustDevice(t)
+	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
+		t.Run(name, func(t *testing.T) {
+			dir, exp := openFixture(t, name)
+			cpu, err := encoder.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpu, err := newEncoder(g, kernelDense{g: g}, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			checkEncoderFixture(t, gpu, cpu, exp, false)
+		})
+	}
+}
+
+// TestGPUEncoderDense runs the fixtures through the dense products the GPU
+// encoder picks (cuBLAS where it loads and agrees with the kernel).
+func TestGPUEncoderDense(t *testing.T) {
+	g := mustDevice(t)
+	mm := gpuDense(g)
+	t.Logf("dense products: %s", mm.describe())
+	for _, name := range []string{"tiny-bert", "tiny-modernbert"} {
+		dir, exp := openFixture(t, name)
+		cpu, err := encoder.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu, err := newEncoder(g, mm, cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEncoderFixture(t, gpu, cpu, exp, false)
+		gpu.Close()
+	}
+}
+
+// encoderFLOPs counts one forward pass over l tokens: the linear layers and
+// the two attention products (the sliding windows are the whole text at 128
+// tokens).
+func encoderFLOPs(s encoderSize, l int) float64 {
+	d, ff, L := float64(s.hidden), float64(s.inter), float64(l)
+	mlp := 4 * L * d * ff
+	if s.arch == "modernbert" {
+		mlp = 6 * L * d * ff // GeGLU's input is 2·ff wide
+	}
+	return float64(s.layers) * (8*L*d*d + mlp + 4*L*L*d)
+}
+
+// BenchmarkEncoderThroughput is the GPU forward of MiniLM-, MPNet-base- and
+// ModernBERT-large-sized models (random weights) on batches of 256 texts of
+// 128 tokens, pooled and normalised: sentences/s and GFLOP/s, after one
+// warm-up batch. The dense products are cuBLAS's when it loads, else the
+// sgemm kernel's (JEIRT_GEMM=kernel forces it). scripts/gpu-check.sh runs it
+// with the CPU encoders' benchmarks (package encoder) in the same run.
+func BenchmarkEncoderThroughput(b *testing.B) {
+	const batch, l = 256, 128
+	g := mustDevice(b)
+	for _, s := range encoderSizes {
+		b.Run(fmt.Sprintf("%s/cuda", s.name), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			f, err := newEncoderForward(g, gpuDense(g), sizedWeights(s, rng))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.close()
+			ids, pos, mask := paddedBatch(s, batch, l, rng)
+			if _, err := f.forwardPadded(batch, l, ids, pos, mask); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := f.forwardPadded(batch, l, ids, pos, mask); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sps := float64(b.N*batch) / b.Elapsed().Seconds()
+			b.ReportMetric(sps, "sentences/s")
+			b.ReportMetric(sps*encoderFLOPs(s, l)/1e9, "GFLOP/s")
+		})
+	}
+}

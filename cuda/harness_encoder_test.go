@@ -1,0 +1,367 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/jeirt/jeirt/cuda/internal/harness"
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/encoder/transformer"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// hostDense stands in for the GPU's dense products on the CPU harness: a
+// float32 gemm (Gonum's, the BLAS the CPU encoders use by default) on the
+// harness's device memory.
+type hostDense struct{}
+
+func hostFloats(h handle, n int) ([]float32, error) {
+	b, _, err := harness.Bytes(uintptr(h))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 4*n {
+		return nil, fmt.Errorf("harness: %d floats at %#x run past the allocation (%d bytes)", n, h, len(b))
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
+}
+
+func (hostDense) describe() string { return "host gemm (CPU harness)" }
+
+func (hostDense) linear(y, x, w handle, n, out, in int) error {
+	ys, err1 := hostFloats(y, n*out)
+	xs, err2 := hostFloats(x, n*in)
+	ws, err3 := hostFloats(w, out*in)
+	if err := firstErr(err1, err2, err3); err != nil {
+		return fmt.Errorf("%w: linear %d x %d -> %d: %v", ErrLaunch, n, in, out, err)
+	}
+	gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, n, out, in, 1, xs, in, ws, in, 0, ys, out)
+	return nil
+}
+
+// encoderFixture is the part of a fixture's expected.json the GPU forward is
+// checked against: float64 reference outputs of the whole pipeline.
+type encoderFixture struct {
+	Sentences []struct {
+		Text             string    `json:"text"`
+		PooledNormalized []float64 `json:"pooled_normalized"`
+		MeanNormalized   []float64 `json:"mean_normalized"`
+	} `json:"sentences"`
+	PaddedBatch struct {
+		SentenceIndices  []int       `json:"sentence_indices"`
+		PooledNormalized [][]float64 `json:"pooled_normalized"`
+	} `json:"padded_batch"`
+}
+
+func openFixture(t *testing.T, name string) (string, *encoderFixture) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "fixtures", name)
+	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Skipf("%s fixture not found: %v", name, err)
+	}
+	var f encoderFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s/expected.json: %v", name, err)
+	}
+	return dir, &f
+}
+
+func maxDiff64(got []float32, want []float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	var w float64
+	for k := range got {
+		w = math.Max(w, math.Abs(float64(got[k])-want[k]))
+	}
+	return w
+}
+
+func maxDiff32(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var w float64
+	for k := range a {
+		w = math.Max(w, math.Abs(float64(a[k])-float64(b[k])))
+	}
+	return w
+}
+
+// TestHarnessEncoderFixtures runs the whole GPU forward (kernels/encoder.cu
+// on the CPU harness, a host gemm for the dense products) on the three
+// fixtures: token ids from the CPU encoder's tokenizer, pooled and
+// normalised vectors within the fixtures' float32 tolerance of the float64
+// references (2e-6, the tightest of the three READMEs), alone, in one
+// length-sorted batch and in the padded batch, and within 1e-6 of the CPU
+// encoder; the fingerprint is the CPU encoder's.
+func TestHarnessEncoderFixtures(t *testing.T) {
+	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
+		t.Run(name, func(t *testing.T) {
+			dir, exp := openFixture(t, name)
+			cpu, err := encoder.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gpu, err := newEncoder(host, hostDense{}, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := gpu.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			if gpu.Fingerprint() != cpu.Fingerprint() || gpu.Dim() != cpu.Dim() {
+				t.Fatalf("GPU encoder %s dim %d, CPU %s dim %d", gpu.Fingerprint(), gpu.Dim(), cpu.Fingerprint(), cpu.Dim())
+			}
+			checkEncoderFixture(t, gpu, cpu, exp, false)
+			if m, ok := cpu.(*transformer.ModernBERT); ok && exp.Sentences[0].MeanNormalized != nil {
+				// Mean pooling, as modernbert-embed pools.
+				m.Pooling = []string{transformer.PoolMean}
+				mean, err := newEncoder(host, hostDense{}, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer mean.Close()
+				checkEncoderFixture(t, mean, m, exp, true)
+			}
+		})
+	}
+}
+
+func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *encoderFixture, meanPooled bool) {
+	t.Helper()
+	const tol = 2e-6
+	ctx := context.Background()
+	texts := make([]string, len(exp.Sentences))
+	for i, s := range exp.Sentences {
+		texts[i] = s.Text
+	}
+	want := func(i int) []float64 {
+		if meanPooled {
+			return exp.Sentences[i].MeanNormalized
+		}
+		return exp.Sentences[i].PooledNormalized
+	}
+	all, err := gpu.Encode(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := cpu.Encode(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worstAlone, worstBatch, worstCPU float64
+	for i := range texts {
+		alone, err := gpu.Encode(ctx, texts[i:i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		worstAlone = math.Max(worstAlone, maxDiff64(alone[0], want(i)))
+		worstBatch = math.Max(worstBatch, maxDiff64(all[i], want(i)))
+		worstCPU = math.Max(worstCPU, maxDiff32(all[i], ref[i]))
+	}
+	what := "pooled_normalized"
+	if meanPooled {
+		what = "mean_normalized"
+	}
+	t.Logf("GPU forward on the harness: max |diff| %s alone %.2g, batch of %d %.2g; vs the CPU encoder %.2g", what, worstAlone, len(texts), worstBatch, worstCPU)
+	if !(worstAlone <= tol && worstBatch <= tol) { // NaN fails too
+		t.Errorf("%s off by %.3g alone, %.3g in a batch (want <= %g)", what, worstAlone, worstBatch, tol)
+	}
+	if !(worstCPU <= 1e-6) {
+		t.Errorf("GPU and CPU vectors differ by %.3g (want <= 1e-6)", worstCPU)
+	}
+	if meanPooled {
+		return
+	}
+	pb := exp.PaddedBatch
+	var pbTexts []string
+	for _, i := range pb.SentenceIndices {
+		pbTexts = append(pbTexts, texts[i])
+	}
+	got, err := gpu.Encode(ctx, pbTexts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range pb.SentenceIndices {
+		if d := maxDiff64(got[k], pb.PooledNormalized[k]); !(d <= tol) {
+			t.Errorf("padded batch row %d (sentence %d) off by %.3g", k, i, d)
+		}
+	}
+}
+
+// TestHarnessEncoderPooling checks every pooling mode (CLS, max, mean,
+// mean_sqrt_len, concatenated) with and without normalisation against the
+// CPU encoder's pooling of the same model.
+func TestHarnessEncoderPooling(t *testing.T) {
+	dir, exp := openFixture(t, "tiny-bert")
+	cpu, err := transformer.OpenBERT(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{exp.Sentences[0].Text, exp.Sentences[1].Text, exp.Sentences[2].Text}
+	for _, norm := range []bool{false, true} {
+		cpu.Pooling = []string{transformer.PoolCLS, transformer.PoolMax, transformer.PoolMean, transformer.PoolMeanSqrtLen}
+		cpu.Normalize = norm
+		gpu, err := newEncoder(host, hostDense{}, cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err1 := gpu.Encode(context.Background(), texts)
+		want, err2 := cpu.Encode(context.Background(), texts)
+		if err := firstErr(err1, err2, gpu.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gpu.Encode(context.Background(), texts); err == nil {
+			t.Error("a closed GPU encoder encoded")
+		}
+		for i := range texts {
+			if len(got[i]) != 4*32 {
+				t.Fatalf("vector of %d, want 128", len(got[i]))
+			}
+			if d := maxDiff32(got[i], want[i]); !(d <= 1e-6) {
+				t.Errorf("normalize %v: text %d differs from the CPU by %.3g", norm, i, d)
+			}
+		}
+	}
+}
+
+// TestHarnessEncoderErrors: encoders without a GPU forward and heads too
+// large for the attention kernel are refused with a clear error.
+func TestHarnessEncoderErrors(t *testing.T) {
+	hash, err := encoder.Open("hash:16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newEncoder(host, hostDense{}, hash); err == nil {
+		t.Error("a hash encoder got a GPU forward")
+	}
+	w := &transformer.Weights{Arch: "bert", Hidden: 512, Heads: 2, Pooling: []string{transformer.PoolMean}}
+	if _, err := newEncoderForward(host, hostDense{}, w); err == nil {
+		t.Error("head size 256 was accepted")
+	}
+}
+
+// TestHarnessAttention checks the attention kernel against a float64
+// reference at head sizes the fixtures do not reach (64 and the largest,
+// 128), on a length that fills no tile (75 tokens: 2 row blocks, 3 key
+// tiles), a fused QKV layout, padding, a relative bias and a window (with
+// padded queries whose window holds no real key: zeros, as on the CPU).
+func TestHarnessAttention(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const b, l, heads = 2, 75, 2
+	for _, c := range []struct {
+		dh, window int
+		bias       bool
+	}{{64, 0, true}, {128, 0, false}, {64, 20, false}} {
+		d := heads * c.dh
+		ld := 3 * d
+		qkv := make([]float32, b*l*ld)
+		for i := range qkv {
+			qkv[i] = float32(rng.NormFloat64())
+		}
+		mask := make([]float32, b*l)
+		for i := range mask {
+			if i < l || i%l < 50 { // the second text is 50 tokens, padded to 75
+				mask[i] = 1
+			}
+		}
+		var bias []float32
+		if c.bias {
+			bias = make([]float32, heads*l*l)
+			for i := range bias {
+				bias[i] = float32(rng.NormFloat64())
+			}
+		}
+		scale := math.Sqrt(float64(c.dh))
+		got := make([]float32, b*l*d)
+		bufs := buffers{g: host}
+		err := host.do(func() error {
+			hq, hm, hc := bufs.alloc("qkv", len(qkv), 4), bufs.alloc("mask", len(mask), 4), bufs.alloc("ctx", len(got), 4)
+			hb := handle(0)
+			if bias != nil {
+				hb = bufs.alloc("bias", len(bias), 4)
+			}
+			if bufs.err != nil {
+				return bufs.err
+			}
+			if err := firstErr(host.htod(hq, qkv), host.htod(hm, mask)); err != nil {
+				return err
+			}
+			if bias != nil {
+				if err := host.htod(hb, bias); err != nil {
+					return err
+				}
+			}
+			f := &encoderForward{g: host, w: &transformer.Weights{Hidden: d, Heads: heads}, mask: hm, ctx: hc}
+			return firstErr(f.attention(hq, hq+handle(4*d), hq+handle(8*d), ld, b, l, hb, c.window), host.dtoh(got, hc), bufs.free())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var worst float64
+		for bi := range b {
+			for h := range heads {
+				for i := range l {
+					var p []float64
+					var sum, m float64 = 0, math.Inf(-1)
+					for j := range l {
+						x := math.Inf(-1)
+						if mask[bi*l+j] != 0 && (c.window == 0 || abs(i-j) <= c.window) {
+							x = 0
+							for k := range c.dh {
+								x += float64(qkv[(bi*l+i)*ld+h*c.dh+k]) * float64(qkv[(bi*l+j)*ld+d+h*c.dh+k])
+							}
+							x /= scale
+							if bias != nil {
+								x += float64(bias[(h*l+i)*l+j])
+							}
+						}
+						p = append(p, x)
+						m = math.Max(m, x)
+					}
+					for j := range p {
+						if math.IsInf(m, -1) { // no key in reach: zeros, as on the CPU
+							p[j] = 0
+							continue
+						}
+						p[j] = math.Exp(p[j] - m)
+						sum += p[j]
+					}
+					sum = math.Max(sum, 1e-300)
+					for k := range c.dh {
+						var want float64
+						for j := range p {
+							want += p[j] / sum * float64(qkv[(bi*l+j)*ld+2*d+h*c.dh+k])
+						}
+						worst = math.Max(worst, math.Abs(float64(got[(bi*l+i)*d+h*c.dh+k])-want))
+					}
+				}
+			}
+		}
+		t.Logf("head size %d, window %d, bias %v: max |diff| %.2g", c.dh, c.window, c.bias, worst)
+		if !(worst <= 1e-5) {
+			t.Errorf("head size %d, window %d: attention off by %.3g", c.dh, c.window, worst)
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
