@@ -302,8 +302,8 @@ func TestParquetSharedDataSame(t *testing.T) {
 func TestReadParquetUnnamedIndex(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
-		csv            string
-		format         string
+		csv           string
+		format        string
 		models, items int
 	}{
 		{"Unnamed: 0,q1,q2,q3\nm1,1,0,1\nm2,0,1,\n", "wide", 2, 3},
