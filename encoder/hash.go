@@ -166,27 +166,48 @@ func hasWordRune(w string) bool {
 	return false
 }
 
+// hashFeat is one distinct feature of a text: its key, term frequency and
+// summed weight.
+type hashFeat struct {
+	key  uint64
+	tf   int
+	sumW float64
+}
+
+// hashScratch is encodeOne's working memory, reused across calls (a pool,
+// so concurrent encodes each get their own).
+type hashScratch struct {
+	feats  []hashFeat
+	index  map[uint64]int32
+	bounds []int
+	v      []float64
+}
+
+var hashScratchPool = sync.Pool{New: func() any { return &hashScratch{index: map[uint64]int32{}} }}
+
 func (h *Hash) encodeOne(text string) []float32 {
-	type feat struct {
-		key  uint64
-		tf   int
-		sumW float64
-	}
-	// About three character grams per letter, plus words and bigrams.
-	feats := make([]feat, 0, 4*len(text)) // in first-seen order
-	index := make(map[uint64]int32, 4*len(text))
+	sc := hashScratchPool.Get().(*hashScratch)
+	defer func() {
+		// A huge text's scratch is dropped rather than kept for short ones.
+		if cap(sc.feats) <= 1<<16 {
+			clear(sc.index)
+			hashScratchPool.Put(sc)
+		}
+	}()
+	feats := sc.feats[:0] // in first-seen order
+	index := sc.index
 	add := func(key uint64, w float64) {
 		i, ok := index[key]
 		if !ok {
 			i = int32(len(feats))
 			index[key] = i
-			feats = append(feats, feat{key: key})
+			feats = append(feats, hashFeat{key: key})
 		}
 		feats[i].tf++
 		feats[i].sumW += w
 	}
 	words := hashWords(text)
-	var bounds []int
+	bounds := sc.bounds[:0]
 	for i, w := range words {
 		add(hashFeature('w', w), 1)
 		if i > 0 {
@@ -211,8 +232,13 @@ func (h *Hash) encodeOne(text string) []float32 {
 			}
 		}
 	}
+	sc.feats, sc.bounds = feats, bounds
 	dim := uint64(h.Dim())
-	v := make([]float64, dim)
+	if cap(sc.v) < int(dim) {
+		sc.v = make([]float64, dim)
+	}
+	v := sc.v[:dim]
+	clear(v)
 	// Summing in first-seen order keeps the float64 sums, and so the
 	// float32 vector, identical from run to run.
 	for _, f := range feats {

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // DomainFile is the checkpoint file that holds the out-of-domain reference.
@@ -106,18 +109,15 @@ func (d *Domain) Distance(x []float32) float64 { return d.nearest(unitRow(x), -1
 func (d *Domain) OutOfDomain(x []float32) bool { return d.Distance(x) > d.Threshold }
 
 // nearest is the smallest 1 − u·v over reference rows v other than row skip,
-// for a unit (or zero) u.
+// for a unit (or zero) u: one matrix-vector product.
 func (d *Domain) nearest(u []float32, skip int) float64 {
+	n := d.NumReference()
+	dots := make([]float32, n)
+	blas32.Gemv(blas.NoTrans, 1, blas32.General{Rows: n, Cols: d.Dim, Stride: d.Dim, Data: d.Vectors},
+		blas32.Vector{N: d.Dim, Inc: 1, Data: u}, 0, blas32.Vector{N: n, Inc: 1, Data: dots})
 	best := math.Inf(-1)
-	for k := 0; k < d.NumReference(); k++ {
-		if k == skip {
-			continue
-		}
-		var s float32
-		for i, v := range d.Vectors[k*d.Dim : (k+1)*d.Dim] {
-			s += u[i] * v
-		}
-		if float64(s) > best {
+	for k, s := range dots {
+		if k != skip && float64(s) > best {
 			best = float64(s)
 		}
 	}

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -68,6 +69,9 @@ func cleanText(s string) string {
 
 // isWhitespace is Rust's char::is_whitespace (the White_Space property).
 func isWhitespace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || r >= '\t' && r <= '\r'
+	}
 	return unicode.Is(unicode.White_Space, r)
 }
 
@@ -77,6 +81,10 @@ func isControl(r rune) bool {
 	switch r {
 	case '\t', '\n', '\r':
 		return false
+	}
+	if r < utf8.RuneSelf {
+		// ASCII: the C0 controls and DEL are Cc; every other code is assigned.
+		return r < 0x20 || r == 0x7f
 	}
 	if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) {
 		return true

@@ -220,6 +220,9 @@ func readText(path, format, dup string, rep *Report) (*model.Responses, error) {
 		r, err = readWide(s, cells, rep, false)
 	case "wide-items":
 		r, err = readWide(s, cells, rep, true)
+		if err == nil && s.unnamedIndex {
+			orientUnnamed(r, cells, rep)
+		}
 	case "patterns":
 		r, err = readPatterns(s, cells, rep)
 	case "pyirt":
@@ -232,6 +235,23 @@ func readText(path, format, dup string, rep *Report) (*model.Responses, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// orientUnnamed settles a matrix whose first column is an unnamed index (as
+// pandas writes it), read with rows as items: models go on the shorter side,
+// since benchmarks have more items than models. A matrix with fewer rows than
+// columns is turned so its rows are the models; a square one keeps rows as
+// items. --format wide or wide-items overrides the rule.
+func orientUnnamed(r *model.Responses, cells *cellSink, rep *Report) {
+	rows, cols := len(r.Items), len(r.Models)
+	if rows < cols {
+		r.Models, r.Items = r.Items, r.Models
+		cells.model, cells.item = cells.item, cells.model
+		rep.Format = "wide"
+		rep.Why = fmt.Sprintf("first column is an unnamed index; %d rows x %d columns: models on the shorter side, so rows are models (--format wide-items reads rows as items)", rows, cols)
+		return
+	}
+	rep.Why = fmt.Sprintf("first column is an unnamed index; %d rows x %d columns: models on the shorter side, so rows are items (--format wide reads rows as models)", rows, cols)
 }
 
 func contains(list []string, s string) bool {

@@ -30,6 +30,10 @@ type csvScanner struct {
 	rec     []byte // the current record, when it had to be copied
 	longBuf []byte // a line longer than the bufio buffer
 	pending bool   // the previous read ended at EOF
+
+	// unnamedIndex is set by decide for a matrix whose first column is an
+	// unnamed index: its orientation is settled after reading (readText).
+	unnamedIndex bool
 }
 
 func newCSVScanner(file string, r *bufio.Reader, gz bool) *csvScanner {
@@ -256,7 +260,8 @@ func (s *csvScanner) decide() (format, why string, err error) {
 	case contains(itemNames, first0) || first0 == "question" || first0 == "id":
 		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", model.Clip(header[0]), len(header)-1), nil
 	case first0 == "" || first0 == "unnamed: 0" || first0 == "index":
-		return "wide-items", fmt.Sprintf("first column is an unnamed index, read as item ids; %d model columns (use --format wide if rows are models)", len(header)-1), nil
+		s.unnamedIndex = true
+		return "wide-items", "", nil
 	}
 	return "", "", s.errorf(1, "", "cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns", model.Clip(header[0]))
 }

@@ -273,8 +273,10 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 		switch {
 		case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
 			return "wide", fmt.Sprintf("Parquet: first column %q names the models; %d item columns", h[0], len(h)-1), nil
-		case contains(itemNames, first0) || first0 == "question" || first0 == "id" || first0 == "" || first0 == "index" || first0 == "__index_level_0__":
+		case contains(itemNames, first0) || first0 == "question" || first0 == "id":
 			return "wide-items", fmt.Sprintf("Parquet: first column %q names the items; %d model columns", h[0], len(h)-1), nil
+		case first0 == "" || first0 == "index" || first0 == "__index_level_0__" || first0 == "unnamed: 0":
+			return "wide-unnamed", "", nil
 		}
 	}
 	return "", "", &ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", clipJoin(h))}
@@ -296,6 +298,14 @@ func readParquet(path, format string, cells *cellSink, rep *Report) (*model.Resp
 	}
 	rep.Format = format
 	switch format {
+	case "wide-unnamed":
+		// An unnamed index (pandas): orientation by shape, as for CSV.
+		rep.Format = "wide-items"
+		r, err := readParquetWide(q, cells, rep, true)
+		if err == nil {
+			orientUnnamed(r, cells, rep)
+		}
+		return r, err
 	case "long":
 		return readParquetLong(q, cells, rep)
 	case "wide":

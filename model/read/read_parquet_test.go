@@ -296,3 +296,37 @@ func TestParquetSharedDataSame(t *testing.T) {
 		t.Errorf("only %d shared response files tested", tested)
 	}
 }
+
+// A Parquet matrix with an unnamed index column is oriented as its CSV copy
+// is: models on the shorter side.
+func TestReadParquetUnnamedIndex(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		csv           string
+		format        string
+		models, items int
+	}{
+		{"Unnamed: 0,q1,q2,q3\nm1,1,0,1\nm2,0,1,\n", "wide", 2, 3},
+		{"index,m1,m2\nq1,1,0\nq2,0,1\nq3,1,\n", "wide-items", 2, 3},
+	} {
+		src, dst := filepath.Join(dir, "m.csv"), filepath.Join(dir, "m.parquet")
+		os.WriteFile(src, []byte(c.csv), 0o644)
+		if _, err := ConvertToParquet(src, dst, 0); err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := File(src, Options{NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, rep, err := File(dst, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Format != c.format || got.NumModels() != c.models || got.NumItems() != c.items || !strings.Contains(rep.Why, "models on the shorter side") {
+			t.Errorf("%q: %s (%s), %d models x %d items", c.csv, rep.Format, rep.Why, got.NumModels(), got.NumItems())
+		}
+		if !slices.Equal(got.Models, want.Models) || !slices.Equal(got.Label, want.Label) || !slices.Equal(got.Item, want.Item) {
+			t.Errorf("%q: Parquet and CSV differ", c.csv)
+		}
+	}
+}

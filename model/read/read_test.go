@@ -152,7 +152,9 @@ func TestReadFormats(t *testing.T) {
 		{"wide Model", "data.csv", "Model,q1,q2,q3\nm1,1,0,1\nm2,0,1,\n", "wide", ""},
 		{"wide-items", "data.csv", "question_id,m1,m2\nq1,1.0,0.0\nq2,0.0,1.0\nq3,1.0,\n", "wide-items", ""},
 		{"wide-items unnamed index", "data.csv", ",m1,m2\nq1,1.0,0.0\nq2,0.0,1.0\nq3,1.0,\n", "wide-items",
-			"first column is an unnamed index, read as item ids; 2 model columns (use --format wide if rows are models)"},
+			"first column is an unnamed index; 3 rows x 2 columns: models on the shorter side, so rows are items (--format wide reads rows as models)"},
+		{"wide unnamed index", "data.csv", "Unnamed: 0,q1,q2,q3\nm1,1,0,1\nm2,0,1,\n", "wide",
+			"first column is an unnamed index; 2 rows x 3 columns: models on the shorter side, so rows are models (--format wide-items reads rows as items)"},
 		{"pyirt", "data.jsonl", `{"subject_id": "m1", "responses": {"q1": 1, "q2": 0, "q3": 1}}` + "\n" +
 			`{"responses": {"q1": false, "q2": true, "q3": null}, "subject_id": "m2"}` + "\n", "pyirt", "the first line is a JSON object: py-irt JSONL"},
 	}
