@@ -77,6 +77,8 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
+	// One legend size for every figure, a little smaller than the axis labels.
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	return p
 }
 
@@ -136,11 +138,19 @@ func abilityFigure(f *Fit, label int, source string) (*Figure, error) {
 	var rest, moved plotter.XYs
 	var names []string
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	lo, hi := robustRange(f)
+	clipped := 0
 	for i, m := range f.Models {
 		if math.IsNaN(m.Accuracy) || math.IsNaN(m.Score) {
 			continue
 		}
 		pt := plotter.XY{X: m.Accuracy, Y: m.Score}
+		// A model far outside the others (a perfect or empty score) would
+		// flatten everyone else into a line: it is drawn at the edge.
+		if pt.Y < lo || pt.Y > hi {
+			pt.Y = math.Max(lo, math.Min(hi, pt.Y))
+			clipped++
+		}
 		xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
 		ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
 		if labelled[i] {
@@ -203,11 +213,38 @@ func abilityFigure(f *Fit, label int, source string) (*Figure, error) {
 		p.Legend.Add(fmt.Sprintf("%d largest rank moves", len(moved)), s2)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	note := ""
+	if clipped > 0 {
+		p.Y.Min, p.Y.Max = lo, hi
+		note = fmt.Sprintf(" %d model(s) with an ability far outside the rest are drawn at the top or bottom edge (the tables give their values).", clipped)
+	}
 	fig := &Figure{Name: "abilities", Title: "Abilities against mean accuracy",
-		Caption: fmt.Sprintf("Each point is a model (%d): its fitted ability against its raw mean accuracy. Accuracy ignores which items a model was scored on and how hard they are; θ does not. Labelled in red: the %d models whose ability rank differs most from their accuracy rank (the number is accuracy rank − ability rank: positive means IRT ranks the model higher).",
-			len(f.Models), len(moved)),
+		Caption: fmt.Sprintf("Each point is a model (%d): its fitted ability against its raw mean accuracy. Accuracy ignores which items a model was scored on and how hard they are; θ does not. Labelled in red: the %d models whose ability rank differs most from their accuracy rank (the number is accuracy rank − ability rank: positive means IRT ranks the model higher).%s",
+			len(f.Models), len(moved), note),
 		Source: source}
 	return fig, render(fig, p)
+}
+
+// robustRange is the y range of the abilities figure: the scores' 5th to
+// 95th percentile widened by its span on each side (a long natural tail
+// stays inside; a score tens of units off does not).
+func robustRange(f *Fit) (lo, hi float64) {
+	var ys []float64
+	for _, m := range f.Models {
+		if !math.IsNaN(m.Accuracy) && !math.IsNaN(m.Score) {
+			ys = append(ys, m.Score)
+		}
+	}
+	if len(ys) < 10 {
+		return math.Inf(-1), math.Inf(1)
+	}
+	sort.Float64s(ys)
+	q := func(p float64) float64 { return ys[int(p*float64(len(ys)-1))] }
+	span := q(0.95) - q(0.05)
+	if span <= 0 {
+		return math.Inf(-1), math.Inf(1)
+	}
+	return q(0.05) - span, q(0.95) + span
 }
 
 func abs(x int) int {
@@ -270,7 +307,6 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.YOffs = -vg.Points(12)
 	p.Legend.XOffs = vg.Points(6)
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
 	fig := &Figure{Name: "icc", Title: "Item characteristic curves",
 		Caption: fmt.Sprintf("Probability of a correct answer against ability for the %d most discriminating items (solid) and the %d least discriminating (dashed), among the %d items some but not all models solved. Legend: item id, discrimination a = ‖a‖/σ and difficulty offset b/σ. A steep curve separates models around where it crosses 0.5; a flat one tells them apart hardly at all.",
 			len(most), len(least), len(cand)),
@@ -367,23 +403,40 @@ func normErrorFigure(m *model.JEIRT, errRate map[string]float64, rateSource, sou
 	return fig, render(fig, p)
 }
 
-// pcaFigure projects question and model embeddings on the first two
-// principal components of the question embeddings.
+// pcaFigure projects the directions of the question and model embeddings
+// (each scaled to unit length) on the first two principal components of the
+// question directions. Directions, not raw vectors: a question's norm is its
+// difficulty and a model's norm its overall strength, and the raw model
+// vectors lie so far from the questions that the questions collapse into a
+// strip; the direction is what P(correct) compares (q·m/‖q‖ = ‖m‖ cos).
 func pcaFigure(m *model.JEIRT, groups []string, source string) (*Figure, error) {
 	J, d := m.NumItems(), m.Dim
 	if J < 3 || d < 2 {
 		return nil, nil
 	}
+	unit := func(v []float32) []float64 {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		u := make([]float64, len(v))
+		if n = math.Sqrt(n); n > 0 {
+			for k, x := range v {
+				u[k] = float64(x) / n
+			}
+		}
+		return u
+	}
 	mean := make([]float64, d)
 	for j := 0; j < J; j++ {
-		for k, v := range m.ItemEmbedding(j) {
-			mean[k] += float64(v) / float64(J)
+		for k, v := range unit(m.ItemEmbedding(j)) {
+			mean[k] += v / float64(J)
 		}
 	}
 	X := mat.NewDense(J, d, nil)
 	for j := 0; j < J; j++ {
-		for k, v := range m.ItemEmbedding(j) {
-			X.Set(j, k, float64(v)-mean[k])
+		for k, v := range unit(m.ItemEmbedding(j)) {
+			X.Set(j, k, v-mean[k])
 		}
 	}
 	var svd mat.SVD
@@ -404,15 +457,16 @@ func pcaFigure(m *model.JEIRT, groups []string, source string) (*Figure, error) 
 		return 100 * sv[c] * sv[c] / total
 	}
 	project := func(v []float32) plotter.XY {
+		u := unit(v)
 		var x, y float64
 		for k := 0; k < d; k++ {
-			c := float64(v[k]) - mean[k]
+			c := u[k] - mean[k]
 			x += c * V.At(k, 0)
 			y += c * V.At(k, 1)
 		}
 		return plotter.XY{X: x, Y: y}
 	}
-	p := newPlot("Question and model embeddings, PCA of the questions",
+	p := newPlot("Question and model directions, PCA of the question directions",
 		fmt.Sprintf("PC1 (%.1f%% of question variance)", explained(0)), fmt.Sprintf("PC2 (%.1f%%)", explained(1)))
 	names, of := topGroups(groups, 9)
 	if names == nil {
@@ -457,13 +511,12 @@ func pcaFigure(m *model.JEIRT, groups []string, source string) (*Figure, error) 
 	p.Add(s)
 	p.Legend.Add(fmt.Sprintf("model (%d)", len(mp)), s)
 	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
 	colouring := "item group"
 	if len(names) == 1 {
 		colouring = "one colour (the data has no item groups)"
 	}
 	fig := &Figure{Name: "pca", Title: "2-D PCA of the embedding space", W: 7 * vg.Inch, H: 5.5 * vg.Inch,
-		Caption: fmt.Sprintf("The %d question embeddings q_j (dots, coloured by %s) and the %d model embeddings m_i (black triangles), projected on the first two principal components of the question embeddings (centred on their mean; together %.1f%% of their variance). Questions on similar topics sit together; a model points towards the questions it solves.",
+		Caption: fmt.Sprintf("The directions of the %d question embeddings q_j/‖q_j‖ (dots, coloured by %s) and of the %d model embeddings m_i/‖m_i‖ (black triangles), projected on the first two principal components of the question directions (centred on their mean; together %.1f%% of their variance). Directions only: a question's norm is its difficulty and a model's norm its overall strength. Questions on similar topics sit together; a model points towards the questions it solves.",
 			J, colouring, m.NumModels(), explained(0)+explained(1)),
 		Source: source}
 	return fig, render(fig, p)
@@ -521,7 +574,6 @@ func costQualityFigure(pts []RoutePoint, source string) (*Figure, error) {
 		p.Add(sc)
 	}
 	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
 	fig := &Figure{Name: "cost-quality", Title: "Cost-quality curve",
 		Caption: fmt.Sprintf("Accuracy on held-out questions against the mean cost per question for each routing policy (%d points). Lines join the router's settings of one rule (min-p or λ); single points are the reference policies (best single model, random, oracle, cheapest). Up and to the left is better.", len(pts)),
 		Source:  source}

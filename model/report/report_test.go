@@ -337,3 +337,37 @@ func TestReportPartialInputs(t *testing.T) {
 		t.Errorf("no inputs: %v", err)
 	}
 }
+
+// One model far outside the others is drawn at the edge of the abilities
+// figure (and said so in the caption) instead of flattening the rest; a fit
+// without such a model keeps its full range.
+func TestAbilityFigureOutlier(t *testing.T) {
+	f := &Fit{Tau: math.NaN()}
+	for i := 0; i < 40; i++ {
+		acc := float64(i) / 40
+		f.Models = append(f.Models, FitModel{Name: fmt.Sprint("m", i), Score: 4*acc - 2, Accuracy: acc, Rank: 40 - i, AccuracyRank: 40 - i})
+	}
+	lo, hi := robustRange(f)
+	if !math.IsInf(lo, -1) && (lo > -2 || hi < 2) {
+		t.Errorf("range without outliers [%v, %v] cuts the data", lo, hi)
+	}
+	fig, err := abilityFigure(f, 4, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(fig.Caption, "drawn at the top or bottom edge") {
+		t.Errorf("caption notes clipping without an outlier: %s", fig.Caption)
+	}
+	f.Models[0].Score = -60 // a model that solved nothing
+	lo, hi = robustRange(f)
+	if !(lo > -10 && lo < -2 && hi > 2 && hi < 10) {
+		t.Errorf("range with an outlier: [%v, %v]", lo, hi)
+	}
+	fig, err = abilityFigure(f, 4, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fig.Caption, "1 model(s) with an ability far outside the rest") {
+		t.Errorf("caption does not note the clipped model: %s", fig.Caption)
+	}
+}
