@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/wordpiece"
@@ -53,6 +54,7 @@ type addedToken struct {
 	content        string
 	id             int32
 	lstrip, rstrip bool
+	singleWord     bool // matches only as a whole word
 }
 
 // Encoding is one tokenised text, unpadded.
@@ -169,16 +171,13 @@ func Load(path string, maxLen int) (*Tokenizer, error) {
 		}
 	}
 	for _, a := range cfg.AddedTokens {
-		if a.SingleWord {
-			return nil, fmt.Errorf("%s: added token %q: single_word is not supported", path, a.Content)
-		}
 		if a.Content == "" {
 			return nil, fmt.Errorf("%s: added token %d has no content", path, a.Id)
 		}
 		if a.Id < 0 || a.Id > math.MaxInt32 {
 			return nil, fmt.Errorf("%s: added token %q: id %d is out of range", path, model.Clip(a.Content), a.Id)
 		}
-		tok := addedToken{content: a.Content, id: int32(a.Id), lstrip: a.Lstrip, rstrip: a.Rstrip}
+		tok := addedToken{content: a.Content, id: int32(a.Id), lstrip: a.Lstrip, rstrip: a.Rstrip, singleWord: a.SingleWord}
 		if t.pad < 0 && (a.Content == "[PAD]" || a.Content == "<pad>") {
 			t.pad = tok.id
 		}
@@ -370,11 +369,16 @@ func (t *Tokenizer) Encode(text string) (Encoding, error) {
 // and for each added token found. Tokens are matched leftmost first, longest
 // at a position; an lstrip (rstrip) token also takes the whitespace on its
 // left (right), as HF's AddedVocabulary does.
+//
+// A single_word token matches only where it is not part of a longer word:
+// the characters on either side of it in the whole text are not word
+// characters (Rust regex's \w, as HF's AddedVocabulary tests them).
 func splitAdded(text string, added []addedToken, f func(piece string, tok *addedToken)) {
+	full, base := text, 0
 	for len(text) > 0 {
 		at, k := len(text), -1
 		for i, a := range added {
-			if j := strings.Index(text, a.content); j >= 0 && j < at {
+			if j := indexAdded(full, base, text, &a); j >= 0 && j < at {
 				at, k = j, i
 			}
 		}
@@ -395,7 +399,39 @@ func splitAdded(text string, added []addedToken, f func(piece string, tok *added
 		}
 		f("", a)
 		text = text[end:]
+		base += end
 	}
+}
+
+// indexAdded is the first position in text (which starts at byte base of
+// full) where a matches, or -1.
+func indexAdded(full string, base int, text string, a *addedToken) int {
+	from := 0
+	for {
+		j := strings.Index(text[from:], a.content)
+		if j < 0 {
+			return -1
+		}
+		j += from
+		if !a.singleWord {
+			return j
+		}
+		lo, hi := base+j, base+j+len(a.content)
+		before, _ := utf8.DecodeLastRuneInString(full[:lo])
+		after, _ := utf8.DecodeRuneInString(full[hi:])
+		if (lo == 0 || !isWordChar(before)) && (hi == len(full) || !isWordChar(after)) {
+			return j
+		}
+		_, size := utf8.DecodeRuneInString(text[j:])
+		from = j + size
+	}
+}
+
+// isWordChar is Rust regex's \w: alphabetic, a mark, a decimal digit, a
+// connector punctuation or a join control.
+func isWordChar(r rune) bool {
+	return unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.IsMark(r) || unicode.Is(unicode.Nd, r) ||
+		unicode.Is(unicode.Pc, r) || r == 0x200c || r == 0x200d
 }
 
 func (t *Tokenizer) appendPieces(ids []int32, text string) ([]int32, error) {

@@ -2,8 +2,10 @@ package transformer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
@@ -24,8 +26,96 @@ type ModernBERTConfig struct {
 	GlobalAttnEveryNLayers int      `json:"global_attn_every_n_layers"`
 	LocalAttention         int      `json:"local_attention"`
 	GlobalRopeTheta        float64  `json:"global_rope_theta"`
-	LocalRopeTheta         float64  `json:"local_rope_theta"`
 	LayerTypes             []string `json:"layer_types"`
+
+	// LocalRopeTheta is the rotary base of the sliding-window layers:
+	// local_rope_theta, 10,000 when the key is absent, and the global base
+	// when it is null (as ModernBertAttention does).
+	LocalRopeTheta float64         `json:"-"`
+	LocalRopeRaw   json.RawMessage `json:"local_rope_theta"`
+	// RopeParameters is the newer form of both bases (transformers 5):
+	// {"full_attention": {"rope_type": "default", "rope_theta": ...},
+	// "sliding_attention": {...}}, or one {"rope_type", "rope_theta"} for
+	// every layer. It overrides the two keys above when present.
+	RopeParameters json.RawMessage `json:"rope_parameters"`
+}
+
+// ropeParams is one entry of rope_parameters.
+type ropeParams struct {
+	RopeType  string   `json:"rope_type"`
+	RopeTheta *float64 `json:"rope_theta"`
+}
+
+// ropeBases settles GlobalRopeTheta and LocalRopeTheta from the config's
+// keys (see LocalRopeTheta and RopeParameters); only the plain rotary
+// embedding ("default") is supported.
+func (c *ModernBERTConfig) ropeBases(file string) error {
+	if c.GlobalRopeTheta == 0 {
+		c.GlobalRopeTheta = 160000
+	}
+	switch raw := strings.TrimSpace(string(c.LocalRopeRaw)); raw {
+	case "":
+		c.LocalRopeTheta = 10000
+	case "null":
+		c.LocalRopeTheta = c.GlobalRopeTheta
+	default:
+		if err := json.Unmarshal(c.LocalRopeRaw, &c.LocalRopeTheta); err != nil {
+			return fmt.Errorf("%s: local_rope_theta %s is not a number", file, model.Clip(raw))
+		}
+	}
+	if raw := strings.TrimSpace(string(c.RopeParameters)); raw != "" && raw != "null" {
+		use := func(key string, p ropeParams, theta *float64) error {
+			if p.RopeType != "" && p.RopeType != "default" {
+				return fmt.Errorf("%s: rope_parameters%s: rope_type %q is not supported (want \"default\")", file, key, model.Clip(p.RopeType))
+			}
+			if p.RopeTheta != nil {
+				*theta = *p.RopeTheta
+			}
+			return nil
+		}
+		var one ropeParams
+		var byLayer map[string]json.RawMessage
+		if err := json.Unmarshal(c.RopeParameters, &byLayer); err != nil {
+			return fmt.Errorf("%s: rope_parameters must be an object: %w", file, err)
+		}
+		if _, flat := byLayer["rope_theta"]; flat {
+			if err := json.Unmarshal(c.RopeParameters, &one); err != nil {
+				return fmt.Errorf("%s: rope_parameters: %w", file, err)
+			}
+			if err := use("", one, &c.GlobalRopeTheta); err != nil {
+				return err
+			}
+			c.LocalRopeTheta = c.GlobalRopeTheta
+		} else {
+			for key, msg := range byLayer {
+				var p ropeParams
+				if err := json.Unmarshal(msg, &p); err != nil {
+					return fmt.Errorf("%s: rope_parameters.%s: %w", file, model.Clip(key), err)
+				}
+				switch key {
+				case "full_attention":
+					if err := use("."+key, p, &c.GlobalRopeTheta); err != nil {
+						return err
+					}
+				case "sliding_attention":
+					if err := use("."+key, p, &c.LocalRopeTheta); err != nil {
+						return err
+					}
+				default:
+					return fmt.Errorf("%s: rope_parameters.%s: unknown layer type (want full_attention or sliding_attention)", file, model.Clip(key))
+				}
+			}
+		}
+	}
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"global rope theta", c.GlobalRopeTheta}, {"local rope theta", c.LocalRopeTheta}} {
+		if !(b.v > 0) || math.IsInf(b.v, 0) {
+			return fmt.Errorf("%s: %s %v must be a positive number", file, b.key, b.v)
+		}
+	}
+	return nil
 }
 
 func (c *ModernBERTConfig) check(file string) error {
@@ -53,11 +143,8 @@ func (c *ModernBERTConfig) check(file string) error {
 	if c.LocalAttention == 0 {
 		c.LocalAttention = 128
 	}
-	if c.GlobalRopeTheta == 0 {
-		c.GlobalRopeTheta = 160000
-	}
-	if c.LocalRopeTheta == 0 {
-		c.LocalRopeTheta = 10000
+	if err := c.ropeBases(file); err != nil {
+		return err
 	}
 	if err := checkPositive(file,
 		setting{"hidden_size", c.HiddenSize}, setting{"num_hidden_layers", c.NumHiddenLayers},
