@@ -21,9 +21,9 @@ func newAddModelCmd() *cobra.Command {
 	var asJSON bool
 	var sug suggestFlags
 	cmd := &cobra.Command{
-		Use:   "add-model --checkpoint DIR --responses FILE [--models a,b] [--fraction F] [--out DIR]",
+		Use:   "add-model --checkpoint DIR --data FILE [--models a,b] [--fraction F] [--out DIR]",
 		Short: "Place new models on a trained JE-IRT map from their answers, or suggest which questions to ask",
-		Long: `Place new models on a trained JE-IRT map: for each new model in --responses, fit only its
+		Long: `Place new models on a trained JE-IRT map: for each new model in --data, fit only its
 embedding row m, with the adapter, the question embeddings and every other row frozen
 (a d-dimensional logistic regression y ~ sigmoid(u_j·m − |q_j|), u_j = q_j/|q_j|,
 solved by damped Newton under a Gaussian prior; see --prior), and write a new
@@ -47,16 +47,16 @@ p(1−p) averaged over the known models; d-optimal maximises log det(Λ + Σ w_j
 with weights at the mean model; random draws K questions (seeded by --seed). The pool is
 the checkpoint's known items, or --pool (an item-text CSV).
 
-Adaptive testing in rounds: add-model suggest --answered FILE gives the answers a new model has already
+Adaptive testing in rounds: add-model suggest --data FILE gives the answers a new model has already
 given (any responses format; one model, or pick it with --models). Its row is fitted from
 them, and the next K questions are the V-optimal design at that fitted row and its
 posterior, never a question already answered (p_mean is then the new model's own P).
-A first round of random questions, then rounds of --answered, beats random questions at
+A first round of random questions, then rounds of --data, beats random questions at
 equal K (docs/onboarding-routing.md, "Onboarding measured on real data"); a design made before any answer is
 seen does not, reliably.`,
 		Example: `  # re-place a model of the checkpoint from 10% or half of its answers (the rest scored)
-  jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.1 --seed 1
-  jeirt add-model --checkpoint out/quickstart --responses configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5
+  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.1 --seed 1
+  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5
   jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
   jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv`,
 		Args: cobra.NoArgs,
@@ -72,8 +72,8 @@ seen does not, reliably.`,
 			}
 			if cmd.Flags().Changed("suggest") {
 				fmt.Fprintln(cmd.ErrOrStderr(), "add-model: --suggest K is deprecated; use jeirt add-model suggest K")
-				if responses != "" {
-					return fmt.Errorf("add-model: --suggest picks questions to ask; it takes no --responses")
+				if responses != "" && sug.answered == "" {
+					sug.answered = responses
 				}
 				return runSuggest(cmd, ckDir, out, models, opt.Seed, ro, sug, opt.Onboard)
 			}
@@ -81,7 +81,7 @@ seen does not, reliably.`,
 				return fmt.Errorf("add-model: --answered goes with --suggest")
 			}
 			if responses == "" {
-				return fmt.Errorf("add-model: --responses is required (or add-model suggest K)")
+				return fmt.Errorf("add-model: --data is required (the new models' answers), or use add-model suggest K\nexample:\n  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5")
 			}
 			if sug.pool != "" {
 				return fmt.Errorf("add-model: --pool goes with --suggest")
@@ -129,9 +129,10 @@ seen does not, reliably.`,
 	f := cmd.Flags()
 	f.StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
 	addEncoderFlag(cmd, &sug.encoder)
-	f.StringVar(&responses, "responses", "", "responses of the new models (any format jeirt reads)")
+	f.StringVar(&responses, "data", "", "responses of the new models (any format jeirt reads)")
+	alias(cmd, "responses", "data")
 	addReadFlags(cmd, &ro)
-	f.StringVar(&models, "models", "", "comma-separated models of --responses to add (default: all)")
+	f.StringVar(&models, "models", "", "comma-separated models of --data to add (default: all)")
 	f.Float64Var(&opt.Fraction, "fraction", 1, "fraction of each model's answers to fit on; the rest are scored")
 	f.Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw")
 	f.StringVar(&out, "out", "", "new checkpoint folder (default DIR.plus-NAME)")
@@ -141,6 +142,7 @@ seen does not, reliably.`,
 	addDeviceFlag(cmd, &device)
 	// The old spelling of add-model suggest.
 	f.IntVar(&sug.k, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
+	f.StringVar(&sug.answered, "answered", "", "the new model's answers so far")
 	addSuggestFlags(cmd, &sug)
 	for _, n := range []string{"suggest", "design", "answered", "pool"} {
 		_ = f.MarkHidden(n)
@@ -166,7 +168,6 @@ type suggestFlags struct {
 func addSuggestFlags(cmd *cobra.Command, s *suggestFlags) {
 	f := cmd.Flags()
 	f.StringVar(&s.design, "design", "v-optimal", "v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
-	f.StringVar(&s.answered, "answered", "", "the new model's answers so far; pick the next K questions at its fitted row")
 	f.StringVar(&s.pool, "pool", "", "item-text CSV of candidate questions (default: the checkpoint's items)")
 }
 
@@ -177,16 +178,16 @@ func newSuggestCmd() *cobra.Command {
 	var seed int64
 	var sug suggestFlags
 	cmd := &cobra.Command{
-		Use:   "suggest K --checkpoint DIR [--answered FILE] [--out FILE]",
+		Use:   "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
 		Short: "Suggest the K questions whose answers place a new model best",
 		Long: `Write the K questions whose answers pin a new model's row down best, as an items CSV
 (item_id,text,rank,p_mean,gain); see jeirt add-model --help for the designs and for
-adaptive rounds with --answered.`,
+adaptive rounds with --data.`,
 		Example: `  jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
   jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv
-  # after running the model on out/round1.csv and writing its answers (model,item_id,correct):
-  jeirt add-model suggest 10 --checkpoint out/quickstart --answered out/answers.csv --out out/round2.csv`,
-		Args: cobra.ExactArgs(1),
+  # after running the model on out/round1.csv and writing its answers (model,item,correct):
+  jeirt add-model suggest 10 --checkpoint out/quickstart --data out/answers.csv --out out/round2.csv`,
+		Args: needArgs(1, 1, "K, the number of questions to suggest"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := resolveDevice(device); err != nil {
 				return err
@@ -206,9 +207,11 @@ adaptive rounds with --answered.`,
 	f.StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
 	addEncoderFlag(cmd, &sug.encoder)
 	f.StringVar(&out, "out", "", "items CSV to write (default: stdout)")
-	f.StringVar(&models, "models", "", "the model of --answered, when it holds several")
+	f.StringVar(&models, "models", "", "the model of --data, when it holds several")
 	f.Int64Var(&seed, "seed", 42, "seed of --design random")
 	addSuggestFlags(cmd, &sug)
+	f.StringVar(&sug.answered, "data", "", "the new model's answers so far; pick the next K questions at its fitted row")
+	alias(cmd, "answered", "data")
 	addReadFlags(cmd, &ro)
 	addPriorFlags(cmd, &ob)
 	addDeviceFlag(cmd, &device)

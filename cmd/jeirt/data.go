@@ -14,6 +14,8 @@ import (
 
 var dataCmd = &cobra.Command{
 	Use:   "data",
+	Args:  cobra.ArbitraryArgs,
+	RunE:  groupRun,
 	Short: "Inspect and split item-level response files",
 	Long: `Inspect and split item-level response files.
 
@@ -75,15 +77,25 @@ func printSummary(w io.Writer, s model.Summary) {
 func newDataInspectCmd() *cobra.Command {
 	var opt model.ReadOptions
 	var asJSON bool
+	var data string
 	cmd := &cobra.Command{
-		Use:   "inspect FILE",
+		Use:   "inspect FILE | --data FILE",
 		Short: "Print counts, density, accuracy ranges and duplicates of a response file",
 		Example: `  jeirt data inspect configs/data/swebench-verified/response_matrix.csv \
       --items configs/data/swebench-verified/item_content.csv
-  jeirt data inspect configs/data/swebench-verified/response_matrix.csv --format wide --duplicates first --json`,
-		Args: cobra.ExactArgs(1),
+  jeirt data inspect --data configs/data/swebench-verified/response_matrix.csv --format wide --duplicates first --json`,
+		Args: needArgs(0, 1, "the responses file FILE (or --data FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, rep, err := model.ReadFile(args[0], opt)
+			if len(args) == 1 && data != "" && args[0] != data {
+				return fmt.Errorf("data inspect: two files given, %s and --data %s: give one", args[0], data)
+			}
+			if len(args) == 1 {
+				data = args[0]
+			}
+			if data == "" {
+				return needArgs(1, 1, "the responses file FILE (or --data FILE)")(cmd, args)
+			}
+			r, rep, err := model.ReadFile(data, opt)
 			if err != nil {
 				return err
 			}
@@ -98,6 +110,7 @@ func newDataInspectCmd() *cobra.Command {
 		},
 	}
 	addReadFlags(cmd, &opt)
+	cmd.Flags().StringVar(&data, "data", "", "response file (instead of the FILE argument)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }

@@ -18,7 +18,7 @@ dictionary-encoded, Snappy-compressed string column of the same name, in row gro
 --row-group rows. Every jeirt command reads the copy as it reads the text, and faster.`,
 		Example: `  jeirt data parquet configs/data/swebench-verified/response_matrix.csv out/swe.parquet
   jeirt irt fit --data out/swe.parquet --out out/swe-irt-parquet`,
-		Args: cobra.ExactArgs(2),
+		Args: needArgs(2, 2, "IN (a CSV or TSV file) and OUT (the Parquet file to write)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			began := time.Now()
 			n, err := model.ConvertToParquet(args[0], args[1], rowGroup)

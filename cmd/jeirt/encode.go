@@ -13,7 +13,7 @@ import (
 // newEncodeCmd returns `jeirt encode` with its merge subcommand.
 func newEncodeCmd() *cobra.Command {
 	var o struct {
-		spec, input, out, shard, cache string
+		spec, items, out, shard, cache string
 		batch                          int
 	}
 	cmd := &cobra.Command{
@@ -27,7 +27,7 @@ func newEncodeCmd() *cobra.Command {
                      tokenizer.json, modules.json, 1_Pooling/config.json)
   precomputed:FILE   vectors computed elsewhere (.json {id: [..]}, .jsonl, .npy + .ids.txt,
                      .safetensors, .csv), looked up by item id
---input: an items CSV (item_id,text; the columns jeirt data accepts) or a text file
+--items: an items CSV (item_id,text; the columns jeirt data accepts) or a text file
   with one text per line (ids are the line numbers 1, 2, ...).
 --out: .npy (rows in input order, ids in the same name with .ids.txt), .safetensors
   (tensor "embeddings", ids and encoder fingerprint in the metadata) or .jsonl
@@ -35,17 +35,17 @@ func newEncodeCmd() *cobra.Command {
 --shard i/n encodes items i, i+n, i+2n, ... (0-based) for cluster jobs; join the
   outputs with "jeirt encode merge".
 --cache DIR reuses vectors of items whose id, text and encoder are unchanged.`,
-		Example: `  jeirt encode --input configs/data/swebench-verified/item_content.csv --out out/q.npy
-  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
-  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+		Example: `  jeirt encode --items configs/data/swebench-verified/item_content.csv --out out/q.npy
+  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
   jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl
   # a sentence-transformers folder you downloaded, with a cache that training reuses
-  jeirt encode --encoder all-MiniLM-L6-v2 --input configs/data/swebench-verified/item_content.csv --out out/q.safetensors --cache out/cache`,
+  jeirt encode --encoder all-MiniLM-L6-v2 --items configs/data/swebench-verified/item_content.csv --out out/q.safetensors --cache out/cache`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stderr := cmd.ErrOrStderr()
-			if o.input == "" || o.out == "" {
-				return fmt.Errorf("encode: --input and --out are required")
+			if o.items == "" || o.out == "" {
+				return fmt.Errorf("encode: --items and --out are required")
 			}
 			shard, nShards, err := parseShard(o.shard)
 			if err != nil {
@@ -58,7 +58,7 @@ func newEncodeCmd() *cobra.Command {
 			if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
 				b.SetBatchSize(o.batch)
 			}
-			ids, texts, err := encoder.ReadTexts(o.input)
+			ids, texts, err := encoder.ReadTexts(o.items)
 			if err != nil {
 				return err
 			}
@@ -109,8 +109,9 @@ func newEncodeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.spec, "encoder", "hash", "hash, hash:DIM, a model folder, or precomputed:FILE")
-	f.StringVar(&o.input, "input", "", "items CSV (item_id,text) or a text file, one text per line")
+	f.StringVar(&o.items, "items", "", "items CSV (item_id,text) or a text file, one text per line")
 	f.StringVar(&o.out, "out", "", "output: .npy, .safetensors or .jsonl")
+	alias(cmd, "input", "items")
 	f.IntVar(&o.batch, "batch", 64, "texts per forward pass (BERT)")
 	f.StringVar(&o.shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.cache, "cache", "", "folder caching vectors by encoder, item id and text")
@@ -120,20 +121,20 @@ func newEncodeCmd() *cobra.Command {
 
 // newEncodeMergeCmd returns `jeirt encode merge`.
 func newEncodeMergeCmd() *cobra.Command {
-	var mergeOut, mergeInput string
+	var mergeOut, mergeItems string
 	cmd := &cobra.Command{
 		Use:   "merge --out FILE SHARD...",
 		Short: "Join the outputs of encode --shard i/n",
 		Long: `Join the outputs of encode --shard i/n into one file.
 
 Give the n shard files in order 0..n-1: row k of the result is row k/n of shard
-k mod n, which is the order of the original input. With --input, rows follow that
-input's ids instead, and every id must be present. An id found in two shards is
+k mod n, which is the order of the original input. With --items, rows follow that
+file's ids instead, and every id must be present. An id found in two shards is
 an error.`,
-		Example: `  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
-  jeirt encode --encoder hash:512 --input configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
+		Example: `  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
+  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
   jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs(1, -1, "the shard files SHARD... (in order 0..n-1)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")
@@ -147,13 +148,13 @@ an error.`,
 				shards[i] = v
 			}
 			var order []string
-			if mergeInput != "" {
+			if mergeItems != "" {
 				var err error
-				if order, _, err = encoder.ReadTexts(mergeInput); err != nil {
+				if order, _, err = encoder.ReadTexts(mergeItems); err != nil {
 					return err
 				}
 			}
-			out, err := encoder.MergeShards(shards, args, order, mergeInput)
+			out, err := encoder.MergeShards(shards, args, order, mergeItems)
 			if err != nil {
 				return err
 			}
@@ -166,7 +167,8 @@ an error.`,
 		},
 	}
 	cmd.Flags().StringVar(&mergeOut, "out", "", "merged output: .npy, .safetensors or .jsonl")
-	cmd.Flags().StringVar(&mergeInput, "input", "", "order rows by this input's ids instead of interleaving")
+	cmd.Flags().StringVar(&mergeItems, "items", "", "order rows by the ids of this items file (as encode --items reads it) instead of interleaving")
+	alias(cmd, "input", "items")
 	return cmd
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 func newEvalCmd() *cobra.Command {
-	var ckDir, data, items, format, encSpec string
+	var ckDir, data, encSpec string
+	var ro model.ReadOptions
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "eval --checkpoint DIR --data FILE",
@@ -32,7 +33,7 @@ give their text with --items.`,
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(data, model.ReadOptions{Format: format, Items: items})
+			r, _, err := model.ReadFile(data, ro)
 			if err != nil {
 				return err
 			}
@@ -64,8 +65,7 @@ give their text with --items.`,
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
 	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
-	cmd.Flags().StringVar(&items, "items", "", "item-text CSV for items the checkpoint has not seen")
-	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(model.Formats))
+	addReadFlags(cmd, &ro)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return withDevice(cmd)
 }

@@ -24,6 +24,8 @@ func init() { rootCmd.AddCommand(newIRTCmd()) }
 func newIRTCmd() *cobra.Command {
 	irtCmd := &cobra.Command{
 		Use:   "irt",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  groupRun,
 		Short: "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
 		Long: `Fit (multidimensional) 2PL IRT, P(correct) = sigmoid((θ_i·a_j + b_j)/σ), by joint maximum
 likelihood with constrained block majorization-minimization (cBMM).
@@ -99,13 +101,24 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var cvSet irtFitSettings
 	var cvRead model.ReadOptions
 	var folds int
-	var cvJSON string
+	var cvOut string
+	var cvJSON bool
 	cv := &cobra.Command{
-		Use:     "cv",
-		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
-		Example: `  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 10`,
+		Use:   "cv",
+		Short: "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
+		Example: `  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 10
+  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 5 --out out/swe-cv.json`,
+		Args: needArgs(0, 1, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runIRTCV(cmd, cvSet, cvRead, folds, cvJSON)
+			if len(args) == 1 {
+				if !cvJSON || cvOut != "" {
+					return needArgs(0, 0, "no arguments")(cmd, args)
+				}
+				// The old spelling: --json FILE wrote the metrics to FILE.
+				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
+				cvOut, cvJSON = args[0], false
+			}
+			return runIRTCV(cmd, cvSet, cvRead, folds, cvOut, cvJSON)
 		},
 	}
 	cf := cv.Flags()
@@ -119,7 +132,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
 	cf.StringVar(&cvSet.Device, "device", "auto", "auto|cpu|cuda")
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
-	cf.StringVar(&cvJSON, "json", "", "also write the metrics as JSON to this file")
+	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
+	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
 	irtCmd.AddCommand(fit, sel, cv)
@@ -309,7 +323,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) erro
 	return nil
 }
 
-func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string) error {
+func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string, asJSON bool) error {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
 	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err
@@ -331,6 +345,14 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "cv: %d folds in %.2fs\n", folds, time.Since(start).Seconds())
 	w := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		w = io.Discard
+	}
 	name := "2PL"
 	if set.Rank > 1 {
 		name = fmt.Sprintf("rank-%d", set.Rank)

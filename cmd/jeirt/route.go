@@ -19,7 +19,7 @@ import (
 )
 
 func newRouteCmd() *cobra.Command {
-	var ckDir, models, costsPath, format, defaultName, trainPath, encSpec string
+	var ckDir, models, costsPath, output, defaultName, trainPath, encSpec string
 	var trainRO model.ReadOptions
 	var minP, lambda, margin float64
 	var top, shortlist int
@@ -33,13 +33,13 @@ model (or those of --models), and choose
   with --costs           the cheapest model with P >= --min-p (when none reaches it, the
                          highest P, marked as a fallback);
   with --costs --lambda  the highest P − lambda·cost;
-  with --margin D        the default model (--default, or the best accuracy on --train,
+  with --margin D        the default model (--default, or the best accuracy on --data,
                          or the highest mean predicted P over the checkpoint's questions)
                          unless another model's P beats the default's by at least D.
                          D = 0 is the highest P, D = inf always the default; choose D
                          on validation questions with jeirt route eval --val.
 
---shortlist T first keeps only the T best models (by accuracy on --train, or by mean
+--shortlist T first keeps only the T best models (by accuracy on --data, or by mean
 predicted P over the checkpoint's questions); any rule then chooses among them. On
 questions the checkpoint never saw, the highest P among many models is often noise;
 a short list of strong models is the robust choice (see docs/onboarding-routing.md, "Routing across splits").
@@ -47,22 +47,22 @@ a short list of strong models is the robust choice (see docs/onboarding-routing.
 QUERIES is a text file with one query per line (its id is the line number), a JSONL file
 of {"id": ..., "text": ...} objects, or - for standard input. Empty lines are skipped and
 reported. --costs is a model,cost CSV that prices every routed model.
-Output (--format): table, csv (id,model,p,cost,fallback,alt_1,p_1,...) or json (one
+Output (--output): table, csv (id,model,p,cost,fallback,alt_1,p_1,...) or json (one
 object per line). A file literally named "eval" must be given as ./eval.
 
 jeirt route eval scores the router on held-out questions (see jeirt route eval --help).`,
 		Example: `  echo "Fix the off-by-one error in the pagination helper" | jeirt route - --checkpoint out/quickstart --top 5
   echo "Fix the off-by-one error in the pagination helper" > out/questions.txt
-  jeirt route out/questions.txt --checkpoint out/quickstart --format csv
-  jeirt route out/questions.txt --checkpoint out/quickstart --margin 0.05 --train configs/data/swebench-verified/response_matrix.csv
-  jeirt route out/questions.txt --checkpoint out/quickstart --shortlist 3 --train configs/data/swebench-verified/response_matrix.csv`,
-		Args: cobra.ExactArgs(1),
+  jeirt route out/questions.txt --checkpoint out/quickstart --output csv
+  jeirt route out/questions.txt --checkpoint out/quickstart --margin 0.05 --data configs/data/swebench-verified/response_matrix.csv
+  jeirt route out/questions.txt --checkpoint out/quickstart --shortlist 3 --data configs/data/swebench-verified/response_matrix.csv`,
+		Args: needArgs(1, 1, "QUERIES: a text file with one query per line, a JSONL file, or - for standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" {
 				return fmt.Errorf("route: --checkpoint is required")
 			}
-			if format != "table" && format != "csv" && format != "json" {
-				return fmt.Errorf("route: --format %q: want table, csv or json", format)
+			if output != "table" && output != "csv" && output != "json" {
+				return fmt.Errorf("route: --output %q: want table, csv or json", output)
 			}
 			if top < 0 {
 				return fmt.Errorf("route: --top %d must not be negative", top)
@@ -109,7 +109,7 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 			if err != nil {
 				return err
 			}
-			if err := route.WriteChoices(cmd.OutOrStdout(), format, ck.Model, rt, qf.Queries, choices, top); err != nil {
+			if err := route.WriteChoices(cmd.OutOrStdout(), output, ck.Model, rt, qf.Queries, choices, top); err != nil {
 				return err
 			}
 			fallbacks := 0
@@ -133,14 +133,41 @@ jeirt route eval scores the router on held-out questions (see jeirt route eval -
 	cmd.Flags().Float64Var(&minP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
 	cmd.Flags().Float64Var(&lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")
 	cmd.Flags().Float64Var(&margin, "margin", 0, "without --costs: leave the default model only for a model whose P beats its P by at least this (inf: never)")
-	cmd.Flags().IntVar(&shortlist, "shortlist", 0, "choose only among the T best models (by accuracy on --train, else mean predicted P); 0: all")
-	cmd.Flags().StringVar(&defaultName, "default", "", "with --margin: the default model (default: the best on --train)")
-	cmd.Flags().StringVar(&trainPath, "train", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
-	cmd.Flags().StringVar(&trainRO.Format, "train-format", "auto", "format of --train: auto, long, wide, wide-items or pyirt")
+	cmd.Flags().IntVar(&shortlist, "shortlist", 0, "choose only among the T best models (by accuracy on --data, else mean predicted P); 0: all")
+	cmd.Flags().StringVar(&defaultName, "default", "", "with --margin: the default model (default: the best on --data)")
+	cmd.Flags().StringVar(&trainPath, "data", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
 	cmd.Flags().IntVar(&top, "top", 3, "alternatives to list per query")
-	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json (JSON lines)")
+	cmd.Flags().StringVar(&output, "output", "table", "output format: table, csv or json (JSON lines)")
+	cmd.Flags().Var(&routeFormat{in: &trainRO.Format, out: &output, cmd: cmd}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
+	cmd.Flags().StringVar(&trainRO.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
+	alias(cmd, "train", "data")
+	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
 	return withDevice(cmd)
+}
+
+// routeFormat is route's --format: the layout of --data, or, in the old
+// spelling of --output (table, csv, json), the output format.
+type routeFormat struct {
+	in, out *string
+	cmd     *cobra.Command
+}
+
+func (f *routeFormat) String() string {
+	if *f.in == "" {
+		return "auto"
+	}
+	return *f.in
+}
+func (f *routeFormat) Type() string { return "string" }
+func (f *routeFormat) Set(v string) error {
+	if v == "table" || v == "csv" || v == "json" {
+		fmt.Fprintf(f.cmd.ErrOrStderr(), "route: --format %s is deprecated for the output format; use --output %s\n", v, v)
+		*f.out = v
+		return nil
+	}
+	*f.in = v
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -135,7 +135,7 @@ name the finished run with the lowest validation log-loss. Runs still queued or
 running show as missing. Writes the table as CSV to DIR/sweep.csv (or --out).`,
 		Example: `  jeirt sweep collect out/sweep1
   jeirt sweep collect /scratch/$USER/sweep1 --out sweep1.csv`,
-		Args: cobra.ExactArgs(1),
+		Args: needArgs(1, 1, "the sweep folder DIR (the --out of jeirt sweep)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tab, err := sweep.CollectSweep(args[0])
 			if err != nil {
