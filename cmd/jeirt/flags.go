@@ -16,15 +16,29 @@ import (
 // deprecation line (pflag's "Flag --X has been deprecated, use --Y instead").
 
 // alias registers old as a hidden, deprecated spelling of the flag named to:
-// both set the same value.
+// both set the same value, and using old prints one line on standard error.
+// Call it after the command's RunE is set.
 func alias(cmd *cobra.Command, old, to string) {
 	f := cmd.Flags()
 	nf := f.Lookup(to)
 	if nf == nil {
 		panic("alias: no flag --" + to)
 	}
-	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Value: nf.Value, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal})
-	_ = f.MarkDeprecated(old, "use --"+to+" instead")
+	f.AddFlag(&pflag.Flag{Name: old, Usage: nf.Usage, Value: nf.Value, DefValue: nf.DefValue, NoOptDefVal: nf.NoOptDefVal,
+		Hidden: true, Annotations: map[string][]string{"alias-of": {to}}})
+	if cmd.Annotations["aliases"] != "" {
+		return
+	}
+	cmd.Annotations = map[string]string{"aliases": "yes"}
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		c.Flags().Visit(func(fl *pflag.Flag) {
+			if to := fl.Annotations["alias-of"]; len(to) > 0 {
+				fmt.Fprintf(c.ErrOrStderr(), "%s: --%s is deprecated; use --%s\n", c.Name(), fl.Name, to[0])
+			}
+		})
+		return run(c, args)
+	}
 }
 
 // flagError adds a suggestion to pflag's unknown-flag errors: the command's

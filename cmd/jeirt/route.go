@@ -166,6 +166,9 @@ func (f *routeFormat) Set(v string) error {
 		*f.out = v
 		return nil
 	}
+	if !slices.Contains(model.Formats, v) {
+		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(model.Formats, "|"))
+	}
 	*f.in = v
 	return nil
 }

@@ -52,13 +52,13 @@ func (o Round) Check() error {
 	case "", "v-optimal", "random":
 	case "d-optimal":
 		if answered {
-			return fmt.Errorf("add-model: --answered designs are v-optimal (or random); got --design d-optimal")
+			return fmt.Errorf("add-model suggest: --data (answers) designs are v-optimal (or random); got --design d-optimal")
 		}
 	default:
 		return fmt.Errorf("add-model: --design %q: want v-optimal, d-optimal or random", o.Design)
 	}
 	if o.Model != "" && !answered {
-		return fmt.Errorf("add-model: --models goes with --responses or, with --suggest, with --answered")
+		return fmt.Errorf("add-model: --models goes with --data (the new models' answers)")
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res 
 	name := o.Model
 	switch {
 	case name != "" && strings.Contains(name, ","):
-		return Gaussian{}, nil, fmt.Errorf("add-model: --suggest --answered places one model; got --models %s", name)
+		return Gaussian{}, nil, fmt.Errorf("add-model suggest: --data places one model; got --models %s", name)
 	case name == "" && r.NumModels() != 1:
 		return Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", o.AnsweredFile, r.NumModels())
 	case name == "":
