@@ -139,4 +139,3 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 
 	irtCmd.AddCommand(fit, sel, cv)
 }
-
