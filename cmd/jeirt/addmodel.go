@@ -1,25 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
 
 func newAddModelCmd() *cobra.Command {
-	var ro model.ReadOptions
-	var opt onboard.AddModelsOptions
-	var ckDir, responses, out, models, device string
+	var a onboard.AddRun
+	var models, device string
 	var asJSON bool
-	var sug suggestFlags
+	var sug onboard.SuggestRun
+	opt := &a.Options
 	cmd := &cobra.Command{
 		Use:   "add-model --checkpoint DIR --data FILE [--models a,b] [--fraction F] [--out DIR]",
 		Short: "Place new models on a trained JE-IRT map from their answers, or suggest which questions to ask",
@@ -64,7 +58,7 @@ seen does not, reliably.`,
 			if _, err := resolveDevice(device); err != nil {
 				return err
 			}
-			if ckDir == "" {
+			if a.Checkpoint == "" {
 				return fmt.Errorf("add-model: --checkpoint is required")
 			}
 			if !(opt.Fraction > 0 && opt.Fraction <= 1) {
@@ -72,77 +66,46 @@ seen does not, reliably.`,
 			}
 			if cmd.Flags().Changed("suggest") {
 				fmt.Fprintln(cmd.ErrOrStderr(), "add-model: --suggest K is deprecated; use jeirt add-model suggest K")
-				if responses != "" && sug.answered == "" {
-					sug.answered = responses
+				if a.Data != "" && sug.AnsweredFile == "" {
+					sug.AnsweredFile = a.Data
 				}
-				return runSuggest(cmd, ckDir, out, models, opt.Seed, ro, sug, opt.Onboard)
+				sug.Checkpoint, sug.Encoder, sug.Out, sug.Model, sug.Seed, sug.Read, sug.Onboard = a.Checkpoint, a.Encoder, a.Out, models, opt.Seed, a.Read, opt.Onboard
+				sug.Log = cmd.ErrOrStderr()
+				return sug.Run(cmd.Context(), cmd.OutOrStdout())
 			}
-			if sug.answered != "" {
+			switch {
+			case sug.AnsweredFile != "":
 				return fmt.Errorf("add-model: --answered goes with --suggest")
-			}
-			if responses == "" {
+			case a.Data == "":
 				return fmt.Errorf("add-model: --data is required (the new models' answers), or use add-model suggest K\nexample:\n  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5")
-			}
-			if sug.pool != "" {
+			case sug.PoolFile != "":
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
-			ck, err := loadCheckpoint(ckDir, sug.encoder)
+			opt.Models, opt.Log, a.Version = modelList(models), cmd.ErrOrStderr(), version
+			out, res, err := a.Run(cmd.Context())
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(responses, ro)
-			if err != nil {
-				return err
-			}
-			if models != "" {
-				opt.Models = splitList(models)
-			}
-			opt.Log = cmd.ErrOrStderr()
-			res, err := onboard.AddModels(cmd.Context(), ck, r, opt)
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				out = onboard.DefaultOut(ckDir, res.Added)
-			}
-			nc := res.Checkpoint
-			nc.Manifest.JEIRTVersion = version
-			now := time.Now()
-			nc.Manifest.Created = now.UTC().Format(time.RFC3339)
-			if nc.Files, err = onboard.CarryFiles(ckDir, res.Added, opt, responses, now); err != nil {
-				return err
-			}
-			if err := nc.Write(out, false); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"checkpoint": out, "new_items": res.NewItems, "models": res.Added})
-			}
-			printAdded(w, res.Added)
-			fmt.Fprintf(w, "wrote %s (%d models, %d items; %d items new)\n", out, nc.Model.NumModels(), nc.Model.NumItems(), res.NewItems)
-			return nil
+			return onboard.WriteAdded(cmd.OutOrStdout(), out, res, asJSON)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
-	addEncoderFlag(cmd, &sug.encoder)
-	f.StringVar(&responses, "data", "", "responses of the new models (any format jeirt reads)")
+	f.StringVar(&a.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train")
+	addEncoderFlag(cmd, &a.Encoder)
+	f.StringVar(&a.Data, "data", "", "responses of the new models (any format jeirt reads)")
 	alias(cmd, "responses", "data")
-	addReadFlags(cmd, &ro)
+	addReadFlags(cmd, &a.Read)
 	f.StringVar(&models, "models", "", "comma-separated models of --data to add (default: all)")
 	f.Float64Var(&opt.Fraction, "fraction", 1, "fraction of each model's answers to fit on; the rest are scored")
 	f.Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw")
-	f.StringVar(&out, "out", "", "new checkpoint folder (default DIR.plus-NAME)")
+	f.StringVar(&a.Out, "out", "", "new checkpoint folder (default DIR.plus-NAME)")
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addDeviceFlag(cmd, &device)
 	// The old spelling of add-model suggest.
-	f.IntVar(&sug.k, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
-	f.StringVar(&sug.answered, "answered", "", "the new model's answers so far")
+	f.IntVar(&sug.K, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
+	f.StringVar(&sug.AnsweredFile, "answered", "", "the new model's answers so far")
 	addSuggestFlags(cmd, &sug)
 	for _, n := range []string{"suggest", "design", "answered", "pool"} {
 		_ = f.MarkHidden(n)
@@ -158,25 +121,15 @@ func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {
 	f.Float64Var(&ob.L2, "l2", 1, "l2 prior: precision of N(0, I/l2)")
 }
 
-// suggestFlags are the flags of add-model suggest.
-type suggestFlags struct {
-	k                      int
-	design, answered, pool string
-	encoder                string // --encoder: overrides the checkpoint's recorded encoder
-}
-
-func addSuggestFlags(cmd *cobra.Command, s *suggestFlags) {
+func addSuggestFlags(cmd *cobra.Command, s *onboard.SuggestRun) {
 	f := cmd.Flags()
-	f.StringVar(&s.design, "design", "v-optimal", "v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
-	f.StringVar(&s.pool, "pool", "", "item-text CSV of candidate questions (default: the checkpoint's items)")
+	f.StringVar(&s.Design, "design", "v-optimal", "v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
+	f.StringVar(&s.PoolFile, "pool", "", "item-text CSV of candidate questions (default: the checkpoint's items)")
 }
 
 func newSuggestCmd() *cobra.Command {
-	var ro model.ReadOptions
-	var ob onboard.Onboard
-	var ckDir, out, models, device string
-	var seed int64
-	var sug suggestFlags
+	var sug onboard.SuggestRun
+	var device string
 	cmd := &cobra.Command{
 		Use:   "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
 		Short: "Suggest the K questions whose answers place a new model best",
@@ -196,104 +149,26 @@ adaptive rounds with --data.`,
 			if err != nil {
 				return fmt.Errorf("add-model suggest: K %q is not a whole number", args[0])
 			}
-			if ckDir == "" {
+			if sug.Checkpoint == "" {
 				return fmt.Errorf("add-model: --checkpoint is required")
 			}
-			sug.k = k
-			return runSuggest(cmd, ckDir, out, models, seed, ro, sug, ob)
+			sug.K, sug.Log = k, cmd.ErrOrStderr()
+			return sug.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
-	addEncoderFlag(cmd, &sug.encoder)
-	f.StringVar(&out, "out", "", "items CSV to write (default: stdout)")
-	f.StringVar(&models, "models", "", "the model of --data, when it holds several")
-	f.Int64Var(&seed, "seed", 42, "seed of --design random")
+	f.StringVar(&sug.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train")
+	addEncoderFlag(cmd, &sug.Encoder)
+	f.StringVar(&sug.Out, "out", "", "items CSV to write (default: stdout)")
+	f.StringVar(&sug.Model, "models", "", "the model of --data, when it holds several")
+	f.Int64Var(&sug.Seed, "seed", 42, "seed of --design random")
 	addSuggestFlags(cmd, &sug)
-	f.StringVar(&sug.answered, "data", "", "the new model's answers so far; pick the next K questions at its fitted row")
+	f.StringVar(&sug.AnsweredFile, "data", "", "the new model's answers so far; pick the next K questions at its fitted row")
 	alias(cmd, "answered", "data")
-	addReadFlags(cmd, &ro)
-	addPriorFlags(cmd, &ob)
+	addReadFlags(cmd, &sug.Read)
+	addPriorFlags(cmd, &sug.Onboard)
 	addDeviceFlag(cmd, &device)
 	return cmd
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func printAdded(w io.Writer, added []onboard.AddedModel) {
-	held := false
-	for _, a := range added {
-		held = held || a.Heldout != nil
-	}
-	if !held {
-		for _, a := range added {
-			verb := "added"
-			if a.Replaced {
-				verb = "refitted"
-			}
-			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)\n", verb, a.Name, a.FitCells, a.Iterations)
-		}
-		return
-	}
-	fmt.Fprintf(w, "%-32s %6s %6s  %-24s %-24s %-24s\n", "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
-	cell := func(s *eval.Scores) string {
-		if s == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.4f %.4f %.4f", s.Accuracy, s.AUC, s.LogLoss)
-	}
-	for _, a := range added {
-		fmt.Fprintf(w, "%-32s %6d %6d  %-24s %-24s %-24s\n", a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
-	}
-}
-
-func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro model.ReadOptions, s suggestFlags, ob onboard.Onboard) error {
-	round := onboard.Round{Onboard: ob, K: s.k, Design: s.design, Seed: seed, Model: models, AnsweredFile: s.answered,
-		Log: cmd.ErrOrStderr()}
-	if err := round.Check(); err != nil {
-		return err
-	}
-	ck, err := loadCheckpoint(ckDir, s.encoder)
-	if err != nil {
-		return err
-	}
-	if s.pool != "" {
-		if round.Pool, err = model.ReadItems(s.pool); err != nil {
-			return err
-		}
-		if len(round.Pool.IDs) == 0 {
-			return fmt.Errorf("%s: no items", s.pool)
-		}
-	}
-	if s.answered != "" {
-		if round.Answered, _, err = model.ReadFile(s.answered, ro); err != nil {
-			return err
-		}
-	}
-	res, err := round.Suggest(cmd.Context(), ck)
-	if err != nil {
-		return err
-	}
-	if res.Model != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s answered %d questions (%d right); its row is fitted from them\n",
-			s.answered, res.Model, res.Answers, res.AnsRight)
-	}
-	if out == "" || out == "-" {
-		return res.WriteCSV(cmd.OutOrStdout())
-	}
-	if err := model.WriteFileAtomic(out, res.WriteCSV); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d suggested questions to %s\n", len(res.Picks), out)
-	return nil
 }
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

@@ -165,7 +165,13 @@ func modelList(s string) []string {
 	if s == "" {
 		return nil
 	}
-	return append([]string{}, splitList(s)...)
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func init() { rootCmd.AddCommand(newRouteCmd()) }
