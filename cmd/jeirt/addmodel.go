@@ -39,7 +39,8 @@ the normalised question embeddings under the row fit's prior: --design v-optimal
 default) minimises the pool's summed Fisher-weighted predictive variance, with weights
 p(1−p) averaged over the known models; d-optimal maximises log det(Λ + Σ w_j u_j u_jᵀ)
 with weights at the mean model; random draws K questions (seeded by --seed). The pool is
-the checkpoint's known items, or --pool (an item-text CSV).
+the checkpoint's known items (texts from the item file of its training config), or
+--pool (an item-text CSV).
 
 Adaptive testing in rounds: add-model suggest --data FILE gives the answers a new model has already
 given (any responses format; one model, or pick it with --models). Its row is fitted from

@@ -1,7 +1,9 @@
 package onboard
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -73,7 +75,7 @@ func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult,
 	var q [][]float32
 	if o.Pool == nil {
 		res.IDs = m.Items
-		res.Texts = make([]string, len(m.Items))
+		res.Texts = CheckpointTexts(ck, o.Log)
 		for j := range m.Items {
 			q = append(q, m.ItemEmbedding(j))
 		}
@@ -175,4 +177,56 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// CheckpointTexts are the texts of the checkpoint's items, in its order,
+// read from the item-text file (or the responses, when they carry texts) its
+// training config names. Items it cannot find keep an empty text, and log
+// says so.
+func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
+	if log == nil {
+		log = io.Discard
+	}
+	texts := make([]string, len(ck.Model.Items))
+	var cfg struct {
+		Data struct{ Responses, Items, Format, Train string } `json:"data"`
+	}
+	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
+	byID := map[string]string{}
+	var src string
+	switch {
+	case cfg.Data.Items != "":
+		src = cfg.Data.Items
+		items, err := model.ReadItems(src)
+		if err != nil {
+			fmt.Fprintf(log, "suggest: the text column is empty: cannot read the checkpoint's items %s (%v); give --pool\n", src, err)
+			return texts
+		}
+		for k, id := range items.IDs {
+			byID[id] = items.Text[k]
+		}
+	case cfg.Data.Responses != "" || cfg.Data.Train != "":
+		src = cmp.Or(cfg.Data.Responses, cfg.Data.Train)
+		r, _, err := model.ReadFile(src, model.ReadOptions{Format: cfg.Data.Format})
+		if err != nil || r.ItemText == nil {
+			fmt.Fprintf(log, "suggest: the text column is empty: the checkpoint's data %s gives no item texts; give --pool\n", src)
+			return texts
+		}
+		for k, id := range r.Items {
+			byID[id] = r.ItemText[k]
+		}
+	default:
+		fmt.Fprintln(log, "suggest: the text column is empty: the checkpoint records no item-text file; give --pool")
+		return texts
+	}
+	missing := 0
+	for j, id := range ck.Model.Items {
+		if texts[j] = byID[id]; texts[j] == "" {
+			missing++
+		}
+	}
+	if missing > 0 {
+		fmt.Fprintf(log, "suggest: %d of the checkpoint's %d items have no text in %s\n", missing, len(texts), src)
+	}
+	return texts
 }
