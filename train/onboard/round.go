@@ -3,8 +3,8 @@ package onboard
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
