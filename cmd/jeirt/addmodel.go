@@ -15,46 +15,11 @@ func newAddModelCmd() *cobra.Command {
 	var sug onboard.SuggestRun
 	opt := &a.Options
 	cmd := &cobra.Command{
-		Use:   "add-model --checkpoint DIR --data FILE [--models a,b] [--fraction F] [--out DIR]",
-		Short: "Place new models on a trained JE-IRT map from their answers, or suggest which questions to ask",
-		Long: `Place new models on a trained JE-IRT map: for each new model in --data, fit only its
-embedding row m, with the adapter, the question embeddings and every other row frozen
-(a d-dimensional logistic regression y ~ sigmoid(u_j·m − |q_j|), u_j = q_j/|q_j|,
-solved by damped Newton under a Gaussian prior; see --prior), and write a new
-checkpoint folder with the rows added. The input checkpoint is never modified.
-
-Questions the checkpoint has not seen are encoded with its encoder (same fingerprint
-required); give their text with --items. A model the checkpoint already has is an error
-unless --replace. --out defaults to DIR.plus-NAME (or DIR.plus-N-models), never an
-existing folder.
-
---fraction F fits each model on a seeded random fraction F of its answers and scores
-the rest: accuracy, AUC and log loss of the new row, of the model's mean accuracy on its
-fit answers, and (with --replace, for a model the checkpoint already has) of its jointly
-trained row.
-
-add-model suggest K writes, instead, the K questions whose answers pin a new model's row down
-best, as an items CSV (item_id,text,rank,p_mean,gain), by a greedy Bayesian design on
-the normalised question embeddings under the row fit's prior: --design v-optimal (the
-default) minimises the pool's summed Fisher-weighted predictive variance, with weights
-p(1−p) averaged over the known models; d-optimal maximises log det(Λ + Σ w_j u_j u_jᵀ)
-with weights at the mean model; random draws K questions (seeded by --seed). The pool is
-the checkpoint's known items (texts from the item file of its training config), or
---pool (an item-text CSV).
-
-Adaptive testing in rounds: add-model suggest --data FILE gives the answers a new model has already
-given (any responses format; one model, or pick it with --models). Its row is fitted from
-them, and the next K questions are the V-optimal design at that fitted row and its
-posterior, never a question already answered (p_mean is then the new model's own P).
-A first round of random questions, then rounds of --data, beats random questions at
-equal K (docs/onboarding-routing.md, "Onboarding measured on real data"); a design made before any answer is
-seen does not, reliably.`,
-		Example: `  # re-place a model of the checkpoint from 10% or half of its answers (the rest scored)
-  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.1 --seed 1
-  jeirt add-model --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --models 20231010_rag_claude2 --replace --fraction 0.5
-  jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
-  jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv`,
-		Args: cobra.NoArgs,
+		Use:     "add-model --checkpoint DIR --data FILE [--models a,b] [--fraction F] [--out DIR]",
+		Short:   "Place new models on a trained JE-IRT map from their answers, or suggest which questions to ask",
+		Long:    helpText("add-model"),
+		Example: helpExamples("add-model"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := resolveDevice(device); err != nil {
 				return err
@@ -132,16 +97,11 @@ func newSuggestCmd() *cobra.Command {
 	var sug onboard.SuggestRun
 	var device string
 	cmd := &cobra.Command{
-		Use:   "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
-		Short: "Suggest the K questions whose answers place a new model best",
-		Long: `Write the K questions whose answers pin a new model's row down best, as an items CSV
-(item_id,text,rank,p_mean,gain); see jeirt add-model --help for the designs and for
-adaptive rounds with --data.`,
-		Example: `  jeirt add-model suggest 25 --checkpoint out/quickstart --out out/ask-these.csv
-  jeirt add-model suggest 10 --checkpoint out/quickstart --design random --seed 1 --out out/round1.csv
-  # after running the model on out/round1.csv and writing its answers (model,item,correct):
-  jeirt add-model suggest 10 --checkpoint out/quickstart --data out/answers.csv --out out/round2.csv`,
-		Args: needArgs(1, 1, "K, the number of questions to suggest"),
+		Use:     "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
+		Short:   "Suggest the K questions whose answers place a new model best",
+		Long:    helpText("add-model-suggest"),
+		Example: helpExamples("add-model-suggest"),
+		Args:    needArgs(1, 1, "K, the number of questions to suggest"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := resolveDevice(device); err != nil {
 				return err

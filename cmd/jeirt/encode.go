@@ -11,31 +11,11 @@ import (
 func newEncodeCmd() *cobra.Command {
 	var o encoder.EncodeFile
 	cmd := &cobra.Command{
-		Use:   "encode",
-		Short: "Encode item texts into vectors with a frozen text encoder",
-		Long: `Encode item texts into vectors with a frozen text encoder.
-
---encoder (default hash):
-  hash, hash:DIM     weightless signed feature hashing (default DIM 384)
-  DIR                a sentence-transformers BERT folder (config.json, model.safetensors,
-                     tokenizer.json, modules.json, 1_Pooling/config.json)
-  precomputed:FILE   vectors computed elsewhere (.json {id: [..]}, .jsonl, .npy + .ids.txt,
-                     .safetensors, .csv), looked up by item id
---items: an items CSV (item_id,text; the columns jeirt data accepts) or a text file
-  with one text per line (ids are the line numbers 1, 2, ...).
---out: .npy (rows in input order, ids in the same name with .ids.txt), .safetensors
-  (tensor "embeddings", ids and encoder fingerprint in the metadata) or .jsonl
-  ({"id": ..., "embedding": [...]} per line).
---shard i/n encodes items i, i+n, i+2n, ... (0-based) for cluster jobs; join the
-  outputs with "jeirt encode merge".
---cache DIR reuses vectors of items whose id, text and encoder are unchanged.`,
-		Example: `  jeirt encode --items configs/data/swebench-verified/item_content.csv --out out/q.npy
-  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
-  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
-  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl
-  # a sentence-transformers folder you downloaded, with a cache that training reuses
-  jeirt encode --encoder all-MiniLM-L6-v2 --items configs/data/swebench-verified/item_content.csv --out out/q.safetensors --cache out/cache`,
-		Args: cobra.NoArgs,
+		Use:     "encode",
+		Short:   "Encode item texts into vectors with a frozen text encoder",
+		Long:    helpText("encode"),
+		Example: helpExamples("encode"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Items == "" || o.Out == "" {
 				return fmt.Errorf("encode: --items and --out are required")
@@ -60,18 +40,11 @@ func newEncodeCmd() *cobra.Command {
 func newEncodeMergeCmd() *cobra.Command {
 	var mergeOut, mergeItems string
 	cmd := &cobra.Command{
-		Use:   "merge --out FILE SHARD...",
-		Short: "Join the outputs of encode --shard i/n",
-		Long: `Join the outputs of encode --shard i/n into one file.
-
-Give the n shard files in order 0..n-1: row k of the result is row k/n of shard
-k mod n, which is the order of the original input. With --items, rows follow that
-file's ids instead, and every id must be present. An id found in two shards is
-an error.`,
-		Example: `  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part0.jsonl --shard 0/2
-  jeirt encode --encoder hash:512 --items configs/data/swebench-verified/item_content.csv --out out/part1.jsonl --shard 1/2
-  jeirt encode merge --out out/q-merged.npy out/part0.jsonl out/part1.jsonl`,
-		Args: needArgs(1, -1, "the shard files SHARD... (in order 0..n-1)"),
+		Use:     "merge --out FILE SHARD...",
+		Short:   "Join the outputs of encode --shard i/n",
+		Long:    helpText("encode-merge"),
+		Example: helpExamples("encode-merge"),
+		Args:    needArgs(1, -1, "the shard files SHARD... (in order 0..n-1)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")

@@ -16,15 +16,11 @@ func newEvalCmd() *cobra.Command {
 	var ro model.ReadOptions
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "eval --checkpoint DIR --data FILE",
-		Short: "Score a JE-IRT checkpoint on a responses file",
-		Long: `Score a JE-IRT checkpoint on any responses file: accuracy, AUC, log loss, Brier and
-expected calibration error over the cells whose model the checkpoint knows. Items the
-checkpoint has not seen are encoded with its encoder (same fingerprint required);
-give their text with --items.`,
-		Example: `  jeirt eval --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv
-  jeirt eval --checkpoint out/quickstart --data configs/data/swebench-verified/response_matrix.csv --items configs/data/swebench-verified/item_content.csv --json`,
-		Args: cobra.NoArgs,
+		Use:     "eval --checkpoint DIR --data FILE",
+		Short:   "Score a JE-IRT checkpoint on a responses file",
+		Long:    helpText("eval"),
+		Example: helpExamples("eval"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")

@@ -19,11 +19,7 @@ func newIRTCmd() *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE:  groupRun,
 		Short: "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
-		Long: `Fit (multidimensional) 2PL IRT, P(correct) = sigmoid((θ_i·a_j + b_j)/σ), by joint maximum
-likelihood with constrained block majorization-minimization (cBMM).
-
-Parameters are reported in one gauge: every θ dimension has mean 0 and sd 1 over the
-models, a ≥ 0 (higher θ means more correct), and b is the logit of an average model.`,
+		Long:  helpText("irt"),
 	}
 	addIRTSubcommands(irtCmd)
 	return irtCmd
@@ -32,12 +28,9 @@ models, a ≥ 0 (higher θ means more correct), and b is the logit of an average
 func addIRTSubcommands(irtCmd *cobra.Command) {
 	var ff irt.FitFiles
 	fit := &cobra.Command{
-		Use:   "fit",
-		Short: "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
-		Example: `  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --out out/swe-irt
-  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --rank 2 --bootstrap 200 --seed 1 --out out/swe-irt-r2
-  # several benchmarks in one batched cBMM run (one GPU job) -> out/batch/swe/, out/batch/swe-parquet/
-  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --data out/swe.parquet --name swe --name swe-parquet --out out/batch`,
+		Use:     "fit",
+		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
+		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ff.Version, ff.Log, ff.Verbose = version, cmd.ErrOrStderr(), verbose
 			res, err := ff.Run(cmd.Context())
@@ -76,7 +69,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel := &cobra.Command{
 		Use:     "select",
 		Short:   "Keep a fraction of items by Fisher information across the ability range",
-		Example: `  jeirt irt select --fit out/swe-irt --keep 0.1 --out out/swe-kept.csv`,
+		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, cmd.ErrOrStderr())
 			if err == nil {
@@ -98,11 +91,10 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var cvOut string
 	var cvJSON bool
 	cv := &cobra.Command{
-		Use:   "cv",
-		Short: "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
-		Example: `  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 10
-  jeirt irt cv --data configs/data/swebench-verified/response_matrix.csv --folds 5 --out out/swe-cv.json`,
-		Args: needArgs(0, 1, "no arguments"),
+		Use:     "cv",
+		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
+		Example: helpExamples("irt-cv"),
+		Args:    needArgs(0, 1, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				if !cvJSON || cvOut != "" {

@@ -14,28 +14,11 @@ func newReportCmd() *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "report [--checkpoint DIR] [--fit DIR] [--route-csv FILE] --out DIR",
-		Short: "Write a self-contained HTML report with figures of a checkpoint, an IRT fit and a routing curve",
-		Long: `Write DIR/index.html, a page that opens without network access (inline styles,
-figures embedded, a small inline script that sorts the tables), and every figure
-beside it as NAME.png and NAME.svg. Give any of:
-
-  --checkpoint DIR  a JE-IRT checkpoint (jeirt train): question-embedding norm against
-                    item error rate, 2-D PCA of question and model embeddings coloured
-                    by item group, training curve, test metrics against the baselines.
-                    Item error rates and groups come from the training data named in
-                    the checkpoint's config, or from --data.
-  --fit DIR         an IRT fit (jeirt irt fit): abilities against mean accuracy with the
-                    largest rank moves labelled, item characteristic curves of the most
-                    and least discriminating items, discrimination histogram, and the
-                    model and item tables.
-  --route-csv FILE  the cost-quality CSV of jeirt route eval: the cost-quality curve.
-
-Every figure's caption says what it shows and which command made its data.`,
-		Example: `  jeirt report --checkpoint out/quickstart --fit out/swe-irt --out out/report
-  jeirt report --fit out/swe-irt --out out/report-irt
-  jeirt report --checkpoint out/swe-by-item --route-csv out/swe-route-curve.csv --out out/report-route`,
-		Args: cobra.NoArgs,
+		Use:     "report [--checkpoint DIR] [--fit DIR] [--route-csv FILE] --out DIR",
+		Short:   "Write a self-contained HTML report with figures of a checkpoint, an IRT fit and a routing curve",
+		Long:    helpText("report"),
+		Example: helpExamples("report"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("report: --out is required")

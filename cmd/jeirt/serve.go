@@ -17,26 +17,11 @@ func newServeCmd() *cobra.Command {
 	var ss serve.ServeSettings
 	var addr, tokenEnv string
 	cmd := &cobra.Command{
-		Use:   "serve --checkpoint DIR [--addr 127.0.0.1:8080] [--upstreams FILE] [--costs FILE] [--token-env NAME]",
-		Short: "Serve the router over HTTP, in front of the models' OpenAI-compatible endpoints",
-		Long: `Serve a JE-IRT checkpoint over HTTP (see docs/serve.md):
-
-  POST /v1/route             route one query ({"text"}) or a batch ({"queries": [{"id", "text"}]})
-                             with "rule", "min_p", "lambda", "margin", "shortlist", "models"
-  POST /v1/predict           P(correct) for {"pairs": [{"model", "text"}]}
-  GET  /v1/models            the models with cost and mean predicted P
-  POST /v1/models            onboard a model from its answers (token required)
-  POST /v1/chat/completions  OpenAI-compatible; "model": "router" or "router:<rule>" routes on the
-                             last user message and forwards to the chosen model's upstream
-  POST /admin/reload         reload the checkpoint and costs (token required; also on SIGHUP)
-  GET  /healthz, GET /metrics
-
-It listens on loopback unless --addr says otherwise. With --token-env NAME every route but
-/healthz requires "Authorization: Bearer $NAME"; without it the admin routes are off.
-SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`,
-		Example: `  jeirt serve --checkpoint out/quickstart
-  JEIRT_TOKEN=secret jeirt serve --checkpoint out/quickstart --addr 127.0.0.1:8080 --token-env JEIRT_TOKEN`,
-		Args: cobra.NoArgs,
+		Use:     "serve --checkpoint DIR [--addr 127.0.0.1:8080] [--upstreams FILE] [--costs FILE] [--token-env NAME]",
+		Short:   "Serve the router over HTTP, in front of the models' OpenAI-compatible endpoints",
+		Long:    helpText("serve"),
+		Example: helpExamples("serve"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if set.Checkpoint == "" {
 				return fmt.Errorf("serve: --checkpoint is required")
