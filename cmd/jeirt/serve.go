@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/jeirt/jeirt/model/serve"
@@ -31,38 +28,8 @@ func newServeCmd() *cobra.Command {
 					return fmt.Errorf("serve: --token-env %s: the variable is empty or unset", tokenEnv)
 				}
 			}
-			log := cmd.ErrOrStderr()
-			set.Log = log
-			srv, err := serve.New(set)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("serve: --addr %s: %w", addr, err)
-			}
-			if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) && set.Token == "" {
-				fmt.Fprintf(log, "serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it\n", ln.Addr())
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-hup:
-						srv.Reload() // logs success or why it failed
-					}
-				}
-			}()
-			fmt.Fprintf(log, "serve: %s on http://%s\n", srv.Checkpoint(), ln.Addr())
-			err = srv.Serve(ctx, ln, ss)
-			fmt.Fprintln(log, "serve: stopped")
-			return err
+			set.Log = cmd.ErrOrStderr()
+			return serve.ListenAndServe(cmd.Context(), set, ss, addr)
 		},
 	}
 	f := cmd.Flags()
@@ -79,14 +46,6 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&ss.IdleTimeout, "idle-timeout", 120*time.Second, "keep-alive connections idle longer are closed")
 	f.DurationVar(&ss.Drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to wait for requests in flight")
 	return cmd
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func init() { rootCmd.AddCommand(newServeCmd()) }
