@@ -34,26 +34,7 @@ func newSweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f := cmd.Flags()
-			for _, fl := range []struct {
-				name string
-				set  func()
-			}{
-				{"partition", func() { s.Slurm.Partition = o.slurm.Partition }},
-				{"account", func() { s.Slurm.Account = o.slurm.Account }},
-				{"qos", func() { s.Slurm.QOS = o.slurm.QOS }},
-				{"constraint", func() { s.Slurm.Constraint = o.slurm.Constraint }},
-				{"gpus", func() { s.Slurm.GPUs = o.slurm.GPUs }},
-				{"cpus", func() { s.Slurm.CPUs = o.slurm.CPUs }},
-				{"mem", func() { s.Slurm.Mem = o.slurm.Mem }},
-				{"time", func() { s.Slurm.Time = o.slurm.Time }},
-				{"max-parallel", func() { s.Slurm.MaxParallel = o.slurm.MaxParallel }},
-				{"jeirt", func() { s.Slurm.Jeirt = o.slurm.Jeirt }},
-			} {
-				if f.Changed(fl.name) {
-					fl.set()
-				}
-			}
+			s.Slurm.Override(o.slurm, cmd.Flags().Changed)
 			if err := s.Slurm.Validate("flags"); err != nil {
 				return err
 			}
