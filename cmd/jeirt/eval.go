@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -37,9 +36,8 @@ func newEvalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(ev)
 			}
@@ -47,15 +45,7 @@ func newEvalCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d models are not in the checkpoint; their %d cells are skipped (e.g. %s)\n",
 					len(ev.UnknownModels), ev.SkippedCells, ev.UnknownModels[0])
 			}
-			fmt.Fprintf(out, "%s on %s: %d cells, %d items new to the checkpoint\n", ckDir, data, ev.Metrics.N, ev.NewItems)
-			fmt.Fprintf(out, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
-			for _, row := range []struct {
-				name string
-				s    eval.Scores
-			}{{"jeirt", ev.Metrics}, {"model mean (in-sample)", ev.ModelMean}} {
-				fmt.Fprintf(out, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", row.name, row.s.Accuracy, row.s.AUC, row.s.LogLoss, row.s.Brier, row.s.ECE)
-			}
-			return nil
+			return ev.WriteText(cmd.OutOrStdout(), ckDir, data)
 		},
 	}
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
