@@ -69,14 +69,15 @@ func writeLong(w io.Writer, r *Responses) error {
 	return bw.Flush()
 }
 
-// WriteItemsCSV writes item_id,text[,category] for every item of r.
+// WriteItemsCSV writes item,text[,category] for every item of r (the item
+// column is named as in every other file jeirt writes; readers accept item_id too).
 func WriteItemsCSV(path string, r *Responses) error {
 	return WriteFileAtomic(path, func(w io.Writer) error {
 		bw := w.(*bufio.Writer)
 		if r.ItemGroup != nil {
-			bw.WriteString("item_id,text,category\n")
+			bw.WriteString("item,text,category\n")
 		} else {
-			bw.WriteString("item_id,text\n")
+			bw.WriteString("item,text\n")
 		}
 		for j, id := range r.Items {
 			bw.WriteString(quoteCSV(id))

@@ -83,7 +83,7 @@ func TestDataSplitCommand(t *testing.T) {
 	if total != all.Len() {
 		t.Errorf("splits hold %d cells, input %d", total, all.Len())
 	}
-	if b, err := os.ReadFile("split/items.csv"); err != nil || !strings.HasPrefix(string(b), "item_id,text,category\nitem_00001,") {
+	if b, err := os.ReadFile("split/items.csv"); err != nil || !strings.HasPrefix(string(b), "item,text,category\nitem_00001,") {
 		t.Errorf("items.csv: %v %.40q", err, b)
 	}
 	// Same seed: same files; an existing folder needs --force.

@@ -97,12 +97,15 @@ func newRouteEvalCmd() *cobra.Command {
 	addReadFlags(cmd, &e.Read)
 	cmd.Flags().StringVar(&e.Train, "train", "", "training responses, to choose the best single model by accuracy")
 	cmd.Flags().StringVar(&e.Val, "val", "", "validation responses on other held-out questions, to choose the margin δ (read like --data)")
-	cmd.Flags().Float64SliceVar(&e.Margins, "margin", nil, "margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
-	cmd.Flags().IntSliceVar(&e.Shortlists, "shortlist", nil, "shortlist sizes T to sweep: the highest P among the T best models (default 2,3,5,10)")
+	cmd.Flags().Float64SliceVar(&e.Margins, "margin", nil, "`list` of margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
+	cmd.Flags().IntSliceVar(&e.Shortlists, "shortlist", nil, "`list` of shortlist sizes T to sweep: the highest P among the T best models (default 2,3,5,10)")
 	cmd.Flags().StringVar(&e.Costs, "costs", "", "model,cost CSV")
-	cmd.Flags().Float64SliceVar(&e.MinP, "min-p", nil, "min-p values to sweep (default 0.5,0.55,...,0.95)")
-	cmd.Flags().Float64SliceVar(&e.Lambda, "lambda", nil, "lambda values to sweep (default a grid scaled to the cost range)")
+	cmd.Flags().Float64SliceVar(&e.MinP, "min-p", nil, "`list` of min-p values to sweep (default 0.5,0.55,...,0.95)")
+	cmd.Flags().Float64SliceVar(&e.Lambda, "lambda", nil, "`list` of lambda values to sweep (default a grid scaled to the cost range)")
 	cmd.Flags().StringVar(&e.Out, "out", "", "CSV file for the curve (default: CSV on stdout)")
+	for _, n := range []string{"margin", "min-p", "lambda"} {
+		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
+	}
 	return withDevice(cmd)
 }
 

@@ -162,7 +162,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res 
 }
 
 // WriteCSV writes the picks as an items CSV jeirt reads back with --items:
-// item_id,text,rank,p_mean,gain (P and gain to 4 decimals; empty where NaN).
+// item,text,rank,p_mean,gain (P and gain to 4 decimals; empty where NaN).
 func (res *RoundResult) WriteCSV(w io.Writer) error {
 	num := func(x float64) string {
 		if math.IsNaN(x) {
@@ -171,7 +171,7 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 		return strconv.FormatFloat(x, 'f', 4, 64)
 	}
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"item_id", "text", "rank", "p_mean", "gain"})
+	cw.Write([]string{"item", "text", "rank", "p_mean", "gain"})
 	for k, s := range res.Picks {
 		cw.Write([]string{res.IDs[s.Index], res.Texts[s.Index], strconv.Itoa(k + 1), num(s.P), num(s.Gain)})
 	}
