@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +18,7 @@ var dataCmd = &cobra.Command{
 
 // addReadFlags registers --format, --items and --duplicates, the options of
 // model.ReadFile, on a command that reads responses.
-func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
+func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
@@ -27,7 +27,7 @@ func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
 }
 
 func newDataInspectCmd() *cobra.Command {
-	var opt model.ReadOptions
+	var opt read.Options
 	var asJSON bool
 	var data string
 	cmd := &cobra.Command{
@@ -45,11 +45,11 @@ func newDataInspectCmd() *cobra.Command {
 			if data == "" {
 				return needArgs(1, 1, "the responses file FILE (or --data FILE)")(cmd, args)
 			}
-			r, rep, err := model.ReadFile(data, opt)
+			r, rep, err := read.File(data, opt)
 			if err != nil {
 				return err
 			}
-			s := model.Summarize(r, rep)
+			s := read.Summarize(r, rep)
 			if asJSON {
 				return s.WriteJSON(cmd.OutOrStdout())
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +18,7 @@ func newDataParquetCmd() *cobra.Command {
 		Args:    needArgs(2, 2, "IN (a CSV or TSV file) and OUT (the Parquet file to write)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			began := time.Now()
-			n, err := model.ConvertToParquet(args[0], args[1], rowGroup)
+			n, err := read.ConvertToParquet(args[0], args[1], rowGroup)
 			if err != nil {
 				return err
 			}

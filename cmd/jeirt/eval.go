@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newEvalCmd() *cobra.Command {
 	var ckDir, data, encSpec string
-	var ro model.ReadOptions
+	var ro read.Options
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "eval --checkpoint DIR --data FILE",
@@ -28,7 +28,7 @@ func newEvalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(data, ro)
+			r, _, err := read.File(data, ro)
 			if err != nil {
 				return err
 			}

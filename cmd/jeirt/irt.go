@@ -6,6 +6,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/spf13/cobra"
 )
@@ -86,7 +87,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = sel.MarkFlagRequired("out")
 
 	var cvSet irtfit.Settings
-	var cvRead model.ReadOptions
+	var cvRead read.Options
 	var folds int
 	var cvOut string
 	var cvJSON bool

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
 )
@@ -68,8 +68,8 @@ func (f *routeFormat) Set(v string) error {
 		*f.out = v
 		return nil
 	}
-	if !slices.Contains(model.Formats, v) {
-		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(model.Formats, "|"))
+	if !slices.Contains(read.Formats, v) {
+		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(read.Formats, "|"))
 	}
 	*f.in = v
 	return nil

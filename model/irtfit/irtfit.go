@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // Settings is the "settings" object of fit.json: how the fit was made, so that
@@ -294,7 +295,7 @@ func Read(dir string) (*Folder, error) {
 	if rk < 1 {
 		return nil, fmt.Errorf("%s: settings.rank %d is not a rank", p, rk)
 	}
-	nums := func(get model.CSVRow, name string, required bool) []float64 {
+	nums := func(get read.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
 			if required {
@@ -305,7 +306,7 @@ func Read(dir string) (*Folder, error) {
 		}
 		return v
 	}
-	err = model.ReadCSVRows(filepath.Join(dir, "abilities.csv"), func(get model.CSVRow) error {
+	err = read.CSVRows(filepath.Join(dir, "abilities.csv"), func(get read.CSVRow) error {
 		m := Model{Name: get.Str("model"), Theta: nums(get, "theta", true), SE: nums(get, "se", false),
 			Lo: nums(get, "lo", false), Hi: nums(get, "hi", false)}
 		if rk == 1 {
@@ -321,7 +322,7 @@ func Read(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = model.ReadCSVRows(filepath.Join(dir, "items.csv"), func(get model.CSVRow) error {
+	err = read.CSVRows(filepath.Join(dir, "items.csv"), func(get read.CSVRow) error {
 		it := Item{ID: get.Str("item"), B: get.Num("b"), SEB: get.OptNum("se_b"), PCorrect: get.OptNum("p_correct"),
 			NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), BLo: get.OptNum("b_lo"), BHi: get.OptNum("b_hi")}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // SplitFile is jeirt data split: it reads a responses file, splits it
@@ -14,7 +15,7 @@ import (
 // when the input has item texts, items.csv, atomically.
 type SplitFile struct {
 	Data    string
-	Read    model.ReadOptions
+	Read    read.Options
 	Options SplitOptions
 	Out     string
 	Force   bool // replace Out
@@ -22,7 +23,7 @@ type SplitFile struct {
 
 // Run splits and writes, then prints one line per part on w.
 func (s SplitFile) Run(ctx context.Context, w io.Writer) error {
-	r, _, err := model.ReadFile(s.Data, s.Read)
+	r, _, err := read.File(s.Data, s.Read)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -21,9 +22,9 @@ import (
 // ReadLogged reads a response file as the irt commands do and says on log
 // what it read (with verbose, also how long it took and what the response
 // cache did).
-func ReadLogged(path string, opt model.ReadOptions, log io.Writer, verbose bool) (*model.Responses, error) {
+func ReadLogged(path string, opt read.Options, log io.Writer, verbose bool) (*model.Responses, error) {
 	began := time.Now()
-	r, rep, err := model.ReadFile(path, opt)
+	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func ReadLogged(path string, opt model.ReadOptions, log io.Writer, verbose bool)
 // Out/NAME. Its zero value needs Data and Out.
 type FitFiles struct {
 	Settings irtfit.Settings // Format, Items and Duplicates come from Read
-	Read     model.ReadOptions
+	Read     read.Options
 	Data     []string // response files
 	Names    []string // sub-folders of a batch, one per file (default irtfit.OutNames)
 	Out      string   // output folder, written atomically
@@ -214,7 +215,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 	if device != "" {
 		set.Device = device
 	}
-	r, rerr := ReadLogged(set.Data, model.ReadOptions{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
+	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
 	if rerr != nil {
 		fmt.Fprintf(log, "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
 		return msg, nil
@@ -235,7 +236,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidate), as jeirt irt cv does, and returns the result and the
 // number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read model.ReadOptions, folds int, log io.Writer, verbose bool) (*CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log io.Writer, verbose bool) (*CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
 	if err := CheckSettings(set); err != nil {
 		return nil, 0, err

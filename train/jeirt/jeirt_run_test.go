@@ -13,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -114,7 +115,7 @@ output: ckpt
 	if err := model.WriteLongCSV(testFile, testR); err != nil {
 		t.Fatal(err)
 	}
-	tr, _, err := model.ReadFile(testFile, model.ReadOptions{})
+	tr, _, err := read.File(testFile, read.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

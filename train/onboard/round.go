@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -24,7 +25,7 @@ type Round struct {
 
 	// Pool is the candidate questions (ids and texts); nil means the
 	// checkpoint's known items.
-	Pool *model.ItemTable
+	Pool *read.ItemTable
 	// Answered holds the new model's answers so far (nil: none yet). Its row
 	// is fitted from them and the next questions are designed at that row
 	// (v-optimal or random), never one already answered. Model picks the new
@@ -197,7 +198,7 @@ func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
 	switch {
 	case cfg.Data.Items != "":
 		src = cfg.Data.Items
-		items, err := model.ReadItems(src)
+		items, err := read.Items(src)
 		if err != nil {
 			fmt.Fprintf(log, "suggest: the text column is empty: cannot read the checkpoint's items %s (%v); give --pool\n", src, err)
 			return texts
@@ -207,7 +208,7 @@ func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
 		}
 	case cfg.Data.Responses != "" || cfg.Data.Train != "":
 		src = cmp.Or(cfg.Data.Responses, cfg.Data.Train)
-		r, _, err := model.ReadFile(src, model.ReadOptions{Format: cfg.Data.Format})
+		r, _, err := read.File(src, read.Options{Format: cfg.Data.Format})
 		if err != nil || r.ItemText == nil {
 			fmt.Fprintf(log, "suggest: the text column is empty: the checkpoint's data %s gives no item texts; give --pool\n", src)
 			return texts

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -29,7 +30,7 @@ type AddRun struct {
 	Checkpoint string // input checkpoint folder (never modified)
 	Encoder    string // encoder override ("": the recorded one)
 	Data       string // responses of the new models
-	Read       model.ReadOptions
+	Read       read.Options
 	Out        string // new checkpoint folder ("": DefaultOut)
 	Options    AddModelsOptions
 	Version    string // the jeirt release, written into the manifest
@@ -42,7 +43,7 @@ func (a AddRun) Run(ctx context.Context) (string, *AddModelsResult, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	r, _, err := model.ReadFile(a.Data, a.Read)
+	r, _, err := read.File(a.Data, a.Read)
 	if err != nil {
 		return "", nil, err
 	}
@@ -110,7 +111,7 @@ type SuggestRun struct {
 	Checkpoint string
 	Encoder    string
 	PoolFile   string // item-text file of candidates ("": the checkpoint's items)
-	Read       model.ReadOptions
+	Read       read.Options
 	Out        string // items CSV ("" or "-": w)
 }
 
@@ -128,7 +129,7 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	if s.PoolFile != "" {
-		if s.Pool, err = model.ReadItems(s.PoolFile); err != nil {
+		if s.Pool, err = read.Items(s.PoolFile); err != nil {
 			return err
 		}
 		if len(s.Pool.IDs) == 0 {
@@ -136,7 +137,7 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if s.AnsweredFile != "" {
-		if s.Answered, _, err = model.ReadFile(s.AnsweredFile, s.Read); err != nil {
+		if s.Answered, _, err = read.File(s.AnsweredFile, s.Read); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -146,11 +147,11 @@ func lineList(lines []int, limit int) string {
 // curve. The zero value needs Checkpoint and Data.
 type EvalRun struct {
 	Checkpoint, Encoder string
-	Data                string            // held-out responses
-	Read                model.ReadOptions // how Data and Val are read
-	Costs               string            // model,cost CSV
-	Train               string            // training responses: best single model by accuracy
-	TrainRead           model.ReadOptions
+	Data                string       // held-out responses
+	Read                read.Options // how Data and Val are read
+	Costs               string       // model,cost CSV
+	Train               string       // training responses: best single model by accuracy
+	TrainRead           read.Options
 	Val                 string // other held-out responses, to choose the margin δ
 	Out                 string // CSV of the curve ("" or "-": the CSV on w)
 	MinP, Lambda        []float64
@@ -170,7 +171,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, _, err := model.ReadFile(e.Data, e.Read)
+	r, _, err := read.File(e.Data, e.Read)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 // tuneMargin scores the margin sweep on the validation responses e.Val and
 // sets opt.TunedMargin to the δ with the best accuracy there.
 func (e EvalRun) tuneMargin(ctx context.Context, ck *model.Checkpoint, opt *RouteEvalOptions) error {
-	v, _, err := model.ReadFile(e.Val, e.Read)
+	v, _, err := read.File(e.Val, e.Read)
 	if err != nil {
 		return err
 	}
