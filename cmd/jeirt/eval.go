@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -24,22 +23,12 @@ func newEvalCmd() *cobra.Command {
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")
 			}
-			ck, err := loadCheckpoint(ckDir, encSpec)
-			if err != nil {
-				return err
-			}
-			r, _, err := read.File(data, ro)
-			if err != nil {
-				return err
-			}
-			ev, err := jeirt.EvalCheckpoint(cmd.Context(), ck, r, cmd.ErrOrStderr())
+			ev, err := jeirt.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(ev)
+				return ev.WriteJSON(cmd.OutOrStdout())
 			}
 			if len(ev.UnknownModels) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d models are not in the checkpoint; their %d cells are skipped (e.g. %s)\n",

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -138,4 +139,27 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 	}
 	row("model mean (in-sample)", ev.ModelMean)
 	return nil
+}
+
+// EvalFile is jeirt eval: it loads the checkpoint in dir (encoder, when not
+// "", replaces the one it records; the fingerprint must match), reads the
+// responses file data and scores it (EvalCheckpoint).
+func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log io.Writer) (*JEIRTEval, error) {
+	ck, err := model.LoadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck.Encoder = encoder
+	r, _, err := read.File(data, ro)
+	if err != nil {
+		return nil, err
+	}
+	return EvalCheckpoint(ctx, ck, r, log)
+}
+
+// WriteJSON writes the evaluation as indented JSON.
+func (ev *JEIRTEval) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ev)
 }
