@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,19 +17,11 @@ import (
 // RoutePoint is one row of the CSV written by `jeirt route eval`.
 type RoutePoint = route.RoutePoint
 
-// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`,
-// which the report needs with costs.
+// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
+// A curve written without --costs has no costs (MeanCost NaN): the report
+// then shows its table without the cost-quality figure.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
-	pts, err := route.ReadRouteCSV(path)
-	if err != nil {
-		return nil, err
-	}
-	for k, p := range pts {
-		if math.IsNaN(p.MeanCost) {
-			return nil, fmt.Errorf("%s:%d: column %q is empty", path, k+2, "mean_cost")
-		}
-	}
-	return pts, nil
+	return route.ReadRouteCSV(path)
 }
 
 // checkpointConfig is the part of the training config (in manifest.json)

@@ -196,7 +196,7 @@ func Build(opt Options) (*Report, error) {
 			return nil, err
 		}
 		rep.Inputs = append(rep.Inputs, [2]string{"routing curve", fmt.Sprintf("%s — %d points", opt.RouteCSV, len(pts))})
-		if err := add("no cost-quality curve: the routing CSV has no finite points")(costQualityFigure(pts, fmt.Sprintf("jeirt route eval --out %s", opt.RouteCSV))); err != nil {
+		if err := add("no cost-quality curve: the routing CSV has no costs (jeirt route eval --costs FILE writes them) or no finite points")(costQualityFigure(pts, fmt.Sprintf("jeirt route eval --out %s", opt.RouteCSV))); err != nil {
 			return nil, err
 		}
 		rep.Tables = append(rep.Tables, routeTable(pts))
