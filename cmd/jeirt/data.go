@@ -9,15 +9,16 @@ import (
 )
 
 var dataCmd = &cobra.Command{
-	Use:   "data",
-	Args:  cobra.ArbitraryArgs,
-	RunE:  groupRun,
-	Short: "Inspect and split item-level response files",
-	Long:  helpText("data"),
+	Use:     "data",
+	Args:    cobra.ArbitraryArgs,
+	RunE:    groupRun,
+	Short:   "Inspect and split item-level response files",
+	Long:    helpText("data"),
+	Example: helpExamples("data-inspect"),
 }
 
 // addReadFlags registers --format, --items and --duplicates, the options of
-// model.ReadFile, on a command that reads responses.
+// read.File, on a command that reads responses.
 func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")

@@ -16,11 +16,12 @@ func init() { rootCmd.AddCommand(newIRTCmd()) }
 // newIRTCmd builds the irt command tree (fresh flags each call, for tests).
 func newIRTCmd() *cobra.Command {
 	irtCmd := &cobra.Command{
-		Use:   "irt",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  groupRun,
-		Short: "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
-		Long:  helpText("irt"),
+		Use:     "irt",
+		Args:    cobra.ArbitraryArgs,
+		RunE:    groupRun,
+		Short:   "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
+		Long:    helpText("irt"),
+		Example: helpExamples("irt-fit"),
 	}
 	addIRTSubcommands(irtCmd)
 	return irtCmd

@@ -24,6 +24,7 @@ var rootCmd = &cobra.Command{
 	Use:           "jeirt",
 	Short:         "IRT and joint-embedding IRT for item-level LLM benchmark results",
 	Version:       version,
+	Example:       "  jeirt train --config configs/quickstart.yaml\n  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --out out/swe-irt",
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
