@@ -45,6 +45,8 @@ func newReportCmd() *cobra.Command {
 	f.StringVar(&opt.RouteCSV, "route-csv", "", "cost-quality CSV (jeirt route eval --out)")
 	f.StringVar(&opt.Data, "data", "", "responses for item error rates and groups (default: the checkpoint's training data)")
 	f.StringVar(&opt.Items, "items", "", "item-text CSV to go with --data (for groups)")
+	f.StringVar(&opt.DataRead.Format, "format", "auto", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
+	f.StringVar(&opt.DataRead.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
 	f.IntVar(&opt.Label, "label", 8, "models to label in the ability figure (largest rank moves)")
 	f.IntVar(&opt.Curves, "curves", 4, "item characteristic curves at each end (most and least discriminating)")
 	f.StringVar(&out, "out", "", "report folder to write (atomically)")

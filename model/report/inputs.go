@@ -55,7 +55,7 @@ func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, 
 // loadCheckpointData reads the responses a checkpoint was trained on, from
 // dataPath when given, else from the paths in its manifest's config. It
 // returns nil (and a note saying why) when they cannot be found.
-func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*model.Responses, string, string) {
+func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string, dataRead read.Options) (*model.Responses, string, string) {
 	var cfg checkpointConfig
 	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
@@ -66,7 +66,8 @@ func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*mode
 	switch {
 	case dataPath != "":
 		paths = []string{dataPath}
-		ro = read.Options{Format: "auto", Items: itemsPath}
+		ro = dataRead
+		ro.Items = itemsPath
 	case cfg.Data.Responses != "":
 		paths = []string{cfg.Data.Responses}
 	case cfg.Data.Train != "":
