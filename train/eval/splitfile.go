@@ -11,8 +11,9 @@ import (
 )
 
 // SplitFile is jeirt data split: it reads a responses file, splits it
-// (Split) and writes Out/train.csv, val.csv and test.csv (long CSV) and,
-// when the input has item texts, items.csv, atomically.
+// (Split) and writes Out/train.csv, val.csv and test.csv (long CSV, the
+// observed cells only; a part with no cells has no file) and, when the input
+// has item texts, items.csv with every item, atomically.
 type SplitFile struct {
 	Data    string
 	Read    read.Options
@@ -40,7 +41,10 @@ func (s SplitFile) Run(ctx context.Context, w io.Writer) error {
 	}{{"train", tr}, {"val", va}, {"test", te}}
 	err = model.WriteDirAtomic(s.Out, s.Force, func(tmp string) error {
 		for _, p := range parts {
-			if err := model.WriteLongCSV(filepath.Join(tmp, p.name+".csv"), p.r); err != nil {
+			if p.r.Len() == 0 {
+				continue // nothing to write: a part with no cells has no file
+			}
+			if err := model.WriteCellsCSV(filepath.Join(tmp, p.name+".csv"), p.r); err != nil {
 				return err
 			}
 		}
@@ -58,6 +62,10 @@ func (s SplitFile) Run(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "split %s by %s (seed %d) into %s\n", s.Data, by, s.Options.Seed, s.Out)
 	for _, p := range parts {
+		if p.r.Len() == 0 {
+			fmt.Fprintf(w, "  %-5s no cells: %s.csv not written\n", p.name, p.name)
+			continue
+		}
 		fmt.Fprintf(w, "  %-5s %9d cells  %6d models  %7d items  mean correct %.4f\n",
 			p.name, p.r.Len(), countRows(p.r.ByModel()), countRows(p.r.ByItem()), p.r.MeanCorrect())
 	}
