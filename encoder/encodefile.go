@@ -3,10 +3,11 @@ package encoder
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // EncodeFile is jeirt encode: it encodes the texts of an items file (or a
@@ -19,15 +20,12 @@ type EncodeFile struct {
 	Shard string // "i/n": encode items i, i+n, ... only ("": all)
 	Cache string // folder caching vectors by encoder, id and text ("": none)
 	Batch int    // texts per forward pass (0: 64)
-	Log   io.Writer
+	Log   model.Logf
 }
 
 // Run encodes and writes, with progress lines on Log.
 func (e EncodeFile) Run(ctx context.Context) error {
 	log := e.Log
-	if log == nil {
-		log = io.Discard
-	}
 	if e.Batch <= 0 {
 		e.Batch = 64
 	}
@@ -66,7 +64,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if e.Cache != "" {
 		cache = &Cache{Dir: e.Cache}
 	}
-	fmt.Fprintf(log, "encode: %d items with %s (dim %d)\n", len(ids), enc.Fingerprint(), enc.Dim())
+	log.Printf("encode: %d items with %s (dim %d)", len(ids), enc.Fingerprint(), enc.Dim())
 	start := time.Now()
 	last := start
 	vecs, err := EncodeItems(ctx, enc, ids, texts, ItemOptions{
@@ -76,7 +74,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 			if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
 				last = now
 				rate := float64(done) / now.Sub(start).Seconds()
-				fmt.Fprintf(log, "encode: %d/%d items (%.0f/s, ETA %s)\n", done, total, rate, time.Duration(float64(total-done)/max(rate, 1e-9)*float64(time.Second)).Round(time.Second))
+				log.Printf("encode: %d/%d items (%.0f/s, ETA %s)", done, total, rate, time.Duration(float64(total-done)/max(rate, 1e-9)*float64(time.Second)).Round(time.Second))
 			}
 		},
 	})
@@ -90,7 +88,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if err := WriteVectors(e.Out, &Vectors{IDs: ids, Rows: vecs, Dim: enc.Dim()}, meta); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "encode: wrote %s (%d × %d) in %s\n", e.Out, len(ids), enc.Dim(), time.Since(start).Round(time.Millisecond))
+	log.Printf("encode: wrote %s (%d × %d) in %s", e.Out, len(ids), enc.Dim(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

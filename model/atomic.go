@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 )
 
 // WriteFileAtomic writes path by calling write on a temporary file in the same
@@ -43,19 +46,44 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
 }
 
 // WriteDirAtomic builds a folder by calling fill on a temporary sibling folder
-// and renaming it to dir when fill succeeds. An existing dir is replaced only
+// and moving it to dir when fill succeeds. An existing dir is replaced only
 // when replace is true; otherwise it is an error.
+//
+// Whatever step a run is killed at, dir holds either the old folder or the
+// new one, complete: the files are flushed to disk before the move, and on
+// Linux the replace is one atomic exchange of the two folders
+// (renameat2 RENAME_EXCHANGE); where the exchange is not available, the old
+// folder is renamed aside first and a killed run can leave dir briefly
+// absent, with the old folder kept as a ".old" sibling. Writers of the same
+// dir are serialised by a lock file beside it (".NAME.lock"), and the lock
+// holder removes the temporary siblings a killed run left behind.
 func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err error) {
+	dir = filepath.Clean(dir)
 	if _, statErr := os.Stat(dir); statErr == nil && !replace {
 		return fmt.Errorf("%s already exists (choose another output folder)", dir)
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
+	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
+	}
+	unlock, locked, err := claimDir(dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if locked {
+		removeOrphans(dir)
+	}
+	if _, statErr := os.Stat(dir); statErr == nil && !replace {
+		return fmt.Errorf("%s already exists (choose another output folder)", dir)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
 	if err != nil {
@@ -73,14 +101,189 @@ func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err 
 	if err = fill(tmp); err != nil {
 		return err
 	}
-	if replace {
-		old := tmp + ".old"
-		if _, statErr := os.Stat(dir); statErr == nil {
-			if err = os.Rename(dir, old); err != nil {
-				return err
-			}
-			defer os.RemoveAll(old)
-		}
+	crashPoint("filled")
+	if err = syncTree(tmp); err != nil {
+		return fmt.Errorf("flushing %s: %w", dir, err)
 	}
-	return os.Rename(tmp, dir)
+	crashPoint("synced")
+	if _, statErr := os.Stat(dir); statErr == nil {
+		swapped, xerr := exchange(tmp, dir)
+		if xerr != nil {
+			return xerr
+		}
+		if swapped {
+			// tmp now holds the old folder.
+			crashPoint("exchanged")
+			syncDir(parent)
+			crashPoint("parent-synced")
+			os.RemoveAll(tmp)
+			return nil
+		}
+		old := tmp + ".old"
+		if err = os.Rename(dir, old); err != nil {
+			return err
+		}
+		crashPoint("moved-aside")
+		defer os.RemoveAll(old)
+	}
+	if err = os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	crashPoint("renamed")
+	syncDir(parent)
+	return nil
+}
+
+// crashPoint is a test hook: a test binary run with JEIRT_CRASH_AT=NAME
+// exits at once (as a kill would: no deferred cleanup) when the write
+// reaches the step NAME.
+func crashPoint(name string) {
+	if crashAt != "" && crashAt == name {
+		os.Exit(3)
+	}
+}
+
+var crashAt = os.Getenv("JEIRT_TEST_CRASH_AT")
+
+// syncTree flushes every file of the folder tree root and the folders
+// themselves.
+func syncTree(root string) error {
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		serr := f.Sync()
+		cerr := f.Close()
+		if serr != nil && !d.IsDir() {
+			return serr
+		}
+		return cerr
+	})
+}
+
+// syncDir flushes a folder's entries (best effort: some file systems refuse
+// to sync a folder).
+func syncDir(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
+
+// removeOrphans deletes the temporary siblings of dir that a killed run left:
+// ".NAME.tmp-*" folders and their ".old" copies. Only the holder of dir's
+// lock calls it, so no live writer owns them.
+func removeOrphans(dir string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+globEscape(filepath.Base(dir))+".tmp-*"))
+	for _, m := range matches {
+		os.RemoveAll(m)
+	}
+}
+
+// globEscape quotes the metacharacters of filepath.Match in s.
+func globEscape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// LockOutput claims the output folder dir for this run, before the run does
+// its work: a second run that claims the same folder fails at once, naming
+// the holder, instead of finding out when it writes. WriteDirAtomic of dir
+// in this process goes ahead while the claim is held. Release the claim
+// when the run ends.
+func LockOutput(dir string) (release func(), err error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	unlock, _, err := lockDir(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	key := dirKey(dir)
+	locks.Lock()
+	locks.claims[key]++
+	locks.Unlock()
+	return func() {
+		locks.Lock()
+		locks.claims[key]--
+		locks.Unlock()
+		unlock()
+	}, nil
+}
+
+// locks holds, per output folder of this process, the LockOutput claims and
+// a mutex that serialises this process's writers (the file lock serialises
+// processes).
+var locks = struct {
+	sync.Mutex
+	claims map[string]int
+	mu     map[string]*sync.Mutex
+}{claims: map[string]int{}, mu: map[string]*sync.Mutex{}}
+
+func dirKey(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// claimDir serialises the writers of dir: this process's through a mutex,
+// other processes' through the lock file, unless a LockOutput claim of this
+// process already holds it. locked reports whether the file lock is held.
+func claimDir(dir string, wait bool) (unlock func(), locked bool, err error) {
+	key := dirKey(dir)
+	locks.Lock()
+	mu := locks.mu[key]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		locks.mu[key] = mu
+	}
+	locks.Unlock()
+	mu.Lock()
+	locks.Lock()
+	claimedHere := locks.claims[key] > 0
+	locks.Unlock()
+	if claimedHere {
+		return mu.Unlock, true, nil
+	}
+	release, locked, err := lockDir(dir, wait)
+	if err != nil {
+		mu.Unlock()
+		return nil, false, err
+	}
+	return func() { release(); mu.Unlock() }, locked, nil
+}
+
+// lockPath is the lock file of output folder dir.
+func lockPath(dir string) string {
+	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".lock")
+}
+
+// holderText names this process in a lock file.
+func holderText() string {
+	return fmt.Sprintf("process %d: %s, since %s", os.Getpid(), clipArgs(os.Args), time.Now().UTC().Format(time.RFC3339))
+}
+
+// clipArgs is the command line, shortened for a message.
+func clipArgs(args []string) string {
+	s := strings.Join(args, " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
 }

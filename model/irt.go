@@ -3,7 +3,10 @@ package model
 import "math"
 
 // IRT holds fitted (multidimensional) two-parameter logistic parameters:
-// logit x_ij = θ_i·a_j + b_j, P(correct) = sigmoid(x_ij/σ).
+// logit x_ij = θ_i·a_j + b_j, P(correct) = sigmoid(x_ij/σ), in the
+// parametrisation of cBMM (Qu, Heng, Zeng and Liu, "An Interpretable and
+// Scalable Framework for Evaluating Large Language Models", arXiv:2605.07046,
+// 2026).
 //
 // Gauge: each column of θ has mean 0 and standard deviation 1 over models, A and b
 // are transformed so that X is unchanged, and A ≥ 0, so higher θ means more correct.

@@ -8,7 +8,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// JEIRT is a joint-embedding IRT model (JE-IRT): each question j has an
+// JEIRT is a joint-embedding IRT model (JE-IRT; Yao et al., "JE-IRT: A
+// Geometric Lens on LLM Abilities through Joint Embedding Item Response
+// Theory", arXiv:2509.22888, 2025): each question j has an
 // embedding q_j = W2·relu(W1·x_j + c1) + c2 (+ r_j when the per-question
 // residual is on), computed by an MLP adapter from its frozen encoder vector
 // x_j, and each model i has a free embedding m_i. The probability that model i

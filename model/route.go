@@ -34,6 +34,16 @@ type Router struct {
 	// held-out question), the rule falls back to the highest P.
 	Margin  float64
 	Default int
+
+	// Domain, when set, makes RouteChecked flag questions unlike the
+	// training questions (see Domain) and send them to Best, the model
+	// that does best on average (a row of M), instead of trusting the
+	// rule's extrapolated probabilities; KeepOutOfDomain keeps the rule's
+	// choice and only flags them. Best < 0 means no such model: the rule
+	// decides.
+	Domain          *Domain
+	Best            int
+	KeepOutOfDomain bool
 }
 
 // ModelP is one candidate's predicted probability of a correct answer.
@@ -53,6 +63,12 @@ type Choice struct {
 	Fallback bool
 	// Ranked is every candidate, highest P first (ties as for the choice).
 	Ranked []ModelP
+	// OutOfDomain is true when the Router's Domain found the question
+	// unlike every training question; Distance is its cosine distance to
+	// the nearest one (NaN without a Domain). An out-of-domain question
+	// sent to Router.Best has Rule "out-of-domain".
+	OutOfDomain bool
+	Distance    float64
 }
 
 // Rule names the rule Route applies.
@@ -128,6 +144,27 @@ func (r *Router) Route(q []float32) Choice {
 	return r.Choose(r.Probs(q, nil))
 }
 
+// RouteChecked is Route with the out-of-domain check on the question's
+// encoder vector x (length Domain.Dim): without a Domain it is Route.
+func (r *Router) RouteChecked(q, x []float32) Choice {
+	if r.Domain == nil {
+		return r.Route(q)
+	}
+	ch := r.Choose(r.Probs(q, nil))
+	ch.Distance = r.Domain.Distance(x)
+	ch.OutOfDomain = ch.Distance > r.Domain.Threshold
+	if !ch.OutOfDomain || r.KeepOutOfDomain || r.Best < 0 {
+		return ch
+	}
+	for _, mp := range ch.Ranked {
+		if mp.Model == r.Best {
+			ch.ModelP, ch.Rule, ch.Fallback = mp, "out-of-domain", false
+			break
+		}
+	}
+	return ch
+}
+
 // Probs returns P(correct) of every candidate for question embedding q,
 // reusing buf when it is long enough.
 func (r *Router) Probs(q []float32, buf []ModelP) []ModelP {
@@ -166,7 +203,7 @@ func (r *Router) Choose(ps []ModelP) Choice {
 		return a.Model < b.Model
 	}
 	sort.Slice(ps, func(x, y int) bool { return less(ps[x], ps[y]) })
-	ch := Choice{Rule: r.Rule(), Ranked: ps}
+	ch := Choice{Rule: r.Rule(), Ranked: ps, Distance: math.NaN()}
 	best := -1
 	switch ch.Rule {
 	case "max-p":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,7 @@ func newAddModelCmd() *cobra.Command {
 					sug.AnsweredFile = a.Data
 				}
 				sug.Checkpoint, sug.Encoder, sug.Out, sug.Model, sug.Seed, sug.Read, sug.Onboard = a.Checkpoint, a.Encoder, a.Out, models, opt.Seed, a.Read, opt.Onboard
-				sug.Log = cmd.ErrOrStderr()
+				sug.Log = model.LogTo(cmd.ErrOrStderr())
 				return sug.Run(cmd.Context(), cmd.OutOrStdout())
 			}
 			switch {
@@ -47,7 +48,7 @@ func newAddModelCmd() *cobra.Command {
 			case sug.PoolFile != "":
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
-			opt.Models, opt.Log, a.Version = modelList(models), cmd.ErrOrStderr(), version
+			opt.Models, opt.Log, a.Version = modelList(models), model.LogTo(cmd.ErrOrStderr()), version
 			out, res, err := a.Run(cmd.Context())
 			if err != nil {
 				return err
@@ -113,7 +114,7 @@ func newSuggestCmd() *cobra.Command {
 			if sug.Checkpoint == "" {
 				return fmt.Errorf("add-model: --checkpoint is required")
 			}
-			sug.K, sug.Log = k, cmd.ErrOrStderr()
+			sug.K, sug.Log = k, model.LogTo(cmd.ErrOrStderr())
 			return sug.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}

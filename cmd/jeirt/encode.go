@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +21,7 @@ func newEncodeCmd() *cobra.Command {
 			if o.Items == "" || o.Out == "" {
 				return fmt.Errorf("encode: --items and --out are required")
 			}
-			o.Log = cmd.ErrOrStderr()
+			o.Log = model.LogTo(cmd.ErrOrStderr())
 			return o.Run(cmd.Context())
 		},
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -23,7 +24,7 @@ func newEvalCmd() *cobra.Command {
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")
 			}
-			ev, err := jeirt.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, cmd.ErrOrStderr())
+			ev, err := jeirt.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, model.LogTo(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}

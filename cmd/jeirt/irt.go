@@ -34,7 +34,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ff.Version, ff.Log, ff.Verbose = version, cmd.ErrOrStderr(), verbose
+			ff.Version, ff.Log, ff.Verbose = version, model.LogTo(cmd.ErrOrStderr()), verbose
 			res, err := ff.Run(cmd.Context())
 			for _, r := range res {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Summary())
@@ -73,7 +73,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, cmd.ErrOrStderr())
+			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -106,7 +106,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
 				cvOut, cvJSON = args[0], false
 			}
-			res, cells, err := irt.CVFile(cmd.Context(), cvSet, cvRead, folds, cmd.ErrOrStderr(), verbose)
+			res, cells, err := irt.CVFile(cmd.Context(), cvSet, cvRead, folds, model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/report"
 )
 
@@ -23,7 +24,7 @@ func newReportCmd() *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("report: --out is required")
 			}
-			opt.Version, opt.Log = version, cmd.ErrOrStderr()
+			opt.Version, opt.Log = version, model.LogTo(cmd.ErrOrStderr())
 			rep, err := report.Build(opt)
 			if err != nil {
 				return err

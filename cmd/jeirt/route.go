@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ func newRouteCmd() *cobra.Command {
 			if o.Checkpoint == "" {
 				return fmt.Errorf("route: --checkpoint is required")
 			}
-			o.Router.Models, o.Router.MinPSet, o.Log = modelList(models), cmd.Flags().Changed("min-p"), cmd.ErrOrStderr()
+			o.Router.Models, o.Router.MinPSet, o.Log = modelList(models), cmd.Flags().Changed("min-p"), model.LogTo(cmd.ErrOrStderr())
 			return o.Route(cmd.Context(), args[0], cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -87,7 +88,7 @@ func newRouteEvalCmd() *cobra.Command {
 			if e.Checkpoint == "" || e.Data == "" {
 				return fmt.Errorf("route eval: --checkpoint and --data are required")
 			}
-			e.Log = cmd.ErrOrStderr()
+			e.Log = model.LogTo(cmd.ErrOrStderr())
 			return e.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}

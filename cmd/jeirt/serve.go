@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/serve"
 	"github.com/spf13/cobra"
 )
@@ -28,7 +29,7 @@ func newServeCmd() *cobra.Command {
 					return fmt.Errorf("serve: --token-env %s: the variable is empty or unset", tokenEnv)
 				}
 			}
-			set.Log = cmd.ErrOrStderr()
+			set.Log = model.LogTo(cmd.ErrOrStderr())
 			return serve.ListenAndServe(cmd.Context(), set, ss, addr)
 		},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/sweep"
 )
 
@@ -52,7 +53,7 @@ func newSweepCmd() *cobra.Command {
 					script, len(runs)-1, len(runs), script, abs)
 				return nil
 			}
-			runErr := s.RunLocal(cmd.Context(), abs, runs, sweep.SweepLocalOptions{Log: stderr, Version: version, Force: o.retrain})
+			runErr := s.RunLocal(cmd.Context(), abs, runs, sweep.SweepLocalOptions{Log: model.LogTo(stderr), Version: version, Force: o.retrain})
 			tab, err := sweep.CollectSweep(abs)
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
 )
@@ -42,7 +43,10 @@ func newTrainCmd() *cobra.Command {
 					return err
 				}
 			}
-			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(),
+			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *jeirt.RunMetrics) {
+				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
+				jeirt.PrintScoreTable(cmd.OutOrStdout(), m)
+			},
 				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut})
 			return err
 		},

@@ -85,12 +85,8 @@ type BERT struct {
 // max_seq_length: min(512, max_position_embeddings)).
 func OpenBERT(dir string) (*BERT, error) {
 	b := &BERT{}
-	f, err := readModelFolder(dir, &b.Config)
-	if err != nil {
-		return nil, err
-	}
-	b.Pipeline = f.pipeline("bert/v1/")
-	if b.w, err = loadBertWeights(f.WeightsAt, f.Weights, &b.Config); err != nil {
+	var err error
+	if b.Pipeline, b.w, err = openFolder(dir, "bert/v1/", &b.Config, loadBertWeights); err != nil {
 		return nil, err
 	}
 	return b, nil

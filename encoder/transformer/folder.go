@@ -204,6 +204,21 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 	return f, nil
 }
 
+// openFolder reads the folder dir with config.json decoded into cfg, and
+// loads its weights with load; kind starts the fingerprint.
+func openFolder[C archConfig, W any](dir, kind string, cfg C, load func(file string, st *model.Safetensors, c C) (W, error)) (Pipeline, W, error) {
+	var w W
+	f, err := readModelFolder(dir, cfg)
+	if err != nil {
+		return Pipeline{}, w, err
+	}
+	p := f.pipeline(kind)
+	if w, err = load(f.WeightsAt, f.Weights, cfg); err != nil {
+		return Pipeline{}, w, err
+	}
+	return p, w, nil
+}
+
 // readJSON decodes dir/name into v and adds the file to the hash; a missing
 // file that is not required is reported as false.
 func (f *modelFolder) readJSON(name string, v any, required bool) (bool, error) {

@@ -137,12 +137,8 @@ type modernLayer struct {
 // ModernBertForMaskedLM's ("model." prefix, the head ignored).
 func OpenModernBERT(dir string) (*ModernBERT, error) {
 	m := &ModernBERT{}
-	f, err := readModelFolder(dir, &m.Config)
-	if err != nil {
-		return nil, err
-	}
-	m.Pipeline = f.pipeline("modernbert/v1/")
-	if m.w, err = loadModernWeights(f.WeightsAt, f.Weights, &m.Config); err != nil {
+	var err error
+	if m.Pipeline, m.w, err = openFolder(dir, "modernbert/v1/", &m.Config, loadModernWeights); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -99,12 +99,8 @@ type mpnetLayer struct {
 // the files read).
 func OpenMPNet(dir string) (*MPNet, error) {
 	m := &MPNet{}
-	f, err := readModelFolder(dir, &m.Config)
-	if err != nil {
-		return nil, err
-	}
-	m.Pipeline = f.pipeline("mpnet/v1/")
-	if m.w, err = loadMPNetWeights(f.WeightsAt, f.Weights, &m.Config); err != nil {
+	var err error
+	if m.Pipeline, m.w, err = openFolder(dir, "mpnet/v1/", &m.Config, loadMPNetWeights); err != nil {
 		return nil, err
 	}
 	return m, nil

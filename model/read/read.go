@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -191,15 +190,11 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 // resolves its duplicate cells.
 func readText(path, format, dup string, rep *Report) (*model.Responses, error) {
 	var r *model.Responses
-	f, err := os.Open(path)
+	f, br, gz, err := openText(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br, gz, err := openMaybeGzip(path, f)
-	if err != nil {
-		return nil, err
-	}
 	rep.Gzip = gz
 
 	s := newCSVScanner(path, br, gz)
@@ -248,19 +243,24 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// openMaybeGzip wraps f in a gzip reader when it starts with the gzip magic
-// bytes, whatever its name.
-func openMaybeGzip(path string, f io.Reader) (*bufio.Reader, bool, error) {
-	br := bufio.NewReaderSize(f, 1<<20)
+// openText opens path for reading through a gzip reader when it starts with
+// the gzip magic bytes, whatever its name, and reports whether it did. The
+// caller closes f.
+func openText(path string) (f *os.File, br *bufio.Reader, gz bool, err error) {
+	if f, err = os.Open(path); err != nil {
+		return nil, nil, false, err
+	}
+	br = bufio.NewReaderSize(f, 1<<20)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, true, &ParseError{File: path, Msg: "corrupt gzip data: " + err.Error(), Err: err}
+			f.Close()
+			return nil, nil, true, &ParseError{File: path, Msg: "corrupt gzip data: " + err.Error(), Err: err}
 		}
-		return bufio.NewReaderSize(zr, 1<<20), true, nil
+		return f, bufio.NewReaderSize(zr, 1<<20), true, nil
 	}
-	return br, false, nil
+	return f, br, false, nil
 }
 
 // Label parsing: 0/1, 0.0/1.0, -1/1, true/false (any case); blank, NA and NaN

@@ -296,6 +296,27 @@ func findLongColumns(header []string) (longColumns, bool) {
 	return c, c.model >= 0 && c.item >= 0 && c.label >= 0
 }
 
+// eachRow calls row with each data row (counted in rep and checked to have as
+// many fields as the header), and fails when the file has none.
+func (s *csvScanner) eachRow(rep *Report, row func(f [][]byte) error) error {
+	for {
+		f, err := s.nextRow(rep, len(s.header))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := row(f); err != nil {
+			return err
+		}
+	}
+	if rep.Rows == 0 {
+		return s.errorf(0, "", "no data rows after the header")
+	}
+	return nil
+}
+
 // nextRow returns the next data row, counting it in rep, and checks that it
 // has as many fields as the header.
 func (s *csvScanner) nextRow(rep *Report, fields int) ([][]byte, error) {

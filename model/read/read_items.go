@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -32,15 +31,11 @@ func Items(path string) (*ItemTable, error) {
 	if isParquet(path) {
 		return readItemsParquet(path)
 	}
-	f, err := os.Open(path)
+	f, br, gz, err := openText(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br, gz, err := openMaybeGzip(path, f)
-	if err != nil {
-		return nil, err
-	}
 	return readItems(path, br, gz)
 }
 

@@ -1,7 +1,6 @@
 package read
 
 import (
-	"io"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -25,19 +24,12 @@ func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, er
 	models, items := newNameTable(), newNameTable()
 	var text, group []string
 	var lp labelParser
-	for {
-		f, err := s.nextRow(rep, len(h))
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := s.eachRow(rep, func(f [][]byte) error {
 		if len(f[c.model]) == 0 {
-			return nil, s.errorf(s.start, h[c.model], "empty model name")
+			return s.errorf(s.start, h[c.model], "empty model name")
 		}
 		if len(f[c.item]) == 0 {
-			return nil, s.errorf(s.start, h[c.item], "empty item id")
+			return s.errorf(s.start, h[c.item], "empty item id")
 		}
 		m := models.id(f[c.model])
 		i := items.id(f[c.item])
@@ -49,16 +41,16 @@ func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, er
 		}
 		y, err := lp.label(s.file, s.start, h[c.label], f[c.label])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if y == labelMissing {
 			rep.Blank++
-			continue
+			return nil
 		}
 		cells.add(m, i, y, s.start)
-	}
-	if rep.Rows == 0 {
-		return nil, s.errorf(0, "", "no data rows after the header")
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	r := &model.Responses{Models: models.list, Items: items.list}
 	if c.text >= 0 {

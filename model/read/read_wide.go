@@ -2,7 +2,6 @@ package read
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -30,22 +29,15 @@ func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*mod
 		rowKind = "item id"
 	}
 	var lp labelParser
-	for {
-		f, err := s.nextRow(rep, len(h))
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := s.eachRow(rep, func(f [][]byte) error {
 		if len(f[0]) == 0 {
-			return nil, s.errorf(s.start, h[0], "empty %s", rowKind)
+			return s.errorf(s.start, h[0], "empty %s", rowKind)
 		}
 		row := rows.id(f[0])
 		for k := 1; k < len(f); k++ {
 			y, err := lp.label(s.file, s.start, h[k], f[k])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if y == labelMissing {
 				rep.Blank++
@@ -57,9 +49,9 @@ func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*mod
 				cells.add(row, colID[k], y, s.start)
 			}
 		}
-	}
-	if rep.Rows == 0 {
-		return nil, s.errorf(0, "", "no data rows after the header")
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if itemMajor {
 		return &model.Responses{Models: cols.list, Items: rows.list}, nil
@@ -95,20 +87,13 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 	var patterns []pattern
 	total := 0
 	var lp labelParser
-	for {
-		f, err := s.nextRow(rep, len(h))
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := s.eachRow(rep, func(f [][]byte) error {
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
-			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", model.Clip(string(f[fc])))
+			return s.errorf(s.start, h[fc], "%q is not a non-negative integer count", model.Clip(string(f[fc])))
 		}
 		if freq > model.MaxPatternRespondents-total {
-			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
+			return s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {
@@ -116,14 +101,14 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 				continue
 			}
 			if p.labels[k], err = lp.label(s.file, s.start, h[k], f[k]); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		patterns = append(patterns, p)
 		total += freq
-	}
-	if rep.Rows == 0 {
-		return nil, s.errorf(0, "", "no data rows after the header")
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	width := max(4, len(strconv.Itoa(total)))
 	r := &model.Responses{Items: items.list, Models: make([]string, 0, total)}

@@ -3,7 +3,6 @@ package read
 import (
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
@@ -22,15 +21,11 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 	if rowGroup <= 0 {
 		rowGroup = 1 << 20
 	}
-	f, err := os.Open(src)
+	f, br, gz, err := openText(src)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	br, gz, err := openMaybeGzip(src, f)
-	if err != nil {
-		return 0, err
-	}
 	s := newCSVScanner(src, br, gz)
 	first, err := s.peekFirstLine()
 	if err != nil {

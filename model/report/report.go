@@ -39,10 +39,10 @@ type Options struct {
 	// DataRead says how Data is read (its Format and Duplicates; the zero
 	// value decides the format from the header and keeps majority labels).
 	DataRead read.Options
-	Label    int       // models to label in the ability figure; 0 means 8
-	Curves   int       // item characteristic curves per end; 0 means 4
-	Version  string    // the jeirt release, shown in the footer
-	Log      io.Writer // progress; nil discards
+	Label    int        // models to label in the ability figure; 0 means 8
+	Curves   int        // item characteristic curves per end; 0 means 4
+	Version  string     // the jeirt release, shown in the footer
+	Log      model.Logf // progress; nil is silent
 }
 
 // Report is a rendered report, ready to write.
@@ -87,9 +87,6 @@ func Build(opt Options) (*Report, error) {
 		return nil, fmt.Errorf("report: give --checkpoint, --fit or --route-csv (or several)")
 	}
 	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
 	if opt.Label <= 0 {
 		opt.Label = 8
 	}
@@ -109,7 +106,7 @@ func Build(opt Options) (*Report, error) {
 				rep.Notes = append(rep.Notes, reason)
 				return nil
 			}
-			fmt.Fprintf(log, "report: figure %s (%s.png, %s.svg)\n", f.Title, f.Name, f.Name)
+			log.Printf("report: figure %s (%s.png, %s.svg)", f.Title, f.Name, f.Name)
 			rep.Figures = append(rep.Figures, f)
 			return nil
 		}
@@ -271,7 +268,7 @@ func abilityTable(f *Fit) *Table {
 
 // attachText fills the items' text and group from the item-text CSV the fit
 // was given (settings.items), when it can still be read.
-func (f *Fit) attachText(log io.Writer) {
+func (f *Fit) attachText(log model.Logf) {
 	r := &model.Responses{}
 	for _, it := range f.Items {
 		r.Items = append(r.Items, it.ID)
@@ -279,7 +276,7 @@ func (f *Fit) attachText(log io.Writer) {
 	if f.ItemFile != "" {
 		t, err := read.Items(f.ItemFile)
 		if err != nil {
-			fmt.Fprintf(log, "report: item texts of the fit: %v\n", err)
+			log.Printf("report: item texts of the fit: %v", err)
 		} else {
 			at := make(map[string]int, len(t.IDs))
 			for k, id := range t.IDs {

@@ -101,7 +101,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			why = fmt.Sprintf("no answer within %v", s.set.UpstreamTimeout)
 		}
-		fmt.Fprintf(s.set.Log, "serve: upstream %s (%s): %v\n", up.Name, up.BaseURL, err)
+		s.set.Log.Printf("serve: upstream %s (%s): %v", up.Name, up.BaseURL, err)
 		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) failed: %s", up.Name, up.BaseURL, why)}
 	}
 	defer resp.Body.Close()

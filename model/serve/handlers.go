@@ -43,8 +43,10 @@ type Candidate struct {
 	Cost  *float64 `json:"cost,omitempty"`
 }
 
-// Routed is the decision for one query. The JE-IRT router has no
-// out-of-domain detector, so OutOfDomain is always false.
+// Routed is the decision for one query. OutOfDomain is true when the query
+// is unlike every training question of the checkpoint (model.Domain); it is
+// then sent to the candidate with the highest mean predicted P (rule
+// "out-of-domain") unless the request says keep_out_of_domain.
 type Routed struct {
 	ID string `json:"id"`
 	Candidate
@@ -73,19 +75,22 @@ func (s *Server) routeTexts(r *http.Request, st *state, rt *model.Router, qs []Q
 	for k, q := range qs {
 		ids[k], texts[k] = q.ID, q.Text
 	}
-	emb, err := st.embed(r.Context(), ids, texts)
+	emb, x, err := st.embed(r.Context(), ids, texts)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Routed, len(qs))
 	for k := range qs {
-		ch := rt.Route(emb[k])
+		ch := rt.RouteChecked(emb[k], x[k])
 		alts := []Candidate{}
 		for _, a := range ch.Alternatives(top) {
 			alts = append(alts, s.candidate(st, a))
 		}
-		out[k] = Routed{ID: qs[k].ID, Candidate: s.candidate(st, ch.ModelP), Rule: ch.Rule, Fallback: ch.Fallback, Alternatives: alts}
+		out[k] = Routed{ID: qs[k].ID, Candidate: s.candidate(st, ch.ModelP), Rule: ch.Rule, Fallback: ch.Fallback, OutOfDomain: ch.OutOfDomain, Alternatives: alts}
 		s.metrics.routed.WithLabelValues(out[k].Model, ch.Rule).Inc()
+		if ch.OutOfDomain {
+			s.metrics.outOfDomain.Inc()
+		}
 	}
 	return out, nil
 }
@@ -186,7 +191,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
 		}
 		rows[k], ids[k], texts[k] = i, strconv.Itoa(k+1), p.Text
 	}
-	emb, err := st.embed(r.Context(), ids, texts)
+	emb, _, err := st.embed(r.Context(), ids, texts)
 	if err != nil {
 		return err
 	}
@@ -294,6 +299,17 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badField("answers", "%v", err)
 	}
+	if st.domain != nil {
+		// The onboarded checkpoint has the same questions: the same domain.
+		b, err := st.domain.Marshal()
+		if err != nil {
+			return err
+		}
+		if res.Checkpoint.Files == nil {
+			res.Checkpoint.Files = map[string][]byte{}
+		}
+		res.Checkpoint.Files[model.DomainFile] = b
+	}
 	dir, err := s.writeNext(st.dir, req.Name, res.Checkpoint)
 	if err != nil {
 		s.metrics.reloads.WithLabelValues("failed").Inc()
@@ -312,7 +328,7 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	s.cur.Store(nst)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(nst.model().NumModels()))
-	fmt.Fprintf(s.set.Log, "serve: onboarded %s into %s (previous checkpoint kept in %s)\n", req.Name, dir, st.dir)
+	s.set.Log.Printf("serve: onboarded %s into %s (previous checkpoint kept in %s)", req.Name, dir, st.dir)
 	writeJSON(w, http.StatusCreated, map[string]any{"checkpoint": dir, "previous": st.dir, "added": res.Added, "new_items": res.NewItems})
 	return nil
 }

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -16,9 +15,6 @@ import (
 // address has no token.
 func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr string) error {
 	log := set.Log
-	if log == nil {
-		log = io.Discard
-	}
 	srv, err := New(set)
 	if err != nil {
 		return err
@@ -28,7 +24,7 @@ func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr st
 		return fmt.Errorf("serve: --addr %s: %w", addr, err)
 	}
 	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) && set.Token == "" {
-		fmt.Fprintf(log, "serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it\n", ln.Addr())
+		log.Printf("serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it", ln.Addr())
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -45,9 +41,9 @@ func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr st
 			}
 		}
 	}()
-	fmt.Fprintf(log, "serve: %s on http://%s\n", srv.Checkpoint(), ln.Addr())
+	log.Printf("serve: %s on http://%s", srv.Checkpoint(), ln.Addr())
 	err = srv.Serve(ctx, ln, ss)
-	fmt.Fprintln(log, "serve: stopped")
+	log.Printf("serve: stopped")
 	return err
 }
 

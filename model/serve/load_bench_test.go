@@ -26,7 +26,8 @@ import (
 // BenchmarkServeLoad is the bounded load test of scripts/bench-serve.sh:
 // a server on a loopback listener and 64 concurrent clients sending
 // single-query POST /v1/route requests (hash encoder, 12 models, a 256→64→32
-// adapter) until JEIRT_BENCH_REQUESTS (default 100,000) have been answered or
+// adapter, an out-of-domain reference of 500 questions) until
+// JEIRT_BENCH_REQUESTS (default 100,000) have been answered or
 // JEIRT_BENCH_SECONDS (default 300) have passed. It reports requests/s,
 // p50/p99 latency, errors and the process RSS at the start, middle and end.
 // Run it with -benchtime=1x: one iteration is the whole load test.
@@ -176,6 +177,17 @@ func writeRandomCheckpoint(tb testing.TB, dir string, in, hidden, dim, models in
 	}
 	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
 		Encoder: model.EncoderInfo{Spec: "hash:" + strconv.Itoa(in), Fingerprint: enc.Fingerprint(), Dim: in}}}
+	// An out-of-domain reference of 500 training questions, so every request
+	// pays for the check as it does with a trained checkpoint.
+	dom, err := model.NewDomain(vec(500*in, 1), in, nil, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := dom.Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ck.Files = map[string][]byte{model.DomainFile: b}
 	if err := ck.Write(dir, false); err != nil {
 		tb.Fatal(err)
 	}

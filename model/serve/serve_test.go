@@ -554,3 +554,55 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		t.Errorf("shutdown: %v", err)
 	}
 }
+
+// TestOutOfDomain gives the hand checkpoint a domain of two training texts:
+// a query like them is routed by the rule, one unlike them is flagged and
+// sent to the model with the highest mean P unless the request keeps the
+// rule's choice; the metric counts the flags.
+func TestOutOfDomain(t *testing.T) {
+	f := newFixture(t, Settings{Costs: "-"})
+	enc, _ := encoder.NewHash(8)
+	train := []string{"sort the list of numbers", "sort the list of words"}
+	x, err := encoder.EncodeItems(context.Background(), enc, train, train, encoder.ItemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom, err := model.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := "Quelle est la capitale de la France ?"
+	xf, _ := encoder.EncodeItems(context.Background(), enc, []string{far}, []string{far}, encoder.ItemOptions{})
+	if !dom.OutOfDomain(xf[0]) || dom.OutOfDomain(x[0]) {
+		t.Fatalf("threshold %.3f: far text at %.3f, training text at %.3f", dom.Threshold, dom.Distance(xf[0]), dom.Distance(x[0]))
+	}
+	b, _ := dom.Marshal()
+	if err := os.WriteFile(filepath.Join(f.ck, model.DomainFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f = &fixture{dir: f.dir, ck: f.ck}
+	srv, err := New(Settings{Checkpoint: f.ck, Costs: filepath.Join(f.dir, "costs.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ts = httptest.NewServer(srv.Handler())
+	defer f.ts.Close()
+	for _, c := range []struct {
+		body, model, rule string
+		ood               bool
+	}{
+		{`{"text":"sort the list of numbers"}`, "mid", "min-p", false},
+		{`{"text":"` + far + `"}`, "big", "out-of-domain", true},
+		{`{"text":"` + far + `","keep_out_of_domain":true}`, "mid", "min-p", true},
+	} {
+		code, body, _ := f.do(t, "POST", "/v1/route", c.body)
+		res := decode[Routed](t, body)
+		if code != 200 || res.Model != c.model || res.Rule != c.rule || res.OutOfDomain != c.ood {
+			t.Errorf("%s: %d %s, want %s by %s, out of domain %v", c.body, code, body, c.model, c.rule, c.ood)
+		}
+	}
+	_, body, _ := f.do(t, "GET", "/metrics", "")
+	if !strings.Contains(body, "jeirt_out_of_domain_total 2") {
+		t.Errorf("metrics: %s", grepLines(body, "out_of_domain"))
+	}
+}

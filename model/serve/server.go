@@ -14,13 +14,13 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -47,8 +47,8 @@ type Settings struct {
 	UpstreamTimeout time.Duration
 	// Top is the number of alternatives listed per routed query. Zero means 3.
 	Top int
-	// Log receives reloads, onboardings and upstream failures; nil discards.
-	Log io.Writer
+	// Log receives reloads, onboardings and upstream failures; nil is silent.
+	Log model.Logf
 }
 
 func (s Settings) withDefaults() Settings {
@@ -63,9 +63,6 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.Top == 0 {
 		s.Top = 3
-	}
-	if s.Log == nil {
-		s.Log = io.Discard
 	}
 	return s
 }
@@ -125,13 +122,13 @@ func (s *Server) Reload() error {
 	st, err := loadState(dir, s.set.Costs, s.extra)
 	if err != nil {
 		s.metrics.reloads.WithLabelValues("failed").Inc()
-		fmt.Fprintf(s.set.Log, "serve: reload of %s failed, still serving the previous checkpoint: %v\n", dir, err)
+		s.set.Log.Printf("serve: reload of %s failed, still serving the previous checkpoint: %v", dir, err)
 		return fmt.Errorf("reload of %s failed (still serving the previous checkpoint): %w", dir, err)
 	}
 	s.cur.Store(st)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(st.model().NumModels()))
-	fmt.Fprintf(s.set.Log, "serve: reloaded %s (%d models, %d items)\n", dir, st.model().NumModels(), st.model().NumItems())
+	s.set.Log.Printf("serve: reloaded %s (%d models, %d items)", dir, st.model().NumModels(), st.model().NumItems())
 	return nil
 }
 
@@ -200,7 +197,7 @@ func (s *Server) instrument(name string, auth bool, h func(http.ResponseWriter, 
 		}
 		if err != nil {
 			if sw.status != 0 { // the answer had begun (a stream): nothing more to say
-				fmt.Fprintf(s.set.Log, "serve: %s %s: %v\n", r.Method, r.URL.Path, err)
+				s.set.Log.Printf("serve: %s %s: %v", r.Method, r.URL.Path, err)
 			} else {
 				writeError(sw, err)
 			}

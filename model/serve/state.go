@@ -27,6 +27,9 @@ type state struct {
 	ref    []float64   // mean predicted P over the checkpoint's questions (route.MeanPredictedP)
 	index  map[string]int
 	loaded time.Time
+	// domain is the checkpoint's out-of-domain reference (nil for a
+	// checkpoint written without one).
+	domain *model.Domain
 }
 
 // loadState reads the checkpoint in dir, opens its encoder and prices its
@@ -46,6 +49,12 @@ func newState(dir string, ck *model.Checkpoint, costsPath string, extra map[stri
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
+	if st.domain, err = model.LoadDomain(dir); err != nil {
+		return nil, err
+	}
+	if st.domain != nil && st.domain.Dim != m.InputDim {
+		return nil, fmt.Errorf("%s: the out-of-domain reference has width %d, the encoder %d", dir, st.domain.Dim, m.InputDim)
+	}
 	if _, ok := enc.(*encoder.Hash); !ok {
 		st.encMu = &sync.Mutex{}
 	}
@@ -88,12 +97,12 @@ func (st *state) cost(i int) float64 {
 }
 
 // embed encodes texts with the checkpoint's encoder and runs its adapter.
-func (st *state) embed(ctx context.Context, ids, texts []string) ([][]float32, error) {
+func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float32, err error) {
 	if st.encMu != nil {
 		st.encMu.Lock()
 		defer st.encMu.Unlock()
 	}
-	return jeirt.EmbedQuestions(ctx, st.model(), st.enc, ids, texts)
+	return jeirt.EncodeQuestions(ctx, st.model(), st.enc, ids, texts)
 }
 
 // RouteParams are the routing settings of one request; their zero value is
@@ -115,6 +124,10 @@ type RouteParams struct {
 	// Default is the margin rule's default model; "" means the best by mean
 	// predicted P.
 	Default string `json:"default,omitempty"`
+	// KeepOutOfDomain keeps the rule's choice for a query unlike every
+	// training question (it is still flagged); by default such a query goes
+	// to the candidate with the highest mean predicted P.
+	KeepOutOfDomain bool `json:"keep_out_of_domain,omitempty"`
 }
 
 // Router builds the model.Router for p on this state, with the same checks
@@ -219,6 +232,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*model.R
 	if costRule {
 		rt.Costs = st.costs
 	}
+	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.ref, rt.Candidates), p.KeepOutOfDomain
 	if rule == "margin" {
 		if p.Default != "" {
 			i, ok := st.index[p.Default]

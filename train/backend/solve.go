@@ -30,19 +30,13 @@ func NewSmallNNLS(m int) *SmallNNLS {
 // (G, h, x are the first m*m, m and m values of w.G, w.H and w.X.)
 func (w *SmallNNLS) SolveInPlace(m, nc int) {
 	G, h, x := w.G[:m*m], w.H[:m], w.X[:m]
-	tr := 0.0
-	for d := 0; d < m; d++ {
-		tr += G[d*m+d]
-	}
+	tr := addProximal(G, h, x, m)
 	if tr == 0 {
 		return
 	}
-	eps := 1e-12 * tr
 	copy(w.xOld, x)
-	for d := 0; d < m; d++ {
-		G[d*m+d] += eps
-		h[d] += eps * x[d]
-		if d < nc && x[d] < 0 {
+	for d := 0; d < min(nc, m); d++ {
+		if x[d] < 0 {
 			x[d] = 0
 		}
 	}
@@ -144,23 +138,8 @@ func (w *SmallNNLS) solveP(m int, z []float64) bool {
 // place (G becomes its Cholesky factor, h the solution). It reports false,
 // leaving h unusable, when G is not numerically positive definite.
 func cholSolve(G, h []float64, n int) bool {
-	for j := 0; j < n; j++ {
-		d := G[j*n+j]
-		for k := 0; k < j; k++ {
-			d -= G[j*n+k] * G[j*n+k]
-		}
-		if !(d > 0) {
-			return false
-		}
-		d = math.Sqrt(d)
-		G[j*n+j] = d
-		for i := j + 1; i < n; i++ {
-			s := G[i*n+j]
-			for k := 0; k < j; k++ {
-				s -= G[i*n+k] * G[j*n+k]
-			}
-			G[i*n+j] = s / d
-		}
+	if !Cholesky(G, n, 0) {
+		return false
 	}
 	for i := 0; i < n; i++ {
 		s := h[i]
@@ -191,6 +170,51 @@ func (s *SmallNNLS) Solve(G, h, x []float64, nc int) {
 	copy(x, s.X[:m])
 }
 
+// addProximal adds the proximal term ε‖v − x‖², ε = 1e-12·trace(G), to the
+// m x m normal equations G v = h, and returns trace(G) before it; an empty
+// system (zero trace) is left as it is.
+func addProximal(G, h, x []float64, m int) float64 {
+	tr := 0.0
+	for d := 0; d < m; d++ {
+		tr += G[d*m+d]
+	}
+	if tr == 0 {
+		return 0
+	}
+	eps := 1e-12 * tr
+	for d := 0; d < m; d++ {
+		G[d*m+d] += eps
+		h[d] += eps * x[d]
+	}
+	return tr
+}
+
+// Cholesky factors the symmetric n x n G (row-major) in place: its lower
+// triangle becomes L with G = L Lᵀ; the upper triangle is not read or
+// written. It reports false when a pivot is not above minPivot (G is not
+// numerically positive definite).
+func Cholesky(G []float64, n int, minPivot float64) bool {
+	for j := 0; j < n; j++ {
+		d := G[j*n+j]
+		for k := 0; k < j; k++ {
+			d -= G[j*n+k] * G[j*n+k]
+		}
+		if !(d > minPivot) {
+			return false
+		}
+		d = math.Sqrt(d)
+		G[j*n+j] = d
+		for i := j + 1; i < n; i++ {
+			s := G[i*n+j]
+			for k := 0; k < j; k++ {
+				s -= G[i*n+k] * G[j*n+k]
+			}
+			G[i*n+j] = s / d
+		}
+	}
+	return true
+}
+
 // CholSolve solves G v = h for a symmetric positive definite n x n G by
 // Cholesky, writing v into h; it reports false (and leaves h undefined) when G
 // is not positive definite. G is overwritten.
@@ -202,17 +226,8 @@ func CholSolve(G, h []float64, n int) bool { return cholSolve(G, h, n) }
 // empty or singular keeps θ. G and h are overwritten.
 func SolveTheta(G, h, theta []float64) {
 	r := len(theta)
-	tr := 0.0
-	for d := 0; d < r; d++ {
-		tr += G[d*r+d]
-	}
-	if tr == 0 {
+	if addProximal(G, h, theta, r) == 0 {
 		return
-	}
-	eps := 1e-12 * tr
-	for d := 0; d < r; d++ {
-		G[d*r+d] += eps
-		h[d] += eps * theta[d]
 	}
 	if cholSolve(G, h, r) {
 		copy(theta, h)

@@ -3,7 +3,6 @@ package irt
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -27,7 +26,7 @@ type Bootstrap struct {
 	Level     float64 // interval level; 0 means 0.95
 	BatchSize int     // replicates per FitBatch call; 0 means 25
 	Fitter    CBMM
-	Progress  io.Writer
+	Log       model.Logf // a line after every batch of replicates; nil is silent
 }
 
 // BootstrapResult holds standard errors (sd over replicates) and Percentile
@@ -60,7 +59,7 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		bs.BatchSize = 25
 	}
 	fitter := bs.Fitter
-	fitter.Progress = nil
+	fitter.Log = nil
 	rk := full.Rank
 	N, J := r.NumModels(), r.NumItems()
 	rng := rand.New(rand.NewPCG(uint64(bs.Seed), 0x5bd1e995))
@@ -97,9 +96,7 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 			scores = append(scores, sc)
 		}
 		done += n
-		if bs.Progress != nil {
-			fmt.Fprintf(bs.Progress, "bootstrap: %d of %d replicates\n", done, bs.B)
-		}
+		bs.Log.Printf("bootstrap: %d of %d replicates", done, bs.B)
 	}
 	res := &BootstrapResult{B: bs.B, Level: bs.Level}
 	lo, hi := (1-bs.Level)/2, 1-(1-bs.Level)/2

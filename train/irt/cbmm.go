@@ -3,7 +3,6 @@ package irt
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"time"
@@ -13,7 +12,8 @@ import (
 )
 
 // CBMM fits (multidimensional) two-parameter logistic IRT by joint maximum
-// likelihood with constrained block majorization-minimization (cBMM).
+// likelihood with constrained block majorization-minimization (cBMM; Qu,
+// Heng, Zeng and Liu 2026, arXiv:2605.07046).
 //
 // With Y ∈ {−1, 1} on the observed cells Ω, X = θAᵀ + 1bᵀ (θ: N x r,
 // A: J x r) and P(y_ij = 1) = sigmoid(x_ij/σ), it minimises
@@ -40,8 +40,8 @@ type CBMM struct {
 	// b, with A clipped at 0), accepting the extrapolated point only when ℓ does
 	// not increase, otherwise taking the plain MM step: the loss stays monotone.
 	Accelerate bool
-	Device     string    // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
-	Progress   io.Writer // when non-nil, a progress line every few seconds
+	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Log        model.Logf // when non-nil, a progress line every few seconds
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)
@@ -215,13 +215,13 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 				s.extrapolate(batch, k)
 			}
 		}
-		if c.Progress != nil && time.Since(lastLog) > 2*time.Second {
+		if c.Log != nil && time.Since(lastLog) > 2*time.Second {
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				fmt.Fprintf(c.Progress, "cbmm: iteration %d, loss %.6g, %.1fs\n", s.iters, s.last(), time.Since(began).Seconds())
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs", s.iters, s.last(), time.Since(began).Seconds())
 			} else {
-				fmt.Fprintf(c.Progress, "cbmm: iteration %d, %d of %d fits still running, %.1fs\n", iter, nActive, K, time.Since(began).Seconds())
+				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}
 		}
 	}
@@ -251,9 +251,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		StandardGauge(m)
 		out[k] = m
 	}
-	if c.Progress != nil {
-		fmt.Fprintf(c.Progress, "cbmm: %d fit(s) done in %.2fs\n", K, time.Since(began).Seconds())
-	}
+	c.Log.Printf("cbmm: %d fit(s) done in %.2fs", K, time.Since(began).Seconds())
 	return out, nil
 }
 

@@ -12,8 +12,9 @@ import (
 
 func init() { backend.Register(backend.CPU, cpuBackend{}) }
 
-// cpuBackend runs batched cBMM on the CPU: goroutines over (problem, item
-// chunk) tasks, two passes over the observed cells per iteration.
+// cpuBackend runs batched cBMM (Qu, Heng, Zeng and Liu 2026,
+// arXiv:2605.07046) on the CPU: goroutines over (problem, item chunk) tasks,
+// two passes over the observed cells per iteration.
 type cpuBackend struct{}
 
 func (cpuBackend) Name() string { return "cpu" }

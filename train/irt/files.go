@@ -22,20 +22,20 @@ import (
 // ReadLogged reads a response file as the irt commands do and says on log
 // what it read (with verbose, also how long it took and what the response
 // cache did).
-func ReadLogged(path string, opt read.Options, log io.Writer, verbose bool) (*model.Responses, error) {
+func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
 	began := time.Now()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "read %s: %d models x %d items, %d observed cells (%s)\n",
+	log.Printf("read %s: %d models x %d items, %d observed cells (%s)",
 		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
 	if verbose {
 		cache := rep.Cache
 		if cache == "" {
 			cache = "-"
 		}
-		fmt.Fprintf(log, "read in %.2fs; cache: %s %s\n", time.Since(began).Seconds(), cache, rep.CachePath)
+		log.Printf("read in %.2fs; cache: %s %s", time.Since(began).Seconds(), cache, rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the
@@ -58,7 +58,7 @@ type FitFiles struct {
 	Force    bool     // replace Out
 	Verbose  bool     // read timings on Log
 	Version  string   // written into fit.json
-	Log      io.Writer
+	Log      model.Logf
 }
 
 // FileFit is one fitted file of FitFiles.
@@ -104,9 +104,6 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		return nil, err
 	}
 	log := ff.Log
-	if log == nil {
-		log = io.Discard
-	}
 	batch := len(ff.Data) > 1 || len(ff.Names) > 0
 	if len(ff.Names) > 0 && len(ff.Names) != len(ff.Data) {
 		return nil, fmt.Errorf("--name given %d time(s) for %d --data file(s): give one per file, in the same order, or none", len(ff.Names), len(ff.Data))
@@ -130,7 +127,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		cells += rs[k].Len()
 	}
 	var trace []string
-	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Progress: log,
+	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log,
 		Trace: func(k int, secs, loss float64) {
 			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
 			if batch {
@@ -160,7 +157,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		}
 	}
 	if batch {
-		fmt.Fprintf(log, "fit: %d files in one %s run, %.2fs\n", len(rs), set.Method, secs)
+		log.Printf("fit: %d files in one %s run, %.2fs", len(rs), set.Method, secs)
 	}
 	res := make([]FileFit, len(rs))
 	for k, r := range rs {
@@ -195,7 +192,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 // the line jeirt irt select prints: with the Kendall τ between the model
 // rankings from the kept items and from all items when the fit's responses
 // can be read again. device, when not "", overrides the fit's.
-func SelectFile(ctx context.Context, dir string, keep float64, out, device string, log io.Writer) (string, error) {
+func SelectFile(ctx context.Context, dir string, keep float64, out, device string, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
@@ -217,7 +214,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 	}
 	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
 	if rerr != nil {
-		fmt.Fprintf(log, "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
+		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
 		return msg, nil
 	}
 	if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
@@ -225,7 +222,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 	}
 	c := FromSettings(set)
-	c.Progress = log
+	c.Log = log
 	tau, _, err := SelectionTau(ctx, c, r, fit, items)
 	if err != nil {
 		return "", err
@@ -236,7 +233,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidate), as jeirt irt cv does, and returns the result and the
 // number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log io.Writer, verbose bool) (*CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log model.Logf, verbose bool) (*CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
 	if err := CheckSettings(set); err != nil {
 		return nil, 0, err
@@ -253,12 +250,12 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 	}
 	start := time.Now()
 	c := FromSettings(set)
-	c.Progress = log
+	c.Log = log
 	res, err := CrossValidate(ctx, c, r, folds, set.Seed)
 	if err != nil {
 		return nil, 0, err
 	}
-	fmt.Fprintf(log, "cv: %d folds in %.2fs\n", folds, time.Since(start).Seconds())
+	log.Printf("cv: %d folds in %.2fs", folds, time.Since(start).Seconds())
 	return res, r.Len(), nil
 }
 

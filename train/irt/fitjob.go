@@ -3,7 +3,6 @@ package irt
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -47,8 +46,8 @@ type FitJob struct {
 	Settings irtfit.Settings
 	Data     []string // the files, for settings.data and errors
 	Version  string   // the jeirt release, written into fit.json
-	// Progress receives a line per fit and per bootstrap; nil discards.
-	Progress io.Writer
+	// Log receives a line per fit and per bootstrap; nil is silent.
+	Log model.Logf
 	// Trace, when set, is called with file k's loss after each iteration and
 	// the seconds since the start (cbmm, lbfgs).
 	Trace func(k int, secs, loss float64)
@@ -81,7 +80,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	switch set.Method {
 	case "cbmm":
 		c := FromSettings(set)
-		c.Progress = j.Progress
+		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		fits, err = c.FitBatch(ctx, rs)
 	default:
@@ -114,12 +113,8 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitted, secs float64) error {
 	set := j.Settings
 	set.Data = j.Data[k]
-	progress := j.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
 	fit := f.Fit
-	fmt.Fprintf(progress, "fit %s: %d iterations, loss %.6g, converged %v, %.2fs\n", set.Data, fit.Iterations,
+	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v, %.2fs", set.Data, fit.Iterations,
 		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
 	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
 	var boot *BootstrapResult
@@ -128,12 +123,12 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		start := time.Now()
 		var err error
 		boot, err = Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			Fitter: FromSettings(set), Progress: j.Progress}.Run(ctx, r, fit)
+			Fitter: FromSettings(set), Log: j.Log}.Run(ctx, r, fit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
 		bootSecs = time.Since(start).Seconds()
-		fmt.Fprintf(progress, "bootstrap %s: %d replicates in %.2fs\n", set.Data, set.Bootstrap, bootSecs)
+		j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
 	}
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)

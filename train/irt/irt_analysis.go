@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"gonum.org/v1/gonum/mat"
 )
@@ -130,24 +131,11 @@ func whitenedLoadings(fit *model.IRT) []float64 {
 			}
 		}
 	}
-	// In-place Cholesky of C (lower triangle).
+	// C = L Lᵀ; the loadings become A L.
+	if !backend.Cholesky(C, rk, 1e-12) {
+		return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
+	}
 	for j := 0; j < rk; j++ {
-		d := C[j*rk+j]
-		for k := 0; k < j; k++ {
-			d -= C[j*rk+k] * C[j*rk+k]
-		}
-		if !(d > 1e-12) {
-			return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
-		}
-		d = math.Sqrt(d)
-		C[j*rk+j] = d
-		for i := j + 1; i < rk; i++ {
-			s := C[i*rk+j]
-			for k := 0; k < j; k++ {
-				s -= C[i*rk+k] * C[j*rk+k]
-			}
-			C[i*rk+j] = s / d
-		}
 		for k := j + 1; k < rk; k++ {
 			C[j*rk+k] = 0
 		}

@@ -13,7 +13,8 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 )
 
-// JEIRT trains a joint-embedding IRT model (JE-IRT): question embeddings
+// JEIRT trains a joint-embedding IRT model (JE-IRT; Yao et al. 2025,
+// arXiv:2509.22888): question embeddings
 // q_j = W2·dropout(relu(W1·x_j + c1)) + c2 from frozen encoder vectors x_j,
 // model embeddings m_i, P(correct) = σ(q·m/(‖q‖+1e-8) − ‖q‖), trained by
 // minimising binary cross-entropy with AdamW and a learning rate multiplied by

@@ -61,30 +61,8 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, 
 		clear(s)
 	}
 	clear(f.gq)
-	var loss float64
 	invB := 1 / float64(B)
-	for k := range b.Row {
-		u, i := int(b.Row[k]), int(b.Model[k])
-		q, m := f.q[u*d:(u+1)*d], p.M[i*d:(i+1)*d]
-		var dot, ss float64
-		for c, qc := range q {
-			dot += float64(qc) * float64(m[c])
-			ss += float64(qc) * float64(qc)
-		}
-		n := math.Sqrt(ss)
-		z := dot/(n+1e-8) - n
-		y := float64(b.Label[k])
-		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
-		gz := (logistic(z) - y) * invB
-		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
-		axpy32(g.M[i*d:(i+1)*d], q, float32(gz/(n+1e-8)))
-		gqu := f.gq[u*d : (u+1)*d]
-		axpy32(gqu, m, float32(gz/(n+1e-8)))
-		if n > 0 {
-			axpy32(gqu, q, float32(-gz*(dot/(n*(n+1e-8)*(n+1e-8))+1/n)))
-		}
-	}
-	loss *= invB
+	loss := linkLoss(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label)
 
 	// Residual: ∂/∂r_j of the pair-mean penalty λ‖r_j‖² and of the loss through q.
 	if p.R != nil {
@@ -145,4 +123,36 @@ func logistic(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
+}
+
+// linkLoss returns the mean binary cross-entropy of the JE-IRT link over the
+// pairs k (question row[k] of Q, model mdl[k] of M, label[k]) and adds its
+// gradients to gq and gm. The link is JE-IRT's (Yao et al. 2025,
+// arXiv:2509.22888): z = q·m/(‖q‖+ε) − ‖q‖, P(correct) = σ(z), with loss
+// ℓ = softplus(z) − y·z computed stably.
+func linkLoss(Q, M, gq, gm []float32, d int, row, mdl []int32, label []float32) float64 {
+	invB := 1 / float64(len(row))
+	var loss float64
+	for k := range row {
+		u, i := int(row[k]), int(mdl[k])
+		q, m := Q[u*d:(u+1)*d], M[i*d:(i+1)*d]
+		var dot, ss float64
+		for c, qc := range q {
+			dot += float64(qc) * float64(m[c])
+			ss += float64(qc) * float64(qc)
+		}
+		n := math.Sqrt(ss)
+		z := dot/(n+1e-8) - n
+		y := float64(label[k])
+		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+		gz := (logistic(z) - y) * invB
+		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
+		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+1e-8)))
+		gqu := gq[u*d : (u+1)*d]
+		axpy32(gqu, m, float32(gz/(n+1e-8)))
+		if n > 0 {
+			axpy32(gqu, q, float32(-gz*(dot/(n*(n+1e-8)*(n+1e-8))+1/n)))
+		}
+	}
+	return loss * invB
 }

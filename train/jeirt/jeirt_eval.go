@@ -35,7 +35,7 @@ type JEIRTEval struct {
 // Items the checkpoint has not seen are encoded with its encoder (which must
 // have the checkpoint's fingerprint) and run through the adapter, without a
 // residual.
-func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Responses, log io.Writer) (*JEIRTEval, error) {
+func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Responses, log model.Logf) (*JEIRTEval, error) {
 	m := ck.Model
 	modelRow := map[string]int{}
 	for i, n := range m.Models {
@@ -144,7 +144,7 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 // EvalFile is jeirt eval: it loads the checkpoint in dir (encoder, when not
 // "", replaces the one it records; the fingerprint must match), reads the
 // responses file data and scores it (EvalCheckpoint).
-func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log io.Writer) (*JEIRTEval, error) {
+func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log model.Logf) (*JEIRTEval, error) {
 	ck, err := model.LoadCheckpoint(dir)
 	if err != nil {
 		return nil, err

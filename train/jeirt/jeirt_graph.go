@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -242,31 +241,7 @@ func (op *linkBCEOp) Do(in ...G.Value) (G.Value, error) {
 	gq, gm := op.gq.Float32s(), op.gm.Float32s()
 	clear(gq)
 	clear(gm)
-	d := op.d
-	invB := 1 / float64(len(op.row))
-	var loss float64
-	for k := range op.row {
-		u, i := int(op.row[k]), int(op.model[k])
-		q, m := Q[u*d:(u+1)*d], M[i*d:(i+1)*d]
-		var dot, ss float64
-		for c, qc := range q {
-			dot += float64(qc) * float64(m[c])
-			ss += float64(qc) * float64(qc)
-		}
-		n := math.Sqrt(ss)
-		z := dot/(n+1e-8) - n
-		y := float64(op.label[k])
-		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
-		gz := (logistic(z) - y) * invB
-		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
-		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+1e-8)))
-		gqu := gq[u*d : (u+1)*d]
-		axpy32(gqu, m, float32(gz/(n+1e-8)))
-		if n > 0 {
-			axpy32(gqu, q, float32(-gz*(dot/(n*(n+1e-8)*(n+1e-8))+1/n)))
-		}
-	}
-	return G.NewF32(float32(loss * invB)), nil
+	return G.NewF32(float32(linkLoss(Q, M, gq, gm, op.d, op.row, op.model, op.label))), nil
 }
 
 // linkGradOp is the gradient of linkBCEOp's output with respect to q

@@ -22,11 +22,14 @@ import (
 
 // RunOptions are the settings of RunJEIRT that are not part of the config.
 type RunOptions struct {
-	Log         io.Writer // progress lines and warnings; nil discards them
-	Out         io.Writer // the results table; nil means Log
-	Version     string    // the jeirt release, written into the manifest
-	Replace     bool      // replace an existing output folder
-	NoBaselines bool      // skip the baseline table (faster, for sweeps)
+	Log model.Logf // progress lines and warnings; nil is silent
+	// Results, when set, is called once the run is measured, before the
+	// checkpoint is written, with the reason training stopped and the
+	// metrics (jeirt train prints them with PrintScoreTable).
+	Results     func(stop string, m *RunMetrics)
+	Version     string // the jeirt release, written into the manifest
+	Replace     bool   // replace an existing output folder
+	NoBaselines bool   // skip the baseline table (faster, for sweeps)
 	// Onboard fits the held-out models of a by-model split (split.by: model)
 	// onto the trained model; onboard.HeldOut is the add-model fit. Without
 	// it a by-model run reports no test scores for the held-out models.
@@ -36,7 +39,7 @@ type RunOptions struct {
 // OnboardFunc fits a row of the model table for each model with cells in r
 // (the held-out models; r's items are ck's), on the seeded fraction of its
 // cells, with everything else of ck frozen, and predicts its other cells.
-type OnboardFunc func(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log io.Writer) ([]Onboarded, error)
+type OnboardFunc func(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error)
 
 // Onboarded is one held-out model fitted by an OnboardFunc: the cells of r
 // its row was fitted on, the cells it was scored on, and on those the
@@ -101,22 +104,21 @@ func (c *Config) jeirt() JEIRT {
 // training models' cells.
 func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, error) {
 	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
-	out := opt.Out
-	if out == nil {
-		out = log
-	}
 	if _, err := os.Stat(cfg.Output); err == nil && !opt.Replace {
 		return nil, fmt.Errorf("output %s already exists (remove it, choose another with --set output=DIR, or pass --force)", cfg.Output)
 	}
+	// Claimed before training, so a second run on the same output fails now.
+	release, err := model.LockOutput(cfg.Output)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	trainR, valR, testR, all, err := LoadSplits(cfg)
 	if err != nil {
 		return nil, err
 	}
 	byModel := splitName(cfg) == "model"
-	fmt.Fprintf(log, "data: %d models x %d items, %d cells; split by %s: %d train, %d val, %d test\n",
+	log.Printf("data: %d models x %d items, %d cells; split by %s: %d train, %d val, %d test",
 		all.NumModels(), all.NumItems(), all.Len(), splitName(cfg), trainR.Len(), valR.Len(), testR.Len())
 	var heldOut []string
 	trainAll := trainR // by model: with the full model list, as testR
@@ -124,7 +126,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		// The trained table holds the training models only.
 		heldOut = modelsWithCells(testR)
 		trainR, valR = keepModelsWithCells(trainR, valR)
-		fmt.Fprintf(log, "held-out models (%d, not in the trained table): %s\n", len(heldOut), strings.Join(heldOut, ", "))
+		log.Printf("held-out models (%d, not in the trained table): %s", len(heldOut), strings.Join(heldOut, ", "))
 	}
 
 	enc, err := encoder.Open(cfg.Encoder.Spec)
@@ -142,7 +144,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "encoder: %s (%s), %d items x %d in %.1fs\n", cfg.Encoder.Spec, enc.Fingerprint(), all.NumItems(), enc.Dim(), time.Since(start).Seconds())
+	log.Printf("encoder: %s (%s), %d items x %d in %.1fs", cfg.Encoder.Spec, enc.Fingerprint(), all.NumItems(), enc.Dim(), time.Since(start).Seconds())
 
 	tr := cfg.jeirt()
 	tr.Progress = func(e JEIRTEpoch) {
@@ -150,17 +152,17 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if e.Best {
 			best = "  *"
 		}
-		fmt.Fprintf(log, "epoch %3d/%d  train loss %.4f acc %.4f  val loss %.4f acc %.4f  lr %.3g  %.0f ex/s%s\n",
+		log.Printf("epoch %3d/%d  train loss %.4f acc %.4f  val loss %.4f acc %.4f  lr %.3g  %.0f ex/s%s",
 			e.Epoch, tr.Epochs, e.TrainLoss, e.TrainAcc, e.ValLoss, e.ValAcc, e.LR, e.ExamplesPerSec, best)
 	}
-	tr.Warn = func(w string) { fmt.Fprintf(log, "warning: %s\n", w) }
+	tr.Warn = func(w string) { log.Printf("warning: %s", w) }
 	fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "stopped: %s\n", fit.Stop)
+	log.Printf("stopped: %s", fit.Stop)
 	if fit.Interrupted {
-		fmt.Fprintf(log, "interrupted: keeping epoch %d (best validation loss); baselines skipped\n", fit.BestEpoch)
+		log.Printf("interrupted: keeping epoch %d (best validation loss); baselines skipped", fit.BestEpoch)
 	}
 
 	met := &RunMetrics{BestEpoch: fit.BestEpoch, EpochsRun: fit.EpochsRun, SecondsPerEpoch: fit.SecondsPerEpoch,
@@ -194,19 +196,29 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			}
 		}
 	}
-	fmt.Fprintf(out, "stopped: %s\n", fit.Stop)
-	PrintScoreTable(out, met)
+	if opt.Results != nil {
+		opt.Results(fit.Stop, met)
+	}
 
 	metJSON, err := met.Marshal()
 	if err != nil {
 		return nil, err
 	}
 	ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+	dom, err := trainingDomain(trainR, features, enc.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if dom != nil {
+		if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
+			return nil, err
+		}
+	}
 	ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
 	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "wrote %s (model.safetensors, manifest.json, metrics.json)\n", cfg.Output)
+	log.Printf("wrote %s (model.safetensors, manifest.json, metrics.json)", cfg.Output)
 	return &RunResult{Fit: fit, Metrics: met, Checkpoint: ck}, nil
 }
 
@@ -217,15 +229,15 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 // the onboarding cells and scores its rows of the held-out models on the same
 // cells (baseline "joint").
 func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *model.Checkpoint, tr JEIRT,
-	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *RunMetrics, log io.Writer) error {
+	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *RunMetrics, log model.Logf) error {
 	met.OnboardFraction = cfg.Split.OnboardFraction
 	if opt.Onboard == nil {
-		fmt.Fprintf(log, "warning: no onboarding fit given; the held-out models are not scored\n")
+		log.Printf("warning: no onboarding fit given; the held-out models are not scored")
 		met.Test = eval.Score(nil, nil).Scores()
 		return nil
 	}
-	fmt.Fprintf(log, "onboarding %d held-out models from %.0f%% of their cells each\n", len(met.HeldOutModels), 100*cfg.Split.OnboardFraction)
-	res, err := opt.Onboard(ctx, ck, testR, cfg.Split.OnboardFraction, cfg.Split.Seed, io.Discard)
+	log.Printf("onboarding %d held-out models from %.0f%% of their cells each", len(met.HeldOutModels), 100*cfg.Split.OnboardFraction)
+	res, err := opt.Onboard(ctx, ck, testR, cfg.Split.OnboardFraction, cfg.Split.Seed, nil)
 	if err != nil {
 		return err
 	}
@@ -246,7 +258,7 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *mo
 	met.Baselines["item_mean"] = eval.Score(eval.ItemMeanPredict(trainAll, heldR), heldR.Label).Scores()
 	var jointProb []float64
 	if cfg.Split.Joint {
-		fmt.Fprintf(log, "joint reference: training on the training cells plus the %d onboarding cells\n", len(fitCells))
+		log.Printf("joint reference: training on the training cells plus the %d onboarding cells", len(fitCells))
 		parts, _ := MergeResponses(trainR, testR.Subset(fitCells), valR, heldR)
 		j := tr
 		j.Progress, j.Warn = nil, nil
@@ -433,13 +445,13 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 // (NumItems x enc.Dim()). An encoder keyed by item id (precomputed vectors)
 // is asked by id; otherwise items are encoded by text, and items without text
 // by their id (with a warning on log).
-func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, log io.Writer) ([]float32, error) {
+func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, log model.Logf) ([]float32, error) {
 	return EncodeItemsCached(ctx, enc, r, "", log)
 }
 
 // EncodeItemsCached is EncodeItems reading and filling the embedding cache in
 // folder cache (encoder.Cache; none when cache is "").
-func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Responses, cache string, log io.Writer) ([]float32, error) {
+func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Responses, cache string, log model.Logf) ([]float32, error) {
 	texts := make([]string, r.NumItems())
 	if _, byID := enc.(encoder.ItemEncoder); !byID {
 		missing := 0
@@ -451,8 +463,8 @@ func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Respon
 				missing++
 			}
 		}
-		if missing > 0 && log != nil {
-			fmt.Fprintf(log, "warning: %d of %d items have no text; their ids are encoded instead (give data.items for real question text)\n", missing, len(texts))
+		if missing > 0 {
+			log.Printf("warning: %d of %d items have no text; their ids are encoded instead (give data.items for real question text)", missing, len(texts))
 		}
 	}
 	opt := encoder.ItemOptions{}
@@ -526,7 +538,7 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
 // knn (k chosen on valR) and irt_2pl (cBMM).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log io.Writer) (map[string]eval.Scores, int, error) {
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) (map[string]eval.Scores, int, error) {
 	out := map[string]eval.Scores{
 		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
 		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
@@ -538,18 +550,18 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 		return nil, 0, err
 	}
 	out["knn"] = eval.Score(pk, testR.Label).Scores()
-	fmt.Fprintf(log, "baseline knn: k = %d (chosen on validation), %.1fs\n", k, time.Since(start).Seconds())
+	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
 	irt, err := irt.CBMM{}.Fit(ctx, trainR)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, 0, err
 		}
-		fmt.Fprintf(log, "warning: 2PL baseline failed: %v\n", err)
+		log.Printf("warning: 2PL baseline failed: %v", err)
 		return out, k, nil
 	}
 	out["irt_2pl"] = eval.Score(eval.IRTPredict(irt, trainR, testR), testR.Label).Scores()
-	fmt.Fprintf(log, "baseline irt_2pl: cBMM %d iterations, %.1fs\n", irt.Iterations, time.Since(start).Seconds())
+	log.Printf("baseline irt_2pl: cBMM %d iterations, %.1fs", irt.Iterations, time.Since(start).Seconds())
 	return out, k, nil
 }
 

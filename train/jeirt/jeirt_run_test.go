@@ -55,7 +55,8 @@ output: ckpt
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	res, err := RunJEIRT(context.Background(), cfg, RunOptions{Log: &log, Version: "test"})
+	res, err := RunJEIRT(context.Background(), cfg, RunOptions{Log: model.LogTo(&log), Version: "test",
+		Results: func(_ string, m *RunMetrics) { PrintScoreTable(&log, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +99,20 @@ output: ckpt
 	ck, err := model.LoadCheckpoint(filepath.Join(dir, "ckpt"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The out-of-domain reference holds the training questions' encoder
+	// vectors: each is in domain, at distance 0 from itself.
+	dom, err := model.LoadDomain(filepath.Join(dir, "ckpt"))
+	if err != nil || dom == nil {
+		t.Fatalf("domain file: %v, %v", dom, err)
+	}
+	if dom.Dim != 64 || dom.NumReference() < 150 || dom.NumReference() > 200 || !(dom.Threshold > 0 && dom.Threshold < 1) {
+		t.Errorf("domain: dim %d, %d reference questions, threshold %v", dom.Dim, dom.NumReference(), dom.Threshold)
+	}
+	for k := 0; k < 5; k++ {
+		if d := dom.Distance(dom.Vectors[k*64 : (k+1)*64]); d > 1e-5 {
+			t.Errorf("reference question %d at distance %v from the reference", k, d)
+		}
 	}
 	if !reflect.DeepEqual(ck.Model, res.Fit.Model) || ck.Manifest.JEIRTVersion != "test" || ck.Manifest.Encoder.Fingerprint == "" {
 		t.Errorf("checkpoint does not reload to the trained model")
@@ -194,5 +209,25 @@ func TestMergeResponses(t *testing.T) {
 	if !reflect.DeepEqual(parts[1].Model, []int32{2, 0}) || !reflect.DeepEqual(parts[1].Item, []int32{1, 2}) ||
 		!reflect.DeepEqual(all.Label, []uint8{1, 0, 0, 1}) {
 		t.Errorf("cells %v %v %v", parts[1].Model, parts[1].Item, all.Label)
+	}
+}
+
+// A run whose output folder another run is writing fails before it reads
+// any data, naming the holder.
+func TestRunJEIRTOutputTaken(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("data: {responses: missing.csv}\nencoder: {spec: \"hash:8\"}\noutput: ckpt\n"), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := model.LockOutput(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	_, err = RunJEIRT(context.Background(), cfg, RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "being written by another run") {
+		t.Errorf("want the output-taken error before reading data, got %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package jeirt
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/jeirt/jeirt/encoder"
@@ -31,7 +30,7 @@ func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 // item new to the checkpoint needs its text, unless the encoder serves
 // precomputed vectors by id. This is the one place that embeds the questions
 // of a checkpoint (jeirt eval, add-model, route eval).
-func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log io.Writer) ([][]float32, []int, error) {
+func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log model.Logf) ([][]float32, []int, error) {
 	m := ck.Model
 	itemRow := make(map[string]int, len(m.Items))
 	for j, id := range m.Items {
@@ -74,9 +73,7 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 	for k, j := range newItems {
 		q[j] = emb[k]
 	}
-	if log != nil {
-		fmt.Fprintf(log, "encoded %d items new to the checkpoint with %s\n", len(newItems), ck.Manifest.Encoder.Spec)
-	}
+	log.Printf("encoded %d items new to the checkpoint with %s", len(newItems), ck.Manifest.Encoder.Spec)
 	return q, newItems, nil
 }
 
@@ -84,21 +81,29 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 // vectors, else their texts; see encoder.EncodeItems) and runs m's adapter on
 // the vectors: one question embedding q per question.
 func EmbedQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
+	q, _, err := EncodeQuestions(ctx, m, enc, ids, texts)
+	return q, err
+}
+
+// EncodeQuestions is EmbedQuestions that also returns each question's
+// encoder vector x (the input of the adapter), as the out-of-domain check
+// (model.Domain) needs.
+func EncodeQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
 	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	x := make([]float32, 0, len(vecs)*m.InputDim)
+	flat := make([]float32, 0, len(vecs)*m.InputDim)
 	for k, v := range vecs {
 		if len(v) != m.InputDim {
-			return nil, fmt.Errorf("question %s: encoder gave %d values, the adapter takes %d", ids[k], len(v), m.InputDim)
+			return nil, nil, fmt.Errorf("question %s: encoder gave %d values, the adapter takes %d", ids[k], len(v), m.InputDim)
 		}
-		x = append(x, v...)
+		flat = append(flat, v...)
 	}
-	emb := m.QuestionEmbeddings(x, len(ids))
-	out := make([][]float32, len(ids))
-	for k := range out {
-		out[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
+	emb := m.QuestionEmbeddings(flat, len(ids))
+	q = make([][]float32, len(ids))
+	for k := range q {
+		q[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]
 	}
-	return out, nil
+	return q, vecs, nil
 }

@@ -40,7 +40,8 @@ func TestRunJEIRTByModelOnboards(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	res, err := jeirt.RunJEIRT(context.Background(), cfg, jeirt.RunOptions{Out: &out, Onboard: HeldOut})
+	res, err := jeirt.RunJEIRT(context.Background(), cfg, jeirt.RunOptions{Onboard: HeldOut,
+		Results: func(_ string, m *jeirt.RunMetrics) { jeirt.PrintScoreTable(&out, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}

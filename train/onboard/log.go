@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -61,8 +62,10 @@ func MarshalLog(log []json.RawMessage) ([]byte, error) {
 // entry for each model just added (from responses, at now).
 func CarryFiles(ckDir string, added []AddedModel, opt AddModelsOptions, responses string, now time.Time) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	if b, err := os.ReadFile(filepath.Join(ckDir, eval.MetricsFile)); err == nil {
-		files[eval.MetricsFile] = b
+	for _, name := range []string{eval.MetricsFile, model.DomainFile} {
+		if b, err := os.ReadFile(filepath.Join(ckDir, name)); err == nil {
+			files[name] = b
+		}
 	}
 	log, err := ReadLog(ckDir)
 	if err != nil {

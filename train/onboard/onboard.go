@@ -17,7 +17,9 @@ import (
 //
 //	y_j ~ Bernoulli(σ(u_j·m − ‖q_j‖)),  u_j = q_j/(‖q_j‖+1e-8)
 //
-// (the JE-IRT link with q fixed is linear in m), under a Gaussian prior
+// (the JE-IRT link of Yao et al. 2025, arXiv:2509.22888, with q fixed is
+// linear in m: the paper adds a new model by fitting its embedding alone),
+// under a Gaussian prior
 // m ~ N(μ, Λ⁻¹). The objective
 //
 //	f(m) = Σ_j [log(1+e^{z_j}) − y_j z_j] + ½ (m−μ)ᵀ Λ (m−μ),  z_j = u_j·m − ‖q_j‖

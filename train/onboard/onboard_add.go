@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -29,7 +28,7 @@ type AddModelsOptions struct {
 	// Replace allows refitting a model the checkpoint already has; its old
 	// row is then scored on the same held-out cells as the "joint" reference.
 	Replace bool
-	Log     io.Writer // progress lines; nil discards them
+	Log     model.Logf // progress lines; nil is silent
 }
 
 // AddedModel reports one onboarded model.
@@ -64,9 +63,6 @@ type AddModelsResult struct {
 // ck itself is not modified.
 func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, opt AddModelsOptions) (*AddModelsResult, error) {
 	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
 	f := opt.Fraction
 	if f == 0 {
 		f = 1
@@ -180,7 +176,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			out.M = append(out.M, row32...)
 		}
 		res.Added = append(res.Added, a)
-		fmt.Fprintf(log, "add-model: %s: %d cells fitted, %d held out, Newton %d iterations (converged %v)\n",
+		log.Printf("add-model: %s: %d cells fitted, %d held out, Newton %d iterations (converged %v)",
 			name, a.FitCells, a.HeldCells, info.Iterations, info.Converged)
 	}
 	man := ck.Manifest

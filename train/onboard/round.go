@@ -34,8 +34,8 @@ type Round struct {
 	AnsweredFile string // where Answered was read from, for errors
 	Model        string
 
-	// Log receives a line for each question set encoded; nil discards.
-	Log io.Writer
+	// Log receives a line for each question set encoded; nil is silent.
+	Log model.Logf
 }
 
 // RoundResult is a suggestion round: the picks index IDs and Texts.
@@ -184,10 +184,7 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 // read from the item-text file (or the responses, when they carry texts) its
 // training config names. Items it cannot find keep an empty text, and log
 // says so.
-func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
-	if log == nil {
-		log = io.Discard
-	}
+func CheckpointTexts(ck *model.Checkpoint, log model.Logf) []string {
 	texts := make([]string, len(ck.Model.Items))
 	var cfg struct {
 		Data struct{ Responses, Items, Format, Train string } `json:"data"`
@@ -200,7 +197,7 @@ func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
 		src = cfg.Data.Items
 		items, err := read.Items(src)
 		if err != nil {
-			fmt.Fprintf(log, "suggest: the text column is empty: cannot read the checkpoint's items %s (%v); give --pool\n", src, err)
+			log.Printf("suggest: the text column is empty: cannot read the checkpoint's items %s (%v); give --pool", src, err)
 			return texts
 		}
 		for k, id := range items.IDs {
@@ -210,14 +207,14 @@ func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
 		src = cmp.Or(cfg.Data.Responses, cfg.Data.Train)
 		r, _, err := read.File(src, read.Options{Format: cfg.Data.Format})
 		if err != nil || r.ItemText == nil {
-			fmt.Fprintf(log, "suggest: the text column is empty: the checkpoint's data %s gives no item texts; give --pool\n", src)
+			log.Printf("suggest: the text column is empty: the checkpoint's data %s gives no item texts; give --pool", src)
 			return texts
 		}
 		for k, id := range r.Items {
 			byID[id] = r.ItemText[k]
 		}
 	default:
-		fmt.Fprintln(log, "suggest: the text column is empty: the checkpoint records no item-text file; give --pool")
+		log.Printf("suggest: the text column is empty: the checkpoint records no item-text file; give --pool")
 		return texts
 	}
 	missing := 0
@@ -227,7 +224,7 @@ func CheckpointTexts(ck *model.Checkpoint, log io.Writer) []string {
 		}
 	}
 	if missing > 0 {
-		fmt.Fprintf(log, "suggest: %d of the checkpoint's %d items have no text in %s\n", missing, len(texts), src)
+		log.Printf("suggest: %d of the checkpoint's %d items have no text in %s", missing, len(texts), src)
 	}
 	return texts
 }

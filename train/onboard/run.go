@@ -121,9 +121,6 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	log := s.Log
-	if log == nil {
-		log = io.Discard
-	}
 	ck, err := loadCheckpoint(s.Checkpoint, s.Encoder)
 	if err != nil {
 		return err
@@ -146,7 +143,7 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	if res.Model != "" {
-		fmt.Fprintf(log, "%s: %s answered %d questions (%d right); its row is fitted from them\n",
+		log.Printf("%s: %s answered %d questions (%d right); its row is fitted from them",
 			s.AnsweredFile, res.Model, res.Answers, res.AnsRight)
 	}
 	if s.Out == "" || s.Out == "-" {
@@ -155,6 +152,6 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 	if err := model.WriteFileAtomic(s.Out, res.WriteCSV); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "wrote %d suggested questions to %s\n", len(res.Picks), s.Out)
+	log.Printf("wrote %d suggested questions to %s", len(res.Picks), s.Out)
 	return nil
 }

@@ -440,7 +440,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"data": map[string]string{"items": items}})
 	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{Config: cfg}}
 	var log strings.Builder
-	res, err := Round{K: 6, Design: "random", Seed: 3, Log: &log}.Suggest(context.Background(), ck)
+	res, err := Round{K: 6, Design: "random", Seed: 3, Log: model.LogTo(&log)}.Suggest(context.Background(), ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 	}
 	// No config: the texts stay empty and the log says to give --pool.
 	log.Reset()
-	if _, err := (Round{K: 2, Design: "random", Log: &log}).Suggest(context.Background(), &model.Checkpoint{Model: m}); err != nil {
+	if _, err := (Round{K: 2, Design: "random", Log: model.LogTo(&log)}).Suggest(context.Background(), &model.Checkpoint{Model: m}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "give --pool") {

@@ -35,7 +35,7 @@ type Run struct {
 	Router     RouterOptions
 	Output     string // table (default), csv or json (JSON lines)
 	Top        int    // alternatives listed per query
-	Log        io.Writer
+	Log        model.Logf
 }
 
 // Route reads the queries from in (name "-": standard input, else the
@@ -52,9 +52,6 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 		return fmt.Errorf("route: --top %d must not be negative", o.Top)
 	}
 	log := o.Log
-	if log == nil {
-		log = io.Discard
-	}
 	start := time.Now()
 	ck, err := LoadCheckpoint(o.Checkpoint, o.Encoder)
 	if err != nil {
@@ -84,7 +81,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 		return err
 	}
 	if len(qf.Empty) > 0 {
-		fmt.Fprintf(log, "route: skipped %s in %s (%s)\n", plural(len(qf.Empty), "empty line", "empty lines"), name, lineList(qf.Empty, 10))
+		log.Printf("route: skipped %s in %s (%s)", plural(len(qf.Empty), "empty line", "empty lines"), name, lineList(qf.Empty, 10))
 	}
 	if len(qf.Queries) == 0 {
 		return fmt.Errorf("route: %s has no queries", name)
@@ -109,9 +106,9 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 		return err
 	}
 	if fallbacks > 0 {
-		fmt.Fprintf(log, "route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead\n", fallbacks, len(choices), rt.MinP)
+		log.Printf("route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead", fallbacks, len(choices), rt.MinP)
 	}
-	fmt.Fprintf(log, "route: %d queries, %d models, rule %s%s; load %.1f ms, encode+route %.2f ms\n",
+	log.Printf("route: %d queries, %d models, rule %s%s; load %.1f ms, encode+route %.2f ms",
 		len(choices), len(rt.Candidates), rt.Rule(), MarginNote(ck.Model, rt), ms(loaded.Sub(start)), ms(time.Since(loaded)))
 	return nil
 }
@@ -157,16 +154,13 @@ type EvalRun struct {
 	MinP, Lambda        []float64
 	Margins             []float64
 	Shortlists          []int
-	Log                 io.Writer
+	Log                 model.Logf
 }
 
 // Run scores the router and writes the curve: as CSV on w, or to Out with a
 // summary table and a "wrote" line on w.
 func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	log := e.Log
-	if log == nil {
-		log = io.Discard
-	}
 	ck, err := LoadCheckpoint(e.Checkpoint, e.Encoder)
 	if err != nil {
 		return err
@@ -195,7 +189,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if len(unknown) > 0 && len(unknown) < r.NumModels() {
-		fmt.Fprintf(log, "route eval: %d models of %s are not in the checkpoint and are ignored (%s)\n",
+		log.Printf("route eval: %d models of %s are not in the checkpoint and are ignored (%s)",
 			len(unknown), e.Data, ShortList(unknown, 3))
 	}
 	q, _, err := jeirt.Questions(ctx, ck, r, nil, log)
@@ -255,7 +249,7 @@ func (e EvalRun) tuneMargin(ctx context.Context, ck *model.Checkpoint, opt *Rout
 			tuned = p
 		}
 	}
-	fmt.Fprintf(e.Log, "route eval: margin δ = %g chosen on %s (%d questions): accuracy there %.4f, best single %.4f, max-p %.4f\n",
+	e.Log.Printf("route eval: margin δ = %g chosen on %s (%d questions): accuracy there %.4f, best single %.4f, max-p %.4f",
 		delta, e.Val, tuned.Items, tuned.Accuracy, best.Accuracy, maxP.Accuracy)
 	return nil
 }

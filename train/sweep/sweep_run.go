@@ -1,17 +1,16 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
@@ -19,9 +18,9 @@ import (
 
 // SweepLocalOptions control RunLocal.
 type SweepLocalOptions struct {
-	Log     io.Writer // progress of every run, each line prefixed "[run NNN] "; nil discards
-	Version string    // the jeirt release, written into each checkpoint
-	Force   bool      // train runs again even when they are already done
+	Log     model.Logf // progress of every run, each line prefixed "[run NNN] "; nil is silent
+	Version string     // the jeirt release, written into each checkpoint
+	Force   bool       // train runs again even when they are already done
 }
 
 // RunDone reports whether run folder runDir holds a finished run: a
@@ -39,27 +38,24 @@ func RunDone(runDir string) bool {
 // in progress keeps its best epoch, marked interrupted).
 func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt SweepLocalOptions) error {
 	out := opt.Log
-	if out == nil {
-		out = io.Discard
-	}
 	var failed []string
 	start := time.Now()
 	for k, r := range runs {
 		runDir := filepath.Join(dir, "runs", r.ID)
 		if !opt.Force && RunDone(runDir) {
-			fmt.Fprintf(out, "sweep: run %s (%s) is already done; skipping\n", r.ID, FormatSettings(r.Settings))
+			out.Printf("sweep: run %s (%s) is already done; skipping", r.ID, FormatSettings(r.Settings))
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "sweep: run %s, %d of %d (%s), %s elapsed\n", r.ID, k+1, len(runs), FormatSettings(r.Settings), time.Since(start).Round(time.Second))
+		out.Printf("sweep: run %s, %d of %d (%s), %s elapsed", r.ID, k+1, len(runs), FormatSettings(r.Settings), time.Since(start).Round(time.Second))
 		err := s.runOne(ctx, runDir, r.ID, out, opt)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 				return fmt.Errorf("sweep: stopped during run %s: %w", r.ID, context.Canceled)
 			}
-			fmt.Fprintf(out, "sweep: run %s failed: %v\n", r.ID, err)
+			out.Printf("sweep: run %s failed: %v", r.ID, err)
 			failed = append(failed, r.ID)
 		}
 		if ctx.Err() != nil {
@@ -72,7 +68,7 @@ func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt S
 	return nil
 }
 
-func (s *Sweep) runOne(ctx context.Context, runDir, id string, out io.Writer, opt SweepLocalOptions) (err error) {
+func (s *Sweep) runOne(ctx context.Context, runDir, id string, out model.Logf, opt SweepLocalOptions) (err error) {
 	cfg, err := jeirt.LoadConfig(filepath.Join(runDir, "config.yaml"))
 	if err != nil {
 		return err
@@ -86,50 +82,30 @@ func (s *Sweep) runOne(ctx context.Context, runDir, id string, out io.Writer, op
 			err = cerr
 		}
 	}()
-	pw := &prefixWriter{w: out, prefix: "[run " + id + "] "}
-	defer pw.Flush()
-	log := io.MultiWriter(pw, logFile)
-	_, err = jeirt.RunJEIRT(ctx, cfg, jeirt.RunOptions{Log: log, Version: opt.Version, Replace: true, NoBaselines: !s.Baselines,
-		Onboard: onboard.HeldOut})
+	// Each line goes to train.log and, prefixed with the run, to out; the
+	// results table comes as one text of several lines. Progress may come
+	// from worker goroutines.
+	var mu sync.Mutex
+	log := func(format string, args ...any) {
+		text := fmt.Sprintf(format, args...)
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(logFile, text)
+		if out != nil {
+			for _, line := range strings.Split(text, "\n") {
+				out("[run %s] %s", id, line)
+			}
+		}
+	}
+	results := func(stop string, m *jeirt.RunMetrics) {
+		var b strings.Builder
+		jeirt.PrintScoreTable(&b, m)
+		log("stopped: %s\n%s", stop, strings.TrimSuffix(b.String(), "\n"))
+	}
+	_, err = jeirt.RunJEIRT(ctx, cfg, jeirt.RunOptions{Log: log, Results: results, Version: opt.Version, Replace: true,
+		NoBaselines: !s.Baselines, Onboard: onboard.HeldOut})
 	if err != nil {
 		fmt.Fprintf(logFile, "error: %v\n", err)
 	}
 	return err
-}
-
-// prefixWriter starts every line written to w with prefix. It is safe for
-// concurrent use (progress may come from worker goroutines).
-type prefixWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	prefix  string
-	partial []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(b)
-	p.partial = append(p.partial, b...)
-	for {
-		i := bytes.IndexByte(p.partial, '\n')
-		if i < 0 {
-			break
-		}
-		if _, err := fmt.Fprintf(p.w, "%s%s", p.prefix, p.partial[:i+1]); err != nil {
-			return 0, err
-		}
-		p.partial = p.partial[i+1:]
-	}
-	return n, nil
-}
-
-// Flush writes a last unterminated line.
-func (p *prefixWriter) Flush() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.partial) > 0 {
-		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.partial)
-		p.partial = nil
-	}
 }

@@ -288,7 +288,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: &log}); err != nil {
+	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: model.LogTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, r := range runs {
@@ -326,7 +326,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 	}
 	// A second pass trains nothing.
 	log.Reset()
-	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: &log}); err != nil {
+	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: model.LogTo(&log)}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(log.String(), "is already done; skipping") != 4 || strings.Contains(log.String(), "epoch") {

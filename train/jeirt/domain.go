@@ -1,0 +1,25 @@
+package jeirt
+
+import (
+	"github.com/jeirt/jeirt/model"
+)
+
+// trainingDomain is the out-of-domain reference of a checkpoint: the encoder
+// vectors (features, NumItems x dim) of the items with training cells in
+// trainR. It is nil when fewer than two items were trained on.
+func trainingDomain(trainR *model.Responses, features []float32, dim int) (*model.Domain, error) {
+	seen := make([]bool, trainR.NumItems())
+	for _, j := range trainR.Item {
+		seen[j] = true
+	}
+	var rows []int
+	for j, ok := range seen {
+		if ok {
+			rows = append(rows, j)
+		}
+	}
+	if len(rows) < 2 {
+		return nil, nil
+	}
+	return model.NewDomain(features, dim, rows, 0)
+}
