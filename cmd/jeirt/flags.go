@@ -148,6 +148,4 @@ func suggestCommand(cmd *cobra.Command, arg string) string {
 	return ""
 }
 
-func init() {
-	rootCmd.SetFlagErrorFunc(flagError)
-}
+func init() { rootCmd.SetFlagErrorFunc(flagError) }
