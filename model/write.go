@@ -14,10 +14,16 @@ import (
 // that reading the file back gives the same models and items (a blank label is
 // missing). The file is written atomically.
 func WriteLongCSV(path string, r *Responses) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return writeLong(w, r) })
+	return WriteFileAtomic(path, func(w io.Writer) error { return writeLong(w, r, true) })
 }
 
-func writeLong(w io.Writer, r *Responses) error {
+// WriteCellsCSV writes r's observed cells as WriteLongCSV does, without rows
+// for the models and items that have none: every row has a label.
+func WriteCellsCSV(path string, r *Responses) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return writeLong(w, r, false) })
+}
+
+func writeLong(w io.Writer, r *Responses, placeholders bool) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		bw = bufio.NewWriterSize(w, 1<<20)
@@ -54,7 +60,7 @@ func writeLong(w io.Writer, r *Responses) error {
 			row(m, i, "0")
 		}
 	}
-	if len(r.Models) > 0 && len(r.Items) > 0 {
+	if placeholders && len(r.Models) > 0 && len(r.Items) > 0 {
 		for m, ok := range seenModel {
 			if !ok {
 				row(int32(m), 0, "")
@@ -69,14 +75,15 @@ func writeLong(w io.Writer, r *Responses) error {
 	return bw.Flush()
 }
 
-// WriteItemsCSV writes item_id,text[,category] for every item of r.
+// WriteItemsCSV writes item,text[,category] for every item of r (the item
+// column is named as in every other file jeirt writes; readers accept item_id too).
 func WriteItemsCSV(path string, r *Responses) error {
 	return WriteFileAtomic(path, func(w io.Writer) error {
 		bw := w.(*bufio.Writer)
 		if r.ItemGroup != nil {
-			bw.WriteString("item_id,text,category\n")
+			bw.WriteString("item,text,category\n")
 		} else {
-			bw.WriteString("item_id,text\n")
+			bw.WriteString("item,text\n")
 		}
 		for j, id := range r.Items {
 			bw.WriteString(quoteCSV(id))

@@ -11,14 +11,11 @@ import (
 func newDataParquetCmd() *cobra.Command {
 	var rowGroup int
 	cmd := &cobra.Command{
-		Use:   "parquet IN.csv OUT.parquet",
-		Short: "Copy a CSV or TSV response or item-text file to Parquet, row for row",
-		Long: `Copy a CSV or TSV file (gzip transparent) to Parquet: every column becomes a
-dictionary-encoded, Snappy-compressed string column of the same name, in row groups of
---row-group rows. Every jeirt command reads the copy as it reads the text, and faster.`,
-		Example: `  jeirt data parquet configs/data/swebench-verified/response_matrix.csv out/swe.parquet
-  jeirt irt fit --data out/swe.parquet --out out/swe-irt-parquet`,
-		Args: cobra.ExactArgs(2),
+		Use:     "parquet IN.csv OUT.parquet",
+		Short:   "Copy a CSV or TSV response or item-text file to Parquet, row for row",
+		Long:    helpText("data-parquet"),
+		Example: helpExamples("data-parquet"),
+		Args:    needArgs(2, 2, "IN (a CSV or TSV file) and OUT (the Parquet file to write)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			began := time.Now()
 			n, err := read.ConvertToParquet(args[0], args[1], rowGroup)

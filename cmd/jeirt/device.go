@@ -12,11 +12,12 @@ import (
 // none (exit 1). The plain jeirt runs it in jeirt-cuda, the CUDA runner,
 // before handing a --device cuda|auto command to it (package runner).
 func newDeviceCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "device", Short: "The compute devices this binary can use"}
+	cmd := &cobra.Command{Use: "device", Short: "The compute devices this binary can use", Args: cobra.ArbitraryArgs, RunE: groupRun,
+		Example: "  jeirt device probe"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "probe",
 		Short: "Print the GPU this binary would use, or why there is none (exit 1)",
-		Args:  cobra.NoArgs,
+		Args:  cobra.NoArgs, Example: "  jeirt device probe",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dev, err := probeDevice()
 			if err != nil {

@@ -22,8 +22,8 @@ func TestDeviceFlag(t *testing.T) {
 		{newTrainCmd, []string{"--config", "../../configs/quickstart.yaml"}},
 		{newIRTCmd, []string{"fit", "--data", "x.csv", "--out", "y"}},
 		{newIRTCmd, []string{"cv", "--data", "x.csv"}},
-		{newEncodeCmd, []string{"--input", "x.csv", "--out", "y.npy"}},
-		{newAddModelCmd, []string{"--checkpoint", "ck", "--responses", "x.csv"}},
+		{newEncodeCmd, []string{"--items", "x.csv", "--out", "y.npy"}},
+		{newAddModelCmd, []string{"--checkpoint", "ck", "--data", "x.csv"}},
 		{newAddModelCmd, []string{"suggest", "3", "--checkpoint", "ck"}},
 		{newRouteCmd, []string{"q.txt", "--checkpoint", "ck"}},
 		{newRouteCmd, []string{"eval", "--checkpoint", "ck", "--data", "x.csv"}},
@@ -31,7 +31,7 @@ func TestDeviceFlag(t *testing.T) {
 	}
 	for _, c := range cases {
 		for dev, want := range map[string]string{
-			"cuda": "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`",
+			"cuda": "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)",
 			"tpu":  `device "tpu": unknown (want auto, cpu or cuda)`,
 		} {
 			_, err := runCmd(t, c.cmd(), append(c.args, "--device", dev)...)

@@ -13,7 +13,7 @@ import (
 func TestEncodeCommandShardsAndMerge(t *testing.T) {
 	t.Chdir(t.TempDir())
 	os.WriteFile("items.csv", []byte("item_id,text\nq1,What is 2+2?\nq2,Name a prime number.\nq3,\"Capital of France, please.\"\nq4,Who wrote Hamlet?\nq5,Boiling point of water?\n"), 0o644)
-	if _, err := runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--input", "items.csv", "--out", "all.npy"); err != nil {
+	if _, err := runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--items", "items.csv", "--out", "all.npy"); err != nil {
 		t.Fatal(err)
 	}
 	all, err := encoder.ReadVectors("all.npy")
@@ -31,7 +31,7 @@ func TestEncodeCommandShardsAndMerge(t *testing.T) {
 	var parts []string
 	for i, ext := range []string{".jsonl", ".safetensors", ".npy"} {
 		p := "part" + string(rune('0'+i)) + ext
-		out, err := runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--input", "items.csv", "--out", p, "--shard", string(rune('0'+i))+"/3", "--cache", "cache")
+		out, err := runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--items", "items.csv", "--out", p, "--shard", string(rune('0'+i))+"/3", "--cache", "cache")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestEncodeCommandShardsAndMerge(t *testing.T) {
 	if _, err := runCmd(t, newEncodeCmd(), "merge", "--out", "x.npy", parts[2], parts[0], parts[1]); err == nil {
 		t.Error("merge accepted shards out of order")
 	}
-	if _, err := runCmd(t, newEncodeCmd(), "--input", "items.csv", "--out", "x.npy", "--shard", "3/3"); err == nil || err.Error() != `encode: --shard "3/3": want i/n with 0 <= i < n, e.g. 0/4` {
+	if _, err := runCmd(t, newEncodeCmd(), "--items", "items.csv", "--out", "x.npy", "--shard", "3/3"); err == nil || err.Error() != `encode: --shard "3/3": want i/n with 0 <= i < n, e.g. 0/4` {
 		t.Errorf("bad shard: %v", err)
 	}
 	// The cache has one folder for hash:16 holding every item.
@@ -64,10 +64,10 @@ func TestEncodeCommandShardsAndMerge(t *testing.T) {
 	}
 	// A text file: ids are line numbers; precomputed re-encodes by id.
 	os.WriteFile("texts.txt", []byte("alpha beta\r\ngamma\n"), 0o644)
-	if _, err := runCmd(t, newEncodeCmd(), "--input", "texts.txt", "--out", "t.jsonl"); err != nil {
+	if _, err := runCmd(t, newEncodeCmd(), "--items", "texts.txt", "--out", "t.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, newEncodeCmd(), "--encoder", "precomputed:t.jsonl", "--input", "texts.txt", "--out", "t2.npy"); err != nil {
+	if _, err := runCmd(t, newEncodeCmd(), "--encoder", "precomputed:t.jsonl", "--items", "texts.txt", "--out", "t2.npy"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := encoder.ReadVectors("t.jsonl")

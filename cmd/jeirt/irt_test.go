@@ -135,12 +135,12 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		{[]string{"--method", "mml", "--rank", "2"}, "--method mml fits rank 1 only (got --rank 2)"},
 		{[]string{"--method", "em"}, `--method "em": want cbmm, lbfgs or mml`},
 		{[]string{"--device", "tpu"}, `device "tpu": unknown (want auto, cpu or cuda)`},
-		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`"},
+		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)"},
 	}
 	for _, c := range cases {
 		args := append([]string{"fit", "--data", data, "--out", filepath.Join(dir, "x")}, c.args...)
 		_, err := runCmd(t, newIRTCmd(), args...)
-		if c.want == "device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`" && err == nil {
+		if c.want == "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)" && err == nil {
 			continue // a cuda build
 		}
 		if err == nil || err.Error() != c.want {

@@ -5,10 +5,12 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/jeirt/jeirt/train/backend"
@@ -22,6 +24,7 @@ var rootCmd = &cobra.Command{
 	Use:           "jeirt",
 	Short:         "IRT and joint-embedding IRT for item-level LLM benchmark results",
 	Version:       version,
+	Example:       "  jeirt train --config configs/quickstart.yaml\n  jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --out out/swe-irt",
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }
@@ -63,3 +66,21 @@ func withDevice(cmd *cobra.Command) *cobra.Command {
 
 // resolveDevice checks --device by the one device rule (backend.Resolve).
 func resolveDevice(device string) (string, error) { return backend.Resolve(device) }
+
+// The long help and the examples of each command are in help/NAME.txt: the
+// long text, a line "--- examples ---", then the examples.
+//
+//go:embed help
+var helpFiles embed.FS
+
+func helpParts(name string) (long, examples string) {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err)
+	}
+	long, examples, _ = strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n--- examples ---")
+	return long, strings.TrimPrefix(examples, "\n")
+}
+
+func helpText(name string) string     { l, _ := helpParts(name); return l }
+func helpExamples(name string) string { _, e := helpParts(name); return e }

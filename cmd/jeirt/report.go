@@ -15,28 +15,11 @@ func newReportCmd() *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "report [--checkpoint DIR] [--fit DIR] [--route-csv FILE] --out DIR",
-		Short: "Write a self-contained HTML report with figures of a checkpoint, an IRT fit and a routing curve",
-		Long: `Write DIR/index.html, a page that opens without network access (inline styles,
-figures embedded, a small inline script that sorts the tables), and every figure
-beside it as NAME.png and NAME.svg. Give any of:
-
-  --checkpoint DIR  a JE-IRT checkpoint (jeirt train): question-embedding norm against
-                    item error rate, 2-D PCA of question and model embeddings coloured
-                    by item group, training curve, test metrics against the baselines.
-                    Item error rates and groups come from the training data named in
-                    the checkpoint's config, or from --data.
-  --fit DIR         an IRT fit (jeirt irt fit): abilities against mean accuracy with the
-                    largest rank moves labelled, item characteristic curves of the most
-                    and least discriminating items, discrimination histogram, and the
-                    model and item tables.
-  --route-csv FILE  the cost-quality CSV of jeirt route eval: the cost-quality curve.
-
-Every figure's caption says what it shows and which command made its data.`,
-		Example: `  jeirt report --checkpoint out/quickstart --fit out/swe-irt --out out/report
-  jeirt report --fit out/swe-irt --out out/report-irt
-  jeirt report --checkpoint out/swe-by-item --route-csv out/swe-route-curve.csv --out out/report-route`,
-		Args: cobra.NoArgs,
+		Use:     "report [--checkpoint DIR] [--fit DIR] [--route-csv FILE] --out DIR",
+		Short:   "Write a self-contained HTML report with figures of a checkpoint, an IRT fit and a routing curve",
+		Long:    helpText("report"),
+		Example: helpExamples("report"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("report: --out is required")
@@ -63,6 +46,8 @@ Every figure's caption says what it shows and which command made its data.`,
 	f.StringVar(&opt.RouteCSV, "route-csv", "", "cost-quality CSV (jeirt route eval --out)")
 	f.StringVar(&opt.Data, "data", "", "responses for item error rates and groups (default: the checkpoint's training data)")
 	f.StringVar(&opt.Items, "items", "", "item-text CSV to go with --data (for groups)")
+	f.StringVar(&opt.DataRead.Format, "format", "auto", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
+	f.StringVar(&opt.DataRead.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
 	f.IntVar(&opt.Label, "label", 8, "models to label in the ability figure (largest rank moves)")
 	f.IntVar(&opt.Curves, "curves", 4, "item characteristic curves at each end (most and least discriminating)")
 	f.StringVar(&out, "out", "", "report folder to write (atomically)")

@@ -62,7 +62,7 @@ func TestRouteCommand(t *testing.T) {
 	queries := writeFile(t, filepath.Join(dir, "q.txt"), "what is 2+2?\n\nname a prime\n")
 	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
 
-	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--format", "csv", "--top", "1")
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--output", "csv", "--top", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRouteCommand(t *testing.T) {
 	// Costs with min-p, from standard input, as JSON lines.
 	cmd := newRouteCmd()
 	cmd.SetIn(strings.NewReader(`{"id": "q1", "text": "hello"}` + "\n"))
-	out, _, err = runSplit(t, cmd, "-", "--checkpoint", ck, "--costs", costs, "--min-p", "0.7", "--format", "json", "--top", "2")
+	out, _, err = runSplit(t, cmd, "-", "--checkpoint", ck, "--costs", costs, "--min-p", "0.7", "--output", "json", "--top", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestRouteCommand(t *testing.T) {
 		{[]string{"--min-p", "0.95"}, "1,big,0.9000,10,true"},
 		{[]string{"--min-p", "0.7", "--models", "big,small"}, "1,big,0.9000,10,false"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--costs", costs, "--format", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0"}, c.args...)
 		out, _, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -129,7 +129,7 @@ func TestRouteCommand(t *testing.T) {
 		{[]string{"--costs", partCosts}, partCosts + `: no cost for model "mid" (price every model routed to, or choose them with --models)`},
 		{[]string{"--lambda", "0.1"}, "route: --lambda weighs cost; it needs --costs"},
 		{[]string{"--min-p", "0.8"}, "route: --min-p picks the cheapest good-enough model; it needs --costs"},
-		{[]string{"--format", "xml"}, `route: --format "xml": want table, csv or json`},
+		{[]string{"--output", "xml"}, `route: --output "xml": want table, csv or json`},
 	} {
 		_, err := runCmd(t, newRouteCmd(), append([]string{queries, "--checkpoint", ck}, c.args...)...)
 		if err == nil || err.Error() != c.want {
@@ -242,16 +242,16 @@ func TestRouteMargin(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--margin", "0.1", "--train", trainCSV}, "1,big,"},
-		{[]string{"--margin", "0.2", "--train", trainCSV}, "1,mid,"},
-		{[]string{"--margin", "inf", "--train", trainCSV}, "1,mid,"},
+		{[]string{"--margin", "0.1", "--data", trainCSV}, "1,big,"},
+		{[]string{"--margin", "0.2", "--data", trainCSV}, "1,mid,"},
+		{[]string{"--margin", "inf", "--data", trainCSV}, "1,mid,"},
 		{[]string{"--margin", "0.29", "--default", "small"}, "1,big,"},
 		{[]string{"--margin", "0.31", "--default", "small"}, "1,small,"},
 		{[]string{"--margin", "0.2"}, "1,big,"}, // default: highest mean predicted P, big
 		{[]string{"--margin", "0.2", "--default", "small", "--models", "mid,small"}, "1,small,"},
 		{[]string{"--margin", "0.1", "--default", "small", "--models", "mid,small"}, "1,mid,"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--format", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--output", "csv", "--top", "0"}, c.args...)
 		out, log, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -269,13 +269,13 @@ func TestRouteMargin(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--shortlist", "1", "--train", trainCSV}, "1,mid,"},
-		{[]string{"--shortlist", "2", "--train", trainCSV}, "1,big,"},
+		{[]string{"--shortlist", "1", "--data", trainCSV}, "1,mid,"},
+		{[]string{"--shortlist", "2", "--data", trainCSV}, "1,big,"},
 		{[]string{"--shortlist", "1"}, "1,big,"},
 		{[]string{"--shortlist", "1", "--models", "mid,small"}, "1,mid,"},
-		{[]string{"--shortlist", "2", "--train", trainCSV, "--margin", "0.2"}, "1,mid,"},
+		{[]string{"--shortlist", "2", "--data", trainCSV, "--margin", "0.2"}, "1,mid,"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--format", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--output", "csv", "--top", "0"}, c.args...)
 		out, _, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -292,13 +292,13 @@ func TestRouteMargin(t *testing.T) {
 		{[]string{"--margin", "0.1", "--costs", costs}, "route: --margin does not weigh cost; use it without --costs"},
 		{[]string{"--margin", "-1"}, "route: --margin -1 must be a non-negative number (or inf)"},
 		{[]string{"--default", "mid"}, "route: --default is the default model of the margin rule; it needs --margin"},
-		{[]string{"--train", trainCSV}, "route: --train ranks the models for --margin or --shortlist; it needs one of them"},
+		{[]string{"--data", trainCSV}, "route: --data ranks the models for --margin or --shortlist; it needs one of them"},
 		{[]string{"--shortlist", "-1"}, "route: --shortlist -1 must not be negative"},
 		{[]string{"--shortlist", "2", "--default", "big"}, "route: --default is the default model of the margin rule; it needs --margin"},
 		{[]string{"--margin", "0.1", "--shortlist", "1", "--default", "small"}, `route: --default: "small" is not one of the candidates (--models, --shortlist)`},
 		{[]string{"--margin", "0.1", "--default", "huge"}, `route: --default: "huge" is not a model of the checkpoint (it has 3: big, mid, small)`},
 		{[]string{"--margin", "0.1", "--default", "big", "--models", "mid,small"}, `route: --default: "big" is not one of the candidates (--models, --shortlist)`},
-		{[]string{"--margin", "0.1", "--default", "big", "--train", trainCSV}, "route: give --default or --train, not both"},
+		{[]string{"--margin", "0.1", "--default", "big", "--data", trainCSV}, "route: give --default or --data, not both"},
 	} {
 		args := append([]string{queries, "--checkpoint", ck}, c.args...)
 		if _, _, err := runSplit(t, newRouteCmd(), args...); err == nil || err.Error() != c.want {
@@ -350,7 +350,7 @@ func TestAddModelCommand(t *testing.T) {
 	b.WriteString("mid,qaa,1,question a\n")
 	resp := writeFile(t, filepath.Join(dir, "new.csv"), b.String())
 
-	out, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie")
+	out, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--data", resp, "--models", "newbie")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,17 +371,17 @@ func TestAddModelCommand(t *testing.T) {
 		t.Error(err)
 	}
 	// Again: a new folder, never the old one.
-	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie"); err != nil {
+	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--data", resp, "--models", "newbie"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ck + ".plus-newbie-2"); err != nil {
 		t.Errorf("second run: %v", err)
 	}
-	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp)
+	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--data", resp)
 	if want := `add-model: 1 model is already in the checkpoint (pass --replace to refit, or --models to choose others): "mid"`; err == nil || err.Error() != want {
 		t.Errorf("existing model: %v", err)
 	}
-	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--out", ck)
+	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--data", resp, "--models", "newbie", "--out", ck)
 	if want := ck + " already exists (choose another output folder)"; err == nil || err.Error() != want {
 		t.Errorf("--out existing: %v", err)
 	}
@@ -492,10 +492,10 @@ func testSuggestRounds(t *testing.T, dir, ck string) {
 	}{
 		{[]string{"--suggest", "39", "--answered", answers}, "suggest: K = 39 but only 38 of the pool's 41 questions are not answered yet"},
 		{[]string{"--suggest", "2", "--answered", answers, "--models", "nobody"}, answers + `: no answers of model "nobody" (it has fresh)`},
-		{[]string{"--suggest", "2", "--answered", answers, "--models", "fresh,other"}, "add-model: --suggest --answered places one model; got --models fresh,other"},
-		{[]string{"--suggest", "2", "--answered", answers, "--design", "d-optimal"}, "add-model: --answered designs are v-optimal (or random); got --design d-optimal"},
+		{[]string{"--suggest", "2", "--answered", answers, "--models", "fresh,other"}, "add-model suggest: --data places one model; got --models fresh,other"},
+		{[]string{"--suggest", "2", "--answered", answers, "--design", "d-optimal"}, "add-model suggest: --data (answers) designs are v-optimal (or random); got --design d-optimal"},
 		{[]string{"--suggest", "2", "--design", "best"}, `add-model: --design "best": want v-optimal, d-optimal or random`},
-		{[]string{"--suggest", "2", "--models", "fresh"}, "add-model: --models goes with --responses or, with --suggest, with --answered"},
+		{[]string{"--suggest", "2", "--models", "fresh"}, "add-model: --models goes with --data (the new models' answers)"},
 		{[]string{"--responses", answers, "--answered", answers}, "add-model: --answered goes with --suggest"},
 	} {
 		_, _, err := runSplit(t, newAddModelCmd(), append([]string{"--checkpoint", ck}, c.args...)...)

@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/jeirt/jeirt/model"
@@ -18,26 +15,11 @@ func newServeCmd() *cobra.Command {
 	var ss serve.ServeSettings
 	var addr, tokenEnv string
 	cmd := &cobra.Command{
-		Use:   "serve --checkpoint DIR [--addr 127.0.0.1:8080] [--upstreams FILE] [--costs FILE] [--token-env NAME]",
-		Short: "Serve the router over HTTP, in front of the models' OpenAI-compatible endpoints",
-		Long: `Serve a JE-IRT checkpoint over HTTP (see docs/serve.md):
-
-  POST /v1/route             route one query ({"text"}) or a batch ({"queries": [{"id", "text"}]})
-                             with "rule", "min_p", "lambda", "margin", "shortlist", "models"
-  POST /v1/predict           P(correct) for {"pairs": [{"model", "text"}]}
-  GET  /v1/models            the models with cost and mean predicted P
-  POST /v1/models            onboard a model from its answers (token required)
-  POST /v1/chat/completions  OpenAI-compatible; "model": "router" or "router:<rule>" routes on the
-                             last user message and forwards to the chosen model's upstream
-  POST /admin/reload         reload the checkpoint and costs (token required; also on SIGHUP)
-  GET  /healthz, GET /metrics
-
-It listens on loopback unless --addr says otherwise. With --token-env NAME every route but
-/healthz requires "Authorization: Bearer $NAME"; without it the admin routes are off.
-SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`,
-		Example: `  jeirt serve --checkpoint out/quickstart
-  JEIRT_TOKEN=secret jeirt serve --checkpoint out/quickstart --addr 127.0.0.1:8080 --token-env JEIRT_TOKEN`,
-		Args: cobra.NoArgs,
+		Use:     "serve --checkpoint DIR [--addr 127.0.0.1:8080] [--upstreams FILE] [--costs FILE] [--token-env NAME]",
+		Short:   "Serve the router over HTTP, in front of the models' OpenAI-compatible endpoints",
+		Long:    helpText("serve"),
+		Example: helpExamples("serve"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if set.Checkpoint == "" {
 				return fmt.Errorf("serve: --checkpoint is required")
@@ -47,38 +29,8 @@ SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`
 					return fmt.Errorf("serve: --token-env %s: the variable is empty or unset", tokenEnv)
 				}
 			}
-			log := cmd.ErrOrStderr()
-			set.Log = model.LogTo(log)
-			srv, err := serve.New(set)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("serve: --addr %s: %w", addr, err)
-			}
-			if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) && set.Token == "" {
-				fmt.Fprintf(log, "serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it\n", ln.Addr())
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-hup:
-						srv.Reload() // logs success or why it failed
-					}
-				}
-			}()
-			fmt.Fprintf(log, "serve: %s on http://%s\n", srv.Checkpoint(), ln.Addr())
-			err = srv.Serve(ctx, ln, ss)
-			fmt.Fprintln(log, "serve: stopped")
-			return err
+			set.Log = model.LogTo(cmd.ErrOrStderr())
+			return serve.ListenAndServe(cmd.Context(), set, ss, addr)
 		},
 	}
 	f := cmd.Flags()
@@ -95,14 +47,6 @@ SIGINT or SIGTERM stops it after the requests in flight finish (up to --drain).`
 	f.DurationVar(&ss.IdleTimeout, "idle-timeout", 120*time.Second, "keep-alive connections idle longer are closed")
 	f.DurationVar(&ss.Drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to wait for requests in flight")
 	return cmd
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func init() { rootCmd.AddCommand(newServeCmd()) }

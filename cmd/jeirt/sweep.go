@@ -19,30 +19,11 @@ func newSweepCmd() *cobra.Command {
 		slurm             sweep.SlurmSettings
 	}
 	cmd := &cobra.Command{
-		Use:   "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
-		Short: "Run a grid of jeirt train runs here or as a Slurm job array",
-		Long: `Run a grid of jeirt train runs. The sweep file names a base training config,
-the grid of config keys to vary, optional seeds and fixed overrides, and the Slurm
-resources of each task (see docs/cluster.md):
-
-  base: quickstart.yaml
-  grid: {model.dim: [64, 128], train.lr: [3.0e-5, 5.0e-5]}
-  seeds: [1, 2]
-  set: {train.epochs: 20}
-  slurm: {partition: gpu, gpus: 1, cpus: 8, mem: 32G, time: "04:00:00"}
-
---emit writes DIR/sweep.json and one DIR/runs/NNN/config.yaml per run; run NNN
-writes only DIR/runs/NNN/ (checkpoint/, train.log or slurm-*.out).
-  --emit slurm  also writes DIR/sweep.sbatch, one job array (#SBATCH --array=0-(n-1));
-                submit it with sbatch DIR/sweep.sbatch.
-  --emit local  trains the runs here one after another; finished runs are skipped,
-                so running the same command again resumes a stopped sweep.
-Then "jeirt sweep collect DIR" tables the results and names the best run.`,
-		Example: `  jeirt sweep --config configs/sweeps/swebench.yaml --emit local --out out/sweep1
-  jeirt sweep --config configs/sweeps/swebench.yaml --emit slurm --out /scratch/$USER/sweep1 --partition a100 --time 08:00:00
-  sbatch /scratch/$USER/sweep1/sweep.sbatch
-  jeirt sweep collect /scratch/$USER/sweep1`,
-		Args: cobra.NoArgs,
+		Use:     "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
+		Short:   "Run a grid of jeirt train runs here or as a Slurm job array",
+		Long:    helpText("sweep"),
+		Example: helpExamples("sweep"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.config == "" || o.out == "" {
 				return fmt.Errorf("sweep: --config and --out are required")
@@ -54,26 +35,7 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 			if err != nil {
 				return err
 			}
-			f := cmd.Flags()
-			for _, fl := range []struct {
-				name string
-				set  func()
-			}{
-				{"partition", func() { s.Slurm.Partition = o.slurm.Partition }},
-				{"account", func() { s.Slurm.Account = o.slurm.Account }},
-				{"qos", func() { s.Slurm.QOS = o.slurm.QOS }},
-				{"constraint", func() { s.Slurm.Constraint = o.slurm.Constraint }},
-				{"gpus", func() { s.Slurm.GPUs = o.slurm.GPUs }},
-				{"cpus", func() { s.Slurm.CPUs = o.slurm.CPUs }},
-				{"mem", func() { s.Slurm.Mem = o.slurm.Mem }},
-				{"time", func() { s.Slurm.Time = o.slurm.Time }},
-				{"max-parallel", func() { s.Slurm.MaxParallel = o.slurm.MaxParallel }},
-				{"jeirt", func() { s.Slurm.Jeirt = o.slurm.Jeirt }},
-			} {
-				if f.Changed(fl.name) {
-					fl.set()
-				}
-			}
+			s.Slurm.Override(o.slurm, cmd.Flags().Changed)
 			if err := s.Slurm.Validate("flags"); err != nil {
 				return err
 			}
@@ -128,15 +90,11 @@ Then "jeirt sweep collect DIR" tables the results and names the best run.`,
 func newSweepCollectCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "collect DIR",
-		Short: "Table every run of a sweep and name the best by validation loss",
-		Long: `Read DIR/sweep.json and each run's checkpoint/metrics.json, print one table of
-all runs (their settings, validation and test log-loss, accuracy and AUC, status) and
-name the finished run with the lowest validation log-loss. Runs still queued or
-running show as missing. Writes the table as CSV to DIR/sweep.csv (or --out).`,
-		Example: `  jeirt sweep collect out/sweep1
-  jeirt sweep collect /scratch/$USER/sweep1 --out sweep1.csv`,
-		Args: cobra.ExactArgs(1),
+		Use:     "collect DIR",
+		Short:   "Table every run of a sweep and name the best by validation loss",
+		Long:    helpText("sweep-collect"),
+		Example: helpExamples("sweep-collect"),
+		Args:    needArgs(1, 1, "the sweep folder DIR (the --out of jeirt sweep)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tab, err := sweep.CollectSweep(args[0])
 			if err != nil {

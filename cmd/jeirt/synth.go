@@ -13,24 +13,11 @@ func newSynthCmd() *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "synth --kind 2pl|mirt|jeirt --models N --items J --out DIR",
-		Short: "Simulate responses with known ground truth, for recovery tests and benchmarks",
-		Long: `Simulate responses with known ground truth, for recovery tests and benchmarks.
-
-Kinds:
-  2pl    θ ~ N(0,1), a ~ U(0.3,2), b ~ N(0,1), P = sigmoid(θ·a + b)  (σ = 1)
-  mirt   rank r, θ ~ N(0,I), A ≥ 0 with simple structure, b ~ N(0,1)
-  jeirt  clustered item features x ∈ R^D, q = fixed random map of x, model rows m ∈ R^d,
-         P = sigmoid(q·m/‖q‖ − ‖q‖); items get synthetic texts and topic groups
-
-Writes into --out (atomically): responses.csv (long), synth.json (the options),
-truth_models.csv and truth_items.csv (2pl/mirt: theta_k; a_k, b), and for jeirt
-items.csv (item_id,text,category), features.npy (float32 J x D), truth_q.csv and
-truth_m.csv. The same options and seed give byte-identical files.`,
-		Example: `  jeirt synth --kind 2pl --models 100 --items 1000 --seed 1 --out out/synth-2pl
-  jeirt synth --kind mirt --rank 3 --models 200 --items 2000 --missing 0.3 --out out/synth-mirt
-  jeirt synth --kind jeirt --models 112 --items 5000 --dim 64 --embed-dim 16 --out out/synth-je`,
-		Args: cobra.NoArgs,
+		Use:     "synth --kind 2pl|mirt|jeirt --models N --items J --out DIR",
+		Short:   "Simulate responses with known ground truth, for recovery tests and benchmarks",
+		Long:    helpText("synth"),
+		Example: helpExamples("synth"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("synth: --out is required")

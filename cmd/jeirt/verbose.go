@@ -25,10 +25,3 @@ func init() {
 
 // started is when the process began, for --verbose.
 var started = time.Now()
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

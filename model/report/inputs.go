@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,19 +17,11 @@ import (
 // RoutePoint is one row of the CSV written by `jeirt route eval`.
 type RoutePoint = route.RoutePoint
 
-// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`,
-// which the report needs with costs.
+// ReadRouteCSV reads the cost-quality curve written by `jeirt route eval`.
+// A curve written without --costs has no costs (MeanCost NaN): the report
+// then shows its table without the cost-quality figure.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
-	pts, err := route.ReadRouteCSV(path)
-	if err != nil {
-		return nil, err
-	}
-	for k, p := range pts {
-		if math.IsNaN(p.MeanCost) {
-			return nil, fmt.Errorf("%s:%d: column %q is empty", path, k+2, "mean_cost")
-		}
-	}
-	return pts, nil
+	return route.ReadRouteCSV(path)
 }
 
 // checkpointConfig is the part of the training config (in manifest.json)
@@ -64,7 +55,7 @@ func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, 
 // loadCheckpointData reads the responses a checkpoint was trained on, from
 // dataPath when given, else from the paths in its manifest's config. It
 // returns nil (and a note saying why) when they cannot be found.
-func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*model.Responses, string, string) {
+func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string, dataRead read.Options) (*model.Responses, string, string) {
 	var cfg checkpointConfig
 	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
@@ -75,7 +66,8 @@ func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*mode
 	switch {
 	case dataPath != "":
 		paths = []string{dataPath}
-		ro = read.Options{Format: "auto", Items: itemsPath}
+		ro = dataRead
+		ro.Items = itemsPath
 	case cfg.Data.Responses != "":
 		paths = []string{cfg.Data.Responses}
 	case cfg.Data.Train != "":

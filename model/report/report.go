@@ -36,10 +36,13 @@ type Options struct {
 	// used for item error rates and groups; by default they are read from the
 	// paths in the checkpoint's config.
 	Data, Items string
-	Label       int        // models to label in the ability figure; 0 means 8
-	Curves      int        // item characteristic curves per end; 0 means 4
-	Version     string     // the jeirt release, shown in the footer
-	Log         model.Logf // progress; nil is silent
+	// DataRead says how Data is read (its Format and Duplicates; the zero
+	// value decides the format from the header and keeps majority labels).
+	DataRead read.Options
+	Label    int        // models to label in the ability figure; 0 means 8
+	Curves   int        // item characteristic curves per end; 0 means 4
+	Version  string     // the jeirt release, shown in the footer
+	Log      model.Logf // progress; nil is silent
 }
 
 // Report is a rendered report, ready to write.
@@ -145,7 +148,7 @@ func Build(opt Options) (*Report, error) {
 		src := fmt.Sprintf("jeirt train → checkpoint %s (encoder %s, d = %d); config in its manifest.json", opt.Checkpoint, ck.Manifest.Encoder.Spec, m.Dim)
 		rep.Inputs = append(rep.Inputs, [2]string{"JE-IRT checkpoint", fmt.Sprintf("%s — %d models × %d items, d = %d, adapter %d→%d→%d, encoder %s",
 			opt.Checkpoint, m.NumModels(), m.NumItems(), m.Dim, m.InputDim, m.Hidden, m.Dim, ck.Manifest.Encoder.Fingerprint)})
-		data, dataSrc, why := loadCheckpointData(ck, opt.Data, opt.Items)
+		data, dataSrc, why := loadCheckpointData(ck, opt.Data, opt.Items, opt.DataRead)
 		if data != nil {
 			titles = append(titles, fmt.Sprintf("JE-IRT on %s", dataName(strings.Split(dataSrc, ", ")[0])))
 		} else {
@@ -193,7 +196,7 @@ func Build(opt Options) (*Report, error) {
 			return nil, err
 		}
 		rep.Inputs = append(rep.Inputs, [2]string{"routing curve", fmt.Sprintf("%s — %d points", opt.RouteCSV, len(pts))})
-		if err := add("no cost-quality curve: the routing CSV has no finite points")(costQualityFigure(pts, fmt.Sprintf("jeirt route eval --out %s", opt.RouteCSV))); err != nil {
+		if err := add("no cost-quality curve: the routing CSV has no costs (jeirt route eval --costs FILE writes them) or no finite points")(costQualityFigure(pts, fmt.Sprintf("jeirt route eval --out %s", opt.RouteCSV))); err != nil {
 			return nil, err
 		}
 		rep.Tables = append(rep.Tables, routeTable(pts))

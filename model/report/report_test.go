@@ -371,3 +371,28 @@ func TestAbilityFigureOutlier(t *testing.T) {
 		t.Errorf("caption does not note the clipped model: %s", fig.Caption)
 	}
 }
+
+// A route eval curve written without --costs (empty cost columns) gives the
+// routing table and a note, not an error.
+func TestReportRouteCurveWithoutCosts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "curve.csv")
+	os.WriteFile(p, []byte(`policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
+router,max-p,,0.70,,,100,0
+router,margin,0.05,0.72,,,100,0
+best-single,best-single,,0.69,,,100,0
+oracle,oracle,,0.9,,,100,0
+`), 0o644)
+	rep, err := Build(Options{RouteCSV: p, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Figures) != 0 || len(rep.Tables) != 1 || len(rep.Tables[0].Rows) != 4 {
+		t.Errorf("figures %v, %d tables", figureNames(rep), len(rep.Tables))
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "no costs") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+	if err := rep.Write(filepath.Join(t.TempDir(), "report"), false); err != nil {
+		t.Fatal(err)
+	}
+}

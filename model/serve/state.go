@@ -116,7 +116,7 @@ type RouteParams struct {
 	Lambda *float64 `json:"lambda,omitempty"`
 	Margin *float64 `json:"margin,omitempty"`
 	// Shortlist keeps the T models with the highest mean predicted P over the
-	// checkpoint's questions (jeirt route --shortlist without --train).
+	// checkpoint's questions (jeirt route --shortlist without --data).
 	Shortlist int `json:"shortlist,omitempty"`
 	// Models restricts the candidates; nil means all (with a cost rule, all
 	// that have a price).

@@ -80,7 +80,7 @@ func resolve(device string) (string, error) {
 		return CPU, nil
 	case CUDA:
 		if _, ok := devices[CUDA]; !ok {
-			return "", fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build one with `go build -tags jeirtcuda ./cmd/jeirt`")
+			return "", fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)")
 		}
 		return CUDA, nil
 	case CPU:

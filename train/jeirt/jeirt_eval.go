@@ -2,9 +2,12 @@ package jeirt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -15,6 +18,17 @@ type JEIRTEval struct {
 	UnknownModels []string    `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
 	SkippedCells  int         `json:"skipped_cells"`
 	NewItems      int         `json:"new_items"` // items not in the checkpoint, encoded with its encoder
+
+	// The scored cells that were training cells of the checkpoint (found by
+	// re-reading and re-splitting the data its training config names), the
+	// validation cells among the rest (they chose the stopping epoch), and
+	// the scores of the held-out cells, those that were not training cells.
+	// TrainingNote says why the training cells are unknown (then Heldout is nil).
+	TrainingCells   int          `json:"training_cells"`
+	ValidationCells int          `json:"validation_cells"`
+	HeldoutCells    int          `json:"heldout_cells"`
+	Heldout         *eval.Scores `json:"heldout,omitempty"`
+	TrainingNote    string       `json:"training_note,omitempty"`
 }
 
 // EvalCheckpoint predicts every cell of r whose model the checkpoint knows.
@@ -57,5 +71,95 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 	sub := r.Subset(cells)
 	ev.Metrics = eval.Score(p, sub.Label).Scores()
 	ev.ModelMean = eval.Score(eval.ModelMeanPredict(sub, sub), sub.Label).Scores()
+	train, val, err := checkpointCells(ck)
+	if err != nil {
+		ev.TrainingNote = err.Error()
+		return ev, nil
+	}
+	var hp []float64
+	var hl []uint8
+	for k, c := range cells {
+		key := [2]string{r.Models[r.Model[c]], r.Items[r.Item[c]]}
+		switch {
+		case train[key]:
+			ev.TrainingCells++
+			continue
+		case val[key]:
+			ev.ValidationCells++
+		}
+		hp, hl = append(hp, p[k]), append(hl, r.Label[c])
+	}
+	if ev.HeldoutCells = len(hp); len(hp) > 0 {
+		s := eval.Score(hp, hl).Scores()
+		ev.Heldout = &s
+	}
 	return ev, nil
+}
+
+// checkpointCells are the training and validation cells, as (model, item)
+// names, of the data the checkpoint's training config names, split as
+// training split them.
+func checkpointCells(ck *model.Checkpoint) (train, val map[[2]string]bool, err error) {
+	var cfg Config
+	if len(ck.Manifest.Config) == 0 || json.Unmarshal(ck.Manifest.Config, &cfg) != nil {
+		return nil, nil, fmt.Errorf("the checkpoint records no training config")
+	}
+	trainR, valR, _, _, err := LoadSplits(&cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot re-read the training data: %w", err)
+	}
+	set := func(r *model.Responses) map[[2]string]bool {
+		m := make(map[[2]string]bool, r.Len())
+		for c := range r.Label {
+			m[[2]string{r.Models[r.Model[c]], r.Items[r.Item[c]]}] = true
+		}
+		return m
+	}
+	return set(trainR), set(valR), nil
+}
+
+// WriteText prints the evaluation as jeirt eval does: the cells scored, how
+// many were training cells of the checkpoint, and the scores on all cells, on
+// the held-out cells and of the in-sample model-mean reference.
+func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
+	fmt.Fprintf(w, "%s on %s: %d cells, %d items new to the checkpoint\n", ckDir, data, ev.Metrics.N, ev.NewItems)
+	if ev.TrainingNote != "" {
+		fmt.Fprintf(w, "training cells unknown (%s): the scores may include cells the checkpoint was trained on\n", ev.TrainingNote)
+	} else {
+		fmt.Fprintf(w, "%d of them were training cells of the checkpoint; %d held out (%d of those validation cells, which chose the stopping epoch)\n",
+			ev.TrainingCells, ev.HeldoutCells, ev.ValidationCells)
+	}
+	fmt.Fprintf(w, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
+	row := func(name string, s eval.Scores) {
+		fmt.Fprintf(w, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
+	}
+	row("jeirt, all cells", ev.Metrics)
+	if ev.Heldout != nil {
+		row("jeirt, held-out cells", *ev.Heldout)
+	}
+	row("model mean (in-sample)", ev.ModelMean)
+	return nil
+}
+
+// EvalFile is jeirt eval: it loads the checkpoint in dir (encoder, when not
+// "", replaces the one it records; the fingerprint must match), reads the
+// responses file data and scores it (EvalCheckpoint).
+func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log model.Logf) (*JEIRTEval, error) {
+	ck, err := model.LoadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck.Encoder = encoder
+	r, _, err := read.File(data, ro)
+	if err != nil {
+		return nil, err
+	}
+	return EvalCheckpoint(ctx, ck, r, log)
+}
+
+// WriteJSON writes the evaluation as indented JSON.
+func (ev *JEIRTEval) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ev)
 }

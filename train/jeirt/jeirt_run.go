@@ -587,13 +587,17 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 		fmt.Fprintf(w, "\nheld-out models (%d, not in the trained table): %s\n", len(m.HeldOutModels), strings.Join(m.HeldOutModels, ", "))
 		fmt.Fprintf(w, "new-model experiment: each onboarded from %.0f%% of its cells, scored on the rest\n", 100*m.OnboardFraction)
 		if len(m.NewModels) > 0 {
-			fmt.Fprintf(w, "%-40s %6s %6s %9s %10s %8s\n", "model", "fit", "scored", "onboarded", "model_mean", "joint")
+			width := 40 // wider for longer model names, so the columns stay aligned
+			for _, n := range m.NewModels {
+				width = max(width, len(n.Name))
+			}
+			fmt.Fprintf(w, "%-*s %6s %6s %9s %10s %8s\n", width, "model", "fit", "scored", "onboarded", "model_mean", "joint")
 			for _, n := range m.NewModels {
 				joint := "-"
 				if n.Joint != nil {
 					joint = fmt.Sprintf("%.4f", n.Joint.Accuracy)
 				}
-				fmt.Fprintf(w, "%-40s %6d %6d %9.4f %10.4f %8s\n", n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint)
+				fmt.Fprintf(w, "%-*s %6d %6d %9.4f %10.4f %8s\n", width, n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package jeirt
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,33 @@ output: ckpt
 	}
 	if ev.Metrics.N != res.Metrics.Test.N || math.Abs(float64(ev.Metrics.LogLoss-res.Metrics.Test.LogLoss)) > 1e-12 || ev.Metrics.Accuracy != res.Metrics.Test.Accuracy {
 		t.Errorf("eval of the reloaded checkpoint %+v, training reported %+v", ev.Metrics, res.Metrics.Test)
+	}
+	// The test file holds no training cell: all of it is held out.
+	if ev.TrainingCells != 0 || ev.ValidationCells != 0 || ev.HeldoutCells != ev.Metrics.N || ev.Heldout == nil || *ev.Heldout != ev.Metrics {
+		t.Errorf("test file: %d training, %d validation, %d held-out cells, held-out scores %+v", ev.TrainingCells, ev.ValidationCells, ev.HeldoutCells, ev.Heldout)
+	}
+	// The whole responses file: the training cells are counted and the rest
+	// (validation and test) scored apart.
+	trainR, valR, _, all, _ := LoadSplits(cfg)
+	ev, err = EvalCheckpoint(context.Background(), ck, all, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.TrainingCells != trainR.Len() || ev.ValidationCells != valR.Len() || ev.HeldoutCells != all.Len()-trainR.Len() ||
+		ev.Heldout == nil || ev.Heldout.N != ev.HeldoutCells {
+		t.Errorf("whole file: %d training (want %d), %d validation (want %d), %d held out (want %d), held-out scores %+v",
+			ev.TrainingCells, trainR.Len(), ev.ValidationCells, valR.Len(), ev.HeldoutCells, all.Len()-trainR.Len(), ev.Heldout)
+	}
+	var text strings.Builder
+	ev.WriteText(&text, "ckpt", "responses.csv")
+	want := fmt.Sprintf("%d of them were training cells of the checkpoint; %d held out (%d of those validation cells", trainR.Len(), all.Len()-trainR.Len(), valR.Len())
+	if !strings.Contains(text.String(), want) || !strings.Contains(text.String(), "\njeirt, held-out cells ") {
+		t.Errorf("eval text:\n%s\nwant %q", text.String(), want)
+	}
+	// A checkpoint without a training config: the split is unknown, and said so.
+	ck.Manifest.Config = nil
+	if ev, err = EvalCheckpoint(context.Background(), ck, all, nil); err != nil || ev.Heldout != nil || ev.TrainingNote == "" {
+		t.Errorf("no config: %v, %+v", err, ev)
 	}
 }
 

@@ -1,8 +1,10 @@
 package onboard
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -53,13 +55,13 @@ func (o Round) Check() error {
 	case "", "v-optimal", "random":
 	case "d-optimal":
 		if answered {
-			return fmt.Errorf("add-model: --answered designs are v-optimal (or random); got --design d-optimal")
+			return fmt.Errorf("add-model suggest: --data (answers) designs are v-optimal (or random); got --design d-optimal")
 		}
 	default:
 		return fmt.Errorf("add-model: --design %q: want v-optimal, d-optimal or random", o.Design)
 	}
 	if o.Model != "" && !answered {
-		return fmt.Errorf("add-model: --models goes with --responses or, with --suggest, with --answered")
+		return fmt.Errorf("add-model: --models goes with --data (the new models' answers)")
 	}
 	return nil
 }
@@ -74,7 +76,7 @@ func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult,
 	var q [][]float32
 	if o.Pool == nil {
 		res.IDs = m.Items
-		res.Texts = make([]string, len(m.Items))
+		res.Texts = CheckpointTexts(ck, o.Log)
 		for j := range m.Items {
 			q = append(q, m.ItemEmbedding(j))
 		}
@@ -121,7 +123,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res 
 	name := o.Model
 	switch {
 	case name != "" && strings.Contains(name, ","):
-		return Gaussian{}, nil, fmt.Errorf("add-model: --suggest --answered places one model; got --models %s", name)
+		return Gaussian{}, nil, fmt.Errorf("add-model suggest: --data places one model; got --models %s", name)
 	case name == "" && r.NumModels() != 1:
 		return Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", o.AnsweredFile, r.NumModels())
 	case name == "":
@@ -161,7 +163,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res 
 }
 
 // WriteCSV writes the picks as an items CSV jeirt reads back with --items:
-// item_id,text,rank,p_mean,gain (P and gain to 4 decimals; empty where NaN).
+// item,text,rank,p_mean,gain (P and gain to 4 decimals; empty where NaN).
 func (res *RoundResult) WriteCSV(w io.Writer) error {
 	num := func(x float64) string {
 		if math.IsNaN(x) {
@@ -170,10 +172,59 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 		return strconv.FormatFloat(x, 'f', 4, 64)
 	}
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"item_id", "text", "rank", "p_mean", "gain"})
+	cw.Write([]string{"item", "text", "rank", "p_mean", "gain"})
 	for k, s := range res.Picks {
 		cw.Write([]string{res.IDs[s.Index], res.Texts[s.Index], strconv.Itoa(k + 1), num(s.P), num(s.Gain)})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// CheckpointTexts are the texts of the checkpoint's items, in its order,
+// read from the item-text file (or the responses, when they carry texts) its
+// training config names. Items it cannot find keep an empty text, and log
+// says so.
+func CheckpointTexts(ck *model.Checkpoint, log model.Logf) []string {
+	texts := make([]string, len(ck.Model.Items))
+	var cfg struct {
+		Data struct{ Responses, Items, Format, Train string } `json:"data"`
+	}
+	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
+	byID := map[string]string{}
+	var src string
+	switch {
+	case cfg.Data.Items != "":
+		src = cfg.Data.Items
+		items, err := read.Items(src)
+		if err != nil {
+			log.Printf("suggest: the text column is empty: cannot read the checkpoint's items %s (%v); give --pool", src, err)
+			return texts
+		}
+		for k, id := range items.IDs {
+			byID[id] = items.Text[k]
+		}
+	case cfg.Data.Responses != "" || cfg.Data.Train != "":
+		src = cmp.Or(cfg.Data.Responses, cfg.Data.Train)
+		r, _, err := read.File(src, read.Options{Format: cfg.Data.Format})
+		if err != nil || r.ItemText == nil {
+			log.Printf("suggest: the text column is empty: the checkpoint's data %s gives no item texts; give --pool", src)
+			return texts
+		}
+		for k, id := range r.Items {
+			byID[id] = r.ItemText[k]
+		}
+	default:
+		log.Printf("suggest: the text column is empty: the checkpoint records no item-text file; give --pool")
+		return texts
+	}
+	missing := 0
+	for j, id := range ck.Model.Items {
+		if texts[j] = byID[id]; texts[j] == "" {
+			missing++
+		}
+	}
+	if missing > 0 {
+		log.Printf("suggest: %d of the checkpoint's %d items have no text in %s", missing, len(texts), src)
+	}
+	return texts
 }

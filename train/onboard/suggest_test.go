@@ -2,8 +2,13 @@ package onboard
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -410,5 +415,57 @@ func TestSuggestRoundsSkipAnswered(t *testing.T) {
 	}
 	if _, err := SuggestRandom(q, 26, 1, done, nil); err == nil || err.Error() != want {
 		t.Errorf("too many, random: %v", err)
+	}
+}
+
+// TestSuggestTextsFromCheckpoint: without a pool, the suggested questions
+// carry the texts of the item file the checkpoint's training config names.
+func TestSuggestTextsFromCheckpoint(t *testing.T) {
+	m, _ := difficultyCheckpoint()
+	m.Items = make([]string, len(m.Items))
+	for j := range m.Items {
+		m.Items[j] = fmt.Sprintf("q%d", j)
+	}
+	var b strings.Builder
+	b.WriteString("item_id,text\n")
+	for j, id := range m.Items {
+		if j%2 == 0 { // every other item has a text
+			fmt.Fprintf(&b, "%s,question number %d\n", id, j)
+		}
+	}
+	items := filepath.Join(t.TempDir(), "items.csv")
+	if err := os.WriteFile(items, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"data": map[string]string{"items": items}})
+	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{Config: cfg}}
+	var log strings.Builder
+	res, err := Round{K: 6, Design: "random", Seed: 3, Log: model.LogTo(&log)}.Suggest(context.Background(), ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Picks {
+		want := ""
+		if p.Index%2 == 0 {
+			want = fmt.Sprintf("question number %d", p.Index)
+		}
+		if got := res.Texts[p.Index]; got != want {
+			t.Errorf("item %s: text %q, want %q", m.Items[p.Index], got, want)
+		}
+	}
+	if want := fmt.Sprintf("suggest: %d of the checkpoint's %d items have no text in %s\n", len(m.Items)/2, len(m.Items), items); log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	var csv strings.Builder
+	if err := res.WriteCSV(&csv); err != nil || !strings.Contains(csv.String(), ",question number ") {
+		t.Errorf("CSV without texts: %v\n%s", err, csv.String())
+	}
+	// No config: the texts stay empty and the log says to give --pool.
+	log.Reset()
+	if _, err := (Round{K: 2, Design: "random", Log: model.LogTo(&log)}).Suggest(context.Background(), &model.Checkpoint{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "give --pool") {
+		t.Errorf("log %q", log.String())
 	}
 }

@@ -92,7 +92,7 @@ func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, l
 }
 
 // setReference applies the rules that rank models by a reference score (the
-// accuracy on --train, else the highest mean predicted P over the
+// accuracy on --data, else the highest mean predicted P over the
 // checkpoint's questions): --shortlist keeps rt's T best candidates, and
 // --margin sets δ and the default model (--default, else the best candidate).
 func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
@@ -104,7 +104,7 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 	}
 	if margin == 0 && shortlist == 0 {
 		if trainPath != "" {
-			return fmt.Errorf("route: --train ranks the models for --margin or --shortlist; it needs one of them")
+			return fmt.Errorf("route: --data ranks the models for --margin or --shortlist; it needs one of them")
 		}
 		return nil
 	}
@@ -115,7 +115,7 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
 	}
 	if defaultName != "" && trainPath != "" {
-		return fmt.Errorf("route: give --default or --train, not both")
+		return fmt.Errorf("route: give --default or --data, not both")
 	}
 	m := ck.Model
 	ref := MeanPredictedP(m)

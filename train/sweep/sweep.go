@@ -507,3 +507,28 @@ func (s *Sweep) Manifest(runs []SweepRun) SweepManifest {
 	}
 	return m
 }
+
+// Override sets the fields of s whose command-line flag was given (changed
+// reports it by flag name: partition, account, qos, constraint, gpus, cpus,
+// mem, time, max-parallel, jeirt) to their values in from.
+func (s *SlurmSettings) Override(from SlurmSettings, changed func(flag string) bool) {
+	for _, f := range []struct {
+		name string
+		set  func()
+	}{
+		{"partition", func() { s.Partition = from.Partition }},
+		{"account", func() { s.Account = from.Account }},
+		{"qos", func() { s.QOS = from.QOS }},
+		{"constraint", func() { s.Constraint = from.Constraint }},
+		{"gpus", func() { s.GPUs = from.GPUs }},
+		{"cpus", func() { s.CPUs = from.CPUs }},
+		{"mem", func() { s.Mem = from.Mem }},
+		{"time", func() { s.Time = from.Time }},
+		{"max-parallel", func() { s.MaxParallel = from.MaxParallel }},
+		{"jeirt", func() { s.Jeirt = from.Jeirt }},
+	} {
+		if changed(f.name) {
+			f.set()
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// ListenAndServe is jeirt serve: it opens the server of set, listens on
+// addr and serves until ctx is done or SIGINT/SIGTERM arrives, reloading the
+// checkpoint and costs on SIGHUP. It warns on log when a non-loopback
+// address has no token.
+func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr string) error {
+	log := set.Log
+	srv, err := New(set)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve: --addr %s: %w", addr, err)
+	}
+	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) && set.Token == "" {
+		log.Printf("serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it", ln.Addr())
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				srv.Reload() // logs success or why it failed
+			}
+		}
+	}()
+	log.Printf("serve: %s on http://%s", srv.Checkpoint(), ln.Addr())
+	err = srv.Serve(ctx, ln, ss)
+	log.Printf("serve: stopped")
+	return err
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,283 @@
+package irt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+)
+
+// ReadLogged reads a response file as the irt commands do and says on log
+// what it read (with verbose, also how long it took and what the response
+// cache did).
+func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
+	began := time.Now()
+	r, rep, err := read.File(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("read %s: %d models x %d items, %d observed cells (%s)",
+		path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
+	if verbose {
+		cache := rep.Cache
+		if cache == "" {
+			cache = "-"
+		}
+		log.Printf("read in %.2fs; cache: %s %s", time.Since(began).Seconds(), cache, rep.CachePath)
+	}
+	if r.Len() >= 1<<24 {
+		// Hand the reader's garbage (grown buffers, name tables) back before the
+		// fit allocates its layout, so the two do not add up in the peak.
+		debug.FreeOSMemory()
+	}
+	return r, nil
+}
+
+// FitFiles fits response files into fit folders, as jeirt irt fit does: one
+// file into Out, or several (or any Names) in one batched run, each into
+// Out/NAME. Its zero value needs Data and Out.
+type FitFiles struct {
+	Settings irtfit.Settings // Format, Items and Duplicates come from Read
+	Read     read.Options
+	Data     []string // response files
+	Names    []string // sub-folders of a batch, one per file (default irtfit.OutNames)
+	Out      string   // output folder, written atomically
+	Trace    string   // CSV of seconds,loss per iteration ("": none)
+	Force    bool     // replace Out
+	Verbose  bool     // read timings on Log
+	Version  string   // written into fit.json
+	Log      model.Logf
+}
+
+// FileFit is one fitted file of FitFiles.
+type FileFit struct {
+	Dir      string // its folder
+	Models   int
+	Items    int
+	Analysis *Analysis
+}
+
+// Summary is the line jeirt irt fit prints for the fit.
+func (f FileFit) Summary() string {
+	an := f.Analysis
+	return fmt.Sprintf("wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; %s",
+		f.Dir, f.Models, f.Items, an.KendallTau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
+}
+
+// FlagSummary lists item flag counts in name order: "flags never_solved 32,
+// uninformative 3", or "no item flagged".
+func FlagSummary(counts map[string]int) string {
+	var parts []string
+	for f, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", f, n))
+	}
+	if len(parts) == 0 {
+		return "no item flagged"
+	}
+	sort.Strings(parts)
+	return "flags " + strings.Join(parts, ", ")
+}
+
+// Run reads, fits, analyses and writes every file.
+func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
+	set := ff.Settings
+	set.Format, set.Items, set.Duplicates = ff.Read.Format, ff.Read.Items, ff.Read.Duplicates
+	if set.Level == 0 {
+		set.Level = 0.95
+	}
+	if err := CheckSettings(set); err != nil {
+		return nil, err
+	}
+	if _, err := backend.Resolve(set.Device); err != nil {
+		return nil, err
+	}
+	log := ff.Log
+	batch := len(ff.Data) > 1 || len(ff.Names) > 0
+	if len(ff.Names) > 0 && len(ff.Names) != len(ff.Data) {
+		return nil, fmt.Errorf("--name given %d time(s) for %d --data file(s): give one per file, in the same order, or none", len(ff.Names), len(ff.Data))
+	}
+	if batch && ff.Read.Items != "" {
+		return nil, fmt.Errorf("--items names the item texts of one benchmark; it cannot go with several --data files")
+	}
+	dirs, err := irtfit.OutNames(ff.Data, ff.Names)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(ff.Out); err == nil && !ff.Force {
+		return nil, fmt.Errorf("%s already exists (choose another --out or pass --force)", ff.Out)
+	}
+	rs := make([]*model.Responses, len(ff.Data))
+	cells := 0
+	for k, path := range ff.Data {
+		if rs[k], err = ReadLogged(path, ff.Read, log, ff.Verbose); err != nil {
+			return nil, err
+		}
+		cells += rs[k].Len()
+	}
+	var trace []string
+	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log,
+		Trace: func(k int, secs, loss float64) {
+			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
+			if batch {
+				line = dirs[k] + "," + line
+			}
+			trace = append(trace, line)
+		}}
+	folders, secs, err := job.Run(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	if cells >= 1<<24 {
+		// The fit's layout and surrogate are garbage now: free them before the
+		// analyses build their own indexes, so the two do not add up in the peak.
+		debug.FreeOSMemory()
+	}
+	if ff.Trace != "" {
+		hdr := "seconds,loss\n"
+		if batch {
+			hdr = "fit,seconds,loss\n"
+		}
+		if err := model.WriteFileAtomic(ff.Trace, func(w io.Writer) error {
+			_, err := io.WriteString(w, hdr+strings.Join(trace, "\n")+"\n")
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if batch {
+		log.Printf("fit: %d files in one %s run, %.2fs", len(rs), set.Method, secs)
+	}
+	res := make([]FileFit, len(rs))
+	for k, r := range rs {
+		if err := job.Analyze(ctx, k, r, folders[k], secs); err != nil {
+			return nil, err
+		}
+		res[k] = FileFit{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: folders[k].Analysis}
+		if batch {
+			res[k].Dir, folders[k].Folder.Doc.BatchFits = filepath.Join(ff.Out, dirs[k]), len(rs)
+		}
+	}
+	err = model.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error {
+		if !batch {
+			return irtfit.Write(tmp, folders[0].Folder)
+		}
+		for k := range rs {
+			sub := filepath.Join(tmp, dirs[k])
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				return err
+			}
+			if err := irtfit.Write(sub, folders[k].Folder); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// SelectFile keeps the fraction keep of the items of the fit folder dir by
+// Fisher information (InformationSelect), writes them to out, and returns
+// the line jeirt irt select prints: with the Kendall τ between the model
+// rankings from the kept items and from all items when the fit's responses
+// can be read again. device, when not "", overrides the fit's.
+func SelectFile(ctx context.Context, dir string, keep float64, out, device string, log model.Logf) (string, error) {
+	folder, err := irtfit.Read(dir)
+	if err != nil {
+		return "", err
+	}
+	fit := folder.IRT()
+	items, at, err := InformationSelect(fit, keep)
+	if err != nil {
+		return "", fmt.Errorf("--keep: %w", err)
+	}
+	err = model.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("kept %d of %d items in %s", len(items), len(fit.Items), out)
+	// τ between the rankings needs the responses: read them again as the fit did.
+	set := folder.Doc.Settings
+	if device != "" {
+		set.Device = device
+	}
+	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
+	if rerr != nil {
+		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
+		return msg, nil
+	}
+	if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
+		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
+			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
+	}
+	c := FromSettings(set)
+	c.Log = log
+	tau, _, err := SelectionTau(ctx, c, r, fit, items)
+	if err != nil {
+		return "", err
+	}
+	return msg + fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", tau), nil
+}
+
+// CVFile cross-validates the cBMM fit of the response file set.Data
+// (CrossValidate), as jeirt irt cv does, and returns the result and the
+// number of observed cells.
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log model.Logf, verbose bool) (*CVResult, int, error) {
+	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
+	if err := CheckSettings(set); err != nil {
+		return nil, 0, err
+	}
+	if folds < 2 {
+		return nil, 0, fmt.Errorf("--folds %d: need at least 2", folds)
+	}
+	if _, err := backend.Resolve(set.Device); err != nil {
+		return nil, 0, err
+	}
+	r, err := ReadLogged(set.Data, read, log, verbose)
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	c := FromSettings(set)
+	c.Log = log
+	res, err := CrossValidate(ctx, c, r, folds, set.Seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	log.Printf("cv: %d folds in %.2fs", folds, time.Since(start).Seconds())
+	return res, r.Len(), nil
+}
+
+// WriteTable prints the cross-validation table of jeirt irt cv; asJSON
+// prints the result as indented JSON instead.
+func (res *CVResult) WriteTable(w io.Writer, cells int, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	name := "2PL"
+	if res.Rank > 1 {
+		name = fmt.Sprintf("rank-%d", res.Rank)
+	}
+	fmt.Fprintf(w, "%d-fold CV over %d cells (seed %d)\n", res.Folds, cells, res.Seed)
+	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
+	for _, row := range []struct {
+		n string
+		m eval.Metrics
+	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
+		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package onboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/eval"
+)
+
+// loadCheckpoint reads the checkpoint in dir with an optional encoder
+// override.
+func loadCheckpoint(dir, encoder string) (*model.Checkpoint, error) {
+	ck, err := model.LoadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck.Encoder = encoder
+	return ck, nil
+}
+
+// AddRun is jeirt add-model: it places the models of a responses file on a
+// checkpoint (AddModels) and writes the new checkpoint. The zero value needs
+// Checkpoint and Data.
+type AddRun struct {
+	Checkpoint string // input checkpoint folder (never modified)
+	Encoder    string // encoder override ("": the recorded one)
+	Data       string // responses of the new models
+	Read       read.Options
+	Out        string // new checkpoint folder ("": DefaultOut)
+	Options    AddModelsOptions
+	Version    string // the jeirt release, written into the manifest
+}
+
+// Run adds the models and writes the checkpoint; it returns the folder
+// written and the result.
+func (a AddRun) Run(ctx context.Context) (string, *AddModelsResult, error) {
+	ck, err := loadCheckpoint(a.Checkpoint, a.Encoder)
+	if err != nil {
+		return "", nil, err
+	}
+	r, _, err := read.File(a.Data, a.Read)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := AddModels(ctx, ck, r, a.Options)
+	if err != nil {
+		return "", nil, err
+	}
+	out := a.Out
+	if out == "" {
+		out = DefaultOut(a.Checkpoint, res.Added)
+	}
+	nc := res.Checkpoint
+	nc.Manifest.JEIRTVersion = a.Version
+	now := time.Now()
+	nc.Manifest.Created = now.UTC().Format(time.RFC3339)
+	if nc.Files, err = CarryFiles(a.Checkpoint, res.Added, a.Options, a.Data, now); err != nil {
+		return "", nil, err
+	}
+	return out, res, nc.Write(out, false)
+}
+
+// WriteAdded prints what AddRun did: as indented JSON, or as one line per
+// model (a table of held-out scores when some were held out) and the
+// "wrote" line.
+func WriteAdded(w io.Writer, out string, res *AddModelsResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"checkpoint": out, "new_items": res.NewItems, "models": res.Added})
+	}
+	held, width := false, 32
+	for _, a := range res.Added {
+		held = held || a.Heldout != nil
+		width = max(width, len(a.Name))
+	}
+	if !held {
+		for _, a := range res.Added {
+			verb := "added"
+			if a.Replaced {
+				verb = "refitted"
+			}
+			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)\n", verb, a.Name, a.FitCells, a.Iterations)
+		}
+	} else {
+		fmt.Fprintf(w, "%-*s %6s %6s  %-24s %-24s %-24s\n", width, "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
+		cell := func(s *eval.Scores) string {
+			if s == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.4f %.4f %.4f", s.Accuracy, s.AUC, s.LogLoss)
+		}
+		for _, a := range res.Added {
+			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
+		}
+	}
+	nc := res.Checkpoint
+	_, err := fmt.Fprintf(w, "wrote %s (%d models, %d items; %d items new)\n", out, nc.Model.NumModels(), nc.Model.NumItems(), res.NewItems)
+	return err
+}
+
+// SuggestRun is jeirt add-model suggest: one Round on a checkpoint, its
+// picks written as an items CSV. The zero value needs Checkpoint and K.
+type SuggestRun struct {
+	Round
+	Checkpoint string
+	Encoder    string
+	PoolFile   string // item-text file of candidates ("": the checkpoint's items)
+	Read       read.Options
+	Out        string // items CSV ("" or "-": w)
+}
+
+// Run reads the pool and the answers, suggests, and writes the picks.
+func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	log := s.Log
+	ck, err := loadCheckpoint(s.Checkpoint, s.Encoder)
+	if err != nil {
+		return err
+	}
+	if s.PoolFile != "" {
+		if s.Pool, err = read.Items(s.PoolFile); err != nil {
+			return err
+		}
+		if len(s.Pool.IDs) == 0 {
+			return fmt.Errorf("%s: no items", s.PoolFile)
+		}
+	}
+	if s.AnsweredFile != "" {
+		if s.Answered, _, err = read.File(s.AnsweredFile, s.Read); err != nil {
+			return err
+		}
+	}
+	res, err := s.Suggest(ctx, ck)
+	if err != nil {
+		return err
+	}
+	if res.Model != "" {
+		log.Printf("%s: %s answered %d questions (%d right); its row is fitted from them",
+			s.AnsweredFile, res.Model, res.Answers, res.AnsRight)
+	}
+	if s.Out == "" || s.Out == "-" {
+		return res.WriteCSV(w)
+	}
+	if err := model.WriteFileAtomic(s.Out, res.WriteCSV); err != nil {
+		return err
+	}
+	log.Printf("wrote %d suggested questions to %s", len(res.Picks), s.Out)
+	return nil
+}
