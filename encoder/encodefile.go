@@ -45,9 +45,18 @@ func (e EncodeFile) Run(ctx context.Context) error {
 		return err
 	}
 	if e.OnDevice != nil {
-		if enc, err = e.OnDevice(enc); err != nil {
+		on, err := e.OnDevice(enc)
+		if err != nil {
 			return err
 		}
+		if on != enc {
+			how := ""
+			if d, ok := on.(interface{ DenseProducts() string }); ok {
+				how = "; linear layers on " + d.DenseProducts()
+			}
+			log.Printf("encode: forward pass on the GPU%s", how)
+		}
+		enc = on
 	}
 	if b, ok := enc.(interface{ SetBatchSize(int) }); ok {
 		b.SetBatchSize(e.Batch)

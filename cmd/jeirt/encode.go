@@ -31,13 +31,6 @@ func newEncodeCmd() *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				if on != backend.TextEncoder(enc) {
-					how := ""
-					if d, ok := on.(interface{ DenseProducts() string }); ok {
-						how = "; linear layers on " + d.DenseProducts()
-					}
-					o.Log.Printf("encode: forward pass on the GPU%s", how)
-				}
 				return on.(encoder.Encoder), nil
 			}
 			return o.Run(cmd.Context())
