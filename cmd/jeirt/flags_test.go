@@ -23,7 +23,7 @@ func TestDeprecatedAliases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if oldOut != newOut || !strings.HasPrefix(newOut, "id,model,p,cost,fallback,alt_1,p_1,alt_2,p_2,alt_3,p_3\n1,mid,") {
+	if oldOut != newOut || !strings.HasPrefix(newOut, "id,model,p,cost,fallback,out_of_domain,alt_1,p_1,alt_2,p_2,alt_3,p_3\n1,mid,") {
 		t.Errorf("old spellings print\n%s\nnew ones\n%s", oldOut, newOut)
 	}
 	for _, want := range []string{"route: --format csv is deprecated for the output format; use --output csv\n",

@@ -39,6 +39,7 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().IntVar(&ro.Shortlist, "shortlist", 0, "choose only among the T best models (by accuracy on --data, else mean predicted P); 0: all")
 	cmd.Flags().StringVar(&ro.Default, "default", "", "with --margin: the default model (default: the best on --data)")
 	cmd.Flags().StringVar(&ro.Train, "data", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
+	cmd.Flags().BoolVar(&ro.KeepOutOfDomain, "keep-out-of-domain", false, "keep the rule's choice for queries unlike every training question (they are still flagged); default: send them to the best single model")
 	cmd.Flags().IntVar(&o.Top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&o.Output, "output", "table", "output format: table, csv or json (JSON lines)")
 	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format, out: &o.Output, cmd: cmd}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")

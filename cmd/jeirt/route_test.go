@@ -66,7 +66,7 @@ func TestRouteCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "id,model,p,cost,fallback,alt_1,p_1\n1,big,0.9000,,false,mid,0.7500\n3,big,0.9000,,false,mid,0.7500\n"
+	want := "id,model,p,cost,fallback,out_of_domain,alt_1,p_1\n1,big,0.9000,,false,false,mid,0.7500\n3,big,0.9000,,false,false,mid,0.7500\n"
 	if out != want {
 		t.Errorf("route csv:\n%s\nwant:\n%s", out, want)
 	}
@@ -92,7 +92,7 @@ func TestRouteCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.SplitN(out, "\n", 2)[0]
-	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p","alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
+	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p","out_of_domain":false,"alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
 	if !jsonEqualApprox(t, line, wantJSON) {
 		t.Errorf("route json:\n%s\nwant\n%s", line, wantJSON)
 	}
@@ -510,5 +510,43 @@ func testSuggestRounds(t *testing.T, dir, ck string) {
 	}
 	if _, _, err := runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--suggest", "2", "--answered", two, "--models", "other"); err != nil {
 		t.Errorf("two models, --models other: %v", err)
+	}
+}
+
+// A checkpoint with an out-of-domain reference flags a query unlike its
+// training questions and sends it to the best single model (big, the highest
+// mean P) unless --keep-out-of-domain; route says how many it flagged.
+func TestRouteOutOfDomain(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	enc, _ := encoder.NewHash(8)
+	train := []string{"sort the list of numbers", "sort the list of words"}
+	x, err := encoder.EncodeItems(context.Background(), enc, train, train, encoder.ItemOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom, err := model.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dom.Marshal()
+	writeFile(t, filepath.Join(ck, model.DomainFile), string(b))
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
+	queries := writeFile(t, filepath.Join(dir, "q.txt"), "sort the list of numbers\nQuelle est la capitale de la France ?\n")
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "id,model,p,cost,fallback,out_of_domain\n1,mid,0.7500,3,false,false\n2,big,0.9000,10,false,true\n"
+	if out != want || !strings.Contains(log, "route: 1 of 2 queries are out of domain") || !strings.Contains(log, "sent to the best single model, big") {
+		t.Errorf("got\n%s\nlog %s\nwant\n%s", out, log, want)
+	}
+	out, log, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0", "--keep-out-of-domain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id,model,p,cost,fallback,out_of_domain\n1,mid,0.7500,3,false,false\n2,mid,0.7500,3,false,true\n"; out != want || !strings.Contains(log, "the rule's choice is kept") {
+		t.Errorf("--keep-out-of-domain: got\n%s\nlog %s", out, log)
 	}
 }

@@ -26,6 +26,10 @@ type RouterOptions struct {
 	Default   string   // with Margin: the default model (else the best by the reference)
 	Train     string   // responses whose accuracies are the reference (else the mean predicted P)
 	TrainRead read.Options
+	// KeepOutOfDomain keeps the rule's choice for a query unlike every
+	// training question (it is still flagged); by default such a query goes
+	// to the candidate with the highest mean predicted P.
+	KeepOutOfDomain bool
 }
 
 // NewRouter builds the router of checkpoint ck that o describes, checking
@@ -38,7 +42,29 @@ func NewRouter(ck *model.Checkpoint, o RouterOptions) (*model.Router, error) {
 	if err := setReference(ck, rt, o.Margin, o.Shortlist, o.Default, o.Train, o.TrainRead, o.Costs); err != nil {
 		return nil, err
 	}
+	if err := setDomain(ck, rt, o.KeepOutOfDomain); err != nil {
+		return nil, err
+	}
 	return rt, nil
+}
+
+// setDomain gives rt the checkpoint's out-of-domain reference (none for a
+// checkpoint written before jeirt kept one) and, as the model for
+// out-of-domain queries, the candidate with the highest mean predicted P.
+func setDomain(ck *model.Checkpoint, rt *model.Router, keep bool) error {
+	dom, err := model.LoadDomain(ck.Dir)
+	if err != nil {
+		return err
+	}
+	if dom == nil {
+		return nil
+	}
+	if dom.Dim != ck.Model.InputDim {
+		return fmt.Errorf("%s: the out-of-domain reference has width %d, the encoder %d", ck.Dir, dom.Dim, ck.Model.InputDim)
+	}
+	rt.Domain, rt.KeepOutOfDomain = dom, keep
+	rt.Best = BestSingle(MeanPredictedP(ck.Model), rt.Candidates)
+	return nil
 }
 
 // baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
@@ -224,8 +250,9 @@ func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 				alt
 				Rule         string `json:"rule"`
 				Fallback     bool   `json:"fallback,omitempty"`
+				OutOfDomain  bool   `json:"out_of_domain"`
 				Alternatives []alt  `json:"alternatives"`
-			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, alts}
+			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, c.OutOfDomain, alts}
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}
@@ -233,13 +260,13 @@ func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		head := []string{"id", "model", "p", "cost", "fallback"}
+		head := []string{"id", "model", "p", "cost", "fallback", "out_of_domain"}
 		for t := 1; t <= top; t++ {
 			head = append(head, fmt.Sprintf("alt_%d", t), fmt.Sprintf("p_%d", t))
 		}
 		cw.Write(head)
 		for k, c := range choices {
-			row := []string{qs[k].ID, m.Models[c.Model], strconv.FormatFloat(c.P, 'f', 4, 64), costStr(c.Cost), strconv.FormatBool(c.Fallback)}
+			row := []string{qs[k].ID, m.Models[c.Model], strconv.FormatFloat(c.P, 'f', 4, 64), costStr(c.Cost), strconv.FormatBool(c.Fallback), strconv.FormatBool(c.OutOfDomain)}
 			alts := c.Alternatives(top)
 			for t := 0; t < top; t++ {
 				if t < len(alts) {
@@ -281,6 +308,9 @@ func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 		}
 		if c.Fallback {
 			line += "  (fallback: none reached min-p)"
+		}
+		if c.OutOfDomain {
+			line += "  (out of domain)"
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err

@@ -90,16 +90,19 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	for k, q := range qf.Queries {
 		ids[k], texts[k] = q.ID, q.Text
 	}
-	emb, err := jeirt.EmbedQuestions(ctx, ck.Model, enc, ids, texts)
+	emb, x, err := jeirt.EncodeQuestions(ctx, ck.Model, enc, ids, texts)
 	if err != nil {
 		return fmt.Errorf("route: %w", err)
 	}
 	choices := make([]model.Choice, len(emb))
-	fallbacks := 0
+	fallbacks, ood := 0, 0
 	for k := range emb {
-		choices[k] = rt.Route(emb[k])
+		choices[k] = rt.RouteChecked(emb[k], x[k])
 		if choices[k].Fallback {
 			fallbacks++
+		}
+		if choices[k].OutOfDomain {
+			ood++
 		}
 	}
 	if err := WriteChoices(w, o.Output, ck.Model, rt, qf.Queries, choices, o.Top); err != nil {
@@ -107,6 +110,14 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	}
 	if fallbacks > 0 {
 		log.Printf("route: %d of %d queries had no model with P >= %g; each went to its highest-P model instead", fallbacks, len(choices), rt.MinP)
+	}
+	switch {
+	case rt.Domain == nil:
+		log.Printf("route: the checkpoint keeps no out-of-domain reference (written by an older jeirt): queries are not checked")
+	case ood > 0 && rt.KeepOutOfDomain:
+		log.Printf("route: %d of %d queries are out of domain (farther from every training question than %.0f%% of training questions are from their nearest neighbour); the rule's choice is kept", ood, len(choices), 100*rt.Domain.Quantile)
+	case ood > 0:
+		log.Printf("route: %d of %d queries are out of domain (farther from every training question than %.0f%% of training questions are from their nearest neighbour); sent to the best single model, %s (--keep-out-of-domain keeps the rule's choice)", ood, len(choices), 100*rt.Domain.Quantile, ck.Model.Models[rt.Best])
 	}
 	log.Printf("route: %d queries, %d models, rule %s%s; load %.1f ms, encode+route %.2f ms",
 		len(choices), len(rt.Candidates), rt.Rule(), MarginNote(ck.Model, rt), ms(loaded.Sub(start)), ms(time.Since(loaded)))
@@ -192,8 +203,11 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		log.Printf("route eval: %d models of %s are not in the checkpoint and are ignored (%s)",
 			len(unknown), e.Data, ShortList(unknown, 3))
 	}
-	q, _, err := jeirt.Questions(ctx, ck, r, nil, log)
+	q, newItems, err := jeirt.Questions(ctx, ck, r, nil, log)
 	if err != nil {
+		return err
+	}
+	if err := e.domainRate(ctx, ck, r, newItems); err != nil {
 		return err
 	}
 	if e.Val != "" {
@@ -213,6 +227,39 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	}
 	WriteSummary(w, pts)
 	fmt.Fprintf(w, "wrote %s (%d rows)\n", e.Out, len(pts))
+	return nil
+}
+
+// domainRate logs how many of the questions new to the checkpoint (items,
+// rows of r) jeirt route would flag as out of domain.
+func (e EvalRun) domainRate(ctx context.Context, ck *model.Checkpoint, r *model.Responses, items []int) error {
+	dom, err := model.LoadDomain(ck.Dir)
+	if err != nil || dom == nil || len(items) == 0 {
+		return err
+	}
+	enc, err := jeirt.OpenCheckpointEncoder(ck)
+	if err != nil {
+		return err
+	}
+	ids, texts := make([]string, len(items)), make([]string, len(items))
+	for k, j := range items {
+		ids[k] = r.Items[j]
+		if r.ItemText != nil {
+			texts[k] = r.ItemText[j]
+		}
+	}
+	_, x, err := jeirt.EncodeQuestions(ctx, ck.Model, enc, ids, texts)
+	if err != nil {
+		return err
+	}
+	ood := 0
+	for _, v := range x {
+		if dom.OutOfDomain(v) {
+			ood++
+		}
+	}
+	e.Log.Printf("route eval: %d of %d questions new to the checkpoint (%.1f%%) are out of domain; jeirt route sends such queries to the best single model",
+		ood, len(x), 100*float64(ood)/float64(len(x)))
 	return nil
 }
 
