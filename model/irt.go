@@ -15,6 +15,7 @@ type IRT struct {
 	Theta  []float64 // N x r, row-major: θ_i = Theta[i*r:(i+1)*r]
 	A      []float64 // J x r, row-major: a_j = A[j*r:(j+1)*r]
 	B      []float64 // J
+	Signed bool      // loadings of either sign (see the gauge above)
 
 	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
 	Iterations  int

@@ -61,6 +61,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.StringArrayVar(&names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	addReadFlags(fit, &read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")

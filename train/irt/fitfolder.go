@@ -10,7 +10,7 @@ import (
 // FromSettings is the cBMM fitter a fit folder's settings describe.
 func FromSettings(s irtfit.Settings) CBMM {
 	return CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
-		Accelerate: s.Accelerate, Device: s.Device}
+		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device}
 }
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
@@ -25,6 +25,9 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	doc.Gauge = irtfit.GaugeJML
 	if doc.Settings.Method == "mml" {
 		doc.Gauge = irtfit.GaugeMML
+	}
+	if doc.Settings.Signed {
+		doc.Gauge = irtfit.GaugeSigned
 	}
 	rk := fit.Rank
 	f := &irtfit.Folder{Doc: doc}
