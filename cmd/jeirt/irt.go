@@ -29,7 +29,8 @@ func newIRTCmd() *cobra.Command {
 likelihood with constrained block majorization-minimization (cBMM).
 
 Parameters are reported in one gauge: every θ dimension has mean 0 and sd 1 over the
-models, a ≥ 0 (higher θ means more correct), and b is the logit of an average model.`,
+models, a ≥ 0 (higher θ means more correct), and b is the logit of an average model.
+items.csv uses mirt's names: d for that intercept and b = −d/a for the difficulty.`,
 	}
 	addIRTSubcommands(irtCmd)
 	return irtCmd

@@ -22,7 +22,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	doc.LossHistory, doc.Loss = fit.LossHistory, fit.LossHistory[len(fit.LossHistory)-1]
 	doc.Iterations, doc.Converged = fit.Iterations, fit.Converged
 	doc.KendallTau, doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = model.Float(an.KendallTau), an.RankMoves, an.FlagCounts, an.GroupLoadings
-	doc.Gauge = irtfit.GaugeJML
+	doc.Gauge, doc.Parameterisation = irtfit.GaugeJML, irtfit.Parameterisation
 	if doc.Settings.Method == "mml" {
 		doc.Gauge = irtfit.GaugeMML
 	}
@@ -56,10 +56,12 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 		f.Models = append(f.Models, m)
 	}
 	for j, id := range fit.Items {
-		it := irtfit.Item{ID: id, A: part(fit.A, j), B: fit.B[j], SEA: part(b.ASE, j), SEB: at(b.BSE, j),
-			PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
+		a := part(fit.A, j)
+		it := irtfit.Item{ID: id, A: a, D: fit.B[j], B: model.Difficulty(a, fit.B[j]), SEA: part(b.ASE, j),
+			SED: at(b.BSE, j), SEB: at(b.DiffSE, j), PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
 		if rk == 1 {
-			it.ALo, it.AHi, it.BLo, it.BHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
+			it.ALo, it.AHi, it.DLo, it.DHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
+			it.BLo, it.BHi = at(b.DiffLo, j), at(b.DiffHi, j)
 		}
 		f.Items = append(f.Items, it)
 	}
