@@ -62,6 +62,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.StringArrayVar(&names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	addReadFlags(fit, &read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
@@ -177,6 +178,9 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, d
 	}
 	if _, err := backend.Resolve(set.Device); err != nil {
 		return err
+	}
+	if set.Joint {
+		return runIRTFitJoint(cmd, set, read, data, names, out, force)
 	}
 	// A batch (several --data, or any --name) writes one folder per file under --out.
 	batch := len(data) > 1 || len(names) > 0

@@ -27,25 +27,30 @@ import (
 // Settings is the "settings" object of fit.json: how the fit was made, so that
 // `jeirt irt select` can read the responses again and refit.
 type Settings struct {
-	Method          string  `json:"method"`
-	Data            string  `json:"data"`
-	Format          string  `json:"format"`
-	Items           string  `json:"items,omitempty"`
-	Duplicates      string  `json:"duplicates"`
-	Rank            int     `json:"rank"`
-	Signed          bool    `json:"signed,omitempty"`
-	Sigma           float64 `json:"sigma"`
-	Tol             float64 `json:"tol"`
-	MaxIter         int     `json:"max_iter"`
-	Accelerate      bool    `json:"accelerate"`
-	Device          string  `json:"device"`
-	Threads         int     `json:"threads"`
-	Bootstrap       int     `json:"bootstrap"`
-	BootstrapModels bool    `json:"bootstrap_models"`
-	Level           float64 `json:"level"`
-	Seed            int64   `json:"seed"`
-	MinA            float64 `json:"min_discrimination"`
-	RankMove        int     `json:"rank_move_threshold"`
+	Method     string `json:"method"`
+	Data       string `json:"data"`
+	Format     string `json:"format"`
+	Items      string `json:"items,omitempty"`
+	Duplicates string `json:"duplicates"`
+	Rank       int    `json:"rank"`
+	Signed     bool   `json:"signed,omitempty"`
+	// Joint: the --data files (JointData, named JointNames) were fitted as
+	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
+	Joint           bool     `json:"joint,omitempty"`
+	JointData       []string `json:"joint_data,omitempty"`
+	JointNames      []string `json:"joint_names,omitempty"`
+	Sigma           float64  `json:"sigma"`
+	Tol             float64  `json:"tol"`
+	MaxIter         int      `json:"max_iter"`
+	Accelerate      bool     `json:"accelerate"`
+	Device          string   `json:"device"`
+	Threads         int      `json:"threads"`
+	Bootstrap       int      `json:"bootstrap"`
+	BootstrapModels bool     `json:"bootstrap_models"`
+	Level           float64  `json:"level"`
+	Seed            int64    `json:"seed"`
+	MinA            float64  `json:"min_discrimination"`
+	RankMove        int      `json:"rank_move_threshold"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more

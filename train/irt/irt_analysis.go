@@ -54,8 +54,8 @@ type RankMove = irtfit.RankMove
 type GroupLoading = irtfit.GroupLoading
 
 // Analyze computes the Kendall τ between the ability and accuracy rankings,
-// the models whose rank moves, item flags, and at rank > 1 the varimax
-// loadings averaged per item group (r.ItemGroup).
+// the models whose rank moves, item flags, and the loadings averaged per item
+// group (r.ItemGroup): at rank > 1 the varimax loadings, at rank 1 a.
 func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis {
 	if opt.MinDiscrimination == 0 {
 		opt.MinDiscrimination = 0.1
@@ -106,6 +106,8 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		if r.ItemGroup != nil {
 			an.GroupLoadings = groupLoadings(an.VarimaxLoading, r.ItemGroup, rk)
 		}
+	} else if r.ItemGroup != nil && len(fit.A) == J {
+		an.GroupLoadings = groupLoadings(fit.A, r.ItemGroup, 1)
 	}
 	return an
 }
