@@ -123,7 +123,8 @@ func newDataSplitCmd() *cobra.Command {
 		Long: `Split responses into train.csv, val.csv and test.csv (long CSV), reproducibly for a seed.
 
 --by cell holds out random observed cells; --by model holds out whole models (the
-new-model experiment); --by item holds out whole questions. Every file lists every
+new-model experiment); --by item holds out whole questions; --by benchmark --hold NAME
+holds out a whole benchmark (out-of-distribution generalisation). Every file lists every
 model and item (a model or item with no cell in a file gets one row with a blank
 label), and items.csv carries the item texts when the input has them. The folder
 is written atomically: on error nothing is left behind.`,
@@ -184,7 +185,8 @@ is written atomically: on error nothing is left behind.`,
 	cmd.Flags().Float64Var(&split.Val, "val", 0.1, "fraction held out for validation")
 	cmd.Flags().Float64Var(&split.Test, "test", 0.1, "fraction held out for test")
 	cmd.Flags().Int64Var(&split.Seed, "seed", 42, "random seed")
-	cmd.Flags().StringVar(&split.By, "by", "cell", "what is held out: cell|model|item")
+	cmd.Flags().StringVar(&split.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
+	cmd.Flags().StringSliceVar(&split.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
 	return cmd
 }
