@@ -85,14 +85,18 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 
 	var fitDir, selOut string
 	var keep float64
+	var sr selectRule
 	sel := &cobra.Command{
-		Use:     "select",
-		Short:   "Keep a fraction of items by Fisher information across the ability range",
-		Example: `  jeirt irt select --fit out/swe-irt --keep 0.1 --out out/swe-kept.csv`,
+		Use:   "select",
+		Short: "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
+		Example: `  jeirt irt select --fit out/swe-irt --keep 0.1 --out out/swe-kept.csv
+  jeirt irt select --fit out/swe-irt --keep 0.1 --rule benchmirt --bins 10 --out out/swe-kept-bm.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runIRTSelect(cmd, fitDir, keep, selOut)
+			return runIRTSelect(cmd, fitDir, keep, selOut, sr)
 		},
 	}
+	sel.Flags().StringVar(&sr.rule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
+	sel.Flags().IntVar(&sr.bins, "bins", 10, "difficulty bins of --rule benchmirt")
 	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required)")
@@ -280,13 +284,13 @@ func irtOrDefault(v, d float64) float64 {
 	return v
 }
 
-func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string) error {
+func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string, sr selectRule) error {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return err
 	}
 	fit := folder.IRT()
-	items, at, err := irt.InformationSelect(fit, keep)
+	items, at, err := sr.choose(fit, keep)
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
@@ -342,12 +346,17 @@ func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, fo
 		name = fmt.Sprintf("rank-%d", set.Rank)
 	}
 	fmt.Fprintf(w, "%d-fold CV over %d cells (seed %d)\n", folds, r.Len(), set.Seed)
-	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
+	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier", "spearman", "kendall")
 	for _, row := range []struct {
 		n string
 		m eval.Metrics
-	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
-		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
+		k string
+	}{{name + " (cBMM)", res.IRT, "irt"}, {"per-model accuracy", res.Baseline, "baseline"}, {"per-benchmark average", benchmarkRow(res), "benchmark_baseline"}} {
+		if row.k == "benchmark_baseline" && res.BenchmarkBaseline == nil {
+			continue
+		}
+		rk := res.Ranking[row.k]
+		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier, rk.Spearman, rk.Kendall)
 	}
 	if jsonOut != "" {
 		return model.WriteFileAtomic(jsonOut, func(w io.Writer) error {

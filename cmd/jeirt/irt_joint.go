@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/spf13/cobra"
 )
@@ -53,4 +54,29 @@ func runIRTFitJoint(cmd *cobra.Command, set irtFitSettings, read model.ReadOptio
 		fmt.Fprintf(w, "%-24s %6d  %s\n", g.Group, g.Items, strings.Join(v, " "))
 	}
 	return nil
+}
+
+// benchmarkRow is the per-benchmark baseline of a CV result (zero when the
+// items have no groups).
+func benchmarkRow(res *irt.CVResult) eval.Metrics {
+	if res.BenchmarkBaseline == nil {
+		return eval.Metrics{}
+	}
+	return *res.BenchmarkBaseline
+}
+
+// selectRule is irt select's --rule and --bins.
+type selectRule struct {
+	rule string
+	bins int
+}
+
+func (s selectRule) choose(fit *model.IRT, keep float64) ([]int, []float64, error) {
+	switch s.rule {
+	case "", "info":
+		return irt.InformationSelect(fit, keep)
+	case "benchmirt":
+		return irt.BenchMIRTSelect(fit, keep, s.bins)
+	}
+	return nil, nil, fmt.Errorf("--rule %q: want info or benchmirt", s.rule)
 }
