@@ -1,6 +1,8 @@
-// Package encoder turns question text into vectors: a Hugging Face-exact
-// tokenizer, BERT-family sentence encoders run as Gorgonia graphs, a weightless
-// hash encoder, precomputed vectors and an embedding cache.
+// Package encoder turns question text into vectors: it parses encoder specs
+// (Open, OpenRecorded) and holds the weightless hash encoder, TF-IDF,
+// precomputed vectors, the embedding cache and the Hugging Face cache
+// resolver. The transformer encoders live in encoder/transformer, their
+// tokenizers in encoder/tokenizer.
 package encoder
 
 import "context"

@@ -33,21 +33,3 @@ func ExampleOpen() {
 	// 384 hash/v1/fnv1a64/dim=384
 	// paraphrase 0.75, unrelated 0.03
 }
-
-// A ModernBERT sentence-transformers folder you downloaded (here
-// gte-modernbert-base) opens by its config.json; its 1_Pooling config says
-// CLS or mean. MPNet folders (all-mpnet-base-v2) open the same way.
-func ExampleOpenModernBERT() {
-	m, err := encoder.OpenModernBERT("models/gte-modernbert-base")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	m.BatchSize = 16
-	vecs, err := m.Encode(context.Background(), []string{"Fix the failing test in utils.py"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(len(vecs[0]), m.Pooling, m.MaxSeqLen)
-}

@@ -3,11 +3,13 @@ package encoder
 import (
 	"context"
 	"fmt"
-	"github.com/jeirt/jeirt/model"
 	"math"
 	"runtime"
 	"sync"
 	"unicode"
+
+	"github.com/jeirt/jeirt/encoder/tokenizer"
+	"github.com/jeirt/jeirt/model"
 )
 
 // DefaultHashDim is the width of the hash encoder when the spec gives none.
@@ -145,7 +147,7 @@ func hashFeature(kind byte, parts ...string) uint64 {
 // hashWords returns the normalised words of text that the hash encoder uses:
 // BERT-normalised, pre-tokenised, punctuation dropped.
 func hashWords(text string) []string {
-	pieces := bertPreTokenize(DefaultBertNormalizer.Normalize(text))
+	pieces := tokenizer.BertPreTokenize(tokenizer.DefaultBertNormalizer.Normalize(text))
 	words := pieces[:0]
 	for _, w := range pieces {
 		if hasWordRune(w) {

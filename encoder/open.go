@@ -2,11 +2,12 @@ package encoder
 
 import (
 	"fmt"
-	"github.com/jeirt/jeirt/model"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/encoder/transformer"
+	"github.com/jeirt/jeirt/model"
 )
 
 // Open returns the encoder a spec names:
@@ -19,8 +20,8 @@ import (
 //	tfidf:DIM:MIN_DF  the same, keeping terms found in MIN_DF texts or more (default 2)
 //	hf:ORG/NAME[@REV] a model folder in the local Hugging Face cache (see ResolveHF)
 //	DIR               a sentence-transformers model folder, by config.json's
-//	                  model_type: bert (OpenBERT), mpnet (OpenMPNet) or
-//	                  modernbert (OpenModernBERT)
+//	                  model_type: bert, mpnet or modernbert (see
+//	                  transformer.Open)
 func Open(spec string) (Encoder, error) {
 	switch {
 	case spec == "tfidf":
@@ -70,34 +71,11 @@ func Open(spec string) (Encoder, error) {
 }
 
 // OpenModel opens a sentence-transformers model folder with the
-// implementation of its config.json model_type.
+// implementation of its config.json model_type (see transformer.Open).
 func OpenModel(dir string) (Encoder, error) {
-	typ, err := peekModelType(dir)
+	m, err := transformer.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	// Each case returns its own error so that a failed open is a nil Encoder,
-	// not a typed nil pointer.
-	switch typ {
-	case "bert":
-		b, err := OpenBERT(dir)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	case "mpnet":
-		m, err := OpenMPNet(dir)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	case "modernbert":
-		m, err := OpenModernBERT(dir)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
-	return nil, fmt.Errorf("%s: model_type %q is not supported (jeirt runs \"bert\": all-MiniLM, BGE, E5, GTE; \"mpnet\": all-mpnet-base-v2; \"modernbert\": ModernBERT, gte-modernbert, modernbert-embed)",
-		filepath.Join(dir, "config.json"), typ)
+	return m, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // MergeShards joins the outputs of encode --shard i/n, given in order 0..n-1
@@ -56,12 +56,12 @@ func MergeShards(shards []*Vectors, names []string, order []string, orderName st
 	return ordered, nil
 }
 
-// ReadTexts reads an items CSV (by model.ReadItems) or, for any other
+// ReadTexts reads an items CSV (by read.Items) or, for any other
 // extension, one text per line with the line number as id.
 func ReadTexts(path string) (ids, texts []string, err error) {
 	lower := strings.ToLower(path)
 	if strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".csv.gz") {
-		t, err := model.ReadItems(path)
+		t, err := read.Items(path)
 		if err != nil {
 			return nil, nil, err
 		}

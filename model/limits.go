@@ -1,9 +1,7 @@
 package model
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -35,21 +33,3 @@ func Clip(s string) string {
 // MaxDim is the largest embedding, hidden-layer or encoder dimension the
 // configurations, encoders and checkpoints accept.
 const MaxDim = 1 << 16
-
-// clipJoin joins a header's names with commas for an error message, stopping
-// once the text passes MaxQuote bytes.
-func clipJoin(h []string) string {
-	var b strings.Builder
-	for i, s := range h {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if b.Len()+len(s) > MaxQuote {
-			b.WriteString(Clip(s))
-			fmt.Fprintf(&b, "… (%d columns)", len(h))
-			break
-		}
-		b.WriteString(s)
-	}
-	return b.String()
-}

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 )
 
 func nan() float64 { return math.NaN() }
@@ -30,4 +31,13 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	err := json.Unmarshal(b, &x)
 	*f = Float(x)
 	return err
+}
+
+// FormatFloat writes x for a CSV cell: the shortest form that reads back
+// exactly, and an empty cell for NaN (missing).
+func FormatFloat(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }

@@ -14,16 +14,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "== $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 go test -c -o "$tmp/encoder.test" ./encoder/
+go test -c -o "$tmp/transformer.test" ./encoder/transformer/
 (cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'HashEncoder' -test.benchtime "$bt" | grep Benchmark)
 echo "== gorgonia + gonum BLAS (default build)"
-(cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
+(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
 	echo "== gorgonia + OpenBLAS (-tags openblas)"
-	go test -c -tags openblas -o "$tmp/encoder-openblas.test" ./encoder/
-	(cd encoder && "$tmp/encoder-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
+	go test -c -tags openblas -o "$tmp/transformer-openblas.test" ./encoder/transformer/
+	(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 fi
 echo "== ModernBERT-large sized, peak RSS (batch ${JEIRT_BENCH_BATCH:-32})"
-(cd encoder && /usr/bin/time -v "$tmp/encoder.test" -test.run '^$' -test.bench 'ModernBERTLarge' -test.benchtime 1x -test.timeout 0 2>"$tmp/time.txt" | grep Benchmark)
+(cd encoder/transformer && /usr/bin/time -v "$tmp/transformer.test" -test.run '^$' -test.bench 'ModernBERTLarge' -test.benchtime 1x -test.timeout 0 2>"$tmp/time.txt" | grep Benchmark)
 grep -E 'Maximum resident|Elapsed' "$tmp/time.txt"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	echo "== PyTorch"

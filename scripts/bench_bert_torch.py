@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time a MiniLM-sized BERT forward pass in PyTorch on this CPU.
 
-The same shape as encoder.BenchmarkBERTMiniLM: 6 layers, hidden 384, 12 heads,
+The same shape as transformer.BenchmarkBERTMiniLM: 6 layers, hidden 384, 12 heads,
 intermediate 1536, 128 tokens, random N(0, 0.02) weights, exact erf GELU,
 float32, no_grad. Prints sentences/s and GFLOP/s per batch size.
 

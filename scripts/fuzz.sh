@@ -13,13 +13,13 @@ secs=${1:-10}
 # stalls short runs on large seeds (configs, tokenizers); FUZZ_MINIMIZE sets it.
 minimize=${FUZZ_MINIMIZE:-2s}
 targets=(
-	"./model FuzzReadFile"
-	"./model FuzzReadItems"
+	"./model/read FuzzReadFile"
+	"./model/read FuzzReadItems"
 	"./model FuzzParseSafetensors"
 	"./model FuzzReadNPY"
 	"./model FuzzLoadCheckpoint"
-	"./encoder FuzzLoadTokenizer"
-	"./encoder FuzzEncoderConfig"
+	"./encoder/tokenizer FuzzLoadTokenizer"
+	"./encoder/transformer FuzzEncoderConfig"
 	"./encoder FuzzReadVectors"
 	"./train/jeirt FuzzParseConfig"
 	"./train/route FuzzReadCosts"

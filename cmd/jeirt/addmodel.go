@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
 
 func newAddModelCmd() *cobra.Command {
-	var ro model.ReadOptions
+	var ro read.Options
 	var opt onboard.AddModelsOptions
 	var ckDir, responses, out, models, device string
 	var asJSON bool
@@ -90,7 +91,7 @@ seen does not, reliably.`,
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(responses, ro)
+			r, _, err := read.File(responses, ro)
 			if err != nil {
 				return err
 			}
@@ -171,7 +172,7 @@ func addSuggestFlags(cmd *cobra.Command, s *suggestFlags) {
 }
 
 func newSuggestCmd() *cobra.Command {
-	var ro model.ReadOptions
+	var ro read.Options
 	var ob onboard.Onboard
 	var ckDir, out, models, device string
 	var seed int64
@@ -252,7 +253,7 @@ func printAdded(w io.Writer, added []onboard.AddedModel) {
 	}
 }
 
-func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro model.ReadOptions, s suggestFlags, ob onboard.Onboard) error {
+func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro read.Options, s suggestFlags, ob onboard.Onboard) error {
 	round := onboard.Round{Onboard: ob, K: s.k, Design: s.design, Seed: seed, Model: models, AnsweredFile: s.answered,
 		Log: cmd.ErrOrStderr()}
 	if err := round.Check(); err != nil {
@@ -263,7 +264,7 @@ func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro mo
 		return err
 	}
 	if s.pool != "" {
-		if round.Pool, err = model.ReadItems(s.pool); err != nil {
+		if round.Pool, err = read.Items(s.pool); err != nil {
 			return err
 		}
 		if len(round.Pool.IDs) == 0 {
@@ -271,7 +272,7 @@ func runSuggest(cmd *cobra.Command, ckDir, out, models string, seed int64, ro mo
 		}
 	}
 	if s.answered != "" {
-		if round.Answered, _, err = model.ReadFile(s.answered, ro); err != nil {
+		if round.Answered, _, err = read.File(s.answered, ro); err != nil {
 			return err
 		}
 	}

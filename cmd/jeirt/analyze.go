@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
 	"github.com/jeirt/jeirt/train/sweep"
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ func writeAnalysis(out string, force bool, files map[string]func(io.Writer) erro
 }
 
 func newAnalyzeGroupsCmd() *cobra.Command {
-	var read model.ReadOptions
+	var ro read.Options
 	var data, rule, out string
 	cmd := &cobra.Command{
 		Use:   "groups --data FILE [--items TEXTS] --rule text-bracket|id-stem|id-first --out ITEMS.csv",
@@ -58,7 +59,7 @@ func newAnalyzeGroupsCmd() *cobra.Command {
 			if data == "" || out == "" {
 				return fmt.Errorf("analyze groups: --data and --out are required")
 			}
-			r, _, err := model.ReadFile(data, read)
+			r, _, err := read.File(data, ro)
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ func newAnalyzeGroupsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	addReadFlags(cmd, &read)
+	addReadFlags(cmd, &ro)
 	cmd.Flags().StringVar(&data, "data", "", "response file (required)")
 	cmd.Flags().StringVar(&rule, "rule", analyze.RuleTextBracket, "text-bracket (a leading [name] of the text), id-stem (the id without a trailing _123) or id-first (the id up to its first _ - / :)")
 	cmd.Flags().StringVar(&out, "out", "", "item file to write (required)")
@@ -92,7 +93,7 @@ func checkpointCategories(ckDir, items string) (*model.Checkpoint, []string, err
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := model.ReadItems(items)
+	t, err := read.Items(items)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,27 +176,27 @@ func shareText(s []analyze.Share) string {
 
 func newAnalyzeProbeCmd() *cobra.Command {
 	var ckDir, axis, data, out string
-	var read model.ReadOptions // read.Items is the item file with categories
+	var ro read.Options // ro.Items is the item file with categories
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "probe --checkpoint DIR --items ITEMS.csv --axis A,B --out DIR",
 		Short: "Project every model on the difference-of-means axis between two categories of questions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ckDir == "" || read.Items == "" || out == "" {
+			if ckDir == "" || ro.Items == "" || out == "" {
 				return fmt.Errorf("analyze probe: --checkpoint, --items, --axis and --out are required")
 			}
 			ab := strings.Split(axis, ",")
 			if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
 				return fmt.Errorf("--axis %q: want two categories, A,B", axis)
 			}
-			ck, cat, err := checkpointCategories(ckDir, read.Items)
+			ck, cat, err := checkpointCategories(ckDir, ro.Items)
 			if err != nil {
 				return err
 			}
 			var r *model.Responses
 			if data != "" {
-				if r, _, err = model.ReadFile(data, read); err != nil {
+				if r, _, err = read.File(data, ro); err != nil {
 					return err
 				}
 			}
@@ -211,7 +212,7 @@ func newAnalyzeProbeCmd() *cobra.Command {
 			return nil
 		},
 	}
-	addReadFlags(cmd, &read)
+	addReadFlags(cmd, &ro)
 	f := cmd.Flags()
 	f.Lookup("items").Usage = "item file with a category or benchmark column (required)"
 	f.StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
@@ -240,7 +241,7 @@ func newAnalyzeICCCmd() *cobra.Command {
 				return err
 			}
 			s := folder.Doc.Settings
-			r, _, err := model.ReadFile(s.Data, model.ReadOptions{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates})
+			r, _, err := read.File(s.Data, read.Options{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates})
 			if err != nil {
 				return fmt.Errorf("re-reading the fit's responses: %w", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
@@ -34,8 +35,8 @@ cells; later reads load it while the file is unchanged (--no-cache reads the tex
 }
 
 // addReadFlags registers --format, --items and --duplicates, the options of
-// model.ReadFile, on a command that reads responses.
-func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
+// read.File, on a command that reads responses.
+func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
@@ -43,7 +44,7 @@ func addReadFlags(cmd *cobra.Command, opt *model.ReadOptions) {
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses)")
 }
 
-func printSummary(w io.Writer, s model.Summary) {
+func printSummary(w io.Writer, s read.Summary) {
 	gz := ""
 	if s.Gzip {
 		gz = ", gzip"
@@ -73,7 +74,7 @@ func printSummary(w io.Writer, s model.Summary) {
 }
 
 func newDataInspectCmd() *cobra.Command {
-	var opt model.ReadOptions
+	var opt read.Options
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect FILE",
@@ -83,11 +84,11 @@ func newDataInspectCmd() *cobra.Command {
   jeirt data inspect configs/data/swebench-verified/response_matrix.csv --format wide --duplicates first --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, rep, err := model.ReadFile(args[0], opt)
+			r, rep, err := read.File(args[0], opt)
 			if err != nil {
 				return err
 			}
-			s := model.Summarize(r, rep)
+			s := read.Summarize(r, rep)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -103,7 +104,7 @@ func newDataInspectCmd() *cobra.Command {
 }
 
 // jsonSafe replaces NaN (no observed cells) by -1, which JSON can carry.
-func jsonSafe(s model.Summary) model.Summary {
+func jsonSafe(s read.Summary) read.Summary {
 	for _, p := range []*float64{&s.ModelAccMin, &s.ModelAccMedian, &s.ModelAccMax} {
 		if math.IsNaN(*p) {
 			*p = -1
@@ -113,7 +114,7 @@ func jsonSafe(s model.Summary) model.Summary {
 }
 
 func newDataSplitCmd() *cobra.Command {
-	var opt model.ReadOptions
+	var opt read.Options
 	var split eval.SplitOptions
 	var data, out string
 	var force bool
@@ -135,7 +136,7 @@ is written atomically: on error nothing is left behind.`,
 			if data == "" || out == "" {
 				return fmt.Errorf("data split: --data and --out are required")
 			}
-			r, _, err := model.ReadFile(data, opt)
+			r, _, err := read.File(data, opt)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +21,7 @@ dictionary-encoded, Snappy-compressed string column of the same name, in row gro
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			began := time.Now()
-			n, err := model.ConvertToParquet(args[0], args[1], rowGroup)
+			n, err := read.ConvertToParquet(args[0], args[1], rowGroup)
 			if err != nil {
 				return err
 			}

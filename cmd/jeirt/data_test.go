@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 func TestDataInspect(t *testing.T) {
@@ -48,7 +48,7 @@ func TestDataSplitCommand(t *testing.T) {
 	if _, err := runCmd(t, newSynthCmd(), "--kind", "jeirt", "--models", "20", "--items", "50", "--missing", "0.1", "--out", "syn"); err != nil {
 		t.Fatal(err)
 	}
-	all, _, err := model.ReadFile("syn/responses.csv", model.ReadOptions{})
+	all, _, err := read.File("syn/responses.csv", read.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestDataSplitCommand(t *testing.T) {
 	total := 0
 	models := map[string]string{}
 	for _, name := range []string{"train.csv", "val.csv", "test.csv"} {
-		r, rep, err := model.ReadFile(filepath.Join("split", name), model.ReadOptions{Duplicates: "error"})
+		r, rep, err := read.File(filepath.Join("split", name), read.Options{Duplicates: "error"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -32,7 +32,7 @@ give their text with --items.`,
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(data, model.ReadOptions{Format: format, Items: items})
+			r, _, err := read.File(data, read.Options{Format: format, Items: items})
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ give their text with --items.`,
 	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	cmd.Flags().StringVar(&items, "items", "", "item-text CSV for items the checkpoint has not seen")
-	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(model.Formats))
+	cmd.Flags().StringVar(&format, "format", "auto", "responses format: "+fmt.Sprint(read.Formats))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return withDevice(cmd)
 }

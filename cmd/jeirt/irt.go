@@ -12,6 +12,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
@@ -41,7 +42,7 @@ type irtFitSettings irtfit.Settings
 
 func addIRTSubcommands(irtCmd *cobra.Command) {
 	var set irtFitSettings
-	var read model.ReadOptions
+	var readOpt read.Options
 	var out, traceOut string
 	var data, names []string
 	var force bool
@@ -53,14 +54,14 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
   # several benchmarks in one batched cBMM run (one GPU job) -> out/batch/swe/, out/batch/swe-parquet/
   jeirt irt fit --data configs/data/swebench-verified/response_matrix.csv --data out/swe.parquet --name swe --name swe-parquet --out out/batch`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set.Format, set.Items, set.Duplicates = read.Format, read.Items, read.Duplicates
-			return runIRTFit(cmd, set, read, data, names, out, traceOut, force)
+			set.Format, set.Items, set.Duplicates = readOpt.Format, readOpt.Items, readOpt.Duplicates
+			return runIRTFit(cmd, set, readOpt, data, names, out, traceOut, force)
 		},
 	}
 	f := fit.Flags()
 	f.StringArrayVar(&data, "data", nil, "response file (required); repeat it to fit several files in one batched run, each into --out/NAME")
 	f.StringArrayVar(&names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
-	addReadFlags(fit, &read)
+	addReadFlags(fit, &readOpt)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
 	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
@@ -104,7 +105,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = sel.MarkFlagRequired("out")
 
 	var cvSet irtFitSettings
-	var cvRead model.ReadOptions
+	var cvRead read.Options
 	var folds int
 	var cvJSON string
 	cv := &cobra.Command{
@@ -138,9 +139,9 @@ func (s irtFitSettings) fitter(progress io.Writer) irt.CBMM {
 	return c
 }
 
-func irtRead(cmd *cobra.Command, path string, opt model.ReadOptions) (*model.Responses, error) {
+func irtRead(cmd *cobra.Command, path string, opt read.Options) (*model.Responses, error) {
 	began, cpu := time.Now(), cpuSeconds()
-	r, rep, err := model.ReadFile(path, opt)
+	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ type irtFitResult struct {
 	dir  *irtfit.Folder
 }
 
-func runIRTFit(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, data, names []string, out, traceOut string, force bool) error {
+func runIRTFit(cmd *cobra.Command, set irtFitSettings, read read.Options, data, names []string, out, traceOut string, force bool) error {
 	ctx := cmd.Context()
 	set.Level = irtOrDefault(set.Level, 0.95)
 	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
@@ -301,7 +302,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string, sr s
 	msg := fmt.Sprintf("kept %d of %d items in %s", len(items), len(fit.Items), out)
 	// τ between the rankings needs the responses: read them again as the fit did.
 	set := irtFitSettings(folder.Doc.Settings)
-	r, rerr := irtRead(cmd, set.Data, model.ReadOptions{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates})
+	r, rerr := irtRead(cmd, set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates})
 	if rerr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
 	} else {
@@ -319,7 +320,7 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string, sr s
 	return nil
 }
 
-func runIRTCV(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, folds int, jsonOut string) error {
+func runIRTCV(cmd *cobra.Command, set irtFitSettings, read read.Options, folds int, jsonOut string) error {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
 	if err := irt.CheckSettings(irtfit.Settings(set)); err != nil {
 		return err

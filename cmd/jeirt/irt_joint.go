@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ import (
 
 // runIRTFitJoint is `irt fit --joint`: every --data file in one matrix, one
 // fit folder in --out, each file's mean loadings printed.
-func runIRTFitJoint(cmd *cobra.Command, set irtFitSettings, read model.ReadOptions, data, names []string, out string, force bool) error {
+func runIRTFitJoint(cmd *cobra.Command, set irtFitSettings, read read.Options, data, names []string, out string, force bool) error {
 	if len(names) > 0 && len(names) != len(data) {
 		return fmt.Errorf("--name given %d time(s) for %d --data file(s): give one per file, in the same order, or none", len(names), len(data))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ import (
 
 func newRouteCmd() *cobra.Command {
 	var ckDir, models, costsPath, format, defaultName, trainPath, encSpec string
-	var trainRO model.ReadOptions
+	var trainRO read.Options
 	var minP, lambda, margin float64
 	var top, shortlist int
 	cmd := &cobra.Command{
@@ -191,7 +192,7 @@ func routeQueries(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, rt *
 }
 
 func newRouteEvalCmd() *cobra.Command {
-	var ro, trainRO model.ReadOptions
+	var ro, trainRO read.Options
 	var ckDir, data, costsPath, trainPath, valPath, out, encSpec string
 	var minP, lambda, margins []float64
 	var shortlists []int
@@ -234,7 +235,7 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 			if err != nil {
 				return err
 			}
-			r, _, err := model.ReadFile(data, ro)
+			r, _, err := read.File(data, ro)
 			if err != nil {
 				return err
 			}
@@ -302,8 +303,8 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 
 // tuneMargin scores the margin sweep on the validation responses in valPath
 // and sets opt.TunedMargin to the δ with the best accuracy there.
-func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro model.ReadOptions, opt *route.RouteEvalOptions) error {
-	v, _, err := model.ReadFile(valPath, ro)
+func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro read.Options, opt *route.RouteEvalOptions) error {
+	v, _, err := read.File(valPath, ro)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // writeHandCheckpoint writes a checkpoint on the hash:8 encoder whose adapter
@@ -406,7 +407,7 @@ func TestAddModelCommand(t *testing.T) {
 	if _, _, err := runSplit(t, newAddModelCmd(), "--suggest", "1", "--checkpoint", ck, "--out", sug); err != nil {
 		t.Fatal(err)
 	}
-	items, err := model.ReadItems(sug)
+	items, err := read.Items(sug)
 	if err != nil || len(items.IDs) != 1 || items.IDs[0] != "known" {
 		t.Errorf("suggest file: %v %+v", err, items)
 	}
@@ -441,7 +442,7 @@ func testSuggestRounds(t *testing.T, dir, ck string) {
 	if _, errOut, _ := runSplit(t, newAddModelCmd(), "--suggest", "1", "--checkpoint", ck); !strings.Contains(errOut, "--suggest K is deprecated; use jeirt add-model suggest K") {
 		t.Errorf("no deprecation note: %q", errOut)
 	}
-	round1, err := model.ReadItems(r1)
+	round1, err := read.Items(r1)
 	if err != nil || len(round1.IDs) != 3 {
 		t.Fatalf("round 1: %v %+v", err, round1)
 	}
@@ -463,7 +464,7 @@ func testSuggestRounds(t *testing.T, dir, ck string) {
 	if err := os.WriteFile(r2, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	round2, err := model.ReadItems(r2)
+	round2, err := read.Items(r2)
 	if err != nil || len(round2.IDs) != 38 {
 		t.Fatalf("round 2: %v, %d questions", err, len(round2.IDs))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/spf13/cobra"
 )
@@ -70,11 +70,11 @@ func TestSynthCommandDeterministicAndRereads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ro := model.ReadOptions{Duplicates: "error"}
+		ro := read.Options{Duplicates: "error"}
 		if c.kind == "jeirt" {
 			ro.Items = filepath.Join(outs[0], "items.csv")
 		}
-		got, _, err := model.ReadFile(filepath.Join(outs[0], "responses.csv"), ro)
+		got, _, err := read.File(filepath.Join(outs[0], "responses.csv"), ro)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // Settings is the "settings" object of fit.json: how the fit was made, so that
@@ -314,7 +315,7 @@ func Read(dir string) (*Folder, error) {
 	if rk < 1 {
 		return nil, fmt.Errorf("%s: settings.rank %d is not a rank", p, rk)
 	}
-	nums := func(get model.CSVRow, name string, required bool) []float64 {
+	nums := func(get read.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
 			if required {
@@ -325,7 +326,7 @@ func Read(dir string) (*Folder, error) {
 		}
 		return v
 	}
-	err = model.ReadCSVRows(filepath.Join(dir, "abilities.csv"), func(get model.CSVRow) error {
+	err = read.CSVRows(filepath.Join(dir, "abilities.csv"), func(get read.CSVRow) error {
 		m := Model{Name: get.Str("model"), Theta: nums(get, "theta", true), SE: nums(get, "se", false),
 			Lo: nums(get, "lo", false), Hi: nums(get, "hi", false)}
 		if rk == 1 {
@@ -341,7 +342,7 @@ func Read(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = model.ReadCSVRows(filepath.Join(dir, "items.csv"), func(get model.CSVRow) error {
+	err = read.CSVRows(filepath.Join(dir, "items.csv"), func(get read.CSVRow) error {
 		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi")}
 		it.A = nums(get, "a", true)

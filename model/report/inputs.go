@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -66,7 +67,7 @@ func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, 
 func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*model.Responses, string, string) {
 	var cfg checkpointConfig
 	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
-	ro := model.ReadOptions{Format: cfg.Data.Format, Items: cfg.Data.Items}
+	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
 	if ro.Format == "" {
 		ro.Format = "auto"
 	}
@@ -74,7 +75,7 @@ func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*mode
 	switch {
 	case dataPath != "":
 		paths = []string{dataPath}
-		ro = model.ReadOptions{Format: "auto", Items: itemsPath}
+		ro = read.Options{Format: "auto", Items: itemsPath}
 	case cfg.Data.Responses != "":
 		paths = []string{cfg.Data.Responses}
 	case cfg.Data.Train != "":
@@ -84,7 +85,7 @@ func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string) (*mode
 	}
 	var all *model.Responses
 	for _, p := range paths {
-		r, _, err := model.ReadFile(p, ro)
+		r, _, err := read.File(p, ro)
 		if err != nil {
 			return nil, "", fmt.Sprintf("could not read the training data (%v); pass --data", err)
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -273,7 +274,7 @@ func (f *Fit) attachText(log io.Writer) {
 		r.Items = append(r.Items, it.ID)
 	}
 	if f.ItemFile != "" {
-		t, err := model.ReadItems(f.ItemFile)
+		t, err := read.Items(f.ItemFile)
 		if err != nil {
 			fmt.Fprintf(log, "report: item texts of the fit: %v\n", err)
 		} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // guttman returns responses where model i answers item j right iff
@@ -89,7 +90,7 @@ func TestFitJobRankAboveData(t *testing.T) {
 // solved by none or all) MML diverged to a loss near 1e148 and reported
 // convergence.
 func TestMMLDivergesOnSWEBench(t *testing.T) {
-	r, _, err := model.ReadFile("../../configs/data/swebench-verified/response_matrix.csv", model.ReadOptions{NoCache: true})
+	r, _, err := read.File("../../configs/data/swebench-verified/response_matrix.csv", read.Options{NoCache: true})
 	if err != nil {
 		t.Skip(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -302,7 +303,7 @@ func order(v []float64) []int {
 
 func TestLSAT7ItemOrderMatchesMirt(t *testing.T) {
 	path := filepath.Join(sharedData(t), "lsat", "LSAT7.csv")
-	r, _, err := model.ReadFile(path, model.ReadOptions{})
+	r, _, err := read.File(path, read.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

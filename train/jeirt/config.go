@@ -17,6 +17,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // Config is a `jeirt train` run: where the responses come from, how they are
@@ -41,7 +42,7 @@ type Config struct {
 type DataConfig struct {
 	Responses string `yaml:"responses" json:"responses,omitempty"` // one responses file, split by Split
 	Items     string `yaml:"items" json:"items,omitempty"`         // optional item-text CSV (item_id,text)
-	Format    string `yaml:"format" json:"format"`                 // as model.ReadOptions.Format; default auto
+	Format    string `yaml:"format" json:"format"`                 // as read.Options.Format; default auto
 	Train     string `yaml:"train" json:"train,omitempty"`         // given split: all three of train, val, test
 	Val       string `yaml:"val" json:"val,omitempty"`
 	Test      string `yaml:"test" json:"test,omitempty"`
@@ -412,8 +413,8 @@ func (c *Config) Validate() error {
 	case given && (d.Train == "" || d.Val == "" || d.Test == ""):
 		return bad("data", "data.train, data.val and data.test must all be set (got train %q, val %q, test %q)", d.Train, d.Val, d.Test)
 	}
-	if !oneOf(d.Format, model.Formats...) {
-		return bad("data.format", "must be one of %s, got %q", strings.Join(model.Formats, ", "), d.Format)
+	if !oneOf(d.Format, read.Formats...) {
+		return bad("data.format", "must be one of %s, got %q", strings.Join(read.Formats, ", "), d.Format)
 	}
 	s := c.Split
 	if !(s.Val >= 0 && s.Val < 1) {

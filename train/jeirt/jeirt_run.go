@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
@@ -348,9 +349,9 @@ func splitName(cfg *Config) string {
 // model, the test cells are the held-out models' and the validation cells a
 // cell split of the other models' (split.val of all cells).
 func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err error) {
-	ro := model.ReadOptions{Format: cfg.Data.Format, Items: cfg.Data.Items}
+	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
 	if cfg.Data.Responses != "" {
-		all, _, err = model.ReadFile(cfg.Data.Responses, ro)
+		all, _, err = read.File(cfg.Data.Responses, ro)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -370,7 +371,7 @@ func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err err
 	}
 	var parts []*model.Responses
 	for _, p := range []string{cfg.Data.Train, cfg.Data.Val, cfg.Data.Test} {
-		r, _, err := model.ReadFile(p, ro)
+		r, _, err := read.File(p, ro)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -113,7 +114,7 @@ output: ckpt
 	if err := model.WriteLongCSV(testFile, testR); err != nil {
 		t.Fatal(err)
 	}
-	tr, _, err := model.ReadFile(testFile, model.ReadOptions{})
+	tr, _, err := read.File(testFile, read.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -70,7 +71,7 @@ func logf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 
 func onboardCurve(b *testing.B, dir string) {
 	ctx := context.Background()
-	r, _, err := model.ReadFile(filepath.Join(dir, "response_matrix.csv"), model.ReadOptions{Items: filepath.Join(dir, "item_content.csv")})
+	r, _, err := read.File(filepath.Join(dir, "response_matrix.csv"), read.Options{Items: filepath.Join(dir, "item_content.csv")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -22,7 +23,7 @@ type Round struct {
 
 	// Pool is the candidate questions (ids and texts); nil means the
 	// checkpoint's known items.
-	Pool *model.ItemTable
+	Pool *read.ItemTable
 	// Answered holds the new model's answers so far (nil: none yet). Its row
 	// is fitted from them and the next questions are designed at that row
 	// (v-optimal or random), never one already answered. Model picks the new

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // ReadCosts reads a costs file, a CSV of model,cost rows with an optional
@@ -52,7 +53,7 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, &model.ParseError{File: path, Line: pe.Line, Msg: pe.Err.Error(), Err: err}
+				return nil, &read.ParseError{File: path, Line: pe.Line, Msg: pe.Err.Error(), Err: err}
 			}
 			return nil, err
 		}
@@ -61,7 +62,7 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 			continue
 		}
 		if len(rec) != 2 {
-			return nil, &model.ParseError{File: path, Line: line, Msg: fmt.Sprintf("want 2 fields (model,cost), got %d", len(rec))}
+			return nil, &read.ParseError{File: path, Line: line, Msg: fmt.Sprintf("want 2 fields (model,cost), got %d", len(rec))}
 		}
 		name, val := strings.TrimSpace(rec[0]), strings.TrimSpace(rec[1])
 		if rows == 0 && strings.EqualFold(name, "model") && strings.EqualFold(val, "cost") {
@@ -71,20 +72,20 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		rows++
 		c, err := strconv.ParseFloat(val, 64)
 		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
-			return nil, &model.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", model.Clip(val))}
+			return nil, &read.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", model.Clip(val))}
 		}
 		i, ok := row[name]
 		if !ok {
-			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", model.Clip(name))}
+			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", model.Clip(name))}
 		}
 		if prev, dup := seen[name]; dup {
-			return nil, &model.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", model.Clip(name), prev)}
+			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", model.Clip(name), prev)}
 		}
 		seen[name] = line
 		costs[i] = c
 	}
 	if len(seen) == 0 {
-		return nil, &model.ParseError{File: path, Msg: "no model,cost rows"}
+		return nil, &read.ParseError{File: path, Msg: "no model,cost rows"}
 	}
 	return costs, nil
 }
@@ -149,15 +150,15 @@ func ReadQueries(name string, r io.Reader) (*QueryFile, error) {
 func parseQueryJSON(name string, line int, b []byte) (Query, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil {
-		return Query{}, &model.ParseError{File: name, Line: line, Msg: "not a JSON object: " + err.Error(), Err: err}
+		return Query{}, &read.ParseError{File: name, Line: line, Msg: "not a JSON object: " + err.Error(), Err: err}
 	}
 	q := Query{ID: strconv.Itoa(line), Line: line}
 	raw, ok := obj["text"]
 	if !ok {
-		return Query{}, &model.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "missing"}
+		return Query{}, &read.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "missing"}
 	}
 	if err := json.Unmarshal(raw, &q.Text); err != nil {
-		return Query{}, &model.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "not a string"}
+		return Query{}, &read.ParseError{File: name, Line: line, Column: "text", Key: true, Msg: "not a string"}
 	}
 	if raw, ok := obj["id"]; ok {
 		var s string
@@ -168,7 +169,7 @@ func parseQueryJSON(name string, line int, b []byte) (Query, error) {
 		case json.Unmarshal(raw, &n) == nil:
 			q.ID = n.String()
 		default:
-			return Query{}, &model.ParseError{File: name, Line: line, Column: "id", Key: true, Msg: "not a non-empty string or a number"}
+			return Query{}, &read.ParseError{File: name, Line: line, Column: "id", Key: true, Msg: "not a non-empty string or a number"}
 		}
 	}
 	return q, nil
@@ -212,7 +213,7 @@ func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
 // MeanCost are NaN where empty; Chosen is not in the file.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	var pts []RoutePoint
-	err := model.ReadCSVRows(path, func(get model.CSVRow) error {
+	err := read.CSVRows(path, func(get read.CSVRow) error {
 		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
 			Accuracy: get.Num("accuracy"), TotalCost: get.OptNum("total_cost"), MeanCost: get.OptNum("mean_cost"),
 			Items: get.OptInt("items"), Fallbacks: get.OptInt("fallbacks")})

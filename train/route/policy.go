@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // RouterOptions are the flags of jeirt route that choose the routing rule.
@@ -24,7 +25,7 @@ type RouterOptions struct {
 	Shortlist int      // choose among the T best candidates by the reference
 	Default   string   // with Margin: the default model (else the best by the reference)
 	Train     string   // responses whose accuracies are the reference (else the mean predicted P)
-	TrainRead model.ReadOptions
+	TrainRead read.Options
 }
 
 // NewRouter builds the router of checkpoint ck that o describes, checking
@@ -94,7 +95,7 @@ func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, l
 // accuracy on --train, else the highest mean predicted P over the
 // checkpoint's questions): --shortlist keeps rt's T best candidates, and
 // --margin sets δ and the default model (--default, else the best candidate).
-func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO model.ReadOptions, costsPath string) error {
+func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
 	if shortlist < 0 {
 		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
 	}
@@ -147,8 +148,8 @@ func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortl
 
 // TrainReference returns each checkpoint model's accuracy on the responses
 // in path (−Inf for a model without any).
-func TrainReference(m *model.JEIRT, path string, ro model.ReadOptions) ([]float64, error) {
-	tr, _, err := model.ReadFile(path, ro)
+func TrainReference(m *model.JEIRT, path string, ro read.Options) ([]float64, error) {
+	tr, _, err := read.File(path, ro)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -41,7 +42,7 @@ func routeBenchSetup(b *testing.B) (*model.JEIRT, encoder.Encoder, []string) {
 	}
 	var texts []string
 	if root := routeSharedData(b); root != "" {
-		t, err := model.ReadItems(filepath.Join(root, "swebench-verified", "item_content.csv"))
+		t, err := read.Items(filepath.Join(root, "swebench-verified", "item_content.csv"))
 		if err != nil {
 			b.Fatal(err)
 		}

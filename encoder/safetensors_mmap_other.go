@@ -1,6 +1,0 @@
-//go:build !linux && !darwin
-
-package encoder
-
-// mapSafetensors is not available here; ReadSafetensors is used.
-func mapSafetensors(path string) (*model.Safetensors, bool, error) { return nil, false, nil }

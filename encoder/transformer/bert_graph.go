@@ -1,0 +1,293 @@
+package transformer
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// bertWeights holds the BertModel tensors as Gorgonia values. Linear weights
+// are stored transposed ([in, out]) so a layer is x·W + b.
+type bertWeights struct {
+	word, position, tokenType *tensor.Dense
+	embLNw, embLNb            *tensor.Dense
+	layers                    []bertLayerWeights
+}
+
+type bertLayerWeights struct {
+	q, k, v, attnOut, inter, out     linear
+	attnLNw, attnLNb, outLNw, outLNb *tensor.Dense
+}
+
+type linear struct{ w, b *tensor.Dense }
+
+// loadBertWeights takes the tensors by their Hugging Face BertModel names,
+// with or without the "bert." prefix of BertFor* checkpoints, and checks
+// every shape against config.json.
+func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWeights, error) {
+	prefix := ""
+	if _, ok := st.Tensors["embeddings.word_embeddings.weight"]; !ok {
+		if _, ok := st.Tensors["bert.embeddings.word_embeddings.weight"]; ok {
+			prefix = "bert."
+		}
+	}
+	get := func(name string, shape ...int) (*tensor.Dense, error) {
+		t, ok := st.Tensors[prefix+name]
+		if !ok {
+			return nil, fmt.Errorf("%s: tensor %q is missing", file, prefix+name)
+		}
+		if fmt.Sprint(t.Shape) != fmt.Sprint(shape) {
+			return nil, fmt.Errorf("%s: tensor %q has shape %v, config.json implies %v", file, prefix+name, t.Shape, shape)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data)), nil
+	}
+	lin := func(name string, in, out int) (linear, error) {
+		w, err := get(name+".weight", out, in)
+		if err != nil {
+			return linear{}, err
+		}
+		b, err := get(name+".bias", out)
+		if err != nil {
+			return linear{}, err
+		}
+		// torch stores [out, in]; keep [in, out] so the graph multiplies x·W.
+		wt := make([]float32, in*out)
+		src := w.Float32s()
+		for o := 0; o < out; o++ {
+			for i := 0; i < in; i++ {
+				wt[i*out+o] = src[o*in+i]
+			}
+		}
+		return linear{w: tensor.New(tensor.WithShape(in, out), tensor.WithBacking(wt)), b: b}, nil
+	}
+	d, ff := c.HiddenSize, c.IntermediateSize
+	w := &bertWeights{}
+	var err error
+	steps := []struct {
+		dst   **tensor.Dense
+		name  string
+		shape []int
+	}{
+		{&w.word, "embeddings.word_embeddings.weight", []int{c.VocabSize, d}},
+		{&w.position, "embeddings.position_embeddings.weight", []int{c.MaxPositionEmbeddings, d}},
+		{&w.tokenType, "embeddings.token_type_embeddings.weight", []int{c.TypeVocabSize, d}},
+		{&w.embLNw, "embeddings.LayerNorm.weight", []int{d}},
+		{&w.embLNb, "embeddings.LayerNorm.bias", []int{d}},
+	}
+	for _, s := range steps {
+		if *s.dst, err = get(s.name, s.shape...); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < c.NumHiddenLayers; i++ {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		var l bertLayerWeights
+		for _, s := range []struct {
+			dst     *linear
+			name    string
+			in, out int
+		}{
+			{&l.q, "attention.self.query", d, d}, {&l.k, "attention.self.key", d, d},
+			{&l.v, "attention.self.value", d, d}, {&l.attnOut, "attention.output.dense", d, d},
+			{&l.inter, "intermediate.dense", d, ff}, {&l.out, "output.dense", ff, d},
+		} {
+			if *s.dst, err = lin(p+s.name, s.in, s.out); err != nil {
+				return nil, err
+			}
+		}
+		for _, s := range []struct {
+			dst  **tensor.Dense
+			name string
+		}{
+			{&l.attnLNw, "attention.output.LayerNorm.weight"}, {&l.attnLNb, "attention.output.LayerNorm.bias"},
+			{&l.outLNw, "output.LayerNorm.weight"}, {&l.outLNb, "output.LayerNorm.bias"},
+		} {
+			if *s.dst, err = get(p+s.name, d); err != nil {
+				return nil, err
+			}
+		}
+		w.layers = append(w.layers, l)
+	}
+	if _, ok := st.Tensors[prefix+fmt.Sprintf("encoder.layer.%d.attention.self.query.weight", c.NumHiddenLayers)]; ok {
+		return nil, fmt.Errorf("%s: has a layer %d but config.json says num_hidden_layers %d", file, c.NumHiddenLayers, c.NumHiddenLayers)
+	}
+	for name := range st.Tensors {
+		if strings.Contains(name, "relative") || strings.Contains(name, "rotary") {
+			return nil, fmt.Errorf("%s: tensor %q belongs to an architecture jeirt does not run (absolute positions only)", file, name)
+		}
+	}
+	return w, nil
+}
+
+// bertGraph is the BertModel forward pass for one (batch, length) shape,
+// compiled once and reused (Devlin et al. 2019, §3; Vaswani et al. 2017, §3.2):
+//
+//	x   = LN(word[ids] + token_type[0] + position[0:L])
+//	per layer:
+//	  Q, K, V = x·Wq + bq, x·Wk + bk, x·Wv + bv, split into H heads of size dh
+//	  A   = softmax_masked(Q·Kᵀ / √dh)
+//	  x   = LN(x + (A·V)·Wo + bo)
+//	  x   = LN(x + GELU(x·Wi + bi)·Wo2 + bo2)
+//
+// Matrix products (Mul, BatchedMatMul on the BLAS Gorgonia uses), residual
+// adds and the embedding gather are Gorgonia nodes; GELU, LayerNorm, the
+// masked softmax, the bias add and the head split/merge are the custom ops
+// of bert_ops.go.
+type bertGraph struct {
+	g        *G.ExprGraph
+	ids      *G.Node
+	mask     *G.Node
+	out      *G.Node
+	vm       G.VM
+	batch, l int
+}
+
+// bertBuffers are the output buffers of the custom ops, one per role.
+type bertBuffers map[string]*outBuf
+
+func (b bertBuffers) get(role string) *outBuf {
+	if b[role] == nil {
+		b[role] = &outBuf{}
+	}
+	return b[role]
+}
+
+func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int) (*bertGraph, error) {
+	g := G.NewGraph()
+	d, heads := c.HiddenSize, c.NumAttentionHeads
+	dh := d / heads
+	bg := &bertGraph{g: g, batch: batch, l: l}
+	bg.ids = G.NewVector(g, tensor.Int, G.WithShape(batch*l), G.WithName("input_ids"))
+	bg.mask = G.NewTensor(g, tensor.Float32, 3, G.WithShape(batch, 1, l), G.WithName("attention_mask"))
+	n := 0
+	val := func(t *tensor.Dense) *G.Node {
+		n++
+		name := fmt.Sprintf("w%d", n)
+		if t.Dims() == 1 {
+			return G.NewVector(g, tensor.Float32, G.WithShape(t.Shape()...), G.WithValue(t), G.WithName(name))
+		}
+		return G.NewMatrix(g, tensor.Float32, G.WithShape(t.Shape()...), G.WithValue(t), G.WithName(name))
+	}
+	var err error
+	must := func(x *G.Node, e error) *G.Node {
+		if e != nil && err == nil {
+			err = e
+		}
+		return x
+	}
+	row := func(t *tensor.Dense) *G.Node {
+		return val(tensor.New(tensor.WithShape(1, t.Shape()[0]), tensor.WithBacking(t.Float32s())))
+	}
+	lin := func(x *G.Node, p linear, role string) *G.Node {
+		y := must(G.Mul(x, val(p.w)))
+		if err != nil {
+			return nil
+		}
+		return must(G.ApplyOp(&addRowOp{buf: bufs.get(role)}, y, row(p.b)))
+	}
+	layerNorm := func(x *G.Node, wt, bias *tensor.Dense, role string) *G.Node {
+		if err != nil {
+			return nil
+		}
+		return must(G.ApplyOp(&layerNormOp{eps: c.LayerNormEps, buf: bufs.get(role)}, x, row(wt), row(bias)))
+	}
+	// (B·L, D) → (B·H, L, dh)
+	splitHeads := func(x *G.Node, role string) *G.Node {
+		if err != nil {
+			return nil
+		}
+		return must(G.ApplyOp(&headsOp{batch: batch, l: l, heads: heads, buf: bufs.get(role)}, x))
+	}
+
+	// Embeddings. The position rows 0..L-1 and token type 0 are sliced here,
+	// once per shape; their sum with word[ids] is in the graph, in BertEmbeddings' order.
+	pos := tensor.New(tensor.WithShape(l, d), tensor.WithBacking(append([]float32(nil), w.position.Float32s()[:l*d]...)))
+	typ0 := tensor.New(tensor.WithShape(d), tensor.WithBacking(append([]float32(nil), w.tokenType.Float32s()[:d]...)))
+	x := must(G.ByIndices(val(w.word), bg.ids, 0))
+	if err == nil {
+		x = must(G.ApplyOp(&addRowOp{buf: bufs.get("embeddings")}, x, row(typ0)))
+	}
+	if err == nil {
+		x = must(G.Reshape(x, tensor.Shape{batch, l, d}))
+	}
+	if err == nil {
+		x = must(G.BroadcastAdd(x, val(pos), nil, []byte{0}))
+	}
+	if err == nil {
+		x = must(G.Reshape(x, tensor.Shape{batch * l, d}))
+	}
+	x = layerNorm(x, w.embLNw, w.embLNb, "embeddings.LayerNorm")
+	scale := float32(math.Sqrt(float64(dh)))
+
+	for _, lw := range w.layers {
+		q := splitHeads(lin(x, lw.q, "query"), "query.heads")
+		k := splitHeads(lin(x, lw.k, "key"), "key.heads")
+		v := splitHeads(lin(x, lw.v, "value"), "value.heads")
+		if err != nil {
+			break
+		}
+		scores := must(G.BatchedMatMul(q, k, false, true))
+		if err != nil {
+			break
+		}
+		probs := must(G.ApplyOp(&maskedSoftmaxOp{heads: heads, scale: scale, buf: bufs.get("softmax")}, scores, bg.mask))
+		if err != nil {
+			break
+		}
+		ctx := must(G.BatchedMatMul(probs, v))
+		if err == nil {
+			ctx = must(G.ApplyOp(&headsOp{merge: true, batch: batch, l: l, heads: heads, buf: bufs.get("context")}, ctx))
+		}
+		if err != nil {
+			break
+		}
+		attn := lin(ctx, lw.attnOut, "attention.output")
+		if err != nil {
+			break
+		}
+		x = layerNorm(must(G.Add(attn, x)), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
+		if err != nil {
+			break
+		}
+		h := lin(x, lw.inter, "intermediate")
+		if err != nil {
+			break
+		}
+		h = must(G.ApplyOp(&geluOp{buf: bufs.get("gelu")}, h))
+		if err != nil {
+			break
+		}
+		o := lin(h, lw.out, "output")
+		if err != nil {
+			break
+		}
+		x = layerNorm(must(G.Add(o, x)), lw.outLNw, lw.outLNb, "output.LayerNorm")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the BERT graph for batch %d × %d tokens: %w", batch, l, err)
+	}
+	bg.out = x
+	bg.vm = G.NewTapeMachine(g)
+	return bg, nil
+}
+
+// run binds ids and mask, runs the tape and copies out the last hidden state.
+func (bg *bertGraph) run(ids []int, mask []float32) ([]float32, error) {
+	defer bg.vm.Reset()
+	if err := G.Let(bg.ids, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids))); err != nil {
+		return nil, err
+	}
+	if err := G.Let(bg.mask, tensor.New(tensor.WithShape(bg.batch, 1, bg.l), tensor.WithBacking(mask))); err != nil {
+		return nil, err
+	}
+	if err := bg.vm.RunAll(); err != nil {
+		return nil, fmt.Errorf("BERT forward pass: %w", err)
+	}
+	return append([]float32(nil), bg.out.Value().Data().([]float32)...), nil
+}
+
+func (bg *bertGraph) close() { bg.vm.Close() }

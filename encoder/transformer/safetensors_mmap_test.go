@@ -1,0 +1,34 @@
+package transformer
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// TestMapSafetensorsAgreesWithRead maps the fixtures' F32 weights and
+// compares every tensor with ReadSafetensors's decoded copy.
+func TestMapSafetensorsAgreesWithRead(t *testing.T) {
+	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
+		path := filepath.Join(fixture(t, name), "model.safetensors")
+		m, ok, err := mapSafetensors(path)
+		if err != nil || !ok {
+			t.Fatalf("%s: mapped %v, %v", name, ok, err)
+		}
+		r, err := model.ReadSafetensors(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Tensors) != len(r.Tensors) {
+			t.Fatalf("%s: %d tensors mapped, %d read", name, len(m.Tensors), len(r.Tensors))
+		}
+		for k, want := range r.Tensors {
+			got := m.Tensors[k]
+			if !slices.Equal(got.Shape, want.Shape) || !slices.Equal(got.Data, want.Data) {
+				t.Fatalf("%s: tensor %q differs", name, k)
+			}
+		}
+	}
+}

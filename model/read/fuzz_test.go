@@ -1,0 +1,75 @@
+package read
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The readers must never panic, hang or allocate far beyond the input: every
+// input gives responses or an error. Run one with
+// go test -run '^$' -fuzz '^FuzzReadFile$' -fuzztime 60s ./model/read
+// (scripts/fuzz.sh runs them all).
+
+var layoutSeeds = []struct {
+	format, body string
+}{
+	{"long", "model,item,label\nm1,q1,1\nm1,q2,0\nm2,q1,1\n"},
+	{"wide", "model,q1,q2\nm1,1,0\nm2,0,1\n"},
+	{"wide-items", "item,m1,m2\nq1,1,0\nq2,,1\n"},
+	{"pyirt", `{"subject_id":"m1","responses":{"q1":1,"q2":0}}` + "\n"},
+	{"patterns", "q1,q2,freq\n1,0,3\n0,1,2\n"},
+	{"patterns", "q1,q2,freq\n1,0,100000000000\n"},
+	{"patterns", "q1,q2,freq\n1,0,9223372036854775807\n0,1,9223372036854775807\n"},
+	{"auto", "model\titem\tlabel\nm\tq\t-1\nm\tr\t1\n"},
+	{"auto", "a,b\n\"x\n"},
+	{"long", "model,item,label\nm,q,1.00\nm,q,1\n"},
+}
+
+func FuzzReadFile(f *testing.F) {
+	for _, s := range layoutSeeds {
+		for k, format := range []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns"} {
+			if format == s.format || format == "auto" {
+				f.Add(uint8(k), []byte(s.body))
+			}
+		}
+	}
+	formats := append([]string{}, Formats...)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
+		p := filepath.Join(dir, "r.csv")
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := File(p, Options{Format: formats[int(format)%len(formats)], NoCache: true})
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		for c := range r.Label {
+			if int(r.Model[c]) >= len(r.Models) || int(r.Item[c]) >= len(r.Items) || r.Label[c] > 1 {
+				t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
+			}
+		}
+	})
+}
+
+func FuzzReadItems(f *testing.F) {
+	f.Add([]byte("item_id,text\nq1,What is 2+2?\nq2,\"a, b\"\n"))
+	f.Add([]byte("id,prompt\nq1,\n"))
+	f.Add([]byte(`{"item_id":"q1","text":"x"}` + "\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, name := range []string{"items.csv", "items.jsonl"} {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tab, err := Items(p); err == nil && len(tab.IDs) != len(tab.Text) {
+				t.Fatalf("%d ids, %d texts", len(tab.IDs), len(tab.Text))
+			}
+		}
+	})
+}

@@ -1,0 +1,311 @@
+package read
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// csvScanner reads CSV or TSV records without allocating per record: a line
+// without quotes is split in place (the fields alias the read buffer and are
+// valid until the next call), and only records with quoted fields, possibly
+// spanning several lines, are copied. It follows RFC 4180 like encoding/csv,
+// except that a quote inside an unquoted field is kept as text.
+type csvScanner struct {
+	file  string
+	r     *bufio.Reader
+	gz    bool
+	comma byte
+
+	header []string
+	line   int // physical lines read so far
+	start  int // line on which the current record starts
+
+	fields  [][]byte
+	ends    []int
+	rec     []byte // the current record, when it had to be copied
+	longBuf []byte // a line longer than the bufio buffer
+	pending bool   // the previous read ended at EOF
+}
+
+func newCSVScanner(file string, r *bufio.Reader, gz bool) *csvScanner {
+	comma := byte(',')
+	lower := strings.ToLower(strings.TrimSuffix(file, ".gz"))
+	if strings.HasSuffix(lower, ".tsv") || strings.HasSuffix(lower, ".tab") {
+		comma = '\t'
+	}
+	return &csvScanner{file: file, r: r, gz: gz, comma: comma}
+}
+
+func (s *csvScanner) errorf(line int, column, format string, args ...any) error {
+	return &ParseError{File: s.file, Line: line, Column: column, Msg: fmt.Sprintf(format, args...)}
+}
+
+// readLine returns the next physical line without its line ending.
+func (s *csvScanner) readLine() ([]byte, error) {
+	if s.pending {
+		return nil, io.EOF
+	}
+	l, err := s.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		s.longBuf = append(s.longBuf[:0], l...)
+		for err == bufio.ErrBufferFull {
+			l, err = s.r.ReadSlice('\n')
+			s.longBuf = append(s.longBuf, l...)
+		}
+		l = s.longBuf
+	}
+	if err != nil && err != io.EOF {
+		s.line++
+		if s.gz {
+			return nil, &ParseError{File: s.file, Line: s.line, Msg: "corrupt gzip data: " + err.Error(), Err: err}
+		}
+		return nil, &ParseError{File: s.file, Line: s.line, Msg: err.Error(), Err: err}
+	}
+	if err == io.EOF {
+		if len(l) == 0 {
+			return nil, io.EOF
+		}
+		s.pending = true
+	}
+	s.line++
+	n := len(l)
+	if n > 0 && l[n-1] == '\n' {
+		n--
+	}
+	if n > 0 && l[n-1] == '\r' {
+		n--
+	}
+	l = l[:n]
+	if s.line == 1 {
+		l = bytes.TrimPrefix(l, []byte("\xef\xbb\xbf"))
+	}
+	return l, nil
+}
+
+// next returns the fields of the next record, skipping blank lines, or io.EOF.
+func (s *csvScanner) next() ([][]byte, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			return nil, err
+		}
+		s.start = s.line
+		if len(line) == 0 {
+			continue
+		}
+		if bytes.IndexByte(line, '"') < 0 {
+			s.fields = s.fields[:0]
+			for {
+				i := bytes.IndexByte(line, s.comma)
+				if i < 0 {
+					s.fields = append(s.fields, line)
+					return s.fields, nil
+				}
+				s.fields = append(s.fields, line[:i])
+				line = line[i+1:]
+			}
+		}
+		return s.quoted(line)
+	}
+}
+
+// quoted parses a record with quoted fields, reading more lines while a quoted
+// field is open.
+func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
+	s.rec, s.ends = s.rec[:0], s.ends[:0]
+	pos := 0
+	for {
+		if pos < len(line) && line[pos] == '"' {
+			pos++
+			for {
+				i := bytes.IndexByte(line[pos:], '"')
+				if i < 0 {
+					s.rec = append(s.rec, line[pos:]...)
+					s.rec = append(s.rec, '\n')
+					next, err := s.readLine()
+					if err == io.EOF {
+						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "quoted field is never closed (the file ends at line %d)", s.line)
+					}
+					if err != nil {
+						return nil, err
+					}
+					line, pos = next, 0
+					continue
+				}
+				s.rec = append(s.rec, line[pos:pos+i]...)
+				pos += i + 1
+				if pos < len(line) && line[pos] == '"' {
+					s.rec = append(s.rec, '"')
+					pos++
+					continue
+				}
+				break
+			}
+			s.ends = append(s.ends, len(s.rec))
+			if pos == len(line) {
+				return s.split(), nil
+			}
+			if line[pos] != s.comma {
+				return nil, s.errorf(s.line, s.columnName(len(s.ends)-1), "text after the closing quote of a quoted field")
+			}
+			pos++
+			continue
+		}
+		i := bytes.IndexByte(line[pos:], s.comma)
+		if i < 0 {
+			s.rec = append(s.rec, line[pos:]...)
+			s.ends = append(s.ends, len(s.rec))
+			return s.split(), nil
+		}
+		s.rec = append(s.rec, line[pos:pos+i]...)
+		s.ends = append(s.ends, len(s.rec))
+		pos += i + 1
+	}
+}
+
+func (s *csvScanner) split() [][]byte {
+	s.fields = s.fields[:0]
+	from := 0
+	for _, e := range s.ends {
+		s.fields = append(s.fields, s.rec[from:e])
+		from = e
+	}
+	return s.fields
+}
+
+func (s *csvScanner) columnName(k int) string {
+	if k < len(s.header) {
+		return s.header[k]
+	}
+	return ""
+}
+
+// readHeader reads the first record as the header, choosing a tab delimiter
+// when the header has tabs and no commas.
+func (s *csvScanner) readHeader() ([]string, error) {
+	line, err := s.peekFirstLine()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(line, '\t') >= 0 && bytes.IndexByte(line, ',') < 0 {
+		s.comma = '\t'
+	}
+	f, err := s.next()
+	if err == io.EOF {
+		return nil, &ParseError{File: s.file, Msg: "the file is empty (no header)"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.header = make([]string, len(f))
+	for i, b := range f {
+		s.header[i] = strings.TrimSpace(string(b))
+	}
+	return s.header, nil
+}
+
+// peekFirstLine looks at the first non-blank line without consuming it.
+func (s *csvScanner) peekFirstLine() ([]byte, error) {
+	for n := 4096; ; n *= 2 {
+		b, err := s.r.Peek(n)
+		trimmed := bytes.TrimLeft(b, "\r\n\t \xef\xbb\xbf")
+		if i := bytes.IndexByte(trimmed, '\n'); i >= 0 {
+			return trimmed[:i], nil
+		}
+		if err != nil || n >= s.r.Size() {
+			if len(trimmed) == 0 {
+				if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+					return nil, &ParseError{File: s.file, Msg: "corrupt gzip data: " + err.Error(), Err: err}
+				}
+				return nil, &ParseError{File: s.file, Msg: "the file is empty (no header)"}
+			}
+			return trimmed, nil
+		}
+	}
+}
+
+// decide picks the format from the first line and reads the header (except
+// for JSONL).
+func (s *csvScanner) decide() (format, why string, err error) {
+	first, err := s.peekFirstLine()
+	if err != nil {
+		return "", "", err
+	}
+	if len(first) > 0 && first[0] == '{' {
+		return "pyirt", "the first line is a JSON object: py-irt JSONL", nil
+	}
+	header, err := s.readHeader()
+	if err != nil {
+		return "", "", err
+	}
+	if c, ok := findLongColumns(header); ok {
+		return "long", fmt.Sprintf("header has model column %q, item column %q and label column %q", model.Clip(header[c.model]), model.Clip(header[c.item]), model.Clip(header[c.label])), nil
+	}
+	if k := findColumn(header, freqNames); k >= 0 {
+		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", model.Clip(header[k])), nil
+	}
+	first0 := strings.ToLower(header[0])
+	switch {
+	case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
+		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", model.Clip(header[0]), len(header)-1), nil
+	case contains(itemNames, first0) || first0 == "question" || first0 == "id":
+		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", model.Clip(header[0]), len(header)-1), nil
+	case first0 == "" || first0 == "unnamed: 0" || first0 == "index":
+		return "wide-items", fmt.Sprintf("first column is an unnamed index, read as item ids; %d model columns (use --format wide if rows are models)", len(header)-1), nil
+	}
+	return "", "", s.errorf(1, "", "cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns", model.Clip(header[0]))
+}
+
+// Column names, compared case-insensitively, in order of preference.
+var (
+	modelNames = []string{"model", "model_name", "model_id", "subject_id"}
+	itemNames  = []string{"item", "item_id", "prompt_id", "question_id"}
+	labelNames = []string{"correct", "label", "y", "response"}
+	textNames  = []string{"text", "prompt"}
+	groupNames = []string{"category", "benchmark"}
+	freqNames  = []string{"freq", "frequency"}
+)
+
+// findColumn returns the index of the first of names present in header, or -1.
+func findColumn(header []string, names []string) int {
+	for _, n := range names {
+		for k, h := range header {
+			if strings.EqualFold(h, n) {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+type longColumns struct{ model, item, label, text, group int }
+
+func findLongColumns(header []string) (longColumns, bool) {
+	c := longColumns{
+		model: findColumn(header, modelNames),
+		item:  findColumn(header, itemNames),
+		label: findColumn(header, labelNames),
+		text:  findColumn(header, textNames),
+		group: findColumn(header, groupNames),
+	}
+	return c, c.model >= 0 && c.item >= 0 && c.label >= 0
+}
+
+// nextRow returns the next data row, counting it in rep, and checks that it
+// has as many fields as the header.
+func (s *csvScanner) nextRow(rep *Report, fields int) ([][]byte, error) {
+	f, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	rep.Rows++
+	if len(f) != fields {
+		return nil, s.errorf(s.start, "", "row has %d fields, header has %d", len(f), fields)
+	}
+	return f, nil
+}

@@ -1,0 +1,547 @@
+package read
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/parquet-go/parquet-go"
+)
+
+// Parquet input, read with github.com/parquet-go/parquet-go: a pure-Go
+// library (no cgo, a small dependency tree) that decodes one column chunk at a
+// time, so a file is read row group by row group and never held whole; its
+// dictionary pages let a string column of model or item names be mapped to ids
+// once per distinct name instead of once per cell.
+//
+// The layouts and column names are those of the CSV readers: long (a model,
+// an item and a label column, optionally text and category) or wide (the
+// first column names the rows, one column per item or model). Labels may be
+// booleans, integers 0/1 or -1/1, floats (NaN missing) or strings as in CSV;
+// null is missing.
+
+// parquetMagic starts (and ends) every Parquet file.
+var parquetMagic = []byte("PAR1")
+
+// isParquet reports whether the file at path starts with the Parquet magic.
+func isParquet(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [4]byte
+	_, err = io.ReadFull(f, head[:])
+	return err == nil && bytes.Equal(head[:], parquetMagic)
+}
+
+// pqFile is an open Parquet file with the names of its top-level columns.
+type pqFile struct {
+	path   string
+	f      *os.File
+	pf     *parquet.File
+	header []string
+	buf    []parquet.Value // reused by each
+}
+
+func openParquet(path string) (*pqFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: "not a readable Parquet file: " + err.Error(), Err: err}
+	}
+	q := &pqFile{path: path, f: f, pf: pf}
+	for _, c := range pf.Root().Columns() {
+		if !c.Leaf() {
+			f.Close()
+			return nil, &ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
+		}
+		q.header = append(q.header, c.Name())
+	}
+	return q, nil
+}
+
+func (q *pqFile) Close() error { return q.f.Close() }
+
+// errorAt locates a problem at a row group (0-based g) and a file row (0-based).
+func (q *pqFile) errorAt(g int, row int64, column, format string, args ...any) error {
+	return &ParseError{File: q.path, RowGroup: g + 1, Line: int(row + 1), Column: column, Msg: fmt.Sprintf(format, args...)}
+}
+
+// each calls fn for every value of column k of row group rg, with the row's
+// 0-based index within the row group. When dict is non-nil and a page is
+// dictionary-encoded without nulls, fn is replaced by dictFn on the page's
+// dictionary indexes (so a string is looked at once per distinct value).
+func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value) error,
+	dictFn func(i int, d parquet.Dictionary, idx int32) error) error {
+	pages := rg.ColumnChunks()[k].Pages()
+	defer pages.Close()
+	if q.buf == nil {
+		q.buf = make([]parquet.Value, 4096)
+	}
+	buf := q.buf
+	i := 0
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if d := p.Dictionary(); dictFn != nil && d != nil && p.NumNulls() == 0 && p.DefinitionLevels() == nil {
+			data := p.Data()
+			for _, idx := range data.Int32() {
+				if err := dictFn(i, d, idx); err != nil {
+					parquet.Release(p)
+					return err
+				}
+				i++
+			}
+			parquet.Release(p)
+			continue
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				if e := fn(i, v); e != nil {
+					parquet.Release(p)
+					return e
+				}
+				i++
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				parquet.Release(p)
+				return err
+			}
+		}
+		parquet.Release(p)
+	}
+}
+
+// pqNames maps the values of a name column (strings or integers) to ids.
+type pqNames struct {
+	tab     *nameTable
+	small   []int32 // id of integer name v, for 0 <= v < len(small); -1 unset
+	last    []byte
+	lastID  int32
+	dict    parquet.Dictionary
+	dictIDs []int32
+	num     []byte
+}
+
+func newPQNames() *pqNames { return &pqNames{tab: newNameTable(), lastID: -1} }
+
+// id returns the id of v, or -1 when v is null or empty.
+func (n *pqNames) id(v parquet.Value) int32 {
+	switch v.Kind() {
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		b := v.ByteArray()
+		if len(b) == 0 {
+			return -1
+		}
+		if n.lastID >= 0 && bytes.Equal(b, n.last) {
+			return n.lastID
+		}
+		n.lastID = n.tab.id(b)
+		n.last = append(n.last[:0], b...)
+		return n.lastID
+	case parquet.Int32, parquet.Int64:
+		x := v.Int64()
+		if x >= 0 && x < 1<<24 {
+			for int64(len(n.small)) <= x {
+				n.small = append(n.small, -1)
+			}
+			if id := n.small[x]; id >= 0 {
+				return id
+			}
+			n.num = strconv.AppendInt(n.num[:0], x, 10)
+			id := n.tab.id(n.num)
+			n.small[x] = id
+			return id
+		}
+		n.num = strconv.AppendInt(n.num[:0], x, 10)
+		return n.tab.id(n.num)
+	}
+	if v.IsNull() {
+		return -1
+	}
+	s := v.String()
+	if s == "" {
+		return -1
+	}
+	return n.tab.id([]byte(s))
+}
+
+// dictID maps dictionary index idx of d to an id, once per distinct index.
+func (n *pqNames) dictID(d parquet.Dictionary, idx int32) int32 {
+	if d != n.dict {
+		n.dict = d
+		n.dictIDs = n.dictIDs[:0]
+		for k := d.Len(); k > 0; k-- {
+			n.dictIDs = append(n.dictIDs, -2)
+		}
+	}
+	if idx < 0 || int(idx) >= len(n.dictIDs) {
+		return -1
+	}
+	id := n.dictIDs[idx]
+	if id == -2 {
+		id = n.id(d.Index(idx))
+		n.dictIDs[idx] = id
+	}
+	return id
+}
+
+// pqLabel turns one Parquet value into 0, 1 or labelMissing, or an error
+// message; line is used to report 0/1 mixed with -1/1 as in CSV.
+func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
+	if v.IsNull() {
+		return labelMissing, ""
+	}
+	var x float64
+	switch v.Kind() {
+	case parquet.Boolean:
+		if v.Boolean() {
+			return 1, ""
+		}
+		return 0, ""
+	case parquet.Int32, parquet.Int64:
+		x = float64(v.Int64())
+	case parquet.Float:
+		x = float64(v.Float())
+	case parquet.Double:
+		x = v.Double()
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		y, err := lp.parse(v.ByteArray(), line)
+		if err != nil {
+			return 0, fmt.Sprintf("%q %s", model.Clip(string(v.ByteArray())), err.Error())
+		}
+		if y == labelBad {
+			return 0, fmt.Sprintf("%q is not a 0/1 label", model.Clip(string(v.ByteArray())))
+		}
+		return y, ""
+	default:
+		return 0, fmt.Sprintf("a %s value is not a 0/1 label", v.Kind())
+	}
+	var err error
+	switch {
+	case math.IsNaN(x):
+		return labelMissing, ""
+	case x == 1:
+		return 1, ""
+	case x == 0:
+		_, err = lp.zero(line)
+	case x == -1:
+		_, err = lp.minus(line)
+	default:
+		return 0, fmt.Sprintf("%v is not a 0/1 label", x)
+	}
+	if err != nil {
+		return 0, fmt.Sprintf("%v %s", x, err.Error())
+	}
+	return 0, ""
+}
+
+// decideParquet picks long or wide from the column names as decide does for CSV.
+func decideParquet(q *pqFile) (format, why string, err error) {
+	h := q.header
+	if c, ok := findLongColumns(h); ok {
+		return "long", fmt.Sprintf("Parquet columns have model %q, item %q and label %q", h[c.model], h[c.item], h[c.label]), nil
+	}
+	if len(h) > 0 {
+		first0 := strings.ToLower(h[0])
+		switch {
+		case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
+			return "wide", fmt.Sprintf("Parquet: first column %q names the models; %d item columns", h[0], len(h)-1), nil
+		case contains(itemNames, first0) || first0 == "question" || first0 == "id" || first0 == "" || first0 == "index" || first0 == "__index_level_0__":
+			return "wide-items", fmt.Sprintf("Parquet: first column %q names the items; %d model columns", h[0], len(h)-1), nil
+		}
+	}
+	return "", "", &ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", clipJoin(h))}
+}
+
+// readParquet reads responses from a Parquet file in the long or wide layout.
+func readParquet(path, format string, cells *cellSink, rep *Report) (*model.Responses, error) {
+	q, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	if format == "auto" {
+		if format, rep.Why, err = decideParquet(q); err != nil {
+			return nil, err
+		}
+	} else {
+		rep.Why = "given by --format"
+	}
+	rep.Format = format
+	switch format {
+	case "long":
+		return readParquetLong(q, cells, rep)
+	case "wide":
+		return readParquetWide(q, cells, rep, false)
+	case "wide-items":
+		return readParquetWide(q, cells, rep, true)
+	}
+	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", path, format)
+}
+
+func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses, error) {
+	h := q.header
+	c, ok := findLongColumns(h)
+	if !ok {
+		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("no model, item and label columns (want one of %s; one of %s; one of %s); columns are %s",
+			strings.Join(modelNames, ", "), strings.Join(itemNames, ", "), strings.Join(labelNames, ", "), clipJoin(h))}
+	}
+	models, items := newPQNames(), newPQNames()
+	var text, group []string
+	var lp labelParser
+	var m, it []int32
+	var y []uint8
+	var labelDict parquet.Dictionary
+	var dictLabels []uint8
+	var row0 int64
+	for g, rg := range q.pf.RowGroups() {
+		n := int(rg.NumRows())
+		m, it, y = resize(m, n), resize(it, n), resize(y, n)
+		names := func(col int, tab *pqNames, out []int32, what string) error {
+			check := func(i int, id int32) error {
+				if id < 0 {
+					return q.errorAt(g, row0+int64(i), h[col], "empty or null %s", what)
+				}
+				out[i] = id
+				return nil
+			}
+			return q.each(rg, col,
+				func(i int, v parquet.Value) error { return check(i, tab.id(v)) },
+				func(i int, d parquet.Dictionary, idx int32) error { return check(i, tab.dictID(d, idx)) })
+		}
+		if err := names(c.model, models, m, "model name"); err != nil {
+			return nil, q.wrap(g, err)
+		}
+		if err := names(c.item, items, it, "item id"); err != nil {
+			return nil, q.wrap(g, err)
+		}
+		label := func(i int, v parquet.Value) error {
+			l, msg := pqLabel(&lp, v, int(row0)+i+1)
+			if msg != "" {
+				return q.errorAt(g, row0+int64(i), h[c.label], "%s", msg)
+			}
+			y[i] = l
+			return nil
+		}
+		if err := q.each(rg, c.label, label, func(i int, d parquet.Dictionary, idx int32) error {
+			// A dictionary-encoded label column: each distinct value is parsed
+			// once; a value never seen before goes through label, which also
+			// keeps the 0/1 versus -1/1 check.
+			if d != labelDict {
+				labelDict, dictLabels = d, dictLabels[:0]
+				for k := d.Len(); k > 0; k-- {
+					dictLabels = append(dictLabels, labelBad)
+				}
+			}
+			if idx >= 0 && int(idx) < len(dictLabels) && dictLabels[idx] != labelBad {
+				y[i] = dictLabels[idx]
+				return nil
+			}
+			if err := label(i, d.Index(idx)); err != nil {
+				return err
+			}
+			if idx >= 0 && int(idx) < len(dictLabels) {
+				dictLabels[idx] = y[i]
+			}
+			return nil
+		}); err != nil {
+			return nil, q.wrap(g, err)
+		}
+		for _, tc := range []struct {
+			col  int
+			list *[]string
+		}{{c.text, &text}, {c.group, &group}} {
+			if tc.col < 0 {
+				continue
+			}
+			if err := q.each(rg, tc.col, func(i int, v parquet.Value) error {
+				if !v.IsNull() {
+					*tc.list = setFirst(*tc.list, int(it[i]), []byte(v.String()))
+				}
+				return nil
+			}, nil); err != nil {
+				return nil, q.wrap(g, err)
+			}
+		}
+		for i := 0; i < n; i++ {
+			if y[i] == labelMissing {
+				rep.Blank++
+				continue
+			}
+			cells.add(m[i], it[i], y[i], int(row0)+i+1)
+		}
+		rep.Rows += n
+		row0 += int64(n)
+	}
+	if rep.Rows == 0 {
+		return nil, &ParseError{File: q.path, Msg: "no data rows"}
+	}
+	r := &model.Responses{Models: models.tab.list, Items: items.tab.list}
+	if c.text >= 0 {
+		r.ItemText = padTo(text, len(r.Items))
+	}
+	if c.group >= 0 {
+		r.ItemGroup = padTo(group, len(r.Items))
+	}
+	return r, nil
+}
+
+func readParquetWide(q *pqFile, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
+	h := q.header
+	if len(h) < 2 {
+		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", clipJoin(h))}
+	}
+	rows, cols := newPQNames(), newNameTable()
+	colID := make([]int32, len(h))
+	for k := 1; k < len(h); k++ {
+		colID[k] = cols.id([]byte(h[k]))
+	}
+	rowKind := "model name"
+	if itemMajor {
+		rowKind = "item id"
+	}
+	var lp labelParser
+	var ids []int32
+	var row0 int64
+	for g, rg := range q.pf.RowGroups() {
+		n := int(rg.NumRows())
+		ids = resize(ids, n)
+		set := func(i int, id int32) error {
+			if id < 0 {
+				return q.errorAt(g, row0+int64(i), h[0], "empty or null %s", rowKind)
+			}
+			ids[i] = id
+			return nil
+		}
+		if err := q.each(rg, 0, func(i int, v parquet.Value) error { return set(i, rows.id(v)) },
+			func(i int, d parquet.Dictionary, idx int32) error { return set(i, rows.dictID(d, idx)) }); err != nil {
+			return nil, q.wrap(g, err)
+		}
+		for k := 1; k < len(h); k++ {
+			if err := q.each(rg, k, func(i int, v parquet.Value) error {
+				line := int(row0) + i + 1
+				l, msg := pqLabel(&lp, v, line)
+				if msg != "" {
+					return q.errorAt(g, row0+int64(i), h[k], "%s", msg)
+				}
+				if l == labelMissing {
+					rep.Blank++
+					return nil
+				}
+				if itemMajor {
+					cells.add(colID[k], ids[i], l, line)
+				} else {
+					cells.add(ids[i], colID[k], l, line)
+				}
+				return nil
+			}, nil); err != nil {
+				return nil, q.wrap(g, err)
+			}
+		}
+		rep.Rows += n
+		row0 += int64(n)
+	}
+	if rep.Rows == 0 {
+		return nil, &ParseError{File: q.path, Msg: "no data rows"}
+	}
+	if itemMajor {
+		return &model.Responses{Models: cols.list, Items: rows.tab.list}, nil
+	}
+	return &model.Responses{Models: rows.tab.list, Items: cols.list}, nil
+}
+
+// wrap locates a decoding error of the library at its row group.
+func (q *pqFile) wrap(g int, err error) error {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &ParseError{File: q.path, RowGroup: g + 1, Msg: "corrupt Parquet data: " + err.Error(), Err: err}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// readItemsParquet reads an item-text table from Parquet with the column
+// names of Items.
+func readItemsParquet(path string) (*ItemTable, error) {
+	q, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	h := q.header
+	ic := findColumn(h, itemTextIDNames)
+	if ic < 0 {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no item id column (want one of %s); columns are %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))}
+	}
+	tc := findColumn(h, itemTextNames)
+	if tc < 0 {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
+	}
+	gc := findColumn(h, groupNames)
+	t := &ItemTable{}
+	var row0 int64
+	for g, rg := range q.pf.RowGroups() {
+		n := int(rg.NumRows())
+		base := len(t.IDs)
+		t.IDs = append(t.IDs, make([]string, n)...)
+		t.Text = append(t.Text, make([]string, n)...)
+		if gc >= 0 {
+			t.Group = append(t.Group, make([]string, n)...)
+		}
+		for _, col := range []struct {
+			k   int
+			out []string
+			id  bool
+		}{{ic, t.IDs[base:], true}, {tc, t.Text[base:], false}, {gc, t.Group[base:], false}} {
+			if col.k < 0 {
+				continue
+			}
+			if err := q.each(rg, col.k, func(i int, v parquet.Value) error {
+				if !v.IsNull() {
+					col.out[i] = v.String()
+				}
+				if col.id && col.out[i] == "" {
+					return q.errorAt(g, row0+int64(i), h[col.k], "empty item id")
+				}
+				return nil
+			}, nil); err != nil {
+				return nil, q.wrap(g, err)
+			}
+		}
+		row0 += int64(n)
+	}
+	return t, nil
+}

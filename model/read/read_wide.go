@@ -1,0 +1,147 @@
+package read
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// readWide reads a matrix: model-major (one row per model, one column per item)
+// or, when itemMajor, item-major (one row per item, one column per model).
+// The first column names the row; blank cells are missing.
+func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
+	h := s.header
+	if len(h) < 2 {
+		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
+	}
+	rows, cols := newNameTable(), newNameTable()
+	colID := make([]int32, len(h))
+	for k := 1; k < len(h); k++ {
+		if h[k] == "" {
+			return nil, s.errorf(1, "", "column %d has no name", k+1)
+		}
+		colID[k] = cols.id([]byte(h[k]))
+	}
+	rowKind := "model name"
+	if itemMajor {
+		rowKind = "item id"
+	}
+	var lp labelParser
+	for {
+		f, err := s.nextRow(rep, len(h))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(f[0]) == 0 {
+			return nil, s.errorf(s.start, h[0], "empty %s", rowKind)
+		}
+		row := rows.id(f[0])
+		for k := 1; k < len(f); k++ {
+			y, err := lp.label(s.file, s.start, h[k], f[k])
+			if err != nil {
+				return nil, err
+			}
+			if y == labelMissing {
+				rep.Blank++
+				continue
+			}
+			if itemMajor {
+				cells.add(colID[k], row, y, s.start)
+			} else {
+				cells.add(row, colID[k], y, s.start)
+			}
+		}
+	}
+	if rep.Rows == 0 {
+		return nil, s.errorf(0, "", "no data rows after the header")
+	}
+	if itemMajor {
+		return &model.Responses{Models: cols.list, Items: rows.list}, nil
+	}
+	return &model.Responses{Models: rows.list, Items: cols.list}, nil
+}
+
+// readPatterns reads a response-pattern table (as in R's mirt and ltm data
+// sets): one column per item, a freq column, and one row per distinct pattern
+// that stands for freq respondents. Respondents are named r0001, r0002, ... in
+// row order.
+func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, error) {
+	h := s.header
+	fc := findColumn(h, freqNames)
+	if fc < 0 {
+		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), clipJoin(h))
+	}
+	items := newNameTable()
+	colID := make([]int32, len(h))
+	for k := range h {
+		if k == fc {
+			continue
+		}
+		if h[k] == "" {
+			return nil, s.errorf(1, "", "column %d has no name", k+1)
+		}
+		colID[k] = items.id([]byte(h[k]))
+	}
+	type pattern struct {
+		freq   int
+		labels []uint8
+	}
+	var patterns []pattern
+	total := 0
+	var lp labelParser
+	for {
+		f, err := s.nextRow(rep, len(h))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
+		if err != nil || freq < 0 {
+			return nil, s.errorf(s.start, h[fc], "%q is not a non-negative integer count", model.Clip(string(f[fc])))
+		}
+		if freq > model.MaxPatternRespondents-total {
+			return nil, s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
+		}
+		p := pattern{freq: freq, labels: make([]uint8, len(f))}
+		for k := range f {
+			if k == fc {
+				continue
+			}
+			if p.labels[k], err = lp.label(s.file, s.start, h[k], f[k]); err != nil {
+				return nil, err
+			}
+		}
+		patterns = append(patterns, p)
+		total += freq
+	}
+	if rep.Rows == 0 {
+		return nil, s.errorf(0, "", "no data rows after the header")
+	}
+	width := max(4, len(strconv.Itoa(total)))
+	r := &model.Responses{Items: items.list, Models: make([]string, 0, total)}
+	for _, p := range patterns {
+		for n := 0; n < p.freq; n++ {
+			m := int32(len(r.Models))
+			r.Models = append(r.Models, fmt.Sprintf("r%0*d", width, m+1))
+			for k, y := range p.labels {
+				if k == fc {
+					continue
+				}
+				if y == labelMissing {
+					rep.Blank++
+					continue
+				}
+				cells.add(m, colID[k], y, 0)
+			}
+		}
+	}
+	return r, nil
+}
