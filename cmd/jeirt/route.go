@@ -251,6 +251,9 @@ policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks.`,
 				if opt.Reference, err = route.TrainReference(ck.Model, trainPath, trainRO); err != nil {
 					return err
 				}
+				if opt.BenchmarkReference, err = route.TrainBenchmarkReference(ck.Model, trainPath, trainRO); err != nil {
+					return err
+				}
 			}
 			var unknown []string
 			for _, name := range r.Models {
