@@ -27,9 +27,10 @@ func newAnalyzeCmd() *cobra.Command {
   directions  spherical k-means on a checkpoint's question directions; ARI and NMI against the categories
   probe       the difference-of-means axis between two categories and each model's projection on it
   icc         empirical item characteristic curves against a 2PL fit; flags non-monotone items and negative slopes
-  dims        test accuracy and log loss against the embedding dimension, from a sweep's runs`,
+  dims        test accuracy and log loss against the embedding dimension, from a sweep's runs
+  lobo        the leave-one-benchmark-out table of split.by: benchmark runs, with the alignment correlation`,
 	}
-	cmd.AddCommand(newAnalyzeGroupsCmd(), newAnalyzeDirectionsCmd(), newAnalyzeProbeCmd(), newAnalyzeICCCmd(), newAnalyzeDimsCmd())
+	cmd.AddCommand(newAnalyzeGroupsCmd(), newAnalyzeDirectionsCmd(), newAnalyzeProbeCmd(), newAnalyzeICCCmd(), newAnalyzeDimsCmd(), newAnalyzeLOBOCmd())
 	return cmd
 }
 
@@ -304,5 +305,51 @@ func newAnalyzeDimsCmd() *cobra.Command {
 	f.StringVar(&key, "key", "model.dim", "the config key of the dimension")
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists")
+	return cmd
+}
+
+func newAnalyzeLOBOCmd() *cobra.Command {
+	var out string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "lobo --out DIR CHECKPOINT...",
+		Short: "Table leave-one-benchmark-out runs (split.by: benchmark): held-out accuracy, baselines, alignment and their correlation",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("analyze lobo: --out is required")
+			}
+			l, err := analyze.CollectLOBO(args)
+			if err != nil {
+				return err
+			}
+			if err := writeAnalysis(out, force, map[string]func(io.Writer) error{"lobo.csv": l.Write}); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-28s %7s %7s", "held out", "cells", "jeirt")
+			for _, b := range analyze.LOBOBaselines {
+				fmt.Fprintf(w, " %10s", b)
+			}
+			fmt.Fprintf(w, " %7s  %s\n", "cosine", "nearest")
+			for _, r := range l.Rows {
+				fmt.Fprintf(w, "%-28s %7d %7.4f", r.HeldOut, r.Cells, r.JEIRT)
+				for _, b := range analyze.LOBOBaselines {
+					v, ok := r.Baselines[b]
+					if !ok {
+						fmt.Fprintf(w, " %10s", "-")
+						continue
+					}
+					fmt.Fprintf(w, " %10.4f", v)
+				}
+				fmt.Fprintf(w, " %7.4f  %s\n", r.Cosine, r.Nearest)
+			}
+			fmt.Fprintf(w, "cosine vs jeirt accuracy: Pearson %.3f, Spearman %.3f; vs gain over model_mean: Pearson %.3f, Spearman %.3f\nwrote %s (lobo.csv)\n",
+				l.PearsonAcc, l.SpearmanAcc, l.PearsonGain, l.SpearmanGain, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output folder (required)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
 	return cmd
 }
