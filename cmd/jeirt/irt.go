@@ -274,6 +274,9 @@ func runIRTFit(cmd *cobra.Command, set irtFitSettings, read read.Options, data, 
 		an := res.an
 		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; flags %v\n",
 			filepath.Join(out, res.name), res.r.NumModels(), res.r.NumItems(), an.KendallTau, len(an.RankMoves), an.RankMoveLimit, an.FlagCounts)
+		if set.Signed {
+			printGroupLoadings(cmd.OutOrStdout(), an.GroupLoadings)
+		}
 	}
 	return nil
 }

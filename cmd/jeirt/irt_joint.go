@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,15 +47,23 @@ func runIRTFitJoint(cmd *cobra.Command, set irtFitSettings, read read.Options, d
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "wrote %s: %d benchmarks jointly, %d models, %d items; Kendall τ(θ, accuracy) = %.4f\n",
 		out, len(rs), r.NumModels(), r.NumItems(), fit.Analysis.KendallTau)
-	fmt.Fprintf(w, "%-24s %6s  mean loading per dimension\n", "benchmark", "items")
-	for _, g := range fit.Analysis.GroupLoadings {
+	printGroupLoadings(w, fit.Analysis.GroupLoadings)
+	return nil
+}
+
+// printGroupLoadings lists each item group's mean loading per dimension.
+func printGroupLoadings(w io.Writer, gs []irt.GroupLoading) {
+	if len(gs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%-24s %6s  mean loading per dimension\n", "group", "items")
+	for _, g := range gs {
 		var v []string
 		for _, x := range g.MeanLoading {
 			v = append(v, fmt.Sprintf("%7.3f", x))
 		}
 		fmt.Fprintf(w, "%-24s %6d  %s\n", g.Group, g.Items, strings.Join(v, " "))
 	}
-	return nil
 }
 
 // benchmarkRow is the per-benchmark baseline of a CV result (zero when the
