@@ -11,8 +11,9 @@ import (
 // order, and each item's group (ItemGroup) is its benchmark's name. An item
 // id that occurs in more than one benchmark is written "NAME/ID" in every
 // benchmark that has it, so ids stay unique; other ids are kept as they are.
-// Models are listed in order of first appearance. Item texts are kept when
-// any benchmark has them.
+// Items and models without an observed cell (the blank rows a split file
+// lists) are left out. Models are listed in order of first appearance. Item
+// texts are kept when any benchmark has them.
 func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 	if len(names) != len(rs) {
 		return nil, fmt.Errorf("join: %d names for %d benchmarks", len(names), len(rs))
@@ -27,8 +28,10 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 			return nil, fmt.Errorf("join: benchmark name %q given twice", names[k])
 		}
 		seen[names[k]] = true
-		for _, id := range r.Items {
-			count[id]++
+		for j, n := range observedPerItem(r) {
+			if n > 0 {
+				count[r.Items[j]]++
+			}
 		}
 	}
 	out := &Responses{}
@@ -44,7 +47,14 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 	out.Model, out.Item, out.Label = make([]int32, 0, total), make([]int32, 0, total), make([]uint8, 0, total)
 	for k, r := range rs {
 		mmap := make([]int32, r.NumModels())
-		for i, m := range r.Models {
+		for i := range mmap {
+			mmap[i] = -1
+		}
+		for _, i := range r.Model {
+			if mmap[i] >= 0 {
+				continue
+			}
+			m := r.Models[i]
 			id, ok := modelIdx[m]
 			if !ok {
 				id = int32(len(out.Models))
@@ -53,8 +63,14 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 			}
 			mmap[i] = id
 		}
-		off := int32(len(out.Items))
+		obs := observedPerItem(r)
+		imap := make([]int32, r.NumItems())
 		for j, id := range r.Items {
+			imap[j] = -1
+			if obs[j] == 0 {
+				continue
+			}
+			imap[j] = int32(len(out.Items))
 			if count[id] > 1 {
 				id = names[k] + "/" + id
 			}
@@ -70,7 +86,7 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 		}
 		for c := range r.Label {
 			out.Model = append(out.Model, mmap[r.Model[c]])
-			out.Item = append(out.Item, off+r.Item[c])
+			out.Item = append(out.Item, imap[r.Item[c]])
 			out.Label = append(out.Label, r.Label[c])
 		}
 	}
@@ -84,4 +100,13 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 	}
 	out.SortCells()
 	return out, nil
+}
+
+// observedPerItem counts the cells of each item of r.
+func observedPerItem(r *Responses) []int {
+	n := make([]int, r.NumItems())
+	for _, j := range r.Item {
+		n[j]++
+	}
+	return n
 }

@@ -8,7 +8,7 @@ import (
 func TestJoinBenchmarks(t *testing.T) {
 	a := &Responses{Models: []string{"m1", "m2"}, Items: []string{"q1", "q2"},
 		Model: []int32{0, 0, 1}, Item: []int32{0, 1, 1}, Label: []uint8{1, 0, 1}}
-	b := &Responses{Models: []string{"m3", "m1"}, Items: []string{"q2", "z"}, ItemText: []string{"two", "zed"},
+	b := &Responses{Models: []string{"m3", "m1", "ghost"}, Items: []string{"q2", "z", "unseen"}, ItemText: []string{"two", "zed", "none"},
 		Model: []int32{0, 1, 1}, Item: []int32{0, 0, 1}, Label: []uint8{0, 1, 1}}
 	j, err := JoinBenchmarks([]string{"A", "B"}, []*Responses{a, b})
 	if err != nil {
