@@ -250,11 +250,12 @@ func newAnalyzeICCCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			err = writeAnalysis(out, force, map[string]func(io.Writer) error{"icc_items.csv": res.WriteItems, "icc_curves.csv": res.WriteCurves})
+			err = writeAnalysis(out, force, map[string]func(io.Writer) error{"icc_items.csv": res.WriteItems, "icc_curves.csv": res.WriteCurves,
+				"icc.svg": func(w io.Writer) error { return res.WriteFigure(w, 6) }})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d items, %d ability bins: %d non_monotone, %d negative_slope\nwrote %s (icc_items.csv, icc_curves.csv)\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "%d items, %d ability bins: %d non_monotone, %d negative_slope\nwrote %s (icc_items.csv, icc_curves.csv, icc.svg)\n",
 				len(res.Items), len(res.Mid), res.Count[analyze.FlagNonMonotone], res.Count[analyze.FlagNegativeSlope], out)
 			return nil
 		},
@@ -288,7 +289,8 @@ func newAnalyzeDimsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeAnalysis(out, force, map[string]func(io.Writer) error{"dims.csv": func(w io.Writer) error { return analyze.WriteDims(w, rows) }}); err != nil {
+			if err := writeAnalysis(out, force, map[string]func(io.Writer) error{"dims.csv": func(w io.Writer) error { return analyze.WriteDims(w, rows) },
+				"dims.svg": func(w io.Writer) error { return analyze.WriteDimsFigure(w, rows) }}); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -296,7 +298,7 @@ func newAnalyzeDimsCmd() *cobra.Command {
 			for _, r := range rows {
 				fmt.Fprintf(w, "%6d %5d %10.4f %10.4f %10.4f %10.4f\n", r.Dim, r.Runs, r.BestAccuracy, r.BestLogLoss, r.MeanAccuracy, r.MeanLogLoss)
 			}
-			fmt.Fprintf(w, "wrote %s (dims.csv)\n", out)
+			fmt.Fprintf(w, "wrote %s (dims.csv, dims.svg)\n", out)
 			return nil
 		},
 	}

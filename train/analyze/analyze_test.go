@@ -225,6 +225,10 @@ func TestICCFlagsNegativeAndNonMonotoneItems(t *testing.T) {
 	if err := res.WriteCurves(&buf); err != nil || strings.Count(buf.String(), "\n") != 1+J*5 {
 		t.Errorf("icc_curves.csv: %v, %d lines", err, strings.Count(buf.String(), "\n"))
 	}
+	buf.Reset()
+	if err := res.WriteFigure(&buf, 4); err != nil || !strings.Contains(buf.String(), "<svg") || !strings.Contains(buf.String(), "q50") {
+		t.Errorf("icc.svg: %v (%d bytes)", err, buf.Len())
+	}
 }
 
 func TestDims(t *testing.T) {
@@ -242,6 +246,10 @@ func TestDims(t *testing.T) {
 	if len(rows) != 2 || rows[0].Dim != 4 || rows[1].Dim != 16 || rows[1].Runs != 2 || rows[1].BestRun != "r2" ||
 		rows[1].BestAccuracy != 0.72 || math.Abs(rows[1].MeanAccuracy-0.71) > 1e-12 || math.Abs(rows[1].MeanLogLoss-0.55) > 1e-12 {
 		t.Errorf("rows %+v", rows)
+	}
+	var buf bytes.Buffer
+	if err := WriteDimsFigure(&buf, rows); err != nil || !strings.Contains(buf.String(), "<svg") {
+		t.Errorf("dims.svg: %v", err)
 	}
 	tab.Keys = []string{"train.lr"}
 	if _, err := Dims(tab, ""); err == nil || !strings.Contains(err.Error(), "does not vary model.dim") {
