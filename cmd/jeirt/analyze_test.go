@@ -69,6 +69,27 @@ func TestAnalyzeCommands(t *testing.T) {
 		t.Errorf("icc:\n%s", out)
 	}
 
+	// Two leave-one-benchmark-out runs, tabled by analyze lobo.
+	var lobo []string
+	for _, hold := range []string{"topic_01", "topic_02"} {
+		cfg, err := jeirt.LoadConfig(p("c.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Split.By, cfg.Split.Hold, cfg.Output = "benchmark", hold, p("lobo-"+hold)
+		if _, err := jeirt.RunJEIRT(context.Background(), cfg, jeirt.RunOptions{NoBaselines: true}); err != nil {
+			t.Fatal(err)
+		}
+		lobo = append(lobo, cfg.Output)
+	}
+	out, err = runCmd(t, newAnalyzeCmd(), append([]string{"lobo", "--out", p("lobo")}, lobo...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab := readCSVFile(t, p("lobo/lobo.csv")); len(tab) != 3 || tab[1][0] != "topic_01" || tab[2][0] != "topic_02" {
+		t.Errorf("lobo.csv %v\n%s", tab, out)
+	}
+
 	out, err = runCmd(t, newAnalyzeCmd(), "groups", "--data", p("responses.csv"), "--rule", "id-first", "--out", p("groups.csv"))
 	if err != nil || !strings.Contains(out, "200 items in 1 categories") {
 		t.Errorf("groups: %v\n%s", err, out)
