@@ -100,9 +100,9 @@ const Parameterisation = "mirt slope-intercept: P = sigmoid((theta.a + d)/sigma)
 
 // Gauge texts of fit.json.
 const (
-	GaugeJML    = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
-	GaugeSigned = "theta: mean 0, uncorrelated, sd 1 (population) per dimension over models; a of either sign, varimax-rotated, each dimension's loadings summing positive; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
-	GaugeMML    = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + b)"
+	GaugeJML    = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
+	GaugeSigned = "theta: mean 0, uncorrelated, sd 1 (population) per dimension over models; a of either sign, varimax-rotated, each dimension's loadings summing positive; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
+	GaugeMML    = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + d)"
 )
 
 // Model is one row of abilities.csv. Theta, SE, Lo and Hi have Rank values;
