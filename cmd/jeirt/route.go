@@ -344,7 +344,7 @@ func tuneMargin(cmd *cobra.Command, ck *model.Checkpoint, valPath string, ro rea
 
 // printRouteSummary prints the max-p router and the reference policies.
 func printRouteSummary(w io.Writer, pts []route.RoutePoint) {
-	fmt.Fprintf(w, "%-12s %-8s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
+	fmt.Fprintf(w, "%-18s %-18s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
 	for _, p := range pts {
 		param, cost := "", ""
 		if !math.IsNaN(p.Param) {
@@ -353,7 +353,7 @@ func printRouteSummary(w io.Writer, pts []route.RoutePoint) {
 		if !math.IsNaN(p.MeanCost) {
 			cost = strconv.FormatFloat(p.MeanCost, 'f', 4, 64)
 		}
-		fmt.Fprintf(w, "%-12s %-8s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
+		fmt.Fprintf(w, "%-18s %-18s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
 	}
 }
 
