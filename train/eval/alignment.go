@@ -3,6 +3,8 @@ package eval
 import (
 	"math"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Alignment is the directional-alignment diagnostic of a leave-benchmark-out
@@ -20,6 +22,47 @@ type Alignment struct {
 	PerBenchmark map[string]float64 `json:"per_benchmark"`
 	// Nearest is the training benchmark with the largest cosine.
 	Nearest string `json:"nearest"`
+	// PerModel: for each model, the cosine between the mean direction of
+	// the held-out questions it answered and of the training questions it
+	// answered (the same for every model when every model answered every
+	// question); AccuracySpearman: Spearman's ρ across models between that
+	// cosine and the model's held-out accuracy (null when the cosines do not
+	// vary). Set by AddPerModel.
+	PerModel         map[string]float64 `json:"per_model,omitempty"`
+	AccuracySpearman model.Float        `json:"accuracy_spearman,omitempty"`
+}
+
+// AddPerModel fills a.PerModel and a.AccuracySpearman from the training and
+// test cells (indexed like q's rows and the same models) and the test
+// predictions p (one per testR cell).
+func (a *Alignment) AddPerModel(q []float32, dim int, trainR, testR *model.Responses, p []float64) {
+	N := len(testR.Models)
+	trainItems, testItems := make([][]int, N), make([][]int, N)
+	for c, i := range trainR.Model {
+		trainItems[i] = append(trainItems[i], int(trainR.Item[c]))
+	}
+	right, seen := make([]float64, N), make([]float64, N)
+	for c, i := range testR.Model {
+		testItems[i] = append(testItems[i], int(testR.Item[c]))
+		if (p[c] >= 0.5) == (testR.Label[c] == 1) {
+			right[i]++
+		}
+		seen[i]++
+	}
+	a.PerModel = map[string]float64{}
+	var cos, acc []float64
+	for i, name := range testR.Models {
+		if seen[i] == 0 || len(trainItems[i]) == 0 {
+			continue
+		}
+		c := Cosine(MeanDirection(q, dim, testItems[i]), MeanDirection(q, dim, trainItems[i]))
+		a.PerModel[name] = c
+		cos, acc = append(cos, c), append(acc, right[i]/seen[i])
+	}
+	a.AccuracySpearman = model.Float(math.NaN())
+	if len(cos) >= 3 {
+		a.AccuracySpearman = model.Float(Spearman(cos, acc))
+	}
 }
 
 // MeanDirection is the mean of the unit vectors q_j/|q_j| over items (rows of

@@ -64,6 +64,9 @@ output: ckpt
 	if a == nil || len(a.PerBenchmark) != len(groups)-1 || a.Cosine < -1 || a.Cosine > 1 || a.Nearest == "" || a.Nearest == hold {
 		t.Fatalf("alignment %+v", a)
 	}
+	if len(a.PerModel) != r.NumModels() {
+		t.Errorf("per-model alignment for %d of %d models", len(a.PerModel), r.NumModels())
+	}
 	if _, ok := met.Baselines["item_mean"]; !ok {
 		t.Errorf("no baselines: %v", met.Baselines)
 	}

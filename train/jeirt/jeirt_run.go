@@ -189,6 +189,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if splitName(cfg) == "benchmark" {
 			met.HeldOutBenchmarks = eval.HeldBenchmarks(testR)
 			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
+			met.Alignment.AddPerModel(fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
 		}
 		if !fit.Interrupted && !opt.NoBaselines {
 			// Baselines run to completion even if Ctrl-C comes now: the model is trained.
