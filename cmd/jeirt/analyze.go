@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
+	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/sweep"
 	"github.com/spf13/cobra"
 )
@@ -200,8 +201,7 @@ func newAnalyzeICCCmd() *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			s := folder.Doc.Settings
-			r, _, err := read.File(s.Data, read.Options{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates})
+			r, err := irt.ReadFitData(folder.Doc.Settings)
 			if err != nil {
 				return nil, fmt.Errorf("re-reading the fit's responses: %w", err)
 			}

@@ -39,6 +39,16 @@ func TestDataSplitByBenchmarkAndJointFit(t *testing.T) {
 	if items[1][0] != "r/q1" || items[7][0] != "s/q1" || items[8][0] != "x" {
 		t.Errorf("joint item ids: %v %v %v", items[1][0], items[7][0], items[8][0])
 	}
+	// The joint fit's responses are read again by the analyses and irt select.
+	if out, err := runCmd(t, newIRTCmd(), "fit", "--joint", "--data", p("r.csv"), "--data", p("s.csv"), "--name", "r", "--name", "s", "--out", p("joint1")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := runCmd(t, newAnalyzeCmd(), "icc", "--fit", p("joint1"), "--bins", "2", "--min-count", "1", "--out", p("joint-icc")); err != nil || !strings.Contains(out, "8 items, 2 ability bins") {
+		t.Errorf("icc of a joint fit: %v\n%s", err, out)
+	}
+	if out, err := runCmd(t, newIRTCmd(), "select", "--fit", p("joint1"), "--keep", "0.5", "--out", p("kept.csv")); err != nil || !strings.Contains(out, "Kendall τ") {
+		t.Errorf("select on a joint fit: %v\n%s", err, out)
+	}
 	raw, _ := os.ReadFile(p("joint/fit.json"))
 	if !strings.Contains(string(raw), `"joint": true`) || !strings.Contains(string(raw), `"group": "s"`) {
 		t.Errorf("fit.json:\n%s", raw)

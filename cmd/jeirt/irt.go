@@ -306,6 +306,9 @@ func runIRTSelect(cmd *cobra.Command, dir string, keep float64, out string, sr s
 	// τ between the rankings needs the responses: read them again as the fit did.
 	set := irtFitSettings(folder.Doc.Settings)
 	r, rerr := irtRead(cmd, set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates})
+	if set.Joint {
+		r, rerr = irt.ReadFitData(irtfit.Settings(set))
+	}
 	if rerr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "select: cannot re-read %s for the ranking check: %v\n", set.Data, rerr)
 	} else {

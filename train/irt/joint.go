@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // FitJoint fits several benchmarks as one response matrix (BenchMIRT's joint
@@ -38,4 +40,27 @@ func FitJoint(ctx context.Context, j FitJob, names []string, rs []*model.Respons
 		return nil, nil, err
 	}
 	return fits[0], r, nil
+}
+
+// ReadFitData reads the responses a fit folder's settings name, as the fit
+// read them: settings.data, or for a joint fit each of settings.joint_data
+// joined again under settings.joint_names.
+func ReadFitData(s irtfit.Settings) (*model.Responses, error) {
+	ro := read.Options{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates}
+	if !s.Joint {
+		r, _, err := read.File(s.Data, ro)
+		return r, err
+	}
+	if len(s.JointData) != len(s.JointNames) || len(s.JointData) < 2 {
+		return nil, fmt.Errorf("joint fit: %d files and %d names in settings", len(s.JointData), len(s.JointNames))
+	}
+	rs := make([]*model.Responses, len(s.JointData))
+	for k, p := range s.JointData {
+		r, _, err := read.File(p, ro)
+		if err != nil {
+			return nil, err
+		}
+		rs[k] = r
+	}
+	return model.JoinBenchmarks(s.JointNames, rs)
 }
