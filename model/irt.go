@@ -18,6 +18,7 @@ type IRT struct {
 	Theta  []float64 // N x r, row-major: θ_i = Theta[i*r:(i+1)*r]
 	A      []float64 // J x r, row-major: a_j = A[j*r:(j+1)*r]
 	B      []float64 // J
+	Signed bool      // loadings of either sign (see the gauge above)
 
 	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
 	Iterations  int
@@ -50,4 +51,26 @@ func Sigmoid(x float64) float64 {
 	}
 	e := math.Exp(x)
 	return e / (1 + e)
+}
+
+// Difficulty is an item's difficulty in mirt's convention (its IRTpars):
+// b = −d/a at rank 1, and at rank > 1 the multidimensional difficulty
+// MDIFF = −d/‖a‖ (Reckase 1985), the signed distance from the origin to where
+// P = ½ along a's direction. d is the intercept (B of IRT). b rises with
+// difficulty; it is NaN when a = 0.
+func Difficulty(a []float64, d float64) float64 {
+	s := 0.0
+	for _, v := range a {
+		s += v * v
+	}
+	if len(a) == 1 {
+		if a[0] == 0 {
+			return math.NaN()
+		}
+		return -d / a[0]
+	}
+	if s == 0 {
+		return math.NaN()
+	}
+	return -d / math.Sqrt(s)
 }

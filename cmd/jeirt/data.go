@@ -84,7 +84,8 @@ func newDataSplitCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&s.Options.Val, "val", 0.1, "fraction held out for validation")
 	cmd.Flags().Float64Var(&s.Options.Test, "test", 0.1, "fraction held out for test")
 	cmd.Flags().Int64Var(&s.Options.Seed, "seed", 42, "random seed")
-	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item")
+	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
+	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
 	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,10 +110,10 @@ func TestSuggestions(t *testing.T) {
 		}
 	}
 	rootCmd.SetArgs(nil)
-	if got := suggestFlag(newRouteCmd(), "zzzzzz"); got != "" {
+	if got := cli.SuggestFlag(newRouteCmd(), "zzzzzz"); got != "" {
 		t.Errorf("suggestion for a name like no flag: %q", got)
 	}
-	if levenshtein("data", "dat") != 1 || levenshtein("kitten", "sitting") != 3 {
+	if cli.Levenshtein("data", "dat") != 1 || cli.Levenshtein("kitten", "sitting") != 3 {
 		t.Error("levenshtein")
 	}
 }

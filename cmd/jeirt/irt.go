@@ -47,6 +47,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.StringArrayVar(&ff.Names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	addReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
+	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
@@ -66,14 +68,15 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = fit.MarkFlagRequired("data")
 	_ = fit.MarkFlagRequired("out")
 
-	var fitDir, selOut, selDevice string
+	var fitDir, selOut, selDevice, selRule string
 	var keep float64
+	var bins int
 	sel := &cobra.Command{
 		Use:     "select",
-		Short:   "Keep a fraction of items by Fisher information across the ability range",
+		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -84,6 +87,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required)")
 	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cuda for the refit of the ranking check (default: the fit's)")
+	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
+	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
 	_ = sel.MarkFlagRequired("fit")
 	_ = sel.MarkFlagRequired("out")
 

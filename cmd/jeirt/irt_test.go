@@ -55,7 +55,7 @@ func TestIRTFitSelectCV(t *testing.T) {
 		}
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))
-	if got := strings.Join(it[0][:8], ","); got != "item,a,b,se_a,se_b,p_correct,n_obs,flag" {
+	if got := strings.Join(it[0][:10], ","); got != "item,a,d,b,se_a,se_d,se_b,p_correct,n_obs,flag" {
 		t.Errorf("items.csv header %q", got)
 	}
 	if len(it) != 121 {
@@ -88,7 +88,7 @@ func TestIRTFitSelectCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := readCSVFile(t, sel)
-	if strings.Join(kept[0], ",") != "item,a,b,chosen_at_theta" || len(kept) != 31 {
+	if strings.Join(kept[0], ",") != "item,a,d,b,chosen_at_theta" || len(kept) != 31 {
 		t.Errorf("kept.csv: header %v, %d rows (want 30 items)", kept[0], len(kept)-1)
 	}
 	if !strings.Contains(msg, "kept 30 of 120 items") || !strings.Contains(msg, "Kendall τ") {
@@ -123,7 +123,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Errorf("rank-2 abilities.csv header %q", got)
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))
-	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,b,se_a_1,se_a_2,se_b,p_correct,n_obs,flag" {
+	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,d,b,se_a_1,se_a_2,se_d,se_b,p_correct,n_obs,flag" {
 		t.Errorf("rank-2 items.csv header %q", got)
 	}
 	cases := []struct {

@@ -2,7 +2,8 @@
 // writer side by side:
 //
 //	abilities.csv  one row per model: θ (and bootstrap SE and interval), rank, accuracy
-//	items.csv      one row per item: a, b (mirt's names for the users' files), SEs, flags
+//	items.csv      one row per item in mirt's parameterisation: slope a, intercept d,
+//	               difficulty b = −d/a (MDIFF = −d/‖a‖ at rank > 1), SEs, flags
 //	fit.json       the settings, the loss history and the analyses (Doc)
 //
 // Missing values (no bootstrap) are empty CSV cells and NaN in memory.
@@ -27,24 +28,30 @@ import (
 // Settings is the "settings" object of fit.json: how the fit was made, so that
 // `jeirt irt select` can read the responses again and refit.
 type Settings struct {
-	Method          string  `json:"method"`
-	Data            string  `json:"data"`
-	Format          string  `json:"format"`
-	Items           string  `json:"items,omitempty"`
-	Duplicates      string  `json:"duplicates"`
-	Rank            int     `json:"rank"`
-	Sigma           float64 `json:"sigma"`
-	Tol             float64 `json:"tol"`
-	MaxIter         int     `json:"max_iter"`
-	Accelerate      bool    `json:"accelerate"`
-	Device          string  `json:"device"`
-	Threads         int     `json:"threads"`
-	Bootstrap       int     `json:"bootstrap"`
-	BootstrapModels bool    `json:"bootstrap_models"`
-	Level           float64 `json:"level"`
-	Seed            int64   `json:"seed"`
-	MinA            float64 `json:"min_discrimination"`
-	RankMove        int     `json:"rank_move_threshold"`
+	Method     string `json:"method"`
+	Data       string `json:"data"`
+	Format     string `json:"format"`
+	Items      string `json:"items,omitempty"`
+	Duplicates string `json:"duplicates"`
+	Rank       int    `json:"rank"`
+	Signed     bool   `json:"signed,omitempty"`
+	// Joint: the --data files (JointData, named JointNames) were fitted as
+	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
+	Joint           bool     `json:"joint,omitempty"`
+	JointData       []string `json:"joint_data,omitempty"`
+	JointNames      []string `json:"joint_names,omitempty"`
+	Sigma           float64  `json:"sigma"`
+	Tol             float64  `json:"tol"`
+	MaxIter         int      `json:"max_iter"`
+	Accelerate      bool     `json:"accelerate"`
+	Device          string   `json:"device"`
+	Threads         int      `json:"threads"`
+	Bootstrap       int      `json:"bootstrap"`
+	BootstrapModels bool     `json:"bootstrap_models"`
+	Level           float64  `json:"level"`
+	Seed            int64    `json:"seed"`
+	MinA            float64  `json:"min_discrimination"`
+	RankMove        int      `json:"rank_move_threshold"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more
@@ -82,12 +89,20 @@ type Doc struct {
 	GroupLoadings    []GroupLoading `json:"group_loadings,omitempty"`
 	BatchFits        int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
 	Gauge            string         `json:"gauge"`
+	// Parameterisation states items.csv's columns in words (Parameterisation).
+	Parameterisation string `json:"parameterisation,omitempty"`
 }
+
+// Parameterisation of items.csv, as fit.json states it. Folders written
+// before it existed have no "d" column: their "b" is the intercept, and Read
+// converts them.
+const Parameterisation = "mirt slope-intercept: P = sigmoid((theta.a + d)/sigma); a slope(s), d intercept; b difficulty = -d/a at rank 1 (mirt IRTpars), -d/|a| (multidimensional difficulty MDIFF) at rank > 1; b rises with difficulty"
 
 // Gauge texts of fit.json.
 const (
-	GaugeJML = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + b unchanged; P = sigmoid(x/sigma)"
-	GaugeMML = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + b)"
+	GaugeJML    = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
+	GaugeSigned = "theta: mean 0, uncorrelated, sd 1 (population) per dimension over models; a of either sign, varimax-rotated, each dimension's loadings summing positive; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
+	GaugeMML    = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + d)"
 )
 
 // Model is one row of abilities.csv. Theta, SE, Lo and Hi have Rank values;
@@ -106,20 +121,25 @@ type Model struct {
 // Move is how many places the IRT rank is above the accuracy rank.
 func (m Model) Move() int { return m.AccuracyRank - m.Rank }
 
-// Item is one row of items.csv: a_j (Rank values) and the intercept b_j, their
-// bootstrap SEs and (rank 1) intervals (NaN without a bootstrap), the observed
-// rate of correct answers, the number of observed cells and the flag ("",
-// never_solved, always_solved or uninformative).
+// Item is one row of items.csv, in mirt's slope-intercept form
+// P = sigmoid((θ·a + d)/σ): the slope a_j (Rank values), the intercept d_j
+// (cBMM's b_j) and the difficulty B = −d/a (rank 1; mirt's IRTpars b) or
+// MDIFF = −d/‖a‖ (rank > 1), which rises with difficulty (NaN when a = 0);
+// their bootstrap SEs and (rank 1) intervals (NaN without a bootstrap); the
+// observed rate of correct answers, the number of observed cells and the
+// flag ("", never_solved, always_solved or uninformative).
 type Item struct {
 	ID                 string
 	A                  []float64
-	B                  float64
+	D                  float64 // intercept
+	B                  float64 // difficulty, model.Difficulty(A, D)
 	SEA                []float64
-	SEB                float64
+	SED, SEB           float64
 	PCorrect           float64
 	NObs               int
 	Flag               string
-	ALo, AHi, BLo, BHi float64
+	ALo, AHi, DLo, DHi float64
+	BLo, BHi           float64
 }
 
 // Folder is everything a fit folder holds.
@@ -150,7 +170,7 @@ func (f *Folder) IRT() *model.IRT {
 	for _, it := range f.Items {
 		m.Items = append(m.Items, it.ID)
 		m.A = append(m.A, it.A...)
-		m.B = append(m.B, it.B)
+		m.B = append(m.B, it.D)
 	}
 	return m
 }
@@ -248,11 +268,11 @@ func writeItems(w io.Writer, f *Folder) error {
 	cw := csv.NewWriter(w)
 	hdr := []string{"item"}
 	hdr = append(hdr, cols("a", rk)...)
-	hdr = append(hdr, "b")
+	hdr = append(hdr, "d", "b")
 	hdr = append(hdr, cols("se_a", rk)...)
-	hdr = append(hdr, "se_b", "p_correct", "n_obs", "flag")
+	hdr = append(hdr, "se_d", "se_b", "p_correct", "n_obs", "flag")
 	if rk == 1 {
-		hdr = append(hdr, "a_lo", "a_hi", "b_lo", "b_hi")
+		hdr = append(hdr, "a_lo", "a_hi", "d_lo", "d_hi", "b_lo", "b_hi")
 	}
 	if err := cw.Write(hdr); err != nil {
 		return err
@@ -261,11 +281,11 @@ func writeItems(w io.Writer, f *Folder) error {
 	for _, it := range f.Items {
 		row := []string{it.ID}
 		row = dims(row, it.A, rk)
-		row = append(row, ff(it.B))
+		row = append(row, ff(it.D), ff(it.B))
 		row = dims(row, it.SEA, rk)
-		row = append(row, ff(it.SEB), ff(it.PCorrect), strconv.Itoa(it.NObs), it.Flag)
+		row = append(row, ff(it.SED), ff(it.SEB), ff(it.PCorrect), strconv.Itoa(it.NObs), it.Flag)
 		if rk == 1 {
-			row = append(row, ff(it.ALo), ff(it.AHi), ff(it.BLo), ff(it.BHi))
+			row = append(row, ff(it.ALo), ff(it.AHi), ff(it.DLo), ff(it.DHi), ff(it.BLo), ff(it.BHi))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -323,11 +343,18 @@ func Read(dir string) (*Folder, error) {
 		return nil, err
 	}
 	err = read.CSVRows(filepath.Join(dir, "items.csv"), func(get read.CSVRow) error {
-		it := Item{ID: get.Str("item"), B: get.Num("b"), SEB: get.OptNum("se_b"), PCorrect: get.OptNum("p_correct"),
-			NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
-			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), BLo: get.OptNum("b_lo"), BHi: get.OptNum("b_hi")}
+		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
+			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi")}
 		it.A = nums(get, "a", true)
 		it.SEA = nums(get, "se_a", false)
+		if get.Has("d") {
+			it.D, it.SED, it.DLo, it.DHi = get.Num("d"), get.OptNum("se_d"), get.OptNum("d_lo"), get.OptNum("d_hi")
+			it.B, it.SEB, it.BLo, it.BHi = get.OptNum("b"), get.OptNum("se_b"), get.OptNum("b_lo"), get.OptNum("b_hi")
+		} else {
+			// A folder from before the "d" column: its b is the intercept.
+			it.D, it.SED, it.DLo, it.DHi = get.Num("b"), get.OptNum("se_b"), get.OptNum("b_lo"), get.OptNum("b_hi")
+			it.B, it.SEB, it.BLo, it.BHi = model.Difficulty(it.A, it.D), math.NaN(), math.NaN(), math.NaN()
+		}
 		f.Items = append(f.Items, it)
 		return get.Err()
 	})
@@ -390,19 +417,20 @@ func OutNames(data, names []string) ([]string, error) {
 }
 
 // WriteSelection writes the items `jeirt irt select` kept: item, a (a_1 ...
-// a_r), b and the ability θ at which each was chosen (at[k] for items[k], an
-// index into fit.Items).
+// a_r), the intercept d, the difficulty b (as in items.csv) and the ability θ
+// at which each was chosen (at[k] for items[k], an index into fit.Items).
 func WriteSelection(w io.Writer, fit *model.IRT, items []int, at []float64) error {
 	rk := fit.Rank
 	cw := csv.NewWriter(w)
 	hdr := append([]string{"item"}, cols("a", rk)...)
-	hdr = append(hdr, "b", "chosen_at_theta")
+	hdr = append(hdr, "d", "b", "chosen_at_theta")
 	if err := cw.Write(hdr); err != nil {
 		return err
 	}
 	for k, j := range items {
 		row := dims([]string{fit.Items[j]}, fit.A[j*rk:(j+1)*rk], rk)
-		row = append(row, model.FormatFloat(fit.B[j]), model.FormatFloat(at[k]))
+		a := fit.A[j*rk : (j+1)*rk]
+		row = append(row, model.FormatFloat(fit.B[j]), model.FormatFloat(model.Difficulty(a, fit.B[j])), model.FormatFloat(at[k]))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -65,12 +65,13 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			f.Models = append(f.Models, m)
 		}
 		for j, id := range []string{"q1", "q2"} {
-			it := Item{ID: id, A: vec(1.25), B: -0.5 * float64(j), PCorrect: 0.5, NObs: 2, Flag: []string{"", "never_solved"}[j],
-				SEB: nan, SEA: nanVec(), ALo: nan, AHi: nan, BLo: nan, BHi: nan}
+			it := Item{ID: id, A: vec(1.25), D: 0.5 - 0.5*float64(j), PCorrect: 0.5, NObs: 2, Flag: []string{"", "never_solved"}[j],
+				SED: nan, SEB: nan, SEA: nanVec(), ALo: nan, AHi: nan, DLo: nan, DHi: nan, BLo: nan, BHi: nan}
+			it.B = model.Difficulty(it.A, it.D)
 			if tc.boot {
-				it.SEA, it.SEB = vec(0.2), 0.3
+				it.SEA, it.SED, it.SEB = vec(0.2), 0.3, 0.25
 				if tc.rank == 1 {
-					it.ALo, it.AHi, it.BLo, it.BHi = 1, 1.5, -1, 0
+					it.ALo, it.AHi, it.DLo, it.DHi, it.BLo, it.BHi = 1, 1.5, -1, 0, -0.5, 0.75
 				}
 			}
 			f.Items = append(f.Items, it)
@@ -110,5 +111,46 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	}
 	if _, err := Read(t.TempDir()); err == nil || !strings.HasSuffix(err.Error(), "is not a jeirt irt fit folder: no fit.json") {
 		t.Errorf("empty folder: %v", err)
+	}
+}
+
+// A folder written before items.csv had a "d" column: its "b" is the
+// intercept, read into D, and the difficulty is derived.
+func TestReadOldItemsIntercept(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"fit.json":      `{"settings": {"rank": 1, "sigma": 1}}`,
+		"abilities.csv": "model,theta,rank,accuracy,accuracy_rank\nm1,0.5,1,0.75,1\n",
+		"items.csv":     "item,a,b,se_a,se_b,p_correct,n_obs,flag,a_lo,a_hi,b_lo,b_hi\nq1,2,1,,0.25,0.8,5,,,,0.5,1.5\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := f.Items[0]
+	if it.D != 1 || it.SED != 0.25 || it.DLo != 0.5 || it.DHi != 1.5 || it.B != -0.5 || !math.IsNaN(it.SEB) {
+		t.Errorf("old items.csv read as %+v", it)
+	}
+	if m := f.IRT(); m.B[0] != 1 {
+		t.Errorf("IRT() intercept %v, want 1", m.B[0])
+	}
+}
+
+func TestDifficulty(t *testing.T) {
+	for _, tc := range []struct {
+		a    []float64
+		d, b float64
+	}{{[]float64{2}, 1, -0.5}, {[]float64{0.5}, -1, 2}, {[]float64{3, 4}, -10, 2}, {[]float64{-3, 4}, 5, -1}} {
+		if got := model.Difficulty(tc.a, tc.d); math.Abs(got-tc.b) > 1e-15 {
+			t.Errorf("Difficulty(%v, %v) = %v, want %v", tc.a, tc.d, got, tc.b)
+		}
+	}
+	if !math.IsNaN(model.Difficulty([]float64{0}, 1)) || !math.IsNaN(model.Difficulty([]float64{0, 0}, 1)) {
+		t.Error("zero slope: difficulty not NaN")
 	}
 }

@@ -263,7 +263,7 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 		if it.Flag == "never_solved" || it.Flag == "always_solved" || it.NObs == 0 && !math.IsNaN(it.PCorrect) {
 			continue
 		}
-		if math.IsNaN(f.Discrimination(j)) || math.IsNaN(it.B) {
+		if math.IsNaN(f.Discrimination(j)) || math.IsNaN(it.D) {
 			continue
 		}
 		cand = append(cand, j)
@@ -287,7 +287,7 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 	add := func(j int, c color.Color, dashed bool) {
 		it := f.Items[j]
 		a := f.Discrimination(j) * f.Sigma
-		b, sigma := it.B, f.Sigma
+		b, sigma := it.D, f.Sigma
 		fn := plotter.NewFunction(func(t float64) float64 { return model.Sigmoid((a*t + b) / sigma) })
 		fn.Samples = 200
 		fn.Color = c

@@ -44,7 +44,8 @@ func (m FitModel) Move() int { return m.AccuracyRank - m.Rank }
 type FitItem struct {
 	ID       string
 	A        []float64 // a_j (r values)
-	B        float64
+	D        float64   // intercept d_j (mirt's slope-intercept form)
+	B        float64   // difficulty −d/a (−d/‖a‖ at rank > 1); NaN when a = 0
 	PCorrect float64
 	NObs     int
 	Flag     string // "", never_solved, always_solved or uninformative
@@ -83,7 +84,7 @@ func ReadFit(dir string) (*Fit, error) {
 		f.Models = append(f.Models, fm)
 	}
 	for _, it := range src.Items {
-		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag})
+		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, D: it.D, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag})
 	}
 	return f, nil
 }

@@ -310,8 +310,8 @@ func snippet(s string, n int) string {
 }
 
 func itemTable(f *Fit) *Table {
-	t := &Table{ID: "items", Title: "Items", Caption: "items.csv of the IRT fit: discrimination a = ‖a‖/σ, difficulty offset b/σ (the logit of an average model), share correct and flag.",
-		Head: []string{"item", "a", "b", "p correct", "observed", "flag"}}
+	t := &Table{ID: "items", Title: "Items", Caption: "items.csv of the IRT fit: discrimination a = ‖a‖/σ, intercept d/σ (the logit of an average model), difficulty b = −d/‖a‖ (higher is harder), share correct and flag.",
+		Head: []string{"item", "a", "d", "b", "p correct", "observed", "flag"}}
 	hasGroup, hasText := false, false
 	for _, it := range f.Items {
 		hasGroup = hasGroup || it.Group != ""
@@ -330,7 +330,7 @@ func itemTable(f *Fit) *Table {
 	sort.SliceStable(idx, func(a, b int) bool { return f.Discrimination(idx[a]) > f.Discrimination(idx[b]) })
 	for _, j := range idx {
 		it := f.Items[j]
-		row := []Cell{{Text: it.ID}, num(f.Discrimination(j), 3), num(it.B/f.Sigma, 3), num(it.PCorrect, 3),
+		row := []Cell{{Text: it.ID}, num(f.Discrimination(j), 3), num(it.D/f.Sigma, 3), num(it.B, 3), num(it.PCorrect, 3),
 			integer(it.NObs), {Text: it.Flag, Left: true}}
 		if hasGroup {
 			row = append(row, Cell{Text: it.Group, Left: true})

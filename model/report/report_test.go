@@ -70,7 +70,7 @@ func TestReadFit(t *testing.T) {
 		t.Errorf("beta: %+v", beta)
 	}
 	it := f.Items[3]
-	if it.ID != "sympy__sympy-8" || it.A[0] != 0 || it.B != -3 || it.PCorrect != 0 || it.NObs != 6 || it.Flag != "never_solved" {
+	if it.ID != "sympy__sympy-8" || it.A[0] != 0 || it.D != -3 || !math.IsNaN(it.B) || it.PCorrect != 0 || it.NObs != 6 || it.Flag != "never_solved" {
 		t.Errorf("item 3: %+v", it)
 	}
 	if d := f.Discrimination(0); d != 2.5 {

@@ -89,6 +89,15 @@ type CBMM interface {
 	Load(problems []*CBMMProblem, rank int, sigma float64, threads int) (CBMMBatch, error)
 }
 
+// CBMMSigned is implemented by a CBMM backend that can also fit loadings of
+// either sign: LoadSigned is Load with the item block's a_j unconstrained
+// (ordinary least squares on the normal equations instead of NNLS), so the
+// step is still the exact minimiser of the surrogate over the block and ℓ
+// still never increases.
+type CBMMSigned interface {
+	LoadSigned(problems []*CBMMProblem, rank int, sigma float64, threads int) (CBMMBatch, error)
+}
+
 // CBMMBatch is a loaded batch of cBMM problems, each with its own parameters
 // θ (N x r), A (J x r) and b (J), row-major as in model.IRT.
 type CBMMBatch interface {

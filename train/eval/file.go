@@ -82,7 +82,11 @@ type RunMetrics struct {
 	HeldOutModels   []string   `json:"held_out_models,omitempty"`
 	OnboardFraction float64    `json:"onboard_fraction,omitempty"`
 	NewModels       []NewModel `json:"new_models,omitempty"`
-	History         []Epoch    `json:"history"`
+	// By-benchmark split: the held-out benchmarks (Test is their cells) and
+	// the directional-alignment diagnostic.
+	HeldOutBenchmarks []string   `json:"held_out_benchmarks,omitempty"`
+	Alignment         *Alignment `json:"alignment,omitempty"`
+	History           []Epoch    `json:"history"`
 }
 
 // NewModel is one held-out model of a by-model split: onboarded from a

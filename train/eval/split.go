@@ -14,8 +14,13 @@ type SplitOptions struct {
 	Seed      int64
 	// By is the unit held out: cell (the default) holds out random observed
 	// cells; model holds out whole models (the new-model experiment); item
-	// holds out whole questions (the new-question experiment).
+	// holds out whole questions (the new-question experiment); benchmark
+	// holds out whole item groups (r.ItemGroup, the category or benchmark
+	// column: out-of-distribution generalisation, see SplitByBenchmark).
 	By string
+	// Hold names the benchmarks held out for test with By "benchmark";
+	// empty means round(Test·G) of the G benchmarks drawn at random.
+	Hold []string
 }
 
 // Split divides r into train, validation and test responses, reproducibly for a
@@ -31,6 +36,9 @@ func Split(r *model.Responses, opt SplitOptions) (trainR, valR, testR *model.Res
 	if by == "" {
 		by = "cell"
 	}
+	if by == "benchmark" {
+		return SplitByBenchmark(r, opt)
+	}
 	var units int
 	switch by {
 	case "cell":
@@ -40,7 +48,7 @@ func Split(r *model.Responses, opt SplitOptions) (trainR, valR, testR *model.Res
 	case "item":
 		units = r.NumItems()
 	default:
-		return nil, nil, nil, fmt.Errorf("split: unknown --by %q (want cell, model or item)", opt.By)
+		return nil, nil, nil, fmt.Errorf("split: unknown --by %q (want cell, model, item or benchmark)", opt.By)
 	}
 	nTest, nVal := count(opt.Test, units), count(opt.Val, units)
 	if nTest+nVal >= units {

@@ -37,7 +37,10 @@ type BootstrapResult struct {
 	Level                     float64
 	ThetaSE, ThetaLo, ThetaHi []float64
 	ASE, ALo, AHi             []float64
-	BSE, BLo, BHi             []float64
+	BSE, BLo, BHi             []float64 // the intercept b (items.csv's d)
+	// The difficulty −b/a (rank 1) or −b/‖a‖ (rank > 1), items.csv's b
+	// (model.Difficulty), per replicate.
+	DiffSE, DiffLo, DiffHi []float64
 	// Rank of each model (1 = highest ability score, see AbilityScore) in the
 	// replicates: its percentile interval.
 	RankLo, RankHi []int
@@ -103,6 +106,14 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	res.ThetaSE, res.ThetaLo, res.ThetaHi = summarise(thetas, N*rk, lo, hi)
 	res.ASE, res.ALo, res.AHi = summarise(as, J*rk, lo, hi)
 	res.BSE, res.BLo, res.BHi = summarise(bsv, J, lo, hi)
+	diffs := make([][]float64, len(as))
+	for k := range as {
+		diffs[k] = make([]float64, J)
+		for j := 0; j < J; j++ {
+			diffs[k][j] = model.Difficulty(as[k][j*rk:(j+1)*rk], bsv[k][j])
+		}
+	}
+	res.DiffSE, res.DiffLo, res.DiffHi = summarise(diffs, J, lo, hi)
 	// Ranks among the models present in each replicate (absent: NaN score).
 	ranks := make([][]float64, len(scores))
 	for k, sc := range scores {

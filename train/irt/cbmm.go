@@ -40,8 +40,16 @@ type CBMM struct {
 	// b, with A clipped at 0), accepting the extrapolated point only when ℓ does
 	// not increase, otherwise taking the plain MM step: the loss stays monotone.
 	Accelerate bool
-	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
-	Log        model.Logf // when non-nil, a progress line every few seconds
+	// Signed (rank ≥ 2) lifts the constraint A ≥ 0: the item block becomes
+	// unconstrained least squares, so an item may load negatively on a
+	// dimension (BenchMIRT's finding). The loss is invariant under θ ↦ θR,
+	// A ↦ AR⁻ᵀ, so the fit is identified afterwards by SignedGauge: θ
+	// uncorrelated with sd 1, A varimax-rotated, each dimension's loadings
+	// summing positive. A backend without signed fits (backend.CBMMSigned)
+	// is replaced by the CPU one under "auto" and is an error when named.
+	Signed bool
+	Device string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Log    model.Logf // when non-nil, a progress line every few seconds
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)
@@ -101,9 +109,20 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if c.MaxIter < 0 {
 		return nil, fmt.Errorf("cbmm: max-iter %d must not be negative", c.MaxIter)
 	}
+	if c.Signed && c.Rank < 2 {
+		return nil, fmt.Errorf("cbmm: signed loadings need rank 2 or more (rank 1 is only a sign flip), got rank %d", c.Rank)
+	}
 	be, _, err := backend.Lookup[backend.CBMM](c.Device)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := be.(backend.CBMMSigned); c.Signed && !ok {
+		if c.Device != "" && c.Device != "auto" {
+			return nil, fmt.Errorf("cbmm: device %s cannot fit signed loadings; use --device cpu", be.Name())
+		}
+		if be, _, err = backend.Lookup[backend.CBMM](backend.CPU); err != nil {
+			return nil, err
+		}
 	}
 	if len(rs) == 0 {
 		return nil, nil
@@ -121,7 +140,12 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		}
 		probs[k] = backend.NewCBMMProblem(r)
 	}
-	batch, err := be.Load(probs, c.Rank, c.Sigma, c.Threads)
+	var batch backend.CBMMBatch
+	if c.Signed {
+		batch, err = be.(backend.CBMMSigned).LoadSigned(probs, c.Rank, c.Sigma, c.Threads)
+	} else {
+		batch, err = be.Load(probs, c.Rank, c.Sigma, c.Threads)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cbmm: device %s: %w", be.Name(), err)
 	}
@@ -148,12 +172,14 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			s := start[k]
 			st[k] = &fitState{theta: append([]float64(nil), s.Theta...), a: append([]float64(nil), s.A...),
 				b: append([]float64(nil), s.B...), beta: 1}
-			for j, v := range st[k].a {
-				st[k].a[j] = math.Max(v, 0)
+			if !c.Signed {
+				for j, v := range st[k].a {
+					st[k].a[j] = math.Max(v, 0)
+				}
 			}
 			return
 		}
-		th, a, b, e := svdStart(ctx, probs[k], c.Rank, c.Sigma, startThreads)
+		th, a, b, e := svdStart(ctx, probs[k], c.Rank, c.Sigma, startThreads, !c.Signed)
 		if e != nil {
 			return
 		}
@@ -212,7 +238,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 				continue
 			}
 			if c.Accelerate {
-				s.extrapolate(batch, k)
+				s.extrapolate(batch, k, !c.Signed)
 			}
 		}
 		if c.Log != nil && time.Since(lastLog) > 2*time.Second {
@@ -249,6 +275,10 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.iters, Converged: s.converged}
 		batch.Get(k, m.Theta, m.A, m.B)
 		StandardGauge(m)
+		if c.Signed {
+			m.Signed = true
+			SignedGauge(m)
+		}
 		out[k] = m
 	}
 	c.Log.Printf("cbmm: %d fit(s) done in %.2fs", K, time.Since(began).Seconds())
@@ -281,8 +311,8 @@ func (s *fitState) last() float64 {
 }
 
 // extrapolate moves problem k from M(θ) to M(θ) + β(M(θ) − θ), keeping A ≥ 0,
-// and remembers M(θ) in case the extrapolated point turns out worse.
-func (s *fitState) extrapolate(batch backend.CBMMBatch, k int) {
+// (clipA), and remembers M(θ) in case the extrapolated point turns out worse.
+func (s *fitState) extrapolate(batch backend.CBMMBatch, k int, clipA bool) {
 	batch.Get(k, s.mTheta, s.mA, s.mB)
 	if s.iters < 2 {
 		copy(s.theta, s.mTheta)
@@ -302,7 +332,7 @@ func (s *fitState) extrapolate(batch backend.CBMMBatch, k int) {
 		}
 	}
 	ext(s.theta, s.mTheta, false)
-	ext(s.a, s.mA, true)
+	ext(s.a, s.mA, clipA)
 	ext(s.b, s.mB, false)
 	batch.Set(k, s.theta, s.a, s.b)
 	s.extrapolated = true

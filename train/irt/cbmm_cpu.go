@@ -19,11 +19,21 @@ type cpuBackend struct{}
 
 func (cpuBackend) Name() string { return "cpu" }
 
-func (cpuBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+func (c cpuBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+	return c.load(problems, rank, sigma, threads, rank)
+}
+
+// LoadSigned is Load with loadings of either sign (backend.CBMMSigned).
+func (c cpuBackend) LoadSigned(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+	return c.load(problems, rank, sigma, threads, 0)
+}
+
+// load prepares a batch whose first nonneg loadings of each item are kept ≥ 0.
+func (cpuBackend) load(problems []*backend.CBMMProblem, rank int, sigma float64, threads, nonneg int) (backend.CBMMBatch, error) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	b := &cpuBatch{rank: rank, sigma: sigma, threads: threads, probs: make([]*cpuProblem, len(problems))}
+	b := &cpuBatch{rank: rank, nonneg: nonneg, sigma: sigma, threads: threads, probs: make([]*cpuProblem, len(problems))}
 	for k, p := range problems {
 		b.probs[k] = newCPUProblem(p, rank, threads)
 	}
@@ -32,6 +42,7 @@ func (cpuBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64,
 
 type cpuBatch struct {
 	rank    int
+	nonneg  int // loadings a_j[:nonneg] are constrained ≥ 0 (rank, or 0 for a signed fit)
 	sigma   float64
 	threads int
 	probs   []*cpuProblem
@@ -183,7 +194,8 @@ func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) erro
 //
 // (the minimiser of the quadratic majorizer of softplus(−y x/σ), whose
 // curvature is 1/(4σ²)) and replaces each item's (a_j, b_j) by the exact
-// minimiser of Σ_i (θ_iᵀa_j + b_j − ỹ_ij)² subject to a_j ≥ 0.
+// minimiser of Σ_i (θ_iᵀa_j + b_j − ỹ_ij)² subject to a_j ≥ 0 (a_j free
+// in a signed batch).
 func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	p := pr.p
 	r := b.rank
@@ -288,7 +300,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			copy(ws.X[:r], aj)
 			ws.X[r] = pr.b[j]
-			ws.SolveInPlace(m, r)
+			ws.SolveInPlace(m, b.nonneg)
 			copy(aj, ws.X[:r])
 			pr.b[j] = ws.X[r]
 		}

@@ -11,9 +11,9 @@ import (
 // 0 on missing cells) after centring each item column over its observed cells:
 // θ = √N·U (each column has mean ≈ 0 and sd ≈ 1), A = V·S/(√N·density),
 // b_j = σ·logit((correct_j + ½)/(n_j + 1)). Column signs are chosen so A sums
-// positive and A is clipped at 0 (the constraint). The SVD is computed by
+// positive and, with clip, A is clipped at 0 (the constraint). The SVD is computed by
 // subspace iteration on the sparse cells (never a dense N x J matrix).
-func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64, threads int) (theta, a, b []float64, err error) {
+func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64, threads int, clip bool) (theta, a, b []float64, err error) {
 	n, J := p.N, p.J
 	theta, a, b = make([]float64, n*r), make([]float64, J*r), make([]float64, J)
 	mean := make([]float64, J)
@@ -125,7 +125,10 @@ func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64,
 			}
 		}
 		for j := 0; j < J; j++ {
-			a[j*r+d] = math.Max(0, sign*v[j*r+d]*s/(sqn*density))
+			a[j*r+d] = sign * v[j*r+d] * s / (sqn * density)
+			if clip {
+				a[j*r+d] = math.Max(0, a[j*r+d])
+			}
 		}
 	}
 	return

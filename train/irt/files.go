@@ -67,13 +67,34 @@ type FileFit struct {
 	Models   int
 	Items    int
 	Analysis *Analysis
+	// Joint is the number of files of a --joint fit (0 otherwise); Groups
+	// says to list the item groups' mean loadings (signed and joint fits).
+	Joint  int
+	Groups bool
 }
 
-// Summary is the line jeirt irt fit prints for the fit.
+// Summary is what jeirt irt fit prints for the fit: one line, then the
+// item groups' mean loadings per dimension when Groups is set.
 func (f FileFit) Summary() string {
 	an := f.Analysis
-	return fmt.Sprintf("wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; %s",
-		f.Dir, f.Models, f.Items, an.KendallTau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
+	var b strings.Builder
+	if f.Joint > 0 {
+		fmt.Fprintf(&b, "wrote %s: %d benchmarks jointly, %d models, %d items; Kendall τ(θ, accuracy) = %.4f",
+			f.Dir, f.Joint, f.Models, f.Items, an.KendallTau)
+	} else {
+		fmt.Fprintf(&b, "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; %s",
+			f.Dir, f.Models, f.Items, an.KendallTau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
+	}
+	if f.Groups && len(an.GroupLoadings) > 0 {
+		fmt.Fprintf(&b, "\n%-24s %6s  mean loading per dimension", "group", "items")
+		for _, g := range an.GroupLoadings {
+			fmt.Fprintf(&b, "\n%-24s %6d ", g.Group, g.Items)
+			for _, x := range g.MeanLoading {
+				fmt.Fprintf(&b, " %7.3f", x)
+			}
+		}
+	}
+	return b.String()
 }
 
 // FlagSummary lists item flag counts in name order: "flags never_solved 32,
@@ -117,6 +138,9 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	}
 	if _, err := os.Stat(ff.Out); err == nil && !ff.Force {
 		return nil, fmt.Errorf("%s already exists (choose another --out or pass --force)", ff.Out)
+	}
+	if set.Joint {
+		return ff.runJoint(ctx, set, dirs)
 	}
 	rs := make([]*model.Responses, len(ff.Data))
 	cells := 0
@@ -164,7 +188,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		if err := job.Analyze(ctx, k, r, folders[k], secs); err != nil {
 			return nil, err
 		}
-		res[k] = FileFit{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: folders[k].Analysis}
+		res[k] = FileFit{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: folders[k].Analysis, Groups: set.Signed}
 		if batch {
 			res[k].Dir, folders[k].Folder.Doc.BatchFits = filepath.Join(ff.Out, dirs[k]), len(rs)
 		}
@@ -187,18 +211,54 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	return res, err
 }
 
+// runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit
+// folder in Out; names (irtfit.OutNames) name the item groups.
+func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []string) ([]FileFit, error) {
+	if ff.Read.Items != "" {
+		return nil, fmt.Errorf("--items names the item texts of one benchmark; it cannot go with --joint")
+	}
+	rs := make([]*model.Responses, len(ff.Data))
+	for k, path := range ff.Data {
+		var err error
+		if rs[k], err = ReadLogged(path, ff.Read, ff.Log, ff.Verbose); err != nil {
+			return nil, err
+		}
+	}
+	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log}
+	fit, r, err := FitJoint(ctx, job, names, rs)
+	if err != nil {
+		return nil, err
+	}
+	if err := model.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error { return irtfit.Write(tmp, fit.Folder) }); err != nil {
+		return nil, err
+	}
+	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}}, nil
+}
+
 // SelectFile keeps the fraction keep of the items of the fit folder dir by
 // Fisher information (InformationSelect), writes them to out, and returns
 // the line jeirt irt select prints: with the Kendall τ between the model
 // rankings from the kept items and from all items when the fit's responses
 // can be read again. device, when not "", overrides the fit's.
-func SelectFile(ctx context.Context, dir string, keep float64, out, device string, log model.Logf) (string, error) {
+//
+// rule is "info" (or "": InformationSelect) or "benchmirt"
+// (BenchMIRTSelect with bins difficulty bins).
+func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule string, bins int, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
 	}
 	fit := folder.IRT()
-	items, at, err := InformationSelect(fit, keep)
+	var items []int
+	var at []float64
+	switch rule {
+	case "", "info":
+		items, at, err = InformationSelect(fit, keep)
+	case "benchmirt":
+		items, at, err = BenchMIRTSelect(fit, keep, bins)
+	default:
+		return "", fmt.Errorf("--rule %q: want info or benchmirt", rule)
+	}
 	if err != nil {
 		return "", fmt.Errorf("--keep: %w", err)
 	}
@@ -213,6 +273,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device strin
 		set.Device = device
 	}
 	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
+	if set.Joint {
+		r, rerr = ReadFitData(set)
+	}
 	if rerr != nil {
 		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
 		return msg, nil
@@ -272,12 +335,20 @@ func (res *CVResult) WriteTable(w io.Writer, cells int, asJSON bool) error {
 		name = fmt.Sprintf("rank-%d", res.Rank)
 	}
 	fmt.Fprintf(w, "%d-fold CV over %d cells (seed %d)\n", res.Folds, cells, res.Seed)
-	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier")
-	for _, row := range []struct {
-		n string
-		m eval.Metrics
-	}{{name + " (cBMM)", res.IRT}, {"per-model accuracy", res.Baseline}} {
-		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier)
+	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier", "spearman", "kendall")
+	rows := []struct {
+		n, k string
+		m    eval.Metrics
+	}{{name + " (cBMM)", "irt", res.IRT}, {"per-model accuracy", "baseline", res.Baseline}}
+	if res.BenchmarkBaseline != nil {
+		rows = append(rows, struct {
+			n, k string
+			m    eval.Metrics
+		}{"per-benchmark average", "benchmark_baseline", *res.BenchmarkBaseline})
+	}
+	for _, row := range rows {
+		rk := res.Ranking[row.k]
+		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier, rk.Spearman, rk.Kendall)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 // FromSettings is the cBMM fitter a fit folder's settings describe.
 func FromSettings(s irtfit.Settings) CBMM {
 	return CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
-		Accelerate: s.Accelerate, Device: s.Device}
+		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device}
 }
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
@@ -22,9 +22,12 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	doc.LossHistory, doc.Loss = fit.LossHistory, fit.LossHistory[len(fit.LossHistory)-1]
 	doc.Iterations, doc.Converged = fit.Iterations, fit.Converged
 	doc.KendallTau, doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = model.Float(an.KendallTau), an.RankMoves, an.FlagCounts, an.GroupLoadings
-	doc.Gauge = irtfit.GaugeJML
+	doc.Gauge, doc.Parameterisation = irtfit.GaugeJML, irtfit.Parameterisation
 	if doc.Settings.Method == "mml" {
 		doc.Gauge = irtfit.GaugeMML
+	}
+	if doc.Settings.Signed {
+		doc.Gauge = irtfit.GaugeSigned
 	}
 	rk := fit.Rank
 	f := &irtfit.Folder{Doc: doc}
@@ -53,10 +56,12 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 		f.Models = append(f.Models, m)
 	}
 	for j, id := range fit.Items {
-		it := irtfit.Item{ID: id, A: part(fit.A, j), B: fit.B[j], SEA: part(b.ASE, j), SEB: at(b.BSE, j),
-			PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
+		a := part(fit.A, j)
+		it := irtfit.Item{ID: id, A: a, D: fit.B[j], B: model.Difficulty(a, fit.B[j]), SEA: part(b.ASE, j),
+			SED: at(b.BSE, j), SEB: at(b.DiffSE, j), PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
 		if rk == 1 {
-			it.ALo, it.AHi, it.BLo, it.BHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
+			it.ALo, it.AHi, it.DLo, it.DHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
+			it.BLo, it.BHi = at(b.DiffLo, j), at(b.DiffHi, j)
 		}
 		f.Items = append(f.Items, it)
 	}

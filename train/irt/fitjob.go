@@ -30,6 +30,8 @@ func CheckSettings(s irtfit.Settings) error {
 		return fmt.Errorf("--bootstrap needs --method cbmm")
 	case s.Method == "mml" && s.Sigma != 1:
 		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
+	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
+		return fmt.Errorf("--signed needs --method cbmm and --rank 2 or more (got --method %s --rank %d)", s.Method, s.Rank)
 	case s.MaxIter < 1:
 		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
 	case s.Bootstrap < 0 || s.Bootstrap == 1:

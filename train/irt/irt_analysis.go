@@ -55,8 +55,8 @@ type RankMove = irtfit.RankMove
 type GroupLoading = irtfit.GroupLoading
 
 // Analyze computes the Kendall τ between the ability and accuracy rankings,
-// the models whose rank moves, item flags, and at rank > 1 the varimax
-// loadings averaged per item group (r.ItemGroup).
+// the models whose rank moves, item flags, and the loadings averaged per item
+// group (r.ItemGroup): at rank > 1 the varimax loadings, at rank 1 a.
 func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis {
 	if opt.MinDiscrimination == 0 {
 		opt.MinDiscrimination = 0.1
@@ -107,6 +107,8 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		if r.ItemGroup != nil {
 			an.GroupLoadings = groupLoadings(an.VarimaxLoading, r.ItemGroup, rk)
 		}
+	} else if r.ItemGroup != nil && len(fit.A) == J {
+		an.GroupLoadings = groupLoadings(fit.A, r.ItemGroup, 1)
 	}
 	return an
 }
@@ -116,33 +118,44 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 // the form an orthogonal rotation such as varimax assumes.
 func whitenedLoadings(fit *model.IRT) []float64 {
 	rk := fit.Rank
-	N := len(fit.Theta) / rk
+	C := thetaCovChol(fit.Theta, rk)
+	if C == nil {
+		return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
+	}
+	out := make([]float64, len(fit.A))
+	matMul(fit.A, C, out, len(fit.A)/rk, rk, rk)
+	return out
+}
+
+// thetaCovChol returns the lower Cholesky factor L (r x r, row-major) of the
+// population covariance of the N x r abilities theta, or nil when it is
+// singular.
+func thetaCovChol(theta []float64, rk int) []float64 {
+	N := len(theta) / rk
 	C := make([]float64, rk*rk)
 	mu := make([]float64, rk)
 	for i := 0; i < N; i++ {
 		for d := 0; d < rk; d++ {
-			mu[d] += fit.Theta[i*rk+d] / float64(N)
+			mu[d] += theta[i*rk+d] / float64(N)
 		}
 	}
 	for i := 0; i < N; i++ {
 		for d := 0; d < rk; d++ {
 			for e := 0; e < rk; e++ {
-				C[d*rk+e] += (fit.Theta[i*rk+d] - mu[d]) * (fit.Theta[i*rk+e] - mu[e]) / float64(N)
+				C[d*rk+e] += (theta[i*rk+d] - mu[d]) * (theta[i*rk+e] - mu[e]) / float64(N)
 			}
 		}
 	}
-	// C = L Lᵀ; the loadings become A L.
+	// C = L Lᵀ (lower triangle), the upper triangle cleared.
 	if !backend.Cholesky(C, rk, 1e-12) {
-		return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
+		return nil
 	}
 	for j := 0; j < rk; j++ {
 		for k := j + 1; k < rk; k++ {
 			C[j*rk+k] = 0
 		}
 	}
-	out := make([]float64, len(fit.A))
-	matMul(fit.A, C, out, len(fit.A)/rk, rk, rk)
-	return out
+	return C
 }
 
 func abs(x int) int {
@@ -184,7 +197,16 @@ func groupLoadings(l []float64, group []string, rk int) []GroupLoading {
 // form reported for r > 1, by the usual SVD iteration. Columns are then
 // signed to have a positive sum and ordered by decreasing sum of squares.
 func Varimax(A []float64, J, r int) []float64 {
-	L := append([]float64(nil), A...)
+	out := make([]float64, J*r)
+	matMul(A, VarimaxRotation(A, J, r), out, J, r, r)
+	return out
+}
+
+// VarimaxRotation returns the orthogonal r x r matrix T (row-major) with
+// Varimax(A) = A·T: the varimax rotation followed by the column signs and
+// order.
+func VarimaxRotation(A []float64, J, r int) []float64 {
+	L := make([]float64, J*r)
 	R := identity(r)
 	rot := make([]float64, J*r)
 	for it := 0; it < 500; it++ {
@@ -221,8 +243,9 @@ func Varimax(A []float64, J, r int) []float64 {
 	matMul(A, R, L, J, r, r)
 	// Sign and order the columns.
 	type col struct {
-		d  int
-		ss float64
+		d    int
+		sign float64
+		ss   float64
 	}
 	cols := make([]col, r)
 	for d := 0; d < r; d++ {
@@ -231,21 +254,19 @@ func Varimax(A []float64, J, r int) []float64 {
 			sum += L[j*r+d]
 			ss += L[j*r+d] * L[j*r+d]
 		}
+		cols[d] = col{d, 1, ss}
 		if sum < 0 {
-			for j := 0; j < J; j++ {
-				L[j*r+d] = -L[j*r+d]
-			}
+			cols[d].sign = -1
 		}
-		cols[d] = col{d, ss}
 	}
 	sort.SliceStable(cols, func(x, y int) bool { return cols[x].ss > cols[y].ss })
-	out := make([]float64, J*r)
-	for j := 0; j < J; j++ {
+	T := make([]float64, r*r)
+	for e := 0; e < r; e++ {
 		for k, c := range cols {
-			out[j*r+k] = L[j*r+c.d]
+			T[e*r+k] = R[e*r+c.d] * c.sign
 		}
 	}
-	return out
+	return T
 }
 
 func identity(r int) []float64 {

@@ -18,14 +18,30 @@ type CVResult struct {
 	Rank     int          `json:"rank"`
 	IRT      eval.Metrics `json:"irt"`      // the cBMM fit (2PL at rank 1)
 	Baseline eval.Metrics `json:"baseline"` // each model's training accuracy
+	// BenchmarkBaseline: each model's training accuracy on the cell's
+	// benchmark (item group; BenchMIRT's per-benchmark average), when the
+	// items have groups.
+	BenchmarkBaseline *eval.Metrics `json:"benchmark_baseline,omitempty"`
+	// Ranking: how well each method orders the models, as Spearman's ρ and
+	// Kendall's τ_b between each model's mean prediction over its held-out
+	// cells and its observed accuracy on them (method: irt, baseline,
+	// benchmark_baseline).
+	Ranking map[string]RankAgreement `json:"ranking"`
 	// Per-fold metrics of the IRT fit, to show the spread.
 	PerFold []eval.Metrics `json:"per_fold"`
+}
+
+// RankAgreement is the rank correlation of two orderings of the models.
+type RankAgreement struct {
+	Spearman float64 `json:"spearman"`
+	Kendall  float64 `json:"kendall"`
 }
 
 // CrossValidate assigns the observed cells of r to folds at random (seed),
 // fits the folds' complements in one batched cBMM run, and scores the held-out
 // cells with train.Score against the per-model mean-accuracy baseline
-// (smoothed: (correct + ½)/(answered + 1) on the training cells).
+// (smoothed: (correct + ½)/(answered + 1) on the training cells) and, when r
+// has item groups, the per-model per-benchmark mean (smoothed the same way).
 func CrossValidate(ctx context.Context, c CBMM, r *model.Responses, folds int, seed int64) (*CVResult, error) {
 	if folds < 2 {
 		return nil, fmt.Errorf("cv: need at least 2 folds, got %d", folds)
@@ -68,16 +84,48 @@ func CrossValidate(ctx context.Context, c CBMM, r *model.Responses, folds int, s
 		corAll[i] += float64(r.Label[c])
 		cntAll[i]++
 	}
+	// Per (model, benchmark) counts for the per-benchmark baseline.
+	var gOf []int
+	G := 0
+	if r.ItemGroup != nil {
+		idx := map[string]int{}
+		gOf = make([]int, r.NumItems())
+		for j, g := range r.ItemGroup {
+			k, ok := idx[g]
+			if !ok {
+				k = len(idx)
+				idx[g] = k
+			}
+			gOf[j] = k
+		}
+		G = len(idx)
+	}
+	gCorAll, gCntAll := make([]float64, N*G), make([]float64, N*G)
+	for c, i := range r.Model {
+		if G > 0 {
+			k := int(i)*G + gOf[r.Item[c]]
+			gCorAll[k] += float64(r.Label[c])
+			gCntAll[k]++
+		}
+	}
 	res := &CVResult{Folds: folds, Seed: seed, Rank: fits[0].Rank}
 	pIRT := make([]float64, 0, n)
 	pBase := make([]float64, 0, n)
+	var pBench []float64
 	ys := make([]uint8, 0, n)
+	models := make([]int32, 0, n)
 	for f := 0; f < folds; f++ {
 		cor, cnt := append([]float64(nil), corAll...), append([]float64(nil), cntAll...)
+		gCor, gCnt := append([]float64(nil), gCorAll...), append([]float64(nil), gCntAll...)
 		for c, i := range r.Model {
 			if fold[c] == f {
 				cor[i] -= float64(r.Label[c])
 				cnt[i]--
+				if G > 0 {
+					k := int(i)*G + gOf[r.Item[c]]
+					gCor[k] -= float64(r.Label[c])
+					gCnt[k]--
+				}
 			}
 		}
 		var fp []float64
@@ -91,6 +139,11 @@ func CrossValidate(ctx context.Context, c CBMM, r *model.Responses, folds int, s
 			fp = append(fp, p)
 			fy = append(fy, r.Label[c])
 			pBase = append(pBase, (cor[i]+0.5)/(cnt[i]+1))
+			if G > 0 {
+				k := i*G + gOf[j]
+				pBench = append(pBench, (gCor[k]+0.5)/(gCnt[k]+1))
+			}
+			models = append(models, r.Model[c])
 		}
 		pIRT = append(pIRT, fp...)
 		ys = append(ys, fy...)
@@ -98,5 +151,29 @@ func CrossValidate(ctx context.Context, c CBMM, r *model.Responses, folds int, s
 	}
 	res.IRT = eval.Score(pIRT, ys)
 	res.Baseline = eval.Score(pBase, ys)
+	res.Ranking = map[string]RankAgreement{"irt": rankAgreement(pIRT, ys, models, N), "baseline": rankAgreement(pBase, ys, models, N)}
+	if G > 0 {
+		m := eval.Score(pBench, ys)
+		res.BenchmarkBaseline = &m
+		res.Ranking["benchmark_baseline"] = rankAgreement(pBench, ys, models, N)
+	}
 	return res, nil
+}
+
+// rankAgreement compares each model's mean prediction over its cells with
+// its observed accuracy on them.
+func rankAgreement(p []float64, y []uint8, models []int32, N int) RankAgreement {
+	pred, obs, cnt := make([]float64, N), make([]float64, N), make([]float64, N)
+	for c, i := range models {
+		pred[i] += p[c]
+		obs[i] += float64(y[c])
+		cnt[i]++
+	}
+	var a, b []float64
+	for i := 0; i < N; i++ {
+		if cnt[i] > 0 {
+			a, b = append(a, pred[i]/cnt[i]), append(b, obs[i]/cnt[i])
+		}
+	}
+	return RankAgreement{Spearman: eval.Spearman(a, b), Kendall: eval.KendallTau(a, b)}
 }

@@ -324,16 +324,24 @@ func TestLSAT7ItemOrderMatchesMirt(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertMonotone(t, "LSAT7 cBMM", jml.LossHistory)
+	// items.csv's convention: d the intercept, b = −d/a the difficulty, set
+	// beside mirt's d and its IRTpars b = −d/a.
 	for j := 0; j < 5; j++ {
-		t.Logf("item %d: mirt a %.4f d %.4f | jeirt MML a %.4f b %.4f | cBMM (JML) a %.4f b %.4f", j+1,
-			lsat7Mirt.a[j], lsat7Mirt.d[j], mml.A[j], mml.B[j], jml.A[j], jml.B[j])
+		wantB := -lsat7Mirt.d[j] / lsat7Mirt.a[j]
+		mb := model.Difficulty(mml.A[j:j+1], mml.B[j])
+		jb := model.Difficulty(jml.A[j:j+1], jml.B[j])
+		t.Logf("item %d: mirt a %.4f d %.4f b %.4f | jeirt MML a %.4f d %.4f b %.4f | cBMM (JML) a %.4f d %.4f b %.4f", j+1,
+			lsat7Mirt.a[j], lsat7Mirt.d[j], wantB, mml.A[j], mml.B[j], mb, jml.A[j], jml.B[j], jb)
 		if math.Abs(mml.A[j]-lsat7Mirt.a[j]) > 1e-2 || math.Abs(mml.B[j]-lsat7Mirt.d[j]) > 1e-2 {
 			t.Errorf("item %d: MML a %.4f d %.4f, mirt a %.4f d %.4f (tolerance 1e-2)", j+1, mml.A[j], mml.B[j], lsat7Mirt.a[j], lsat7Mirt.d[j])
+		}
+		if math.Abs(mb-wantB) > 2e-2 {
+			t.Errorf("item %d: MML b = −d/a %.4f, mirt's %.4f (tolerance 2e-2)", j+1, mb, wantB)
 		}
 	}
 	ga, gb := order(mml.A), order(mml.B)
 	wa, wb := order(lsat7Mirt.a), order(lsat7Mirt.d)
-	t.Logf("order by a: MML %v mirt %v; by easiness: MML %v mirt %v; cBMM by a %v, by b %v", ga, wa, gb, wb, order(jml.A), order(jml.B))
+	t.Logf("order by a: MML %v mirt %v; by easiness: MML %v mirt %v; cBMM by a %v, by d %v", ga, wa, gb, wb, order(jml.A), order(jml.B))
 	if fmt.Sprint(ga) != fmt.Sprint(wa) || fmt.Sprint(gb) != fmt.Sprint(wb) {
 		t.Errorf("item order differs from mirt's")
 	}

@@ -45,7 +45,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		return nil, fmt.Errorf("lbfgs: no observed cells")
 	}
 	p := backend.NewCBMMProblem(r)
-	theta, a, b, err := svdStart(ctx, p, 1, c.Sigma, c.Threads)
+	theta, a, b, err := svdStart(ctx, p, 1, c.Sigma, c.Threads, true)
 	if err != nil {
 		return nil, err
 	}

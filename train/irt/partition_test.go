@@ -105,7 +105,7 @@ func TestPartitionedFitEqualsSingleFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := backend.NewCBMMProblem(r)
-	th, a, b, err := svdStart(context.Background(), p, 1, 1, 1)
+	th, a, b, err := svdStart(context.Background(), p, 1, 1, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,11 @@ type SplitConfig struct {
 	Val  float64 `yaml:"val" json:"val"`   // fraction held out for validation; default 0.1
 	Test float64 `yaml:"test" json:"test"` // fraction held out for test; default 0.1
 	Seed int64   `yaml:"seed" json:"seed"` // default 42
-	By   string  `yaml:"by" json:"by"`     // cell|model|item; default cell
+	By   string  `yaml:"by" json:"by"`     // cell|model|item|benchmark; default cell
+	// Hold, with by: benchmark, names the held-out benchmarks (item groups:
+	// the category or benchmark column of data.items), separated by commas;
+	// empty draws round(test·G) of the G benchmarks.
+	Hold string `yaml:"hold" json:"hold,omitempty"`
 	// OnboardFraction is, with by: model, the fraction of each held-out
 	// model's cells its row is fitted on (the add-model fit, the trained
 	// model frozen); the rest are scored. Default 0.1.
@@ -425,8 +429,11 @@ func (c *Config) Validate() error {
 	if d.Responses != "" && s.Val <= 0 {
 		return bad("split.val", "must be > 0 (early stopping needs validation cells), got %v", s.Val)
 	}
-	if !oneOf(s.By, "cell", "model", "item") {
-		return bad("split.by", "must be cell, model or item, got %q", s.By)
+	if !oneOf(s.By, "cell", "model", "item", "benchmark") {
+		return bad("split.by", "must be cell, model, item or benchmark, got %q", s.By)
+	}
+	if s.Hold != "" && s.By != "benchmark" {
+		return bad("split.hold", "needs split.by: benchmark (got by: %s)", s.By)
 	}
 	if !(s.OnboardFraction > 0 && s.OnboardFraction < 1) {
 		return bad("split.onboard_fraction", "must be in (0, 1), got %v", s.OnboardFraction)

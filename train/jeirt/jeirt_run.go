@@ -204,6 +204,11 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		}
 	} else {
 		met.Test = eval.Score(PredictJEIRT(fit.Model, testR), testR.Label).Scores()
+		if splitName(cfg) == "benchmark" {
+			met.HeldOutBenchmarks = eval.HeldBenchmarks(testR)
+			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
+			met.Alignment.AddPerModel(fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
+		}
 		if !fit.Interrupted && !opt.NoBaselines {
 			// Baselines run to completion even if Ctrl-C comes now: the model is trained.
 			met.Baselines, met.KNNK, err = RunBaselines(context.WithoutCancel(ctx), trainR, valR, testR, features, enc.Dim(), log)
@@ -389,7 +394,8 @@ func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err err
 			trainR, valR, _, err = eval.Split(trainR, eval.SplitOptions{Val: cfg.Split.Val / (1 - cfg.Split.Test), Seed: cfg.Split.Seed, By: "cell"})
 			return trainR, valR, testR, all, err
 		}
-		trainR, valR, testR, err = eval.Split(all, eval.SplitOptions{Val: cfg.Split.Val, Test: cfg.Split.Test, Seed: cfg.Split.Seed, By: cfg.Split.By})
+		trainR, valR, testR, err = eval.Split(all, eval.SplitOptions{Val: cfg.Split.Val, Test: cfg.Split.Test, Seed: cfg.Split.Seed, By: cfg.Split.By,
+			Hold: holdList(cfg.Split.Hold)})
 		return trainR, valR, testR, all, err
 	}
 	var parts []*model.Responses
@@ -601,6 +607,10 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 			}
 		}
 	}
+	if a := m.Alignment; a != nil {
+		fmt.Fprintf(w, "\nheld-out benchmark(s): %s; alignment: cosine(held-out, training mean question direction) = %.4f, nearest training benchmark %s (%.4f)\n",
+			strings.Join(m.HeldOutBenchmarks, ", "), a.Cosine, a.Nearest, a.PerBenchmark[a.Nearest])
+	}
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
 	row := func(name string, s eval.Scores) {
@@ -625,4 +635,15 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 		row(label, m.Baselines[n])
 	}
 	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items\n", m.Geometry.NormErrorSpearman, m.Geometry.Items)
+}
+
+// holdList splits split.hold ("a,b") into benchmark names.
+func holdList(s string) []string {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -190,6 +190,45 @@ func TrainReference(m *model.JEIRT, path string, ro read.Options) ([]float64, er
 	return ref, nil
 }
 
+// TrainBenchmarkReference returns, for each benchmark (item group) of the
+// responses in path, each checkpoint model's accuracy on that benchmark's
+// items (−Inf for a model without any): the reference of the
+// per-benchmark-best policy. It returns nil when the items have no groups
+// (give ro.Items a file with a category or benchmark column).
+func TrainBenchmarkReference(m *model.JEIRT, path string, ro read.Options) (map[string][]float64, error) {
+	tr, _, err := read.File(path, ro)
+	if err != nil {
+		return nil, err
+	}
+	if tr.ItemGroup == nil {
+		return nil, nil
+	}
+	right, seen := map[string][]float64{}, map[string][]float64{}
+	for c := range tr.Label {
+		g := tr.ItemGroup[tr.Item[c]]
+		if g == "" {
+			continue
+		}
+		if right[g] == nil {
+			right[g], seen[g] = make([]float64, tr.NumModels()), make([]float64, tr.NumModels())
+		}
+		right[g][tr.Model[c]] += float64(tr.Label[c])
+		seen[g][tr.Model[c]]++
+	}
+	out := map[string][]float64{}
+	for g := range right {
+		ref := make([]float64, m.NumModels())
+		for i := range ref {
+			ref[i] = math.Inf(-1)
+			if k := tr.ModelIndex(m.Models[i]); k >= 0 && seen[g][k] > 0 {
+				ref[i] = right[g][k] / seen[g][k]
+			}
+		}
+		out[g] = ref
+	}
+	return out, nil
+}
+
 // MarginNote describes the margin rule for the summary line.
 func MarginNote(m *model.JEIRT, rt *model.Router) string {
 	if rt.Rule() != "margin" {

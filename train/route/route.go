@@ -34,6 +34,12 @@ type RouteEvalOptions struct {
 	// the T observed models with the highest Reference. Nil takes
 	// DefaultShortlists.
 	Shortlists []int
+	// BenchmarkReference, with item groups in the data (r.ItemGroup), adds
+	// the policy per-benchmark-best: for a question of benchmark g, the
+	// model with the highest BenchmarkReference[g] (its training accuracy
+	// on g; the next one when it is unobserved), the JE-IRT paper's
+	// per-benchmark baseline. A benchmark it lacks falls back to Reference.
+	BenchmarkReference map[string][]float64
 }
 
 // DefaultShortlists is the shortlist sweep of route eval.
@@ -93,6 +99,7 @@ func TuneMargin(pts []RoutePoint) (float64, error) {
 //     the shortlist rule takes the highest P among the T observed models that
 //     best-single ranks first;
 //   - best-single: the model with the highest Reference (the next one when it is unobserved);
+//   - per-benchmark-best (with BenchmarkReference): the same within the question's benchmark;
 //   - random: a uniformly random observed model (its expected accuracy and cost);
 //   - oracle: a model that answers correctly, the cheapest such (any, if none does);
 //   - cheapest (with costs): the cheapest observed model.
@@ -192,6 +199,18 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	oracle := &RoutePoint{Policy: "oracle", Rule: "oracle", Param: math.NaN()}
 	cheapest := &RoutePoint{Policy: "cheapest", Rule: "cheapest", Param: math.NaN()}
 	all := []*RoutePoint{best, random, oracle}
+	var perBench *RoutePoint
+	benchOrder := map[string][]int{}
+	if opt.BenchmarkReference != nil && r.ItemGroup != nil {
+		perBench = &RoutePoint{Policy: "per-benchmark-best", Rule: "per-benchmark-best", Param: math.NaN()}
+		all = append(all, perBench)
+		for g, ref := range opt.BenchmarkReference {
+			if len(ref) != m.NumModels() {
+				return nil, fmt.Errorf("route eval: benchmark %q has %d reference scores for %d models", g, len(ref), m.NumModels())
+			}
+			benchOrder[g] = Shortlist(ref, cand, 0)
+		}
+	}
 	if costs != nil {
 		all = append(all, cheapest)
 	}
@@ -239,6 +258,18 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		}
 		def := ranked[0]
 		score(best, def)
+		if perBench != nil {
+			pick := def
+			if order, ok := benchOrder[r.ItemGroup[j]]; ok {
+				for _, k := range order {
+					if label[k] >= 0 {
+						pick = k
+						break
+					}
+				}
+			}
+			score(perBench, pick)
+		}
 		var right, sumCost float64
 		orc, cheap := -1, -1
 		for _, k := range obs {

@@ -192,6 +192,9 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		if opt.Reference, err = TrainReference(ck.Model, e.Train, e.TrainRead); err != nil {
 			return err
 		}
+		if opt.BenchmarkReference, err = TrainBenchmarkReference(ck.Model, e.Train, e.TrainRead); err != nil {
+			return err
+		}
 	}
 	var unknown []string
 	for _, name := range r.Models {
@@ -304,7 +307,7 @@ func (e EvalRun) tuneMargin(ctx context.Context, ck *model.Checkpoint, opt *Rout
 // WriteSummary prints the curve as a table: policy, rule, parameter,
 // accuracy, mean cost and items of every point.
 func WriteSummary(w io.Writer, pts []RoutePoint) {
-	fmt.Fprintf(w, "%-12s %-8s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
+	fmt.Fprintf(w, "%-18s %-18s %8s %9s %12s %6s\n", "policy", "rule", "param", "accuracy", "mean cost", "items")
 	for _, p := range pts {
 		param, cost := "", ""
 		if !math.IsNaN(p.Param) {
@@ -313,6 +316,6 @@ func WriteSummary(w io.Writer, pts []RoutePoint) {
 		if !math.IsNaN(p.MeanCost) {
 			cost = strconv.FormatFloat(p.MeanCost, 'f', 4, 64)
 		}
-		fmt.Fprintf(w, "%-12s %-8s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
+		fmt.Fprintf(w, "%-18s %-18s %8s %9.4f %12s %6d\n", p.Policy, p.Rule, param, p.Accuracy, cost, p.Items)
 	}
 }
