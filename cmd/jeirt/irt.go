@@ -7,7 +7,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irtrun"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +28,7 @@ func newIRTCmd() *cobra.Command {
 }
 
 func addIRTSubcommands(irtCmd *cobra.Command) {
-	var ff irt.FitFiles
+	var ff irtrun.FitFiles
 	fit := &cobra.Command{
 		Use:     "fit",
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
@@ -76,7 +76,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irt.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -111,14 +111,14 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
 				cvOut, cvJSON = args[0], false
 			}
-			res, cells, err := irt.CVFile(cmd.Context(), cvSet, cvRead, folds, model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
-			if err := res.WriteTable(cmd.OutOrStdout(), cells, cvJSON); err != nil || cvOut == "" {
+			if err := irtrun.WriteCVTable(cmd.OutOrStdout(), res, cells, cvJSON); err != nil || cvOut == "" {
 				return err
 			}
-			return model.WriteFileAtomic(cvOut, func(w io.Writer) error { return res.WriteTable(w, cells, true) })
+			return model.WriteFileAtomic(cvOut, func(w io.Writer) error { return irtrun.WriteCVTable(w, res, cells, true) })
 		},
 	}
 	cf := cv.Flags()

@@ -1,4 +1,8 @@
-package irt
+// Package irtrun runs the file-level jobs of jeirt irt: read response
+// files, fit them into fit folders (one, a batch, or jointly), select items
+// from a fit folder and cross-validate a file, with the lines the commands
+// print.
+package irtrun
 
 import (
 	"context"
@@ -17,6 +21,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // ReadLogged reads a response file as the irt commands do and says on log
@@ -66,7 +71,7 @@ type FileFit struct {
 	Dir      string // its folder
 	Models   int
 	Items    int
-	Analysis *Analysis
+	Analysis *irt.Analysis
 	// Joint is the number of files of a --joint fit (0 otherwise); Groups
 	// says to list the item groups' mean loadings (signed and joint fits).
 	Joint  int
@@ -118,7 +123,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	if set.Level == 0 {
 		set.Level = 0.95
 	}
-	if err := CheckSettings(set); err != nil {
+	if err := irt.CheckSettings(set); err != nil {
 		return nil, err
 	}
 	if _, err := backend.Resolve(set.Device); err != nil {
@@ -151,7 +156,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		cells += rs[k].Len()
 	}
 	var trace []string
-	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log,
+	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log,
 		Trace: func(k int, secs, loss float64) {
 			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
 			if batch {
@@ -224,8 +229,8 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []st
 			return nil, err
 		}
 	}
-	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log}
-	fit, r, err := FitJoint(ctx, job, names, rs)
+	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log}
+	fit, r, err := irt.FitJoint(ctx, job, names, rs)
 	if err != nil {
 		return nil, err
 	}
@@ -253,9 +258,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	var at []float64
 	switch rule {
 	case "", "info":
-		items, at, err = InformationSelect(fit, keep)
+		items, at, err = irt.InformationSelect(fit, keep)
 	case "benchmirt":
-		items, at, err = BenchMIRTSelect(fit, keep, bins)
+		items, at, err = irt.BenchMIRTSelect(fit, keep, bins)
 	default:
 		return "", fmt.Errorf("--rule %q: want info or benchmirt", rule)
 	}
@@ -274,7 +279,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	}
 	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
 	if set.Joint {
-		r, rerr = ReadFitData(set)
+		r, rerr = irt.ReadFitData(set)
 	}
 	if rerr != nil {
 		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
@@ -284,9 +289,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 	}
-	c := FromSettings(set)
+	c := irt.FromSettings(set)
 	c.Log = log
-	tau, _, err := SelectionTau(ctx, c, r, fit, items)
+	tau, _, err := irt.SelectionTau(ctx, c, r, fit, items)
 	if err != nil {
 		return "", err
 	}
@@ -296,9 +301,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidate), as jeirt irt cv does, and returns the result and the
 // number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log model.Logf, verbose bool) (*CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log model.Logf, verbose bool) (*irt.CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
-	if err := CheckSettings(set); err != nil {
+	if err := irt.CheckSettings(set); err != nil {
 		return nil, 0, err
 	}
 	if folds < 2 {
@@ -312,9 +317,9 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 		return nil, 0, err
 	}
 	start := time.Now()
-	c := FromSettings(set)
+	c := irt.FromSettings(set)
 	c.Log = log
-	res, err := CrossValidate(ctx, c, r, folds, set.Seed)
+	res, err := irt.CrossValidate(ctx, c, r, folds, set.Seed)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -322,9 +327,9 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 	return res, r.Len(), nil
 }
 
-// WriteTable prints the cross-validation table of jeirt irt cv; asJSON
+// WriteCVTable prints the cross-validation table of jeirt irt cv; asJSON
 // prints the result as indented JSON instead.
-func (res *CVResult) WriteTable(w io.Writer, cells int, asJSON bool) error {
+func WriteCVTable(w io.Writer, res *irt.CVResult, cells int, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
