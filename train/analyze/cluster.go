@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/jeirt/jeirt/train/eval"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -147,7 +148,7 @@ func (c Directions) Run(q []float32, dim int, category []string) (*DirectionsRes
 			top = append(top, Share{name, float64(n) / float64(res.Clusters[k].Size)})
 		}
 		for ci, name := range cats {
-			near = append(near, Share{name, cosine(bestCent[k*dim:(k+1)*dim], catMean[ci])})
+			near = append(near, Share{name, eval.Cosine(bestCent[k*dim:(k+1)*dim], catMean[ci])})
 		}
 		res.Clusters[k].Top, res.Clusters[k].Nearest = first(top, 3), first(near, 3)
 	}
@@ -176,19 +177,6 @@ func categories(c []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func cosine(x, y []float64) float64 {
-	var xy, xx, yy float64
-	for k := range x {
-		xy += x[k] * y[k]
-		xx += x[k] * x[k]
-		yy += y[k] * y[k]
-	}
-	if xx == 0 || yy == 0 {
-		return 0
-	}
-	return xy / math.Sqrt(xx*yy)
 }
 
 // sphericalKMeans runs one restart on the unit rows live of x: k-means++
