@@ -41,6 +41,8 @@ func newAnalyzeCmd() *cobra.Command {
 	var dr analyze.DirectionsRun
 	dir := analysisCmd("directions --checkpoint DIR --items ITEMS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
 		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyze.Files, error) { return dr.Run(w) })
+	dir.Example = `  jeirt analyze groups --data configs/data/swebench-verified/response_matrix.csv --rule id-first --out out/swe-groups.csv
+  jeirt analyze directions --checkpoint out/quickstart --items out/swe-groups.csv --out out/swe-directions`
 	dir.Flags().StringVar(&dr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
 	dir.Flags().StringVar(&dr.Items, "items", "", "item file with a category or benchmark column (required)")
 	dir.Flags().IntVar(&dr.K, "k", 0, "clusters (0: the number of categories)")
@@ -50,6 +52,7 @@ func newAnalyzeCmd() *cobra.Command {
 	var pr analyze.ProbeRun
 	probe := analysisCmd("probe --checkpoint DIR --items ITEMS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
 		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyze.Files, error) { return pr.Run(w) })
+	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --items out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`
 	addReadFlags(probe, &pr.Read)
 	probe.Flags().Lookup("items").Usage = "item file with a category or benchmark column (required)"
 	probe.Flags().StringVar(&pr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
@@ -68,11 +71,15 @@ func newAnalyzeCmd() *cobra.Command {
 	var dm analyze.DimsRun
 	dims := analysisCmd("dims --sweep DIR --out DIR", "Test accuracy and log loss against the embedding dimension, from a sweep's finished runs",
 		cobra.NoArgs, []string{"sweep"}, func(w io.Writer, _ []string) (analyze.Files, error) { return dm.Run(w) })
+	dims.Example = `  jeirt sweep --config configs/sweeps/swebench-dims.yaml --emit local --out out/sweep-dims
+  jeirt analyze dims --sweep out/sweep-dims --out out/dims`
 	dims.Flags().StringVar(&dm.Sweep, "sweep", "", "sweep folder (jeirt sweep --emit) whose runs have finished (required)")
 	dims.Flags().StringVar(&dm.Key, "key", "model.dim", "the config key of the dimension")
 
 	lobo := analysisCmd("lobo --out DIR CHECKPOINT...", "Table leave-one-benchmark-out runs (split.by: benchmark): held-out accuracy, baselines, alignment and their correlation",
 		cobra.MinimumNArgs(1), nil, analyze.LOBORun)
+	lobo.Example = `  jeirt train --config configs/quickstart.yaml --set data.items=out/swe-groups.csv --set split.by=benchmark --set split.hold=sympy --set output=out/lobo-sympy
+  jeirt analyze lobo --out out/swe-lobo out/lobo-sympy`
 	cmd.AddCommand(groups, dir, probe, icc, dims, lobo)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -104,4 +105,90 @@ func shortID(s string) string {
 		return s
 	}
 	return string(r[:27]) + "…"
+}
+
+// WriteFigure draws each cluster of question directions as a bar of its
+// size, split into its most frequent category (dark) and the rest (light),
+// labelled with that category and its share, as SVG: a taxonomy that follows
+// the categories shows tall dark bars.
+func (res *DirectionsResult) WriteFigure(w io.Writer) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Clusters of question directions (ARI %.3f, NMI %.3f)", res.ARI, res.NMI)
+	p.X.Label.Text = "cluster (largest first)"
+	p.Y.Label.Text = "questions"
+	p.Add(plotter.NewGrid())
+	order := make([]int, len(res.Clusters))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return res.Clusters[order[a]].Size > res.Clusters[order[b]].Size })
+	top, rest := make(plotter.Values, len(order)), make(plotter.Values, len(order))
+	var names []string
+	for n, k := range order {
+		c := res.Clusters[k]
+		share, label := 0.0, "—"
+		if len(c.Top) > 0 {
+			share, label = c.Top[0].Value, fmt.Sprintf("%s %.0f%%", shortID(c.Top[0].Category), 100*c.Top[0].Value)
+		}
+		top[n] = share * float64(c.Size)
+		rest[n] = float64(c.Size) - top[n]
+		names = append(names, label)
+	}
+	width := vg.Points(math.Max(4, 300/float64(max(len(order), 1))))
+	bt, err := plotter.NewBarChart(top, width)
+	if err != nil {
+		return err
+	}
+	br, err := plotter.NewBarChart(rest, width)
+	if err != nil {
+		return err
+	}
+	bt.Color, br.Color = palette[0], color.RGBA{0xb8, 0xc9, 0xdc, 255}
+	bt.LineStyle.Width, br.LineStyle.Width = 0, 0
+	br.StackOn(bt)
+	p.Add(bt, br)
+	p.Legend.Add("most frequent category", bt)
+	p.Legend.Add("other categories", br)
+	p.Legend.Top = true
+	if len(names) <= 30 {
+		p.NominalX(names...)
+		p.X.Tick.Label.Rotation = math.Pi / 3
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
+	return writeSVG(w, p)
+}
+
+// WriteFigure draws each model's projection on the axis against its
+// accuracy on A minus its accuracy on B (with responses), or the sorted
+// projections (without), as SVG.
+func (res *ProbeResult) WriteFigure(w io.Writer) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Models on the %s − %s axis", shortID(res.A), shortID(res.B))
+	p.Add(plotter.NewGrid())
+	var xy plotter.XYs
+	gap := !math.IsNaN(res.AccuracyGapSpearman)
+	ms := append([]ProbeModel(nil), res.Models...)
+	sort.Slice(ms, func(a, b int) bool { return ms[a].Projection < ms[b].Projection })
+	for k, m := range ms {
+		switch {
+		case gap && !math.IsNaN(m.AccA) && !math.IsNaN(m.AccB):
+			xy = append(xy, plotter.XY{X: m.Projection, Y: m.AccA - m.AccB})
+		case !gap:
+			xy = append(xy, plotter.XY{X: m.Projection, Y: float64(k + 1)})
+		}
+	}
+	p.X.Label.Text = "projection m·axis"
+	p.Y.Label.Text = "model (by projection)"
+	if gap {
+		p.Y.Label.Text = fmt.Sprintf("accuracy on %s − accuracy on %s (Spearman %.3f)", shortID(res.A), shortID(res.B), res.AccuracyGapSpearman)
+	}
+	if len(xy) > 0 {
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = palette[0], vg.Points(2.5), draw.CircleGlyph{}
+		p.Add(s)
+	}
+	return writeSVG(w, p)
 }

@@ -85,7 +85,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 		return nil, err
 	}
 	res.Summary(w)
-	return Files{"clusters.csv": res.WriteClusters,
+	return Files{"clusters.csv": res.WriteClusters, "directions.svg": res.WriteFigure,
 		"assignments.csv": func(w io.Writer) error { return res.WriteAssignments(w, ck.Model.Items, cat) }}, nil
 }
 
@@ -123,7 +123,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	}
 	fmt.Fprintf(w, "axis %s − %s (%d and %d items): item AUC %.4f; Spearman(projection, accuracy gap) %.4f\n",
 		res.A, res.B, res.NA, res.NB, res.ItemAUC, res.AccuracyGapSpearman)
-	return Files{"probe.csv": res.Write}, nil
+	return Files{"probe.csv": res.Write, "probe.svg": res.WriteFigure}, nil
 }
 
 // ICCRun draws the empirical item characteristic curves of the fit folder
