@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -224,6 +226,13 @@ type ServeSettings struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Drain is how long shutdown waits for requests in flight. Zero means 30 s.
 	Drain time.Duration
+	// GCPercent is the garbage collector's target while serving (see
+	// runtime/debug.SetGCPercent). The live heap of a server is a few MB and
+	// every request allocates, so the default target, 100, collects hundreds
+	// of times a second under load; zero means 400 (the heap stays flat at a
+	// few tens of MB and the slowest requests are faster), negative leaves
+	// the runtime's setting, and so does a GOGC environment variable.
+	GCPercent int
 }
 
 // Serve answers on ln until ctx is done, then shuts down gracefully, waiting
@@ -238,6 +247,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 	def(&ss.WriteTimeout, 60*time.Second)
 	def(&ss.IdleTimeout, 120*time.Second)
 	def(&ss.Drain, 30*time.Second)
+	if ss.GCPercent == 0 {
+		ss.GCPercent = 400
+	}
+	if _, set := os.LookupEnv("GOGC"); !set && ss.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(ss.GCPercent))
+	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: ss.ReadTimeout,
 		WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, MaxHeaderBytes: 64 << 10}
 	done := make(chan error, 1)
