@@ -25,23 +25,15 @@ func newTrainCmd() *cobra.Command {
 			if configPath == "" {
 				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
 			}
-			cfg, err := jeirt.LoadConfig(configPath)
-			if err != nil {
-				return err
-			}
 			if device != "" {
 				if _, err := resolveDevice(device); err != nil {
 					return err
 				}
 				overrides = append(overrides, "train.device="+device)
 			}
-			if len(overrides) > 0 {
-				if err := cfg.SetAll(overrides); err != nil {
-					return err
-				}
-				if err := cfg.Validate(); err != nil {
-					return err
-				}
+			cfg, err := jeirt.LoadConfigSet(configPath, overrides)
+			if err != nil {
+				return err
 			}
 			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *jeirt.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)

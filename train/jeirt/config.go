@@ -150,7 +150,12 @@ var PathKeys = []string{"data.responses", "data.items", "data.train", "data.val"
 // LoadConfig reads a YAML config on top of DefaultConfig. Unknown keys are errors
 // naming the key and line; every value is validated; relative paths are resolved
 // against the config file's folder.
-func LoadConfig(path string) (*Config, error) {
+func LoadConfig(path string) (*Config, error) { return LoadConfigSet(path, nil) }
+
+// LoadConfigSet is LoadConfig with overrides ("key=value", as SetAll takes
+// them) applied before the config is validated, so an override can supply
+// or fix a key the file gets wrong.
+func LoadConfigSet(path string, overrides []string) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -160,6 +165,9 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 	c.resolvePaths(filepath.Dir(path))
+	if err := c.SetAll(overrides); err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

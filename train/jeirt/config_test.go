@@ -161,3 +161,22 @@ func TestShippedConfigsAreTheDefaults(t *testing.T) {
 		}
 	}
 }
+
+// --set applies before validation: an override fixes a value the file gets
+// wrong (or supplies one it lacks), and an override that is itself wrong is
+// refused naming the key.
+func TestLoadConfigSetBeforeValidation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte("data: {responses: r.csv}\ntrain: {lr: -1}\noutput: out\n"), 0o644)
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "train.lr") {
+		t.Fatalf("lr -1 without an override: %v", err)
+	}
+	c, err := LoadConfigSet(path, []string{"train.lr=0.002"})
+	if err != nil || c.Train.LR != 0.002 {
+		t.Fatalf("fixed by --set: %v, lr %v", err, c.Train.LR)
+	}
+	if _, err := LoadConfigSet(path, []string{"train.lr=0.002", "model.dim=-3"}); err == nil || !strings.Contains(err.Error(), "model.dim") {
+		t.Errorf("a bad override: %v", err)
+	}
+}
