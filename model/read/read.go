@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -176,6 +177,9 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 		r, err = readTextCached(path, format, dup, opt, rep)
 	}
 	if err != nil {
+		return nil, rep, err
+	}
+	if err := checkUTF8(path, r); err != nil {
 		return nil, rep, err
 	}
 	if opt.Items != "" {
@@ -407,6 +411,23 @@ func isDecimal(s string) bool {
 type nameTable struct {
 	index map[string]int32
 	list  []string
+}
+
+// checkUTF8 refuses model names and item ids that are not UTF-8 text:
+// written to a manifest or a CSV they would turn into U+FFFD and no longer
+// match the file they came from.
+func checkUTF8(path string, r *model.Responses) error {
+	for _, l := range []struct {
+		kind  string
+		names []string
+	}{{"model name", r.Models}, {"item id", r.Items}} {
+		for _, n := range l.names {
+			if !utf8.ValidString(n) {
+				return fmt.Errorf("%s: %s %q is not valid UTF-8 (re-encode the file as UTF-8)", path, l.kind, model.Clip(n))
+			}
+		}
+	}
+	return nil
 }
 
 func newNameTable() *nameTable { return &nameTable{index: map[string]int32{}} }
