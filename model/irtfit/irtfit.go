@@ -112,7 +112,7 @@ type Model struct {
 	Theta          []float64
 	SE, Lo, Hi     []float64
 	Score          float64 // θ at rank 1, the score column at rank > 1
-	Rank           int     // by Score, 1 = best
+	Rank           int     // by Score, 1 = best; 0 (blank): a model with no observations, not ranked
 	RankLo, RankHi int     // bootstrap rank interval
 	Accuracy       float64
 	AccuracyRank   int
@@ -253,8 +253,8 @@ func writeModels(w io.Writer, f *Folder) error {
 		if rk > 1 {
 			row = append(row, model.FormatFloat(m.Score))
 		}
-		row = append(row, strconv.Itoa(m.Rank), optInt(m.RankLo), optInt(m.RankHi),
-			model.FormatFloat(m.Accuracy), strconv.Itoa(m.AccuracyRank))
+		row = append(row, optInt(m.Rank), optInt(m.RankLo), optInt(m.RankHi),
+			model.FormatFloat(m.Accuracy), optInt(m.AccuracyRank))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -334,8 +334,8 @@ func Read(dir string) (*Folder, error) {
 		} else {
 			m.Score = get.Num("score")
 		}
-		m.Rank, m.RankLo, m.RankHi = get.Int("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
-		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.Int("accuracy_rank")
+		m.Rank, m.RankLo, m.RankHi = get.OptInt("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
+		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.OptInt("accuracy_rank")
 		f.Models = append(f.Models, m)
 		return get.Err()
 	})

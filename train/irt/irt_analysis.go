@@ -35,7 +35,8 @@ type Analysis struct {
 	Accuracy       []float64 // per model, over its observed cells
 	AccuracyRank   []int     // 1 = most accurate
 	Score          []float64 // AbilityScore
-	Rank           []int     // 1 = highest Score
+	Rank           []int     // 1 = highest Score; 0 for a model with no observations
+	Unobserved     []string  // models with no observed cell (not ranked)
 	KendallTau     float64   // τ_b between Score and Accuracy
 	RankMoveLimit  int
 	RankMoves      []RankMove
@@ -67,10 +68,24 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	}
 	an := &Analysis{Accuracy: r.ModelAccuracy(), ItemAccuracy: r.ItemAccuracy(), Score: AbilityScore(fit),
 		RankMoveLimit: opt.RankMove, FlagCounts: map[string]int{}}
-	an.AccuracyRank = eval.DescRanks(an.Accuracy)
-	an.Rank = eval.DescRanks(an.Score)
-	an.KendallTau = eval.KendallTau(an.Score, an.Accuracy)
+	// A model with no observed cell has a θ from the gauge alone: it is
+	// listed, but left out of both rankings (rank 0) and of τ.
+	ranked := append([]float64(nil), an.Score...)
+	bm := r.ByModel()
 	for i := 0; i < N; i++ {
+		if len(bm.Row(i)) == 0 {
+			ranked[i] = math.NaN()
+			an.Unobserved = append(an.Unobserved, r.Models[i])
+		}
+	}
+	an.AccuracyRank = eval.DescRanks(an.Accuracy)
+	an.Rank = eval.DescRanks(ranked)
+	an.KendallTau = eval.KendallTau(ranked, an.Accuracy)
+	for i := 0; i < N; i++ {
+		if math.IsNaN(ranked[i]) {
+			an.Rank[i], an.AccuracyRank[i] = 0, 0
+			continue
+		}
 		if mv := an.AccuracyRank[i] - an.Rank[i]; mv > opt.RankMove || -mv > opt.RankMove {
 			an.RankMoves = append(an.RankMoves, RankMove{Model: fit.Models[i], Rank: an.Rank[i], AccuracyRank: an.AccuracyRank[i], Move: mv})
 		}

@@ -401,3 +401,34 @@ func TestBootstrapRank2Aligned(t *testing.T) {
 		}
 	}
 }
+
+// A model with no observed cell keeps a θ but is left out of both rankings
+// (rank 0) and of the rank moves; the others are ranked 1..N−1.
+func TestAnalyzeUnobservedModelNotRanked(t *testing.T) {
+	base, _ := gen(t, synth.Options{Kind: "2pl", Models: 30, Items: 100, Seed: 5})
+	r := &model.Responses{Models: append(append([]string(nil), base.Models...), "ghost"), Items: base.Items,
+		Model: base.Model, Item: base.Item, Label: base.Label}
+	fit, err := CBMM{}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := Analyze(r, fit, AnalysisOptions{RankMove: 1})
+	ghost := len(r.Models) - 1
+	if an.Rank[ghost] != 0 || an.AccuracyRank[ghost] != 0 || len(an.Unobserved) != 1 || an.Unobserved[0] != "ghost" {
+		t.Fatalf("ghost: rank %d, accuracy rank %d, unobserved %v", an.Rank[ghost], an.AccuracyRank[ghost], an.Unobserved)
+	}
+	seen := map[int]bool{}
+	for i := 0; i < ghost; i++ {
+		seen[an.Rank[i]] = true
+	}
+	for k := 1; k <= ghost; k++ {
+		if !seen[k] {
+			t.Errorf("rank %d missing among the observed models", k)
+		}
+	}
+	for _, m := range an.RankMoves {
+		if m.Model == "ghost" {
+			t.Error("the unobserved model is listed as a rank move")
+		}
+	}
+}

@@ -90,6 +90,12 @@ func (f FileFit) Summary() string {
 		fmt.Fprintf(&b, "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; %s",
 			f.Dir, f.Models, f.Items, an.KendallTau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
 	}
+	if n := len(an.Unobserved); n > 0 {
+		fmt.Fprintf(&b, "; %d model(s) with no observed cell, not ranked: %s", n, strings.Join(an.Unobserved[:min(n, 5)], ", "))
+		if n > 5 {
+			b.WriteString(", ...")
+		}
+	}
 	if f.Groups && len(an.GroupLoadings) > 0 {
 		fmt.Fprintf(&b, "\n%-24s %6s  mean loading per dimension", "group", "items")
 		for _, g := range an.GroupLoadings {
