@@ -27,6 +27,6 @@
 //	go generate ./cuda/
 package cuda
 
-//go:generate nvcc -ptx -arch=compute_70 -o kernels/cbmm.ptx kernels/cbmm.cu
+//go:generate nvcc -ptx -arch=compute_70 -fmad=false -o kernels/cbmm.ptx kernels/cbmm.cu
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/jeirt.ptx kernels/jeirt.cu
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/encoder.ptx kernels/encoder.cu
