@@ -391,3 +391,72 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 		t.Logf("%-16s largest grid %d x %d, block %d", name, g[0], g[1], g[2])
 	}
 }
+
+// TestHarnessJEIRTDeterministic runs the same JE-IRT steps twice, with the
+// CUDA threads as fibers and as OS threads (another schedule): the
+// parameters must be bit-identical, as every gradient sum has one writer
+// adding its terms in the batch's order (no float atomics).
+func TestHarnessJEIRTDeterministic(t *testing.T) {
+	const D, H, dim, N, J, U, B = 16, 32, 8, 4, 10, 8, 24
+	rng := rand.New(rand.NewPCG(5, 9))
+	params := func() *backend.JEIRTParams {
+		r := rand.New(rand.NewPCG(1, 2))
+		fill := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 0.3)
+			}
+			return x
+		}
+		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
+	}
+	var batches []*backend.JEIRTBatch
+	for range 3 {
+		b := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+			Row: make([]int32, B), Model: make([]int32, B), Label: make([]float32, B)}
+		for i := range b.X {
+			b.X[i] = float32(rng.NormFloat64())
+		}
+		for i := range b.Mask {
+			if rng.Float64() < 0.8 {
+				b.Mask[i] = 1.25
+			}
+		}
+		for u := range U {
+			b.Item[u] = int32(rng.IntN(J)) // items may repeat across rows
+		}
+		for k := range B {
+			b.Row[k], b.Model[k], b.Label[k] = int32(rng.IntN(U)), int32(rng.IntN(N)), float32(rng.IntN(2))
+		}
+		batches = append(batches, b)
+	}
+	run := func(mode harness.Mode) []float32 {
+		old := harnessMode
+		harnessMode = mode
+		defer func() { harnessMode = old }()
+		s, err := newJEIRTStepper(newHostGPU(), params(), backend.AdamW{WeightDecay: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var out []float32
+		for _, b := range batches {
+			loss, err := s.Step(b, 1e-2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, float32(loss))
+		}
+		for _, x := range s.Params().Slices() {
+			out = append(out, x...)
+		}
+		return out
+	}
+	f, th := run(harness.Fibers), run(harness.Threads)
+	for i := range f {
+		if math.Float32bits(f[i]) != math.Float32bits(th[i]) {
+			t.Fatalf("value %d: fibers %v, threads %v: not bit-identical", i, f[i], th[i])
+		}
+	}
+}

@@ -32,8 +32,73 @@ type jeirtStepper struct {
 	dX, dItem, dMask, dCoef           handle
 	dRow, dModel, dLabel              handle
 	dA, dH, dQ, dGQ, dGH, dLoss, dPen handle
-	lossHost, penHost                 []float64
-	coef                              []float32
+	dCoefM                            handle
+	// The batch's index lists, for the fixed-order gradient sums.
+	dRowStart, dRowPairs, dModelStart, dModelPairs handle
+	dItemOf, dItemStart, dItemRows                 handle
+	lists                                          jeirtLists
+	lossHost, penHost                              []float64
+	coef                                           []float32
+}
+
+// jeirtLists are a batch's index lists (CSR), so that every gradient sum has
+// one writer adding its terms in the batch's order: the pairs of each row,
+// the pairs of each model, and the rows of each item of the batch (its slots,
+// in order of first appearance) with the residual weight of each slot.
+type jeirtLists struct {
+	rowStart, rowPairs     []int32 // U+1, B
+	modelStart, modelPairs []int32 // NumModels+1, B
+	itemOf, itemStart      []int32 // slots, slots+1
+	itemRows               []int32 // U
+	slotCoef               []float32
+	slot                   map[int32]int32
+}
+
+// csr fills start (n+1) and list with the indices 0..len(key)-1 grouped by
+// key, each group in increasing order.
+func csr(key []int32, n int, start, list []int32) ([]int32, []int32) {
+	start = append(start[:0], make([]int32, n+1)...)
+	for _, k := range key {
+		start[k+1]++
+	}
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	list = append(list[:0], make([]int32, len(key))...)
+	next := append([]int32(nil), start[:n]...)
+	for i, k := range key {
+		list[next[k]] = int32(i)
+		next[k]++
+	}
+	return start, list
+}
+
+// build makes the lists of batch b; coef is residualCoef's per-row weights
+// (nil without residuals).
+func (l *jeirtLists) build(b *backend.JEIRTBatch, numModels int, coef []float32) {
+	U := b.Rows()
+	l.rowStart, l.rowPairs = csr(b.Row, U, l.rowStart, l.rowPairs)
+	l.modelStart, l.modelPairs = csr(b.Model, numModels, l.modelStart, l.modelPairs)
+	if coef == nil {
+		return
+	}
+	if l.slot == nil {
+		l.slot = map[int32]int32{}
+	}
+	clear(l.slot)
+	l.itemOf, l.slotCoef = l.itemOf[:0], l.slotCoef[:0]
+	slotOfRow := make([]int32, U)
+	for u, j := range b.Item {
+		s, ok := l.slot[j]
+		if !ok {
+			s = int32(len(l.itemOf))
+			l.slot[j] = s
+			l.itemOf = append(l.itemOf, j)
+			l.slotCoef = append(l.slotCoef, coef[u])
+		}
+		slotOfRow[u] = s
+	}
+	l.itemStart, l.itemRows = csr(slotOfRow, len(l.itemOf), l.itemStart, l.itemRows)
 }
 
 // Parameter indices in JEIRTParams.Slices order.
@@ -128,6 +193,14 @@ func (s *jeirtStepper) grow(U, B int) error {
 	s.dGH = m.alloc("activation gradients", U*p.Hidden, 4)
 	s.dLoss = m.alloc("pair losses", B, 8)
 	s.dPen = m.alloc("residual penalties", U, 8)
+	s.dCoefM = m.alloc("pair model-gradient factors", B, 4)
+	s.dRowStart = m.alloc("row pair offsets", U+1, 4)
+	s.dRowPairs = m.alloc("row pairs", B, 4)
+	s.dModelStart = m.alloc("model pair offsets", p.NumModels+1, 4)
+	s.dModelPairs = m.alloc("model pairs", B, 4)
+	s.dItemOf = m.alloc("batch items", U, 4)
+	s.dItemStart = m.alloc("item row offsets", U+1, 4)
+	s.dItemRows = m.alloc("item rows", U, 4)
 	if m.err != nil {
 		err := m.err
 		m.free()
@@ -186,11 +259,16 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 	U, B := b.Rows(), len(b.Row)
 	D, H, d := p.InputDim, p.Hidden, p.Dim
 	residual := p.R != nil
+	var rowCoef []float32
 	if residual {
 		s.coef = residualCoef(b, p.ResidualL2, s.coef)
+		rowCoef = s.coef
 	}
+	ls := &s.lists
+	ls.build(b, p.NumModels, rowCoef)
+	slots := len(ls.itemOf)
 	s.lossHost = grow64(s.lossHost, B)
-	s.penHost = grow64(s.penHost, U)
+	s.penHost = grow64(s.penHost, slots)
 	g := s.g
 	err := g.do(func() error {
 		if err := s.grow(U, B); err != nil {
@@ -201,8 +279,16 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 			mask = s.dMask
 		}
 		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dItem, b.Item), g.htod(s.dRow, b.Row),
-			g.htod(s.dModel, b.Model), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask), g.htod(s.dCoef, s.coef)); err != nil {
+			g.htod(s.dModel, b.Model), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask),
+			g.htod(s.dRowStart, ls.rowStart), g.htod(s.dRowPairs, ls.rowPairs),
+			g.htod(s.dModelStart, ls.modelStart), g.htod(s.dModelPairs, ls.modelPairs)); err != nil {
 			return err
+		}
+		if residual {
+			if err := firstErr(g.htod(s.dCoef, ls.slotCoef), g.htod(s.dItemOf, ls.itemOf),
+				g.htod(s.dItemStart, ls.itemStart), g.htod(s.dItemRows, ls.itemRows)); err != nil {
+				return err
+			}
 		}
 		W1, C1, W2, C2, M := s.param[pW1], s.param[pC1], s.param[pW2], s.param[pC2], s.param[pM]
 		for _, f := range []func() error{
@@ -218,23 +304,26 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 				}
 				return g.launch("add_rows", blocks(U*d, 256), 1, 256, s.dQ, s.param[pR], s.dItem, U, d)
 			},
-			// Gradients that are sums start at zero (the others are overwritten).
+			// The residual rows outside the batch have no gradient.
 			func() error {
-				err := firstErr(g.memset0(s.dGQ, int64(U*d)), g.memset0(s.grad[pM], int64(s.sizes[pM])))
-				if residual && err == nil {
-					err = g.memset0(s.grad[pR], int64(s.sizes[pR]))
+				if !residual {
+					return nil
 				}
-				return err
+				return g.memset0(s.grad[pR], int64(s.sizes[pR]))
 			},
-			// Link and loss, ∂/∂m and ∂/∂q, one warp per pair.
+			// Link and loss and ∂/∂q, one warp per row; ∂/∂m, one warp per
+			// model; ∂/∂r, one warp per item: fixed-order sums, no atomics.
 			func() error {
-				return g.launch("pair_link", blocks(32*B, 256), 1, 256, s.dQ, M, s.dRow, s.dModel, s.dLabel, s.dLoss, s.dGQ, s.grad[pM], B, d, 1/float64(B))
+				return g.launch("pair_link", blocks(32*U, 256), 1, 256, s.dQ, M, s.dRowStart, s.dRowPairs, s.dModel, s.dLabel, s.dLoss, s.dCoefM, s.dGQ, U, d, 1/float64(B))
+			},
+			func() error {
+				return g.launch("model_grad", blocks(32*p.NumModels, 256), 1, 256, s.dQ, s.dRow, s.dModelStart, s.dModelPairs, s.dCoefM, s.grad[pM], p.NumModels, d)
 			},
 			func() error {
 				if !residual {
 					return nil
 				}
-				return g.launch("residual_grad", blocks(32*U, 256), 1, 256, s.dGQ, s.param[pR], s.dItem, s.dCoef, s.grad[pR], s.dPen, U, d)
+				return g.launch("residual_grad", blocks(32*slots, 256), 1, 256, s.dGQ, s.param[pR], s.dItemOf, s.dItemStart, s.dItemRows, s.dCoef, s.grad[pR], s.dPen, slots, d)
 			},
 			// Adapter backward.
 			func() error { return g.launch("col_sum", blocks(d, 128), 1, 128, s.dGQ, s.grad[pC2], U, d) },

@@ -15,7 +15,7 @@ const MaxRank = 8
 // a test that needs no GPU).
 var (
 	cbmmKernels  = cbmmKernelNames()
-	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "residual_grad", "col_sum", "relu_back", "adamw"}
+	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "model_grad", "residual_grad", "col_sum", "relu_back", "adamw"}
 )
 
 // cbmmKernelNames lists the per-rank passes (cbmm_item_pass_r1 to _r8,
