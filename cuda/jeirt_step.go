@@ -31,6 +31,8 @@ type jeirtStepper struct {
 	rowsCap, pairsCap                 int
 	dX, dItem, dMask, dCoef           handle
 	dRow, dModel, dLabel              handle
+	dInts                             handle  // every index array of a batch, one upload
+	ints                              []int32 // their host staging
 	dA, dH, dQ, dGQ, dGH, dLoss, dPen handle
 	dCoefM                            handle
 	// The batch's index lists, for the fixed-order gradient sums.
@@ -180,11 +182,9 @@ func (s *jeirtStepper) grow(U, B int) error {
 	U, B = max(U, s.rowsCap), max(B, s.pairsCap)
 	p, m := s.p, s.batch
 	s.dX = m.alloc("batch encoder vectors", U*p.InputDim, 4)
-	s.dItem = m.alloc("batch items", U, 4)
+	s.dInts = m.alloc("batch indices", 5*U+4*B+p.NumModels+3, 4)
 	s.dMask = m.alloc("dropout mask", U*p.Hidden, 4)
 	s.dCoef = m.alloc("residual weights", U, 4)
-	s.dRow = m.alloc("pair rows", B, 4)
-	s.dModel = m.alloc("pair models", B, 4)
 	s.dLabel = m.alloc("pair labels", B, 4)
 	s.dA = m.alloc("adapter pre-activations", U*p.Hidden, 4)
 	s.dH = m.alloc("adapter activations", U*p.Hidden, 4)
@@ -194,13 +194,6 @@ func (s *jeirtStepper) grow(U, B int) error {
 	s.dLoss = m.alloc("pair losses", B, 8)
 	s.dPen = m.alloc("residual penalties", U, 8)
 	s.dCoefM = m.alloc("pair model-gradient factors", B, 4)
-	s.dRowStart = m.alloc("row pair offsets", U+1, 4)
-	s.dRowPairs = m.alloc("row pairs", B, 4)
-	s.dModelStart = m.alloc("model pair offsets", p.NumModels+1, 4)
-	s.dModelPairs = m.alloc("model pairs", B, 4)
-	s.dItemOf = m.alloc("batch items", U, 4)
-	s.dItemStart = m.alloc("item row offsets", U+1, 4)
-	s.dItemRows = m.alloc("item rows", U, 4)
 	if m.err != nil {
 		err := m.err
 		m.free()
@@ -223,6 +216,10 @@ func (s *jeirtStepper) check(b *backend.JEIRTBatch) error {
 	switch {
 	case B == 0 || U == 0:
 		return fmt.Errorf("cuda: JE-IRT batch has %d rows and %d pairs", U, B)
+	case U > 64*maxGridY || 32*int64(max(U, B)) > 256*maxGridX:
+		// sgemm's grid has a row of 64-row tiles in y; the link kernels a
+		// warp per row or pair.
+		return fmt.Errorf("cuda: JE-IRT batch has %d rows and %d pairs, over the %d rows a GPU step takes; use smaller batches", U, B, 64*maxGridY)
 	case len(b.X) != U*p.InputDim:
 		return fmt.Errorf("cuda: JE-IRT batch has %d encoder values for %d rows of dimension %d", len(b.X), U, p.InputDim)
 	case b.Mask != nil && len(b.Mask) != U*p.Hidden:
@@ -278,15 +275,22 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 		if b.Mask != nil {
 			mask = s.dMask
 		}
-		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dItem, b.Item), g.htod(s.dRow, b.Row),
-			g.htod(s.dModel, b.Model), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask),
-			g.htod(s.dRowStart, ls.rowStart), g.htod(s.dRowPairs, ls.rowPairs),
-			g.htod(s.dModelStart, ls.modelStart), g.htod(s.dModelPairs, ls.modelPairs)); err != nil {
+		// The index arrays go up in one copy, each at its offset in dInts.
+		s.ints = s.ints[:0]
+		for _, x := range []struct {
+			h   *handle
+			src []int32
+		}{{&s.dItem, b.Item}, {&s.dRow, b.Row}, {&s.dModel, b.Model}, {&s.dRowStart, ls.rowStart},
+			{&s.dRowPairs, ls.rowPairs}, {&s.dModelStart, ls.modelStart}, {&s.dModelPairs, ls.modelPairs},
+			{&s.dItemOf, ls.itemOf}, {&s.dItemStart, ls.itemStart}, {&s.dItemRows, ls.itemRows}} {
+			*x.h = s.dInts + handle(4*len(s.ints))
+			s.ints = append(s.ints, x.src...)
+		}
+		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dInts, s.ints), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask)); err != nil {
 			return err
 		}
 		if residual {
-			if err := firstErr(g.htod(s.dCoef, ls.slotCoef), g.htod(s.dItemOf, ls.itemOf),
-				g.htod(s.dItemStart, ls.itemStart), g.htod(s.dItemRows, ls.itemRows)); err != nil {
+			if err := g.htod(s.dCoef, ls.slotCoef); err != nil {
 				return err
 			}
 		}

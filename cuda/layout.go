@@ -18,6 +18,16 @@ var (
 	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "model_grad", "residual_grad", "col_sum", "relu_back", "adamw"}
 )
 
+// checkBatchSize fails when a batch is too large for the kernels: cells and
+// items are 32-bit indices, and the passes launch one block per item and per
+// model (gridDim.x is at most 2³¹ − 1).
+func checkBatchSize(cells, items, models int64) error {
+	if cells > math.MaxUint32 || items > maxGridX || models > maxGridX {
+		return fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels (32-bit cell indices, at most %d items or models: one block each); fit it in several batches", cells, items, models, maxGridX)
+	}
+	return nil
+}
+
 // cbmmKernelNames lists the per-rank passes (cbmm_item_pass_r1 to _r8,
 // cbmm_model_pass_r1 to _r8) and cbmm_sum_loss.
 func cbmmKernelNames() []string {
@@ -74,8 +84,8 @@ func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, erro
 		cells += int64(len(p.Cells))
 	}
 	l.Nt, l.Jt = int(l.ModelBase[K]), int(l.ItemBase[K])
-	if cells > math.MaxUint32 || l.Jt > math.MaxUint32 || int64(l.Nt) > math.MaxInt32 {
-		return nil, fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels' 32-bit indices; fit it in several batches", cells, l.Jt, l.Nt)
+	if err := checkBatchSize(cells, int64(l.Jt), int64(l.Nt)); err != nil {
+		return nil, err
 	}
 	l.Cells = make([]uint32, 0, cells)
 	l.ItemStart = make([]int64, 0, l.Jt+1)
@@ -151,8 +161,12 @@ func blockThreads(cells int64, segments int) int {
 
 // deviceBytes is the device memory a loaded batch takes.
 func (l *cbmmLayout) deviceBytes() int64 {
-	cells := int64(len(l.Cells))
-	n, j, k, r := int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank)
+	return cbmmDeviceBytes(int64(len(l.Cells)), int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank))
+}
+
+// cbmmDeviceBytes is the device memory of a batch of k problems with cells
+// cells, n models and j items in all, at rank r.
+func cbmmDeviceBytes(cells, n, j, k, r int64) int64 {
 	b := cells * (4 + 8 + 4 + 4) // Cells, yTilde, ModelCell, ModelItem
 	b += (j+1)*8 + j*4 + (n+1)*8 + n*4 + (k+1)*8 + k
 	b += (n*r + j*r + j + j + k) * 8 // θ, A, b, item losses, losses
