@@ -23,8 +23,9 @@ type jeirtStepper struct {
 	err   error
 
 	bufs                *buffers
-	param, grad, mo, ve []handle // per parameter array, in Slices order
+	param, grad, mo, ve []handle // per parameter array, in Slices order, in one buffer each
 	sizes               []int
+	total               int // the buffers' length in floats
 
 	// Batch buffers, grown as needed.
 	batch                             *buffers
@@ -135,25 +136,40 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 		opt.Eps = 1e-8
 	}
 	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, batch: &buffers{g: g}}
-	names := []string{"W1", "c1", "W2", "c2", "M", "R"}
 	err := g.do(func() error {
-		var total int64
+		// One contiguous buffer each for the parameters, gradients and
+		// AdamW moments (every array starting on a 256-byte boundary, the
+		// padding zero), so that one adamw launch updates them all.
+		var offs []int
+		n := 0
 		for _, x := range p.Slices() {
-			total += 4 * 4 * int64(len(x))
+			offs = append(offs, n)
+			n += (len(x) + 63) &^ 63
 		}
-		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", total); err != nil {
+		s.total = n
+		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", 4*4*int64(n)); err != nil {
 			return err
 		}
-		for k, x := range p.Slices() {
-			s.param = append(s.param, s.bufs.alloc(names[k], len(x), 4))
-			s.grad = append(s.grad, s.bufs.alloc(names[k]+" gradient", len(x), 4))
-			s.mo = append(s.mo, s.bufs.alloc(names[k]+" AdamW m", len(x), 4))
-			s.ve = append(s.ve, s.bufs.alloc(names[k]+" AdamW v", len(x), 4))
-			s.sizes = append(s.sizes, len(x))
-			if s.bufs.err != nil {
-				return s.bufs.err
+		var base [4]handle
+		for i, what := range []string{"parameters", "gradients", "AdamW m", "AdamW v"} {
+			base[i] = s.bufs.alloc("the JE-IRT "+what, n, 4)
+		}
+		if s.bufs.err != nil {
+			return s.bufs.err
+		}
+		for _, h := range base {
+			if err := g.memset0(h, int64(n)); err != nil {
+				return err
 			}
-			if err := firstErr(g.htod(s.param[k], x), g.memset0(s.mo[k], int64(len(x))), g.memset0(s.ve[k], int64(len(x)))); err != nil {
+		}
+		for k, x := range p.Slices() {
+			off := handle(4 * offs[k])
+			s.param = append(s.param, base[0]+off)
+			s.grad = append(s.grad, base[1]+off)
+			s.mo = append(s.mo, base[2]+off)
+			s.ve = append(s.ve, base[3]+off)
+			s.sizes = append(s.sizes, len(x))
+			if err := g.htod(s.param[k], x); err != nil {
 				return err
 			}
 		}
@@ -348,15 +364,14 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 				return err
 			}
 		}
-		// AdamW on every parameter array, with PyTorch's bias corrections.
+		// AdamW on every parameter array at once, with PyTorch's bias
+		// corrections (the padding between the arrays stays zero).
 		t := s.t + 1
 		bc1 := 1 - math.Pow(s.opt.Beta1, float64(t))
 		bc2 := 1 - math.Pow(s.opt.Beta2, float64(t))
-		for k := range s.param {
-			if err := g.launch("adamw", blocks(s.sizes[k], 256), 1, 256, s.param[k], s.grad[k], s.mo[k], s.ve[k], s.sizes[k],
-				1-lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr/bc1, 1/math.Sqrt(bc2), s.opt.Eps); err != nil {
-				return err
-			}
+		if err := g.launch("adamw", blocks(s.total, 256), 1, 256, s.param[0], s.grad[0], s.mo[0], s.ve[0], s.total,
+			1-lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr/bc1, 1/math.Sqrt(bc2), s.opt.Eps); err != nil {
+			return err
 		}
 		s.t = t
 		return nil
