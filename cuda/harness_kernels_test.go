@@ -143,9 +143,10 @@ func TestHarnessThreads(t *testing.T) {
 
 // TestHarnessEveryRank runs every rank's kernels (cbmm_item_pass_r1 to _r8,
 // cbmm_model_pass_r1 to _r8: the NNLS and θ solves on the device) for three
-// iterations against the CPU fitter, and twice on the harness, with the
-// CUDA threads as fibers and as OS threads (another schedule): the
-// parameters must be bit-identical, as the reductions run in a fixed order.
+// iterations against the CPU fitter, and (ranks 1, 2 and 8, OS threads being
+// slow) twice on the harness, with the CUDA threads as fibers and as OS
+// threads (another schedule): the parameters must be bit-identical, as the
+// reductions run in a fixed order.
 func TestHarnessEveryRank(t *testing.T) {
 	active := []bool{true}
 	for rank := 1; rank <= MaxRank; rank++ {
@@ -183,9 +184,11 @@ func TestHarnessEveryRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, th, cpu := run(host, harness.Fibers), run(host, harness.Threads), run(cpuBackend, harness.Fibers)
-		if !slices.Equal(f, th) {
-			t.Errorf("rank %d: threads and fibers differ: %.3g relative", rank, maxRelDiff(f, th))
+		f, cpu := run(host, harness.Fibers), run(cpuBackend, harness.Fibers)
+		if rank <= 2 || rank == MaxRank {
+			if th := run(host, harness.Threads); !slices.Equal(f, th) {
+				t.Errorf("rank %d: threads and fibers differ: %.3g relative", rank, maxRelDiff(f, th))
+			}
 		}
 		if d := maxRelDiff(cpu, f); d > 1e-9 {
 			t.Errorf("rank %d: the kernels and the CPU differ by %.3g relative", rank, d)
