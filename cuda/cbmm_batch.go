@@ -116,7 +116,7 @@ func (b *cbmmBatch) setActive(active []bool) error {
 	return nil
 }
 
-// itemPass launches cbmm_item_pass and cbmm_sum_loss.
+// itemPass launches cbmm_item_pass_rR (R the rank) and cbmm_sum_loss.
 func (b *cbmmBatch) itemPass(update bool) error {
 	l := b.l
 	if err := b.g.launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
