@@ -36,6 +36,28 @@ type device struct {
 	ctx   cu.CUContext
 	fns   map[string]cu.Function
 	last  string // the kernel launched last: the likely culprit of a fault seen at the next copy
+	// fault is the first sticky error (a kernel fault): the context is
+	// unusable after it, so every later call fails with it, and the process
+	// must restart to use the GPU again.
+	fault error
+}
+
+// stickyErrors are the CUDA errors after which the context is unusable.
+var stickyErrors = []error{cu.IllegalAddress, cu.LaunchFailed, cu.MisalignedAddress, cu.IllegalInstruction,
+	cu.HardwareStackError, cu.InvalidPc, cu.Assert, cu.LaunchTimeout, cu.EccUncorrectable}
+
+// noteFault records err as the context's fault when it is a sticky error;
+// inside do.
+func (d *device) noteFault(err error, during string) {
+	if d.fault != nil || err == nil {
+		return
+	}
+	for _, s := range stickyErrors {
+		if errors.Is(err, s) {
+			d.fault = fmt.Errorf("%w: %s on %s (after kernel %s): %v; the CUDA context is unusable, restart the process", ErrLaunch, during, d.label, d.last, err)
+			return
+		}
+	}
 }
 
 var (
@@ -49,6 +71,12 @@ func openDevice() (gpu, error) {
 	openOnce.Do(func() { openDev, openDevErr = open() })
 	if openDevErr != nil {
 		return nil, openDevErr
+	}
+	openDev.mu.Lock()
+	fault := openDev.fault
+	openDev.mu.Unlock()
+	if fault != nil {
+		return nil, fault
 	}
 	return openDev, nil
 }
@@ -110,6 +138,9 @@ func (d *device) do(f func() error) error {
 	defer d.mu.Unlock()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if d.fault != nil {
+		return d.fault
+	}
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return fmt.Errorf("cuda: making the context of %s current: %w", d.label, err)
 	}
@@ -153,6 +184,7 @@ func (d *device) htod(dst handle, src any) error {
 		return nil
 	}
 	if err := cu.MemcpyHtoD(cu.DevicePtr(dst), p, n); err != nil {
+		d.noteFault(err, "copying to the device")
 		return d.copyErr("copying to the device", n, err)
 	}
 	return nil
@@ -165,6 +197,7 @@ func (d *device) dtoh(dst any, src handle) error {
 		return nil
 	}
 	if err := cu.MemcpyDtoH(p, cu.DevicePtr(src), n); err != nil {
+		d.noteFault(err, "copying from the device")
 		return d.copyErr("copying from the device", n, err)
 	}
 	return nil
@@ -182,6 +215,7 @@ func (d *device) memset0(h handle, n int64) error {
 		return nil
 	}
 	if err := cu.MemsetD32(cu.DevicePtr(h), 0, n); err != nil {
+		d.noteFault(err, "clearing device memory")
 		return d.copyErr("clearing device memory", 4*n, err)
 	}
 	return nil
@@ -196,6 +230,9 @@ func (d *device) launch(name string, gridX, gridY, block int, args ...any) error
 	fn, ok := d.fns[name]
 	if !ok {
 		return fmt.Errorf("%w: no kernel %s is loaded", ErrLaunch, name)
+	}
+	if err := checkGrid(name, gridX, gridY, block); err != nil {
+		return fmt.Errorf("%w on %s", err, d.label)
 	}
 	vals := make([]uint64, len(args))
 	ptrs := make([]unsafe.Pointer, len(args))
@@ -218,6 +255,7 @@ func (d *device) launch(name string, gridX, gridY, block int, args ...any) error
 	}
 	d.last = name
 	if err := fn.Launch(gridX, gridY, 1, block, 1, 1, 0, cu.Stream{}, ptrs); err != nil {
+		d.noteFault(err, "launching "+name)
 		return fmt.Errorf("%w: launching %s (grid %d x %d, %d threads) on %s: %v", ErrLaunch, name, gridX, gridY, block, d.label, err)
 	}
 	return nil

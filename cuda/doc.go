@@ -22,11 +22,15 @@
 //
 //	CGO_LDFLAGS=-L/usr/lib/x86_64-linux-gnu/stubs go build -tags jeirtcuda ./cmd/jeirt
 //
-// Regenerate the PTX after editing a kernel (needs nvcc 11.8 or newer):
+// Regenerate the PTX after editing a kernel (needs nvcc 11.8 or newer), and
+// check that no kernel uses local memory with scripts/ptxas-report.sh:
 //
 //	go generate ./cuda/
+//
+// cbmm.cu is compiled with -fmad=false: its small solves must take the CPU
+// fitter's branches (active sets, pivot signs), so they must see its values.
 package cuda
 
-//go:generate nvcc -ptx -arch=compute_70 -o kernels/cbmm.ptx kernels/cbmm.cu
+//go:generate nvcc -ptx -arch=compute_70 -fmad=false -o kernels/cbmm.ptx kernels/cbmm.cu
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/jeirt.ptx kernels/jeirt.cu
 //go:generate nvcc -ptx -arch=compute_70 -o kernels/encoder.ptx kernels/encoder.cu

@@ -119,3 +119,27 @@ func (b *buffers) free() error {
 }
 
 func blocks(n, per int) int { return (n + per - 1) / per }
+
+// sm_90's launch limits (CUDA C Programming Guide, table 21).
+const (
+	maxGridX = 1<<31 - 1
+	maxGridY = 65535
+	maxBlock = 1024
+)
+
+// checkGrid fails, wrapping ErrLaunch, when a gridX x gridY grid of block
+// threads is over the device's limits: the driver would refuse it, or a
+// grid size that wrapped would run the wrong blocks.
+func checkGrid(name string, gridX, gridY, block int) error {
+	switch {
+	case gridX < 1 || gridY < 1 || block < 1:
+		return fmt.Errorf("%w: launching %s: empty grid %d x %d of %d threads", ErrLaunch, name, gridX, gridY, block)
+	case gridX > maxGridX:
+		return fmt.Errorf("%w: launching %s: gridDim.x %d is over the limit of %d", ErrLaunch, name, gridX, maxGridX)
+	case gridY > maxGridY:
+		return fmt.Errorf("%w: launching %s: gridDim.y %d is over the limit of %d", ErrLaunch, name, gridY, maxGridY)
+	case block > maxBlock:
+		return fmt.Errorf("%w: launching %s: %d threads per block is over the limit of %d", ErrLaunch, name, block, maxBlock)
+	}
+	return nil
+}

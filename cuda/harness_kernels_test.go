@@ -141,6 +141,61 @@ func TestHarnessThreads(t *testing.T) {
 	}
 }
 
+// TestHarnessEveryRank runs every rank's kernels (cbmm_item_pass_r1 to _r8,
+// cbmm_model_pass_r1 to _r8: the NNLS and θ solves on the device) for three
+// iterations against the CPU fitter, and (ranks 1, 2 and 8, OS threads being
+// slow) twice on the harness, with the CUDA threads as fibers and as OS
+// threads (another schedule): the parameters must be bit-identical, as the
+// reductions run in a fixed order.
+func TestHarnessEveryRank(t *testing.T) {
+	active := []bool{true}
+	for rank := 1; rank <= MaxRank; rank++ {
+		r, _, err := synth.Generate(synth.Options{Kind: "mirt", Models: 40, Items: 24, Rank: rank, Seed: int64(50 + rank)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := []*backend.CBMMProblem{backend.NewCBMMProblem(r)}
+		p := probs[0]
+		run := func(be backend.CBMM, mode harness.Mode) []float64 {
+			old := harnessMode
+			harnessMode = mode
+			defer func() { harnessMode = old }()
+			b, err := be.Load(probs, rank, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			rng := rand.New(rand.NewPCG(uint64(rank), 7))
+			th, a, bb := randomStart(rng, p.N, p.J, rank)
+			b.Set(0, th, a, bb)
+			var out []float64
+			loss := make([]float64, 1)
+			for range 3 {
+				if err := b.Step(t.Context(), active, loss); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, loss[0])
+			}
+			b.Get(0, th, a, bb)
+			return append(append(append(out, th...), a...), bb...)
+		}
+		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
+		cpuBackend, _, err := backend.Lookup[backend.CBMM]("cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, cpu := run(host, harness.Fibers), run(cpuBackend, harness.Fibers)
+		if rank <= 2 || rank == MaxRank {
+			if th := run(host, harness.Threads); !slices.Equal(f, th) {
+				t.Errorf("rank %d: threads and fibers differ: %.3g relative", rank, maxRelDiff(f, th))
+			}
+		}
+		if d := maxRelDiff(cpu, f); d > 1e-9 {
+			t.Errorf("rank %d: the kernels and the CPU differ by %.3g relative", rank, d)
+		}
+	}
+}
+
 // TestHarnessOutOfMemory checks the error a batch too large for the device
 // gives, and that a failed load frees what it had allocated.
 func TestHarnessOutOfMemory(t *testing.T) {
@@ -222,8 +277,13 @@ func TestHarnessLaunchErrors(t *testing.T) {
 	if n := staticShared()["sgemm"]; n != 2*16*68*4 {
 		t.Errorf("sgemm's static shared memory from the PTX: %d bytes, want %d", n, 2*16*68*4)
 	}
-	if n := staticShared()["cbmm_item_pass"]; n != 256 {
-		t.Errorf("cbmm_item_pass's static shared memory from the PTX: %d bytes, want 256", n)
+	if n := staticShared()["cbmm_item_pass_r1"]; n != 256 {
+		t.Errorf("cbmm_item_pass_r1's static shared memory from the PTX: %d bytes, want 256", n)
+	}
+	// Rank 8: 32 warps' partial sums of 54 + 1 entries, the sums, and the
+	// NNLS work space of 9 unknowns.
+	if n, want := staticShared()["cbmm_item_pass_r8"], int64(8*(33*55+2*81+6*9)); n != want {
+		t.Errorf("cbmm_item_pass_r8's static shared memory from the PTX: %d bytes, want %d", n, want)
 	}
 }
 
@@ -294,18 +354,18 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 			if err := b.Loss(t.Context(), []bool{true}, loss); err != nil {
 				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
 			}
-			if rank == 1 {
-				if err := b.Step(t.Context(), []bool{true}, loss); err != nil {
-					t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
-				}
+			if err := b.Step(t.Context(), []bool{true}, loss); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
 			}
 			if err := b.(*cbmmBatch).modelPass(); err != nil {
 				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
 			}
 		}
 	}
-	if got := d.launches["cbmm_item_pass"]; got[0] != 100000 || got[2] != 256 {
-		t.Errorf("cbmm_item_pass: largest grid %d, block %d; want 100000 and 256", got[0], got[2])
+	for _, name := range []string{"cbmm_item_pass_r1", fmt.Sprintf("cbmm_item_pass_r%d", MaxRank)} {
+		if got := d.launches[name]; got[0] != 100000 || got[2] != 256 {
+			t.Errorf("%s: largest grid %d, block %d; want 100000 and 256", name, got[0], got[2])
+		}
 	}
 	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
 	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
@@ -324,10 +384,82 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range append(append([]string(nil), cbmmKernels...), jeirtKernels...) {
+		if strings.HasPrefix(name, "cbmm_") && strings.Contains(name, "pass_r") && !strings.HasSuffix(name, "_r1") && !strings.HasSuffix(name, fmt.Sprintf("_r%d", MaxRank)) {
+			continue // the ranks between launch the same grids
+		}
 		g, ok := d.launches[name]
 		if !ok {
 			t.Errorf("kernel %s was not launched", name)
 		}
 		t.Logf("%-16s largest grid %d x %d, block %d", name, g[0], g[1], g[2])
+	}
+}
+
+// TestHarnessJEIRTDeterministic runs the same JE-IRT steps twice, with the
+// CUDA threads as fibers and as OS threads (another schedule): the
+// parameters must be bit-identical, as every gradient sum has one writer
+// adding its terms in the batch's order (no float atomics).
+func TestHarnessJEIRTDeterministic(t *testing.T) {
+	const D, H, dim, N, J, U, B = 16, 32, 8, 4, 10, 8, 24
+	rng := rand.New(rand.NewPCG(5, 9))
+	params := func() *backend.JEIRTParams {
+		r := rand.New(rand.NewPCG(1, 2))
+		fill := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 0.3)
+			}
+			return x
+		}
+		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
+	}
+	var batches []*backend.JEIRTBatch
+	for range 3 {
+		b := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+			Row: make([]int32, B), Model: make([]int32, B), Label: make([]float32, B)}
+		for i := range b.X {
+			b.X[i] = float32(rng.NormFloat64())
+		}
+		for i := range b.Mask {
+			if rng.Float64() < 0.8 {
+				b.Mask[i] = 1.25
+			}
+		}
+		for u := range U {
+			b.Item[u] = int32(rng.IntN(J)) // items may repeat across rows
+		}
+		for k := range B {
+			b.Row[k], b.Model[k], b.Label[k] = int32(rng.IntN(U)), int32(rng.IntN(N)), float32(rng.IntN(2))
+		}
+		batches = append(batches, b)
+	}
+	run := func(mode harness.Mode) []float32 {
+		old := harnessMode
+		harnessMode = mode
+		defer func() { harnessMode = old }()
+		s, err := newJEIRTStepper(newHostGPU(), params(), backend.AdamW{WeightDecay: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var out []float32
+		for _, b := range batches {
+			loss, err := s.Step(b, 1e-2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, float32(loss))
+		}
+		for _, x := range s.Params().Slices() {
+			out = append(out, x...)
+		}
+		return out
+	}
+	f, th := run(harness.Fibers), run(harness.Threads)
+	for i := range f {
+		if math.Float32bits(f[i]) != math.Float32bits(th[i]) {
+			t.Fatalf("value %d: fibers %v, threads %v: not bit-identical", i, f[i], th[i])
+		}
 	}
 }

@@ -23,17 +23,85 @@ type jeirtStepper struct {
 	err   error
 
 	bufs                *buffers
-	param, grad, mo, ve []handle // per parameter array, in Slices order
+	param, grad, mo, ve []handle // per parameter array, in Slices order, in one buffer each
 	sizes               []int
+	total               int // the buffers' length in floats
 
 	// Batch buffers, grown as needed.
 	batch                             *buffers
 	rowsCap, pairsCap                 int
 	dX, dItem, dMask, dCoef           handle
 	dRow, dModel, dLabel              handle
+	dInts                             handle  // every index array of a batch, one upload
+	ints                              []int32 // their host staging
 	dA, dH, dQ, dGQ, dGH, dLoss, dPen handle
-	lossHost, penHost                 []float64
-	coef                              []float32
+	dCoefM                            handle
+	// The batch's index lists, for the fixed-order gradient sums.
+	dRowStart, dRowPairs, dModelStart, dModelPairs handle
+	dItemOf, dItemStart, dItemRows                 handle
+	lists                                          jeirtLists
+	lossHost, penHost                              []float64
+	coef                                           []float32
+}
+
+// jeirtLists are a batch's index lists (CSR), so that every gradient sum has
+// one writer adding its terms in the batch's order: the pairs of each row,
+// the pairs of each model, and the rows of each item of the batch (its slots,
+// in order of first appearance) with the residual weight of each slot.
+type jeirtLists struct {
+	rowStart, rowPairs     []int32 // U+1, B
+	modelStart, modelPairs []int32 // NumModels+1, B
+	itemOf, itemStart      []int32 // slots, slots+1
+	itemRows               []int32 // U
+	slotCoef               []float32
+	slot                   map[int32]int32
+}
+
+// csr fills start (n+1) and list with the indices 0..len(key)-1 grouped by
+// key, each group in increasing order.
+func csr(key []int32, n int, start, list []int32) ([]int32, []int32) {
+	start = append(start[:0], make([]int32, n+1)...)
+	for _, k := range key {
+		start[k+1]++
+	}
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	list = append(list[:0], make([]int32, len(key))...)
+	next := append([]int32(nil), start[:n]...)
+	for i, k := range key {
+		list[next[k]] = int32(i)
+		next[k]++
+	}
+	return start, list
+}
+
+// build makes the lists of batch b; coef is residualCoef's per-row weights
+// (nil without residuals).
+func (l *jeirtLists) build(b *backend.JEIRTBatch, numModels int, coef []float32) {
+	U := b.Rows()
+	l.rowStart, l.rowPairs = csr(b.Row, U, l.rowStart, l.rowPairs)
+	l.modelStart, l.modelPairs = csr(b.Model, numModels, l.modelStart, l.modelPairs)
+	if coef == nil {
+		return
+	}
+	if l.slot == nil {
+		l.slot = map[int32]int32{}
+	}
+	clear(l.slot)
+	l.itemOf, l.slotCoef = l.itemOf[:0], l.slotCoef[:0]
+	slotOfRow := make([]int32, U)
+	for u, j := range b.Item {
+		s, ok := l.slot[j]
+		if !ok {
+			s = int32(len(l.itemOf))
+			l.slot[j] = s
+			l.itemOf = append(l.itemOf, j)
+			l.slotCoef = append(l.slotCoef, coef[u])
+		}
+		slotOfRow[u] = s
+	}
+	l.itemStart, l.itemRows = csr(slotOfRow, len(l.itemOf), l.itemStart, l.itemRows)
 }
 
 // Parameter indices in JEIRTParams.Slices order.
@@ -68,25 +136,40 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 		opt.Eps = 1e-8
 	}
 	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, batch: &buffers{g: g}}
-	names := []string{"W1", "c1", "W2", "c2", "M", "R"}
 	err := g.do(func() error {
-		var total int64
+		// One contiguous buffer each for the parameters, gradients and
+		// AdamW moments (every array starting on a 256-byte boundary, the
+		// padding zero), so that one adamw launch updates them all.
+		var offs []int
+		n := 0
 		for _, x := range p.Slices() {
-			total += 4 * 4 * int64(len(x))
+			offs = append(offs, n)
+			n += (len(x) + 63) &^ 63
 		}
-		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", total); err != nil {
+		s.total = n
+		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", 4*4*int64(n)); err != nil {
 			return err
 		}
-		for k, x := range p.Slices() {
-			s.param = append(s.param, s.bufs.alloc(names[k], len(x), 4))
-			s.grad = append(s.grad, s.bufs.alloc(names[k]+" gradient", len(x), 4))
-			s.mo = append(s.mo, s.bufs.alloc(names[k]+" AdamW m", len(x), 4))
-			s.ve = append(s.ve, s.bufs.alloc(names[k]+" AdamW v", len(x), 4))
-			s.sizes = append(s.sizes, len(x))
-			if s.bufs.err != nil {
-				return s.bufs.err
+		var base [4]handle
+		for i, what := range []string{"parameters", "gradients", "AdamW m", "AdamW v"} {
+			base[i] = s.bufs.alloc("the JE-IRT "+what, n, 4)
+		}
+		if s.bufs.err != nil {
+			return s.bufs.err
+		}
+		for _, h := range base {
+			if err := g.memset0(h, int64(n)); err != nil {
+				return err
 			}
-			if err := firstErr(g.htod(s.param[k], x), g.memset0(s.mo[k], int64(len(x))), g.memset0(s.ve[k], int64(len(x)))); err != nil {
+		}
+		for k, x := range p.Slices() {
+			off := handle(4 * offs[k])
+			s.param = append(s.param, base[0]+off)
+			s.grad = append(s.grad, base[1]+off)
+			s.mo = append(s.mo, base[2]+off)
+			s.ve = append(s.ve, base[3]+off)
+			s.sizes = append(s.sizes, len(x))
+			if err := g.htod(s.param[k], x); err != nil {
 				return err
 			}
 		}
@@ -115,11 +198,9 @@ func (s *jeirtStepper) grow(U, B int) error {
 	U, B = max(U, s.rowsCap), max(B, s.pairsCap)
 	p, m := s.p, s.batch
 	s.dX = m.alloc("batch encoder vectors", U*p.InputDim, 4)
-	s.dItem = m.alloc("batch items", U, 4)
+	s.dInts = m.alloc("batch indices", 5*U+4*B+p.NumModels+3, 4)
 	s.dMask = m.alloc("dropout mask", U*p.Hidden, 4)
 	s.dCoef = m.alloc("residual weights", U, 4)
-	s.dRow = m.alloc("pair rows", B, 4)
-	s.dModel = m.alloc("pair models", B, 4)
 	s.dLabel = m.alloc("pair labels", B, 4)
 	s.dA = m.alloc("adapter pre-activations", U*p.Hidden, 4)
 	s.dH = m.alloc("adapter activations", U*p.Hidden, 4)
@@ -128,6 +209,7 @@ func (s *jeirtStepper) grow(U, B int) error {
 	s.dGH = m.alloc("activation gradients", U*p.Hidden, 4)
 	s.dLoss = m.alloc("pair losses", B, 8)
 	s.dPen = m.alloc("residual penalties", U, 8)
+	s.dCoefM = m.alloc("pair model-gradient factors", B, 4)
 	if m.err != nil {
 		err := m.err
 		m.free()
@@ -150,6 +232,10 @@ func (s *jeirtStepper) check(b *backend.JEIRTBatch) error {
 	switch {
 	case B == 0 || U == 0:
 		return fmt.Errorf("cuda: JE-IRT batch has %d rows and %d pairs", U, B)
+	case U > 64*maxGridY || 32*int64(max(U, B)) > 256*maxGridX:
+		// sgemm's grid has a row of 64-row tiles in y; the link kernels a
+		// warp per row or pair.
+		return fmt.Errorf("cuda: JE-IRT batch has %d rows and %d pairs, over the %d rows a GPU step takes; use smaller batches", U, B, 64*maxGridY)
 	case len(b.X) != U*p.InputDim:
 		return fmt.Errorf("cuda: JE-IRT batch has %d encoder values for %d rows of dimension %d", len(b.X), U, p.InputDim)
 	case b.Mask != nil && len(b.Mask) != U*p.Hidden:
@@ -186,11 +272,16 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 	U, B := b.Rows(), len(b.Row)
 	D, H, d := p.InputDim, p.Hidden, p.Dim
 	residual := p.R != nil
+	var rowCoef []float32
 	if residual {
 		s.coef = residualCoef(b, p.ResidualL2, s.coef)
+		rowCoef = s.coef
 	}
+	ls := &s.lists
+	ls.build(b, p.NumModels, rowCoef)
+	slots := len(ls.itemOf)
 	s.lossHost = grow64(s.lossHost, B)
-	s.penHost = grow64(s.penHost, U)
+	s.penHost = grow64(s.penHost, slots)
 	g := s.g
 	err := g.do(func() error {
 		if err := s.grow(U, B); err != nil {
@@ -200,9 +291,24 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 		if b.Mask != nil {
 			mask = s.dMask
 		}
-		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dItem, b.Item), g.htod(s.dRow, b.Row),
-			g.htod(s.dModel, b.Model), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask), g.htod(s.dCoef, s.coef)); err != nil {
+		// The index arrays go up in one copy, each at its offset in dInts.
+		s.ints = s.ints[:0]
+		for _, x := range []struct {
+			h   *handle
+			src []int32
+		}{{&s.dItem, b.Item}, {&s.dRow, b.Row}, {&s.dModel, b.Model}, {&s.dRowStart, ls.rowStart},
+			{&s.dRowPairs, ls.rowPairs}, {&s.dModelStart, ls.modelStart}, {&s.dModelPairs, ls.modelPairs},
+			{&s.dItemOf, ls.itemOf}, {&s.dItemStart, ls.itemStart}, {&s.dItemRows, ls.itemRows}} {
+			*x.h = s.dInts + handle(4*len(s.ints))
+			s.ints = append(s.ints, x.src...)
+		}
+		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dInts, s.ints), g.htod(s.dLabel, b.Label), g.htod(s.dMask, b.Mask)); err != nil {
 			return err
+		}
+		if residual {
+			if err := g.htod(s.dCoef, ls.slotCoef); err != nil {
+				return err
+			}
 		}
 		W1, C1, W2, C2, M := s.param[pW1], s.param[pC1], s.param[pW2], s.param[pC2], s.param[pM]
 		for _, f := range []func() error{
@@ -218,23 +324,26 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 				}
 				return g.launch("add_rows", blocks(U*d, 256), 1, 256, s.dQ, s.param[pR], s.dItem, U, d)
 			},
-			// Gradients that are sums start at zero (the others are overwritten).
+			// The residual rows outside the batch have no gradient.
 			func() error {
-				err := firstErr(g.memset0(s.dGQ, int64(U*d)), g.memset0(s.grad[pM], int64(s.sizes[pM])))
-				if residual && err == nil {
-					err = g.memset0(s.grad[pR], int64(s.sizes[pR]))
+				if !residual {
+					return nil
 				}
-				return err
+				return g.memset0(s.grad[pR], int64(s.sizes[pR]))
 			},
-			// Link and loss, ∂/∂m and ∂/∂q, one warp per pair.
+			// Link and loss and ∂/∂q, one warp per row; ∂/∂m, one warp per
+			// model; ∂/∂r, one warp per item: fixed-order sums, no atomics.
 			func() error {
-				return g.launch("pair_link", blocks(32*B, 256), 1, 256, s.dQ, M, s.dRow, s.dModel, s.dLabel, s.dLoss, s.dGQ, s.grad[pM], B, d, 1/float64(B))
+				return g.launch("pair_link", blocks(32*U, 256), 1, 256, s.dQ, M, s.dRowStart, s.dRowPairs, s.dModel, s.dLabel, s.dLoss, s.dCoefM, s.dGQ, U, d, 1/float64(B))
+			},
+			func() error {
+				return g.launch("model_grad", blocks(32*p.NumModels, 256), 1, 256, s.dQ, s.dRow, s.dModelStart, s.dModelPairs, s.dCoefM, s.grad[pM], p.NumModels, d)
 			},
 			func() error {
 				if !residual {
 					return nil
 				}
-				return g.launch("residual_grad", blocks(32*U, 256), 1, 256, s.dGQ, s.param[pR], s.dItem, s.dCoef, s.grad[pR], s.dPen, U, d)
+				return g.launch("residual_grad", blocks(32*slots, 256), 1, 256, s.dGQ, s.param[pR], s.dItemOf, s.dItemStart, s.dItemRows, s.dCoef, s.grad[pR], s.dPen, slots, d)
 			},
 			// Adapter backward.
 			func() error { return g.launch("col_sum", blocks(d, 128), 1, 128, s.dGQ, s.grad[pC2], U, d) },
@@ -255,15 +364,14 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 				return err
 			}
 		}
-		// AdamW on every parameter array, with PyTorch's bias corrections.
+		// AdamW on every parameter array at once, with PyTorch's bias
+		// corrections (the padding between the arrays stays zero).
 		t := s.t + 1
 		bc1 := 1 - math.Pow(s.opt.Beta1, float64(t))
 		bc2 := 1 - math.Pow(s.opt.Beta2, float64(t))
-		for k := range s.param {
-			if err := g.launch("adamw", blocks(s.sizes[k], 256), 1, 256, s.param[k], s.grad[k], s.mo[k], s.ve[k], s.sizes[k],
-				1-lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr/bc1, 1/math.Sqrt(bc2), s.opt.Eps); err != nil {
-				return err
-			}
+		if err := g.launch("adamw", blocks(s.total, 256), 1, 256, s.param[0], s.grad[0], s.mo[0], s.ve[0], s.total,
+			1-lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr/bc1, 1/math.Sqrt(bc2), s.opt.Eps); err != nil {
+			return err
 		}
 		s.t = t
 		return nil

@@ -7,16 +7,38 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// MaxRank is the largest cBMM rank the GPU kernels handle (their per-thread
-// accumulators are fixed-size arrays).
+// MaxRank is the largest cBMM rank the GPU kernels handle (one kernel per
+// rank, so that the accumulators stay in registers).
 const MaxRank = 8
 
 // Kernel names, as the PTX exports them (checked against the committed PTX by
 // a test that needs no GPU).
 var (
-	cbmmKernels  = []string{"cbmm_item_pass", "cbmm_model_pass", "cbmm_sum_loss"}
-	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "residual_grad", "col_sum", "relu_back", "adamw"}
+	cbmmKernels  = cbmmKernelNames()
+	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "model_grad", "residual_grad", "col_sum", "relu_back", "adamw"}
 )
+
+// checkBatchSize fails when a batch is too large for the kernels: cells and
+// items are 32-bit indices, and the passes launch one block per item and per
+// model (gridDim.x is at most 2³¹ − 1).
+func checkBatchSize(cells, items, models int64) error {
+	if cells > math.MaxUint32 || items > maxGridX || models > maxGridX {
+		return fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels (32-bit cell indices, at most %d items or models: one block each); fit it in several batches", cells, items, models, maxGridX)
+	}
+	return nil
+}
+
+// cbmmKernelNames lists the per-rank passes (cbmm_item_pass_r1 to _r8,
+// cbmm_model_pass_r1 to _r8) and cbmm_sum_loss.
+func cbmmKernelNames() []string {
+	var names []string
+	for _, pass := range []string{"item", "model"} {
+		for r := 1; r <= MaxRank; r++ {
+			names = append(names, fmt.Sprintf("cbmm_%s_pass_r%d", pass, r))
+		}
+	}
+	return append(names, "cbmm_sum_loss")
+}
 
 // cbmmLayout is a batch of K cBMM problems concatenated for the kernels. The
 // items of all problems form one global item list and the models one global
@@ -62,8 +84,8 @@ func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, erro
 		cells += int64(len(p.Cells))
 	}
 	l.Nt, l.Jt = int(l.ModelBase[K]), int(l.ItemBase[K])
-	if cells > math.MaxUint32 || l.Jt > math.MaxUint32 || int64(l.Nt) > math.MaxInt32 {
-		return nil, fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels' 32-bit indices; fit it in several batches", cells, l.Jt, l.Nt)
+	if err := checkBatchSize(cells, int64(l.Jt), int64(l.Nt)); err != nil {
+		return nil, err
 	}
 	l.Cells = make([]uint32, 0, cells)
 	l.ItemStart = make([]int64, 0, l.Jt+1)
@@ -139,14 +161,15 @@ func blockThreads(cells int64, segments int) int {
 
 // deviceBytes is the device memory a loaded batch takes.
 func (l *cbmmLayout) deviceBytes() int64 {
-	cells := int64(len(l.Cells))
-	n, j, k, r := int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank)
+	return cbmmDeviceBytes(int64(len(l.Cells)), int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank))
+}
+
+// cbmmDeviceBytes is the device memory of a batch of k problems with cells
+// cells, n models and j items in all, at rank r.
+func cbmmDeviceBytes(cells, n, j, k, r int64) int64 {
 	b := cells * (4 + 8 + 4 + 4) // Cells, yTilde, ModelCell, ModelItem
 	b += (j+1)*8 + j*4 + (n+1)*8 + n*4 + (k+1)*8 + k
 	b += (n*r + j*r + j + j + k) * 8 // θ, A, b, item losses, losses
-	if r > 1 {
-		b += (j*int64(itemEntries(l.Rank)) + n*int64(modelEntries(l.Rank))) * 8
-	}
 	return b
 }
 
@@ -162,42 +185,6 @@ func unpackLower(G, p []float64, n int) []float64 {
 		}
 	}
 	return p[e:]
-}
-
-// hostSolver does the small solves of rank > 1 between the kernels, with the
-// arithmetic of train's CPU fitter (see solveItem and solveModel).
-type hostSolver struct {
-	r     int
-	nnls  *backend.SmallNNLS
-	Gi, x []float64 // the item system, (r+1) x (r+1), and its solution (a_j, b_j)
-	G, h  []float64 // the model system, r x r
-}
-
-func newHostSolver(r int) *hostSolver {
-	m := r + 1
-	return &hostSolver{r: r, nnls: backend.NewSmallNNLS(m), Gi: make([]float64, m*m), x: make([]float64, m),
-		G: make([]float64, r*r), h: make([]float64, r)}
-}
-
-// solveItem is the item block at rank r: from the packed normal equations of
-// u = (θ_i, 1) over the item's cells, the minimiser of Σ_i (θ_iᵀa_j + b_j − ỹ_ij)²
-// over a_j ≥ 0 and b_j, warm-started at (a, b); the result replaces a and *b.
-func (s *hostSolver) solveItem(packed []float64, a []float64, b *float64) {
-	r, m := s.r, s.r+1
-	h := unpackLower(s.Gi, packed, m)[:m]
-	copy(s.x[:r], a)
-	s.x[r] = *b
-	s.nnls.Solve(s.Gi, h, s.x, r)
-	copy(a, s.x[:r])
-	*b = s.x[r]
-}
-
-// solveModel is the θ block for one model (train.SolveTheta), from the packed
-// normal equations.
-func (s *hostSolver) solveModel(packed []float64, theta []float64) {
-	h := unpackLower(s.G, packed, s.r)
-	copy(s.h, h[:s.r])
-	backend.SolveTheta(s.G, s.h, theta)
 }
 
 // residualCoef writes, for each row u of batch b, the weight of the residual

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,7 +158,17 @@ func TestPTXExportsKernels(t *testing.T) {
 				t.Errorf("%s.cu has no kernel %s", file, n)
 				continue
 			}
-			want := strings.Count(m[1], ",") + 1
+			ps := m[1]
+			if regexp.MustCompile(`^\w+$`).MatchString(ps) {
+				// A parameter-list macro (the per-rank cBMM kernels).
+				d := regexp.MustCompile(`(?m)^#define ` + ps + ` ((?:.*\\\n)*.*)$`).FindStringSubmatch(string(src))
+				if d == nil {
+					t.Errorf("%s.cu: kernel %s's parameters %s are not a #define", file, n, ps)
+					continue
+				}
+				ps = d[1]
+			}
+			want := strings.Count(ps, ",") + 1
 			if params[n] != want {
 				t.Errorf("%s.ptx: kernel %s has %d parameters, the source %d (run go generate ./cuda/)", file, n, params[n], want)
 			}
@@ -175,5 +186,37 @@ func TestResidualCoef(t *testing.T) {
 	want := []float32{0.5 * 3 / 5, 0.5 * 2 / 5, 0}
 	if !slices.Equal(got, want) {
 		t.Fatalf("coef = %v, want %v", got, want)
+	}
+}
+
+// TestLimits: batches over the kernels' grid and index limits are refused
+// before anything is allocated, and launches over sm_90's limits before
+// they reach the driver.
+func TestLimits(t *testing.T) {
+	if err := checkBatchSize(10, 1<<31, 5); err == nil || !strings.Contains(err.Error(), "at most 2147483647 items or models") {
+		t.Errorf("2³¹ items: %v", err)
+	}
+	if err := checkBatchSize(1<<32, 5, 5); err == nil {
+		t.Error("2³² cells: no error")
+	}
+	if err := checkBatchSize(1<<32-1, 1<<31-1, 1<<31-1); err != nil {
+		t.Errorf("at the limits: %v", err)
+	}
+	for _, c := range []struct {
+		x, y, block int
+		want        string
+	}{
+		{1 << 31, 1, 256, "gridDim.x 2147483648 is over the limit of 2147483647"},
+		{1, 65536, 256, "gridDim.y 65536 is over the limit of 65535"},
+		{1, 1, 2048, "2048 threads per block is over the limit of 1024"},
+		{0, 1, 256, "empty grid"},
+	} {
+		err := checkGrid("k", c.x, c.y, c.block)
+		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("grid %d x %d, %d threads: %v; want %q", c.x, c.y, c.block, err, c.want)
+		}
+	}
+	if err := checkGrid("k", 1<<31-1, 65535, 1024); err != nil {
+		t.Errorf("at the limits: %v", err)
 	}
 }

@@ -16,7 +16,8 @@
 # Debian sources (scripts/apt-nonfree.sh). The binaries need only
 # libcuda.so.1 from the NVIDIA driver where they run.
 #
-# Usage: scripts/build-cuda.sh [--vet]   (--vet also runs go vet -tags jeirtcuda ./...)
+# Usage: scripts/build-cuda.sh [--vet]   (--vet also runs go vet -tags jeirtcuda ./...
+# and scripts/ptxas-report.sh: registers and local memory per kernel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/go/bin
@@ -76,6 +77,8 @@ mkdir -p bin
 if [ "${1:-}" = --vet ]; then
 	echo "== go vet -tags jeirtcuda ./..."
 	go vet -tags jeirtcuda ./...
+	echo "== scripts/ptxas-report.sh (ptxas -v, sm_90: registers and local memory per kernel)"
+	scripts/ptxas-report.sh
 fi
 if command -v ptxas >/dev/null; then
 	# The committed PTX must assemble for the H200 (sm_90), as the driver's JIT will.

@@ -12,7 +12,13 @@
 #   2. the replay driver (cuda/internal/harness/replay) built three ways,
 #      plain, with ThreadSanitizer, and with AddressSanitizer + UBSan, runs
 #      every recorded launch again with each CUDA thread an OS thread and
-#      compares the outputs with the recorded ones.
+#      compares the outputs with the recorded ones;
+#   3. scripts/ptxas-report.sh, when ptxas is installed: registers and local
+#      memory of every kernel of the committed PTX for sm_90 (fails on local
+#      memory);
+#   4. the device costs of a cBMM iteration and a JE-IRT step (launches,
+#      host<->device bytes, synchronisations, device memory) at full size,
+#      counted by go test -run TestCosts ./cuda/ without running the kernels.
 #
 # Prints one line per kernel and a last line
 #   kernels: N, tests: M, races: R, errors: E
@@ -77,6 +83,17 @@ for kind in plain tsan asan+ubsan; do
 	t=$(tail -1 "$log" | sed -n 's/.*tests: \([0-9]*\).*/\1/p')
 	tests=$((tests + ${t:-0}))
 done
+echo "== scripts/ptxas-report.sh"
+if ! scripts/ptxas-report.sh; then
+	errors=$((errors + 1))
+fi
+echo "== go test ./cuda/ -run TestCosts (device costs per cBMM iteration and JE-IRT step, counted)"
+if ! go test -count=1 -run 'TestCosts' -v ./cuda/ >"$work/costs.log" 2>&1; then
+	cat "$work/costs.log"
+	echo "cuda-cpu-check: the cost counts failed" >&2
+	errors=$((errors + 1))
+fi
+grep -E '^ *costs_test.go:[0-9]+: ' "$work/costs.log" | sed 's/^ *costs_test.go:[0-9]*: //'
 kernels=$(grep -c '^kernel ' "$work/replay-plain.log" 2>/dev/null || echo 0)
 want=$(grep -ho '__global__ void [a-z_0-9]*' cuda/kernels/*.cu | sort -u | wc -l)
 if [ "$kernels" -ne "$want" ]; then

@@ -96,64 +96,96 @@ __device__ double warp_sum(double v) {
     return v;
 }
 
-// pair_link: one warp per pair k = (row u, model i, label y). Writes the pair's
-// BCE-with-logits loss to loss[k] and adds the gradient of invB·ℓ to gM[i]
-// and gq[u]:
+// The gradient sums run without atomics, in a fixed order, so that two runs
+// give the same bits: each sum has one writer (a warp), which adds its terms
+// in the batch's order, from index lists the host builds (CSR: the pairs of
+// each row, the pairs of each model, the rows of each item).
+
+// pair_link: one warp per row u, over its pairs k = rowPairs[rowStart[u]:
+// rowStart[u+1]] (model i, label y) in order. Writes each pair's
+// BCE-with-logits loss to loss[k] and its ∂(invB·ℓ)/∂m factor
+// gz/(‖q‖+ε) to coefM[k], and sets gq[u] to the gradient of invB·Σℓ:
 //   ∂z/∂m = q/(‖q‖+ε),  ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
-extern "C" __global__ void pair_link(const float *q, const float *M, const int *row, const int *modelIdx,
-                                     const float *label, double *loss, float *gq, float *gM,
-                                     long long B, long long d, double invB) {
-    long long k = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+extern "C" __global__ void pair_link(const float *q, const float *M, const int *rowStart, const int *rowPairs,
+                                     const int *modelIdx, const float *label, double *loss, float *coefM,
+                                     float *gq, long long U, long long d, double invB) {
+    long long u = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
-    if (k >= B) return;
-    const float *qu = q + (long long)row[k] * d;
-    const float *mi = M + (long long)modelIdx[k] * d;
-    double dot = 0, ss = 0;
+    if (u >= U) return;
+    const float *qu = q + u * d;
+    float *gqu = gq + u * d;
+    double ss = 0;
     for (long long c = lane; c < d; c += 32) {
-        dot += (double)qu[c] * (double)mi[c];
         ss += (double)qu[c] * (double)qu[c];
+        gqu[c] = 0.f;
     }
-    dot = warp_sum(dot);
     ss = warp_sum(ss);
     double n = sqrt(ss);
-    double z = dot / (n + 1e-8) - n;
-    double y = (double)label[k];
-    double gz;
-    if (z >= 0) gz = 1.0 / (1.0 + exp(-z));
-    else { double e = exp(z); gz = e / (1.0 + e); }
-    gz = (gz - y) * invB;
-    if (lane == 0) loss[k] = fmax(z, 0.0) - y * z + log1p(exp(-fabs(z)));
-    float sm = (float)(gz / (n + 1e-8));
-    float sq = n > 0 ? (float)(-gz * (dot / (n * (n + 1e-8) * (n + 1e-8)) + 1.0 / n)) : 0.f;
-    float *gmi = gM + (long long)modelIdx[k] * d;
-    float *gqu = gq + (long long)row[k] * d;
-    for (long long c = lane; c < d; c += 32) {
-        atomicAdd(&gmi[c], sm * qu[c]);
-        atomicAdd(&gqu[c], sm * mi[c] + sq * qu[c]);
+    for (int p = rowStart[u]; p < rowStart[u + 1]; p++) {
+        int k = rowPairs[p];
+        const float *mi = M + (long long)modelIdx[k] * d;
+        double dot = 0;
+        for (long long c = lane; c < d; c += 32) dot += (double)qu[c] * (double)mi[c];
+        dot = warp_sum(dot);
+        double z = dot / (n + 1e-8) - n;
+        double y = (double)label[k];
+        double gz;
+        if (z >= 0) gz = 1.0 / (1.0 + exp(-z));
+        else { double e = exp(z); gz = e / (1.0 + e); }
+        gz = (gz - y) * invB;
+        float sm = (float)(gz / (n + 1e-8));
+        float sq = n > 0 ? (float)(-gz * (dot / (n * (n + 1e-8) * (n + 1e-8)) + 1.0 / n)) : 0.f;
+        if (lane == 0) {
+            loss[k] = fmax(z, 0.0) - y * z + log1p(exp(-fabs(z)));
+            coefM[k] = sm;
+        }
+        for (long long c = lane; c < d; c += 32) gqu[c] += sm * mi[c] + sq * qu[c];
     }
 }
 
-// residual_grad: one warp per row u with item j: gR[j] += gq[u]; when coef[u]
-// > 0 (the first row of item j, coef = λ·pairs_j/B) also the penalty
-// coef·‖r_j‖², written to pen[u], and its gradient 2·coef·r_j.
-extern "C" __global__ void residual_grad(const float *gq, const float *R, const int *item,
-                                         const float *coef, float *gR, double *pen, long long rows,
-                                         long long d) {
-    long long u = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+// model_grad: one warp per model i, gM[i] = Σ coefM[k]·q[row[k]] over the
+// model's pairs k = modelPairs[modelStart[i]:modelStart[i+1]] in order (0 for
+// a model without pairs).
+extern "C" __global__ void model_grad(const float *q, const int *row, const int *modelStart,
+                                      const int *modelPairs, const float *coefM, float *gM,
+                                      long long numModels, long long d) {
+    long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
-    if (u >= rows) return;
-    long long j = item[u];
-    float w = coef[u];
+    if (i >= numModels) return;
+    for (long long c = lane; c < d; c += 32) {
+        float g = 0.f;
+        for (int p = modelStart[i]; p < modelStart[i + 1]; p++) {
+            int k = modelPairs[p];
+            g += coefM[k] * q[(long long)row[k] * d + c];
+        }
+        gM[i * d + c] = g;
+    }
+}
+
+// residual_grad: one warp per item slot s of the batch (item itemOf[s], rows
+// itemRows[itemStart[s]:itemStart[s+1]]): gR[j] = Σ gq[u] over the rows in
+// order, plus, when coef[s] > 0 (coef = λ·pairs_j/B), the penalty's gradient
+// 2·coef·r_j; the penalty coef·‖r_j‖² goes to pen[s]. gR's other rows are
+// zeroed by the caller.
+extern "C" __global__ void residual_grad(const float *gq, const float *R, const int *itemOf,
+                                         const int *itemStart, const int *itemRows, const float *coef,
+                                         float *gR, double *pen, long long slots, long long d) {
+    long long s = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (s >= slots) return;
+    long long j = itemOf[s];
+    float w = coef[s];
     double ss = 0;
     for (long long c = lane; c < d; c += 32) {
         float r = R[j * d + c];
         ss += (double)r * (double)r;
-        float g = gq[u * d + c];
+        float g = 0.f;
+        for (int p = itemStart[s]; p < itemStart[s + 1]; p++) g += gq[(long long)itemRows[p] * d + c];
         if (w > 0.f) g += 2.f * w * r;
-        atomicAdd(&gR[j * d + c], g);
+        gR[j * d + c] = g;
     }
     ss = warp_sum(ss);
-    if (lane == 0) pen[u] = w > 0.f ? (double)w * ss : 0.0;
+    if (lane == 0) pen[s] = w > 0.f ? (double)w * ss : 0.0;
 }
 
 // col_sum: out[c] = Σ_u X[u, c] (bias gradients), one thread per column.

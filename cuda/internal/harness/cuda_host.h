@@ -67,7 +67,7 @@ extern std::atomic<long long> atomicOps, barrierOps, shuffleOps;
 #define __global__
 #define __device__ static inline
 #define __host__
-#define __forceinline__ inline
+#define __forceinline__ /* __device__ is static inline already */
 #define __restrict__ __restrict
 #define __shared__ static
 #define __launch_bounds__(...)

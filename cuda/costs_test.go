@@ -1,0 +1,194 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/irt"
+)
+
+// costGPU counts what the batch and stepper code asks of a device, on a dry
+// device (no memory, no kernels): launches, host<->device copies and bytes,
+// and device memory. On the cuda build every copy is a blocking call on the
+// legacy default stream, so a copy down waits for every queued kernel: the
+// copies down are the synchronisations.
+type costGPU struct {
+	dryGPU
+	launchN                      int64
+	up, down, upBytes, downBytes int64
+	live, peak                   int64
+	sizes                        map[handle]int64
+}
+
+func newCostGPU() *costGPU {
+	return &costGPU{dryGPU: dryGPU{launches: map[string][3]int{}}, sizes: map[handle]int64{}}
+}
+
+func (c *costGPU) alloc(what string, n int64) (handle, error) {
+	h, err := c.dryGPU.alloc(what, n)
+	c.sizes[h] = n
+	c.live += n
+	c.peak = max(c.peak, c.live)
+	return h, err
+}
+
+func (c *costGPU) free(h handle) error {
+	c.live -= c.sizes[h]
+	delete(c.sizes, h)
+	return nil
+}
+
+func (c *costGPU) htod(_ handle, src any) error {
+	if _, n := sliceBytes(src); n > 0 {
+		c.up++
+		c.upBytes += n
+	}
+	return nil
+}
+
+func (c *costGPU) dtoh(dst any, _ handle) error {
+	if _, n := sliceBytes(dst); n > 0 {
+		c.down++
+		c.downBytes += n
+	}
+	return nil
+}
+
+func (c *costGPU) launch(name string, gridX, gridY, block int, args ...any) error {
+	c.launchN++
+	return c.dryGPU.launch(name, gridX, gridY, block, args...)
+}
+
+type costs struct{ launches, up, down, upBytes, downBytes int64 }
+
+func (c *costGPU) read() costs { return costs{c.launchN, c.up, c.down, c.upBytes, c.downBytes} }
+
+func (a costs) minus(b costs) costs {
+	return costs{a.launches - b.launches, a.up - b.up, a.down - b.down, a.upBytes - b.upBytes, a.downBytes - b.downBytes}
+}
+
+// TestCosts counts the device work of a cBMM iteration (1,000 models x
+// 100,000 items, ranks 1 and 4, one problem and 25 replicates) and of a
+// JE-IRT step and epoch at EmbedLLM size, without running the kernels: the
+// counts per iteration do not depend on the cells, so the cBMM problem has
+// two cells per item, and the device memory is given for the dense matrix
+// (10⁸ cells) from the layout's formula. scripts/cuda-cpu-check.sh prints
+// the log lines.
+func TestCosts(t *testing.T) {
+	const models, items = 1000, 100000
+	p := &backend.CBMMProblem{N: models, J: items, ItemStart: make([]int32, items+1)}
+	for j := range items {
+		for e := range 2 {
+			p.Cells = append(p.Cells, uint32((j+e)%models)<<1|uint32(e&1))
+		}
+		p.ItemStart[j+1] = int32(len(p.Cells))
+	}
+	for _, rank := range []int{1, 4} {
+		for _, K := range []int{1, 25} {
+			g := newCostGPU()
+			probs := make([]*backend.CBMMProblem, K)
+			active := make([]bool, K)
+			for k := range probs {
+				probs[k], active[k] = p, true
+			}
+			if K > 1 && rank > 1 {
+				continue // 25 replicates of 10⁸ cells do not fit; rank 1 shows the per-problem figures
+			}
+			b, err := cbmmBackend{device: "cost", open: func() (gpu, error) { return g, nil }}.Load(probs, rank, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss := make([]float64, K)
+			if err := b.Step(t.Context(), active, loss); err != nil { // the first uploads the active flags
+				t.Fatal(err)
+			}
+			before := g.read()
+			const iters = 4
+			for range iters {
+				if err := b.Step(t.Context(), active, loss); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := g.read().minus(before)
+			if d.launches != 3*iters || d.up != 0 || d.down != iters || d.downBytes != int64(8*K*iters) {
+				t.Errorf("cBMM rank %d, %d problems: %+v over %d iterations; want 3 launches, no copy up and one copy of %d bytes down each", rank, K, d, iters, 8*K)
+			}
+			dense := cbmmDeviceBytes(int64(K)*models*items, int64(K)*models, int64(K)*items, int64(K), int64(rank))
+			t.Logf("cBMM %d x %d rank %d, %d problem(s): per iteration %d launches, %d B up, %d B down (%.1f B per problem), %d synchronisation(s); device memory %s (dense)",
+				models, items, rank, K, d.launches/iters, d.upBytes/iters, d.downBytes/iters, float64(d.upBytes+d.downBytes)/iters/float64(K), d.down/iters, mib(dense))
+			b.Close()
+		}
+	}
+
+	// A whole fit through train/irt, with the real kernels on the harness (8
+	// small problems, 10 iterations, the first Set and last Get included):
+	// acceleration (train/irt's extrapolation, on by default) reads and
+	// writes every problem's parameters through Get and Set each iteration.
+	rs := testProblems(t, "2pl", 1, 11, 12, 13, 14, 15, 16, 17, 18)
+	for _, acc := range []bool{false, true} {
+		h0 := host.snapshot()
+		c := irt.CBMM{Rank: 1, Tol: 1e-300, MaxIter: 10, Accelerate: acc, Device: "cuda-harness"}
+		out, err := c.FitBatch(context.Background(), rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := host.snapshot().minus(h0)
+		iters := 0
+		for _, m := range out {
+			iters = max(iters, m.Iterations)
+		}
+		per := float64(iters * len(rs))
+		t.Logf("cBMM fit, %d problems, accelerate=%v: per problem per iteration %.1f copies up (%.0f B), %.1f copies down (%.0f B); per iteration %.1f launches",
+			len(rs), acc, float64(d.up)/per, float64(d.upBytes)/per, float64(d.down)/per, float64(d.downBytes)/per, float64(d.launches)/float64(iters))
+	}
+
+	// JE-IRT at EmbedLLM size: 768-d encoder vectors, hidden 1,536, d 256,
+	// 112 models, 36,054 items with residuals, per-pair batches of 512 (one
+	// row per pair) with dropout; an epoch is 0.8 x 112 x 36,054 training
+	// pairs.
+	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
+	g := newCostGPU()
+	jp := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: make([]float32, H*D), C1: make([]float32, H), W2: make([]float32, dim*H), C2: make([]float32, dim),
+		M: make([]float32, N*dim), R: make([]float32, J*dim)}
+	s, err := newJEIRTStepper(g, jp, backend.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	jb := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
+		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}
+	for u := range U {
+		jb.Item[u], jb.Row[u], jb.Model[u] = int32(rng.IntN(J)), int32(u), int32(rng.IntN(N))
+	}
+	if _, err := s.Step(jb, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	before := g.read()
+	if _, err := s.Step(jb, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	d := g.read().minus(before)
+	pairs := int64(N) * J * 8 / 10
+	steps := (pairs + U - 1) / U
+	t.Logf("JE-IRT EmbedLLM step (%d pairs): %d launches, %d copies up (%s), %d copies down (%d B), %d synchronisations; device memory %s",
+		U, d.launches, d.up, mib(d.upBytes), d.down, d.downBytes, d.down, mib(g.peak))
+	t.Logf("JE-IRT EmbedLLM epoch (%d pairs, %d steps): %d launches, %s up, %d synchronisations",
+		pairs, steps, steps*d.launches, mib(steps*d.upBytes), steps*d.down)
+	s.Close()
+}
+
+// snapshot reads the harness device's traffic counters.
+func (e *hostGPU) snapshot() costs {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var n int64
+	for _, c := range e.launches {
+		n += int64(c)
+	}
+	return costs{n, e.htodCopies, e.dtohCopies, e.htodBytes, e.dtohBytes}
+}
