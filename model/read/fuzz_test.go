@@ -73,3 +73,42 @@ func FuzzReadItems(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadParquet feeds Parquet bytes (seeded with the Parquet copies of the
+// layout seeds, and with those copies cut short or with a byte changed) to
+// the reader: every input gives responses or an error.
+func FuzzReadParquet(f *testing.F) {
+	dir := f.TempDir()
+	for k, s := range layoutSeeds[:3] {
+		src, dst := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.parquet")
+		os.WriteFile(src, []byte(s.body), 0o644)
+		if _, err := ConvertToParquet(src, dst, 0); err != nil {
+			f.Fatal(err)
+		}
+		b, _ := os.ReadFile(dst)
+		f.Add(uint8(k), b)
+		f.Add(uint8(k), b[:len(b)/2])
+		bad := append([]byte(nil), b...)
+		bad[len(bad)/3] ^= 0x5a
+		f.Add(uint8(k), bad)
+	}
+	formats := []string{"auto", "long", "wide", "wide-items"}
+	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
+		p := filepath.Join(t.TempDir(), "r.parquet")
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := File(p, Options{Format: formats[int(format)%len(formats)], NoCache: true})
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		for c := range r.Label {
+			if int(r.Model[c]) >= len(r.Models) || int(r.Item[c]) >= len(r.Items) || r.Label[c] > 1 {
+				t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
+			}
+		}
+	})
+}

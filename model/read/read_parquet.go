@@ -2,6 +2,7 @@ package read
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,15 @@ type pqFile struct {
 	buf    []parquet.Value // reused by each
 }
 
+// recoverParquet turns a panic of the Parquet library on damaged metadata
+// (it panics on some, for example a MAP annotation on a flat column) into
+// the file's error; deferred by the Parquet readers.
+func recoverParquet(path string, err *error) {
+	if p := recover(); p != nil {
+		*err = &ParseError{File: path, Msg: "not a readable Parquet file (a damaged file): " + model.Clip(fmt.Sprint(p))}
+	}
+}
+
 func openParquet(path string) (*pqFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -59,6 +69,22 @@ func openParquet(path string) (*pqFile, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	// The footer's length is the file's last 4 bytes before "PAR1": checked
+	// against the file's size first, because the library allocates it as
+	// given (a damaged length asks for up to 4 GB).
+	var tail [8]byte
+	if st.Size() < 12 {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: %d bytes is too short", st.Size())}
+	}
+	if _, err := f.ReadAt(tail[:], st.Size()-8); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n+12 > st.Size() {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: its footer claims %d bytes of the file's %d (a damaged file)", n, st.Size())}
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
@@ -95,10 +121,23 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 		q.buf = make([]parquet.Value, 4096)
 	}
 	buf := q.buf
+	rows := rg.NumRows()
+	column := ""
+	if k < len(q.header) {
+		column = q.header[k]
+	}
+	// A damaged file can hold more or fewer values in a column than its
+	// row group has rows, or dictionary indexes past the dictionary.
+	tooMany := func() error {
+		return fmt.Errorf("column %q holds more values than the row group's %d rows (a damaged file)", model.Clip(column), rows)
+	}
 	i := 0
 	for {
 		p, err := pages.ReadPage()
 		if err == io.EOF {
+			if int64(i) != rows {
+				return fmt.Errorf("column %q holds %d values for the row group's %d rows (a damaged file)", model.Clip(column), i, rows)
+			}
 			return nil
 		}
 		if err != nil {
@@ -107,6 +146,14 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 		if d := p.Dictionary(); dictFn != nil && d != nil && p.NumNulls() == 0 && p.DefinitionLevels() == nil {
 			data := p.Data()
 			for _, idx := range data.Int32() {
+				if int64(i) >= rows {
+					parquet.Release(p)
+					return tooMany()
+				}
+				if idx < 0 || int(idx) >= d.Len() {
+					parquet.Release(p)
+					return fmt.Errorf("column %q: dictionary index %d outside the dictionary's %d values (a damaged file)", model.Clip(column), idx, d.Len())
+				}
 				if err := dictFn(i, d, idx); err != nil {
 					parquet.Release(p)
 					return err
@@ -120,6 +167,10 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 		for {
 			n, err := vr.ReadValues(buf)
 			for _, v := range buf[:n] {
+				if int64(i) >= rows {
+					parquet.Release(p)
+					return tooMany()
+				}
 				if e := fn(i, v); e != nil {
 					parquet.Release(p)
 					return e
@@ -283,7 +334,8 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(path, format string, cells *cellSink, rep *Report) (*model.Responses, error) {
+func readParquet(path, format string, cells *cellSink, rep *Report) (r *model.Responses, err error) {
+	defer recoverParquet(path, &err)
 	q, err := openParquet(path)
 	if err != nil {
 		return nil, err
@@ -505,7 +557,8 @@ func resize[T any](s []T, n int) []T {
 
 // readItemsParquet reads an item-text table from Parquet with the column
 // names of Items.
-func readItemsParquet(path string) (*ItemTable, error) {
+func readItemsParquet(path string) (t *ItemTable, err error) {
+	defer recoverParquet(path, &err)
 	q, err := openParquet(path)
 	if err != nil {
 		return nil, err
@@ -521,7 +574,7 @@ func readItemsParquet(path string) (*ItemTable, error) {
 		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
 	}
 	gc := findColumn(h, groupNames)
-	t := &ItemTable{}
+	t = &ItemTable{}
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
