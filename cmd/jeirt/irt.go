@@ -57,6 +57,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.IntVar(&set.Threads, "threads", 0, "goroutines (0: all cores)")
 	f.IntVar(&set.Bootstrap, "bootstrap", 0, "bootstrap replicates B (resampling items); 0: none")
 	f.BoolVar(&set.BootstrapModels, "bootstrap-models", false, "also resample models in the bootstrap (for the SEs of a and b)")
+	f.Int64Var(&set.MaxMemory, "max-memory", 0, "bytes the bootstrap's replicates may use at once (about 26 per observed cell each; fitted in batches that fit); 0: half the machine's memory")
 	f.Float64Var(&set.Level, "level", 0.95, "bootstrap interval level")
 	f.Int64Var(&set.Seed, "seed", 42, "bootstrap seed")
 	f.Float64Var(&set.MinA, "min-a", 0.1, "flag items with discrimination ‖a‖/σ below this as uninformative")

@@ -48,10 +48,13 @@ type Settings struct {
 	Threads         int      `json:"threads"`
 	Bootstrap       int      `json:"bootstrap"`
 	BootstrapModels bool     `json:"bootstrap_models"`
-	Level           float64  `json:"level"`
-	Seed            int64    `json:"seed"`
-	MinA            float64  `json:"min_discrimination"`
-	RankMove        int      `json:"rank_move_threshold"`
+	// MaxMemory caps the bootstrap's working memory in bytes (replicates
+	// are fitted in batches that fit); 0 means half of the machine's memory.
+	MaxMemory int64   `json:"max_memory,omitempty"`
+	Level     float64 `json:"level"`
+	Seed      int64   `json:"seed"`
+	MinA      float64 `json:"min_discrimination"`
+	RankMove  int     `json:"rank_move_threshold"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more

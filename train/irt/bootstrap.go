@@ -13,6 +13,10 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 )
 
+// BootstrapBytesPerCell is the working memory of one bootstrap replicate per
+// observed cell, measured (docs/limits.md: 25.8 bytes on MMLU-Pro).
+const BootstrapBytesPerCell = 26
+
 // Bootstrap estimates the sampling uncertainty of a cBMM fit by refitting on
 // resampled data, many replicates per batched fit. Resampling items (always)
 // measures how θ and the model ranking depend on the particular items;
@@ -25,6 +29,11 @@ type Bootstrap struct {
 	Models    bool    // also resample models (with replacement)
 	Level     float64 // interval level; 0 means 0.95
 	BatchSize int     // replicates per FitBatch call; 0 means 25
+	// MaxMemory caps the replicates' working memory in bytes: a batch
+	// holds at most MaxMemory / (BootstrapBytesPerCell · cells) replicates
+	// (at least one). 0 means half of the machine's memory (no cap where
+	// that is unknown); negative means no cap.
+	MaxMemory int64
 	Fitter    CBMM
 	Log       model.Logf // a line after every batch of replicates; nil is silent
 }
@@ -60,6 +69,15 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	}
 	if bs.BatchSize <= 0 {
 		bs.BatchSize = 25
+	}
+	mem := bs.MaxMemory
+	if mem == 0 {
+		mem = model.SystemMemory() / 2
+	}
+	if per := BootstrapBytesPerCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
+		bs.BatchSize = int(max(1, mem/per))
+		bs.Log.Printf("bootstrap: %d replicates per batch to stay within %.1f GB (about %d bytes per cell and replicate)",
+			bs.BatchSize, float64(mem)/1e9, BootstrapBytesPerCell)
 	}
 	fitter := bs.Fitter
 	fitter.Log = nil

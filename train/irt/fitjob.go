@@ -125,7 +125,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		start := time.Now()
 		var err error
 		boot, err = Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			Fitter: FromSettings(set), Log: j.Log}.Run(ctx, r, fit)
+			MaxMemory: set.MaxMemory, Fitter: FromSettings(set), Log: j.Log}.Run(ctx, r, fit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}

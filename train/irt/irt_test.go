@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -429,6 +430,36 @@ func TestAnalyzeUnobservedModelNotRanked(t *testing.T) {
 	for _, m := range an.RankMoves {
 		if m.Model == "ghost" {
 			t.Error("the unobserved model is listed as a rank move")
+		}
+	}
+}
+
+// A memory cap smaller than a batch of replicates fits them in smaller
+// batches (says so) and changes nothing else: the replicates are drawn in
+// the same order, so the intervals are the same as without the cap.
+func TestBootstrapMaxMemoryBatches(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 120, Seed: 3})
+	c := CBMM{Accelerate: true}
+	full, err := c.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Bootstrap{B: 6, Seed: 1, Fitter: c, MaxMemory: -1}.Run(context.Background(), r, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	capped, err := Bootstrap{B: 6, Seed: 1, Fitter: c, MaxMemory: 2 * BootstrapBytesPerCell * int64(r.Len()),
+		Log: func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }}.Run(context.Background(), r, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "bootstrap: 2 replicates per batch") {
+		t.Errorf("log %q", lines)
+	}
+	for k := range whole.ThetaSE {
+		if d := math.Abs(whole.ThetaSE[k] - capped.ThetaSE[k]); d > 1e-9 {
+			t.Fatalf("θ SE %d: %v without the cap, %v with it", k, whole.ThetaSE[k], capped.ThetaSE[k])
 		}
 	}
 }
