@@ -41,18 +41,7 @@ func FuzzReadFile(f *testing.F) {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := File(p, Options{Format: formats[int(format)%len(formats)], NoCache: true})
-		if err != nil {
-			if len(err.Error()) > 4096 {
-				t.Errorf("error of %d bytes", len(err.Error()))
-			}
-			return
-		}
-		for c := range r.Label {
-			if int(r.Model[c]) >= len(r.Models) || int(r.Item[c]) >= len(r.Items) || r.Label[c] > 1 {
-				t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
-			}
-		}
+		checkRead(t, p, formats[int(format)%len(formats)])
 	})
 }
 
@@ -98,17 +87,23 @@ func FuzzReadParquet(f *testing.F) {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := File(p, Options{Format: formats[int(format)%len(formats)], NoCache: true})
-		if err != nil {
-			if len(err.Error()) > 4096 {
-				t.Errorf("error of %d bytes", len(err.Error()))
-			}
-			return
-		}
-		for c := range r.Label {
-			if int(r.Model[c]) >= len(r.Models) || int(r.Item[c]) >= len(r.Items) || r.Label[c] > 1 {
-				t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
-			}
-		}
+		checkRead(t, p, formats[int(format)%len(formats)])
 	})
+}
+
+// checkRead reads path as format and fails on an oversized error or a cell
+// outside the names read.
+func checkRead(t *testing.T, path, format string) {
+	r, _, err := File(path, Options{Format: format, NoCache: true})
+	if err != nil {
+		if len(err.Error()) > 4096 {
+			t.Errorf("error of %d bytes", len(err.Error()))
+		}
+		return
+	}
+	for c := range r.Label {
+		if int(r.Model[c]) >= len(r.Models) || int(r.Item[c]) >= len(r.Items) || r.Label[c] > 1 {
+			t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
+		}
+	}
 }

@@ -43,7 +43,7 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 	}
 	ev := &JEIRTEval{}
 	// Question embeddings of r's items: known rows of Q, or encoded now.
-	q, newItems, err := Questions(ctx, ck, r, nil, log)
+	q, newItems, _, err := Questions(ctx, ck, r, nil, log)
 	if err != nil {
 		return nil, err
 	}

@@ -26,18 +26,19 @@ func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 // Questions returns the question embedding q_j of every item j of r with
 // want[j] (nil: all): the checkpoint's row when it knows the item, otherwise
 // the adapter applied to the item's vector from the checkpoint's encoder
-// (OpenCheckpointEncoder). It also returns the items that were encoded. An
+// (OpenCheckpointEncoder). It also returns the items that were encoded
+// (newItems, rows of r) and their encoder vectors (newX, in the same order:
+// the input of the out-of-domain check). An
 // item new to the checkpoint needs its text, unless the encoder serves
 // precomputed vectors by id. This is the one place that embeds the questions
 // of a checkpoint (jeirt eval, add-model, route eval).
-func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log model.Logf) ([][]float32, []int, error) {
+func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log model.Logf) (q [][]float32, newItems []int, newX [][]float32, err error) {
 	m := ck.Model
 	itemRow := make(map[string]int, len(m.Items))
 	for j, id := range m.Items {
 		itemRow[id] = j
 	}
-	q := make([][]float32, r.NumItems())
-	var newItems []int
+	q = make([][]float32, r.NumItems())
 	for j, id := range r.Items {
 		if want != nil && !want[j] {
 			continue
@@ -49,11 +50,11 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 		}
 	}
 	if len(newItems) == 0 {
-		return q, nil, nil
+		return q, nil, nil, nil
 	}
 	enc, err := OpenCheckpointEncoder(ck)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
+		return nil, nil, nil, fmt.Errorf("encoding %d items the checkpoint has not seen: %w", len(newItems), err)
 	}
 	ids, texts := make([]string, len(newItems)), make([]string, len(newItems))
 	_, byID := enc.(encoder.ItemEncoder)
@@ -63,18 +64,18 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 			texts[k] = r.ItemText[j]
 		}
 		if !byID && strings.TrimSpace(texts[k]) == "" {
-			return nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
+			return nil, nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
 		}
 	}
-	emb, err := EmbedQuestions(ctx, m, enc, ids, texts)
+	emb, newX, err := EncodeQuestions(ctx, m, enc, ids, texts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for k, j := range newItems {
 		q[j] = emb[k]
 	}
 	log.Printf("encoded %d items new to the checkpoint with %s", len(newItems), ck.Manifest.Encoder.Spec)
-	return q, newItems, nil
+	return q, newItems, newX, nil
 }
 
 // EmbedQuestions encodes questions (by id when enc serves precomputed

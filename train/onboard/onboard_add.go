@@ -122,7 +122,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			usedItem[r.Item[c]] = true
 		}
 	}
-	q, newItems, err := jeirt.Questions(ctx, ck, r, usedItem, log)
+	q, newItems, _, err := jeirt.Questions(ctx, ck, r, usedItem, log)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult,
 	} else {
 		res.IDs, res.Texts = o.Pool.IDs, o.Pool.Text
 		var err error
-		q, _, err = jeirt.Questions(ctx, ck, &model.Responses{Items: o.Pool.IDs, ItemText: o.Pool.Text}, nil, o.Log)
+		q, _, _, err = jeirt.Questions(ctx, ck, &model.Responses{Items: o.Pool.IDs, ItemText: o.Pool.Text}, nil, o.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res 
 		answered[r.Items[r.Item[c]]] = true
 		correct += int(r.Label[c])
 	}
-	qa, _, err := jeirt.Questions(ctx, ck, r, want, o.Log)
+	qa, _, _, err := jeirt.Questions(ctx, ck, r, want, o.Log)
 	if err != nil {
 		return Gaussian{}, nil, fmt.Errorf("%s: %w", o.AnsweredFile, err)
 	}

@@ -206,11 +206,11 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		log.Printf("route eval: %d models of %s are not in the checkpoint and are ignored (%s)",
 			len(unknown), e.Data, ShortList(unknown, 3))
 	}
-	q, newItems, err := jeirt.Questions(ctx, ck, r, nil, log)
+	q, _, newX, err := jeirt.Questions(ctx, ck, r, nil, log)
 	if err != nil {
 		return err
 	}
-	if err := e.domainRate(ctx, ck, r, newItems); err != nil {
+	if err := e.domainRate(ck, newX); err != nil {
 		return err
 	}
 	if e.Val != "" {
@@ -233,26 +233,12 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// domainRate logs how many of the questions new to the checkpoint (items,
-// rows of r) jeirt route would flag as out of domain.
-func (e EvalRun) domainRate(ctx context.Context, ck *model.Checkpoint, r *model.Responses, items []int) error {
+// domainRate logs how many of the questions new to the checkpoint (their
+// encoder vectors x, from jeirt.Questions) jeirt route would flag as out of
+// domain.
+func (e EvalRun) domainRate(ck *model.Checkpoint, x [][]float32) error {
 	dom, err := model.LoadDomain(ck.Dir)
-	if err != nil || dom == nil || len(items) == 0 {
-		return err
-	}
-	enc, err := jeirt.OpenCheckpointEncoder(ck)
-	if err != nil {
-		return err
-	}
-	ids, texts := make([]string, len(items)), make([]string, len(items))
-	for k, j := range items {
-		ids[k] = r.Items[j]
-		if r.ItemText != nil {
-			texts[k] = r.ItemText[j]
-		}
-	}
-	_, x, err := jeirt.EncodeQuestions(ctx, ck.Model, enc, ids, texts)
-	if err != nil {
+	if err != nil || dom == nil || len(x) == 0 {
 		return err
 	}
 	ood := 0
@@ -273,7 +259,7 @@ func (e EvalRun) tuneMargin(ctx context.Context, ck *model.Checkpoint, opt *Rout
 	if err != nil {
 		return err
 	}
-	q, _, err := jeirt.Questions(ctx, ck, v, nil, e.Log)
+	q, _, _, err := jeirt.Questions(ctx, ck, v, nil, e.Log)
 	if err != nil {
 		return err
 	}
