@@ -466,3 +466,98 @@ func TestHarnessJEIRTDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessJEIRTEpochDeterministic runs two epochs of a schedule with
+// dropout through Epoch (the masks drawn on the device), with the CUDA
+// threads as fibers, again as fibers, and as OS threads (another schedule),
+// and through Step with the masks drawn on the host
+// (backend.JEIRTSchedule.Batch): the losses and parameters must be
+// bit-identical every time.
+func TestHarnessJEIRTEpochDeterministic(t *testing.T) {
+	const D, H, dim, N, J = 16, 32, 8, 4, 10
+	rng := rand.New(rand.NewPCG(3, 4))
+	params := func() *backend.JEIRTParams {
+		r := rand.New(rand.NewPCG(1, 2))
+		fill := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 0.3)
+			}
+			return x
+		}
+		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
+	}
+	feats := make([]float32, J*D)
+	for i := range feats {
+		feats[i] = float32(rng.NormFloat64())
+	}
+	sc := &backend.JEIRTSchedule{RowStart: []int{0}, PairStart: []int{0}, Dropout: backend.JEIRTDropout{P: 0.3, Seed: 11}}
+	for _, st := range [][2]int{{8, 24}, {3, 3}, {70, 90}} { // rows, pairs; 70 rows take two row tiles
+		U, B := st[0], st[1]
+		for range U {
+			sc.Item = append(sc.Item, int32(rng.IntN(J))) // items repeat across rows
+		}
+		for range B {
+			sc.Row = append(sc.Row, int32(rng.IntN(U)))
+			sc.Model = append(sc.Model, int32(rng.IntN(N)))
+			sc.Label = append(sc.Label, float32(rng.IntN(2)))
+		}
+		sc.RowStart = append(sc.RowStart, len(sc.Item))
+		sc.PairStart = append(sc.PairStart, len(sc.Row))
+	}
+	run := func(mode harness.Mode, epochs bool) []float32 {
+		old := harnessMode
+		harnessMode = mode
+		defer func() { harnessMode = old }()
+		s, err := newJEIRTStepper(newHostGPU(), params(), backend.AdamW{WeightDecay: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.SetFeatures(feats); err != nil {
+			t.Fatal(err)
+		}
+		var out []float32
+		sc := *sc
+		var b *backend.JEIRTBatch
+		for e := range 2 {
+			sc.FirstStep = int64(e * sc.Steps())
+			if epochs {
+				loss, err := s.Epoch(t.Context(), &sc, 1e-2, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range loss {
+					out = append(out, float32(l))
+				}
+				continue
+			}
+			for k := range sc.Steps() {
+				b = sc.Batch(k, feats, D, H, b)
+				l, err := s.Step(b, 1e-2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, float32(l))
+			}
+		}
+		for _, x := range s.Params().Slices() {
+			out = append(out, x...)
+		}
+		return out
+	}
+	want := run(harness.Fibers, true)
+	for _, c := range []struct {
+		what   string
+		mode   harness.Mode
+		epochs bool
+	}{{"Epoch, fibers again", harness.Fibers, true}, {"Epoch, OS threads", harness.Threads, true}, {"Step with host masks", harness.Fibers, false}} {
+		got := run(c.mode, c.epochs)
+		for i := range want {
+			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+				t.Fatalf("%s: value %d is %v, first run %v: not bit-identical", c.what, i, got[i], want[i])
+			}
+		}
+	}
+}
