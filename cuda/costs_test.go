@@ -192,6 +192,34 @@ func TestCosts(t *testing.T) {
 	t.Logf("JE-IRT EmbedLLM epoch (%d pairs, %d steps of %d): %.0f launches per step, %d copies up (%s, the schedule), %d copy down (%d B, the step losses): %d synchronisation, at the end; encoder vectors %d copy up (%s) once per fit; device memory %s",
 		pairs, steps, U, float64(d.launches)/float64(steps), d.up, mib(d.upBytes), d.down, d.downBytes, d.down, feats.up, mib(feats.upBytes), mib(g.peak))
 
+	// Validation on the device: the validation cells (10% of 112 x 36,054)
+	// and 50,000 monitored training cells go up once per fit; each epoch
+	// computes every item's question embedding, scores both sets and reads
+	// four numbers.
+	var sets [2]backend.JEIRTCells
+	for k, n := range []int{N * J / 10, 50000} {
+		for range n {
+			sets[k].Item = append(sets[k].Item, int32(rng.IntN(J)))
+			sets[k].Model = append(sets[k].Model, int32(rng.IntN(N)))
+			sets[k].Label = append(sets[k].Label, 1)
+		}
+	}
+	before = g.read()
+	if err := s.SetEvalCells(sets[:]); err != nil {
+		t.Fatal(err)
+	}
+	setup := g.read().minus(before)
+	before = g.read()
+	if _, _, err := s.Evaluate(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d = g.read().minus(before)
+	if d.up != 0 || d.down != 1 {
+		t.Errorf("JE-IRT evaluation: %+v; want no copy up and one copy down", d)
+	}
+	t.Logf("JE-IRT EmbedLLM validation (%d + %d cells): %d launches, %d copies up, %d copy down (%d B) per epoch; the cells %d copies up (%s) once per fit",
+		len(sets[0].Item), len(sets[1].Item), d.launches, d.up, d.down, d.downBytes, setup.up, mib(setup.upBytes))
+
 	// A single Step (the API without SetFeatures) uploads its batch.
 	jb := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
 		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/cuda/internal/harness"
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 )
@@ -559,5 +560,81 @@ func TestHarnessJEIRTEpochDeterministic(t *testing.T) {
 				t.Fatalf("%s: value %d is %v, first run %v: not bit-identical", c.what, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestHarnessJEIRTEvaluate scores cell sets on the device (Evaluate) and on
+// the host (model.JEIRT's question embeddings plus the residual, model.Logit,
+// the same loss and accuracy as train/jeirt's validation).
+func TestHarnessJEIRTEvaluate(t *testing.T) {
+	const D, H, dim, N, J = 16, 32, 8, 4, 10
+	rng := rand.New(rand.NewPCG(8, 9))
+	fill := func(n int, s float64) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * s)
+		}
+		return x
+	}
+	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: fill(H*D, 0.3), C1: fill(H, 0.3), W2: fill(dim*H, 0.3), C2: fill(dim, 0.3), M: fill(N*dim, 1), R: fill(J*dim, 0.1)}
+	feats := fill(J*D, 1)
+	var sets []backend.JEIRTCells
+	for _, n := range []int{300, 0, 5} { // 300 cells: 38 blocks of 8 warps
+		var c backend.JEIRTCells
+		for range n {
+			c.Item = append(c.Item, int32(rng.IntN(J)))
+			c.Model = append(c.Model, int32(rng.IntN(N)))
+			c.Label = append(c.Label, float32(rng.IntN(2)))
+		}
+		sets = append(sets, c)
+	}
+	s, err := newJEIRTStepper(newHostGPU(), p.Clone(), backend.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := firstErr(s.SetFeatures(feats), s.SetEvalCells(sets)); err != nil {
+		t.Fatal(err)
+	}
+	loss, acc, err := s.Evaluate(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &model.JEIRT{InputDim: D, Hidden: H, Dim: dim, W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2}
+	q := m.QuestionEmbeddings(feats, J)
+	for k := range q {
+		q[k] += p.R[k]
+	}
+	for k, c := range sets {
+		if len(c.Item) == 0 {
+			if !math.IsNaN(loss[k]) || !math.IsNaN(acc[k]) {
+				t.Errorf("set %d (empty): loss %v, accuracy %v; want NaN", k, loss[k], acc[k])
+			}
+			continue
+		}
+		var wantLoss, right float64
+		near := 0 // cells whose logit is too close to 0 for the accuracy to be sure
+		for i := range c.Item {
+			j, mi := int(c.Item[i]), int(c.Model[i])
+			z := model.Logit(q[j*dim:(j+1)*dim], p.M[mi*dim:(mi+1)*dim])
+			y := float64(c.Label[i])
+			wantLoss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+			if (z >= 0) == (y == 1) {
+				right++
+			}
+			if math.Abs(z) < 1e-5 {
+				near++
+			}
+		}
+		n := float64(len(c.Item))
+		wantLoss, right = wantLoss/n, right/n
+		if rel := math.Abs(loss[k]-wantLoss) / wantLoss; !(rel < 1e-6) {
+			t.Errorf("set %d: loss %.10g on the device, %.10g on the host (relative %.2g)", k, loss[k], wantLoss, rel)
+		}
+		if math.Abs(acc[k]-right)*n > float64(near) {
+			t.Errorf("set %d: accuracy %v on the device, %v on the host", k, acc[k], right)
+		}
+		t.Logf("set %d, %d cells: loss %.10g device, %.10g host; accuracy %.4f device, %.4f host", k, len(c.Item), loss[k], wantLoss, acc[k], right)
 	}
 }

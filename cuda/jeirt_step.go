@@ -28,9 +28,10 @@ type jeirtStepper struct {
 	err   error
 
 	bufs                *buffers
-	param, grad, mo, ve []handle // per parameter array, in Slices order, in one buffer each
-	sizes               []int
-	total               int // the buffers' length in floats
+	param, grad, mo, ve []handle  // per parameter array, in Slices order, in one buffer each
+	sizes, offs         []int     // each array's length and offset in floats
+	total               int       // the buffers' length in floats
+	all                 []float32 // Params' staging for the whole parameter buffer
 
 	// The items' encoder vectors (SetFeatures).
 	feats *buffers
@@ -51,7 +52,22 @@ type jeirtStepper struct {
 
 	plan     jeirtPlan
 	lossHost []float64
+
+	// Validation (SetEvalCells): the identity 0..NumItems-1 and the sets'
+	// items and models in one buffer, their labels in another, the question
+	// embeddings of every item, a chunk of adapter activations, the block
+	// sums and the results.
+	eval                            *buffers
+	evalSets                        []jeirtEvalSet
+	dEvalInts, dEvalLabel, dQAll    handle
+	dHChunk, dEvalPart, dEvalResult handle
+	evalChunk                       int
+	evalHost                        []float64
 }
+
+// jeirtEvalSet is a cell set of SetEvalCells: its offsets in the eval
+// buffers (items and models in ints, labels in floats) and its size.
+type jeirtEvalSet struct{ item, model, label, n int }
 
 // jeirtCaps are the largest step a set of work buffers holds.
 type jeirtCaps struct{ rows, pairs, slots, steps, x, mask int }
@@ -91,7 +107,7 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 	if opt.Eps == 0 {
 		opt.Eps = 1e-8
 	}
-	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, feats: &buffers{g: g}, sched: &buffers{g: g}, work: &buffers{g: g}}
+	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, feats: &buffers{g: g}, sched: &buffers{g: g}, work: &buffers{g: g}, eval: &buffers{g: g}}
 	err := g.do(func() error {
 		// One contiguous buffer each for the parameters, gradients and
 		// AdamW moments (every array starting on a 256-byte boundary, the
@@ -125,6 +141,7 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 			s.mo = append(s.mo, base[2]+off)
 			s.ve = append(s.ve, base[3]+off)
 			s.sizes = append(s.sizes, len(x))
+			s.offs = append(s.offs, offs[k])
 			if err := g.htod(s.param[k], x); err != nil {
 				return err
 			}
@@ -137,9 +154,9 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 	}
 	// backend.JEIRTStepper has no Close: free the device memory when the
 	// stepper is garbage (Close frees it at once; freeing twice is a no-op).
-	runtime.AddCleanup(s, func(b [4]*buffers) {
-		g.do(func() error { return firstErr(b[0].free(), b[1].free(), b[2].free(), b[3].free()) })
-	}, [4]*buffers{s.bufs, s.feats, s.sched, s.work})
+	runtime.AddCleanup(s, func(b [5]*buffers) {
+		g.do(func() error { return firstErr(b[0].free(), b[1].free(), b[2].free(), b[3].free(), b[4].free()) })
+	}, [5]*buffers{s.bufs, s.feats, s.sched, s.work, s.eval})
 	return s, nil
 }
 
@@ -539,6 +556,118 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 	return loss, ctx.Err()
 }
 
+// SetEvalCells uploads the cell sets Evaluate scores, in two copies.
+func (s *jeirtStepper) SetEvalCells(sets []backend.JEIRTCells) error {
+	p := s.p
+	J := p.NumItems
+	ints := make([]int32, J, J+64)
+	for j := range ints {
+		ints[j] = int32(j)
+	}
+	var labels []float32
+	var evs []jeirtEvalSet
+	most := 1
+	for k, c := range sets {
+		n := len(c.Item)
+		if len(c.Model) != n || len(c.Label) != n {
+			return fmt.Errorf("cuda: JE-IRT evaluation set %d has %d items, %d models and %d labels", k, n, len(c.Model), len(c.Label))
+		}
+		for i := range n {
+			if j, m := c.Item[i], c.Model[i]; j < 0 || int(j) >= J || m < 0 || int(m) >= p.NumModels {
+				return fmt.Errorf("cuda: JE-IRT evaluation set %d cell %d has item %d of %d and model %d of %d", k, i, j, J, m, p.NumModels)
+			}
+		}
+		evs = append(evs, jeirtEvalSet{item: len(ints), model: len(ints) + n, label: len(labels), n: n})
+		ints = append(append(ints, c.Item...), c.Model...)
+		labels = append(labels, c.Label...)
+		most = max(most, blocks(n, 8))
+	}
+	return s.g.do(func() error {
+		if err := s.eval.free(); err != nil {
+			return err
+		}
+		s.evalSets = nil
+		s.evalChunk = max(min(J, 8192), 1)
+		m := s.eval
+		s.dEvalInts = m.alloc("the evaluation cells' items and models", len(ints), 4)
+		s.dEvalLabel = m.alloc("the evaluation cells' labels", max(len(labels), 1), 4)
+		s.dQAll = m.alloc("every item's question embedding", max(J*p.Dim, 1), 4)
+		s.dHChunk = m.alloc("the evaluation's adapter activations", s.evalChunk*p.Hidden, 4)
+		s.dEvalPart = m.alloc("the evaluation's block sums", 2*most, 8)
+		s.dEvalResult = m.alloc("the evaluation's results", max(2*len(evs), 1), 8)
+		if m.err != nil {
+			err := m.err
+			m.free()
+			return err
+		}
+		if err := firstErr(s.g.htod(s.dEvalInts, ints), s.g.htod(s.dEvalLabel, labels)); err != nil {
+			return err
+		}
+		s.evalSets = evs
+		return nil
+	})
+}
+
+// Evaluate computes every item's question embedding (two launches per 8,192
+// items), scores each set of SetEvalCells (two launches) and reads the
+// results in one copy.
+func (s *jeirtStepper) Evaluate(loss, acc []float64) ([]float64, []float64, error) {
+	loss, acc = loss[:0], acc[:0]
+	if s.err != nil {
+		return loss, acc, s.err
+	}
+	if s.nF == 0 || s.evalSets == nil {
+		return loss, acc, fmt.Errorf("cuda: JE-IRT evaluation before SetFeatures and SetEvalCells")
+	}
+	p, g := s.p, s.g
+	D, H, d, J := p.InputDim, p.Hidden, p.Dim, p.NumItems
+	var R handle
+	if p.R != nil {
+		R = s.param[pR]
+	}
+	s.evalHost = grow64(s.evalHost, 2*len(s.evalSets))
+	err := g.do(func() error {
+		for r0 := 0; r0 < J; r0 += s.evalChunk {
+			C := min(s.evalChunk, J-r0)
+			ids := s.dEvalInts + handle(4*r0)
+			if err := g.launch("jeirt_fwd1", blocks(H, 64), blocks(C, 64), 256, s.dF, ids, s.param[pW1], s.param[pC1], handle(0), s.dHChunk,
+				C, D, H, 0, 1<<24, 1.0); err != nil {
+				return err
+			}
+			if err := g.launch("jeirt_fwd2", blocks(d, 64), blocks(C, 64), 256, s.dHChunk, s.param[pW2], s.param[pC2], R, ids,
+				s.dQAll+handle(4*r0*d), C, H, d); err != nil {
+				return err
+			}
+		}
+		for k, e := range s.evalSets {
+			if e.n == 0 {
+				continue
+			}
+			nb := blocks(e.n, 8)
+			if err := g.launch("jeirt_eval_cells", nb, 1, 256, s.dQAll, s.param[pM], s.dEvalInts+handle(4*e.item), s.dEvalInts+handle(4*e.model),
+				s.dEvalLabel+handle(4*e.label), s.dEvalPart, e.n, d); err != nil {
+				return err
+			}
+			if err := g.launch("jeirt_eval_sum", 1, 1, 256, s.dEvalPart, s.dEvalResult+handle(16*k), nb, e.n); err != nil {
+				return err
+			}
+		}
+		return g.dtoh(s.evalHost, s.dEvalResult)
+	})
+	if err != nil {
+		s.err = err
+		return loss, acc, err
+	}
+	for k, e := range s.evalSets {
+		if e.n == 0 {
+			loss, acc = append(loss, math.NaN()), append(acc, math.NaN())
+			continue
+		}
+		loss, acc = append(loss, s.evalHost[2*k]), append(acc, s.evalHost[2*k+1])
+	}
+	return loss, acc, nil
+}
+
 func grow64(s []float64, n int) []float64 {
 	if cap(s) < n {
 		return make([]float64, n)
@@ -546,21 +675,24 @@ func grow64(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-// Params copies the parameters back to host memory when a step changed them.
+// Params copies the parameters back to host memory, in one copy, when a step
+// changed them.
 // A device error (which Params cannot return) fills them with NaN and is
 // returned by the next Step.
 func (s *jeirtStepper) Params() *backend.JEIRTParams {
 	if !s.stale {
 		return s.p
 	}
-	err := s.g.do(func() error {
+	// One copy of the whole parameter buffer.
+	if len(s.all) != s.total {
+		s.all = make([]float32, s.total)
+	}
+	err := s.g.do(func() error { return s.g.dtoh(s.all, s.param[0]) })
+	if err == nil {
 		for k, x := range s.p.Slices() {
-			if err := s.g.dtoh(x, s.param[k]); err != nil {
-				return err
-			}
+			copy(x, s.all[s.offs[k]:])
 		}
-		return nil
-	})
+	}
 	if err != nil {
 		for _, x := range s.p.Slices() {
 			for i := range x {
@@ -578,5 +710,7 @@ func (s *jeirtStepper) Params() *backend.JEIRTParams {
 
 // Close frees the device buffers now.
 func (s *jeirtStepper) Close() error {
-	return s.g.do(func() error { return firstErr(s.work.free(), s.sched.free(), s.feats.free(), s.bufs.free()) })
+	return s.g.do(func() error {
+		return firstErr(s.eval.free(), s.work.free(), s.sched.free(), s.feats.free(), s.bufs.free())
+	})
 }

@@ -401,6 +401,76 @@ extern "C" __global__ void jeirt_bwd2(const float *gh, const float *F, const int
     if (t == 0) stepLoss[0] = red[0][0] / (double)B + red[1][0];
 }
 
+// Validation: the question embeddings of every item come from jeirt_fwd1
+// (no dropout) and jeirt_fwd2 over the items in chunks; then the cells.
+
+// jeirt_eval_cells: one warp per cell c of n (item, model, label): its logit
+// z = q·m/(‖q‖+1e-8) − ‖q‖ from Q (items x d) and M, its loss
+// softplus(z) − y z and whether it is right (z ≥ 0 exactly when y = 1); each
+// block of 8 warps writes the sums of its cells' losses and right answers,
+// added in cell order, to part[2·block] and part[2·block+1].
+extern "C" __global__ void jeirt_eval_cells(const float *Q, const float *M, const int *item, const int *model,
+                                            const float *label, double *part, long long n, long long d) {
+    __shared__ double cellLoss[8], cellRight[8];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    long long c = (long long)blockIdx.x * 8 + warp;
+    double l = 0, r = 0;
+    if (c < n) {
+        const float *q = Q + (long long)item[c] * d, *m = M + (long long)model[c] * d;
+        double dot = 0, ss = 0;
+        for (long long k = lane; k < d; k += 32) {
+            dot += (double)q[k] * (double)m[k];
+            ss += (double)q[k] * (double)q[k];
+        }
+        dot = warp_sum(dot);
+        ss = warp_sum(ss);
+        double nrm = sqrt(ss);
+        double z = dot / (nrm + 1e-8) - nrm, y = (double)label[c];
+        l = fmax(z, 0.0) - y * z + log1p(exp(-fabs(z)));
+        r = (z >= 0) == (y == 1) ? 1 : 0;
+    }
+    if (lane == 0) {
+        cellLoss[warp] = l;
+        cellRight[warp] = r;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double sl = 0, sr = 0;
+        for (int w = 0; w < 8; w++) {
+            sl += cellLoss[w];
+            sr += cellRight[w];
+        }
+        part[2 * blockIdx.x] = sl;
+        part[2 * blockIdx.x + 1] = sr;
+    }
+}
+
+// jeirt_eval_sum: one block of 256 threads: out[0] = Σ part[2b] / n and
+// out[1] = Σ part[2b+1] / n over the blocks b, the threads' strided partial
+// sums added in a fixed tree.
+extern "C" __global__ void jeirt_eval_sum(const double *part, double *out, long long blocks, long long n) {
+    __shared__ double red[2][256];
+    int t = threadIdx.x;
+    double l = 0, r = 0;
+    for (long long b = t; b < blocks; b += 256) {
+        l += part[2 * b];
+        r += part[2 * b + 1];
+    }
+    red[0][t] = l;
+    red[1][t] = r;
+    for (int w = 128; w > 0; w >>= 1) {
+        __syncthreads();
+        if (t < w) {
+            red[0][t] += red[0][t + w];
+            red[1][t] += red[1][t + w];
+        }
+    }
+    if (t == 0) {
+        out[0] = red[0][0] / (double)n;
+        out[1] = red[1][0] / (double)n;
+    }
+}
+
 // adamw: PyTorch's AdamW on n values, with the bias corrections folded into
 // stepSize = lr/(1−β1ᵗ) and invSqrtBc2 = 1/√(1−β2ᵗ), decay = 1 − lr·λ:
 //   m ← β1 m + (1−β1) g,  v ← β2 v + (1−β2) g²,  p ← p·decay − stepSize·m/(√v·invSqrtBc2 + ε)

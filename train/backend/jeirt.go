@@ -197,4 +197,18 @@ type JEIRTEpochStepper interface {
 	// would. It stops between steps when ctx is cancelled, returning
 	// ctx's error.
 	Epoch(ctx context.Context, s *JEIRTSchedule, lr float64, loss []float64) ([]float64, error)
+	// SetEvalCells gives the stepper the cell sets that Evaluate scores.
+	SetEvalCells(sets []JEIRTCells) error
+	// Evaluate scores the current parameters, without dropout, on each set
+	// of SetEvalCells: the mean binary cross-entropy and the accuracy
+	// (P(correct) ≥ 0.5 exactly when correct), NaN for an empty set, in
+	// loss and acc (grown as needed).
+	Evaluate(loss, acc []float64) ([]float64, []float64, error)
+}
+
+// JEIRTCells are cells to score: each one's item, model and label (1
+// correct, 0 wrong).
+type JEIRTCells struct {
+	Item, Model []int32
+	Label       []float32
 }

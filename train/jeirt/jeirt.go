@@ -182,10 +182,14 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	// and each epoch's schedule once; the others get one batch at a time.
 	epochs, onDevice := step.(backend.JEIRTEpochStepper)
 	if onDevice {
-		if err := epochs.SetFeatures(features); err != nil {
+		// Validation runs there too: the validation cells and the monitored
+		// training cells go up once.
+		sets := []backend.JEIRTCells{cellsOf(valR, nil), cellsOf(trainR, monitor)}
+		if err := firstErr(epochs.SetFeatures(features), epochs.SetEvalCells(sets)); err != nil {
 			return nil, err
 		}
 	}
+	var evLoss, evAcc []float64
 	sched := &backend.JEIRTSchedule{Dropout: backend.JEIRTDropout{P: t.Dropout, Seed: rng.Uint64()}}
 	var b *backend.JEIRTBatch
 	var losses []float64
@@ -226,12 +230,25 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		}
 		secs := time.Since(start).Seconds()
 		trainSeconds += secs
-		cur := step.Params()
-		vl, va := evalLoss(cur, features, valR, nil)
-		_, ta := evalLoss(cur, features, trainR, monitor)
+		var cur *backend.JEIRTParams // read from the device only when needed
+		var vl, va, ta float64
+		if onDevice {
+			evLoss, evAcc, err = epochs.Evaluate(evLoss, evAcc)
+			if err != nil {
+				return nil, err
+			}
+			vl, va, ta = evLoss[0], evAcc[0], evAcc[1]
+		} else {
+			cur = step.Params()
+			vl, va = evalLoss(cur, features, valR, nil)
+			_, ta = evalLoss(cur, features, trainR, monitor)
+		}
 		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
 		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
+			if cur == nil {
+				cur = step.Params()
+			}
 			bestLoss, best, fit.BestEpoch, sinceBest, e.Best = vl, cur.Clone(), epoch, 0, true
 		} else {
 			sinceBest++
@@ -366,6 +383,35 @@ func (t JEIRT) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSche
 	if n > 0 {
 		end()
 	}
+}
+
+// cellsOf returns the given cells of r (all when cells is nil) for a
+// device's evaluation.
+func cellsOf(r *model.Responses, cells []int32) backend.JEIRTCells {
+	var c backend.JEIRTCells
+	add := func(k int) {
+		c.Item = append(c.Item, r.Item[k])
+		c.Model = append(c.Model, r.Model[k])
+		c.Label = append(c.Label, float32(r.Label[k]))
+	}
+	if cells == nil {
+		for k := range r.Len() {
+			add(k)
+		}
+	}
+	for _, k := range cells {
+		add(int(k))
+	}
+	return c
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // sampleCells returns up to n cells of r chosen at random (all when fewer).
