@@ -384,6 +384,17 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 	if _, err := s.Step(b, 1e-3); err != nil {
 		t.Fatal(err)
 	}
+	// Validation: every item's question embedding and 10% of the cells.
+	var cells backend.JEIRTCells
+	for k := range N * J / 10 {
+		cells.Item, cells.Model, cells.Label = append(cells.Item, int32(k%J)), append(cells.Model, int32(k%N)), append(cells.Label, 1)
+	}
+	if err := firstErr(s.SetFeatures(make([]float32, J*D)), s.SetEvalCells([]backend.JEIRTCells{cells})); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Evaluate(nil, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range append(append([]string(nil), cbmmKernels...), jeirtKernels...) {
 		if name == "sgemm" {
 			continue // the text encoder's
