@@ -141,7 +141,7 @@ extern "C" __global__ void jeirt_fwd1(const float *F, const int *xRow, const flo
             float a = acc[u][v] + c1[j];
             float x = a < 0.f ? 0.f : a;
             if (mask) x *= mask[k];
-            else if (drop) x = (long long)(splitmix64((unsigned long long)(dropKey + k)) >> 40) < keep24 ? x * scale : 0.f;
+            else if (drop) x = (long long)(splitmix64((unsigned long long)dropKey + (unsigned long long)k) >> 40) < keep24 ? x * scale : 0.f;
             h[k] = x;
         }
     }
