@@ -26,7 +26,9 @@ import (
 // Gamma 0.97, Patience 10, Device "auto", Step "graph", Batching
 // "by-question"); a negative Dropout, WeightDecay or Patience means none (no
 // dropout, no decay, never stop early). A fixed Seed gives the
-// same run twice on the CPU.
+// same run twice, on the CPU and on a GPU (whose sums run in a fixed order).
+// The dropout masks are a hash of the seed, the step and the unit
+// (backend.JEIRTDropout), so the CPU and a GPU drop the same units.
 type JEIRT struct {
 	Dim     int     // d
 	Hidden  int     // adapter hidden width; 0 means 2·D
