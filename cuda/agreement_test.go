@@ -77,9 +77,11 @@ func jeirtData(t testing.TB, models, items, D int, seed int64) (trainR, valR *mo
 }
 
 // checkJEIRTAgreement: from the same initial weights, batch order and
-// dropout masks (jeirt.JEIRT draws all of them on the host from Seed), 100
-// AdamW steps on device and on cpu must give per-epoch training losses and
-// validation losses within tol relative.
+// dropout masks (jeirt.JEIRT draws the weights and order on the host from
+// Seed; the masks come from backend.JEIRTDropout's hash, drawn on the host for
+// cpu and on the device for a device's Epoch), 100 AdamW steps on device and
+// on cpu must give per-epoch training losses and validation losses, and
+// trained parameters, within tol relative.
 func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 	trainR, valR, feats := jeirtData(t, 20, 300, 48, 3)
 	for _, tc := range []jeirt.JEIRT{
@@ -116,6 +118,31 @@ func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 				}
 				t.Logf("epoch %d: train loss %.8g cpu, %.8g %s; validation %.8g cpu, %.8g %s", c.Epoch, c.TrainLoss, g.TrainLoss, device, c.ValLoss, g.ValLoss, device)
 			}
+			// The trained parameters (of the best epoch, the same epoch on
+			// both): the largest difference relative to the array's largest
+			// value.
+			if cpu.BestEpoch != dev.BestEpoch {
+				t.Errorf("best epoch %d on cpu, %d on %s", cpu.BestEpoch, dev.BestEpoch, device)
+			}
+			cm, dm := cpu.Model, dev.Model
+			for _, a := range []struct {
+				what string
+				x, y []float32
+			}{{"W1", cm.W1, dm.W1}, {"c1", cm.C1, dm.C1}, {"W2", cm.W2, dm.W2}, {"c2", cm.C2, dm.C2}, {"M", cm.M, dm.M}, {"R", cm.R, dm.R}, {"Q", cm.Q, dm.Q}} {
+				if len(a.x) != len(a.y) {
+					t.Fatalf("%s has %d values on cpu, %d on %s", a.what, len(a.x), len(a.y), device)
+				}
+				var diff, scale float64
+				for i := range a.x {
+					diff = math.Max(diff, math.Abs(float64(a.x[i])-float64(a.y[i])))
+					scale = math.Max(scale, math.Abs(float64(a.x[i])))
+				}
+				if rel := diff / math.Max(scale, 1e-30); rel > tol || math.IsNaN(rel) {
+					t.Errorf("parameters %s differ by %.3g relative to their largest value %.3g", a.what, rel, scale)
+				} else if len(a.x) > 0 {
+					t.Logf("parameters %s: largest difference %.3g relative to the largest value %.3g", a.what, rel, scale)
+				}
+			}
 			// The model learned something: validation loss below log 2.
 			if l := dev.History[len(dev.History)-1].ValLoss; !(l < math.Ln2) {
 				t.Errorf("validation loss %.4g after 100 steps on %s", l, device)
@@ -129,7 +156,6 @@ func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 // transpositions.
 func checkSgemm(t *testing.T, g gpu) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := &jeirtStepper{g: g}
 	for _, sh := range [][3]int{{70, 130, 33}, {1, 256, 768}, {256, 300, 5}, {129, 1, 64}} {
 		M, N, K := sh[0], sh[1], sh[2]
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
@@ -159,7 +185,7 @@ func checkSgemm(t *testing.T, g gpu) {
 				if err := firstErr(bufs.err, g.htod(pa, A), g.htod(pb, B), g.htod(pc, C)); err != nil {
 					return err
 				}
-				if err := s.gemm(pa, pb, pc, M, N, K, tr[0], tr[1], 0.5); err != nil {
+				if err := g.launch("sgemm", blocks(N, 64), blocks(M, 64), 256, pa, pb, pc, M, N, K, tr[0], tr[1], 1.0, 0.5); err != nil {
 					return err
 				}
 				return g.dtoh(got, pc)

@@ -149,7 +149,9 @@ func TestCosts(t *testing.T) {
 	// JE-IRT at EmbedLLM size: 768-d encoder vectors, hidden 1,536, d 256,
 	// 112 models, 36,054 items with residuals, per-pair batches of 512 (one
 	// row per pair) with dropout; an epoch is 0.8 x 112 x 36,054 training
-	// pairs.
+	// pairs. Epoch: the encoder vectors went up before (SetFeatures, once
+	// per fit), the schedule goes up in two copies, the steps only launch,
+	// and the steps' losses come down in one copy at the end.
 	const D, H, dim, N, J, U = 768, 1536, 256, 112, 36054, 512
 	g := newCostGPU()
 	jp := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
@@ -159,26 +161,78 @@ func TestCosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := g.read()
+	if err := s.SetFeatures(make([]float32, J*D)); err != nil {
+		t.Fatal(err)
+	}
+	feats := g.read().minus(before)
 	rng := rand.New(rand.NewPCG(1, 1))
+	pairs := N * J * 8 / 10
+	sc := &backend.JEIRTSchedule{RowStart: []int{0}, PairStart: []int{0}, Dropout: backend.JEIRTDropout{P: 0.5, Seed: 7}}
+	for k := range pairs {
+		sc.Item = append(sc.Item, int32(rng.IntN(J)))
+		sc.Row = append(sc.Row, int32(k%U))
+		sc.Model = append(sc.Model, int32(rng.IntN(N)))
+		sc.Label = append(sc.Label, float32(k&1))
+		if (k+1)%U == 0 || k+1 == pairs {
+			sc.RowStart = append(sc.RowStart, len(sc.Item))
+			sc.PairStart = append(sc.PairStart, len(sc.Row))
+		}
+	}
+	steps := int64(sc.Steps())
+	before = g.read()
+	losses, err := s.Epoch(t.Context(), sc, 1e-3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := g.read().minus(before)
+	if int64(len(losses)) != steps || d.launches > 8*steps || d.up != 2 || d.down != 1 || d.downBytes != 8*steps {
+		t.Errorf("JE-IRT epoch of %d steps: %+v; want at most 8 launches a step, 2 copies up and 1 copy of %d bytes down", steps, d, 8*steps)
+	}
+	t.Logf("JE-IRT EmbedLLM epoch (%d pairs, %d steps of %d): %.0f launches per step, %d copies up (%s, the schedule), %d copy down (%d B, the step losses): %d synchronisation, at the end; encoder vectors %d copy up (%s) once per fit; device memory %s",
+		pairs, steps, U, float64(d.launches)/float64(steps), d.up, mib(d.upBytes), d.down, d.downBytes, d.down, feats.up, mib(feats.upBytes), mib(g.peak))
+
+	// Validation on the device: the validation cells (10% of 112 x 36,054)
+	// and 50,000 monitored training cells go up once per fit; each epoch
+	// computes every item's question embedding, scores both sets and reads
+	// four numbers.
+	var sets [2]backend.JEIRTCells
+	for k, n := range []int{N * J / 10, 50000} {
+		for range n {
+			sets[k].Item = append(sets[k].Item, int32(rng.IntN(J)))
+			sets[k].Model = append(sets[k].Model, int32(rng.IntN(N)))
+			sets[k].Label = append(sets[k].Label, 1)
+		}
+	}
+	before = g.read()
+	if err := s.SetEvalCells(sets[:]); err != nil {
+		t.Fatal(err)
+	}
+	setup := g.read().minus(before)
+	before = g.read()
+	if _, _, err := s.Evaluate(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d = g.read().minus(before)
+	if d.up != 0 || d.down != 1 {
+		t.Errorf("JE-IRT evaluation: %+v; want no copy up and one copy down", d)
+	}
+	t.Logf("JE-IRT EmbedLLM validation (%d + %d cells): %d launches, %d copies up, %d copy down (%d B) per epoch; the cells %d copies up (%s) once per fit",
+		len(sets[0].Item), len(sets[1].Item), d.launches, d.up, d.down, d.downBytes, setup.up, mib(setup.upBytes))
+
+	// A single Step (the API without SetFeatures) uploads its batch.
 	jb := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
 		Row: make([]int32, U), Model: make([]int32, U), Label: make([]float32, U)}
 	for u := range U {
 		jb.Item[u], jb.Row[u], jb.Model[u] = int32(rng.IntN(J)), int32(u), int32(rng.IntN(N))
 	}
+	before = g.read()
 	if _, err := s.Step(jb, 1e-3); err != nil {
 		t.Fatal(err)
 	}
-	before := g.read()
-	if _, err := s.Step(jb, 1e-3); err != nil {
-		t.Fatal(err)
-	}
-	d := g.read().minus(before)
-	pairs := int64(N) * J * 8 / 10
-	steps := (pairs + U - 1) / U
-	t.Logf("JE-IRT EmbedLLM step (%d pairs): %d launches, %d copies up (%s), %d copies down (%d B), %d synchronisations; device memory %s",
-		U, d.launches, d.up, mib(d.upBytes), d.down, d.downBytes, d.down, mib(g.peak))
-	t.Logf("JE-IRT EmbedLLM epoch (%d pairs, %d steps): %d launches, %s up, %d synchronisations",
-		pairs, steps, steps*d.launches, mib(steps*d.upBytes), steps*d.down)
+	d = g.read().minus(before)
+	t.Logf("JE-IRT EmbedLLM single Step (%d pairs, batch and mask uploaded): %d launches, %d copies up (%s), %d copy down (%d B)",
+		U, d.launches, d.up, mib(d.upBytes), d.down, d.downBytes)
 	s.Close()
 }
 

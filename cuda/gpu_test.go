@@ -57,8 +57,10 @@ func TestErrors(t *testing.T) {
 		t.Errorf("alloc: %v", err)
 	}
 	// 2048 threads per block is over every GPU's limit of 1024.
-	err = g.do(func() error { return g.launch("set_rows", 1, 1, 2048, handle(0), handle(0), 0, 0) })
-	if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), "launching set_rows (grid 1 x 1, 2048 threads)") {
+	err = g.do(func() error {
+		return g.launch("jeirt_fwd2", 1, 1, 2048, handle(0), handle(0), handle(0), handle(0), handle(0), handle(0), 0, 0, 0)
+	})
+	if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), "launching jeirt_fwd2 (grid 1 x 1, 2048 threads)") {
 		t.Errorf("launch: %v", err)
 	}
 	// The device still works after these errors.

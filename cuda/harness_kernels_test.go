@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/cuda/internal/harness"
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 )
@@ -264,10 +265,10 @@ func TestHarnessLaunchErrors(t *testing.T) {
 		want          string
 		checkLimitErr bool
 	}{
-		{"set_rows", 1, 1, 2048, []any{handle(0), handle(0), 0, 0}, "launching set_rows (grid 1 x 1, 2048 threads) on CPU harness: over sm_90's launch limits: blockDim.x 2048 is over sm_90's limit of 1024", true},
+		{"jeirt_fwd2", 1, 1, 2048, []any{handle(0), handle(0), handle(0), handle(0), handle(0), handle(0), 0, 0, 0}, "launching jeirt_fwd2 (grid 1 x 1, 2048 threads) on CPU harness: over sm_90's launch limits: blockDim.x 2048 is over sm_90's limit of 1024", true},
 		{"sgemm", 1, 70000, 256, []any{handle(0), handle(0), handle(0), 0, 0, 0, false, false, 1.0, 0.0}, "gridDim.y 70000 is over sm_90's limit of 65535", true},
-		{"set_rows", 1, 1, 32, []any{handle(0), handle(0), 1.5, 0}, "launching set_rows on CPU harness: kernel set_rows argument 2 is a float64, the kernel takes a long long", false},
-		{"set_rows", 1, 1, 32, []any{handle(0), 0, 0}, "kernel set_rows takes 4 arguments, got 3", false},
+		{"jeirt_fwd2", 1, 1, 32, []any{handle(0), handle(0), handle(0), handle(0), handle(0), handle(0), 1.5, 0, 0}, "launching jeirt_fwd2 on CPU harness: kernel jeirt_fwd2 argument 6 is a float64, the kernel takes a long long", false},
+		{"jeirt_fwd2", 1, 1, 32, []any{handle(0), 0, 0}, "kernel jeirt_fwd2 takes 9 arguments, got 3", false},
 	} {
 		err := g.launch(c.name, c.gridX, c.gridY, c.block, c.args...)
 		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) || c.checkLimitErr != errors.Is(err, harness.ErrLimit) && c.checkLimitErr {
@@ -383,7 +384,21 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 	if _, err := s.Step(b, 1e-3); err != nil {
 		t.Fatal(err)
 	}
+	// Validation: every item's question embedding and 10% of the cells.
+	var cells backend.JEIRTCells
+	for k := range N * J / 10 {
+		cells.Item, cells.Model, cells.Label = append(cells.Item, int32(k%J)), append(cells.Model, int32(k%N)), append(cells.Label, 1)
+	}
+	if err := firstErr(s.SetFeatures(make([]float32, J*D)), s.SetEvalCells([]backend.JEIRTCells{cells})); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Evaluate(nil, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range append(append([]string(nil), cbmmKernels...), jeirtKernels...) {
+		if name == "sgemm" {
+			continue // the text encoder's
+		}
 		if strings.HasPrefix(name, "cbmm_") && strings.Contains(name, "pass_r") && !strings.HasSuffix(name, "_r1") && !strings.HasSuffix(name, fmt.Sprintf("_r%d", MaxRank)) {
 			continue // the ranks between launch the same grids
 		}
@@ -461,5 +476,176 @@ func TestHarnessJEIRTDeterministic(t *testing.T) {
 		if math.Float32bits(f[i]) != math.Float32bits(th[i]) {
 			t.Fatalf("value %d: fibers %v, threads %v: not bit-identical", i, f[i], th[i])
 		}
+	}
+}
+
+// TestHarnessJEIRTEpochDeterministic runs two epochs of a schedule with
+// dropout through Epoch (the masks drawn on the device), with the CUDA
+// threads as fibers, again as fibers, and as OS threads (another schedule),
+// and through Step with the masks drawn on the host
+// (backend.JEIRTSchedule.Batch): the losses and parameters must be
+// bit-identical every time.
+func TestHarnessJEIRTEpochDeterministic(t *testing.T) {
+	const D, H, dim, N, J = 16, 32, 8, 4, 10
+	rng := rand.New(rand.NewPCG(3, 4))
+	params := func() *backend.JEIRTParams {
+		r := rand.New(rand.NewPCG(1, 2))
+		fill := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 0.3)
+			}
+			return x
+		}
+		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
+	}
+	feats := make([]float32, J*D)
+	for i := range feats {
+		feats[i] = float32(rng.NormFloat64())
+	}
+	sc := &backend.JEIRTSchedule{RowStart: []int{0}, PairStart: []int{0}, Dropout: backend.JEIRTDropout{P: 0.3, Seed: 11}}
+	for _, st := range [][2]int{{8, 24}, {3, 3}, {70, 90}} { // rows, pairs; 70 rows take two row tiles
+		U, B := st[0], st[1]
+		for range U {
+			sc.Item = append(sc.Item, int32(rng.IntN(J))) // items repeat across rows
+		}
+		for range B {
+			sc.Row = append(sc.Row, int32(rng.IntN(U)))
+			sc.Model = append(sc.Model, int32(rng.IntN(N)))
+			sc.Label = append(sc.Label, float32(rng.IntN(2)))
+		}
+		sc.RowStart = append(sc.RowStart, len(sc.Item))
+		sc.PairStart = append(sc.PairStart, len(sc.Row))
+	}
+	run := func(mode harness.Mode, epochs bool) []float32 {
+		old := harnessMode
+		harnessMode = mode
+		defer func() { harnessMode = old }()
+		s, err := newJEIRTStepper(newHostGPU(), params(), backend.AdamW{WeightDecay: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.SetFeatures(feats); err != nil {
+			t.Fatal(err)
+		}
+		var out []float32
+		sc := *sc
+		var b *backend.JEIRTBatch
+		for e := range 2 {
+			sc.FirstStep = int64(e * sc.Steps())
+			if epochs {
+				loss, err := s.Epoch(t.Context(), &sc, 1e-2, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range loss {
+					out = append(out, float32(l))
+				}
+				continue
+			}
+			for k := range sc.Steps() {
+				b = sc.Batch(k, feats, D, H, b)
+				l, err := s.Step(b, 1e-2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, float32(l))
+			}
+		}
+		for _, x := range s.Params().Slices() {
+			out = append(out, x...)
+		}
+		return out
+	}
+	want := run(harness.Fibers, true)
+	for _, c := range []struct {
+		what   string
+		mode   harness.Mode
+		epochs bool
+	}{{"Epoch, fibers again", harness.Fibers, true}, {"Epoch, OS threads", harness.Threads, true}, {"Step with host masks", harness.Fibers, false}} {
+		got := run(c.mode, c.epochs)
+		for i := range want {
+			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+				t.Fatalf("%s: value %d is %v, first run %v: not bit-identical", c.what, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestHarnessJEIRTEvaluate scores cell sets on the device (Evaluate) and on
+// the host (model.JEIRT's question embeddings plus the residual, model.Logit,
+// the same loss and accuracy as train/jeirt's validation).
+func TestHarnessJEIRTEvaluate(t *testing.T) {
+	const D, H, dim, N, J = 16, 32, 8, 4, 10
+	rng := rand.New(rand.NewPCG(8, 9))
+	fill := func(n int, s float64) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * s)
+		}
+		return x
+	}
+	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: fill(H*D, 0.3), C1: fill(H, 0.3), W2: fill(dim*H, 0.3), C2: fill(dim, 0.3), M: fill(N*dim, 1), R: fill(J*dim, 0.1)}
+	feats := fill(J*D, 1)
+	var sets []backend.JEIRTCells
+	for _, n := range []int{300, 0, 5} { // 300 cells: 38 blocks of 8 warps
+		var c backend.JEIRTCells
+		for range n {
+			c.Item = append(c.Item, int32(rng.IntN(J)))
+			c.Model = append(c.Model, int32(rng.IntN(N)))
+			c.Label = append(c.Label, float32(rng.IntN(2)))
+		}
+		sets = append(sets, c)
+	}
+	s, err := newJEIRTStepper(newHostGPU(), p.Clone(), backend.AdamW{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := firstErr(s.SetFeatures(feats), s.SetEvalCells(sets)); err != nil {
+		t.Fatal(err)
+	}
+	loss, acc, err := s.Evaluate(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &model.JEIRT{InputDim: D, Hidden: H, Dim: dim, W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2}
+	q := m.QuestionEmbeddings(feats, J)
+	for k := range q {
+		q[k] += p.R[k]
+	}
+	for k, c := range sets {
+		if len(c.Item) == 0 {
+			if !math.IsNaN(loss[k]) || !math.IsNaN(acc[k]) {
+				t.Errorf("set %d (empty): loss %v, accuracy %v; want NaN", k, loss[k], acc[k])
+			}
+			continue
+		}
+		var wantLoss, right float64
+		near := 0 // cells whose logit is too close to 0 for the accuracy to be sure
+		for i := range c.Item {
+			j, mi := int(c.Item[i]), int(c.Model[i])
+			z := model.Logit(q[j*dim:(j+1)*dim], p.M[mi*dim:(mi+1)*dim])
+			y := float64(c.Label[i])
+			wantLoss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+			if (z >= 0) == (y == 1) {
+				right++
+			}
+			if math.Abs(z) < 1e-5 {
+				near++
+			}
+		}
+		n := float64(len(c.Item))
+		wantLoss, right = wantLoss/n, right/n
+		if rel := math.Abs(loss[k]-wantLoss) / wantLoss; !(rel < 1e-6) {
+			t.Errorf("set %d: loss %.10g on the device, %.10g on the host (relative %.2g)", k, loss[k], wantLoss, rel)
+		}
+		if math.Abs(acc[k]-right)*n > float64(near) {
+			t.Errorf("set %d: accuracy %v on the device, %v on the host", k, acc[k], right)
+		}
+		t.Logf("set %d, %d cells: loss %.10g device, %.10g host; accuracy %.4f device, %.4f host", k, len(c.Item), loss[k], wantLoss, acc[k], right)
 	}
 }

@@ -15,7 +15,7 @@ const MaxRank = 8
 // a test that needs no GPU).
 var (
 	cbmmKernels  = cbmmKernelNames()
-	jeirtKernels = []string{"sgemm", "set_rows", "relu_mask", "add_rows", "pair_link", "model_grad", "residual_grad", "col_sum", "relu_back", "adamw"}
+	jeirtKernels = []string{"sgemm", "jeirt_fwd1", "jeirt_fwd2", "pair_link", "jeirt_bwd1", "jeirt_bwd2", "jeirt_eval_cells", "jeirt_eval_sum", "adamw"}
 )
 
 // checkBatchSize fails when a batch is too large for the kernels: cells and

@@ -16,9 +16,10 @@
 #   3. scripts/ptxas-report.sh, when ptxas is installed: registers and local
 #      memory of every kernel of the committed PTX for sm_90 (fails on local
 #      memory);
-#   4. the device costs of a cBMM iteration and a JE-IRT step (launches,
-#      host<->device bytes, synchronisations, device memory) at full size,
-#      counted by go test -run TestCosts ./cuda/ without running the kernels.
+#   4. the device costs of a cBMM iteration and of a JE-IRT epoch, its steps
+#      and its validation (launches, host<->device bytes, synchronisations,
+#      device memory) at full size, counted by go test -run TestCosts ./cuda/
+#      without running the kernels.
 #
 # Prints one line per kernel and a last line
 #   kernels: N, tests: M, races: R, errors: E
@@ -87,7 +88,7 @@ echo "== scripts/ptxas-report.sh"
 if ! scripts/ptxas-report.sh; then
 	errors=$((errors + 1))
 fi
-echo "== go test ./cuda/ -run TestCosts (device costs per cBMM iteration and JE-IRT step, counted)"
+echo "== go test ./cuda/ -run TestCosts (device costs per cBMM iteration and JE-IRT epoch, counted)"
 if ! go test -count=1 -run 'TestCosts' -v ./cuda/ >"$work/costs.log" 2>&1; then
 	cat "$work/costs.log"
 	echo "cuda-cpu-check: the cost counts failed" >&2

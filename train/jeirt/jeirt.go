@@ -26,7 +26,9 @@ import (
 // Gamma 0.97, Patience 10, Device "auto", Step "graph", Batching
 // "by-question"); a negative Dropout, WeightDecay or Patience means none (no
 // dropout, no decay, never stop early). A fixed Seed gives the
-// same run twice on the CPU.
+// same run twice, on the CPU and on a GPU (whose sums run in a fixed order).
+// The dropout masks are a hash of the seed, the step and the unit
+// (backend.JEIRTDropout), so the CPU and a GPU drop the same units.
 type JEIRT struct {
 	Dim     int     // d
 	Hidden  int     // adapter hidden width; 0 means 2·D
@@ -178,22 +180,51 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		}
 	}
 	lowLRWarned := false
+	// A device stepper that runs whole epochs gets the encoder vectors once
+	// and each epoch's schedule once; the others get one batch at a time.
+	epochs, onDevice := step.(backend.JEIRTEpochStepper)
+	if onDevice {
+		// Validation runs there too: the validation cells and the monitored
+		// training cells go up once.
+		sets := []backend.JEIRTCells{cellsOf(valR, nil), cellsOf(trainR, monitor)}
+		if err := firstErr(epochs.SetFeatures(features), epochs.SetEvalCells(sets)); err != nil {
+			return nil, err
+		}
+	}
+	var evLoss, evAcc []float64
+	sched := &backend.JEIRTSchedule{Dropout: backend.JEIRTDropout{P: t.Dropout, Seed: rng.Uint64()}}
+	var b *backend.JEIRTBatch
+	var losses []float64
 	for epoch := 1; epoch <= t.Epochs; epoch++ {
 		lr := t.LR * math.Pow(t.Gamma, float64(epoch-1))
 		start := time.Now()
+		sched.FirstStep += int64(sched.Steps())
+		t.schedule(trainR, rng, sched)
 		var lossSum float64
-		var batches, pairs int
-		for b := range t.batches(trainR, features, inputDim, rng) {
-			if ctx.Err() != nil {
-				break
-			}
-			loss, err := step.Step(b, lr)
-			if err != nil {
+		batches, pairs := 0, 0
+		if onDevice {
+			losses, err = epochs.Epoch(ctx, sched, lr, losses)
+			if err != nil && ctx.Err() == nil {
 				return nil, err
 			}
-			lossSum += loss
-			batches++
-			pairs += len(b.Row)
+			for _, l := range losses {
+				lossSum += l
+			}
+			batches, pairs = len(losses), len(sched.Row)
+		} else {
+			for k := range sched.Steps() {
+				if ctx.Err() != nil {
+					break
+				}
+				b = sched.Batch(k, features, inputDim, t.Hidden, b)
+				loss, err := step.Step(b, lr)
+				if err != nil {
+					return nil, err
+				}
+				lossSum += loss
+				batches++
+				pairs += len(b.Row)
+			}
 		}
 		if ctx.Err() != nil {
 			fit.Interrupted = true
@@ -201,12 +232,25 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		}
 		secs := time.Since(start).Seconds()
 		trainSeconds += secs
-		cur := step.Params()
-		vl, va := evalLoss(cur, features, valR, nil)
-		_, ta := evalLoss(cur, features, trainR, monitor)
+		var cur *backend.JEIRTParams // read from the device only when needed
+		var vl, va, ta float64
+		if onDevice {
+			evLoss, evAcc, err = epochs.Evaluate(evLoss, evAcc)
+			if err != nil {
+				return nil, err
+			}
+			vl, va, ta = evLoss[0], evAcc[0], evAcc[1]
+		} else {
+			cur = step.Params()
+			vl, va = evalLoss(cur, features, valR, nil)
+			_, ta = evalLoss(cur, features, trainR, monitor)
+		}
 		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
 		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
+			if cur == nil {
+				cur = step.Params()
+			}
 			bestLoss, best, fit.BestEpoch, sinceBest, e.Best = vl, cur.Clone(), epoch, 0, true
 		} else {
 			sinceBest++
@@ -278,111 +322,98 @@ func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backe
 	return p
 }
 
-// batches yields the epoch's batches in a seeded random order. The batch
-// buffers are reused: a batch is valid until the next one is requested.
-func (t JEIRT) batches(r *model.Responses, features []float32, D int, rng *rand.Rand) func(func(*backend.JEIRTBatch) bool) {
-	return func(yield func(*backend.JEIRTBatch) bool) {
-		b := &backend.JEIRTBatch{}
-		mask := newDropout(t.Dropout, t.Hidden)
-		emit := func(rows []int32, cellsOfRow [][]int32) bool {
-			b.X, b.Item, b.Row, b.Model, b.Label = b.X[:0], b.Item[:0], b.Row[:0], b.Model[:0], b.Label[:0]
-			for u, j := range rows {
-				b.Item = append(b.Item, j)
-				b.X = append(b.X, features[int(j)*D:(int(j)+1)*D]...)
-				for _, c := range cellsOfRow[u] {
-					b.Row = append(b.Row, int32(u))
-					b.Model = append(b.Model, r.Model[c])
-					b.Label = append(b.Label, float32(r.Label[c]))
-				}
+// schedule fills s with the epoch's batches in a seeded random order, as
+// indices into the items' encoder vectors (the step numbers and dropout
+// setting of s are left as they are).
+func (t JEIRT) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
+	s.RowStart, s.PairStart = append(s.RowStart[:0], 0), append(s.PairStart[:0], 0)
+	s.Item, s.Row, s.Model, s.Label = s.Item[:0], s.Row[:0], s.Model[:0], s.Label[:0]
+	stepRow := 0 // the first row of the open step
+	// add appends a row (item j) with cells to the open step.
+	add := func(j int32, cells []int32) {
+		u := int32(len(s.Item) - stepRow)
+		s.Item = append(s.Item, j)
+		for _, c := range cells {
+			s.Row = append(s.Row, u)
+			s.Model = append(s.Model, r.Model[c])
+			s.Label = append(s.Label, float32(r.Label[c]))
+		}
+	}
+	end := func() {
+		s.RowStart = append(s.RowStart, len(s.Item))
+		s.PairStart = append(s.PairStart, len(s.Row))
+		stepRow = len(s.Item)
+	}
+	if t.Batching == "per-pair" {
+		perm := rng.Perm(r.Len())
+		var one [1]int32
+		for lo := 0; lo < len(perm); lo += t.BatchSize {
+			for _, c := range perm[lo:min(lo+t.BatchSize, len(perm))] {
+				one[0] = int32(c)
+				add(r.Item[c], one[:])
 			}
-			b.Mask = mask.sample(rng, len(rows), b.Mask)
-			return yield(b)
+			end()
 		}
-		if t.Batching == "per-pair" {
-			perm := rng.Perm(r.Len())
-			rows := make([]int32, 0, t.BatchSize)
-			cells := make([][]int32, 0, t.BatchSize)
-			one := make([]int32, t.BatchSize)
-			for s := 0; s < len(perm); s += t.BatchSize {
-				rows, cells = rows[:0], cells[:0]
-				for k, c := range perm[s:min(s+t.BatchSize, len(perm))] {
-					one[k] = int32(c)
-					rows = append(rows, r.Item[c])
-					cells = append(cells, one[k:k+1])
-				}
-				if !emit(rows, cells) {
-					return
-				}
-			}
-			return
+		return
+	}
+	// by-question: units are a question's training cells (split into chunks
+	// of at most BatchSize); a batch packs whole units up to BatchSize pairs,
+	// so each question's adapter output is computed once.
+	byItem := r.ByItem()
+	type unit struct {
+		item  int32
+		cells []int32
+	}
+	var units []unit
+	for j := 0; j < r.NumItems(); j++ {
+		cells := append([]int32(nil), byItem.Row(j)...)
+		rng.Shuffle(len(cells), func(a, b int) { cells[a], cells[b] = cells[b], cells[a] })
+		for lo := 0; lo < len(cells); lo += t.BatchSize {
+			units = append(units, unit{int32(j), cells[lo:min(lo+t.BatchSize, len(cells))]})
 		}
-		// by-question: units are a question's training cells (split into
-		// chunks of at most BatchSize); a batch packs whole units up to
-		// BatchSize pairs, so each question's adapter output is computed once.
-		byItem := r.ByItem()
-		type unit struct {
-			item  int32
-			cells []int32
+	}
+	rng.Shuffle(len(units), func(a, b int) { units[a], units[b] = units[b], units[a] })
+	n := 0
+	for _, u := range units {
+		if n > 0 && n+len(u.cells) > t.BatchSize {
+			end()
+			n = 0
 		}
-		var units []unit
-		for j := 0; j < r.NumItems(); j++ {
-			cells := append([]int32(nil), byItem.Row(j)...)
-			rng.Shuffle(len(cells), func(a, b int) { cells[a], cells[b] = cells[b], cells[a] })
-			for s := 0; s < len(cells); s += t.BatchSize {
-				units = append(units, unit{int32(j), cells[s:min(s+t.BatchSize, len(cells))]})
-			}
-		}
-		rng.Shuffle(len(units), func(a, b int) { units[a], units[b] = units[b], units[a] })
-		var rows []int32
-		var cells [][]int32
-		n := 0
-		for _, u := range units {
-			if n > 0 && n+len(u.cells) > t.BatchSize {
-				if !emit(rows, cells) {
-					return
-				}
-				rows, cells, n = rows[:0], cells[:0], 0
-			}
-			rows = append(rows, u.item)
-			cells = append(cells, u.cells)
-			n += len(u.cells)
-		}
-		if n > 0 {
-			emit(rows, cells)
-		}
+		add(u.item, u.cells)
+		n += len(u.cells)
+	}
+	if n > 0 {
+		end()
 	}
 }
 
-// dropout draws inverted-dropout masks: each hidden unit is kept with
-// probability 1−p and then scaled by 1/(1−p), as nn.Dropout in training.
-type dropout struct {
-	p      float64
-	hidden int
-	keep   uint16 // keep when a 16-bit draw is below this
-	scale  float32
-}
-
-func newDropout(p float64, hidden int) dropout {
-	return dropout{p: p, hidden: hidden, keep: uint16(math.Round((1 - p) * 65536)), scale: float32(1 / (1 - p))}
-}
-
-func (d dropout) sample(rng *rand.Rand, rows int, buf []float32) []float32 {
-	if d.p == 0 {
-		return nil
+// cellsOf returns the given cells of r (all when cells is nil) for a
+// device's evaluation.
+func cellsOf(r *model.Responses, cells []int32) backend.JEIRTCells {
+	var c backend.JEIRTCells
+	add := func(k int) {
+		c.Item = append(c.Item, r.Item[k])
+		c.Model = append(c.Model, r.Model[k])
+		c.Label = append(c.Label, float32(r.Label[k]))
 	}
-	n := rows * d.hidden
-	buf = grow32(buf, n)
-	for k := 0; k < n; k += 4 {
-		bits := rng.Uint64()
-		for s := 0; s < 4 && k+s < n; s++ {
-			if uint16(bits>>(16*s)) < d.keep {
-				buf[k+s] = d.scale
-			} else {
-				buf[k+s] = 0
-			}
+	if cells == nil {
+		for k := range r.Len() {
+			add(k)
 		}
 	}
-	return buf
+	for _, k := range cells {
+		add(int(k))
+	}
+	return c
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // sampleCells returns up to n cells of r chosen at random (all when fewer).

@@ -44,7 +44,7 @@ func embedLLMBatch(perPair bool) (*backend.JEIRTParams, *backend.JEIRTBatch) {
 	for k := range b.X {
 		b.X[k] = float32(rng.NormFloat64() / 20)
 	}
-	b.Mask = newDropout(0.5, H).sample(rng, len(b.Item), nil)
+	b.Mask = backend.JEIRTDropout{P: 0.5, Seed: rng.Uint64()}.Mask(0, len(b.Item), H, nil)
 	return p, b
 }
 

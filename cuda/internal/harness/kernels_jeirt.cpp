@@ -5,6 +5,6 @@
 
 #include "jeirt_cu.h" // a link to ../../kernels/jeirt.cu, so that Go's build cache sees edits
 
-static jh::Registrar jeirt{JH_KERNEL(sgemm),     JH_KERNEL(set_rows),      JH_KERNEL(relu_mask),
-                           JH_KERNEL(add_rows),  JH_KERNEL(pair_link),     JH_KERNEL(residual_grad), JH_KERNEL(model_grad),
-                           JH_KERNEL(col_sum),   JH_KERNEL(relu_back),     JH_KERNEL(adamw)};
+static jh::Registrar jeirt{JH_KERNEL(sgemm),      JH_KERNEL(jeirt_fwd1), JH_KERNEL(jeirt_fwd2), JH_KERNEL(pair_link),
+                           JH_KERNEL(jeirt_bwd1), JH_KERNEL(jeirt_bwd2), JH_KERNEL(jeirt_eval_cells), JH_KERNEL(jeirt_eval_sum),
+                           JH_KERNEL(adamw)};
