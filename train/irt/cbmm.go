@@ -266,21 +266,28 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if err := batch.Loss(ctx, all, loss); err != nil {
 		return nil, err
 	}
+	// Only an extrapolated point whose step was never evaluated can be worse
+	// than the last kept loss (c.Accelerate with the iteration cap); such a
+	// point is not kept, and ℓ is evaluated again where it returns to.
+	worse := make([]bool, K)
+	nWorse := 0
 	for k, s := range st {
 		if c.Accelerate && s.ctl.Extrapolated && loss[k] > s.last() {
-			// Only an extrapolated point whose step was never evaluated can be
-			// worse; it is not kept (c.Accelerate with the iteration cap).
 			if it != nil {
 				err = it.Revert(k)
 			} else {
 				batch.Set(k, s.mTheta, s.mA, s.mB)
 			}
-			if err == nil {
-				err = batch.Loss(ctx, oneHot(K, k), loss)
-			}
 			if err != nil {
 				return nil, err
 			}
+			worse[k] = true
+			nWorse++
+		}
+	}
+	if nWorse > 0 {
+		if err := batch.Loss(ctx, worse, loss); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]*model.IRT, K)
@@ -298,12 +305,6 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	}
 	c.Log.Printf("cbmm: %d fit(s) done in %.2fs", K, time.Since(began).Seconds())
 	return out, nil
-}
-
-func oneHot(n, k int) []bool {
-	b := make([]bool, n)
-	b[k] = true
-	return b
 }
 
 // fitState is the driver's per-problem bookkeeping.
