@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -13,9 +14,12 @@ import (
 // active problem, cbmm_sum_loss, and cbmm_model_pass_rR (θ block) over their
 // models, one kernel of each per rank R. Every block is solved on the device
 // (closed forms at rank 1, the CPU fitter's small non-negative least squares
-// and Cholesky solves at rank r): per iteration three launches, the active
-// flags up when they change (one byte per problem) and the losses down
-// (eight bytes per problem) cross PCIe.
+// and Cholesky solves at rank r). A batch is also a backend.CBMMIterator: the
+// fit's decisions (convergence, the safeguarded extrapolation) run on the
+// device too, in cbmm_sum_decide and cbmm_extrapolate, so that an
+// accelerated iteration is four launches and one copy down of nine bytes per
+// problem (the loss and the outcome), and the parameters cross PCIe only in
+// the first Set and the last Get.
 type cbmmBackend struct {
 	device string              // registered name: "cuda"
 	open   func() (gpu, error) // the device, opened on first use
@@ -38,7 +42,7 @@ func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float
 	b := &cbmmBatch{g: g, l: l, sigma: sigma, bufs: &buffers{g: g},
 		itemThreads:  blockThreads(int64(len(l.Cells)), l.Jt),
 		modelThreads: blockThreads(int64(len(l.Cells)), l.Nt),
-		activeHost:   make([]uint8, l.K), lossHost: make([]float64, l.K)}
+		activeHost:   make([]uint8, l.K), lossHost: make([]float64, l.K), reportHost: make([]uint8, 9*l.K)}
 	r := rank
 	err = g.do(func() error {
 		if err := g.checkFree(fmt.Sprintf("a batch of %d cBMM problems (%d cells)", l.K, len(l.Cells)), l.deviceBytes()); err != nil {
@@ -59,14 +63,29 @@ func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float
 		b.dB = m.alloc("b", l.Jt, 8)
 		b.dYTilde = m.alloc("surrogate targets", len(l.Cells), 8)
 		b.dItemLoss = m.alloc("item losses", l.Jt, 8)
-		b.dLoss = m.alloc("losses", l.K, 8)
+		b.dMTheta = m.alloc("theta (MM point)", l.Nt*r, 8)
+		b.dMA = m.alloc("A (MM point)", l.Jt*r, 8)
+		b.dMB = m.alloc("b (MM point)", l.Jt, 8)
+		b.dPTheta = m.alloc("theta (step start)", l.Nt*r, 8)
+		b.dPA = m.alloc("A (step start)", l.Jt*r, 8)
+		b.dPB = m.alloc("b (step start)", l.Jt, 8)
+		b.dCtl = m.alloc("control states", l.K*ctlWords, 8)
+		// The losses (K doubles) and then the outcomes (K bytes): what the
+		// host reads after an iteration, in one copy.
+		b.dLoss = m.alloc("losses and outcomes", 9*l.K, 1)
 		if m.err != nil {
 			return m.err
+		}
+		ctl := make([]float64, 0, l.K*ctlWords)
+		for range l.K {
+			s := backend.NewCBMMControl()
+			ctl = append(ctl, s.Last, s.Beta, s.StepBeta, 0, 0)
 		}
 		// Parameters start at zero until Set.
 		return firstErr(g.htod(b.dCells, l.Cells), g.htod(b.dItemStart, l.ItemStart), g.htod(b.dItemProb, l.ItemProb),
 			g.htod(b.dItemBase, l.ItemBase), g.htod(b.dModelStart, l.ModelStart), g.htod(b.dModelCell, l.ModelCell),
 			g.htod(b.dModelItem, l.ModelItem), g.htod(b.dModelProb, l.ModelProb),
+			g.htod(b.dCtl, ctl),
 			g.memset0(b.dTheta, int64(2*l.Nt*r)), g.memset0(b.dA, int64(2*l.Jt*r)), g.memset0(b.dB, int64(2*l.Jt)))
 	})
 	if err != nil {
@@ -87,11 +106,13 @@ type cbmmBatch struct {
 	dCells, dItemStart, dItemProb, dItemBase           handle
 	dModelStart, dModelCell, dModelItem, dModelProb    handle
 	dActive, dTheta, dA, dB, dYTilde, dItemLoss, dLoss handle
+	dMTheta, dMA, dMB, dPTheta, dPA, dPB, dCtl         handle // the fit's control (Iterate)
 
 	activeHost []uint8 // the active flags on the device
 	activeSent bool    // activeHost is on the device
 	lossHost   []float64
-	err        error // from Get or Set, which cannot return one
+	reportHost []uint8 // the losses and outcomes of an Iterate
+	err        error   // from Get or Set, which cannot return one
 }
 
 // setActive uploads the active flags when they changed since the last upload.
@@ -126,10 +147,22 @@ func (b *cbmmBatch) itemPass(update bool) error {
 	return b.g.launch("cbmm_sum_loss", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dLoss, l.K)
 }
 
-func (b *cbmmBatch) modelPass() error {
+// modelPass launches cbmm_model_pass_rR over the models of the problems
+// whose flag (one byte per problem) has bit 0 set.
+func (b *cbmmBatch) modelPass(flags handle) error {
 	l := b.l
 	return b.g.launch(fmt.Sprintf("cbmm_model_pass_r%d", l.Rank), l.Nt, 1, b.modelThreads, b.dModelStart, b.dModelCell, b.dModelItem, b.dModelProb,
-		b.dActive, b.dA, b.dB, b.dYTilde, b.dTheta, l.Nt)
+		flags, b.dA, b.dB, b.dYTilde, b.dTheta, l.Nt)
+}
+
+// extrapolate launches cbmm_extrapolate over every parameter of the batch:
+// the outcomes of the last cbmm_sum_decide, or with only ≥ 0 the return of
+// problem only to its kept MM point.
+func (b *cbmmBatch) extrapolate(only int) error {
+	l := b.l
+	n := (l.Nt+l.Jt)*l.Rank + l.Jt
+	return b.g.launch("cbmm_extrapolate", blocks(n, 256), 1, 256, b.dModelProb, b.dItemProb, b.dLoss, b.dCtl,
+		b.dTheta, b.dA, b.dB, b.dMTheta, b.dMA, b.dMB, b.dPTheta, b.dPA, b.dPB, l.Nt, l.Jt, l.Rank, l.K, true, only)
 }
 
 func (b *cbmmBatch) readLoss(active []bool, loss []float64) error {
@@ -177,11 +210,69 @@ func (b *cbmmBatch) Step(ctx context.Context, active []bool, loss []float64) err
 		if err := b.itemPass(true); err != nil {
 			return err
 		}
-		if err := b.modelPass(); err != nil {
+		if err := b.modelPass(b.dActive); err != nil {
 			return err
 		}
 		return b.readLoss(active, loss)
 	})
+}
+
+// Iterate is one iteration of the fit on the device (backend.CBMMIterator):
+// cbmm_item_pass_rR, cbmm_sum_decide (the loss and the decision of each
+// active problem), cbmm_model_pass_rR (for the kept steps only), and with
+// acceleration cbmm_extrapolate; then one copy down of the losses and
+// outcomes. The active flags go up only when the caller changed them
+// otherwise than by the convergence the device saw.
+func (b *cbmmBatch) Iterate(ctx context.Context, active []bool, tol float64, accelerate bool, loss []float64, outcome []backend.CBMMOutcome) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
+	return b.g.do(func() error {
+		if err := b.setActive(active); err != nil {
+			return err
+		}
+		l := b.l
+		if err := b.g.launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
+			b.dTheta, b.dA, b.dB, b.dYTilde, b.dItemLoss, l.Jt, b.sigma, true); err != nil {
+			return err
+		}
+		if err := b.g.launch("cbmm_sum_decide", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dCtl, b.dLoss, l.K, tol, accelerate); err != nil {
+			return err
+		}
+		outcomes := b.dLoss + handle(8*l.K)
+		if err := b.modelPass(outcomes); err != nil {
+			return err
+		}
+		if accelerate {
+			if err := b.extrapolate(-1); err != nil {
+				return err
+			}
+		}
+		if err := b.g.dtoh(b.reportHost, b.dLoss); err != nil {
+			return err
+		}
+		for k, a := range active {
+			out := backend.CBMMOutcome(b.reportHost[8*l.K+k])
+			outcome[k] = out
+			if !a {
+				continue
+			}
+			loss[k] = math.Float64frombits(binary.LittleEndian.Uint64(b.reportHost[8*k:]))
+			if out == backend.CBMMConverged {
+				b.activeHost[k] = 0 // as cbmm_sum_decide left it on the device
+			}
+		}
+		return nil
+	})
+}
+
+// Revert returns problem k to the MM point it was last extrapolated from
+// (backend.CBMMIterator).
+func (b *cbmmBatch) Revert(k int) error {
+	if b.err != nil {
+		return b.err
+	}
+	return b.g.do(func() error { return b.extrapolate(k) })
 }
 
 // ranges returns the element ranges of problem k's θ, A and b.

@@ -4,9 +4,12 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 )
@@ -22,6 +25,10 @@ type costGPU struct {
 	up, down, upBytes, downBytes int64
 	live, peak                   int64
 	sizes                        map[handle]int64
+	// report, when set, fills what the batch reads back after an Iterate
+	// (the losses and outcomes of K problems: 9K bytes) in place of the
+	// kernels, which do not run.
+	report func(dst []uint8)
 }
 
 func newCostGPU() *costGPU {
@@ -55,7 +62,46 @@ func (c *costGPU) dtoh(dst any, _ handle) error {
 		c.down++
 		c.downBytes += n
 	}
+	if b, ok := dst.([]uint8); ok && c.report != nil {
+		c.report(b)
+	}
 	return nil
+}
+
+// fakeDecisions stands in for cbmm_sum_decide on the dry device: K
+// problems whose losses fall, except every fourth iteration, when an
+// extrapolation overshoots and is rejected; the outcomes are
+// backend.CBMMControl's (which the kernel matches bit for bit:
+// TestHarnessIterate).
+func fakeDecisions(K int, tol float64) func([]uint8) {
+	ctl := make([]backend.CBMMControl, K)
+	for k := range ctl {
+		ctl[k] = backend.NewCBMMControl()
+	}
+	t := 0
+	return func(dst []uint8) {
+		if len(dst) != 9*K {
+			return
+		}
+		t++
+		for k := range K {
+			loss := 1e6 * (1 + 1/float64(t))
+			if t%4 == 0 {
+				loss *= 2
+			}
+			out := ctl[k].Next(loss, tol, true)
+			binary.LittleEndian.PutUint64(dst[8*k:], math.Float64bits(loss))
+			dst[8*K+k] = uint8(out)
+		}
+	}
+}
+
+// costDevice is the device of backend "cuda-cost", the batch code on a
+// costGPU, for counting whole fits driven by train/irt.
+var costDevice *costGPU
+
+func init() {
+	backend.Register("cuda-cost", cbmmBackend{device: "cuda-cost", open: func() (gpu, error) { return costDevice, nil }})
 }
 
 func (c *costGPU) launch(name string, gridX, gridY, block int, args ...any) error {
@@ -118,32 +164,59 @@ func TestCosts(t *testing.T) {
 				t.Errorf("cBMM rank %d, %d problems: %+v over %d iterations; want 3 launches, no copy up and one copy of %d bytes down each", rank, K, d, iters, 8*K)
 			}
 			dense := cbmmDeviceBytes(int64(K)*models*items, int64(K)*models, int64(K)*items, int64(K), int64(rank))
-			t.Logf("cBMM %d x %d rank %d, %d problem(s): per iteration %d launches, %d B up, %d B down (%.1f B per problem), %d synchronisation(s); device memory %s (dense)",
+			t.Logf("cBMM %d x %d rank %d, %d problem(s): passes per iteration %d launches, %d B up, %d B down (%.1f B per problem), %d synchronisation(s); device memory %s (dense)",
 				models, items, rank, K, d.launches/iters, d.upBytes/iters, d.downBytes/iters, float64(d.upBytes+d.downBytes)/iters/float64(K), d.down/iters, mib(dense))
 			b.Close()
 		}
 	}
 
-	// A whole fit through train/irt, with the real kernels on the harness (8
-	// small problems, 10 iterations, the first Set and last Get included):
-	// acceleration (train/irt's extrapolation, on by default) reads and
-	// writes every problem's parameters through Get and Set each iteration.
-	rs := testProblems(t, "2pl", 1, 11, 12, 13, 14, 15, 16, 17, 18)
-	for _, acc := range []bool{false, true} {
-		h0 := host.snapshot()
-		c := irt.CBMM{Rank: 1, Tol: 1e-300, MaxIter: 10, Accelerate: acc, Device: "cuda-harness"}
-		out, err := c.FitBatch(context.Background(), rs)
-		if err != nil {
-			t.Fatal(err)
+	// Whole accelerated fits through train/irt at 1,000 x 100,000 (the SVD
+	// start on the host, Load, the first Set, the iterations with their
+	// extrapolations, rejections and the device's decisions, the final Loss,
+	// Revert and Get), on the counting device with the decisions of
+	// fakeDecisions: run for 8 and for 16 iterations, the difference is the
+	// cost of 8 iterations, the rest the cost of starting and finishing.
+	r := &model.Responses{Models: make([]string, models), Items: make([]string, items)}
+	for j := range items {
+		for e := range 2 {
+			r.Model = append(r.Model, int32((j+e)%models))
+			r.Item = append(r.Item, int32(j))
+			r.Label = append(r.Label, uint8(e&1))
 		}
-		d := host.snapshot().minus(h0)
-		iters := 0
-		for _, m := range out {
-			iters = max(iters, m.Iterations)
+	}
+	for _, rank := range []int{1, 4} {
+		for _, K := range []int{1, 4} {
+			rs := make([]*model.Responses, K)
+			for k := range rs {
+				rs[k] = r
+			}
+			fit := func(iters int) costs {
+				costDevice = newCostGPU()
+				costDevice.report = fakeDecisions(K, 1e-300)
+				c := irt.CBMM{Rank: rank, Tol: 1e-300, MaxIter: iters, Accelerate: true, Device: "cuda-cost", Threads: 2}
+				out, err := c.FitBatch(context.Background(), rs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out[0].Iterations != iters-iters/4 {
+					t.Fatalf("%d kept steps in %d iterations, want %d", out[0].Iterations, iters, iters-iters/4)
+				}
+				return costDevice.read()
+			}
+			short, long := fit(8), fit(16)
+			per := long.minus(short)
+			once := short.minus(per)
+			perProblem := float64(per.upBytes+per.downBytes) / 8 / float64(K)
+			if per.launches != 4*8 || per.up != 0 || per.down != 8 || per.downBytes != int64(9*K*8) {
+				t.Errorf("accelerated fit, rank %d, %d problems: %+v over 8 iterations; want 4 launches, no copy up and one copy of %d bytes down each", rank, K, per, 9*K)
+			}
+			if perProblem > 64 || per.launches > 8*8 {
+				t.Errorf("accelerated fit, rank %d, %d problems: %.1f B per problem per iteration, %d launches per iteration; want at most 64 and 8", rank, K, perProblem, per.launches/8)
+			}
+			t.Logf("cBMM whole fit %d x %d rank %d, %d problem(s), accelerated, as train/irt drives it: per iteration %d launches, %d B up, %d B down (%.1f B per problem), %d synchronisation(s); once per fit %d launches, %d copies up (%.1f MiB), %d copies down (%.1f MiB)",
+				models, items, rank, K, per.launches/8, per.upBytes/8, per.downBytes/8, perProblem, per.down/8,
+				once.launches, once.up, float64(once.upBytes)/(1<<20), once.down, float64(once.downBytes)/(1<<20))
 		}
-		per := float64(iters * len(rs))
-		t.Logf("cBMM fit, %d problems, accelerate=%v: per problem per iteration %.1f copies up (%.0f B), %.1f copies down (%.0f B); per iteration %.1f launches",
-			len(rs), acc, float64(d.up)/per, float64(d.upBytes)/per, float64(d.down)/per, float64(d.downBytes)/per, float64(d.launches)/float64(iters))
 	}
 
 	// JE-IRT at EmbedLLM size: 768-d encoder vectors, hidden 1,536, d 256,

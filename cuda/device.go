@@ -27,7 +27,8 @@ var encoderPTX string
 // device is GPU 0 (as CUDA_VISIBLE_DEVICES numbers them) with its primary
 // context and the jeirt kernels loaded: the gpu of the cuda build. Every
 // driver call goes through do, which holds the lock and makes the context
-// current on a locked OS thread; kernels run in order on the default stream.
+// current on a locked OS thread; kernels and copies run in order on the
+// device's own stream (device_stream.go), and copies down wait for it.
 type device struct {
 	mu    sync.Mutex
 	dev   cu.Device
@@ -35,7 +36,11 @@ type device struct {
 	total int64
 	ctx   cu.CUContext
 	fns   map[string]cu.Function
-	last  string // the kernel launched last: the likely culprit of a fault seen at the next copy
+	// stream runs every launch and copy; pinned is page-locked host memory
+	// for the copies down (device_stream.go).
+	stream cu.Stream
+	pinned []byte
+	last   string // the kernel launched last: the likely culprit of a fault seen at the next copy
 	// fault is the first sticky error (a kernel fault): the context is
 	// unusable after it, so every later call fails with it, and the process
 	// must restart to use the GPU again.
@@ -99,6 +104,9 @@ func open() (*device, error) {
 		return nil, fmt.Errorf("cuda: creating a context on %s: %w", d.label, err)
 	}
 	err = d.do(func() error {
+		if err := d.openStream(); err != nil {
+			return err
+		}
 		for _, m := range []struct {
 			file, ptx string
 			names     []string
@@ -183,7 +191,9 @@ func (d *device) htod(dst handle, src any) error {
 	if n == 0 {
 		return nil
 	}
-	if err := cu.MemcpyHtoD(cu.DevicePtr(dst), p, n); err != nil {
+	// Pageable source: the driver has staged it when the call returns, so
+	// src may change at once; the copy is ordered with the launches.
+	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), p, n, d.stream); err != nil {
 		d.noteFault(err, "copying to the device")
 		return d.copyErr("copying to the device", n, err)
 	}
@@ -196,7 +206,7 @@ func (d *device) dtoh(dst any, src handle) error {
 	if n == 0 {
 		return nil
 	}
-	if err := cu.MemcpyDtoH(p, cu.DevicePtr(src), n); err != nil {
+	if err := d.copyDown(p, src, n); err != nil {
 		d.noteFault(err, "copying from the device")
 		return d.copyErr("copying from the device", n, err)
 	}
@@ -214,7 +224,7 @@ func (d *device) memset0(h handle, n int64) error {
 	if n == 0 {
 		return nil
 	}
-	if err := cu.MemsetD32(cu.DevicePtr(h), 0, n); err != nil {
+	if err := cu.MemsetD32Async(cu.DevicePtr(h), 0, n, d.stream); err != nil {
 		d.noteFault(err, "clearing device memory")
 		return d.copyErr("clearing device memory", 4*n, err)
 	}
@@ -254,7 +264,7 @@ func (d *device) launch(name string, gridX, gridY, block int, args ...any) error
 		ptrs[i] = unsafe.Pointer(&vals[i])
 	}
 	d.last = name
-	if err := fn.Launch(gridX, gridY, 1, block, 1, 1, 0, cu.Stream{}, ptrs); err != nil {
+	if err := fn.Launch(gridX, gridY, 1, block, 1, 1, 0, d.stream, ptrs); err != nil {
 		d.noteFault(err, "launching "+name)
 		return fmt.Errorf("%w: launching %s (grid %d x %d, %d threads) on %s: %v", ErrLaunch, name, gridX, gridY, block, d.label, err)
 	}

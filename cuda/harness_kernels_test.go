@@ -358,7 +358,10 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 			if err := b.Step(t.Context(), []bool{true}, loss); err != nil {
 				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
 			}
-			if err := b.(*cbmmBatch).modelPass(); err != nil {
+			if err := b.(*cbmmBatch).Iterate(t.Context(), []bool{true}, 1e-6, true, loss, make([]backend.CBMMOutcome, 1)); err != nil {
+				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
+			}
+			if err := b.(*cbmmBatch).Revert(0); err != nil {
 				t.Fatalf("%d x %d, rank %d: %v", c.models, c.items, rank, err)
 			}
 		}

@@ -29,7 +29,8 @@ func checkBatchSize(cells, items, models int64) error {
 }
 
 // cbmmKernelNames lists the per-rank passes (cbmm_item_pass_r1 to _r8,
-// cbmm_model_pass_r1 to _r8) and cbmm_sum_loss.
+// cbmm_model_pass_r1 to _r8), cbmm_sum_loss, and the fit's control:
+// cbmm_sum_decide and cbmm_extrapolate.
 func cbmmKernelNames() []string {
 	var names []string
 	for _, pass := range []string{"item", "model"} {
@@ -37,7 +38,7 @@ func cbmmKernelNames() []string {
 			names = append(names, fmt.Sprintf("cbmm_%s_pass_r%d", pass, r))
 		}
 	}
-	return append(names, "cbmm_sum_loss")
+	return append(names, "cbmm_sum_loss", "cbmm_sum_decide", "cbmm_extrapolate")
 }
 
 // cbmmLayout is a batch of K cBMM problems concatenated for the kernels. The
@@ -131,6 +132,11 @@ func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, erro
 	return l, nil
 }
 
+// ctlWords is the number of doubles of a problem's control state on the
+// device (backend.CBMMControl: the last kept loss, β, the β of the last
+// extrapolation, the kept steps, extrapolated); CTL in kernels/cbmm.cu.
+const ctlWords = 5
+
 // itemEntries is the length of an item's packed normal equations at rank r:
 // the lower triangle of G ((r+1) x (r+1), for u = (θ_i, 1)), then h (r+1).
 func itemEntries(r int) int { m := r + 1; return m*(m+1)/2 + m }
@@ -169,7 +175,8 @@ func (l *cbmmLayout) deviceBytes() int64 {
 func cbmmDeviceBytes(cells, n, j, k, r int64) int64 {
 	b := cells * (4 + 8 + 4 + 4) // Cells, yTilde, ModelCell, ModelItem
 	b += (j+1)*8 + j*4 + (n+1)*8 + n*4 + (k+1)*8 + k
-	b += (n*r + j*r + j + j + k) * 8 // θ, A, b, item losses, losses
+	b += (3*(n*r+j*r+j) + j) * 8 // θ, A, b (current, kept MM point, step start), item losses
+	b += k*(8+1) + k*ctlWords*8  // losses and outcomes, control states
 	return b
 }
 

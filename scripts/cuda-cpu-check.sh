@@ -19,7 +19,9 @@
 #   4. the device costs of a cBMM iteration and of a JE-IRT epoch, its steps
 #      and its validation (launches, host<->device bytes, synchronisations,
 #      device memory) at full size, counted by go test -run TestCosts ./cuda/
-#      without running the kernels.
+#      without running the kernels; for cBMM both the passes of one iteration
+#      and a whole accelerated fit as train/irt drives it (per iteration, and
+#      once per fit).
 #
 # Prints one line per kernel and a last line
 #   kernels: N, tests: M, races: R, errors: E

@@ -339,7 +339,9 @@ __device__ __forceinline__ void item_pass(const unsigned int *cells, const long 
     b[g] = w.x[R];
 }
 
-// model_pass (pass B): one block per global model i, over the model's cells
+// model_pass (pass B): one block per global model i of a problem whose flag
+// has bit 0 set (the active flags, or the outcomes of cbmm_sum_decide: a
+// rejected step is not finished), over the model's cells
 // (model-major references into the item-major arrays), with the new (a, b):
 // Σ_j a_j a_jᵀ and Σ_j a_j (ỹ_ij − b_j), then θ_i solved by Cholesky with
 // train's proximal term (θ_i keeps its value when no item loads on it).
@@ -350,7 +352,7 @@ __device__ __forceinline__ void model_pass(const long long *modelStart, const un
                                            const double *b, const double *yTilde, double *theta,
                                            long long numModels, double *sm) {
     long long i = blockIdx.x;
-    if (i >= numModels || !active[modelProb[i]]) return;
+    if (i >= numModels || !(active[modelProb[i]] & 1)) return;
     long long lo = modelStart[i], hi = modelStart[i + 1];
     if (R == 1) {
         double den = 0, num = 0;
@@ -436,4 +438,125 @@ extern "C" __global__ void cbmm_sum_loss(const double *itemLoss, const long long
     for (long long g = itemBase[k] + threadIdx.x; g < itemBase[k + 1]; g += blockDim.x) s += itemLoss[g];
     s = block_sum(s, sh);
     if (threadIdx.x == 0) loss[k] = s;
+}
+
+// The fit's control on the device (train/backend/cbmm_control.go, operation
+// for operation): per problem, ctl holds CTL doubles, the state of
+// backend.CBMMControl: the last kept loss, β, the β of the last
+// extrapolation, the kept steps and whether the next step starts from an
+// extrapolated point. The outcomes are backend.CBMMOutcome's values.
+#define CTL 5
+#define OUT_IDLE 0
+#define OUT_ACCEPTED 1
+#define OUT_REJECTED 2
+#define OUT_EXTRAPOLATED 3
+#define OUT_CONVERGED 5
+
+// cbmm_sum_decide: one block per problem k, ℓ_k = Σ over its items of
+// itemLoss, then CBMMControl.Next: report holds ℓ (K doubles) and then the
+// outcomes (K bytes), all the host reads per iteration. A problem that
+// converges is made inactive.
+extern "C" __global__ void cbmm_sum_decide(const double *itemLoss, const long long *itemBase,
+                                           unsigned char *active, double *ctl, double *report,
+                                           long long K, double tol, long long accelerate) {
+    __shared__ double sh[32];
+    long long k = blockIdx.x;
+    if (k >= K) return;
+    unsigned char *outcome = (unsigned char *)(report + K);
+    if (!active[k]) {
+        if (threadIdx.x == 0) outcome[k] = OUT_IDLE;
+        return;
+    }
+    double s = 0;
+    for (long long g = itemBase[k] + threadIdx.x; g < itemBase[k + 1]; g += blockDim.x) s += itemLoss[g];
+    s = block_sum(s, sh);
+    if (threadIdx.x != 0) return;
+    report[k] = s;
+    double *c = ctl + k * CTL;
+    double last = c[0], beta = c[1];
+    unsigned char out;
+    if (accelerate && c[4] != 0 && s > last) {
+        c[4] = 0;
+        c[1] = fmax(beta / 2, 0.25);
+        out = OUT_REJECTED;
+    } else {
+        c[0] = s;
+        double iters = c[3] + 1;
+        c[3] = iters;
+        if (iters >= 2 && fabs(last - s) <= tol * fabs(last)) {
+            out = OUT_CONVERGED;
+            active[k] = 0;
+        } else if (!accelerate) {
+            out = OUT_ACCEPTED;
+        } else if (iters < 2) {
+            c[4] = 0;
+            out = OUT_ACCEPTED;
+        } else {
+            c[2] = beta;
+            c[4] = 1;
+            c[1] = fmin(beta * 1.25, 2.0);
+            out = OUT_EXTRAPOLATED;
+        }
+    }
+    outcome[k] = out;
+}
+
+// extrapolate_one applies a step's outcome to one parameter: cur is the
+// device's value (the step's MM point M(θ) after the passes), m the kept MM
+// point, prev the point the step started from (backend.Extrapolate).
+__device__ __forceinline__ void extrapolate_one(unsigned char out, double beta, bool clip, double *cur, double *m,
+                                                double *prev) {
+    if (out == OUT_REJECTED) {
+        double v = *m;
+        *cur = v;
+        *prev = v;
+    } else if (out == OUT_ACCEPTED) {
+        double v = *cur;
+        *m = v;
+        *prev = v;
+    } else if (out == OUT_EXTRAPOLATED) {
+        double v = *cur;
+        double x = v + beta * (v - *prev);
+        if (clip && x < 0) x = 0;
+        *m = v;
+        *cur = x;
+        *prev = x;
+    }
+}
+
+// cbmm_extrapolate: one thread per parameter (θ, then A, then b, of all
+// problems), applying the outcomes of cbmm_sum_decide. With only ≥ 0 it
+// returns problem only to its kept MM point (backend.CBMMIterator.Revert)
+// and leaves the others alone.
+extern "C" __global__ void cbmm_extrapolate(const int *modelProb, const int *itemProb, const double *report,
+                                            const double *ctl, double *theta, double *a, double *b,
+                                            double *mTheta, double *mA, double *mB, double *pTheta,
+                                            double *pA, double *pB, long long Nt, long long Jt,
+                                            long long R, long long K, long long clipA, long long only) {
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long nTheta = Nt * R, nA = Jt * R;
+    if (e >= nTheta + nA + Jt) return;
+    const unsigned char *outcome = (const unsigned char *)(report + K);
+    int k;
+    double *cur, *m, *prev;
+    bool clip = false;
+    if (e < nTheta) {
+        k = modelProb[e / R];
+        cur = theta + e, m = mTheta + e, prev = pTheta + e;
+    } else if (e < nTheta + nA) {
+        e -= nTheta;
+        k = itemProb[e / R];
+        cur = a + e, m = mA + e, prev = pA + e;
+        clip = clipA != 0;
+    } else {
+        e -= nTheta + nA;
+        k = itemProb[e];
+        cur = b + e, m = mB + e, prev = pB + e;
+    }
+    unsigned char out = outcome[k];
+    if (only >= 0) {
+        if (k != only) return;
+        out = OUT_REJECTED;
+    }
+    extrapolate_one(out, ctl[k * CTL + 2], clip, cur, m, prev);
 }

@@ -171,7 +171,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if k < len(start) && start[k] != nil {
 			s := start[k]
 			st[k] = &fitState{theta: append([]float64(nil), s.Theta...), a: append([]float64(nil), s.A...),
-				b: append([]float64(nil), s.B...), beta: 1}
+				b: append([]float64(nil), s.B...)}
 			if !c.Signed {
 				for j, v := range st[k].a {
 					st[k].a[j] = math.Max(v, 0)
@@ -183,15 +183,20 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if e != nil {
 			return
 		}
-		st[k] = &fitState{theta: th, a: a, b: b, beta: 1}
+		st[k] = &fitState{theta: th, a: a, b: b}
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k := range st {
-		batch.Set(k, st[k].theta, st[k].a, st[k].b)
-		if c.Accelerate {
-			s := st[k]
+	// A backend that iterates on its device (backend.CBMMIterator) keeps the
+	// parameters there from the first Set to the last Get: only the losses and
+	// the outcomes of the steps come back, and the host replays each
+	// problem's decisions to keep its history.
+	it, _ := batch.(backend.CBMMIterator)
+	for k, s := range st {
+		batch.Set(k, s.theta, s.a, s.b)
+		s.ctl = backend.NewCBMMControl()
+		if c.Accelerate && it == nil {
 			s.mTheta, s.mA, s.mB = make([]float64, len(s.theta)), make([]float64, len(s.a)), make([]float64, len(s.b))
 		}
 	}
@@ -201,51 +206,52 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		active[k] = true
 	}
 	loss := make([]float64, K)
+	outcome := make([]backend.CBMMOutcome, K)
 	nActive := K
 	began, lastLog := time.Now(), time.Now()
 	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
-		if err := batch.Step(ctx, active, loss); err != nil {
+		var err error
+		if it != nil {
+			err = it.Iterate(ctx, active, c.Tol, c.Accelerate, loss, outcome)
+		} else {
+			err = batch.Step(ctx, active, loss)
+		}
+		if err != nil {
 			return nil, err
 		}
 		for k, s := range st {
 			if !active[k] {
 				continue
 			}
-			if c.Accelerate && s.extrapolated && loss[k] > s.last() {
-				// The extrapolated point is worse: return to the plain MM
-				// point M(θ) and let the next step start from there.
-				batch.Set(k, s.mTheta, s.mA, s.mB)
-				copy(s.theta, s.mTheta)
-				copy(s.a, s.mA)
-				copy(s.b, s.mB)
-				s.extrapolated = false
-				s.beta = math.Max(s.beta/2, 0.25)
-				s.rejected++
-				continue
+			out := s.ctl.Next(loss[k], c.Tol, c.Accelerate)
+			if it != nil && outcome[k] != out {
+				return nil, fmt.Errorf("cbmm: device %s: response matrix %d: the device's step outcome %d differs from the host's %d at iteration %d", be.Name(), k, outcome[k], out, iter)
 			}
-			if math.IsNaN(loss[k]) || math.IsInf(loss[k], 0) {
+			if out != backend.CBMMRejected && (math.IsNaN(loss[k]) || math.IsInf(loss[k], 0)) {
 				return nil, fmt.Errorf("cbmm: response matrix %d: loss became %v at iteration %d", k, loss[k], iter)
 			}
-			s.hist = append(s.hist, loss[k])
-			s.iters++
-			if c.Trace != nil {
-				c.Trace(k, s.iters, loss[k])
+			if out == backend.CBMMRejected {
+				s.rejected++
+			} else {
+				s.hist = append(s.hist, loss[k])
+				if c.Trace != nil {
+					c.Trace(k, s.ctl.Iters, loss[k])
+				}
 			}
-			if n := len(s.hist); n >= 2 && math.Abs(s.hist[n-2]-s.hist[n-1]) <= c.Tol*math.Abs(s.hist[n-2]) {
+			if out == backend.CBMMConverged {
 				s.converged = true
 				active[k] = false
 				nActive--
-				continue
 			}
-			if c.Accelerate {
-				s.extrapolate(batch, k, !c.Signed)
+			if it == nil {
+				s.apply(batch, k, out, !c.Signed)
 			}
 		}
 		if c.Log != nil && time.Since(lastLog) > 2*time.Second {
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				c.Log("cbmm: iteration %d, loss %.6g, %.1fs", s.iters, s.last(), time.Since(began).Seconds())
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs", s.ctl.Iters, s.last(), time.Since(began).Seconds())
 			} else {
 				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}
@@ -260,19 +266,35 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if err := batch.Loss(ctx, all, loss); err != nil {
 		return nil, err
 	}
-	out := make([]*model.IRT, K)
+	// Only an extrapolated point whose step was never evaluated can be worse
+	// than the last kept loss (c.Accelerate with the iteration cap); such a
+	// point is not kept, and ℓ is evaluated again where it returns to.
+	worse := make([]bool, K)
+	nWorse := 0
 	for k, s := range st {
-		if c.Accelerate && s.extrapolated && loss[k] > s.last() {
-			// Only an extrapolated point whose step was never evaluated can be
-			// worse; it is not kept (c.Accelerate with the iteration cap).
-			batch.Set(k, s.mTheta, s.mA, s.mB)
-			if err := batch.Loss(ctx, oneHot(K, k), loss); err != nil {
+		if c.Accelerate && s.ctl.Extrapolated && loss[k] > s.last() {
+			if it != nil {
+				err = it.Revert(k)
+			} else {
+				batch.Set(k, s.mTheta, s.mA, s.mB)
+			}
+			if err != nil {
 				return nil, err
 			}
+			worse[k] = true
+			nWorse++
 		}
+	}
+	if nWorse > 0 {
+		if err := batch.Loss(ctx, worse, loss); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*model.IRT, K)
+	for k, s := range st {
 		s.hist = append(s.hist, loss[k])
 		m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma,
-			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.iters, Converged: s.converged}
+			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.ctl.Iters, Converged: s.converged}
 		batch.Get(k, m.Theta, m.A, m.B)
 		StandardGauge(m)
 		if c.Signed {
@@ -285,21 +307,13 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	return out, nil
 }
 
-func oneHot(n, k int) []bool {
-	b := make([]bool, n)
-	b[k] = true
-	return b
-}
-
 // fitState is the driver's per-problem bookkeeping.
 type fitState struct {
 	theta, a, b    []float64 // host copy of the point the last step started from
 	mTheta, mA, mB []float64 // host copy of the plain MM point M(θ)
+	ctl            backend.CBMMControl
 	hist           []float64
-	iters          int
 	converged      bool
-	extrapolated   bool
-	beta           float64
 	rejected       int
 }
 
@@ -310,33 +324,34 @@ func (s *fitState) last() float64 {
 	return s.hist[len(s.hist)-1]
 }
 
-// extrapolate moves problem k from M(θ) to M(θ) + β(M(θ) − θ), keeping A ≥ 0,
-// (clipA), and remembers M(θ) in case the extrapolated point turns out worse.
-func (s *fitState) extrapolate(batch backend.CBMMBatch, k int, clipA bool) {
-	batch.Get(k, s.mTheta, s.mA, s.mB)
-	if s.iters < 2 {
+// apply carries out a step's outcome on a backend that does not iterate on
+// its own (backend.CBMMIterator), through Get and Set: with acceleration,
+// the MM point M(θ) is kept on the host, an extrapolation moves problem k to
+// M(θ) + β(M(θ) − θ) (A ≥ 0 with clipA), and a rejected step returns it to
+// the M(θ) it was extrapolated from.
+func (s *fitState) apply(batch backend.CBMMBatch, k int, out backend.CBMMOutcome, clipA bool) {
+	switch out {
+	case backend.CBMMRejected:
+		batch.Set(k, s.mTheta, s.mA, s.mB)
 		copy(s.theta, s.mTheta)
 		copy(s.a, s.mA)
 		copy(s.b, s.mB)
-		s.extrapolated = false
-		return
-	}
-	beta := s.beta
-	ext := func(prev, cur []float64, clip bool) {
-		for i, v := range cur {
-			x := v + beta*(v-prev[i])
-			if clip && x < 0 {
-				x = 0
-			}
-			prev[i] = x
+	case backend.CBMMAccepted:
+		if s.mTheta == nil {
+			return
 		}
+		batch.Get(k, s.mTheta, s.mA, s.mB)
+		copy(s.theta, s.mTheta)
+		copy(s.a, s.mA)
+		copy(s.b, s.mB)
+	case backend.CBMMExtrapolated:
+		batch.Get(k, s.mTheta, s.mA, s.mB)
+		beta := s.ctl.StepBeta
+		backend.Extrapolate(s.theta, s.mTheta, beta, false)
+		backend.Extrapolate(s.a, s.mA, beta, clipA)
+		backend.Extrapolate(s.b, s.mB, beta, false)
+		batch.Set(k, s.theta, s.a, s.b)
 	}
-	ext(s.theta, s.mTheta, false)
-	ext(s.a, s.mA, clipA)
-	ext(s.b, s.mB, false)
-	batch.Set(k, s.theta, s.a, s.b)
-	s.extrapolated = true
-	s.beta = math.Min(s.beta*1.25, 2)
 }
 
 // StandardGauge puts m in the stated gauge without changing X = θAᵀ + 1bᵀ:

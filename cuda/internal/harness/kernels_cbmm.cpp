@@ -21,4 +21,6 @@ static jh::Registrar cbmm{
     JH_KERNEL(cbmm_model_pass_r6),
     JH_KERNEL(cbmm_model_pass_r7),
     JH_KERNEL(cbmm_model_pass_r8),
-    JH_KERNEL(cbmm_sum_loss)};
+    JH_KERNEL(cbmm_sum_loss),
+    JH_KERNEL(cbmm_sum_decide),
+    JH_KERNEL(cbmm_extrapolate)};
