@@ -20,10 +20,20 @@ import (
 
 // encoderKernels lists the kernels of kernels/encoder.cu.
 var encoderKernels = []string{"embed", "layer_norm", "bias_act", "geglu", "residual_add", "mpnet_rel_bias",
-	"rope", "attention", "pool", "l2_normalize"}
+	"rope", "attention_dh32", "attention_dh64", "attention_dh96", "attention_dh128", "pool", "l2_normalize"}
 
-// maxHeadDim is ENC_MAX_DH of kernels/encoder.cu.
+// maxHeadDim is the largest head size of the attention kernels.
 const maxHeadDim = 128
+
+// attentionKernel returns the attention kernel for heads of size dh: the
+// smallest capacity (32, 64, 96 or 128) that holds it.
+func attentionKernel(dh int) string {
+	return fmt.Sprintf("attention_dh%d", 32*blocks(dh, 32))
+}
+
+// attentionRows is ENC_QROWS of kernels/encoder.cu: query rows per block of
+// ENC_WARPS·32 = 128 threads.
+const attentionRows, attentionThreads = 16, 128
 
 // dense is the dense product of the encoder's linear layers.
 type dense interface {
@@ -369,7 +379,7 @@ func (f *encoderForward) norm(y, x, res, gamma, beta handle, n int) error {
 func (f *encoderForward) attention(q, k, v handle, ld, b, l int, bias handle, window int) error {
 	w := f.w
 	dh := w.Hidden / w.Heads
-	return f.g.launch("attention", b*w.Heads, blocks(l, 64), 64, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
+	return f.g.launch(attentionKernel(dh), b*w.Heads, blocks(l, attentionRows), attentionThreads, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
 }
 
 // run runs the transformer and returns the handle of the last hidden states.

@@ -255,18 +255,19 @@ func TestHarnessEncoderErrors(t *testing.T) {
 	}
 }
 
-// TestHarnessAttention checks the attention kernel against a float64
-// reference at head sizes the fixtures do not reach (64 and the largest,
-// 128), on a length that fills no tile (75 tokens: 2 row blocks, 3 key
-// tiles), a fused QKV layout, padding, a relative bias and a window (with
-// padded queries whose window holds no real key: zeros, as on the CPU).
+// TestHarnessAttention checks the attention kernels against a float64
+// reference at head sizes the fixtures do not reach: 32, 64, 96 and 128 (one
+// per kernel, each its capacity) and 8 and 80 (zero-padded to 32 and 96), on
+// a length that fills no tile (75 tokens: 5 row blocks, 3 key tiles), a
+// fused QKV layout, padding, a relative bias and a window (with padded
+// queries whose window holds no real key: zeros, as on the CPU).
 func TestHarnessAttention(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const b, l, heads = 2, 75, 2
 	for _, c := range []struct {
 		dh, window int
 		bias       bool
-	}{{64, 0, true}, {128, 0, false}, {64, 20, false}} {
+	}{{64, 0, true}, {128, 0, false}, {64, 20, false}, {32, 0, true}, {96, 20, true}, {128, 10, true}, {8, 0, false}, {80, 20, true}} {
 		d := heads * c.dh
 		ld := 3 * d
 		qkv := make([]float32, b*l*ld)
@@ -352,7 +353,7 @@ func TestHarnessAttention(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("head size %d, window %d, bias %v: max |diff| %.2g", c.dh, c.window, c.bias, worst)
+		t.Logf("head size %d (%s), window %d, bias %v: max |diff| %.2g", c.dh, attentionKernel(c.dh), c.window, c.bias, worst)
 		if !(worst <= 1e-5) {
 			t.Errorf("head size %d, window %d: attention off by %.3g", c.dh, c.window, worst)
 		}
