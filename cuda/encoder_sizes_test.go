@@ -104,6 +104,8 @@ type dryDense struct{}
 
 func (dryDense) describe() string { return "none (dry run)" }
 
+func (dryDense) precision() Precision { return FP32 }
+
 func (dryDense) linear(y, x, w handle, n, out, in int) error { return nil }
 
 // TestEncoderLaunchLimitsAtFullSize runs the encoder forward of the three

@@ -16,6 +16,7 @@
 //     x   = x + attention(window)·Woᵀ                            attention, residual_add
 //     x   = x + GeGLU(LN(x)·Wiᵀ)·Wo2ᵀ                            geglu
 //   pooling (CLS, max, mean, mean_sqrt_len) and L2 normalisation  pool, l2_normalize
+//   (bf16 precision: the inputs of each product rounded)          to_bf16
 //
 // Reductions (LayerNorm, pooling, norms) accumulate in double, as the CPU
 // code does; the attention softmax is an online (streaming) softmax in
@@ -316,6 +317,30 @@ extern "C" __global__ void attention_dh32(ENC_ATT_PARAMS) { __shared__ float sm[
 extern "C" __global__ void attention_dh64(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(64)]; enc_attention<64>(ENC_ATT_ARGS, sm); }
 extern "C" __global__ void attention_dh96(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(96)]; enc_attention<96>(ENC_ATT_ARGS, sm); }
 extern "C" __global__ void attention_dh128(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(128)]; enc_attention<128>(ENC_ATT_ARGS, sm); }
+
+// enc_bf16 returns x rounded to the nearest bfloat16 (ties to even), as
+// __float2bfloat16, in the low 16 bits; a NaN stays a (quiet) NaN.
+__device__ unsigned int enc_bf16(float x) {
+    union {
+        float f;
+        unsigned int u;
+    } b;
+    b.f = x;
+    unsigned int u = b.u;
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0x7fffffu) ? 0x40u : 0u);
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+// to_bf16: the n floats of src rounded to bfloat16 into dst, two to a 32-bit
+// word, the first in the low half (so dst reads as an array of n bfloat16
+// values, cuBLAS's CUDA_R_16BF): the inputs of the reduced-precision
+// (bf16) dense products.
+extern "C" __global__ void to_bf16(unsigned int *dst, const float *src, long long n) {
+    long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (2 * k >= n) return;
+    unsigned int lo = enc_bf16(src[2 * k]), hi = 2 * k + 1 < n ? enc_bf16(src[2 * k + 1]) : 0u;
+    dst[k] = lo | hi << 16;
+}
 
 // pool: sentence-transformers' Pooling of hidden states h (b x l x d) over
 // the tokens with mask ≠ 0, mode 0 CLS (token 0), 1 max, 2 mean, 3 mean
