@@ -61,6 +61,9 @@ func TestGPUEncoderDense(t *testing.T) {
 // and the fingerprint marks the precision.
 func TestGPUEncoderPrecision(t *testing.T) {
 	g := mustDevice(t)
+	if _, err := sharedCuBLAS(g); err != nil {
+		t.Skipf("no cuBLAS: %v", err)
+	}
 	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
 		dir, exp := openFixture(t, name)
 		cpu, err := encoder.Open(dir)
@@ -136,6 +139,9 @@ func BenchmarkEncoderThroughput(b *testing.B) {
 					}
 				}
 				if f.mm.precision() != p {
+					if _, err := sharedCuBLAS(g); err != nil {
+						b.Skipf("no cuBLAS: %v", err)
+					}
 					mm, err := gpuReducedDense(g, p)
 					if err != nil {
 						b.Fatal(err)
