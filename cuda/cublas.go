@@ -14,10 +14,15 @@ typedef int (*jc_create_fn)(void **);
 typedef int (*jc_math_fn)(void *, int);
 typedef int (*jc_sgemm_fn)(void *, int, int, int, int, int, const float *, const float *, int, const float *,
                            int, const float *, float *, int);
+// cublasGemmEx (cuBLAS 11 and 12): the data types (cudaDataType_t), compute
+// type (cublasComputeType_t) and algorithm are ints.
+typedef int (*jc_gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *,
+                            int, int, const void *, void *, int, int, int, int);
 
 static jc_create_fn jc_create_p;
 static jc_math_fn jc_math_p;
 static jc_sgemm_fn jc_sgemm_p;
+static jc_gemmex_fn jc_gemmex_p;
 
 static int jc_load(char *err, int n) {
 	const char *names[] = {"libcublas.so.12", "libcublas.so.11", "libcublas.so", 0};
@@ -31,8 +36,9 @@ static int jc_load(char *err, int n) {
 	jc_create_p = (jc_create_fn)dlsym(lib, "cublasCreate_v2");
 	jc_math_p = (jc_math_fn)dlsym(lib, "cublasSetMathMode");
 	jc_sgemm_p = (jc_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
-	if (!jc_create_p || !jc_math_p || !jc_sgemm_p) {
-		snprintf(err, n, "libcublas lacks cublasCreate_v2, cublasSetMathMode or cublasSgemm_v2");
+	jc_gemmex_p = (jc_gemmex_fn)dlsym(lib, "cublasGemmEx");
+	if (!jc_create_p || !jc_math_p || !jc_sgemm_p || !jc_gemmex_p) {
+		snprintf(err, n, "libcublas lacks cublasCreate_v2, cublasSetMathMode, cublasSgemm_v2 or cublasGemmEx");
 		return -1;
 	}
 	return 0;
@@ -56,6 +62,17 @@ static int jc_linear(uintptr_t h, uint64_t y, uint64_t x, uint64_t w, int n, int
 	return jc_sgemm_p((void *)h, 1, 0, out, n, in, &one, (const float *)w, in, (const float *)x, in, &zero,
 	                  (float *)y, out);
 }
+
+// jc_linear_ex is jc_linear through cublasGemmEx: x and w of data type ab
+// (CUDA_R_32F = 0 or CUDA_R_16BF = 14), y float32 (CUDA_R_32F), float
+// scalars, compute type compute (CUBLAS_COMPUTE_32F = 68 or
+// CUBLAS_COMPUTE_32F_FAST_TF32 = 77), algorithm CUBLAS_GEMM_DEFAULT (-1).
+static int jc_linear_ex(uintptr_t h, uint64_t y, uint64_t x, uint64_t w, int n, int out, int in, int ab,
+                        int compute) {
+	float one = 1, zero = 0;
+	return jc_gemmex_p((void *)h, 1, 0, out, n, in, &one, (const void *)w, ab, in, (const void *)x, ab, in, &zero,
+	                   (void *)y, 0, out, compute, -1);
+}
 */
 import "C"
 
@@ -76,6 +93,8 @@ type cublasDense struct {
 
 func (cublasDense) describe() string { return "cuBLAS cublasSgemm (float32, no TF32)" }
 
+func (cublasDense) precision() Precision { return FP32 }
+
 func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
@@ -84,6 +103,100 @@ func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
 		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", ErrLaunch, n, in, out, c.g.name(), int(rc))
 	}
 	return nil
+}
+
+// cuBLAS's enums for cublasGemmEx (library_types.h, cublas_api.h).
+const (
+	cudaR32F             = 0
+	cudaR16BF            = 14
+	cublasCompute32F     = 68
+	cublasCompute32FTF32 = 77
+)
+
+// cublasTF32 runs the linear layers with cublasGemmEx on float32 inputs in
+// CUBLAS_COMPUTE_32F_FAST_TF32: the tensor cores read the inputs as TF32,
+// accumulate in float32.
+type cublasTF32 struct{ cublasDense }
+
+func (cublasTF32) describe() string {
+	return "cuBLAS cublasGemmEx (TF32 tensor cores, float32 accumulation)"
+}
+
+func (cublasTF32) precision() Precision { return TF32 }
+
+func (c cublasTF32) linear(y, x, w handle, n, out, in int) error {
+	return c.gemmEx(y, x, w, n, out, in, cudaR32F, cublasCompute32FTF32)
+}
+
+// linearBF16 implements gemmBF16: cublasGemmEx on bfloat16 inputs
+// (CUDA_R_16BF) with float32 output and CUBLAS_COMPUTE_32F.
+func (c cublasDense) linearBF16(y, x16, w16 handle, n, out, in int) error {
+	return c.gemmEx(y, x16, w16, n, out, in, cudaR16BF, cublasCompute32F)
+}
+
+func (c cublasDense) gemmEx(y, x, w handle, n, out, in, ab, compute int) error {
+	if n == 0 || out == 0 || in == 0 {
+		return nil
+	}
+	if rc := C.jc_linear_ex(c.h, C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in), C.int(ab), C.int(compute)); rc != 0 {
+		return fmt.Errorf("%w: cublasGemmEx (%d x %d -> %d, inputs type %d, compute type %d) on %s: status %d", ErrLaunch, n, in, out, ab, compute, c.g.name(), int(rc))
+	}
+	return nil
+}
+
+// cublasBF16 is cuBLAS's bfloat16 product for bf16Dense.
+type cublasBF16 struct{ cublasDense }
+
+func (cublasBF16) describe() string {
+	return "cuBLAS cublasGemmEx (bfloat16 inputs, float32 accumulation)"
+}
+
+// gpuReducedDense returns the GPU's dense products for a precision: FP32 as
+// gpuDense, TF32 and BF16 through cublasGemmEx, after a test product agrees
+// with the float32 sgemm kernel within that precision's input rounding. A
+// reduced precision without cuBLAS is an error, not a silent float32: the
+// fingerprint would not say what made the vectors.
+func gpuReducedDense(g gpu, p Precision) (dense, error) {
+	if p == FP32 {
+		return gpuDense(g), nil
+	}
+	c, err := sharedCuBLAS(g)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: precision %s needs cuBLAS: %w", p, err)
+	}
+	var d dense
+	var tol float64
+	switch p {
+	case TF32:
+		// Two inputs each rounded by up to 2⁻¹¹ relative.
+		d, tol = cublasTF32{c}, 2*0x1p-11+1e-5
+	case BF16:
+		d, tol = newBF16Dense(g, cublasBF16{c}), 2*0x1p-8+1e-5
+	default:
+		return nil, fmt.Errorf("cuda: precision %q: want fp32, tf32 or bf16", p)
+	}
+	err = agree(g, d, kernelDense{g: g}, tol)
+	if c, ok := d.(interface{ close() error }); ok {
+		// Drop the test product's bfloat16 weights: its buffers are freed,
+		// and their addresses may come back for other weights.
+		err = firstErr(err, g.do(c.close))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cuda: precision %s: %v", p, err)
+	}
+	return d, nil
+}
+
+var (
+	cublasOnce   sync.Once
+	cublasShared cublasDense
+	cublasErr    error
+)
+
+// sharedCuBLAS returns one cuBLAS handle for the reduced-precision products.
+func sharedCuBLAS(g gpu) (cublasDense, error) {
+	cublasOnce.Do(func() { cublasShared, cublasErr = openCuBLAS(g) })
+	return cublasShared, cublasErr
 }
 
 var (
@@ -105,7 +218,7 @@ func gpuDense(g gpu) dense {
 			denseImpl = kernelDense{g, "; cuBLAS unavailable: " + err.Error()}
 			return
 		}
-		if err := agree(g, c, kernelDense{g: g}); err != nil {
+		if err := agree(g, c, kernelDense{g: g}, 1e-5); err != nil {
 			denseImpl = kernelDense{g, "; cuBLAS not used: " + err.Error()}
 			return
 		}
@@ -129,8 +242,9 @@ func openCuBLAS(g gpu) (cublasDense, error) {
 	return c, err
 }
 
-// agree runs one product whose shape is no multiple of any tile on a and b.
-func agree(g gpu, a, b dense) error {
+// agree runs one product whose shape is no multiple of any tile on a and b:
+// they must agree within tol·Σ|x||w| per output.
+func agree(g gpu, a, b dense, tol float64) error {
 	const n, out, in = 67, 45, 131
 	rng := rand.New(rand.NewPCG(7, 8))
 	x, w := make([]float32, n*in), make([]float32, out*in)
@@ -153,7 +267,8 @@ func agree(g gpu, a, b dense) error {
 			return err
 		}
 		// Both sum in float32 in different orders: each may be off by about
-		// in·2⁻²⁴·Σ|x||w|; TF32 inputs (10-bit mantissas) would be 2⁻¹¹.
+		// in·2⁻²⁴·Σ|x||w| (tol 1e-5); rounded inputs add their rounding,
+		// 2⁻¹¹ relative for TF32, 2⁻⁸ for bfloat16, per factor.
 		for r := range n {
 			for o := range out {
 				var mag float64
@@ -161,7 +276,7 @@ func agree(g gpu, a, b dense) error {
 					mag += math.Abs(float64(x[r*in+k]) * float64(w[o*in+k]))
 				}
 				i := r*out + o
-				if d := math.Abs(float64(ya[i]) - float64(yb[i])); !(d <= 1e-5*mag) {
+				if d := math.Abs(float64(ya[i]) - float64(yb[i])); !(d <= tol*mag) {
 					return fmt.Errorf("a %d x %d x %d test product differs from the sgemm kernel's by %.3g (of %.3g) at row %d, column %d", n, in, out, d, mag, r, o)
 				}
 			}

@@ -20,10 +20,20 @@ import (
 
 // encoderKernels lists the kernels of kernels/encoder.cu.
 var encoderKernels = []string{"embed", "layer_norm", "bias_act", "geglu", "residual_add", "mpnet_rel_bias",
-	"rope", "attention", "pool", "l2_normalize"}
+	"rope", "attention_dh32", "attention_dh64", "attention_dh96", "attention_dh128", "pool", "l2_normalize", "to_bf16"}
 
-// maxHeadDim is ENC_MAX_DH of kernels/encoder.cu.
+// maxHeadDim is the largest head size of the attention kernels.
 const maxHeadDim = 128
+
+// attentionKernel returns the attention kernel for heads of size dh: the
+// smallest capacity (32, 64, 96 or 128) that holds it.
+func attentionKernel(dh int) string {
+	return fmt.Sprintf("attention_dh%d", 32*blocks(dh, 32))
+}
+
+// attentionRows is ENC_QROWS of kernels/encoder.cu: query rows per block of
+// ENC_WARPS·32 = 128 threads.
+const attentionRows, attentionThreads = 16, 128
 
 // dense is the dense product of the encoder's linear layers.
 type dense interface {
@@ -32,6 +42,8 @@ type dense interface {
 	linear(y, x, w handle, n, out, in int) error
 	// describe says what runs the products.
 	describe() string
+	// precision is the arithmetic of the products.
+	precision() Precision
 }
 
 // kernelDense runs the linear layers with the sgemm kernel of
@@ -42,6 +54,8 @@ type kernelDense struct {
 }
 
 func (k kernelDense) describe() string { return "sgemm kernel (float32)" + k.why }
+
+func (kernelDense) precision() Precision { return FP32 }
 
 func (k kernelDense) linear(y, x, w handle, n, out, in int) error {
 	return k.g.launch("sgemm", blocks(out, 64), blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
@@ -60,17 +74,61 @@ type transformerEncoder interface {
 // GPU: the same tokens, batches, pooling and fingerprint as the CPU encoder
 // it was made from, and vectors that agree with the CPU's within float32
 // rounding (about 1e-7 on the fixtures), so that one encoder cache serves
-// both.
+// both. SetPrecision trades that agreement for tensor-core speed.
 type Encoder struct {
 	cpu transformerEncoder
 	f   *encoderForward
+	// reduced makes the dense products of a precision (nil: FP32 only).
+	reduced func(Precision) (dense, error)
 }
 
 // Dim implements encoder.Encoder.
 func (e *Encoder) Dim() int { return e.cpu.Dim() }
 
-// Fingerprint implements encoder.Encoder: the CPU encoder's.
-func (e *Encoder) Fingerprint() string { return e.cpu.Fingerprint() }
+// Fingerprint implements encoder.Encoder: the CPU encoder's in float32, with
+// "/precision=tf32" or "/precision=bf16" appended in a reduced precision.
+func (e *Encoder) Fingerprint() string {
+	return e.cpu.Fingerprint() + e.Precision().fingerprintSuffix()
+}
+
+// Precision returns the arithmetic of the linear layers.
+func (e *Encoder) Precision() Precision {
+	e.f.mu.Lock()
+	defer e.f.mu.Unlock()
+	return e.f.mm.precision()
+}
+
+// SetPrecision sets the arithmetic of the linear layers: "fp32" (the
+// default), "tf32" or "bf16" (see Precision). A reduced precision needs
+// cuBLAS, and is checked against the float32 sgemm kernel on a test product
+// before use; the fingerprint changes with it.
+func (e *Encoder) SetPrecision(p string) error {
+	prec, err := ParsePrecision(p)
+	if err != nil {
+		return err
+	}
+	f := e.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return fmt.Errorf("cuda: the GPU encoder is closed")
+	}
+	if f.mm.precision() == prec {
+		return nil
+	}
+	if e.reduced == nil {
+		return fmt.Errorf("cuda: precision %s is not available on %s (float32 only)", prec, f.g.name())
+	}
+	mm, err := e.reduced(prec)
+	if err != nil {
+		return err
+	}
+	if err := f.g.do(f.closeDense); err != nil {
+		return err
+	}
+	f.mm = mm
+	return nil
+}
 
 // Encode implements encoder.Encoder.
 func (e *Encoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
@@ -96,6 +154,9 @@ func (e *Encoder) Close() error { return e.f.close() }
 type encoderSeam struct {
 	open  func() (gpu, error)
 	dense func(gpu) dense
+	// reduced, when set, makes the dense products of a reduced precision
+	// for Encoder.SetPrecision.
+	reduced func(gpu, Precision) (dense, error)
 }
 
 func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, bool, error) {
@@ -110,6 +171,9 @@ func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, boo
 	e, err := newEncoder(g, s.dense(g), t)
 	if err != nil {
 		return nil, false, err
+	}
+	if s.reduced != nil {
+		e.reduced = func(p Precision) (dense, error) { return s.reduced(g, p) }
 	}
 	return e, true, nil
 }
@@ -235,7 +299,16 @@ func (f *encoderForward) close() error {
 	defer f.mu.Unlock()
 	f.closed = true
 	f.n, f.batch, f.l = 0, 0, 0
-	return f.g.do(func() error { return firstErr(f.act.free(), f.weights.free()) })
+	return f.g.do(func() error { return firstErr(f.closeDense(), f.act.free(), f.weights.free()) })
+}
+
+// closeDense frees what the dense products keep on the device (bfloat16
+// copies of the weights); inside do.
+func (f *encoderForward) closeDense() error {
+	if c, ok := f.mm.(interface{ close() error }); ok {
+		return c.close()
+	}
+	return nil
 }
 
 func poolMode(p string) int {
@@ -369,7 +442,7 @@ func (f *encoderForward) norm(y, x, res, gamma, beta handle, n int) error {
 func (f *encoderForward) attention(q, k, v handle, ld, b, l int, bias handle, window int) error {
 	w := f.w
 	dh := w.Hidden / w.Heads
-	return f.g.launch("attention", b*w.Heads, blocks(l, 64), 64, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
+	return f.g.launch(attentionKernel(dh), b*w.Heads, blocks(l, attentionRows), attentionThreads, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
 }
 
 // run runs the transformer and returns the handle of the last hidden states.

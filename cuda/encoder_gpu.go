@@ -9,11 +9,17 @@ import "github.com/jeirt/jeirt/encoder"
 // batches, pooling and fingerprint stay the CPU encoder's; the linear layers
 // run in float32 on cuBLAS (loaded at run time) or, without it, on the sgemm
 // kernel (see DenseProducts), everything else on the kernels of
-// kernels/encoder.cu. Close frees its device memory.
+// kernels/encoder.cu. SetPrecision switches the linear layers to TF32 or
+// bfloat16 tensor cores. Close frees its device memory.
 func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
 	g, err := openDevice()
 	if err != nil {
 		return nil, err
 	}
-	return newEncoder(g, gpuDense(g), enc)
+	e, err := newEncoder(g, gpuDense(g), enc)
+	if err != nil {
+		return nil, err
+	}
+	e.reduced = func(p Precision) (dense, error) { return gpuReducedDense(g, p) }
+	return e, nil
 }

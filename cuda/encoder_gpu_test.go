@@ -3,7 +3,9 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -53,6 +55,54 @@ func TestGPUEncoderDense(t *testing.T) {
 	}
 }
 
+// TestGPUEncoderPrecision runs the three fixtures through the GPU forward
+// with TF32 and bfloat16 tensor-core products (cublasGemmEx): within the
+// harness's stated tolerances of the float64 references (precisionTolerance),
+// and the fingerprint marks the precision.
+func TestGPUEncoderPrecision(t *testing.T) {
+	g := mustDevice(t)
+	if _, err := sharedCuBLAS(g); err != nil {
+		t.Skipf("no cuBLAS: %v", err)
+	}
+	for _, name := range []string{"tiny-bert", "tiny-mpnet", "tiny-modernbert"} {
+		dir, exp := openFixture(t, name)
+		cpu, err := encoder.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := make([]string, len(exp.Sentences))
+		for i, s := range exp.Sentences {
+			texts[i] = s.Text
+		}
+		for _, p := range []Precision{TF32, BF16} {
+			mm, err := gpuReducedDense(g, p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			gpu, err := newEncoder(g, mm, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := gpu.Encode(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			for i := range texts {
+				worst = math.Max(worst, maxDiff64(got[i], exp.Sentences[i].PooledNormalized))
+			}
+			t.Logf("%s %s (%s): max |diff| from the float64 reference %.2g", name, p, mm.describe(), worst)
+			if !(worst <= precisionTolerance[p]) {
+				t.Errorf("%s %s: off by %.3g, tolerance %g", name, p, worst, precisionTolerance[p])
+			}
+			if fp := gpu.Fingerprint(); fp != cpu.Fingerprint()+"/precision="+string(p) {
+				t.Errorf("%s %s: fingerprint %s", name, p, fp)
+			}
+			gpu.Close()
+		}
+	}
+}
+
 // encoderFLOPs counts one forward pass over l tokens: the linear layers and
 // the two attention products (the sliding windows are the whole text at 128
 // tokens).
@@ -67,34 +117,56 @@ func encoderFLOPs(s encoderSize, l int) float64 {
 
 // BenchmarkEncoderThroughput is the GPU forward of MiniLM-, MPNet-base- and
 // ModernBERT-large-sized models (random weights) on batches of 256 texts of
-// 128 tokens, pooled and normalised: sentences/s and GFLOP/s, after one
-// warm-up batch. The dense products are cuBLAS's when it loads, else the
-// sgemm kernel's (JEIRT_GEMM=kernel forces it). scripts/gpu-check.sh runs it
-// with the CPU encoders' benchmarks (package encoder) in the same run.
+// 128 tokens, pooled and normalised, with the linear layers in each
+// precision (fp32, tf32, bf16): sentences/s and GFLOP/s, after one warm-up
+// batch. fp32 runs on cuBLAS's sgemm when it loads, else the sgemm kernel
+// (JEIRT_GEMM=kernel forces it); tf32 and bf16 need cuBLAS. Each size's
+// weights are made and uploaded once. scripts/gpu-check.sh runs it with the
+// CPU encoders' benchmarks (package encoder/transformer) in the same run.
 func BenchmarkEncoderThroughput(b *testing.B) {
 	const batch, l = 256, 128
 	g := mustDevice(b)
 	for _, s := range encoderSizes {
-		b.Run(fmt.Sprintf("%s/cuda", s.name), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			f, err := newEncoderForward(g, gpuDense(g), sizedWeights(s, rng))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.close()
-			ids, pos, mask := paddedBatch(s, batch, l, rng)
-			if _, err := f.forwardPadded(batch, l, ids, pos, mask); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for range b.N {
+		rng := rand.New(rand.NewPCG(1, 2))
+		var f *encoderForward
+		ids, pos, mask := paddedBatch(s, batch, l, rng)
+		for _, p := range []Precision{FP32, TF32, BF16} {
+			b.Run(fmt.Sprintf("%s/%s", s.name, p), func(b *testing.B) {
+				if f == nil {
+					var err error
+					if f, err = newEncoderForward(g, gpuDense(g), sizedWeights(s, rng)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if f.mm.precision() != p {
+					if _, err := sharedCuBLAS(g); err != nil {
+						b.Skipf("no cuBLAS: %v", err)
+					}
+					mm, err := gpuReducedDense(g, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := g.do(f.closeDense); err != nil {
+						b.Fatal(err)
+					}
+					f.mm = mm
+				}
 				if _, err := f.forwardPadded(batch, l, ids, pos, mask); err != nil {
 					b.Fatal(err)
 				}
-			}
-			sps := float64(b.N*batch) / b.Elapsed().Seconds()
-			b.ReportMetric(sps, "sentences/s")
-			b.ReportMetric(sps*encoderFLOPs(s, l)/1e9, "GFLOP/s")
-		})
+				b.ResetTimer()
+				for range b.N {
+					if _, err := f.forwardPadded(batch, l, ids, pos, mask); err != nil {
+						b.Fatal(err)
+					}
+				}
+				sps := float64(b.N*batch) / b.Elapsed().Seconds()
+				b.ReportMetric(sps, "sentences/s")
+				b.ReportMetric(sps*encoderFLOPs(s, l)/1e9, "GFLOP/s")
+			})
+		}
+		if f != nil {
+			f.close()
+		}
 	}
 }

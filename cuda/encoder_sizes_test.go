@@ -104,12 +104,14 @@ type dryDense struct{}
 
 func (dryDense) describe() string { return "none (dry run)" }
 
+func (dryDense) precision() Precision { return FP32 }
+
 func (dryDense) linear(y, x, w handle, n, out, in int) error { return nil }
 
 // TestEncoderLaunchLimitsAtFullSize runs the encoder forward of the three
 // gpu-check sizes at batch 256 x 128 tokens, and ModernBERT-large at 8 x
-// 8,192, on the dry device: every launch fits sm_90's limits (grids, 64
-// threads of attention with its 32 KiB of static shared memory).
+// 8,192, on the dry device: every launch fits sm_90's limits (grids, 128
+// threads of attention with up to 44 KiB of static shared memory).
 func TestEncoderLaunchLimitsAtFullSize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
@@ -131,10 +133,16 @@ func TestEncoderLaunchLimitsAtFullSize(t *testing.T) {
 		if _, err := f.forwardPadded(c.b, c.l, ids, pos, mask); err != nil {
 			t.Fatalf("%s at %d x %d: %v", c.size.name, c.b, c.l, err)
 		}
-		t.Logf("%s %d x %d: attention grid %v", c.size.name, c.b, c.l, d.launches["attention"])
+		k := attentionKernel(c.size.hidden / c.size.heads)
+		t.Logf("%s %d x %d: %s grid %v", c.size.name, c.b, c.l, k, d.launches[k])
 	}
-	if n := staticShared()["attention"]; n != 2*32*128*4+32*4 {
-		t.Errorf("attention's static shared memory from the PTX: %d bytes", n)
+	// K (rows padded by one float), V, 16 queries, 32 mask values, and 16 x
+	// 32 scores and weights.
+	for _, dh := range []int{32, 64, 96, 128} {
+		k := attentionKernel(dh)
+		if n, want := staticShared()[k], int64(4*(32*(dh+1)+32*dh+16*dh+32+2*16*32)); n != want {
+			t.Errorf("%s's static shared memory from the PTX: %d bytes, want %d", k, n, want)
+		}
 	}
 }
 

@@ -22,8 +22,9 @@ import (
 
 // hostDense stands in for the GPU's dense products on the CPU harness: a
 // float32 gemm (Gonum's, the BLAS the CPU encoders use by default) on the
-// harness's device memory.
-type hostDense struct{}
+// harness's device memory; with p TF32, on copies of the inputs rounded to
+// TF32 as the tensor cores take them.
+type hostDense struct{ p Precision }
 
 func hostFloats(h handle, n int) ([]float32, error) {
 	b, _, err := harness.Bytes(uintptr(h))
@@ -36,17 +37,80 @@ func hostFloats(h handle, n int) ([]float32, error) {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
 }
 
-func (hostDense) describe() string { return "host gemm (CPU harness)" }
+func (d hostDense) describe() string { return "host gemm (CPU harness, " + string(d.precision()) + ")" }
 
-func (hostDense) linear(y, x, w handle, n, out, in int) error {
+func (d hostDense) precision() Precision {
+	if d.p == "" {
+		return FP32
+	}
+	return d.p
+}
+
+func (d hostDense) linear(y, x, w handle, n, out, in int) error {
 	ys, err1 := hostFloats(y, n*out)
 	xs, err2 := hostFloats(x, n*in)
 	ws, err3 := hostFloats(w, out*in)
 	if err := firstErr(err1, err2, err3); err != nil {
 		return fmt.Errorf("%w: linear %d x %d -> %d: %v", ErrLaunch, n, in, out, err)
 	}
+	if d.p == TF32 {
+		xs, ws = roundedCopy(xs, roundTF32), roundedCopy(ws, roundTF32)
+	}
 	gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, n, out, in, 1, xs, in, ws, in, 0, ys, out)
 	return nil
+}
+
+func roundedCopy(v []float32, round func(float32) float32) []float32 {
+	c := make([]float32, len(v))
+	for i, x := range v {
+		c[i] = round(x)
+	}
+	return c
+}
+
+// hostBF16 stands in for cuBLAS's bfloat16 product on the harness: the
+// bfloat16 inputs to_bf16 wrote, widened exactly to float32, and a float32
+// gemm.
+type hostBF16 struct{}
+
+func (hostBF16) describe() string { return "host gemm on bfloat16 inputs (CPU harness)" }
+
+func hostBF16s(h handle, n int) ([]float32, error) {
+	b, _, err := harness.Bytes(uintptr(h))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2*n {
+		return nil, fmt.Errorf("harness: %d bfloat16 values at %#x run past the allocation (%d bytes)", n, h, len(b))
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits((uint32(b[2*i]) | uint32(b[2*i+1])<<8) << 16)
+	}
+	return v, nil
+}
+
+func (hostBF16) linearBF16(y, x16, w16 handle, n, out, in int) error {
+	ys, err1 := hostFloats(y, n*out)
+	xs, err2 := hostBF16s(x16, n*in)
+	ws, err3 := hostBF16s(w16, out*in)
+	if err := firstErr(err1, err2, err3); err != nil {
+		return fmt.Errorf("%w: bfloat16 linear %d x %d -> %d: %v", ErrLaunch, n, in, out, err)
+	}
+	gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, n, out, in, 1, xs, in, ws, in, 0, ys, out)
+	return nil
+}
+
+// hostReduced is the harness's encoderSeam.reduced: the dense products of
+// each precision, emulated.
+func hostReduced(g gpu, p Precision) (dense, error) {
+	switch p {
+	case TF32:
+		return hostDense{p: TF32}, nil
+	case BF16:
+		return newBF16Dense(g, hostBF16{}), nil
+	}
+	return hostDense{}, nil
 }
 
 // encoderFixture is the part of a fixture's expected.json the GPU forward is
@@ -255,18 +319,19 @@ func TestHarnessEncoderErrors(t *testing.T) {
 	}
 }
 
-// TestHarnessAttention checks the attention kernel against a float64
-// reference at head sizes the fixtures do not reach (64 and the largest,
-// 128), on a length that fills no tile (75 tokens: 2 row blocks, 3 key
-// tiles), a fused QKV layout, padding, a relative bias and a window (with
-// padded queries whose window holds no real key: zeros, as on the CPU).
+// TestHarnessAttention checks the attention kernels against a float64
+// reference at head sizes the fixtures do not reach: 32, 64, 96 and 128 (one
+// per kernel, each its capacity) and 8 and 80 (zero-padded to 32 and 96), on
+// a length that fills no tile (75 tokens: 5 row blocks, 3 key tiles), a
+// fused QKV layout, padding, a relative bias and a window (with padded
+// queries whose window holds no real key: zeros, as on the CPU).
 func TestHarnessAttention(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const b, l, heads = 2, 75, 2
 	for _, c := range []struct {
 		dh, window int
 		bias       bool
-	}{{64, 0, true}, {128, 0, false}, {64, 20, false}} {
+	}{{64, 0, true}, {128, 0, false}, {64, 20, false}, {32, 0, true}, {96, 20, true}, {128, 10, true}, {8, 0, false}, {80, 20, true}} {
 		d := heads * c.dh
 		ld := 3 * d
 		qkv := make([]float32, b*l*ld)
@@ -352,7 +417,7 @@ func TestHarnessAttention(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("head size %d, window %d, bias %v: max |diff| %.2g", c.dh, c.window, c.bias, worst)
+		t.Logf("head size %d (%s), window %d, bias %v: max |diff| %.2g", c.dh, attentionKernel(c.dh), c.window, c.bias, worst)
 		if !(worst <= 1e-5) {
 			t.Errorf("head size %d, window %d: attention off by %.3g", c.dh, c.window, worst)
 		}

@@ -9,5 +9,5 @@ import "github.com/jeirt/jeirt/train/backend"
 func init() {
 	backend.Register(backend.CUDA, cbmmBackend{device: backend.CUDA, open: openDevice})
 	backend.Register(backend.CUDA, jeirtBackend(openDevice))
-	backend.Register(backend.CUDA, encoderSeam{open: openDevice, dense: gpuDense})
+	backend.Register(backend.CUDA, encoderSeam{open: openDevice, dense: gpuDense, reduced: gpuReducedDense})
 }

@@ -12,6 +12,7 @@ import (
 // newEncodeCmd returns `jeirt encode` with its merge subcommand.
 func newEncodeCmd() *cobra.Command {
 	var o encoder.EncodeFile
+	var precision string
 	cmd := &cobra.Command{
 		Use:     "encode",
 		Short:   "Encode item texts into vectors with a frozen text encoder",
@@ -26,10 +27,26 @@ func newEncodeCmd() *cobra.Command {
 			// A model folder's forward pass runs on the GPU with --device
 			// cuda (or auto in a CUDA build); same vectors and fingerprint.
 			device, _ := cmd.Flags().GetString("device")
+			switch precision {
+			case "fp32", "tf32", "bf16":
+			default:
+				return fmt.Errorf("encode: --precision %q: want fp32, tf32 or bf16", precision)
+			}
 			o.OnDevice = func(enc encoder.Encoder) (encoder.Encoder, error) {
 				on, err := backend.EncoderOn(device, enc)
 				if err != nil {
 					return nil, err
+				}
+				if precision != "fp32" {
+					// The GPU encoder's linear layers on tensor cores; its
+					// fingerprint (and so its cache entries) says so.
+					p, ok := on.(interface{ SetPrecision(string) error })
+					if !ok {
+						return nil, fmt.Errorf("encode: --precision %s needs the encoder's forward pass on the GPU (--device cuda and a model folder)", precision)
+					}
+					if err := p.SetPrecision(precision); err != nil {
+						return nil, err
+					}
 				}
 				return on.(encoder.Encoder), nil
 			}
@@ -44,6 +61,7 @@ func newEncodeCmd() *cobra.Command {
 	f.IntVar(&o.Batch, "batch", 64, "texts per forward pass (BERT)")
 	f.StringVar(&o.Shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
+	f.StringVar(&precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
 	return withDevice(cmd)
 }

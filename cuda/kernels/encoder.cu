@@ -16,17 +16,15 @@
 //     x   = x + attention(window)·Woᵀ                            attention, residual_add
 //     x   = x + GeGLU(LN(x)·Wiᵀ)·Wo2ᵀ                            geglu
 //   pooling (CLS, max, mean, mean_sqrt_len) and L2 normalisation  pool, l2_normalize
+//   (bf16 precision: the inputs of each product rounded)          to_bf16
 //
 // Reductions (LayerNorm, pooling, norms) accumulate in double, as the CPU
 // code does; the attention softmax is an online (streaming) softmax in
 // float32 over tiles of keys in shared memory (Milakov and Gimelshein 2018).
+// No kernel uses local memory (scripts/ptxas-report.sh checks it).
 //
 // Compiled to PTX by `go generate ./cuda/`; every scalar parameter is 64 bits
 // wide because gorgonia.org/cu copies 8 bytes per argument.
-
-#define ENC_MAX_DH 128 // the largest head size attention takes
-#define ENC_ROWS 64    // query rows (threads) per attention block
-#define ENC_KEYS 32    // keys per shared-memory tile
 
 __device__ float enc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 
@@ -171,67 +169,177 @@ extern "C" __global__ void rope(float *q, float *k, const float *cos, const floa
 // head h being columns h·dh … h·dh + dh − 1; ctx is (b·l) x (heads·dh). bias
 // (heads x l x l) may be null. A query with no key gets zeros.
 //
-// Grid: (b·heads, ⌈l/64⌉), 64 threads: one query row per thread, keys in
-// tiles of 32 through shared memory, an online softmax per row.
-extern "C" __global__ void attention(float *ctx, const float *q, const float *k, const float *v,
-                                     const float *mask, const float *bias, long long b, long long l,
-                                     long long heads, long long dh, long long ld, long long window,
-                                     double scaleD) {
-    __shared__ float Ks[ENC_KEYS][ENC_MAX_DH];
-    __shared__ float Vs[ENC_KEYS][ENC_MAX_DH];
-    __shared__ float Ms[ENC_KEYS];
+// One kernel per head-size capacity DH (attention_dh32, _dh64, _dh96,
+// _dh128; dh ≤ DH, the heads zero-padded to DH in shared memory), so that
+// every per-thread array has a compile-time size and stays in registers (no
+// local memory). Grid: (b·heads, ⌈l/16⌉), 4 warps of 32 threads; a block
+// takes 16 query rows (4 per warp) and walks the keys in tiles of 32 through
+// shared memory, with an online softmax per row (Milakov and Gimelshein
+// 2018). Within a tile, lane t scores key t against the warp's 4 rows (the
+// queries read from shared memory, broadcast) and writes the scores to
+// shared memory; every lane takes the tile's maximum from there, lane t
+// writes key t's weight, and for the product with V lane t owns output
+// columns t, t + 32, … (DH/32 of them per row). Shared memory and block
+// barriers rather than warp shuffles: 4 barriers per tile instead of about
+// 170 shuffles, and the CPU harness runs a barrier far faster.
+#define ENC_KEYS 32  // keys per tile: one per lane
+#define ENC_WARPS 4  // warps per attention block
+#define ENC_QPW 4    // query rows per warp
+#define ENC_QROWS 16 // query rows per block (ENC_WARPS·ENC_QPW)
+// ENC_ATT_SMEM: the floats of shared memory of attention_dhDH: K (rows
+// padded by one float, so that lanes reading one key each hit distinct
+// banks), V, the block's queries, the tile's mask, and the tile's scores
+// and softmax weights per query row.
+#define ENC_ATT_SMEM(DH) (ENC_KEYS * ((DH) + 1) + ENC_KEYS * (DH) + ENC_QROWS * (DH) + ENC_KEYS + 2 * ENC_QROWS * ENC_KEYS)
+
+template <int DH>
+__device__ __forceinline__ void enc_attention(float *ctx, const float *q, const float *k, const float *v,
+                                              const float *mask, const float *bias, long long b, long long l,
+                                              long long heads, long long dh, long long ld, long long window,
+                                              double scaleD, float *sm) {
+    constexpr int DPL = DH / 32; // output columns per lane
+    float *Ks = sm, *Vs = Ks + ENC_KEYS * (DH + 1), *Qs = Vs + ENC_KEYS * DH, *Ms = Qs + ENC_QROWS * DH;
+    float *Ss = Ms + ENC_KEYS, *Ps = Ss + ENC_QROWS * ENC_KEYS;
     float scale = (float)scaleD;
     long long bh = blockIdx.x, bi = bh / heads, h = bh % heads;
-    long long i0 = (long long)blockIdx.y * ENC_ROWS;
-    long long i = i0 + threadIdx.x;
-    bool live = i < l && bi < b;
-    long long i1 = i0 + ENC_ROWS < l ? i0 + ENC_ROWS : l;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    long long i0 = (long long)blockIdx.y * ENC_QROWS;
+    long long i1 = i0 + ENC_QROWS < l ? i0 + ENC_QROWS : l;
     long long klo = 0, khi = l;
     if (window > 0) {
         klo = i0 - window > 0 ? i0 - window : 0;
         khi = i1 + window < l ? i1 + window : l;
     }
-    float qv[ENC_MAX_DH], acc[ENC_MAX_DH];
-    for (long long c = 0; c < dh; c++) {
-        qv[c] = live ? q[(bi * l + i) * ld + h * dh + c] : 0.f;
-        acc[c] = 0.f;
+    for (int e = threadIdx.x; e < ENC_QROWS * DH; e += blockDim.x) {
+        int r = e / DH, c = e % DH;
+        long long i = i0 + r;
+        Qs[e] = i < l && c < dh ? q[(bi * l + i) * ld + h * dh + c] : 0.f;
     }
-    float m = -INFINITY, s = 0.f;
+    float m[ENC_QPW], s[ENC_QPW], acc[ENC_QPW][DPL];
+#pragma unroll
+    for (int r = 0; r < ENC_QPW; r++) {
+        m[r] = -INFINITY;
+        s[r] = 0.f;
+#pragma unroll
+        for (int d = 0; d < DPL; d++) acc[r][d] = 0.f;
+    }
     for (long long j0 = klo; j0 < khi; j0 += ENC_KEYS) {
-        long long nk = khi - j0 < ENC_KEYS ? khi - j0 : ENC_KEYS;
-        __syncthreads(); // the previous tile has been read
-        for (long long e = threadIdx.x; e < nk * dh; e += blockDim.x) {
-            long long jj = e / dh, c = e % dh;
+        int nk = khi - j0 < ENC_KEYS ? (int)(khi - j0) : ENC_KEYS;
+        __syncthreads(); // the previous tile has been read (and, first, Qs written)
+        for (int e = threadIdx.x; e < ENC_KEYS * DH; e += blockDim.x) {
+            int jj = e / DH, c = e % DH;
+            bool in = jj < nk && c < dh;
             long long row = (bi * l + j0 + jj) * ld + h * dh + c;
-            Ks[jj][c] = k[row];
-            Vs[jj][c] = v[row];
+            Ks[jj * (DH + 1) + c] = in ? k[row] : 0.f;
+            Vs[jj * DH + c] = in ? v[row] : 0.f;
         }
-        for (long long jj = threadIdx.x; jj < nk; jj += blockDim.x) Ms[jj] = mask[bi * l + j0 + jj];
+        if (threadIdx.x < ENC_KEYS) Ms[threadIdx.x] = (int)threadIdx.x < nk ? mask[bi * l + j0 + threadIdx.x] : 0.f;
         __syncthreads();
-        if (!live) continue;
-        for (long long jj = 0; jj < nk; jj++) {
-            long long j = j0 + jj;
-            if (Ms[jj] == 0.f) continue;
-            if (window > 0 && (j - i > window || i - j > window)) continue;
-            float dot = 0.f;
-            for (long long c = 0; c < dh; c++) dot += qv[c] * Ks[jj][c];
-            float x = dot / scale;
-            if (bias) x += bias[(h * l + i) * l + j];
-            if (x > m) {
-                float f = expf(m - x); // 0 for the first key (m = −inf)
-                s *= f;
-                for (long long c = 0; c < dh; c++) acc[c] *= f;
-                m = x;
+        // Scores of key j (this lane's) against the warp's rows.
+        float x[ENC_QPW];
+#pragma unroll
+        for (int r = 0; r < ENC_QPW; r++) x[r] = 0.f;
+        const float *kr = Ks + lane * (DH + 1);
+        const float *qr = Qs + warp * ENC_QPW * DH;
+#pragma unroll 8
+        for (int c = 0; c < DH; c++) {
+            float kc = kr[c];
+#pragma unroll
+            for (int r = 0; r < ENC_QPW; r++) x[r] += qr[r * DH + c] * kc;
+        }
+        long long j = j0 + lane;
+        bool key = lane < nk && Ms[lane] != 0.f;
+        float *Sw = Ss + warp * ENC_QPW * ENC_KEYS, *Pw = Ps + warp * ENC_QPW * ENC_KEYS;
+#pragma unroll
+        for (int r = 0; r < ENC_QPW; r++) {
+            long long i = i0 + warp * ENC_QPW + r;
+            bool ok = key && i < l && (window <= 0 || (j - i <= window && i - j <= window));
+            float xr = -INFINITY;
+            if (ok) {
+                xr = x[r] / scale;
+                if (bias) xr += bias[(h * l + i) * l + j];
             }
-            float p = expf(x - m);
-            s += p;
-            for (long long c = 0; c < dh; c++) acc[c] += p * Vs[jj][c];
+            x[r] = xr;
+            Sw[r * ENC_KEYS + lane] = xr;
+        }
+        __syncthreads(); // the tile's scores are in Ss
+        // Rescale by the tile's maximum (every lane reads it from Ss), then
+        // this lane's key's weight p to Ps.
+#pragma unroll
+        for (int r = 0; r < ENC_QPW; r++) {
+            float tm = -INFINITY;
+            for (int jj = 0; jj < ENC_KEYS; jj++) tm = fmaxf(tm, Sw[r * ENC_KEYS + jj]);
+            float mn = fmaxf(m[r], tm), f = 1.f, p = 0.f;
+            if (mn != -INFINITY) {   // some key of this row so far
+                f = expf(m[r] - mn); // 0 for the row's first keys (m = −inf)
+                p = expf(x[r] - mn); // 0 for a key out of reach (x = −inf)
+            }
+            Pw[r * ENC_KEYS + lane] = p;
+            s[r] *= f;
+            m[r] = mn;
+#pragma unroll
+            for (int d = 0; d < DPL; d++) acc[r][d] *= f;
+        }
+        __syncthreads(); // the tile's weights are in Ps
+        // s += Σ p, acc += P·V over this lane's columns of V.
+        for (int jj = 0; jj < nk; jj++) {
+            float vv[DPL];
+#pragma unroll
+            for (int d = 0; d < DPL; d++) vv[d] = Vs[jj * DH + lane + 32 * d];
+#pragma unroll
+            for (int r = 0; r < ENC_QPW; r++) {
+                float p = Pw[r * ENC_KEYS + jj];
+                s[r] += p;
+#pragma unroll
+                for (int d = 0; d < DPL; d++) acc[r][d] += p * vv[d];
+            }
         }
     }
-    if (!live) return;
-    float inv = s > 0.f ? 1.f / s : 0.f;
-    long long d = heads * dh;
-    for (long long c = 0; c < dh; c++) ctx[(bi * l + i) * d + h * dh + c] = acc[c] * inv;
+    long long dm = heads * dh;
+#pragma unroll
+    for (int r = 0; r < ENC_QPW; r++) {
+        long long i = i0 + warp * ENC_QPW + r;
+        if (i >= l) continue;
+        float inv = s[r] > 0.f ? 1.f / s[r] : 0.f;
+#pragma unroll
+        for (int d = 0; d < DPL; d++) {
+            int c = lane + 32 * d;
+            if (c < dh) ctx[(bi * l + i) * dm + h * dh + c] = acc[r][d] * inv;
+        }
+    }
+}
+
+#define ENC_ATT_PARAMS                                                                                    \
+    float *ctx, const float *q, const float *k, const float *v, const float *mask, const float *bias,     \
+        long long b, long long l, long long heads, long long dh, long long ld, long long window, double scaleD
+#define ENC_ATT_ARGS ctx, q, k, v, mask, bias, b, l, heads, dh, ld, window, scaleD
+extern "C" __global__ void attention_dh32(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(32)]; enc_attention<32>(ENC_ATT_ARGS, sm); }
+extern "C" __global__ void attention_dh64(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(64)]; enc_attention<64>(ENC_ATT_ARGS, sm); }
+extern "C" __global__ void attention_dh96(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(96)]; enc_attention<96>(ENC_ATT_ARGS, sm); }
+extern "C" __global__ void attention_dh128(ENC_ATT_PARAMS) { __shared__ float sm[ENC_ATT_SMEM(128)]; enc_attention<128>(ENC_ATT_ARGS, sm); }
+
+// enc_bf16 returns x rounded to the nearest bfloat16 (ties to even), as
+// __float2bfloat16, in the low 16 bits; a NaN stays a (quiet) NaN.
+__device__ unsigned int enc_bf16(float x) {
+    union {
+        float f;
+        unsigned int u;
+    } b;
+    b.f = x;
+    unsigned int u = b.u;
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0x7fffffu) ? 0x40u : 0u);
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+// to_bf16: the n floats of src rounded to bfloat16 into dst, two to a 32-bit
+// word, the first in the low half (so dst reads as an array of n bfloat16
+// values, cuBLAS's CUDA_R_16BF): the inputs of the reduced-precision
+// (bf16) dense products.
+extern "C" __global__ void to_bf16(unsigned int *dst, const float *src, long long n) {
+    long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (2 * k >= n) return;
+    unsigned int lo = enc_bf16(src[2 * k]), hi = 2 * k + 1 < n ? enc_bf16(src[2 * k + 1]) : 0u;
+    dst[k] = lo | hi << 16;
 }
 
 // pool: sentence-transformers' Pooling of hidden states h (b x l x d) over
