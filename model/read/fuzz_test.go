@@ -81,9 +81,12 @@ func FuzzReadParquet(f *testing.F) {
 		bad[len(bad)/3] ^= 0x5a
 		f.Add(uint8(k), bad)
 	}
+	if b, err := os.ReadFile("testdata/page-size-2g.parquet"); err == nil {
+		f.Add(uint8(3), b)
+	}
 	formats := []string{"auto", "long", "wide", "wide-items"}
+	p := filepath.Join(dir, "r.parquet")
 	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
-		p := filepath.Join(t.TempDir(), "r.parquet")
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
