@@ -74,3 +74,26 @@ func FuzzLoadTFIDF(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadTexts feeds a text-per-line file to ReadTexts (the texts of
+// `jeirt encode`): every input gives as many ids as texts, or a short error.
+func FuzzReadTexts(f *testing.F) {
+	f.Add([]byte("What is 2+2?\nName the capital of France.\n"))
+	f.Add([]byte("\xff\xfe\x00\r\n\n"))
+	p := filepath.Join(f.TempDir(), "texts.txt")
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids, texts, err := ReadTexts(p)
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		if len(ids) != len(texts) {
+			t.Fatalf("%d ids, %d texts", len(ids), len(texts))
+		}
+	})
+}
