@@ -149,5 +149,5 @@ func TestHashAllocsPerByte(t *testing.T) {
 	}
 }
 
-// maxHashAllocPerByte is the bound docs/limits.md states.
+// maxHashAllocPerByte bounds the test; docs/limits.md states the 4.5 measured.
 const maxHashAllocPerByte = 8

@@ -3,6 +3,7 @@ package irtfit
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +42,20 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// settings.rank is at most 65,536, and a rank above 1 needs its columns.
+func TestReadRankLimit(t *testing.T) {
+	for rank, want := range map[string]string{
+		"2000000000": "fit.json: settings.rank 2000000000 is not a rank (1 to 65536)",
+		"3":          "abilities.csv: no column theta_3 for settings.rank 3",
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "fit.json"), []byte(`{"settings": {"rank": `+rank+`}}`), 0o644)
+		os.WriteFile(filepath.Join(dir, "abilities.csv"), []byte("model,theta_1,theta_2,score,accuracy\nm1,0.5,1,0.7,0.75\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "items.csv"), []byte("item,a_1,a_2,d\nq1,2,1,0.5\n"), 0o644)
+		if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %s: got %v, want %s", rank, err, want)
+		}
+	}
 }

@@ -331,7 +331,7 @@ func Read(dir string) (*Folder, error) {
 	}
 	err = read.CSVRows(filepath.Join(dir, "abilities.csv"), func(get read.CSVRow) error {
 		if last := fmt.Sprintf("theta_%d", rk); rk > 1 && !get.Has(last) {
-			return fmt.Errorf("no column %s for settings.rank %d", last, rk)
+			return fmt.Errorf("%s: no column %s for settings.rank %d", filepath.Join(dir, "abilities.csv"), last, rk)
 		}
 		m := Model{Name: get.Str("model"), Theta: nums(get, "theta", true), SE: nums(get, "se", false),
 			Lo: nums(get, "lo", false), Hi: nums(get, "hi", false)}
