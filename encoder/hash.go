@@ -199,13 +199,6 @@ func eachHashWord(text string, fn func(w string)) {
 	}
 }
 
-// hashWords returns the words eachHashWord gives.
-func hashWords(text string) []string {
-	var words []string
-	eachHashWord(text, func(w string) { words = append(words, w) })
-	return words
-}
-
 func hasWordRune(w string) bool {
 	for _, r := range w {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
