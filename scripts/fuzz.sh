@@ -34,6 +34,7 @@ targets=(
 	"./encoder FuzzReadTexts"
 	"./train/jeirt FuzzParseConfig"
 	"./train/sweep FuzzParseSweep"
+	"./train/sweep FuzzReadSweepManifest"
 	"./train/eval FuzzParseRunMetrics"
 	"./train/route FuzzReadCosts"
 	"./train/route FuzzReadQueries"

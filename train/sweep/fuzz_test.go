@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,32 @@ func FuzzParseSweep(f *testing.F) {
 		}
 		if strings.TrimSpace(s.Base) == "" {
 			t.Fatal("no base")
+		}
+	})
+}
+
+// FuzzReadSweepManifest feeds sweep.json contents to ReadSweepManifest: every
+// input gives runs whose folders lie inside the sweep folder, or a short
+// error.
+func FuzzReadSweepManifest(f *testing.F) {
+	f.Add([]byte(`{"format":"jeirt-sweep","format_version":1,"keys":["model.dim"],"runs":[{"id":"000","dir":"runs/000","settings":[{"key":"model.dim","value":"8"}]}]}`))
+	f.Add([]byte(`{"format":"jeirt-sweep","runs":[{"id":"000","dir":"../../etc"}]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if err := os.WriteFile(filepath.Join(dir, SweepManifestFile), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadSweepManifest(dir)
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		for _, r := range m.Runs {
+			if !filepath.IsLocal(r.Dir) {
+				t.Fatalf("run dir %q", r.Dir)
+			}
 		}
 	})
 }
