@@ -22,6 +22,10 @@ const (
 	// bounded ratio, expands at most about 1,032 times.
 	pageFloor = 16 << 20
 	pageRatio = 1100
+	// A row group may hold up to maxRowsFloor rows, or maxRowsPerBit rows
+	// per bit of its compressed columns, whichever is more.
+	maxRowsFloor  = 1 << 20
+	maxRowsPerBit = pageRatio
 )
 
 // checkPages reads the header of every page of every column chunk of the
@@ -32,6 +36,17 @@ func (q *pqFile) checkPages(size int64) error {
 	var buf []byte
 	var proto thrift.CompactProtocol
 	for g, rg := range q.pf.Metadata().RowGroups {
+		// The readers hold a row group's rows at once, so its row count
+		// is bounded by its bytes: even a column of one repeated value
+		// takes a bit per maxRowsPerBit rows.
+		var bytes int64
+		for _, cc := range rg.Columns {
+			bytes += max(cc.MetaData.TotalCompressedSize, 0)
+		}
+		if rg.NumRows < 0 || rg.NumRows > maxRowsFloor+8*maxRowsPerBit*bytes {
+			return &ParseError{File: q.path, RowGroup: g + 1,
+				Msg: fmt.Sprintf("%d rows in %d bytes of columns (a damaged file)", rg.NumRows, bytes)}
+		}
 		for k, cc := range rg.Columns {
 			md := cc.MetaData
 			column := fmt.Sprintf("column %d", k+1)
