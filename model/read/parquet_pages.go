@@ -66,20 +66,31 @@ func (q *pqFile) checkPages(size int64) error {
 				return damaged("its %d bytes at byte %d are not inside the file's %d", n, off, size)
 			}
 			for pos := int64(0); pos < n; {
-				w := min(n-pos, maxPageHeader)
-				if int64(cap(buf)) < w {
-					buf = make([]byte, w)
-				}
-				b := buf[:w]
-				if _, err := q.f.ReadAt(b, off+pos); err != nil && err != io.EOF {
-					return err
-				}
-				r := proto.NewReaderFromBytes(b)
+				// A header is read from 4 KiB of the file, and from up to
+				// maxPageHeader when it is longer (large statistics).
 				var h format.PageHeader
-				if err := thrift.NewDecoder(r).Decode(&h); err != nil {
-					return damaged("page header at byte %d: %v", off+pos, err)
+				var used int
+				for _, want := range []int64{4 << 10, maxPageHeader} {
+					w := min(n-pos, want)
+					if int64(cap(buf)) < w {
+						buf = make([]byte, w)
+					}
+					b := buf[:w]
+					if _, err := q.f.ReadAt(b, off+pos); err != nil && err != io.EOF {
+						return err
+					}
+					r := proto.NewReaderFromBytes(b)
+					h = format.PageHeader{}
+					err := thrift.NewDecoder(r).Decode(&h)
+					if err == nil {
+						used = r.(interface{ BytesRead() int }).BytesRead()
+						break
+					}
+					if w == n-pos || want == maxPageHeader {
+						return damaged("page header at byte %d: %v", off+pos, err)
+					}
 				}
-				pos += int64(r.(interface{ BytesRead() int }).BytesRead())
+				pos += int64(used)
 				c, u := int64(h.CompressedPageSize), int64(h.UncompressedPageSize)
 				switch {
 				case c < 0 || c > n-pos:
