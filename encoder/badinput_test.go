@@ -1,6 +1,8 @@
 package encoder
 
 import (
+	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -17,5 +19,22 @@ func TestEncoderDimBounded(t *testing.T) {
 	}
 	if e, err := Open("hash:64"); err != nil || e.Dim() != 64 {
 		t.Errorf("hash:64: %v", err)
+	}
+}
+
+// A fitted TF-IDF's width is 1 to 65,536 and its weights finite.
+func TestLoadTFIDFLimits(t *testing.T) {
+	e, _ := NewTFIDF(2)
+	if err := e.Fit(context.Background(), []string{"a spider and a fly", "the capital of france", "a fly"}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := e.State()
+	bad := regexp.MustCompile(`"dim":\d+`).ReplaceAllString(string(st[TFIDFVocabFile]), `"dim":0`)
+	if bad == string(st[TFIDFVocabFile]) {
+		t.Fatalf("no dim in %s", st[TFIDFVocabFile])
+	}
+	_, err := LoadTFIDF(map[string][]byte{TFIDFVocabFile: []byte(bad), TFIDFWeightsFile: st[TFIDFWeightsFile]}, "ck")
+	if err == nil || !strings.Contains(err.Error(), "ck/"+TFIDFVocabFile+": dim 0 must be in [1, 65536]") {
+		t.Errorf("dim 0: %v", err)
 	}
 }

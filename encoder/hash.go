@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
 	"github.com/jeirt/jeirt/model"
@@ -115,46 +117,86 @@ func (h *Hash) Encode(ctx context.Context, texts []string) ([][]float32, error) 
 	return out, nil
 }
 
-// hashFeature is FNV-1a 64 of hashSalt, kind, ':', then parts separated by a
-// 0xff byte (never found in UTF-8).
-func hashFeature(kind byte, parts ...string) uint64 {
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	x := uint64(offset)
-	for j := 0; j < len(hashSalt); j++ {
-		x ^= uint64(hashSalt[j])
-		x *= prime
-	}
-	x ^= uint64(kind)
-	x *= prime
-	x ^= ':'
-	x *= prime
-	for i, p := range parts {
-		if i > 0 {
-			x ^= 0xff
-			x *= prime
-		}
-		for j := 0; j < len(p); j++ {
-			x ^= uint64(p[j])
-			x *= prime
-		}
+// FNV-1a 64 (as in hash/fnv).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvString continues FNV-1a hash x with the bytes of p.
+func fnvString(x uint64, p string) uint64 {
+	for j := 0; j < len(p); j++ {
+		x ^= uint64(p[j])
+		x *= fnvPrime
 	}
 	return x
 }
 
-// hashWords returns the normalised words of text that the hash encoder uses:
-// BERT-normalised, pre-tokenised, punctuation dropped.
-func hashWords(text string) []string {
-	pieces := tokenizer.BertPreTokenize(tokenizer.DefaultBertNormalizer.Normalize(text))
-	words := pieces[:0]
-	for _, w := range pieces {
-		if hasWordRune(w) {
-			words = append(words, w)
-		}
+// fnvBytes continues FNV-1a hash x with the bytes of p.
+func fnvBytes(x uint64, p []byte) uint64 {
+	for _, c := range p {
+		x ^= uint64(c)
+		x *= fnvPrime
 	}
-	return words
+	return x
+}
+
+// featureSeed is FNV-1a 64 of hashSalt, kind and ':', where every feature of
+// that kind starts.
+func featureSeed(kind byte) uint64 {
+	x := fnvString(fnvOffset, hashSalt)
+	x ^= uint64(kind)
+	x *= fnvPrime
+	x ^= ':'
+	x *= fnvPrime
+	return x
+}
+
+var (
+	seedWord   = featureSeed('w')
+	seedBigram = featureSeed('b')
+	seedChar   = featureSeed('c')
+)
+
+// hashFeature is FNV-1a 64 of hashSalt, kind, ':', then parts separated by a
+// 0xff byte (never found in UTF-8).
+func hashFeature(kind byte, parts ...string) uint64 {
+	x := featureSeed(kind)
+	for i, p := range parts {
+		if i > 0 {
+			x ^= 0xff
+			x *= fnvPrime
+		}
+		x = fnvString(x, p)
+	}
+	return x
+}
+
+// hashChunk is about how much text is normalised at a time: the text is cut
+// at ASCII whitespace, where cutting changes no word (every step of the
+// normaliser maps a code point on its own, and NFD's reordering never
+// crosses a space), so a long text never has its normalised copy or its word
+// list held whole.
+const hashChunk = 64 << 10
+
+// eachHashWord calls fn with the normalised words of text that the hash
+// encoder uses, in order: BERT-normalised, pre-tokenised, punctuation
+// dropped. A word is valid only during the call.
+func eachHashWord(text string, fn func(w string)) {
+	for lo := 0; lo < len(text); {
+		hi := len(text)
+		if lo+hashChunk < len(text) {
+			if k := strings.IndexAny(text[lo+hashChunk:], " \t\n\v\f\r"); k >= 0 {
+				hi = lo + hashChunk + k
+			}
+		}
+		tokenizer.EachBertPiece(tokenizer.DefaultBertNormalizer.Normalize(text[lo:hi]), func(w string) {
+			if hasWordRune(w) {
+				fn(w)
+			}
+		})
+		lo = hi
+	}
 }
 
 func hasWordRune(w string) bool {
@@ -180,6 +222,8 @@ type hashScratch struct {
 	feats  []hashFeat
 	index  map[uint64]int32
 	bounds []int
+	prev   []byte
+	bw     []byte
 	v      []float64
 }
 
@@ -206,18 +250,27 @@ func (h *Hash) encodeOne(text string) []float32 {
 		feats[i].tf++
 		feats[i].sumW += w
 	}
-	words := hashWords(text)
-	bounds := sc.bounds[:0]
-	for i, w := range words {
-		add(hashFeature('w', w), 1)
-		if i > 0 {
-			add(hashFeature('b', words[i-1], w), 1)
+	// The previous word (for bigrams) and "<word>" (for character n-grams)
+	// are kept in reused buffers: no string per word.
+	bounds, prev, bw := sc.bounds[:0], sc.prev[:0], sc.bw[:0]
+	first := true
+	eachHashWord(text, func(w string) {
+		add(fnvString(seedWord, w), 1)
+		if !first {
+			x := fnvBytes(seedBigram, prev)
+			x ^= 0xff
+			x *= fnvPrime
+			add(fnvString(x, w), 1)
 		}
+		first = false
+		prev = append(prev[:0], w...)
 		// Character n-grams are substrings of "<w>" between rune boundaries.
-		bw := "<" + w + ">"
+		bw = append(append(append(bw[:0], '<'), w...), '>')
 		bounds = bounds[:0]
-		for j := range bw {
+		for j := 0; j < len(bw); {
 			bounds = append(bounds, j)
+			_, size := utf8.DecodeRune(bw[j:])
+			j += size
 		}
 		bounds = append(bounds, len(bw))
 		runes := len(bounds) - 1
@@ -228,10 +281,11 @@ func (h *Hash) encodeOne(text string) []float32 {
 		cw := 1 / math.Sqrt(float64(max(grams, 1)))
 		for n := 3; n <= 5; n++ {
 			for s := 0; s+n <= runes; s++ {
-				add(hashFeature('c', bw[bounds[s]:bounds[s+n]]), cw)
+				add(fnvBytes(seedChar, bw[bounds[s]:bounds[s+n]]), cw)
 			}
 		}
-	}
+	})
+	sc.prev, sc.bw = prev, bw
 	sc.feats, sc.bounds = feats, bounds
 	dim := uint64(h.Dim())
 	if cap(sc.v) < int(dim) {

@@ -379,7 +379,10 @@ func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
 		return nil, fmt.Errorf("%s/%s: %w", where, TFIDFVocabFile, err)
 	}
 	if f.Format != "jeirt-tfidf" || f.Version != tfidfVersion {
-		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, f.Format, f.Version, tfidfVersion)
+		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, model.Clip(f.Format), model.Clip(f.Version), tfidfVersion)
+	}
+	if f.Dim < 1 || f.Dim > model.MaxDim {
+		return nil, fmt.Errorf("%s/%s: dim %d must be in [1, %d]", where, TFIDFVocabFile, f.Dim, model.MaxDim)
 	}
 	parsed, err := model.ParseSafetensors(where+"/"+TFIDFWeightsFile, st)
 	if err != nil {
@@ -394,11 +397,18 @@ func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
 	if len(comp.Shape) != 2 || comp.Shape[0] != f.Dim || comp.Shape[1] != V {
 		return nil, fmt.Errorf("%s/%s: tensor components has shape %v, want [%d %d]", where, TFIDFWeightsFile, comp.Shape, f.Dim, V)
 	}
+	for _, x := range [][]float32{idf.Data, comp.Data} {
+		for _, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("%s/%s: a weight is %v (damaged files)", where, TFIDFWeightsFile, v)
+			}
+		}
+	}
 	t := &TFIDF{Width: f.Dim, MinDF: f.MinDF, MaxFeatures: f.MaxFeatures, terms: f.Vocabulary, idf: idf.Data, dim: f.Dim,
 		vocab: make(map[string]int32, V), compT: make([]float32, V*f.Dim)}
 	for j, w := range f.Vocabulary {
 		if _, dup := t.vocab[w]; dup {
-			return nil, fmt.Errorf("%s/%s: term %q appears twice in the vocabulary", where, TFIDFVocabFile, w)
+			return nil, fmt.Errorf("%s/%s: term %q appears twice in the vocabulary", where, TFIDFVocabFile, model.Clip(w))
 		}
 		t.vocab[w] = int32(j)
 		for d := 0; d < f.Dim; d++ {
@@ -407,7 +417,7 @@ func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
 	}
 	t.fingerprint = t.hashState()
 	if f.Fingerprint != "" && f.Fingerprint != t.fingerprint {
-		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, TFIDFVocabFile, f.Fingerprint, t.fingerprint)
+		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, TFIDFVocabFile, model.Clip(f.Fingerprint), t.fingerprint)
 	}
 	return t, nil
 }

@@ -189,7 +189,7 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 	}
 	man := &c.Manifest
 	if man.Format != CheckpointFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", mpath, man.Format, CheckpointFormat)
+		return nil, fmt.Errorf("%s: format %q, want %q", mpath, Clip(man.Format), CheckpointFormat)
 	}
 	if man.FormatVersion < 1 || man.FormatVersion > CheckpointFormatVersion {
 		return nil, fmt.Errorf("%s: format_version %d is not supported by this jeirt (reads 1 to %d)", mpath, man.FormatVersion, CheckpointFormatVersion)

@@ -174,8 +174,8 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 	}
 	num := func(key string) (float64, error) {
 		v, err := strconv.ParseFloat(st.Metadata[key], 64)
-		if err != nil || math.IsNaN(v) || v < 0 {
-			return 0, fmt.Errorf("%s: metadata %q is %q, want a number >= 0", name, key, Clip(st.Metadata[key]))
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || key == "quantile" && v > 1 {
+			return 0, fmt.Errorf("%s: metadata %q is %q, want a finite number >= 0 (a quantile <= 1)", name, key, Clip(st.Metadata[key]))
 		}
 		return v, nil
 	}

@@ -98,3 +98,31 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDomain feeds a checkpoint's out-of-domain reference (domain.safetensors)
+// to ParseDomain: every input gives a domain whose vectors match its shape, or
+// an error.
+func FuzzParseDomain(f *testing.F) {
+	d, err := NewDomain([]float32{1, 0, 0, 1, 0.6, 0.8}, 2, []int{0, 1, 2}, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := d.Marshal()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(safetensorsBytes(`{"reference":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]},"__metadata__":{"threshold":"NaN","quantile":"2"}}`, 4))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseDomain("domain.safetensors", data)
+		if err != nil {
+			if len(err.Error()) > 4096 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		if d.Dim < 1 || len(d.Vectors) != d.NumReference()*d.Dim || !(d.Threshold >= 0) || math.IsInf(d.Threshold, 0) || !(d.Quantile >= 0 && d.Quantile <= 1) {
+			t.Fatalf("dim %d, %d values for %d references, threshold %v, quantile %v", d.Dim, len(d.Vectors), d.NumReference(), d.Threshold, d.Quantile)
+		}
+	})
+}

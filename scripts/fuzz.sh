@@ -2,6 +2,7 @@
 # Runs every fuzz target of jeirt's readers for SECONDS each (default 10), one
 # after another, and stops at the first failure (go test then writes the
 # failing input under the package's testdata/fuzz/ to replay as a test).
+# FUZZ_PARALLEL sets the fuzzing workers (default: one per CPU).
 #
 #   scripts/fuzz.sh        # 10 s per target
 #   scripts/fuzz.sh 600    # the 10-minute run
@@ -12,25 +13,39 @@ secs=${1:-10}
 # Go minimizes each new interesting input for up to 60 s by default, which
 # stalls short runs on large seeds (configs, tokenizers); FUZZ_MINIMIZE sets it.
 minimize=${FUZZ_MINIMIZE:-2s}
+parallel=()
+[ -n "${FUZZ_PARALLEL:-}" ] && parallel=(-parallel "$FUZZ_PARALLEL")
 targets=(
 	"./model/read FuzzReadFile"
+	"./model/read FuzzReadParquet"
 	"./model/read FuzzReadItems"
+	"./model/read FuzzReadCache"
 	"./model FuzzParseSafetensors"
 	"./model FuzzReadNPY"
 	"./model FuzzLoadCheckpoint"
+	"./model FuzzParseDomain"
+	"./model/irtfit FuzzRead"
+	"./model/serve FuzzReadUpstreams"
 	"./encoder/tokenizer FuzzLoadTokenizer"
 	"./encoder/transformer FuzzEncoderConfig"
+	"./encoder/transformer FuzzModulesJSON"
 	"./encoder FuzzReadVectors"
+	"./encoder FuzzLoadTFIDF"
+	"./encoder FuzzReadTexts"
 	"./train/jeirt FuzzParseConfig"
+	"./train/sweep FuzzParseSweep"
+	"./train/sweep FuzzReadSweepManifest"
+	"./train/eval FuzzParseRunMetrics"
 	"./train/route FuzzReadCosts"
 	"./train/route FuzzReadQueries"
+	"./train/route FuzzReadRouteCSV"
 )
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== $name ($pkg, ${secs}s)"
-	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "$pkg" 2>&1 | tee "$log"; then
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" 2>&1 | tee "$log"; then
 		continue
 	fi
 	# go test -fuzz sometimes ends a short run with "context deadline exceeded"

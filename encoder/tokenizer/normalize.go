@@ -162,20 +162,27 @@ func isBertPunctuation(r rune) bool {
 // its own.
 func BertPreTokenize(s string) []string {
 	var words []string
+	EachBertPiece(s, func(w string) { words = append(words, w) })
+	return words
+}
+
+// EachBertPiece calls fn with each piece BertPreTokenize returns, in order,
+// without collecting them.
+func EachBertPiece(s string, fn func(string)) {
 	start := -1
 	for i, r := range s {
 		switch {
 		case isWhitespace(r):
 			if start >= 0 {
-				words = append(words, s[start:i])
+				fn(s[start:i])
 				start = -1
 			}
 		case isBertPunctuation(r):
 			if start >= 0 {
-				words = append(words, s[start:i])
+				fn(s[start:i])
 				start = -1
 			}
-			words = append(words, string(r))
+			fn(s[i : i+utf8.RuneLen(r)])
 		default:
 			if start < 0 {
 				start = i
@@ -183,7 +190,6 @@ func BertPreTokenize(s string) []string {
 		}
 	}
 	if start >= 0 {
-		words = append(words, s[start:])
+		fn(s[start:])
 	}
-	return words
 }

@@ -132,52 +132,10 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 		return nil, err
 	}
 
-	// modules.json: the pipeline after the transformer.
-	var modules []struct {
-		Path string `json:"path"`
-		Type string `json:"type"`
-	}
-	hasModules, err := f.readJSON("modules.json", &modules, false)
-	if err != nil {
+	if err := f.readPipelineFiles(cfg); err != nil {
 		return nil, err
 	}
-	if hasModules {
-		f.Pooling = nil
-		for i, m := range modules {
-			if m.Path != "" && !filepath.IsLocal(m.Path) {
-				return nil, fmt.Errorf("%s: module %d's path %q leaves the model folder", filepath.Join(dir, "modules.json"), i, model.Clip(m.Path))
-			}
-			switch m.Type {
-			case "sentence_transformers.models.Transformer":
-				if i != 0 {
-					return nil, fmt.Errorf("%s: the Transformer module must come first", filepath.Join(dir, "modules.json"))
-				}
-			case "sentence_transformers.models.Pooling":
-				if f.Pooling, err = readPooling(dir, m.Path, cfg.hidden(), f.readJSON); err != nil {
-					return nil, err
-				}
-			case "sentence_transformers.models.Normalize":
-				f.Normalize = true
-			default:
-				return nil, fmt.Errorf("%s: module %q is not supported (jeirt runs Transformer, Pooling, Normalize)", filepath.Join(dir, "modules.json"), m.Type)
-			}
-		}
-		if f.Pooling == nil {
-			return nil, fmt.Errorf("%s: no sentence_transformers.models.Pooling module", filepath.Join(dir, "modules.json"))
-		}
-	}
-
-	var sbert struct {
-		MaxSeqLength int `json:"max_seq_length"`
-	}
-	if _, err := f.readJSON("sentence_bert_config.json", &sbert, false); err != nil {
-		return nil, err
-	}
-	f.MaxSeqLen = min(cfg.defaultSeqLen(), cfg.maxPositions())
-	if sbert.MaxSeqLength > 0 {
-		f.MaxSeqLen = min(sbert.MaxSeqLength, cfg.maxPositions())
-	}
-
+	var err error
 	tokPath := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(tokPath); err != nil {
 		return nil, fmt.Errorf("model folder %s: tokenizer.json is missing (%w)", dir, err)
@@ -205,6 +163,59 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// readPipelineFiles reads what a sentence-transformers folder says about the
+// steps around the transformer: modules.json (default: Transformer then mean
+// Pooling, no Normalize), the Pooling module's config.json and
+// sentence_bert_config.json's max_seq_length, bounded by cfg's positions.
+func (f *modelFolder) readPipelineFiles(cfg archConfig) error {
+	// modules.json: the pipeline after the transformer.
+	var modules []struct {
+		Path string `json:"path"`
+		Type string `json:"type"`
+	}
+	hasModules, err := f.readJSON("modules.json", &modules, false)
+	if err != nil {
+		return err
+	}
+	if hasModules {
+		f.Pooling = nil
+		for i, m := range modules {
+			if m.Path != "" && !filepath.IsLocal(m.Path) {
+				return fmt.Errorf("%s: module %d's path %q leaves the model folder", filepath.Join(f.dir, "modules.json"), i, model.Clip(m.Path))
+			}
+			switch m.Type {
+			case "sentence_transformers.models.Transformer":
+				if i != 0 {
+					return fmt.Errorf("%s: the Transformer module must come first", filepath.Join(f.dir, "modules.json"))
+				}
+			case "sentence_transformers.models.Pooling":
+				if f.Pooling, err = readPooling(f.dir, m.Path, cfg.hidden(), f.readJSON); err != nil {
+					return err
+				}
+			case "sentence_transformers.models.Normalize":
+				f.Normalize = true
+			default:
+				return fmt.Errorf("%s: module %q is not supported (jeirt runs Transformer, Pooling, Normalize)", filepath.Join(f.dir, "modules.json"), model.Clip(m.Type))
+			}
+		}
+		if f.Pooling == nil {
+			return fmt.Errorf("%s: no sentence_transformers.models.Pooling module", filepath.Join(f.dir, "modules.json"))
+		}
+	}
+
+	var sbert struct {
+		MaxSeqLength int `json:"max_seq_length"`
+	}
+	if _, err := f.readJSON("sentence_bert_config.json", &sbert, false); err != nil {
+		return err
+	}
+	f.MaxSeqLen = min(cfg.defaultSeqLen(), cfg.maxPositions())
+	if sbert.MaxSeqLength > 0 {
+		f.MaxSeqLen = min(sbert.MaxSeqLength, cfg.maxPositions())
+	}
+	return nil
 }
 
 // openFolder reads the folder dir with config.json decoded into cfg, and
@@ -269,8 +280,8 @@ func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (
 		return nil, err
 	}
 	path := filepath.Join(dir, name)
-	if d, ok := cfg["word_embedding_dimension"].(float64); ok && int(d) != hidden {
-		return nil, fmt.Errorf("%s: word_embedding_dimension %d, but config.json has hidden_size %d", path, int(d), hidden)
+	if d, ok := cfg["word_embedding_dimension"].(float64); ok && d != float64(hidden) {
+		return nil, fmt.Errorf("%s: word_embedding_dimension %g, but config.json has hidden_size %d", path, d, hidden)
 	}
 	on := func(key string) bool { v, _ := cfg[key].(bool); return v }
 	for _, key := range []string{"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"} {

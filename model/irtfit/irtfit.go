@@ -315,8 +315,8 @@ func Read(dir string) (*Folder, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	rk := f.Rank()
-	if rk < 1 {
-		return nil, fmt.Errorf("%s: settings.rank %d is not a rank", p, rk)
+	if rk < 1 || rk > model.MaxDim {
+		return nil, fmt.Errorf("%s: settings.rank %d is not a rank (1 to %d)", p, rk, model.MaxDim)
 	}
 	nums := func(get read.CSVRow, name string, required bool) []float64 {
 		var v []float64
@@ -330,6 +330,9 @@ func Read(dir string) (*Folder, error) {
 		return v
 	}
 	err = read.CSVRows(filepath.Join(dir, "abilities.csv"), func(get read.CSVRow) error {
+		if last := fmt.Sprintf("theta_%d", rk); rk > 1 && !get.Has(last) {
+			return fmt.Errorf("%s: no column %s for settings.rank %d", filepath.Join(dir, "abilities.csv"), last, rk)
+		}
 		m := Model{Name: get.Str("model"), Theta: nums(get, "theta", true), SE: nums(get, "se", false),
 			Lo: nums(get, "lo", false), Hi: nums(get, "hi", false)}
 		if rk == 1 {

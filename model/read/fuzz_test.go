@@ -3,6 +3,7 @@ package read
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -81,9 +82,12 @@ func FuzzReadParquet(f *testing.F) {
 		bad[len(bad)/3] ^= 0x5a
 		f.Add(uint8(k), bad)
 	}
+	if b, err := os.ReadFile("testdata/page-size-2g.parquet"); err == nil {
+		f.Add(uint8(3), b)
+	}
 	formats := []string{"auto", "long", "wide", "wide-items"}
+	p := filepath.Join(dir, "r.parquet")
 	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
-		p := filepath.Join(t.TempDir(), "r.parquet")
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -106,4 +110,40 @@ func checkRead(t *testing.T, path, format string) {
 			t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
 		}
 	}
+}
+
+// FuzzReadCache replaces a response file's binary cache with other bytes:
+// a damaged cache is never used, so every input reads the same responses as
+// the text file itself.
+func FuzzReadCache(f *testing.F) {
+	dir := f.TempDir()
+	src := filepath.Join(dir, "r.csv")
+	os.WriteFile(src, []byte("model,item,label\nm1,q1,1\nm1,q2,0\nm2,q1,1\nm2,q2,1\nm1,q1,0\n"), 0o644)
+	opt := Options{CacheDir: filepath.Join(dir, "cache"), CacheMin: -1}
+	want, rep, err := File(src, opt)
+	if err != nil || rep.Cache != "written" {
+		f.Fatalf("writing the cache: %v (%q)", err, rep.Cache)
+	}
+	good, err := os.ReadFile(rep.CachePath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0x40
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if err := os.WriteFile(rep.CachePath, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := File(src, opt)
+		if err != nil {
+			t.Fatalf("with a damaged cache: %v", err)
+		}
+		if !slices.Equal(got.Label, want.Label) || !slices.Equal(got.Model, want.Model) || !slices.Equal(got.Item, want.Item) ||
+			!slices.Equal(got.Models, want.Models) || !slices.Equal(got.Items, want.Items) {
+			t.Fatal("a damaged cache changed the responses")
+		}
+	})
 }

@@ -250,7 +250,7 @@ func orientUnnamed(r *model.Responses, cells *cellSink, rep *Report) {
 	rows, cols := len(r.Items), len(r.Models)
 	if rows < cols {
 		r.Models, r.Items = r.Items, r.Models
-		cells.model, cells.item = cells.item, cells.model
+		cells.transpose()
 		rep.Format = "wide"
 		rep.Why = fmt.Sprintf("first column is an unnamed index; %d rows x %d columns: models on the shorter side, so rows are models (--format wide-items reads rows as items)", rows, cols)
 		return

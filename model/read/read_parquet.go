@@ -99,6 +99,10 @@ func openParquet(path string) (*pqFile, error) {
 		}
 		q.header = append(q.header, c.Name())
 	}
+	if err := q.checkPages(st.Size()); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return q, nil
 }
 

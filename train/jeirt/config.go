@@ -205,15 +205,17 @@ func ParseConfig(raw []byte, source string) (*Config, error) {
 }
 
 // checkKeys walks a mapping node and reports the first key that t has no field
-// for, as "file:line: unknown key a.b (known: ...)". It records which key sits
-// on which line so that yaml's type errors can name the key too.
+// for, as "file:line: unknown key a.b (known: ...)", and the first value that
+// does not decode into its field, as "file:line:column: a.b: cannot unmarshal
+// ...". It records which key sits on which line for any other error yaml's
+// decoder gives.
 func checkKeys(n *yaml.Node, t reflect.Type, prefix, source string, lineKeys map[int]string) error {
 	if n.Kind != yaml.MappingNode {
 		what := "the config"
 		if prefix != "" {
 			what = prefix
 		}
-		return fmt.Errorf("%s:%d: %s must be a mapping of keys to values", source, n.Line, what)
+		return fmt.Errorf("%s:%d:%d: %s must be a mapping of keys to values", source, n.Line, n.Column, what)
 	}
 	fields := yamlFields(t)
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -240,7 +242,20 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix, source string, lineKeys map
 				return err
 			}
 		} else if v.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s:%d: %s must be a single value", source, v.Line, key)
+			return fmt.Errorf("%s:%d:%d: %s must be a single value", source, v.Line, v.Column, key)
+		} else if err := v.Decode(reflect.New(f.Type).Interface()); err != nil {
+			// Decoded value by value, so that an error names the value's own
+			// key, line and column, also in flow style ({lr: fast, patience: 3}),
+			// where yaml.v3 gives only the line.
+			msg := err.Error()
+			var te *yaml.TypeError
+			if errors.As(err, &te) && len(te.Errors) > 0 {
+				msg = te.Errors[0]
+				if m := yamlLine.FindStringSubmatch(msg); m != nil {
+					msg = m[2]
+				}
+			}
+			return fmt.Errorf("%s:%d:%d: %s: %s", source, v.Line, v.Column, key, msg)
 		}
 	}
 	return nil

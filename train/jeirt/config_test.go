@@ -52,12 +52,19 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  hidden: 2000000000\n", "config.yaml: model.hidden: must be in [0, 65536]"},
 		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, preset, seed, step, weight_decay)"},
 		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, split, train)"},
-		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4: model.dim: cannot unmarshal !!str `big` into int"},
+		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4:8: model.dim: cannot unmarshal !!str `big` into int"},
+		// Flow style: the error names the value's own key and column, not
+		// the last key of the line.
+		{"data: {responses: r.csv}\noutput: o\ntrain: {lr: fast, patience: 3}\n", "config.yaml:3:13: train.lr: cannot unmarshal !!str `fast` into float64"},
+		{"data: {responses: r.csv}\noutput: o\ntrain: {lr: 0.1, patience: soon}\n", "config.yaml:3:28: train.patience: cannot unmarshal !!str `soon` into int"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: fast\n  patience: 3\n", "config.yaml:4:7: train.lr: cannot unmarshal !!str `fast` into float64"},
+		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lr: 0.1\n  patience: soon\n", "config.yaml:5:13: train.patience: cannot unmarshal !!str `soon` into int"},
+		{"{data: {responses: r.csv, format: [long]}, output: o}\n", "config.yaml:1:35: data.format must be a single value"},
 		{"data: {responses: r.csv}\noutput: o\ntrain: {batching: pairs}\n", "config.yaml: train.batching: must be by-question or per-pair, got \"pairs\""},
 		{"data: {train: a.csv}\noutput: o\n", "config.yaml: data: data.train, data.val and data.test must all be set (got train"},
 		{"data: {responses: r.csv}\n", "config.yaml: output: must be set (the checkpoint folder to write)"},
 		{"data: {responses: r.csv}\noutput: o\nsplit: {val: 0.5, test: 0.5}\n", "config.yaml: split: val + test must be below 1, got 1"},
-		{"data: {responses: r.csv}\noutput: o\nmodel: 3\n", "config.yaml:3: model must be a mapping of keys to values"},
+		{"data: {responses: r.csv}\noutput: o\nmodel: 3\n", "config.yaml:3:8: model must be a mapping of keys to values"},
 	} {
 		p := writeConfig(t, tc.text)
 		_, err := LoadConfig(p)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"gopkg.in/yaml.v3"
 )
@@ -124,7 +125,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if !slices.Contains(sweepKeys, k.Value) {
-			return nil, at(k, "unknown key %s (known keys: %s)", k.Value, strings.Join(sweepKeys, ", "))
+			return nil, at(k, "unknown key %s (known keys: %s)", model.Clip(k.Value), strings.Join(sweepKeys, ", "))
 		}
 		if seen[k.Value] {
 			return nil, at(k, "key %s given twice", k.Value)
@@ -133,7 +134,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 		switch k.Value {
 		case "name":
 			if v.Kind != yaml.ScalarNode || !validJobName(v.Value) {
-				return nil, at(v, "name must be letters, digits, '-', '_' or '.', got %q", v.Value)
+				return nil, at(v, "name must be letters, digits, '-', '_' or '.', got %q", model.Clip(v.Value))
 			}
 			s.Name = v.Value
 		case "base":
@@ -143,7 +144,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			s.Base = v.Value
 		case "baselines":
 			if err := v.Decode(&s.Baselines); err != nil || v.Kind != yaml.ScalarNode {
-				return nil, at(v, "baselines must be true or false, got %q", v.Value)
+				return nil, at(v, "baselines must be true or false, got %q", model.Clip(v.Value))
 			}
 		case "seeds":
 			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
@@ -153,7 +154,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			for _, e := range v.Content {
 				n, err := strconv.ParseInt(e.Value, 10, 64)
 				if err != nil || e.Kind != yaml.ScalarNode {
-					return nil, at(e, "seeds: %q is not an integer", e.Value)
+					return nil, at(e, "seeds: %q is not an integer", model.Clip(e.Value))
 				}
 				if have[n] {
 					return nil, at(e, "seeds: %d is listed twice", n)
@@ -173,28 +174,28 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 					g.Values = []string{gv.Value}
 				case yaml.SequenceNode:
 					if len(gv.Content) == 0 {
-						return nil, at(gv, "grid: %s has no values", gk.Value)
+						return nil, at(gv, "grid: %s has no values", model.Clip(gk.Value))
 					}
 					have := map[string]bool{}
 					for _, e := range gv.Content {
 						if e.Kind != yaml.ScalarNode {
-							return nil, at(e, "grid: %s: each value must be a single value", gk.Value)
+							return nil, at(e, "grid: %s: each value must be a single value", model.Clip(gk.Value))
 						}
 						if have[e.Value] {
-							return nil, at(e, "grid: %s: value %s is listed twice", gk.Value, e.Value)
+							return nil, at(e, "grid: %s: value %s is listed twice", model.Clip(gk.Value), model.Clip(e.Value))
 						}
 						have[e.Value] = true
 						g.Values = append(g.Values, e.Value)
 					}
 				default:
-					return nil, at(gv, "grid: %s must be a list of values", gk.Value)
+					return nil, at(gv, "grid: %s must be a list of values", model.Clip(gk.Value))
 				}
 				if err := checkSweepKey(g.Key); err != nil {
 					return nil, at(gk, "grid: %v", err)
 				}
 				for _, prev := range s.Grid {
 					if prev.Key == g.Key {
-						return nil, at(gk, "grid: key %s given twice", g.Key)
+						return nil, at(gk, "grid: key %s given twice", model.Clip(g.Key))
 					}
 				}
 				s.Grid = append(s.Grid, g)
@@ -206,7 +207,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				sk, sv := v.Content[j], v.Content[j+1]
 				if sv.Kind != yaml.ScalarNode {
-					return nil, at(sv, "set: %s must be a single value", sk.Value)
+					return nil, at(sv, "set: %s must be a single value", model.Clip(sk.Value))
 				}
 				if err := checkSweepKey(sk.Value); err != nil {
 					return nil, at(sk, "set: %v", err)
@@ -218,6 +219,16 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 				return nil, err
 			}
 		}
+	}
+	runs := 1
+	for _, g := range s.Grid {
+		runs = mulRuns(runs, len(g.Values))
+	}
+	if len(s.Seeds) > 0 {
+		runs = mulRuns(runs, len(s.Seeds))
+	}
+	if runs > MaxRuns {
+		return nil, fmt.Errorf("%s: the grid and seeds make more than %d runs, the most a sweep may have", source, MaxRuns)
 	}
 	if s.Base == "" {
 		return nil, fmt.Errorf("%s: base is required (the training config every run starts from)", source)
@@ -351,6 +362,18 @@ type SweepRun struct {
 	ID       string        // zero-padded index: the folder runs/ID
 	Settings []Setting     // the grid values (and seed) of this run, in grid order
 	Config   *jeirt.Config // the full training config, Output = <dir>/runs/ID/checkpoint
+}
+
+// MaxRuns is the most runs a sweep may have (the product of its grid's and
+// seeds' lengths).
+const MaxRuns = 100_000
+
+// mulRuns is a*b, or MaxRuns+1 when that is more than MaxRuns.
+func mulRuns(a, b int) int {
+	if b != 0 && a > MaxRuns/b {
+		return MaxRuns + 1
+	}
+	return min(a*b, MaxRuns+1)
 }
 
 // Size is the number of runs.

@@ -56,10 +56,15 @@ func ReadSweepManifest(dir string) (*SweepManifest, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if m.Format != sweepFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", p, m.Format, sweepFormat)
+		return nil, fmt.Errorf("%s: format %q, want %q", p, model.Clip(m.Format), sweepFormat)
 	}
 	if len(m.Runs) == 0 {
 		return nil, fmt.Errorf("%s: no runs", p)
+	}
+	for i, r := range m.Runs {
+		if !filepath.IsLocal(r.Dir) {
+			return nil, fmt.Errorf("%s: run %d's dir %q is not a folder inside the sweep folder", p, i+1, model.Clip(r.Dir))
+		}
 	}
 	return &m, nil
 }

@@ -333,3 +333,17 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 		t.Errorf("second pass:\n%s", log.String())
 	}
 }
+
+// A grid whose runs multiply past MaxRuns is refused before anything is
+// expanded (10^6 runs here; 10^30 once overflowed the count).
+func TestSweepTooManyRuns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("base: b.yaml\ngrid:\n")
+	for _, k := range []string{"model.dim", "model.hidden", "train.epochs", "train.patience", "train.batch_size", "train.seed"} {
+		b.WriteString("  " + k + ": [1,2,3,4,5,6,7,8,9,10]\n")
+	}
+	_, err := ParseSweep([]byte(b.String()), "sweep.yaml")
+	if err == nil || !strings.Contains(err.Error(), "sweep.yaml: the grid and seeds make more than 100000 runs") {
+		t.Fatalf("got %v", err)
+	}
+}
