@@ -132,13 +132,12 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if r == nil || r.NumModels() == 0 || r.NumItems() == 0 || r.Len() == 0 {
 			return nil, fmt.Errorf("cbmm: response matrix %d has no observed cells", k)
 		}
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("cbmm: response matrix %d: %w", k, err)
-		}
 		if r.NumModels() >= 1<<31 {
 			return nil, fmt.Errorf("cbmm: response matrix %d has too many models", k)
 		}
-		probs[k] = backend.NewCBMMProblem(r)
+		if probs[k], err = layoutCells(r, c.Threads); err != nil {
+			return nil, fmt.Errorf("cbmm: response matrix %d: %w", k, err)
+		}
 	}
 	var batch backend.CBMMBatch
 	if c.Signed {
