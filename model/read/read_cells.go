@@ -90,7 +90,9 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 			seg = append(seg[:0], srcLabel[lo:hi]...)
 			labelOf = func(k int) uint8 { return seg[k-lo] }
 		}
-		slices.Sort(keys)
+		if !slices.IsSorted(keys) { // a file sorted by model and item needs no sort
+			slices.Sort(keys)
+		}
 		for a := 0; a < len(keys); {
 			it := int32(keys[a] >> 32)
 			b := a + 1
