@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -551,11 +550,11 @@ func reserveCells(cells *cellSink, rows int64) {
 		return
 	}
 	n := int(rows)
-	cells.model = slices.Grow(cells.model, n)
-	cells.item = slices.Grow(cells.item, n)
-	cells.label = slices.Grow(cells.label, n)
+	cells.model = append(model.MakeLarge[int32](n)[:0], cells.model...)
+	cells.item = append(model.MakeLarge[int32](n)[:0], cells.item...)
+	cells.label = append(model.MakeLarge[uint8](n)[:0], cells.label...)
 	if cells.keepLines {
-		cells.line = slices.Grow(cells.line, n)
+		cells.line = append(model.MakeLarge[int32](n)[:0], cells.line...)
 	}
 }
 

@@ -74,7 +74,7 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 	if !sorted {
 		return backend.NewCBMMProblem(r), nil
 	}
-	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: make([]uint32, n)}
+	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: model.MakeLarge[uint32](n)}
 	rows := make([]int32, N+1)
 	for _, pt := range parts {
 		for j, k := range pt.itemCount {
