@@ -7,9 +7,10 @@
 # load seconds, seconds from the start of the fit until the loss first comes
 # within a relative gap of 1e-6 of the best loss any run reached, total wall
 # and CPU seconds and peak RSS. On a machine shared with other work, compare
-# CPU seconds and ratios within one run rather than wall seconds across runs.
+# CPU seconds and ratios within one run rather than wall seconds across runs;
+# each row shows the 1-minute load average before and after its run.
 #
-#   scripts/bench-scale.sh [WORKDIR]          # default /tmp/jeirt-bench-scale
+#   scripts/bench-scale.sh [WORKDIR]          # default /tmp/jeirt-bench-scale (the data go in WORKDIR too)
 #   N=200 J=20000 scripts/bench-scale.sh      # a smaller set
 #   PEERS=0 scripts/bench-scale.sh            # jeirt only
 #
@@ -43,13 +44,16 @@ fi
 ls -l "$data/responses.csv" "$data/responses.parquet" | awk '{printf "   %s %.0f MB\n", $NF, $5/1e6}'
 
 # run NAME CMD...: GNU time's wall seconds and peak RSS into $work/NAME.time.
+# The 1-minute load average before and after goes into $work/NAME.load.
 run() {
 	local name=$1
 	shift
+	cut -d' ' -f1 /proc/loadavg >"$work/$name.load"
 	/usr/bin/time -f '%e %U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
 		echo "$name failed:"
 		tail -5 "$work/$name.err"
 	}
+	cut -d' ' -f1 /proc/loadavg >>"$work/$name.load"
 }
 
 export XDG_CACHE_HOME=$work/cache
@@ -87,7 +91,7 @@ for r in runs:
         traces[r] = [(float(a), float(b)) for a, b in rows if b not in ("", "nan")]
 best = min(l for t in traces.values() for _, l in t)
 print(f"best loss {best:.6f}")
-print(f"{'run':14} {'load s':>7} {'load CPU s':>10} {'to gap 1e-6 s':>14} {'iters':>6} {'wall s':>7} {'CPU s':>7} {'peak RSS GB':>12}  cache")
+print(f"{'run':14} {'load s':>7} {'load CPU s':>10} {'to gap 1e-6 s':>14} {'iters':>6} {'wall s':>7} {'CPU s':>7} {'peak RSS GB':>12} {'loadavg':>11}  cache")
 for r in runs:
     if r not in traces:
         continue
@@ -98,5 +102,6 @@ for r in runs:
     load = float(m.group(1)) if m else math.nan
     loadcpu = float(m.group(2)) if m else math.nan
     cache = m.group(3) if m else ""
-    print(f"{r:14} {load:7.2f} {loadcpu:10.2f} {gap:14.2f} {len(traces[r]):6d} {float(wall):7.1f} {float(user)+float(sys_):7.1f} {int(rss)/1e6:12.2f}  {cache}")
+    la = "-".join(open(os.path.join(work, r + ".load")).read().split())
+    print(f"{r:14} {load:7.2f} {loadcpu:10.2f} {gap:14.2f} {len(traces[r]):6d} {float(wall):7.1f} {float(user)+float(sys_):7.1f} {int(rss)/1e6:12.2f} {la:>11}  {cache}")
 EOF

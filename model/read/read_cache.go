@@ -12,6 +12,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/jeirt/jeirt/model"
@@ -337,50 +340,111 @@ func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
 	if c.err != nil {
 		return nil, nil, c.err
 	}
+	// The cells are read straight into their slices; their checksum runs on
+	// one goroutine while the others check and unpack them.
 	counts := make([]uint32, len(r.Models))
-	if len(counts) > 0 {
-		c.bytes(unsafe.Slice((*byte)(unsafe.Pointer(&counts[0])), 4*len(counts)))
-	}
-	r.Item = make([]int32, n)
-	if n > 0 {
-		c.bytes(unsafe.Slice((*byte)(unsafe.Pointer(&r.Item[0])), 4*n))
-	}
+	r.Item = model.MakeLarge[int32](n)
 	bits := make([]byte, (n+7)/8)
-	c.bytes(bits)
-	if c.err != nil {
-		return nil, nil, c.err
+	var countBytes, itemBytes []byte
+	if len(counts) > 0 {
+		countBytes = unsafe.Slice((*byte)(unsafe.Pointer(&counts[0])), 4*len(counts))
 	}
-	var sum [4]byte
-	if _, err := io.ReadFull(c.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != c.crc.Sum32() || c.left != 0 {
-		return nil, nil, errDamaged
+	if n > 0 {
+		itemBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Item[0])), 4*n)
 	}
-	// The checksum matched; still refuse ids out of range rather than trust them.
-	if (r.ItemText != nil && len(r.ItemText) != len(r.Items)) || (r.ItemGroup != nil && len(r.ItemGroup) != len(r.Items)) {
-		return nil, nil, errDamaged
-	}
-	r.Model = make([]int32, n)
-	at := 0
-	for m, k := range counts {
-		if int(k) > n-at {
+	sum := c.crc.Sum32()
+	for _, b := range [][]byte{countBytes, itemBytes, bits} {
+		if int64(len(b)) > c.left {
 			return nil, nil, errDamaged
 		}
-		fillInt32(r.Model[at:at+int(k)], int32(m))
-		at += int(k)
-	}
-	if at != n {
-		return nil, nil, errDamaged
-	}
-	J := int32(len(r.Items))
-	for _, j := range r.Item {
-		if uint32(j) >= uint32(J) {
+		if _, err := io.ReadFull(c.r, b); err != nil {
 			return nil, nil, errDamaged
 		}
+		c.left -= int64(len(b))
 	}
-	r.Label = make([]uint8, n)
-	for k := range r.Label {
-		r.Label[k] = bits[k>>3] >> (k & 7) & 1
+	var tail [4]byte
+	if _, err := io.ReadFull(c.r, tail[:]); err != nil || c.left != 0 {
+		return nil, nil, errDamaged
+	}
+	crcDone := make(chan uint32, 1)
+	go func() {
+		s := sum
+		for _, b := range [][]byte{countBytes, itemBytes, bits} {
+			s = crc32.Update(s, castagnoli, b)
+		}
+		crcDone <- s
+	}()
+	// Meanwhile: item ids in range, the model of each cell from the run
+	// lengths, the labels from their bits, on the remaining threads.
+	ok := (r.ItemText == nil || len(r.ItemText) == len(r.Items)) && (r.ItemGroup == nil || len(r.ItemGroup) == len(r.Items))
+	total := 0
+	for _, k := range counts {
+		total += int(k)
+	}
+	ok = ok && total == n
+	if ok {
+		r.Model = model.MakeLarge[int32](n)
+		r.Label = model.MakeLarge[uint8](n)
+		ok = unpackCells(r, counts, bits)
+	}
+	if binary.LittleEndian.Uint32(tail[:]) != <-crcDone || !ok {
+		// The checksum is checked first: ids out of range are refused even
+		// when it matches, rather than trusted.
+		return nil, nil, errDamaged
 	}
 	return r, rep, nil
+}
+
+// unpackCells fills r.Model from the per-model counts and r.Label from the
+// label bits, and checks every item id, over blocks of 64 cells shared out
+// among the threads (each writes its own part). It reports whether all ids
+// were in range.
+func unpackCells(r *model.Responses, counts []uint32, bits []byte) bool {
+	n := len(r.Item)
+	if n == 0 {
+		return true
+	}
+	threads := max(1, min(runtime.GOMAXPROCS(0)-1, 8))
+	J := uint32(len(r.Items))
+	var bad atomic.Bool
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		lo, hi := n*t/threads&^63, n*(t+1)/threads&^63
+		if t == threads-1 {
+			hi = n
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			// The model of cell lo: the run that holds it.
+			m, end := 0, int(counts[0])
+			for end <= lo && m+1 < len(counts) {
+				m++
+				end += int(counts[m])
+			}
+			for at := lo; at < hi; {
+				for end <= at {
+					m++
+					end += int(counts[m])
+				}
+				stop := min(end, hi)
+				fillInt32(r.Model[at:stop], int32(m))
+				at = stop
+			}
+			for _, j := range r.Item[lo:hi] {
+				if uint32(j) >= J {
+					bad.Store(true)
+					return
+				}
+			}
+			lab := r.Label[lo:hi]
+			for k := range lab {
+				lab[k] = bits[(lo+k)>>3] >> ((lo + k) & 7) & 1
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+	return !bad.Load()
 }
 
 func fillInt32(s []int32, v int32) {

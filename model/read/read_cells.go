@@ -154,7 +154,9 @@ func (c *cellSink) compact(nm int) {
 			}
 			return dupCount{1, int32(labelOf(k))}
 		}
-		slices.Sort(keys)
+		if !slices.IsSorted(keys) { // a file sorted by model and item needs no sort
+			slices.Sort(keys)
+		}
 		for a := 0; a < len(keys); {
 			it := int32(keys[a] >> 32)
 			b := a + 1

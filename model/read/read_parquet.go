@@ -387,6 +387,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 	var labelDict parquet.Dictionary
 	var dictLabels []uint8
 	var row0 int64
+	reserveCells(cells, q.pf.NumRows())
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
 		m, it, y = resize(m, n), resize(it, n), resize(y, n)
@@ -456,13 +457,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 				return nil, q.wrap(g, err)
 			}
 		}
-		for i := 0; i < n; i++ {
-			if y[i] == labelMissing {
-				rep.Blank++
-				continue
-			}
-			cells.add(m[i], it[i], y[i], int(row0)+i+1)
-		}
+		addCells(cells, m, it, y, int(row0), rep)
 		rep.Rows += n
 		row0 += int64(n)
 	}
@@ -550,6 +545,46 @@ func (q *pqFile) wrap(g int, err error) error {
 		return err
 	}
 	return &ParseError{File: q.path, RowGroup: g + 1, Msg: "corrupt Parquet data: " + err.Error(), Err: err}
+}
+
+// reserveCells makes room for rows cells in the sink at once (a Parquet file
+// says how many rows it has), so that the cells are not copied as they grow.
+func reserveCells(cells *cellSink, rows int64) {
+	if rows <= 0 || rows > 1<<31-1 {
+		return
+	}
+	n := int(rows)
+	cells.model = append(model.MakeLarge[int32](n)[:0], cells.model...)
+	cells.item = append(model.MakeLarge[int32](n)[:0], cells.item...)
+	cells.label = append(model.MakeLarge[uint8](n)[:0], cells.label...)
+	if cells.keepLines {
+		cells.line = append(model.MakeLarge[int32](n)[:0], cells.line...)
+	}
+}
+
+// addCells adds a row group's cells (file rows row0+1...) to the sink,
+// skipping missing labels, a run of observed cells at a time.
+func addCells(cells *cellSink, m, it []int32, y []uint8, row0 int, rep *Report) {
+	for i := 0; i < len(y); {
+		if y[i] == labelMissing {
+			rep.Blank++
+			i++
+			continue
+		}
+		k := i
+		for k < len(y) && y[k] != labelMissing {
+			k++
+		}
+		cells.model = append(cells.model, m[i:k]...)
+		cells.item = append(cells.item, it[i:k]...)
+		cells.label = append(cells.label, y[i:k]...)
+		if cells.keepLines {
+			for l := i; l < k; l++ {
+				cells.line = append(cells.line, int32(row0+l+1))
+			}
+		}
+		i = k
+	}
 }
 
 func resize[T any](s []T, n int) []T {

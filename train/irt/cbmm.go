@@ -97,6 +97,7 @@ func (c CBMM) FitBatch(ctx context.Context, rs []*model.Responses) ([]*model.IRT
 // the full fit and so need far fewer iterations.
 func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*model.IRT) ([]*model.IRT, error) {
 	c = c.withDefaults()
+	entered, enteredCPU := time.Now(), model.CPUSeconds()
 	if c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0) {
 		return nil, fmt.Errorf("cbmm: sigma %v must be positive", c.Sigma)
 	}
@@ -132,13 +133,12 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if r == nil || r.NumModels() == 0 || r.NumItems() == 0 || r.Len() == 0 {
 			return nil, fmt.Errorf("cbmm: response matrix %d has no observed cells", k)
 		}
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("cbmm: response matrix %d: %w", k, err)
-		}
 		if r.NumModels() >= 1<<31 {
 			return nil, fmt.Errorf("cbmm: response matrix %d has too many models", k)
 		}
-		probs[k] = backend.NewCBMMProblem(r)
+		if probs[k], err = layoutCells(r, c.Threads); err != nil {
+			return nil, fmt.Errorf("cbmm: response matrix %d: %w", k, err)
+		}
 	}
 	var batch backend.CBMMBatch
 	if c.Signed {
@@ -208,7 +208,8 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	loss := make([]float64, K)
 	outcome := make([]backend.CBMMOutcome, K)
 	nActive := K
-	began, lastLog := time.Now(), time.Now()
+	began, lastLog, beganCPU := time.Now(), time.Now(), model.CPUSeconds()
+	c.Log.Printf("cbmm: layout and start in %.2fs (%.2fs CPU)", began.Sub(entered).Seconds(), beganCPU-enteredCPU)
 	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
 		var err error
 		if it != nil {
@@ -251,7 +252,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				c.Log("cbmm: iteration %d, loss %.6g, %.1fs", s.ctl.Iters, s.last(), time.Since(began).Seconds())
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), model.CPUSeconds()-beganCPU)
 			} else {
 				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}

@@ -28,7 +28,7 @@ import (
 // what it read (with verbose, also how long it took and what the response
 // cache did).
 func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
-	began := time.Now()
+	began, cpu := time.Now(), model.CPUSeconds()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*m
 		if cache == "" {
 			cache = "-"
 		}
-		log.Printf("read in %.2fs; cache: %s %s", time.Since(began).Seconds(), cache, rep.CachePath)
+		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), model.CPUSeconds()-cpu, cache, rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the
