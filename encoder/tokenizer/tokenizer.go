@@ -375,10 +375,30 @@ func (t *Tokenizer) Encode(text string) (Encoding, error) {
 // characters (Rust regex's \w, as HF's AddedVocabulary tests them).
 func splitAdded(text string, added []addedToken, f func(piece string, tok *addedToken)) {
 	full, base := text, 0
+	// next[i] is where added[i] next matches in full (-1: nowhere after
+	// base). A match at or after base stays the first one there, so each
+	// token's text is searched once from left to right over the whole call:
+	// linear in the text for any number of added tokens and matches.
+	var buf [16]int
+	next := buf[:0]
+	if len(added) > len(buf) {
+		next = make([]int, 0, len(added))
+	}
+	for i := range added {
+		j := indexAdded(full, 0, full, &added[i])
+		next = append(next, j)
+	}
 	for len(text) > 0 {
 		at, k := len(text), -1
-		for i, a := range added {
-			if j := indexAdded(full, base, text, &a); j >= 0 && j < at {
+		for i := range added {
+			if next[i] >= 0 && next[i] < base {
+				if j := indexAdded(full, base, text, &added[i]); j >= 0 {
+					next[i] = base + j
+				} else {
+					next[i] = -1
+				}
+			}
+			if j := next[i] - base; next[i] >= 0 && j < at {
 				at, k = j, i
 			}
 		}
