@@ -9,7 +9,12 @@ import (
 const (
 	// MaxPatternRespondents is the most respondents a pattern table (one row
 	// per distinct response pattern with a freq column) may expand to.
-	MaxPatternRespondents = 1 << 24
+	MaxPatternRespondents = 1 << 18
+
+	// MaxPatternCells is the most cells (respondents times items) a pattern
+	// table may expand to: a few bytes of freq must not ask for seconds of
+	// work and gigabytes of memory.
+	MaxPatternCells = 1 << 21
 
 	// MaxQuote is the most bytes of an input value that an error message
 	// quotes; longer values are cut and marked with their length.

@@ -18,13 +18,17 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 	return p
 }
 
-// A pattern table whose freq values overflow, or ask for 1e11
-// respondents, is refused before anything is allocated.
+// A pattern table whose freq values overflow, ask for 1e11 respondents or
+// for more cells than a pattern table may expand to (the 24-byte table of
+// 10,000,000 respondents took 17 s and 1 GB) is refused before anything is
+// allocated; one just inside both limits is read.
 func TestPatternFreqBounded(t *testing.T) {
 	for _, body := range []string{
 		"q1,q2,freq\n1,0,100000000000\n",
 		"q1,q2,freq\n1,0,9223372036854775807\n0,1,9223372036854775807\n",
-		"q1,q2,freq\n1,0,16777216\n0,1,1\n",
+		"q1,q2,freq\n1,0,262144\n0,1,1\n",
+		"q1,q2,freq\n1,0,10000000\n",
+		"q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,freq\n1,0,1,1,0,1,0,1,1,0,209716\n", // 2,097,160 cells
 	} {
 		p := writeTemp(t, "p.csv", []byte(body))
 		_, _, err := File(p, Options{Format: "patterns", NoCache: true})
@@ -36,6 +40,11 @@ func TestPatternFreqBounded(t *testing.T) {
 	r, _, err := File(p, Options{Format: "patterns", NoCache: true})
 	if err != nil || len(r.Models) != 5 {
 		t.Fatalf("small table: %v", err)
+	}
+	p = writeTemp(t, "p.csv", []byte("q1,q2,q3,q4,q5,q6,q7,q8,freq\n1,0,1,1,1,0,1,1,262143\n0,1,0,,0,1,0,1,1\n"))
+	r, _, err = File(p, Options{Format: "patterns", NoCache: true})
+	if err != nil || len(r.Models) != 1<<18 || len(r.Label) != 8*(1<<18)-1 {
+		t.Fatalf("table at the limits: %v", err)
 	}
 }
 

@@ -90,7 +90,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 		labels []uint8
 	}
 	var patterns []pattern
-	total := 0
+	total, cellTotal := 0, 0
 	var lp labelParser
 	if err := s.eachRow(rep, func(f [][]byte) error {
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
@@ -99,6 +99,9 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 		}
 		if freq > model.MaxPatternRespondents-total {
 			return s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
+		}
+		if nItems := len(h) - 1; nItems > 0 && freq > (model.MaxPatternCells-cellTotal)/nItems {
+			return s.errorf(s.start, h[fc], "freq %d brings the table to more than %d cells (respondents x %d items), the most a pattern table may expand to", freq, model.MaxPatternCells, nItems)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {
@@ -111,6 +114,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 		}
 		patterns = append(patterns, p)
 		total += freq
+		cellTotal += freq * (len(h) - 1)
 		return nil
 	}); err != nil {
 		return nil, err
