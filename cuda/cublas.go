@@ -2,80 +2,6 @@
 
 package cuda
 
-/*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-
-// cuBLAS through dlopen: jeirt-cuda links only the driver's libcuda.so.1 and
-// finds libcublas at run time, so it still starts where cuBLAS is missing.
-typedef int (*jc_create_fn)(void **);
-typedef int (*jc_math_fn)(void *, int);
-typedef int (*jc_sgemm_fn)(void *, int, int, int, int, int, const float *, const float *, int, const float *,
-                           int, const float *, float *, int);
-// cublasGemmEx (cuBLAS 11 and 12): the data types (cudaDataType_t), compute
-// type (cublasComputeType_t) and algorithm are ints.
-typedef int (*jc_gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *,
-                            int, int, const void *, void *, int, int, int, int);
-
-static jc_create_fn jc_create_p;
-static jc_math_fn jc_math_p;
-static jc_sgemm_fn jc_sgemm_p;
-static jc_gemmex_fn jc_gemmex_p;
-
-static int jc_load(char *err, int n) {
-	const char *names[] = {"libcublas.so.12", "libcublas.so.11", "libcublas.so", 0};
-	void *lib = 0;
-	for (int i = 0; names[i] && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		const char *e = dlerror();
-		snprintf(err, n, "%s", e ? e : "no libcublas.so.12 or .11 on the library path");
-		return -1;
-	}
-	jc_create_p = (jc_create_fn)dlsym(lib, "cublasCreate_v2");
-	jc_math_p = (jc_math_fn)dlsym(lib, "cublasSetMathMode");
-	jc_sgemm_p = (jc_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
-	jc_gemmex_p = (jc_gemmex_fn)dlsym(lib, "cublasGemmEx");
-	if (!jc_create_p || !jc_math_p || !jc_sgemm_p || !jc_gemmex_p) {
-		snprintf(err, n, "libcublas lacks cublasCreate_v2, cublasSetMathMode, cublasSgemm_v2 or cublasGemmEx");
-		return -1;
-	}
-	return 0;
-}
-
-// jc_create makes a handle on the current context, in CUBLAS_DEFAULT_MATH
-// (0): float32 products stay float32, no TF32.
-static int jc_create(uintptr_t *h) {
-	void *p = 0;
-	int rc = jc_create_p(&p);
-	if (rc != 0) return rc;
-	*h = (uintptr_t)p;
-	return jc_math_p(p, 0);
-}
-
-// jc_linear: y (n x out, row-major) = x (n x in) · wᵀ (w out x in). In
-// cuBLAS's column-major terms y is out x n = op(w) · x with w read as the
-// in x out matrix it is column-major, transposed.
-static int jc_linear(uintptr_t h, uint64_t y, uint64_t x, uint64_t w, int n, int out, int in) {
-	float one = 1, zero = 0;
-	return jc_sgemm_p((void *)h, 1, 0, out, n, in, &one, (const float *)w, in, (const float *)x, in, &zero,
-	                  (float *)y, out);
-}
-
-// jc_linear_ex is jc_linear through cublasGemmEx: x and w of data type ab
-// (CUDA_R_32F = 0 or CUDA_R_16BF = 14), y float32 (CUDA_R_32F), float
-// scalars, compute type compute (CUBLAS_COMPUTE_32F = 68 or
-// CUBLAS_COMPUTE_32F_FAST_TF32 = 77), algorithm CUBLAS_GEMM_DEFAULT (-1).
-static int jc_linear_ex(uintptr_t h, uint64_t y, uint64_t x, uint64_t w, int n, int out, int in, int ab,
-                        int compute) {
-	float one = 1, zero = 0;
-	return jc_gemmex_p((void *)h, 1, 0, out, n, in, &one, (const void *)w, ab, in, (const void *)x, ab, in, &zero,
-	                   (void *)y, 0, out, compute, -1);
-}
-*/
-import "C"
-
 import (
 	"fmt"
 	"math"
@@ -88,7 +14,7 @@ import (
 // CUBLAS_DEFAULT_MATH: float32 inputs, float32 accumulation.
 type cublasDense struct {
 	g gpu
-	h C.uintptr_t
+	h uintptr // the cublasHandle_t (cublas_dl.go)
 }
 
 func (cublasDense) describe() string { return "cuBLAS cublasSgemm (float32, no TF32)" }
@@ -99,7 +25,7 @@ func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
-	if rc := C.jc_linear(c.h, C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in)); rc != 0 {
+	if rc := dlSgemm(c.h, uint64(y), uint64(x), uint64(w), n, out, in); rc != 0 {
 		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", ErrLaunch, n, in, out, c.g.name(), int(rc))
 	}
 	return nil
@@ -138,7 +64,7 @@ func (c cublasDense) gemmEx(y, x, w handle, n, out, in, ab, compute int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
-	if rc := C.jc_linear_ex(c.h, C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in), C.int(ab), C.int(compute)); rc != 0 {
+	if rc := dlGemmEx(c.h, uint64(y), uint64(x), uint64(w), n, out, in, ab, compute); rc != 0 {
 		return fmt.Errorf("%w: cublasGemmEx (%d x %d -> %d, inputs type %d, compute type %d) on %s: status %d", ErrLaunch, n, in, out, ab, compute, c.g.name(), int(rc))
 	}
 	return nil
@@ -227,14 +153,59 @@ func gpuDense(g gpu) dense {
 	return denseImpl
 }
 
+// cublasLib is the libcublas that loaded.
+type cublasLib struct {
+	Path    string // the file the loader opened
+	Where   string // how it was found (cublas_find.go)
+	Version int    // cublasGetVersion: major·10000 + minor·100 + patch
+}
+
+func (l cublasLib) String() string {
+	return fmt.Sprintf("%s, cuBLAS %d.%d.%d, from %s", l.Path, l.Version/10000, l.Version/100%100, l.Version%100, l.Where)
+}
+
+var (
+	cublasLoadOnce sync.Once
+	cublasLoaded   cublasLib
+	cublasLoadErr  error
+)
+
+// loadCuBLAS loads libcublas once per process: the first candidate of the
+// search (cublas_find.go) that loads and makes a handle on g.
+func loadCuBLAS(g gpu) (cublasLib, error) {
+	cublasLoadOnce.Do(func() {
+		cands, looked := defaultCuBLASSearch().Candidates()
+		_, cublasLoadErr = loadFirst(cands, looked, func(c libCandidate) error {
+			if err := dlOpenCuBLAS(c); err != nil {
+				return err
+			}
+			var v int
+			if err := g.do(func() error {
+				var rc int
+				if v, rc = dlProbe(); rc != 0 {
+					return fmt.Errorf("cublasCreate on %s: status %d", g.name(), rc)
+				}
+				return nil
+			}); err != nil {
+				dlClose()
+				return err
+			}
+			cublasLoaded = cublasLib{Path: dlWhere(), Where: c.Where, Version: v}
+			dlInUse = true
+			return nil
+		})
+	})
+	return cublasLoaded, cublasLoadErr
+}
+
 func openCuBLAS(g gpu) (cublasDense, error) {
-	var buf [512]C.char
-	if C.jc_load(&buf[0], C.int(len(buf))) != 0 {
-		return cublasDense{}, fmt.Errorf("loading libcublas: %s", C.GoString(&buf[0]))
+	if _, err := loadCuBLAS(g); err != nil {
+		return cublasDense{}, fmt.Errorf("loading libcublas: %w", err)
 	}
 	c := cublasDense{g: g}
 	err := g.do(func() error {
-		if rc := C.jc_create(&c.h); rc != 0 {
+		var rc int
+		if c.h, rc = dlCreate(); rc != 0 {
 			return fmt.Errorf("cublasCreate on %s: status %d", g.name(), int(rc))
 		}
 		return nil

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Rehearses the GPU check on a machine without a GPU, as CI runs it:
+#
+#   1. builds gpu-bundle/ (scripts/gpu-bundle.sh) and checks its size
+#      (at most 56 MiB; with the checkout, at most the 64 MiB that travel);
+#   2. takes the command to paste from docs/gpu.md (the sh block after the
+#      line "<!-- gpu-check command -->") and checks its length (at most
+#      2,000 characters);
+#   3. copies the bundle alone into a fresh folder and runs that command
+#      there under env -i with PATH=/usr/bin:/bin (no Go, no checkout, no
+#      ../shared): it must unpack into /tmp, find every file it needs, and stop
+#      at the device probe with exit 3 and one line "gpu-check: no CUDA
+#      device: ...";
+#   4. runs the same bundle with GPU_CHECK_CPU_REHEARSAL=1: the stages that
+#      need no GPU at a tiny size on the CPU (data, jeirt train and irt fit
+#      from the bundle's jeirt, the PyTorch peers on the CPU when
+#      /usr/bin/python3 has torch, the JSON and the table).
+#
+#   scripts/gpu-rehearse.sh [--no-build]   (--no-build: use gpu-bundle/ as it is)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+start=$SECONDS
+[ "${1:-}" = --no-build ] || bash scripts/gpu-bundle.sh
+die() { echo "gpu-rehearse: $*" >&2; exit 1; }
+[ -f gpu-bundle/payload.tar.xz ] || die "no gpu-bundle/payload.tar.xz"
+
+bundle=$(du -sb gpu-bundle | cut -f1)
+# What travels to the GPU machine: tracked and untracked-not-ignored files,
+# plus the carried gpu-bundle/.
+tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 -r stat -c %s -- 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+mib() { awk -v s="$1" 'BEGIN { printf "%.1f MiB", s / 1048576 }'; }
+echo "bundle: $(mib "$bundle") (limit 56 MiB); with the checkout ($(mib "$tree")): $(mib $((bundle + tree))) (limit 64 MiB)"
+[ "$bundle" -le $((56 * 1048576)) ] || die "the bundle is over 56 MiB"
+[ $((bundle + tree)) -le $((64 * 1048576)) ] || die "the checkout and the bundle are over the 64 MiB that travel"
+
+cmd=$(awk '/^<!-- gpu-check command -->/ { f = 1; next } f && /^```/ { if (b) exit; b = 1; next } f && b && !/^# needs:/' docs/gpu.md)
+[ -n "$cmd" ] || die "docs/gpu.md has no sh block after <!-- gpu-check command -->"
+len=${#cmd}
+echo "documented command: $len characters (limit 2,000): $cmd"
+[ "$len" -le 2000 ] || die "the documented command is over 2,000 characters"
+
+fresh=$(mktemp -d "${TMPDIR:-/tmp}/jeirt-rehearse.XXXXXX")
+trap 'rm -rf "$fresh"' EXIT
+cp -r gpu-bundle "$fresh/"
+mkdir -p "$fresh/home"
+path=/usr/bin:/bin
+if env -i PATH=$path bash -c 'command -v go' >/dev/null; then
+	die "go is on $path: the rehearsal cannot show that the check runs without Go"
+fi
+# run NAME ENV...: the documented command in the fresh folder, with nothing of
+# this machine's environment but PATH.
+run() {
+	local name=$1
+	shift
+	set +e
+	(cd "$fresh" && env -i PATH=$path HOME="$fresh/home" OUT="$fresh/$name" "$@" bash -c "$cmd") >"$fresh/$name.txt" 2>&1
+	rc=$?
+	set -e
+}
+
+echo "== the documented command, fresh folder, env -i PATH=$path"
+run probe
+sed 's/^/   | /' "$fresh/probe.txt"
+[ "$rc" = 3 ] || die "exit $rc, want 3 (no CUDA device)"
+grep -q '^inventory: [0-9]* files present and intact' "$fresh/probe.txt" || die "no inventory line before the probe"
+n=$(grep -c '^gpu-check: no CUDA device: ' "$fresh/probe.txt" || true)
+[ "$n" = 1 ] || die "$n lines 'gpu-check: no CUDA device', want 1"
+[ "$(grep -n '^inventory: ' "$fresh/probe.txt" | cut -d: -f1)" -lt "$(grep -n '^gpu-check: no CUDA device' "$fresh/probe.txt" | cut -d: -f1)" ] || die "the inventory must come before the probe"
+! grep -q '^missing: ' "$fresh/probe.txt" || die "the bundle lacks files"
+for f in gpu-check.log gpu-check.json; do [ -s "$fresh/probe/$f" ] || die "no $f in \$OUT"; done
+grep -q '"device": "none: ' "$fresh/probe/gpu-check.json" || die "gpu-check.json does not record the missing device"
+ls /tmp | grep -q '^jeirt-gpu\.' && echo "note: /tmp holds jeirt-gpu.* folders of other runs" || true
+
+echo "== the later stages on the CPU at a tiny size (GPU_CHECK_CPU_REHEARSAL=1)"
+run cpu GPU_CHECK_CPU_REHEARSAL=1 PYTHON=/usr/bin/python3
+sed 's/^/   | /' "$fresh/cpu.txt"
+[ "$rc" = 0 ] || die "the CPU rehearsal exited $rc"
+j=$fresh/cpu/gpu-check.json
+need=(jeirt_epoch_cpu_s fit_big_cpu_gap_s fit_small_cpu_gap_s)
+if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
+	need+=(torch_epoch_cpu_s)
+fi
+for k in "${need[@]}"; do
+	grep -Eq "\"$k\": [0-9.]+" "$j" || die "$k is not a number in gpu-check.json: $(grep "\"$k\"" "$j" || echo absent)"
+done
+grep -q 'CPU REHEARSAL' "$fresh/cpu/gpu-check-table.txt" || die "the CPU rehearsal's table does not say what it is"
+for f in "$fresh/probe/gpu-check.json" "$j"; do
+	/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" || die "$f is not valid JSON"
+done
+echo "gpu-rehearse: passed in $((SECONDS - start)) s (bundle $(mib "$bundle"), command $len characters)"
