@@ -121,8 +121,12 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "axis %s − %s (%d and %d items): item AUC %.4f; Spearman(projection, accuracy gap) %.4f\n",
-		res.A, res.B, res.NA, res.NB, res.ItemAUC, res.AccuracyGapSpearman)
+	fmt.Fprintf(w, "axis %s − %s (%d and %d items): item AUC %.4f; Spearman(projection, accuracy gap) %.4f",
+		res.A, res.B, res.NA, res.NB, model.Float(res.ItemAUC), model.Float(res.AccuracyGapSpearman))
+	if res.GapNote != "" {
+		fmt.Fprintf(w, " (n/a: %s)", res.GapNote)
+	}
+	fmt.Fprintln(w)
 	return Files{"probe.csv": res.Write, "probe.svg": res.WriteFigure}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
@@ -130,14 +131,21 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 			ev.TrainingCells, ev.HeldoutCells, ev.ValidationCells)
 	}
 	fmt.Fprintf(w, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
+	var notes []string
 	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
+		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
+			notes = append(notes, why)
+		}
 	}
 	row("jeirt, all cells", ev.Metrics)
 	if ev.Heldout != nil {
 		row("jeirt, held-out cells", *ev.Heldout)
 	}
 	row("model mean (in-sample)", ev.ModelMean)
+	for _, why := range notes {
+		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -168,8 +169,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if e.Best {
 			best = "  *"
 		}
+		f := func(x float64) model.Float { return model.Float(x) }
 		log.Printf("epoch %3d/%d  train loss %.4f acc %.4f  val loss %.4f acc %.4f  lr %.3g  %.0f ex/s%s",
-			e.Epoch, tr.Epochs, e.TrainLoss, e.TrainAcc, e.ValLoss, e.ValAcc, e.LR, e.ExamplesPerSec, best)
+			e.Epoch, tr.Epochs, f(e.TrainLoss), f(e.TrainAcc), f(e.ValLoss), f(e.ValAcc), e.LR, e.ExamplesPerSec, best)
+	}
+	if valR.Len() == 0 {
+		log.Printf("warning: no validation cells: the validation loss and accuracy are n/a, every epoch counts as the best and the last one is kept (raise split.val for early stopping)")
 	}
 	tr.Warn = func(w string) { log.Printf("warning: %s", w) }
 	fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
@@ -529,7 +534,8 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 		norms = append(norms, model.Norm(m.ItemEmbedding(j)))
 		errRate = append(errRate, 1-a)
 	}
-	g := Geometry{NormErrorSpearman: eval.Spearman(norms, errRate), Items: len(norms)}
+	g := Geometry{NormErrorSpearman: model.Float(eval.Spearman(norms, errRate)), Items: len(norms),
+		NormErrorNote: eval.CorrelationNote("|q|", norms, "the item error rate", errRate)}
 	if r.ItemGroup != nil {
 		byGroup := map[string][]int{}
 		for j, grp := range r.ItemGroup {
@@ -551,9 +557,6 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 				g.ProjectionByGroup[grp] = row
 			}
 		}
-	}
-	if math.IsNaN(g.NormErrorSpearman) {
-		g.NormErrorSpearman = 0
 	}
 	return g
 }
@@ -609,12 +612,16 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 	}
 	if a := m.Alignment; a != nil {
 		fmt.Fprintf(w, "\nheld-out benchmark(s): %s; alignment: cosine(held-out, training mean question direction) = %.4f, nearest training benchmark %s (%.4f)\n",
-			strings.Join(m.HeldOutBenchmarks, ", "), a.Cosine, a.Nearest, a.PerBenchmark[a.Nearest])
+			strings.Join(m.HeldOutBenchmarks, ", "), model.Float(a.Cosine), a.Nearest, model.Float(a.PerBenchmark[a.Nearest]))
 	}
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
+	var notes []string
 	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
+		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
+			notes = append(notes, why)
+		}
 	}
 	name := "jeirt"
 	if m.SplitBy == "model" {
@@ -634,7 +641,14 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 		}
 		row(label, m.Baselines[n])
 	}
-	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items\n", m.Geometry.NormErrorSpearman, m.Geometry.Items)
+	for _, why := range notes {
+		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
+	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items", m.Geometry.NormErrorSpearman, m.Geometry.Items)
+	if m.Geometry.NormErrorNote != "" {
+		fmt.Fprintf(w, " (n/a: %s)", m.Geometry.NormErrorNote)
+	}
+	fmt.Fprintln(w)
 }
 
 // holdList splits split.hold ("a,b") into benchmark names.
