@@ -140,6 +140,7 @@ func Build(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		ck.LogWarnings(opt.Log)
 		met, err := readCheckpointMetrics(opt.Checkpoint, ck)
 		if err != nil {
 			return nil, err

@@ -68,6 +68,7 @@ func GroupsFile(data string, ro read.Options, rule, out string) (string, error) 
 type DirectionsRun struct {
 	Checkpoint, Items string
 	Directions
+	Log model.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze directions.
@@ -76,6 +77,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(d.Log)
 	cat, err := ItemCategories(ck.Model.Items, d.Items)
 	if err != nil {
 		return nil, err
@@ -95,6 +97,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 type ProbeRun struct {
 	Checkpoint, Axis, Data string
 	Read                   read.Options
+	Log                    model.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze probe.
@@ -107,6 +110,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(p.Log)
 	cat, err := ItemCategories(ck.Model.Items, p.Read.Items)
 	if err != nil {
 		return nil, err

@@ -157,6 +157,7 @@ func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, l
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(log)
 	ck.Encoder = encoder
 	r, _, err := read.File(data, ro)
 	if err != nil {
