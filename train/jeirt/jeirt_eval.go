@@ -63,7 +63,11 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 			ev.SkippedCells++
 			continue
 		}
-		p = append(p, m.Prob(i, q[r.Item[c]]))
+		pc := m.Prob(i, q[r.Item[c]])
+		if !model.Finite(pc) { // the embeddings are checked; this is the last guard
+			return nil, fmt.Errorf("%s: P(correct) of model %q on item %q is %v", ck.Where(), name, r.Items[r.Item[c]], pc)
+		}
+		p = append(p, pc)
 		cells = append(cells, int32(c))
 	}
 	if len(cells) == 0 {

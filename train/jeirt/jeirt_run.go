@@ -202,8 +202,29 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			Encoder: encInfo,
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
+	dom, err := trainingDomain(trainR, features, enc.Dim())
+	if err != nil {
+		return nil, err
+	}
+	// write puts the checkpoint with met into cfg.Output; replace is true
+	// for the second write of a run, which adds the baselines.
+	write := func(replace bool) error {
+		metJSON, err := met.Marshal()
+		if err != nil {
+			return err
+		}
+		ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+		if dom != nil {
+			if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
+				return err
+			}
+		}
+		ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
+		return ck.Write(cfg.Output, replace)
+	}
+	baselines := false
 	if byModel {
-		// Like the baselines, the experiment runs to completion once the model is trained.
+		// The experiment runs to completion once the model is trained.
 		if err := newModelExperiment(context.WithoutCancel(ctx), cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
 			return nil, err
 		}
@@ -214,34 +235,37 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
 			met.Alignment.AddPerModel(fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
 		}
-		if !fit.Interrupted && !opt.NoBaselines {
-			// Baselines run to completion even if Ctrl-C comes now: the model is trained.
-			met.Baselines, met.KNNK, err = RunBaselines(context.WithoutCancel(ctx), trainR, valR, testR, features, enc.Dim(), log)
-			if err != nil {
-				return nil, err
+		baselines = !fit.Interrupted && !opt.NoBaselines
+	}
+	if baselines {
+		// The trained model is written before the baselines run, so that
+		// Ctrl-C (or a kill) during them keeps it; its metrics say so until
+		// the second write adds them.
+		warnings := met.Warnings
+		met.Warnings = append(slices.Clip(warnings), "the baselines did not finish (interrupted): metrics.json has none")
+		if err := write(opt.Replace); err != nil {
+			return nil, err
+		}
+		met.Warnings = warnings
+		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
+		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), log)
+		if errors.Is(err, context.Canceled) {
+			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
+			met.Baselines, met.KNNK = nil, 0
+			log.Printf("interrupted during the baselines: %s keeps the trained model, without them", cfg.Output)
+			if opt.Results != nil {
+				opt.Results(fit.Stop, met)
 			}
+			return &RunResult{Fit: fit, Metrics: met, Checkpoint: ck}, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if opt.Results != nil {
 		opt.Results(fit.Stop, met)
 	}
-
-	metJSON, err := met.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
-	dom, err := trainingDomain(trainR, features, enc.Dim())
-	if err != nil {
-		return nil, err
-	}
-	if dom != nil {
-		if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
-			return nil, err
-		}
-	}
-	ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
-	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
+	if err := write(opt.Replace || baselines); err != nil {
 		return nil, err
 	}
 	log.Printf("wrote %s (model.safetensors, manifest.json, metrics.json)", cfg.Output)

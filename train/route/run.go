@@ -100,6 +100,11 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	fallbacks, ood := 0, 0
 	for k := range emb {
 		choices[k] = rt.RouteChecked(emb[k], x[k])
+		for _, mp := range choices[k].Ranked { // the embeddings are checked; this is the last guard
+			if !model.Finite(mp.P) {
+				return fmt.Errorf("route: %s: P(correct) of model %q for query %q is %v", ck.Where(), ck.Model.Models[mp.Model], ids[k], mp.P)
+			}
+		}
 		if choices[k].Fallback {
 			fallbacks++
 		}
