@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -336,6 +337,11 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		}
 		return b, nil
 	}
+	// The weights first: a manifest from another run says so about them.
+	wb, err := checked(CheckpointWeights)
+	if err != nil {
+		return nil, err
+	}
 	if len(man.Encoder.Files) > 0 {
 		man.Encoder.Data = make(map[string][]byte, len(man.Encoder.Files))
 		for _, name := range man.Encoder.Files {
@@ -349,16 +355,12 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 			man.Encoder.Data[name] = b
 		}
 	}
-	for name := range man.SHA256 { // the extra files, read by the commands that use them
+	for _, name := range slices.Sorted(maps.Keys(man.SHA256)) { // the extra files, read by the commands that use them
 		if name != CheckpointWeights && !slices.Contains(man.Encoder.Files, name) {
 			if _, err := checked(name); err != nil {
 				return nil, err
 			}
 		}
-	}
-	wb, err := checked(CheckpointWeights)
-	if err != nil {
-		return nil, err
 	}
 	st, err := ParseSafetensors(wpath, wb)
 	if err != nil {

@@ -104,11 +104,13 @@ var knnCandidates = [...]int{1, 3, 5, 10, 20, 50, 100}
 //
 // The similarities are computed only where a prediction needs them, in the
 // cheaper of two ways: per model, its asked questions against the questions
-// it answered (Σ_i asked_i × answered_i, linear in the observed cells for
-// rows of bounded length: sparse data), or each asked question against every
-// question with training cells (asked × answered items: dense data). Both
-// give the same neighbours; either way each prediction then scans the
-// answered questions of its model once, keeping the best 100.
+// it answered (Σ_i asked_i × answered_i: the observed cells times the
+// answers per model, not the item pairs; sparse data), each prediction then
+// keeping the best 100 of its model's answers in a heap; or each asked
+// question against every question with training cells (asked × answered
+// items: dense data), each prediction then walking the 400 nearest in order
+// (a model that answered fewer than 100 of them scans its answers). Both give
+// exactly the neighbours of the definition. Neither sorts a whole row.
 type KNN struct {
 	Features []float32 // J x Dim encoder vectors of every item
 	Dim      int
@@ -207,14 +209,18 @@ func (t *knnTop) add(n knnNeighbour, kmax int) {
 	}
 }
 
-// sums sorts the kept neighbours nearest first and counts them per k.
-func (t *knnTop) sums() knnSums {
+// sort puts the kept neighbours nearest first.
+func (t *knnTop) sort() {
 	slices.SortFunc(t.h, func(a, b knnNeighbour) int {
 		if nearer(a, b) {
 			return -1
 		}
 		return 1 // no two neighbours are equal: their items differ
 	})
+}
+
+// counts counts the neighbours, nearest first, per k of KNNCandidates.
+func (t *knnTop) counts() knnSums {
 	var s knnSums
 	right, ki := uint8(0), 0
 	for n, nb := range t.h {
@@ -343,12 +349,15 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 					for k, c := range row {
 						top.add(knnNeighbour{sim[k], items[k], trainR.Label[c]}, kmax)
 					}
-					out[qc.set][qc.cell] = top.sums()
+					top.sort()
+					out[qc.set][qc.cell] = top.counts()
 				}
 			}
 		})
 	}
 	// Dense: each asked question against every question with training cells.
+	const walk = 4 * 100
+	label := denseTrainLabels(trainR)
 	candX := gather(cand, nil)
 	var asked []int32
 	for j := range byI {
@@ -367,14 +376,35 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 		blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(len(rows), D, xq), mat32(len(cand), D, candX), 0, mat32(len(rows), len(cand), S[:len(rows)*len(cand)]))
 		err := parallel(ctx, len(rows), threads, func(u int) {
 			sim := S[u*len(cand) : (u+1)*len(cand)]
-			var top knnTop
+			// The nearest walk questions in order; a model that answered
+			// kmax of them has its neighbours there (dense rows: nearly
+			// always), any other scans what it answered.
+			var near, top knnTop
+			for k, j := range cand {
+				near.add(knnNeighbour{sim[k], j, 0}, walk)
+			}
+			near.sort()
 			for _, qc := range byI[rows[u]] {
+				i := int(queries[qc.set].Model[qc.cell])
 				top.reset()
-				for _, c := range byModel.Row(int(queries[qc.set].Model[qc.cell])) {
-					j := trainR.Item[c]
-					top.add(knnNeighbour{sim[colOf[j]], j, trainR.Label[c]}, kmax)
+				for _, nb := range near.h {
+					if l := label[i*J+int(nb.item)]; l >= 0 {
+						nb.label = uint8(l)
+						top.h = append(top.h, nb)
+						if len(top.h) == kmax {
+							break
+						}
+					}
 				}
-				out[qc.set][qc.cell] = top.sums()
+				if len(top.h) < kmax && len(near.h) < len(cand) {
+					top.reset()
+					for _, c := range byModel.Row(i) {
+						j := trainR.Item[c]
+						top.add(knnNeighbour{sim[colOf[j]], j, trainR.Label[c]}, kmax)
+					}
+					top.sort()
+				}
+				out[qc.set][qc.cell] = top.counts()
 			}
 		})
 		if err != nil {
@@ -382,6 +412,18 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 		}
 	}
 	return out, "per item", nil
+}
+
+// denseTrainLabels is an N x J table of training labels, −1 where unobserved.
+func denseTrainLabels(r *model.Responses) []int8 {
+	out := make([]int8, r.NumModels()*r.NumItems())
+	for k := range out {
+		out[k] = -1
+	}
+	for c := range r.Label {
+		out[int(r.Model[c])*r.NumItems()+int(r.Item[c])] = int8(r.Label[c])
+	}
+	return out
 }
 
 // parallel runs f(0..n-1) on up to threads goroutines and returns ctx's

@@ -102,11 +102,15 @@ func knnReference(trainR, q *model.Responses, feat []float32, D int) []knnSums {
 // similarity is a multiple of 1/4 computed exactly, with many ties.
 func TestKNNNeighboursBothWays(t *testing.T) {
 	for _, c := range []struct {
-		way           string
+		name, way     string
 		models, items int
 		density       float64
-	}{{"per model", 60, 400, 0.08}, {"per item", 25, 90, 0.9}} {
-		t.Run(c.way, func(t *testing.T) {
+		sparseRows    int // models answering a tenth of the density
+	}{{"sparse", "per model", 60, 400, 0.08, 0}, {"dense", "per item", 25, 90, 0.9, 0},
+		// Over 400 items the per-item way walks the 400 nearest; the
+		// models with sparse rows find fewer than 100 there and scan.
+		{"dense with sparse rows", "per item", 30, 600, 0.9, 3}} {
+		t.Run(c.name, func(t *testing.T) {
 			const D = 16
 			rng := rand.New(rand.NewPCG(7, uint64(c.models)))
 			feat := make([]float32, c.items*D)
@@ -123,8 +127,12 @@ func TestKNNNeighboursBothWays(t *testing.T) {
 				r.Items = append(r.Items, fmt.Sprint("i", j))
 			}
 			for i := 0; i < c.models; i++ {
+				density := c.density
+				if i < c.sparseRows {
+					density /= 10
+				}
 				for j := 0; j < c.items; j++ {
-					if rng.Float64() < c.density {
+					if rng.Float64() < density {
 						r.Model, r.Item = append(r.Model, int32(i)), append(r.Item, int32(j))
 						r.Label = append(r.Label, uint8(rng.IntN(2)))
 					}
