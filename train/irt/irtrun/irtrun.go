@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -310,7 +311,11 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if err != nil {
 		return "", err
 	}
-	return msg + fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", model.Float(tau)), nil
+	msg += fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", model.Float(tau))
+	if math.IsNaN(tau) {
+		msg += " (fewer than two models, or one of the rankings puts every model level)"
+	}
+	return msg, nil
 }
 
 // CVFile cross-validates the cBMM fit of the response file set.Data
