@@ -107,19 +107,14 @@ output: %s
 // hashes, so that what is checked next is the weights themselves.
 func svRehash(t *testing.T, dir string) {
 	t.Helper()
-	p := filepath.Join(dir, model.CheckpointManifest)
-	var man map[string]any
-	raw, _ := os.ReadFile(p)
-	if err := json.Unmarshal(raw, &man); err != nil {
-		t.Fatal(err)
-	}
-	for name := range man["sha256"].(map[string]any) {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		sum := sha256.Sum256(b)
-		man["sha256"].(map[string]any)[name] = hex.EncodeToString(sum[:])
-	}
-	raw, _ = json.MarshalIndent(man, "", "  ")
-	os.WriteFile(p, raw, 0o644)
+	svEditManifest(t, dir, func(man map[string]any) {
+		sums := man["sha256"].(map[string]any)
+		for name := range sums {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			sum := sha256.Sum256(b)
+			sums[name] = hex.EncodeToString(sum[:])
+		}
+	})
 }
 
 // svEditManifest rewrites dir's manifest.json through f (as a map, the way
@@ -137,16 +132,15 @@ func svEditManifest(t *testing.T, dir string, f func(m map[string]any)) {
 	os.WriteFile(p, raw, 0o644)
 }
 
-func copyDir(t *testing.T, src, dst string) {
+// svCopy copies the file name of folder src over the one of folder dst.
+func svCopy(t *testing.T, src, dst, name string) {
 	t.Helper()
-	os.MkdirAll(dst, 0o755)
-	entries, err := os.ReadDir(src)
+	b, err := os.ReadFile(filepath.Join(src, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		b, _ := os.ReadFile(filepath.Join(src, e.Name()))
-		os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
+	if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -228,6 +222,31 @@ func echoingUpstream(t *testing.T, inHeader bool) *httptest.Server {
 }
 
 const svKey = "sk-proj-AbC123dEf456GhI789jKl012MnO345pQr678"
+
+// svFit runs irt fit on the file data with args into a new folder and
+// returns what it printed, its fit.json and the folder.
+func svFit(t *testing.T, data string, args ...string) (string, map[string]any, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "fit")
+	printed, err := runCmd(t, newIRTCmd(), append([]string{"fit", "--data", data, "--out", out}, args...)...)
+	if err != nil {
+		t.Fatalf("irt fit %v: %v\n%s", args, err, printed)
+	}
+	return printed, readJSONMap(t, filepath.Join(out, "fit.json")), out
+}
+
+// svConstant writes a wide file of models x items all answered correctly.
+func svConstant(t *testing.T, dir string, models, items int) string {
+	var b strings.Builder
+	b.WriteString("model")
+	for j := 1; j <= items; j++ {
+		fmt.Fprintf(&b, ",i%d", j)
+	}
+	for i := 0; i < models; i++ {
+		fmt.Fprintf(&b, "\nm%d%s", i, strings.Repeat(",1", items))
+	}
+	return writeFile(t, filepath.Join(dir, "all.csv"), b.String()+"\n")
+}
 
 func readJSONMap(t *testing.T, path string) map[string]any {
 	t.Helper()
@@ -343,8 +362,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"a 2-epoch manifest beside 4-epoch weights", func(t *testing.T) {
 			dir := t.TempDir()
 			short, long := svTrain(t, dir, "short", 2), svTrain(t, dir, "long", 4)
-			b, _ := os.ReadFile(filepath.Join(short, "manifest.json"))
-			os.WriteFile(filepath.Join(long, "manifest.json"), b, 0o644)
+			svCopy(t, short, long, "manifest.json")
 			_, err := model.LoadCheckpoint(long)
 			mustFail(t, "load", err, filepath.Join(long, "model.safetensors"), filepath.Join(long, "manifest.json"), "SHA-256")
 			out, _, err := runSplit(t, newReportCmd(), "--checkpoint", long, "--out", filepath.Join(dir, "rep"))
@@ -353,7 +371,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				t.Errorf("report wrote a report: %s", out)
 			}
 		}},
-		{"the 2-epoch manifest edited to say 4 epochs, hashes fixed", func(t *testing.T) {
+		{"a 2-epoch manifest edited to say 84 epochs", func(t *testing.T) {
 			dir := t.TempDir()
 			ck := svTrain(t, dir, "ck", 2)
 			svEditManifest(t, ck, func(m map[string]any) {
@@ -366,16 +384,14 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"model.safetensors replaced by another run's", func(t *testing.T) {
 			dir := t.TempDir()
 			a, b := svTrain(t, dir, "a", 2), svTrain(t, dir, "b", 3)
-			w, _ := os.ReadFile(filepath.Join(b, "model.safetensors"))
-			os.WriteFile(filepath.Join(a, "model.safetensors"), w, 0o644)
+			svCopy(t, b, a, "model.safetensors")
 			_, err := model.LoadCheckpoint(a)
 			mustFail(t, "load", err, filepath.Join(a, "model.safetensors"), filepath.Join(a, "manifest.json"), "SHA-256")
 		}},
 		{"another run's weights with the hash fixed: still the wrong identity", func(t *testing.T) {
 			dir := t.TempDir()
 			a, b := svTrain(t, dir, "a", 2), svTrain(t, dir, "b", 3)
-			w, _ := os.ReadFile(filepath.Join(b, "model.safetensors"))
-			os.WriteFile(filepath.Join(a, "model.safetensors"), w, 0o644)
+			svCopy(t, b, a, "model.safetensors")
 			svRehash(t, a)
 			_, err := model.LoadCheckpoint(a)
 			mustFail(t, "load", err, "identity", "does not match")
@@ -423,12 +439,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		// Degenerate data: converged false with the reason, for every method.
 		{"irt fit on all-correct data: converged false for cbmm, lbfgs and mml", func(t *testing.T) {
 			dir := t.TempDir()
-			var b strings.Builder
-			b.WriteString("model,i1,i2,i3,i4,i5,i6\n")
-			for i := 0; i < 8; i++ {
-				fmt.Fprintf(&b, "m%d,1,1,1,1,1,1\n", i)
-			}
-			data := writeFile(t, filepath.Join(dir, "all.csv"), b.String())
+			data := svConstant(t, dir, 8, 6)
 			for _, method := range []string{"cbmm", "lbfgs", "mml"} {
 				out := filepath.Join(dir, method)
 				var log bytes.Buffer
@@ -445,12 +456,8 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			}
 		}},
 		{"irt fit on all-wrong data: converged false", func(t *testing.T) {
-			dir := t.TempDir()
-			data := writeFile(t, filepath.Join(dir, "none.csv"), "model,i1,i2,i3\na,0,0,0\nb,0,0,0\nc,0,0,0\n")
-			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--method", "lbfgs", "--out", filepath.Join(dir, "f")); err != nil {
-				t.Fatal(err)
-			}
-			doc := readJSONMap(t, filepath.Join(dir, "f", "fit.json"))
+			data := writeFile(t, filepath.Join(t.TempDir(), "none.csv"), "model,i1,i2,i3\na,0,0,0\nb,0,0,0\nc,0,0,0\n")
+			_, doc, _ := svFit(t, data, "--method", "lbfgs")
 			if doc["converged"] != false || doc["kendall_tau_vs_accuracy"] != nil || doc["kendall_tau_note"] == nil {
 				t.Errorf("fit.json: converged %v, tau %v, note %v", doc["converged"], doc["kendall_tau_vs_accuracy"], doc["kendall_tau_note"])
 			}
@@ -469,10 +476,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			if err := model.WriteLongCSV(data, r); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--out", filepath.Join(dir, "f")); err != nil {
-				t.Fatal(err)
-			}
-			doc := readJSONMap(t, filepath.Join(dir, "f", "fit.json"))
+			_, doc, _ := svFit(t, data)
 			if note, _ := doc["convergence_note"].(string); !strings.Contains(note, "the θ of 1 model") {
 				t.Errorf("convergence_note %q", note)
 			}
@@ -491,14 +495,11 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			if err := model.WriteLongCSV(data, r); err != nil {
 				t.Fatal(err)
 			}
-			out, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--bootstrap", "50", "--max-iter", "100", "--out", filepath.Join(dir, "f"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, _, f := svFit(t, data, "--bootstrap", "50", "--max-iter", "100")
 			if !strings.Contains(out, "with fewer than 5 answers (few_answers), not ranked: lucky") {
 				t.Errorf("summary: %s", out)
 			}
-			ab := readCSVFile(t, filepath.Join(dir, "f", "abilities.csv"))
+			ab := readCSVFile(t, filepath.Join(f, "abilities.csv"))
 			col := map[string]int{}
 			for k, h := range ab[0] {
 				col[h] = k
@@ -519,18 +520,15 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			}
 		}},
 		{"--min-answers 0 ranks every model with an answer", func(t *testing.T) {
-			dir := t.TempDir()
-			data := writeFile(t, filepath.Join(dir, "r.csv"), "model,i1,i2,i3,i4\na,1,0,1,0\nb,1,1,0,0\nc,1,,,\n")
-			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--min-answers", "0", "--out", filepath.Join(dir, "f")); err != nil {
-				t.Fatal(err)
-			}
-			ab := readCSVFile(t, filepath.Join(dir, "f", "abilities.csv"))
+			data := writeFile(t, filepath.Join(t.TempDir(), "r.csv"), "model,i1,i2,i3,i4\na,1,0,1,0\nb,1,1,0,0\nc,1,,,\n")
+			_, _, f := svFit(t, data, "--min-answers", "0")
+			ab := readCSVFile(t, filepath.Join(f, "abilities.csv"))
 			for _, row := range ab[1:] {
 				if row[5] == "" || row[len(row)-1] != "" {
 					t.Errorf("row %v: want a rank and no flag", row)
 				}
 			}
-			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--min-answers", "-1", "--out", filepath.Join(dir, "g")); err == nil {
+			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--min-answers", "-1", "--out", filepath.Join(t.TempDir(), "g")); err == nil {
 				t.Error("--min-answers -1 accepted")
 			}
 		}},
@@ -595,28 +593,17 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			}
 		}},
 		{"Kendall τ of a constant ranking: null in fit.json, n/a with the reason", func(t *testing.T) {
-			dir := t.TempDir()
-			data := writeFile(t, filepath.Join(dir, "r.csv"), "model,i1,i2,i3,i4,i5,i6\na,1,0,1,0,1,0\nb,1,0,1,0,1,0\nc,1,0,1,0,1,0\n")
-			out, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--out", filepath.Join(dir, "f"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := writeFile(t, filepath.Join(t.TempDir(), "r.csv"), "model,i1,i2,i3,i4,i5,i6\na,1,0,1,0,1,0\nb,1,0,1,0,1,0\nc,1,0,1,0,1,0\n")
+			out, doc, _ := svFit(t, data)
 			if !strings.Contains(out, "Kendall τ(θ, accuracy) = n/a (") || strings.Contains(out, "NaN") {
 				t.Errorf("summary: %s", out)
 			}
-			doc := readJSONMap(t, filepath.Join(dir, "f", "fit.json"))
 			if doc["kendall_tau_vs_accuracy"] != nil || !strings.Contains(fmt.Sprint(doc["kendall_tau_note"]), "the same for all 3") {
 				t.Errorf("fit.json tau %v, note %v", doc["kendall_tau_vs_accuracy"], doc["kendall_tau_note"])
 			}
 		}},
 		{"irt cv --json of one-class folds writes null, not a JSON error", func(t *testing.T) {
-			dir := t.TempDir()
-			var b strings.Builder
-			b.WriteString("model,i1,i2,i3,i4,i5,i6,i7,i8\n")
-			for i := 0; i < 6; i++ {
-				fmt.Fprintf(&b, "m%d,1,1,1,1,1,1,1,1\n", i)
-			}
-			data := writeFile(t, filepath.Join(dir, "all.csv"), b.String())
+			data := svConstant(t, t.TempDir(), 6, 8)
 			out, err := runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "2", "--json")
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -173,15 +174,13 @@ func Excerpt(body []byte, keys ...string) string {
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 	if len(s) > maxExcerpt {
 		cut := maxExcerpt
-		for cut > 0 && !utf8RuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + fmt.Sprintf("… (%d bytes)", len(body))
 	}
 	return s
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // keys are the API keys of the upstreams as the environment holds them now.
 func keys(ups map[string]Upstream) []string {
