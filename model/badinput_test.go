@@ -2,7 +2,9 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -89,7 +91,17 @@ func TestCheckpointRefusesNaNAndBadManifest(t *testing.T) {
 	}
 	m := smallJEIRT()
 	m.M[0] = float32(math.NaN())
-	if _, err := LoadCheckpoint(write(t, m)); err == nil || !strings.Contains(err.Error(), "non-finite") {
+	if err := (&Checkpoint{Model: m}).Write(filepath.Join(t.TempDir(), "ck"), false); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("writing a NaN model table: %v", err)
+	}
+	// A NaN written by another program, with the manifest's hash made to match.
+	dir := write(t, smallJEIRT())
+	wpath := filepath.Join(dir, CheckpointWeights)
+	w, _ := os.ReadFile(wpath)
+	binary.LittleEndian.PutUint32(w[len(w)-4:], math.Float32bits(float32(math.NaN())))
+	os.WriteFile(wpath, w, 0o644)
+	rehash(t, dir)
+	if _, err := LoadCheckpoint(dir); err == nil || !strings.Contains(err.Error(), "non-finite") {
 		t.Errorf("NaN model table: %v", err)
 	}
 	edit := func(t *testing.T, f func(*Manifest)) string {
@@ -111,4 +123,24 @@ func TestCheckpointRefusesNaNAndBadManifest(t *testing.T) {
 	if _, err := LoadCheckpoint(edit(t, func(m *Manifest) { m.Model.Dim = 1e9 })); err == nil || !strings.Contains(err.Error(), "model.dim") {
 		t.Errorf("model.dim 1e9: %v", err)
 	}
+}
+
+// rehash makes the manifest of the checkpoint in dir record the SHA-256 of
+// its files as they are now, as a writer other than jeirt might.
+func rehash(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, CheckpointManifest)
+	raw, _ := os.ReadFile(p)
+	var man map[string]any
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	sums := man["sha256"].(map[string]any)
+	for name := range sums {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		sum := sha256.Sum256(b)
+		sums[name] = hex.EncodeToString(sum[:])
+	}
+	raw, _ = json.Marshal(man)
+	os.WriteFile(p, raw, 0o644)
 }

@@ -1,10 +1,14 @@
 package model
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,15 +23,27 @@ import (
 //	                   per-question residual is on, R [items, d]
 //	manifest.json      Manifest: names of the rows of M and Q, encoder, config, metrics
 //
-// Python reads it with safetensors alone:
+// (and the extra files: metrics.json, the out-of-domain reference, a fitted
+// encoder's state). Python reads it with safetensors alone:
 //
 //	t = safetensors.numpy.load_file("DIR/model.safetensors")
 //	q = np.maximum(x @ t["W1"].T + t["c1"], 0) @ t["W2"].T + t["c2"]
+//
+// The folder is one thing (format version 2): the manifest records the
+// SHA-256 of every other file (Manifest.SHA256), and the weights' metadata
+// records the SHA-256 of the manifest's identity (IdentitySHA256: the model
+// names, item ids, encoder fingerprint, shape, config and metrics), so
+// replacing the weights, editing the manifest (two model names swapped) or
+// pairing a manifest with another run's weights is an error naming both
+// files. A version-1 folder (written before the hashes) loads with a warning.
 const (
 	CheckpointFormat        = "jeirt-checkpoint"
-	CheckpointFormatVersion = 1
+	CheckpointFormatVersion = 2
 	CheckpointWeights       = "model.safetensors"
 	CheckpointManifest      = "manifest.json"
+	// IdentityKey is the weights' metadata key holding IdentitySHA256 of
+	// the manifest they were written with.
+	IdentityKey = "manifest_sha256"
 )
 
 // Manifest describes a checkpoint; it is manifest.json.
@@ -45,6 +61,31 @@ type Manifest struct {
 
 	Config  json.RawMessage `json:"config,omitempty"`  // the training config as run
 	Metrics json.RawMessage `json:"metrics,omitempty"` // metrics.json as written next to it
+
+	// SHA256 is the hex SHA-256 of every other file of the folder, by name
+	// (model.safetensors, metrics.json, ...), set by Write; LoadCheckpoint
+	// refuses a folder whose files differ.
+	SHA256 map[string]string `json:"sha256,omitempty"`
+}
+
+// IdentitySHA256 is the hex SHA-256 of what makes the manifest describe one
+// set of weights: every field but SHA256 and the encoder's locations (spec,
+// path, rel_path, which a moved checkpoint or encoder may change), as
+// compact JSON with config and metrics in canonical form (keys sorted,
+// strings as Go escapes them), so that a manifest read and written again by
+// another JSON library keeps its identity. Write stores it in the weights'
+// metadata (IdentityKey).
+func (m *Manifest) IdentitySHA256() string {
+	id := *m
+	id.SHA256 = nil
+	id.Encoder.Spec, id.Encoder.Path, id.Encoder.RelPath = "", "", ""
+	id.Config, id.Metrics = canonicalJSON(id.Config), canonicalJSON(id.Metrics)
+	b, err := json.Marshal(&id)
+	if err != nil { // only a malformed raw config or metrics, which Unmarshal refused
+		b = []byte(err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // EncoderInfo says which frozen encoder made the adapter's inputs: a new
@@ -96,6 +137,34 @@ type Checkpoint struct {
 	// encoder with instead of the manifest's location; its fingerprint must
 	// still be the manifest's.
 	Encoder string
+	// Warnings are what LoadCheckpoint could not check (a version-1
+	// folder has no hashes); commands print them (LogWarnings).
+	Warnings []string
+}
+
+// LogWarnings prints the checkpoint's warnings on log.
+func (c *Checkpoint) LogWarnings(log Logf) {
+	for _, w := range c.Warnings {
+		log.Printf("warning: %s", w)
+	}
+}
+
+// Where names the checkpoint's weights in errors: the model.safetensors it
+// was read from, or "the checkpoint" for one not read from disk.
+func (c *Checkpoint) Where() string {
+	if c.Dir == "" {
+		return "the checkpoint"
+	}
+	return "checkpoint " + filepath.Join(c.Dir, CheckpointWeights)
+}
+
+// InManifest prefixes err with the checkpoint's manifest.json, the file
+// whose contents it is about (nothing for a checkpoint not read from disk).
+func (c *Checkpoint) InManifest(err error) error {
+	if c.Dir == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", filepath.Join(c.Dir, CheckpointManifest), err)
 }
 
 // Write writes the checkpoint folder atomically: dir appears complete or not
@@ -105,6 +174,16 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 	m := c.Model
 	if err := m.Check(); err != nil {
 		return err
+	}
+	for _, t := range []struct {
+		name string
+		v    []float32
+	}{{"W1", m.W1}, {"c1", m.C1}, {"W2", m.W2}, {"c2", m.C2}, {"M", m.M}, {"Q", m.Q}, {"R", m.R}} {
+		for k, v := range t.v {
+			if v-v != 0 {
+				return fmt.Errorf("checkpoint %s: tensor %s holds %v at flat index %d: a checkpoint with a non-finite weight is not written", dir, t.name, v, k)
+			}
+		}
 	}
 	c.Manifest.Format = CheckpointFormat
 	c.Manifest.FormatVersion = CheckpointFormatVersion
@@ -142,26 +221,38 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 			return fmt.Errorf("checkpoint: encoder file name %q is not allowed", name)
 		}
 	}
-	meta := map[string]string{"format": CheckpointFormat, "format_version": strconv.Itoa(CheckpointFormatVersion)}
+	c.Manifest.SHA256 = nil
+	meta := map[string]string{"format": CheckpointFormat, "format_version": strconv.Itoa(CheckpointFormatVersion),
+		IdentityKey: c.Manifest.IdentitySHA256()}
+	sums := map[string]string{}
 	return WriteDirAtomic(dir, replace, func(tmp string) error {
+		h := sha256.New()
 		if err := WriteFileAtomic(filepath.Join(tmp, CheckpointWeights), func(w io.Writer) error {
-			return WriteSafetensors(w, tensors, meta)
+			h.Reset()
+			return WriteSafetensors(io.MultiWriter(w, h), tensors, meta)
 		}); err != nil {
 			return err
+		}
+		sums[CheckpointWeights] = hex.EncodeToString(h.Sum(nil))
+		put := func(name string, data []byte) error {
+			sum := sha256.Sum256(data)
+			sums[name] = hex.EncodeToString(sum[:])
+			return os.WriteFile(filepath.Join(tmp, name), data, 0o644)
 		}
 		for name, data := range c.Files {
 			if name != filepath.Base(name) || name == CheckpointWeights || name == CheckpointManifest {
 				return fmt.Errorf("checkpoint: extra file name %q is not allowed", name)
 			}
-			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			if err := put(name, data); err != nil {
 				return err
 			}
 		}
 		for _, name := range enc.Files {
-			if err := os.WriteFile(filepath.Join(tmp, name), enc.Data[name], 0o644); err != nil {
+			if err := put(name, enc.Data[name]); err != nil {
 				return err
 			}
 		}
+		c.Manifest.SHA256 = sums
 		return WriteFileAtomic(filepath.Join(tmp, CheckpointManifest), func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
@@ -216,21 +307,62 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 			seen[n] = true
 		}
 	}
+	wpath := filepath.Join(dir, CheckpointWeights)
+	if man.FormatVersion < 2 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s was written by jeirt %s before checkpoints recorded hashes: nothing checks that %s belongs to %s "+
+			"(a model name swapped in the manifest would go unnoticed); write it again (jeirt train, or jeirt add-model) to have it checked",
+			dir, orUnknown(man.JEIRTVersion), CheckpointManifest, CheckpointWeights))
+	} else if man.SHA256[CheckpointWeights] == "" {
+		return nil, fmt.Errorf("%s: sha256 records no hash of %s (format_version %d has one): the manifest was edited or is not jeirt's", mpath, CheckpointWeights, man.FormatVersion)
+	}
+	for name := range man.SHA256 {
+		if name != filepath.Base(name) || name == CheckpointManifest || name == "." || name == ".." {
+			return nil, fmt.Errorf("%s: sha256: %q is not a file of the checkpoint", mpath, Clip(name))
+		}
+	}
+	// checked reads one of the folder's files and compares it with the
+	// manifest's hash (none recorded in a version-1 folder).
+	checked := func(name string) ([]byte, error) {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s names %s: %w", mpath, name, err)
+		}
+		if want, ok := man.SHA256[name]; ok || man.FormatVersion >= 2 {
+			sum := sha256.Sum256(b)
+			if got := hex.EncodeToString(sum[:]); got != want {
+				return nil, fmt.Errorf("%s does not match %s: its SHA-256 is %s, the manifest records %s (the file was replaced or changed, or the manifest belongs to another checkpoint)",
+					p, mpath, short(got), short(want))
+			}
+		}
+		return b, nil
+	}
+	// The weights first: a manifest from another run says so about them.
+	wb, err := checked(CheckpointWeights)
+	if err != nil {
+		return nil, err
+	}
 	if len(man.Encoder.Files) > 0 {
 		man.Encoder.Data = make(map[string][]byte, len(man.Encoder.Files))
 		for _, name := range man.Encoder.Files {
 			if name != filepath.Base(name) {
 				return nil, fmt.Errorf("%s: encoder.files: %q is not a file name", mpath, name)
 			}
-			b, err := os.ReadFile(filepath.Join(dir, name))
+			b, err := checked(name)
 			if err != nil {
-				return nil, fmt.Errorf("%s: the encoder's file %s: %w", mpath, name, err)
+				return nil, fmt.Errorf("the encoder's file: %w", err)
 			}
 			man.Encoder.Data[name] = b
 		}
 	}
-	wpath := filepath.Join(dir, CheckpointWeights)
-	st, err := ReadSafetensors(wpath)
+	for _, name := range slices.Sorted(maps.Keys(man.SHA256)) { // the extra files, read by the commands that use them
+		if name != CheckpointWeights && !slices.Contains(man.Encoder.Files, name) {
+			if _, err := checked(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	st, err := ParseSafetensors(wpath, wb)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +395,52 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 		}
 		*e.dst = tt.Data
 	}
+	if man.FormatVersion >= 2 {
+		// The weights name the manifest they were written with.
+		if got, want := man.IdentitySHA256(), st.Metadata[IdentityKey]; got != want {
+			return nil, fmt.Errorf("%s does not match %s: the weights were written with a manifest whose identity (models, items, encoder fingerprint, shape, config, metrics) hashes to %s, this one hashes to %s; "+
+				"the manifest was edited (a model or item renamed or reordered, a setting changed) or comes from another run",
+				mpath, wpath, short(want), short(got))
+		}
+	}
 	c.Model = m
 	return c, m.Check()
+}
+
+// canonicalJSON is raw decoded and encoded again: object keys sorted,
+// numbers as written, strings escaped one way. Raw that does not decode is
+// returned as it is (Unmarshal has refused it already).
+func canonicalJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// short is the first 12 hex digits of a hash, enough to tell two apart.
+func short(h string) string {
+	if h == "" {
+		return "nothing"
+	}
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(version unknown)"
+	}
+	return v
 }

@@ -70,7 +70,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		t.Errorf("model changed:\n got %+v\nwant %+v", got.Model, m)
 	}
 	if got.Manifest.Encoder.Fingerprint != "hash/v1/3" || got.Manifest.Model.Residual != 0.01 || got.Manifest.Model.Hidden != 2 ||
-		compact(got.Manifest.Metrics) != `{"test":{"accuracy":0.5}}` || got.Manifest.FormatVersion != 1 {
+		compact(got.Manifest.Metrics) != `{"test":{"accuracy":0.5}}` || got.Manifest.FormatVersion != 2 {
 		t.Errorf("manifest: %+v", got.Manifest)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(dir))

@@ -2,10 +2,13 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,6 +77,14 @@ func FuzzLoadCheckpoint(f *testing.F) {
 	nan := bytes.Clone(w)
 	binary.LittleEndian.PutUint32(nan[len(nan)-4:], math.Float32bits(float32(math.NaN())))
 	f.Add(man, nan)
+	// Format version 2 binds the files: names swapped, a hash that points
+	// outside the folder; version 1 (no hashes) with and without a NaN.
+	f.Add([]byte(strings.NewReplacer(`"gpt"`, `"llama"`, `"llama"`, `"gpt"`).Replace(string(man))), w)
+	f.Add(regexp.MustCompile(`"model.safetensors"`).ReplaceAll(man, []byte(`"../model.safetensors"`)), w)
+	v1 := regexp.MustCompile(`(?s),\s*"sha256": \{[^}]*\}`).ReplaceAll(man, nil)
+	v1 = bytes.Replace(v1, []byte(`"format_version": 2`), []byte(`"format_version": 1`), 1)
+	f.Add(v1, w)
+	f.Add(v1, nan)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, manifest, weights []byte) {
 		ck := filepath.Join(dir, "ck")
@@ -83,6 +94,16 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		c, err := LoadCheckpoint(ck)
 		if err != nil {
 			return
+		}
+		if c.Manifest.FormatVersion >= 2 {
+			// A loaded version-2 checkpoint is the one Write wrote: its
+			// weights are the bytes the manifest names, for its identity.
+			sum := sha256.Sum256(weights)
+			if hex.EncodeToString(sum[:]) != c.Manifest.SHA256[CheckpointWeights] {
+				t.Fatal("weights loaded whose hash the manifest does not record")
+			}
+		} else if len(c.Warnings) == 0 {
+			t.Fatal("a version-1 checkpoint loaded without a warning")
 		}
 		m := c.Model
 		for _, v := range m.M {

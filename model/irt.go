@@ -23,6 +23,9 @@ type IRT struct {
 	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
 	Iterations  int
 	Converged   bool
+	// Note says why Converged is false, or which parameters the data leave
+	// without a finite estimate (a constant row or column); "" when neither.
+	Note string
 }
 
 // Logit returns x_ij = θ_i·a_j + b_j.

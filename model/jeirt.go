@@ -120,6 +120,89 @@ func (m *JEIRT) QuestionEmbeddings(x []float32, n int) []float32 {
 	return q
 }
 
+// QuestionEmbeddingsChecked is QuestionEmbeddings that checks each output
+// vector (once per question and per layer, not per operation): finite weights
+// can still overflow float32 in use (a c1 of 3e38 gives h near the top of the
+// range and q = W2·h infinite, and then every P is NaN), and such a question
+// is a *NonFiniteError naming the layer and the tensor to blame instead of a
+// silently wrong answer.
+func (m *JEIRT) QuestionEmbeddingsChecked(x []float32, n int) ([]float32, error) {
+	q := m.QuestionEmbeddings(x, n)
+	for r := 0; r < n; r++ {
+		if finite32(q[r*m.Dim : (r+1)*m.Dim]) {
+			continue
+		}
+		xr := x[r*m.InputDim : (r+1)*m.InputDim]
+		e := &NonFiniteError{Row: r, Layer: "W2·relu(W1·x + c1) + c2"}
+		h := m.QuestionHidden(xr)
+		cand := []namedMax{{"W1", maxAbs32(m.W1)}, {"c1", maxAbs32(m.C1)}, {"the question's encoder vector", maxAbs32(xr)}}
+		if finite32(h) {
+			cand = append(cand, namedMax{"W2", maxAbs32(m.W2)}, namedMax{"c2", maxAbs32(m.C2)})
+		} else {
+			e.Layer = "relu(W1·x + c1)"
+		}
+		best := cand[0]
+		for _, c := range cand[1:] {
+			if !(c.max <= best.max) {
+				best = c
+			}
+		}
+		e.Tensor, e.Max = best.name, best.max
+		return nil, e
+	}
+	return q, nil
+}
+
+// QuestionHidden is the adapter's hidden layer relu(W1·x + c1) for one
+// encoder vector x.
+func (m *JEIRT) QuestionHidden(x []float32) []float32 {
+	h := make([]float32, m.Hidden)
+	for k := range h {
+		s := m.C1[k]
+		for t, v := range m.W1[k*m.InputDim : (k+1)*m.InputDim] {
+			s += v * x[t]
+		}
+		h[k] = max(s, 0)
+	}
+	return h
+}
+
+// NonFiniteError is an output of the model that is not finite although
+// every weight is: the weights overflow float32 in use.
+type NonFiniteError struct {
+	Row    int     // the question (row of the input) it happened for
+	Layer  string  // the layer whose output is not finite
+	Tensor string  // the input of that layer with the largest magnitude: the one to blame
+	Max    float64 // that magnitude
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("the question embedding is not finite: %s overflows float32 (tensor %s holds values up to %.3g); the weights are finite but unusable",
+		e.Layer, e.Tensor, e.Max)
+}
+
+type namedMax struct {
+	name string
+	max  float64
+}
+
+func finite32(v []float32) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func maxAbs32(v []float32) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, math.Abs(float64(x)))
+	}
+	return m
+}
+
 // Logit is q·m_i/(‖q‖+1e-8) − ‖q‖ for model i and question embedding q.
 func (m *JEIRT) Logit(i int, q []float32) float64 {
 	return Logit(q, m.ModelEmbedding(i))

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
 	"github.com/spf13/cobra"
@@ -40,7 +42,10 @@ func newAnalyzeCmd() *cobra.Command {
 
 	var dr analyze.DirectionsRun
 	dir := analysisCmd("directions --checkpoint DIR --items ITEMS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
-		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyze.Files, error) { return dr.Run(w) })
+		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyze.Files, error) {
+			dr.Log = model.LogTo(os.Stderr)
+			return dr.Run(w)
+		})
 	dir.Example = `  jeirt analyze groups --data configs/data/swebench-verified/response_matrix.csv --rule id-first --out out/swe-groups.csv
   jeirt analyze directions --checkpoint out/quickstart --items out/swe-groups.csv --out out/swe-directions`
 	dir.Flags().StringVar(&dr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
@@ -51,7 +56,10 @@ func newAnalyzeCmd() *cobra.Command {
 
 	var pr analyze.ProbeRun
 	probe := analysisCmd("probe --checkpoint DIR --items ITEMS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
-		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyze.Files, error) { return pr.Run(w) })
+		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyze.Files, error) {
+			pr.Log = model.LogTo(os.Stderr)
+			return pr.Run(w)
+		})
 	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --items out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`
 	addReadFlags(probe, &pr.Read)
 	probe.Flags().Lookup("items").Usage = "item file with a category or benchmark column (required)"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,17 +42,25 @@ func TestIRTFitSelectCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
-	if got := strings.Join(ab[0], ","); got != "model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank" {
+	if got := strings.Join(ab[0], ","); got != "model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag" {
 		t.Errorf("abilities.csv header %q", got)
 	}
 	if len(ab) != 31 {
 		t.Errorf("abilities.csv has %d rows, want 31", len(ab))
 	}
+	nObs := map[string]int{}
+	for _, i := range r.Model {
+		nObs[r.Models[i]]++
+	}
 	for _, row := range ab[1:] {
 		for k, v := range row {
-			if v == "" {
+			if v == "" && ab[0][k] != "flag" {
 				t.Fatalf("abilities.csv: empty %s in %v", ab[0][k], row)
 			}
+		}
+		// Every model answered about 96 of 120 items: counted, none flagged.
+		if n, _ := strconv.Atoi(row[10]); n != nObs[row[0]] || row[11] != "" {
+			t.Errorf("abilities.csv %s: n_obs %s, flag %q; want %d and none", row[0], row[10], row[11], nObs[row[0]])
 		}
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))
@@ -119,7 +128,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
-	if got := strings.Join(ab[0], ","); got != "model,theta_1,theta_2,se_1,se_2,lo_1,lo_2,hi_1,hi_2,score,rank,rank_lo,rank_hi,accuracy,accuracy_rank" {
+	if got := strings.Join(ab[0], ","); got != "model,theta_1,theta_2,se_1,se_2,lo_1,lo_2,hi_1,hi_2,score,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag" {
 		t.Errorf("rank-2 abilities.csv header %q", got)
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))

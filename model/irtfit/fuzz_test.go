@@ -16,6 +16,10 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"settings": {"rank": 2}}`), []byte("model,theta_1,theta_2,score,accuracy\nm1,0.5,1,0.7,0.75\n"),
 		[]byte("item,a_1,a_2,d\nq1,2,1,0.5\n"))
 	f.Add([]byte(`{"settings": {"rank": 2000000000}}`), []byte("model,theta\nm1,0.5\n"), []byte("item,a,d\nq1,1,0\n"))
+	// n_obs and flag of abilities.csv, a null τ with its note, a convergence note.
+	f.Add([]byte(`{"settings": {"rank": 1, "min_answers": 5}, "converged": false, "convergence_note": "degenerate data", "kendall_tau_vs_accuracy": null, "kendall_tau_note": "θ is the same for all 2"}`),
+		[]byte("model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag\nm1,0.5,,,,1,,,0.75,1,40,\nlucky,3.8,,,,,,,1,,1,few_answers\n"),
+		[]byte("item,a,d,b,se_a,se_d,se_b,p_correct,n_obs,flag\nq1,2,1,-0.5,,,,0.8,5,\nq2,0,9,,,,,1,2,few_answers\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, fit, abilities, items []byte) {
 		for name, b := range map[string][]byte{"fit.json": fit, "abilities.csv": abilities, "items.csv": items} {

@@ -1,7 +1,8 @@
 // Package irtfit owns the folder `jeirt irt fit` writes, with its reader and
 // writer side by side:
 //
-//	abilities.csv  one row per model: θ (and bootstrap SE and interval), rank, accuracy
+//	abilities.csv  one row per model: θ (and bootstrap SE and interval), rank, accuracy,
+//	               observed answers (n_obs) and flag
 //	items.csv      one row per item in mirt's parameterisation: slope a, intercept d,
 //	               difficulty b = −d/a (MDIFF = −d/‖a‖ at rank > 1), SEs, flags
 //	fit.json       the settings, the loss history and the analyses (Doc)
@@ -55,6 +56,9 @@ type Settings struct {
 	Seed      int64   `json:"seed"`
 	MinA      float64 `json:"min_discrimination"`
 	RankMove  int     `json:"rank_move_threshold"`
+	// MinAnswers is the fewest observed answers a model needs to be ranked
+	// and an item to go unflagged (flag few_answers); 0 means none.
+	MinAnswers int `json:"min_answers"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more
@@ -75,18 +79,22 @@ type GroupLoading struct {
 
 // Doc is fit.json.
 type Doc struct {
-	Version          string         `json:"jeirt_version"`
-	Settings         Settings       `json:"settings"`
-	Models           int            `json:"models"`
-	Items            int            `json:"items"`
-	Observed         int            `json:"observed"`
-	LossHistory      []float64      `json:"loss_history"`
-	Loss             float64        `json:"loss"`
-	Iterations       int            `json:"iterations"`
-	Converged        bool           `json:"converged"`
+	Version     string    `json:"jeirt_version"`
+	Settings    Settings  `json:"settings"`
+	Models      int       `json:"models"`
+	Items       int       `json:"items"`
+	Observed    int       `json:"observed"`
+	LossHistory []float64 `json:"loss_history"`
+	Loss        float64   `json:"loss"`
+	Iterations  int       `json:"iterations"`
+	Converged   bool      `json:"converged"`
+	// ConvergenceNote says why Converged is false, or which parameters the
+	// data leave without a finite estimate.
+	ConvergenceNote  string         `json:"convergence_note,omitempty"`
 	Seconds          float64        `json:"seconds"`
 	BootstrapSeconds float64        `json:"bootstrap_seconds,omitempty"`
-	KendallTau       model.Float    `json:"kendall_tau_vs_accuracy"` // NaN (null) for a constant ranking
+	KendallTau       model.Float    `json:"kendall_tau_vs_accuracy"`    // NaN (null) for a constant ranking
+	KendallNote      string         `json:"kendall_tau_note,omitempty"` // why KendallTau is null
 	RankMoves        []RankMove     `json:"rank_moves"`
 	FlagCounts       map[string]int `json:"flag_counts"`
 	GroupLoadings    []GroupLoading `json:"group_loadings,omitempty"`
@@ -109,16 +117,20 @@ const (
 )
 
 // Model is one row of abilities.csv. Theta, SE, Lo and Hi have Rank values;
-// SE, Lo and Hi are NaN without a bootstrap, RankLo and RankHi 0.
+// SE, Lo and Hi are NaN without a bootstrap, RankLo and RankHi 0. NObs is
+// the number of observed answers and Flag "" or "few_answers" (fewer than
+// settings.min_answers: not ranked).
 type Model struct {
 	Name           string
 	Theta          []float64
 	SE, Lo, Hi     []float64
 	Score          float64 // θ at rank 1, the score column at rank > 1
-	Rank           int     // by Score, 1 = best; 0 (blank): a model with no observations, not ranked
+	Rank           int     // by Score, 1 = best; 0 (blank): a model with too few observations, not ranked
 	RankLo, RankHi int     // bootstrap rank interval
 	Accuracy       float64
 	AccuracyRank   int
+	NObs           int
+	Flag           string
 }
 
 // Move is how many places the IRT rank is above the accuracy rank.
@@ -244,7 +256,7 @@ func writeModels(w io.Writer, f *Folder) error {
 	if rk > 1 {
 		hdr = append(hdr, "score")
 	}
-	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank")
+	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank", "n_obs", "flag")
 	if err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -257,7 +269,7 @@ func writeModels(w io.Writer, f *Folder) error {
 			row = append(row, model.FormatFloat(m.Score))
 		}
 		row = append(row, optInt(m.Rank), optInt(m.RankLo), optInt(m.RankHi),
-			model.FormatFloat(m.Accuracy), optInt(m.AccuracyRank))
+			model.FormatFloat(m.Accuracy), optInt(m.AccuracyRank), strconv.Itoa(m.NObs), m.Flag)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -342,6 +354,7 @@ func Read(dir string) (*Folder, error) {
 		}
 		m.Rank, m.RankLo, m.RankHi = get.OptInt("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
 		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.OptInt("accuracy_rank")
+		m.NObs, m.Flag = get.OptInt("n_obs"), get.OptStr("flag")
 		f.Models = append(f.Models, m)
 		return get.Err()
 	})

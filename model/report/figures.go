@@ -161,9 +161,7 @@ func abilityFigure(f *Fit, label int, source string) (*Figure, error) {
 		}
 	}
 	title := "Ability vs mean accuracy"
-	if !math.IsNaN(f.Tau) {
-		title += fmt.Sprintf(" (Kendall τ = %.3f)", f.Tau)
-	}
+	title += fmt.Sprintf(" (Kendall τ = %.3f)", model.Float(f.Tau))
 	p := newPlot(title, "mean accuracy over the model's observed items", ylab)
 	s, err := scatter(rest, palette[0], 2.5, draw.CircleGlyph{})
 	if err != nil {
@@ -389,16 +387,20 @@ func normErrorFigure(m *model.JEIRT, errRate map[string]float64, rateSource, sou
 	if len(xy) < 3 {
 		return nil, nil
 	}
-	rho := eval.Spearman(xs, ys)
-	p := newPlot(fmt.Sprintf("Question-embedding norm vs error rate (Spearman ρ = %.3f)", rho), "item error rate (1 − mean correct)", "‖q_j‖")
+	rho := model.Float(eval.Spearman(xs, ys))
+	rhoText := fmt.Sprintf("ρ = %.3f", rho)
+	if why := eval.CorrelationNote("the error rate", xs, "|q|", ys); why != "" {
+		rhoText = "ρ n/a: " + why
+	}
+	p := newPlot(fmt.Sprintf("Question-embedding norm vs error rate (Spearman %s)", rhoText), "item error rate (1 − mean correct)", "‖q_j‖")
 	s, err := scatter(xy, color.NRGBA{R: 0x4e, G: 0x79, B: 0xa7, A: 160}, 2, draw.CircleGlyph{})
 	if err != nil {
 		return nil, err
 	}
 	p.Add(s)
 	fig := &Figure{Name: "norm-error", Title: "Question-embedding norm against item error rate",
-		Caption: fmt.Sprintf("Each point is one of %d items: the norm of its JE-IRT question embedding q_j against the fraction of models that got it wrong (%s). In JE-IRT P(correct) = σ(q·m/‖q‖ − ‖q‖), so the norm acts as difficulty: harder items should have larger norms (ρ = %.3f).",
-			len(xy), rateSource, rho),
+		Caption: fmt.Sprintf("Each point is one of %d items: the norm of its JE-IRT question embedding q_j against the fraction of models that got it wrong (%s). In JE-IRT P(correct) = σ(q·m/‖q‖ − ‖q‖), so the norm acts as difficulty: harder items should have larger norms (%s).",
+			len(xy), rateSource, rhoText),
 		Source: source}
 	return fig, render(fig, p)
 }

@@ -35,6 +35,8 @@ type FitModel struct {
 	RankHi       int
 	Accuracy     float64 // mean correct over the model's observed items
 	AccuracyRank int
+	NObs         int    // observed answers
+	Flag         string // "" or few_answers (not ranked)
 }
 
 // Move is how many places the IRT rank is above the accuracy rank.
@@ -77,7 +79,7 @@ func ReadFit(dir string) (*Fit, error) {
 	}
 	for _, m := range src.Models {
 		fm := FitModel{Name: m.Name, Theta: m.Theta, Score: m.Score, SE: math.NaN(), Rank: m.Rank, RankLo: m.RankLo,
-			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank}
+			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank, NObs: m.NObs, Flag: m.Flag}
 		if f.Rank == 1 {
 			fm.SE = m.SE[0]
 		}

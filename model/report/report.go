@@ -140,6 +140,7 @@ func Build(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		ck.LogWarnings(opt.Log)
 		met, err := readCheckpointMetrics(opt.Checkpoint, ck)
 		if err != nil {
 			return nil, err
@@ -239,26 +240,35 @@ func fitCommand(f *Fit) string {
 }
 
 func abilityTable(f *Fit) *Table {
-	t := &Table{ID: "abilities", Title: "Models", Caption: "abilities.csv of the IRT fit. Click a column to sort.",
-		Head: []string{"model", "ability", "SE", "rank", "rank interval", "accuracy", "accuracy rank", "rank move"}}
+	t := &Table{ID: "abilities", Title: "Models", Caption: "abilities.csv of the IRT fit. Click a column to sort. A model with too few answers (flag few_answers) is not ranked.",
+		Head: []string{"model", "ability", "SE", "rank", "rank interval", "accuracy", "accuracy rank", "rank move", "answers", "flag"}}
 	for _, m := range f.Models {
 		ci := Cell{Text: "–", Sort: "0"}
 		if m.RankLo > 0 {
 			ci = Cell{Text: fmt.Sprintf("%d–%d", m.RankLo, m.RankHi), Sort: strconv.Itoa(m.RankLo)}
 		}
-		mv := integer(m.Move())
-		if m.Move() > 0 {
-			mv.Text = "+" + mv.Text
+		rank, accRank, mv := Cell{Text: "–", Sort: "1e308"}, Cell{Text: "–", Sort: "1e308"}, Cell{Text: "–", Sort: "0"}
+		if m.Rank > 0 {
+			rank, accRank, mv = integer(m.Rank), integer(m.AccuracyRank), integer(m.Move())
+			if m.Move() > 0 {
+				mv.Text = "+" + mv.Text
+			}
 		}
-		t.Rows = append(t.Rows, []Cell{{Text: m.Name}, num(m.Score, 3), num(m.SE, 3), integer(m.Rank), ci,
-			num(m.Accuracy, 3), integer(m.AccuracyRank), mv})
+		t.Rows = append(t.Rows, []Cell{{Text: m.Name}, num(m.Score, 3), num(m.SE, 3), rank, ci,
+			num(m.Accuracy, 3), accRank, mv, integer(m.NObs), {Text: m.Flag}})
 	}
 	rows := make([][]Cell, len(f.Models))
 	idx := make([]int, len(f.Models))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return f.Models[idx[a]].Rank < f.Models[idx[b]].Rank })
+	unranked := func(r int) int { // unranked models (rank 0) last
+		if r == 0 {
+			return math.MaxInt
+		}
+		return r
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return unranked(f.Models[idx[a]].Rank) < unranked(f.Models[idx[b]].Rank) })
 	for k, i := range idx {
 		rows[k] = t.Rows[i]
 	}
@@ -347,13 +357,25 @@ func metricsTable(m *eval.RunMetrics) *Table {
 	t := &Table{ID: "metrics", Title: "Test cells: JE-IRT and baselines",
 		Caption: fmt.Sprintf("metrics.json of the checkpoint: the held-out test cells (split by %s), scored by JE-IRT and by each baseline trained on the same training cells.", m.SplitBy),
 		Head:    []string{"method", "n", "accuracy", "AUC", "log-loss", "Brier", "ECE"}}
+	var notes []string
 	row := func(name string, s eval.Scores) []Cell {
 		nc := Cell{Text: "–"}
 		if s.N >= 0 {
 			nc = integer(s.N)
 		}
-		return []Cell{{Text: name}, nc, num(float64(s.Accuracy), 4), num(float64(s.AUC), 4), num(float64(s.LogLoss), 4),
-			num(float64(s.Brier), 4), num(float64(s.ECE), 4)}
+		why := s.Undefined()
+		if why != "" && !slices.Contains(notes, why) {
+			notes = append(notes, why)
+			t.Caption += " n/a: " + why + "."
+		}
+		stat := func(v model.Float) Cell { // an undefined score reads n/a, a missing one –
+			c := num(float64(v), 4)
+			if math.IsNaN(float64(v)) && s.N >= 0 {
+				c.Text = "n/a"
+			}
+			return c
+		}
+		return []Cell{{Text: name}, nc, stat(s.Accuracy), stat(s.AUC), stat(s.LogLoss), stat(s.Brier), stat(s.ECE)}
 	}
 	t.Rows = append(t.Rows, row("JE-IRT", m.Test), row("JE-IRT (validation)", m.Val))
 	for _, name := range slices.Sorted(maps.Keys(m.Baselines)) {

@@ -95,24 +95,28 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	if up.APIKeyEnv != "" {
 		ureq.Header.Set("Authorization", "Bearer "+os.Getenv(up.APIKeyEnv))
 	}
+	// Nothing an upstream says reaches a client or the log unmasked: its
+	// URL's password, its key echoed in an error body or a header.
+	secrets := keys(s.upstreams)
 	resp, err := s.client.Do(ureq)
 	if err != nil {
-		why := err.Error()
+		why := MaskSecrets(err.Error(), secrets...)
 		if errors.Is(err, context.DeadlineExceeded) {
 			why = fmt.Sprintf("no answer within %v", s.set.UpstreamTimeout)
 		}
-		s.set.Log.Printf("serve: upstream %s (%s): %v", up.Name, up.BaseURL, err)
-		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) failed: %s", up.Name, up.BaseURL, why)}
+		s.set.Log.Printf("serve: upstream %s (%s): %s", up.Name, up.URL(), MaskSecrets(err.Error(), secrets...))
+		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) failed: %s", up.Name, up.URL(), why)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) answered %s: %s",
-			up.Name, up.BaseURL, resp.Status, strings.TrimSpace(string(snippet)))}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		msg := fmt.Sprintf("upstream %q (%s) answered %s: %s", up.Name, up.URL(), MaskSecrets(resp.Status, secrets...), Excerpt(body, secrets...))
+		s.set.Log.Printf("serve: %s", msg)
+		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: msg}
 	}
 	for _, h := range []string{"Content-Type", "Cache-Control", "X-Request-Id"} {
 		if v := resp.Header.Get(h); v != "" {
-			w.Header().Set(h, v)
+			w.Header().Set(h, MaskSecrets(v, secrets...))
 		}
 	}
 	w.Header().Set("X-Jeirt-Model", chosen)

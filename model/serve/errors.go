@@ -42,10 +42,18 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, re.Status, map[string]body{"error": {Message: re.Error(), Field: re.Field}})
 }
 
+// writeJSON answers v with status. It encodes v before the status goes
+// out, so a value JSON cannot carry (a NaN) is a 500 saying so, never a
+// 200 with an empty body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]map[string]string{"error": {"message": "the answer could not be encoded: " + err.Error()}})
+		status = http.StatusInternalServerError
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(append(b, '\n'))
 }
 
 // decodeJSON reads one JSON object from r's body (at most limit bytes) into

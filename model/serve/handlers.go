@@ -82,6 +82,11 @@ func (s *Server) routeTexts(r *http.Request, st *state, rt *model.Router, qs []Q
 	out := make([]Routed, len(qs))
 	for k := range qs {
 		ch := rt.RouteChecked(emb[k], x[k])
+		for _, mp := range ch.Ranked {
+			if err := finiteP(st, mp, qs[k].ID); err != nil {
+				return nil, err
+			}
+		}
 		alts := []Candidate{}
 		for _, a := range ch.Alternatives(top) {
 			alts = append(alts, s.candidate(st, a))
@@ -198,6 +203,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
 	out := make([]Prediction, len(req.Pairs))
 	for k, p := range req.Pairs {
 		out[k] = Prediction{Model: p.Model, P: st.model().Prob(rows[k], emb[k])}
+		if err := finiteP(st, model.ModelP{Model: rows[k], P: out[k].P}, ids[k]); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string][]Prediction{"predictions": out})
 	return nil
@@ -222,7 +230,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
 			out[i].Cost = &c
 		}
 		if u, ok := s.upstreams[name]; ok {
-			out[i].Upstream = u.BaseURL
+			out[i].Upstream = u.URL()
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out})
@@ -331,6 +339,17 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	s.set.Log.Printf("serve: onboarded %s into %s (previous checkpoint kept in %s)", req.Name, dir, st.dir)
 	writeJSON(w, http.StatusCreated, map[string]any{"checkpoint": dir, "previous": st.dir, "added": res.Added, "new_items": res.NewItems})
 	return nil
+}
+
+// finiteP refuses a probability that is not finite (the question
+// embeddings are checked where they are made; this is the last guard
+// before an answer would carry NaN).
+func finiteP(st *state, mp model.ModelP, query string) error {
+	if model.Finite(mp.P) {
+		return nil
+	}
+	return fmt.Errorf("%s: P(correct) of model %q for query %q is %v, not a probability (tensor M row %d)",
+		st.ck.Where(), st.model().Models[mp.Model], query, mp.P, mp.Model)
 }
 
 func indexOfItem(st *state, id string) (int, bool) {

@@ -91,6 +91,7 @@ func New(s Settings) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.ck.LogWarnings(s.Log)
 	srv := &Server{set: s, metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
@@ -127,6 +128,7 @@ func (s *Server) Reload() error {
 		s.set.Log.Printf("serve: reload of %s failed, still serving the previous checkpoint: %v", dir, err)
 		return fmt.Errorf("reload of %s failed (still serving the previous checkpoint): %w", dir, err)
 	}
+	st.ck.LogWarnings(s.set.Log)
 	s.cur.Store(st)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(st.model().NumModels()))

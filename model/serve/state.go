@@ -102,7 +102,7 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 		st.encMu.Lock()
 		defer st.encMu.Unlock()
 	}
-	return jeirt.EncodeQuestions(ctx, st.model(), st.enc, ids, texts)
+	return jeirt.EncodeQuestions(ctx, st.ck, st.enc, ids, texts)
 }
 
 // RouteParams are the routing settings of one request; their zero value is

@@ -33,6 +33,8 @@ type LOBO struct {
 	// over the per-model mean (NaN with fewer than 3 runs).
 	PearsonAcc, SpearmanAcc   float64
 	PearsonGain, SpearmanGain float64
+	// Note says why the correlations are undefined; "" when they are not.
+	Note string
 }
 
 // CollectLOBO reads the metrics.json of each checkpoint folder in dirs; each
@@ -65,6 +67,9 @@ func CollectLOBO(dirs []string) (*LOBO, error) {
 	if len(cos) >= 3 {
 		out.PearsonAcc, out.SpearmanAcc = pearson(cos, acc), eval.Spearman(cos, acc)
 		out.PearsonGain, out.SpearmanGain = pearson(cos, gain), eval.Spearman(cos, gain)
+		out.Note = eval.CorrelationNote("the cosine", cos, "the accuracy", acc)
+	} else {
+		out.Note = fmt.Sprintf("%d run(s); the correlations need 3", len(cos))
 	}
 	return out, nil
 }

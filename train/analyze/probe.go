@@ -21,6 +21,8 @@ type ProbeResult struct {
 	// AccuracyGapSpearman: Spearman's ρ between the models' projections and
 	// their accuracy on A minus their accuracy on B (NaN without responses).
 	AccuracyGapSpearman float64
+	// GapNote says why AccuracyGapSpearman is undefined; "" when it is not.
+	GapNote string
 }
 
 // ProbeModel is one model's projection m_i·axis and, with responses, its
@@ -104,8 +106,14 @@ func Probe(ck *model.JEIRT, category []string, a, b string, r *model.Responses) 
 		}
 		res.Models = append(res.Models, pm)
 	}
-	if len(p) >= 3 {
+	switch {
+	case accA == nil:
+		res.GapNote = "no responses (--data) to measure the accuracy gap"
+	case len(p) < 3:
+		res.GapNote = fmt.Sprintf("%d model(s) answered items of both %s and %s; the correlation needs 3", len(p), a, b)
+	default:
 		res.AccuracyGapSpearman = eval.Spearman(p, gap)
+		res.GapNote = eval.CorrelationNote("the projection", p, "the accuracy gap", gap)
 	}
 	return res, nil
 }

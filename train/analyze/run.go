@@ -68,6 +68,7 @@ func GroupsFile(data string, ro read.Options, rule, out string) (string, error) 
 type DirectionsRun struct {
 	Checkpoint, Items string
 	Directions
+	Log model.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze directions.
@@ -76,6 +77,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(d.Log)
 	cat, err := ItemCategories(ck.Model.Items, d.Items)
 	if err != nil {
 		return nil, err
@@ -95,6 +97,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 type ProbeRun struct {
 	Checkpoint, Axis, Data string
 	Read                   read.Options
+	Log                    model.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze probe.
@@ -107,6 +110,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(p.Log)
 	cat, err := ItemCategories(ck.Model.Items, p.Read.Items)
 	if err != nil {
 		return nil, err
@@ -121,8 +125,12 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "axis %s − %s (%d and %d items): item AUC %.4f; Spearman(projection, accuracy gap) %.4f\n",
-		res.A, res.B, res.NA, res.NB, res.ItemAUC, res.AccuracyGapSpearman)
+	fmt.Fprintf(w, "axis %s − %s (%d and %d items): item AUC %.4f; Spearman(projection, accuracy gap) %.4f",
+		res.A, res.B, res.NA, res.NB, model.Float(res.ItemAUC), model.Float(res.AccuracyGapSpearman))
+	if res.GapNote != "" {
+		fmt.Fprintf(w, " (n/a: %s)", res.GapNote)
+	}
+	fmt.Fprintln(w)
 	return Files{"probe.csv": res.Write, "probe.svg": res.WriteFigure}, nil
 }
 

@@ -3,7 +3,10 @@ package analyze
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 
 	"github.com/jeirt/jeirt/model/read"
 )
@@ -49,7 +52,7 @@ func shareText(s []Share) string {
 // Summary writes the clustering in words: ARI, NMI and each cluster's
 // nearest categories.
 func (res *DirectionsResult) Summary(w io.Writer) {
-	fmt.Fprintf(w, "%d items, k = %d: ARI %.4f, NMI %.4f against the categories\n", len(res.Assign), res.K, res.ARI, res.NMI)
+	fmt.Fprintf(w, "%d items, k = %d: ARI %.4f, NMI %.4f against the categories\n", len(res.Assign), res.K, model.Float(res.ARI), model.Float(res.NMI))
 	for k, cl := range res.Clusters {
 		fmt.Fprintf(w, "  cluster %2d (%4d items): nearest %s\n", k, cl.Size, shareText(cl.Nearest))
 	}
@@ -73,8 +76,12 @@ func (l *LOBO) Summary(w io.Writer) {
 		}
 		fmt.Fprintf(w, " %7.4f  %s\n", r.Cosine, r.Nearest)
 	}
+	f := func(x float64) model.Float { return model.Float(x) }
 	fmt.Fprintf(w, "cosine vs jeirt accuracy: Pearson %.3f, Spearman %.3f; vs gain over model_mean: Pearson %.3f, Spearman %.3f\n",
-		l.PearsonAcc, l.SpearmanAcc, l.PearsonGain, l.SpearmanGain)
+		f(l.PearsonAcc), f(l.SpearmanAcc), f(l.PearsonGain), f(l.SpearmanGain))
+	if l.Note != "" && math.IsNaN(l.SpearmanAcc+l.SpearmanGain) {
+		fmt.Fprintf(w, "n/a: %s\n", l.Note)
+	}
 }
 
 // DimsSummary writes the rows of Dims as a table.

@@ -3,7 +3,10 @@ package eval
 import (
 	"context"
 	"math"
-	"sort"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -85,62 +88,58 @@ func IRTPredict(fit *model.IRT, trainR, cells *model.Responses) []float64 {
 }
 
 // KNNCandidates are the neighbourhood sizes KNN tries on validation.
-var KNNCandidates = []int{1, 3, 5, 10, 20, 50, 100}
+var KNNCandidates = knnCandidates[:]
+
+// knnCandidates are KNNCandidates as an array: knnSums counts per entry, in
+// bytes (the largest k must stay below 256).
+var knnCandidates = [...]int{1, 3, 5, 10, 20, 50, 100}
 
 // KNN predicts model i on question j from model i's training answers on the k
-// questions nearest to j by cosine similarity of their encoder vectors, as
-// EmbedLLM's KNN baseline: P = (correct among the k + p_i)/(k + 1) with p_i the
-// model's training accuracy. k is chosen among KNNCandidates by accuracy on the
-// validation cells (ties: lower log loss).
+// questions nearest to j by cosine similarity of their encoder vectors, among
+// the questions i answered in training, as EmbedLLM's KNN baseline:
+// P = (correct among the k + p_i)/(k + 1) with p_i the model's training
+// accuracy (fewer than k when i answered fewer). k is chosen among
+// KNNCandidates by accuracy on the validation cells (ties: lower log loss).
+// Equal similarities go to the lower item index.
+//
+// The similarities are computed only where a prediction needs them, in the
+// cheaper of two ways: per model, its asked questions against the questions
+// it answered (Σ_i asked_i × answered_i: the observed cells times the
+// answers per model, not the item pairs; sparse data), each prediction then
+// keeping the best 100 of its model's answers in a heap; or each asked
+// question against every question with training cells (asked × answered
+// items: dense data), each prediction then walking the 400 nearest in order
+// (a model that answered fewer than 100 of them scans its answers). Both give
+// exactly the neighbours of the definition. Neither sorts a whole row.
 type KNN struct {
 	Features []float32 // J x Dim encoder vectors of every item
 	Dim      int
+	// Threads is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
+	Threads int
 }
 
-// Fit returns predictions for the test cells and the k chosen on val.
+// Fit returns predictions for the test cells and the k chosen on val. It
+// stops with ctx's error when ctx is cancelled.
 func (kn KNN) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (pred []float64, k int, err error) {
-	kmax := KNNCandidates[len(KNNCandidates)-1]
-	nb, err := kn.neighbours(ctx, trainR, []*model.Responses{valR, testR}, 4*kmax)
+	sums, _, err := kn.neighbourSums(ctx, trainR, []*model.Responses{valR, testR})
 	if err != nil {
 		return nil, 0, err
 	}
-	label := denseTrainLabels(trainR)
 	modelRate := shrunkRates(trainR.ByModel(), trainR.Label, trainR.MeanCorrect())
-	J := trainR.NumItems()
-	// sums[c][ki] = (correct among the first KNNCandidates[ki] neighbours, how many found).
-	predictAll := func(r *model.Responses) [][]float64 {
+	predictAll := func(r *model.Responses, ns []knnSums) [][]float64 {
 		out := make([][]float64, len(KNNCandidates))
 		for ki := range out {
 			out[ki] = make([]float64, r.Len())
-		}
-		for c := range r.Label {
-			i, j := int(r.Model[c]), r.Item[c]
-			var s, n float64
-			ki := 0
-			for _, j2 := range nb[j] {
-				l := label[i*J+int(j2)]
-				if l < 0 {
-					continue
-				}
-				s += float64(l)
-				n++
-				for ki < len(KNNCandidates) && n == float64(KNNCandidates[ki]) {
-					out[ki][c] = (s + modelRate[i]) / (n + 1)
-					ki++
-				}
-				if ki == len(KNNCandidates) {
-					break
-				}
-			}
-			for ; ki < len(KNNCandidates); ki++ { // fewer neighbours answered than k
-				out[ki][c] = (s + modelRate[i]) / (n + 1)
+			for c := range out[ki] {
+				rate := modelRate[r.Model[c]]
+				out[ki][c] = (float64(ns[c].right[ki]) + rate) / (float64(ns[c].found[ki]) + 1)
 			}
 		}
 		return out
 	}
 	best := -1
 	var bestM Metrics
-	for ki, p := range predictAll(valR) {
+	for ki, p := range predictAll(valR, sums[0]) {
 		m := Score(p, valR.Label)
 		if best < 0 || m.Accuracy > bestM.Accuracy || (m.Accuracy == bestM.Accuracy && m.LogLoss < bestM.LogLoss) {
 			best, bestM = ki, m
@@ -149,7 +148,270 @@ func (kn KNN) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (pr
 	if valR.Len() == 0 {
 		best = 3 // k = 10 without validation cells
 	}
-	return predictAll(testR)[best], KNNCandidates[best], nil
+	return predictAll(testR, sums[1])[best], KNNCandidates[best], nil
+}
+
+// knnSums are, for one predicted cell and each k of KNNCandidates, how many
+// of its model's k nearest answered questions it got right and how many
+// there were (fewer than k when the model answered fewer).
+type knnSums struct {
+	right, found [len(knnCandidates)]uint8
+}
+
+// knnNeighbour is a candidate question for one prediction.
+type knnNeighbour struct {
+	sim   float32
+	item  int32
+	label uint8
+}
+
+// nearer orders neighbours: higher similarity first, then the lower item.
+func nearer(a, b knnNeighbour) bool { return a.sim > b.sim || a.sim == b.sim && a.item < b.item }
+
+// knnTop keeps the kmax nearest neighbours seen, as a heap whose root is the
+// farthest kept.
+type knnTop struct{ h []knnNeighbour }
+
+func (t *knnTop) reset() { t.h = t.h[:0] }
+
+func (t *knnTop) add(n knnNeighbour, kmax int) {
+	h := t.h
+	if len(h) < kmax {
+		h = append(h, n)
+		for i := len(h) - 1; i > 0; { // sift up: parents are farther
+			p := (i - 1) / 2
+			if !nearer(h[p], h[i]) {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.h = h
+		return
+	}
+	if !nearer(n, h[0]) {
+		return
+	}
+	h[0] = n
+	for i := 0; ; { // sift down
+		l, r, far := 2*i+1, 2*i+2, i
+		if l < len(h) && nearer(h[far], h[l]) {
+			far = l
+		}
+		if r < len(h) && nearer(h[far], h[r]) {
+			far = r
+		}
+		if far == i {
+			break
+		}
+		h[i], h[far] = h[far], h[i]
+		i = far
+	}
+}
+
+// sort puts the kept neighbours nearest first.
+func (t *knnTop) sort() {
+	slices.SortFunc(t.h, func(a, b knnNeighbour) int {
+		if nearer(a, b) {
+			return -1
+		}
+		return 1 // no two neighbours are equal: their items differ
+	})
+}
+
+// counts counts the neighbours, nearest first, per k of KNNCandidates.
+func (t *knnTop) counts() knnSums {
+	var s knnSums
+	right, ki := uint8(0), 0
+	for n, nb := range t.h {
+		right += nb.label
+		for ki < len(KNNCandidates) && n+1 == KNNCandidates[ki] {
+			s.right[ki], s.found[ki] = right, uint8(n+1)
+			ki++
+		}
+	}
+	for ; ki < len(KNNCandidates); ki++ {
+		s.right[ki], s.found[ki] = right, uint8(len(t.h))
+	}
+	return s
+}
+
+// neighbourSums returns, for every cell of each query set (sharing trainR's
+// models and items), its knnSums, and which way it took ("per model" or
+// "per item").
+func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, queries []*model.Responses) ([][]knnSums, string, error) {
+	J, D := trainR.NumItems(), kn.Dim
+	kmax := KNNCandidates[len(KNNCandidates)-1]
+	threads := kn.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	unit := make([]float32, J*D)
+	copy(unit, kn.Features)
+	for j := 0; j < J; j++ {
+		v := unit[j*D : (j+1)*D]
+		if n := float32(math.Sqrt(sumSq32(v))); n > 0 {
+			for k := range v {
+				v[k] /= n
+			}
+		}
+	}
+	byModel := trainR.ByModel()
+	out := make([][]knnSums, len(queries))
+	// Every predicted cell, grouped by model and by item.
+	type qcell struct{ set, cell int32 }
+	byM := make([][]qcell, trainR.NumModels())
+	byI := make([][]qcell, J)
+	for s, q := range queries {
+		out[s] = make([]knnSums, q.Len())
+		for c := range q.Label {
+			qc := qcell{int32(s), int32(c)}
+			byM[q.Model[c]] = append(byM[q.Model[c]], qc)
+			byI[q.Item[c]] = append(byI[q.Item[c]], qc)
+		}
+	}
+	item := func(qc qcell) int32 { return queries[qc.set].Item[qc.cell] }
+	// Work of the two ways, in similarities computed.
+	var perModel int64
+	askedItems, answeredItems := 0, 0
+	for i, cells := range byM {
+		seen := map[int32]bool{}
+		for _, qc := range cells {
+			seen[item(qc)] = true
+		}
+		perModel += int64(len(seen)) * int64(len(byModel.Row(i)))
+	}
+	colOf := make([]int32, J) // item → column among the items with training cells, or −1
+	for j := range colOf {
+		colOf[j] = -1
+	}
+	for _, j := range trainR.Item {
+		colOf[j] = 0
+	}
+	var cand []int32
+	for j := range colOf {
+		if colOf[j] == 0 {
+			colOf[j] = int32(len(cand))
+			cand = append(cand, int32(j))
+		}
+		if len(byI[j]) > 0 {
+			askedItems++
+		}
+	}
+	answeredItems = len(cand)
+	gather := func(items []int32, buf []float32) []float32 {
+		buf = buf[:0]
+		for _, j := range items {
+			buf = append(buf, unit[int(j)*D:(int(j)+1)*D]...)
+		}
+		return buf
+	}
+	const block = 256
+	if perModel <= int64(askedItems)*int64(answeredItems) {
+		// Sparse: per model, its asked questions against its answered ones.
+		return out, "per model", parallel(ctx, trainR.NumModels(), threads, func(i int) {
+			cells, row := byM[i], byModel.Row(i)
+			if len(cells) == 0 {
+				return
+			}
+			items := make([]int32, len(row))
+			for k, c := range row {
+				items[k] = trainR.Item[c]
+			}
+			xt := gather(items, nil)
+			rowOf := map[int32]int{}
+			var asked []int32
+			for _, qc := range cells {
+				if _, ok := rowOf[item(qc)]; !ok {
+					rowOf[item(qc)] = len(asked)
+					asked = append(asked, item(qc))
+				}
+			}
+			var top knnTop
+			var xq, S []float32
+			for s := 0; s < len(asked); s += block {
+				if ctx.Err() != nil {
+					return
+				}
+				rows := asked[s:min(s+block, len(asked))]
+				xq = gather(rows, xq)
+				S = slices.Grow(S[:0], len(rows)*len(items))[:len(rows)*len(items)]
+				if len(items) > 0 {
+					blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(len(rows), D, xq), mat32(len(items), D, xt), 0, mat32(len(rows), len(items), S))
+				}
+				for _, qc := range cells {
+					u := rowOf[item(qc)] - s
+					if u < 0 || u >= len(rows) {
+						continue
+					}
+					sim := S[u*len(items) : (u+1)*len(items)]
+					top.reset()
+					for k, c := range row {
+						top.add(knnNeighbour{sim[k], items[k], trainR.Label[c]}, kmax)
+					}
+					top.sort()
+					out[qc.set][qc.cell] = top.counts()
+				}
+			}
+		})
+	}
+	// Dense: each asked question against every question with training cells.
+	const walk = 4 * 100
+	label := denseTrainLabels(trainR)
+	candX := gather(cand, nil)
+	var asked []int32
+	for j := range byI {
+		if len(byI[j]) > 0 {
+			asked = append(asked, int32(j))
+		}
+	}
+	S := make([]float32, block*len(cand))
+	var xq []float32
+	for s := 0; s < len(asked); s += block {
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		rows := asked[s:min(s+block, len(asked))]
+		xq = gather(rows, xq)
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(len(rows), D, xq), mat32(len(cand), D, candX), 0, mat32(len(rows), len(cand), S[:len(rows)*len(cand)]))
+		err := parallel(ctx, len(rows), threads, func(u int) {
+			sim := S[u*len(cand) : (u+1)*len(cand)]
+			// The nearest walk questions in order; a model that answered
+			// kmax of them has its neighbours there (dense rows: nearly
+			// always), any other scans what it answered.
+			var near, top knnTop
+			for k, j := range cand {
+				near.add(knnNeighbour{sim[k], j, 0}, walk)
+			}
+			near.sort()
+			for _, qc := range byI[rows[u]] {
+				i := int(queries[qc.set].Model[qc.cell])
+				top.reset()
+				for _, nb := range near.h {
+					if l := label[i*J+int(nb.item)]; l >= 0 {
+						nb.label = uint8(l)
+						top.h = append(top.h, nb)
+						if len(top.h) == kmax {
+							break
+						}
+					}
+				}
+				if len(top.h) < kmax && len(near.h) < len(cand) {
+					top.reset()
+					for _, c := range byModel.Row(i) {
+						j := trainR.Item[c]
+						top.add(knnNeighbour{sim[colOf[j]], j, trainR.Label[c]}, kmax)
+					}
+					top.sort()
+				}
+				out[qc.set][qc.cell] = top.counts()
+			}
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	return out, "per item", nil
 }
 
 // denseTrainLabels is an N x J table of training labels, −1 where unobserved.
@@ -164,76 +426,26 @@ func denseTrainLabels(r *model.Responses) []int8 {
 	return out
 }
 
-// neighbours lists, for each item asked about in queries, up to L items with
-// training cells, most similar first (the item itself excluded).
-func (kn KNN) neighbours(ctx context.Context, trainR *model.Responses, queries []*model.Responses, L int) ([][]int32, error) {
-	J, D := trainR.NumItems(), kn.Dim
-	unit := make([]float32, len(kn.Features))
-	copy(unit, kn.Features)
-	for j := 0; j < J; j++ {
-		v := unit[j*D : (j+1)*D]
-		if n := float32(math.Sqrt(sumSq32(v))); n > 0 {
-			for k := range v {
-				v[k] /= n
-			}
-		}
-	}
-	byItem := trainR.ByItem()
-	var cand []int32 // items with training cells
-	for j := 0; j < J; j++ {
-		if len(byItem.Row(j)) > 0 {
-			cand = append(cand, int32(j))
-		}
-	}
-	candX := make([]float32, 0, len(cand)*D)
-	for _, j := range cand {
-		candX = append(candX, unit[int(j)*D:(int(j)+1)*D]...)
-	}
-	need := make([]bool, J)
-	var asked []int32
-	for _, q := range queries {
-		for _, j := range q.Item {
-			if !need[j] {
-				need[j] = true
-				asked = append(asked, j)
-			}
-		}
-	}
-	nb := make([][]int32, J)
-	const block = 256
-	sims := make([]float32, block*len(cand))
-	order := make([]int32, len(cand))
-	for s := 0; s < len(asked); s += block {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rows := asked[s:min(s+block, len(asked))]
-		qx := make([]float32, 0, len(rows)*D)
-		for _, j := range rows {
-			qx = append(qx, unit[int(j)*D:(int(j)+1)*D]...)
-		}
-		S := sims[:len(rows)*len(cand)]
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(len(rows), D, qx), mat32(len(cand), D, candX), 0, mat32(len(rows), len(cand), S))
-		for u, j := range rows {
-			row := S[u*len(cand) : (u+1)*len(cand)]
-			for k := range order {
-				order[k] = int32(k)
-			}
-			sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
-			list := make([]int32, 0, L)
-			for _, k := range order {
-				if cand[k] == j {
-					continue
+// parallel runs f(0..n-1) on up to threads goroutines and returns ctx's
+// error if it was cancelled (f checks ctx itself where its work is long).
+func parallel(ctx context.Context, n, threads int, f func(int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(threads, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
 				}
-				list = append(list, cand[k])
-				if len(list) == L {
-					break
-				}
+				f(k)
 			}
-			nb[j] = list
-		}
+		}()
 	}
-	return nb, nil
+	wg.Wait()
+	return ctx.Err()
 }
 
 func mat32(rows, cols int, data []float32) blas32.General {

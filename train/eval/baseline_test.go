@@ -2,7 +2,11 @@ package eval
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -60,5 +64,102 @@ func TestKNNBaseline(t *testing.T) {
 	pa := (2 + 4.0/6) / 4
 	if want := (1 + pa) / 2; math.Abs(p[0]-want) > 1e-12 {
 		t.Errorf("knn p = %v, want %v", p[0], want)
+	}
+}
+
+// knnReference is KNN's neighbour counting done the slow way: every
+// similarity in float64, every answered question of the model sorted.
+func knnReference(trainR, q *model.Responses, feat []float32, D int) []knnSums {
+	out := make([]knnSums, q.Len())
+	by := trainR.ByModel()
+	for c := range q.Label {
+		j := int(q.Item[c])
+		var nb []knnNeighbour
+		for _, tc := range by.Row(int(q.Model[c])) {
+			j2 := int(trainR.Item[tc])
+			var dot, n1, n2 float64
+			for d := 0; d < D; d++ {
+				a, b := float64(feat[j*D+d]), float64(feat[j2*D+d])
+				dot, n1, n2 = dot+a*b, n1+a*a, n2+b*b
+			}
+			nb = append(nb, knnNeighbour{float32(dot / math.Sqrt(n1*n2)), int32(j2), trainR.Label[tc]})
+		}
+		sort.Slice(nb, func(a, b int) bool { return nearer(nb[a], nb[b]) })
+		for ki, k := range KNNCandidates {
+			for _, n := range nb[:min(k, len(nb))] {
+				out[c].right[ki] += n.label
+			}
+			out[c].found[ki] = uint8(min(k, len(nb)))
+		}
+	}
+	return out
+}
+
+// Both ways of computing the neighbours (per model on sparse data, per item
+// on dense data) give exactly the neighbours of the definition: the k
+// questions the model answered in training most similar to the asked one,
+// ties to the lower item. The vectors have four entries of ±1/2, so every
+// similarity is a multiple of 1/4 computed exactly, with many ties.
+func TestKNNNeighboursBothWays(t *testing.T) {
+	for _, c := range []struct {
+		name, way     string
+		models, items int
+		density       float64
+		sparseRows    int // models answering a tenth of the density
+	}{{"sparse", "per model", 60, 400, 0.08, 0}, {"dense", "per item", 25, 90, 0.9, 0},
+		// Over 400 items the per-item way walks the 400 nearest; the
+		// models with sparse rows find fewer than 100 there and scan.
+		{"dense with sparse rows", "per item", 30, 600, 0.9, 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			const D = 16
+			rng := rand.New(rand.NewPCG(7, uint64(c.models)))
+			feat := make([]float32, c.items*D)
+			for j := 0; j < c.items; j++ {
+				for _, d := range rng.Perm(D)[:4] {
+					feat[j*D+d] = float32(rng.IntN(2))*1 - 0.5
+				}
+			}
+			r := &model.Responses{}
+			for i := 0; i < c.models; i++ {
+				r.Models = append(r.Models, fmt.Sprint("m", i))
+			}
+			for j := 0; j < c.items; j++ {
+				r.Items = append(r.Items, fmt.Sprint("i", j))
+			}
+			for i := 0; i < c.models; i++ {
+				density := c.density
+				if i < c.sparseRows {
+					density /= 10
+				}
+				for j := 0; j < c.items; j++ {
+					if rng.Float64() < density {
+						r.Model, r.Item = append(r.Model, int32(i)), append(r.Item, int32(j))
+						r.Label = append(r.Label, uint8(rng.IntN(2)))
+					}
+				}
+			}
+			trainR, valR, testR, err := Split(r, SplitOptions{Val: 0.1, Test: 0.2, Seed: 3, By: "cell"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kn := KNN{Features: feat, Dim: D}
+			got, way, err := kn.neighbourSums(context.Background(), trainR, []*model.Responses{valR, testR})
+			if err != nil || way != c.way {
+				t.Fatalf("%s, %v; want the %s way", way, err, c.way)
+			}
+			for s, q := range []*model.Responses{valR, testR} {
+				want := knnReference(trainR, q, feat, D)
+				for k := range want {
+					if got[s][k] != want[k] {
+						t.Fatalf("set %d cell %d (model %d, item %d): %+v, want %+v", s, k, q.Model[k], q.Item[k], got[s][k], want[k])
+					}
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, _, err := kn.Fit(ctx, trainR, valR, testR); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled: %v", err)
+			}
+		})
 	}
 }

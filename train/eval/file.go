@@ -32,6 +32,21 @@ type Scores struct {
 	N        int         `json:"n"`
 }
 
+// Undefined says why some of s are n/a (NaN, null in JSON), or "" when all
+// are defined: no cells were scored, or they hold one class only, so the AUC
+// (which compares right with wrong answers) has nothing to compare.
+func (s Scores) Undefined() string {
+	switch {
+	case s.N < 0:
+		return "not measured"
+	case s.N == 0:
+		return "no cells to score"
+	case math.IsNaN(float64(s.AUC)):
+		return fmt.Sprintf("AUC needs both right and wrong answers; the %d cells hold one kind only", s.N)
+	}
+	return ""
+}
+
 // Epoch is one epoch of JE-IRT training in metrics.json's history.
 type Epoch struct {
 	Epoch          int     `json:"epoch"`
@@ -45,12 +60,45 @@ type Epoch struct {
 	Best           bool    `json:"best"`    // the best validation loss so far
 }
 
+// epochJSON is Epoch as metrics.json holds it: the validation figures of a
+// run without validation cells, and the training accuracy of an epoch that
+// measured none, are NaN in memory and null in the file.
+type epochJSON struct {
+	Epoch          int         `json:"epoch"`
+	TrainLoss      model.Float `json:"train_loss"`
+	TrainAcc       model.Float `json:"train_acc"`
+	ValLoss        model.Float `json:"val_loss"`
+	ValAcc         model.Float `json:"val_acc"`
+	LR             float64     `json:"lr"`
+	ExamplesPerSec float64     `json:"examples_per_sec"`
+	Seconds        float64     `json:"seconds"`
+	Best           bool        `json:"best"`
+}
+
+// MarshalJSON writes the epoch with NaN as null.
+func (e Epoch) MarshalJSON() ([]byte, error) {
+	f := func(x float64) model.Float { return model.Float(x) }
+	return json.Marshal(epochJSON{e.Epoch, f(e.TrainLoss), f(e.TrainAcc), f(e.ValLoss), f(e.ValAcc), e.LR, e.ExamplesPerSec, e.Seconds, e.Best})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (e *Epoch) UnmarshalJSON(b []byte) error {
+	var j epochJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Epoch{j.Epoch, float64(j.TrainLoss), float64(j.TrainAcc), float64(j.ValLoss), float64(j.ValAcc), j.LR, j.ExamplesPerSec, j.Seconds, j.Best}
+	return nil
+}
+
 // Geometry summarises what the learned embeddings say.
 type Geometry struct {
 	// NormErrorSpearman is Spearman's ρ between ‖q_j‖ and item j's error rate
 	// over all its observed cells (the JE-IRT paper: larger norm, harder).
-	NormErrorSpearman float64 `json:"norm_error_spearman"`
-	Items             int     `json:"items"`
+	// It is NaN (null) when undefined; NormErrorNote then says why.
+	NormErrorSpearman model.Float `json:"norm_error_spearman"`
+	NormErrorNote     string      `json:"norm_error_note,omitempty"`
+	Items             int         `json:"items"`
 	// ProjectionByGroup is, for each item group and model, the mean over the
 	// group's items of q_j·m_i/‖q_j‖ (the model's ability on that group).
 	ProjectionByGroup map[string]map[string]float64 `json:"projection_by_group,omitempty"`

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -36,6 +37,39 @@ func KendallTau(x, y []float64) float64 {
 		return math.NaN()
 	}
 	return (conc - disc) / den
+}
+
+// CorrelationNote says why a rank correlation between x (named xName) and y
+// is undefined, or "" when it is defined: fewer than two pairs without NaN,
+// or one side constant over them (a ranking without order).
+func CorrelationNote(xName string, x []float64, yName string, y []float64) string {
+	var xs, ys []float64
+	for i := range x {
+		if i < len(y) && !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
+			xs, ys = append(xs, x[i]), append(ys, y[i])
+		}
+	}
+	constant := func(v []float64) bool {
+		for _, a := range v {
+			if a != v[0] {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case len(x) != len(y):
+		return fmt.Sprintf("%d values of %s against %d of %s", len(x), xName, len(y), yName)
+	case len(xs) < 2:
+		return fmt.Sprintf("%d pair(s) of %s and %s; a rank correlation needs 2", len(xs), xName, yName)
+	case constant(xs) && constant(ys):
+		return fmt.Sprintf("%s and %s are each the same for all %d", xName, yName, len(xs))
+	case constant(xs):
+		return fmt.Sprintf("%s is the same for all %d (%.4g)", xName, len(xs), xs[0])
+	case constant(ys):
+		return fmt.Sprintf("%s is the same for all %d (%.4g)", yName, len(ys), ys[0])
+	}
+	return ""
 }
 
 // Spearman returns Spearman's rank correlation (Pearson of mid-ranks).

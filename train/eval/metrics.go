@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 
@@ -29,10 +30,26 @@ func FromScores(s Scores) Metrics {
 		Brier: float64(s.Brier), ECE: float64(s.ECE)}
 }
 
+// MarshalJSON writes m with NaN (undefined: no cells, one class) as null.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	f := func(x float64) model.Float { return model.Float(x) }
+	return json.Marshal(struct {
+		N        int         `json:"n"`
+		Accuracy model.Float `json:"accuracy"`
+		AUC      model.Float `json:"auc"`
+		LogLoss  model.Float `json:"log_loss"`
+		Brier    model.Float `json:"brier"`
+		ECE      model.Float `json:"ece"`
+	}{m.N, f(m.Accuracy), f(m.AUC), f(m.LogLoss), f(m.Brier), f(m.ECE)})
+}
+
 // Score computes Metrics for predicted probabilities p of labels y (0/1).
+// Without cells every score is NaN (undefined), not 0.
 func Score(p []float64, y []uint8) Metrics {
 	m := Metrics{N: len(p)}
 	if len(p) == 0 {
+		nan := math.NaN()
+		m.Accuracy, m.AUC, m.LogLoss, m.Brier, m.ECE = nan, nan, nan, nan, nan
 		return m
 	}
 	const bins = 10

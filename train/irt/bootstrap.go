@@ -36,6 +36,10 @@ type Bootstrap struct {
 	MaxMemory int64
 	Fitter    CBMM
 	Log       model.Logf // a line after every batch of replicates; nil is silent
+	// Ranked, when not nil, says which models are ranked (Analysis.Rank >
+	// 0): the rank intervals are ranks among those alone, and the others
+	// (too few answers to rank) get no rank interval and no θ SE or interval.
+	Ranked []bool
 }
 
 // BootstrapResult holds standard errors (sd over replicates) and Percentile
@@ -109,7 +113,15 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		}
 		for k, f := range fits {
 			th, a, b := backToOriginal(f, modelIdx[k], itemIdx[k], N, J)
+			absentWithoutCells(th, reps[k], modelIdx[k], rk)
 			align(full, th, a, b, bs.Models)
+			for i := 0; i < N; i++ {
+				if bs.Ranked != nil && !bs.Ranked[i] { // too few answers: no SE, no interval
+					for d := 0; d < rk; d++ {
+						th[i*rk+d] = math.NaN()
+					}
+				}
+			}
 			thetas = append(thetas, th)
 			as = append(as, a)
 			bsv = append(bsv, b)
@@ -154,9 +166,29 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	_, rl, rh := summarise(ranks, N, lo, hi)
 	res.RankLo, res.RankHi = make([]int, N), make([]int, N)
 	for i := range rl {
-		res.RankLo[i], res.RankHi[i] = int(math.Floor(rl[i])), int(math.Ceil(rh[i]))
+		if !math.IsNaN(rl[i]) { // a model ranked in fewer than two replicates has no interval
+			res.RankLo[i], res.RankHi[i] = int(math.Floor(rl[i])), int(math.Ceil(rh[i]))
+		}
 	}
 	return res, nil
+}
+
+// absentWithoutCells sets to NaN (absent) the θ of every original model with
+// no cell in replicate rep (whose model k is original model mi[k]): with the
+// items it answered all left out, its θ is only where the fit started, and
+// ranking it would repeat the full fit's rank in every such replicate.
+func absentWithoutCells(th []float64, rep *model.Responses, mi []int, rk int) {
+	has := make([]bool, len(th)/rk)
+	for _, k := range rep.Model {
+		has[mi[k]] = true
+	}
+	for i, h := range has {
+		if !h {
+			for d := 0; d < rk; d++ {
+				th[i*rk+d] = math.NaN()
+			}
+		}
+	}
 }
 
 // resampleIndex draws n indices with replacement, or returns 0..n-1 when draw is false.

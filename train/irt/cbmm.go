@@ -296,6 +296,9 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		s.hist = append(s.hist, loss[k])
 		m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma,
 			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.ctl.Iters, Converged: s.converged}
+		if !s.converged {
+			m.Note = fmt.Sprintf("iteration limit %d reached before the relative loss change fell below %g", c.MaxIter, c.Tol)
+		}
 		batch.Get(k, m.Theta, m.A, m.B)
 		StandardGauge(m)
 		if c.Signed {

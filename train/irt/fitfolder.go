@@ -20,8 +20,10 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	doc.Settings.RankMove = an.RankMoveLimit
 	doc.Models, doc.Items, doc.Observed = r.NumModels(), r.NumItems(), r.Len()
 	doc.LossHistory, doc.Loss = fit.LossHistory, fit.LossHistory[len(fit.LossHistory)-1]
-	doc.Iterations, doc.Converged = fit.Iterations, fit.Converged
-	doc.KendallTau, doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = model.Float(an.KendallTau), an.RankMoves, an.FlagCounts, an.GroupLoadings
+	doc.Iterations, doc.Converged, doc.ConvergenceNote = fit.Iterations, fit.Converged, fit.Note
+	doc.KendallTau, doc.KendallNote = model.Float(an.KendallTau), an.KendallNote
+	doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = an.RankMoves, an.FlagCounts, an.GroupLoadings
+	doc.Settings.MinAnswers = an.MinAnswers
 	doc.Gauge, doc.Parameterisation = irtfit.GaugeJML, irtfit.Parameterisation
 	if doc.Settings.Method == "mml" {
 		doc.Gauge = irtfit.GaugeMML
@@ -49,7 +51,8 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	}
 	for i, name := range fit.Models {
 		m := irtfit.Model{Name: name, Theta: part(fit.Theta, i), SE: part(b.ThetaSE, i), Lo: part(b.ThetaLo, i),
-			Hi: part(b.ThetaHi, i), Score: an.Score[i], Rank: an.Rank[i], Accuracy: an.Accuracy[i], AccuracyRank: an.AccuracyRank[i]}
+			Hi: part(b.ThetaHi, i), Score: an.Score[i], Rank: an.Rank[i], Accuracy: an.Accuracy[i], AccuracyRank: an.AccuracyRank[i],
+			NObs: an.ModelObserved[i], Flag: an.ModelFlags[i]}
 		if boot != nil {
 			m.RankLo, m.RankHi = boot.RankLo[i], boot.RankHi[i]
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/model"
@@ -32,6 +33,8 @@ func CheckSettings(s irtfit.Settings) error {
 		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
 	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
 		return fmt.Errorf("--signed needs --method cbmm and --rank 2 or more (got --method %s --rank %d)", s.Method, s.Rank)
+	case s.MinAnswers < 0:
+		return fmt.Errorf("--min-answers %d: must not be negative (0: no threshold)", s.MinAnswers)
 	case s.MaxIter < 1:
 		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
 	case s.Bootstrap < 0 || s.Bootstrap == 1:
@@ -105,6 +108,9 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	}
 	out := make([]*Fitted, len(fits))
 	for k, f := range fits {
+		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
+		// marginal fit integrates θ out, so only items can run off.
+		noteUnbounded(rs[k], f, set.Method != "mml")
 		out[k] = &Fitted{Fit: f}
 	}
 	return out, time.Since(start).Seconds(), nil
@@ -116,16 +122,28 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	set := j.Settings
 	set.Data = j.Data[k]
 	fit := f.Fit
-	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v, %.2fs", set.Data, fit.Iterations,
-		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
-	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
+	note := ""
+	if fit.Note != "" {
+		note = " (" + fit.Note + ")"
+	}
+	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v%s, %.2fs", set.Data, fit.Iterations,
+		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, note, secs)
+	minAnswers := set.MinAnswers
+	if minAnswers == 0 {
+		minAnswers = -1 // settings record 0 for none
+	}
+	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers})
 	var boot *BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {
 		start := time.Now()
 		var err error
+		ranked := make([]bool, len(an.Rank))
+		for i, rk := range an.Rank {
+			ranked[i] = rk > 0
+		}
 		boot, err = Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			MaxMemory: set.MaxMemory, Fitter: FromSettings(set), Log: j.Log}.Run(ctx, r, fit)
+			MaxMemory: set.MaxMemory, Fitter: FromSettings(set), Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
@@ -135,4 +153,111 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
 	return nil
+}
+
+// noteUnbounded says in fit.Note which parameters the data r leave without a
+// finite estimate, and marks the fit not converged when nothing estimable is
+// left. An item answered only right (or only wrong) has its likelihood rise
+// for ever as d → ±∞, and under joint maximum likelihood (jointML) so has a
+// model's θ; setting those aside can leave others constant in turn, so they
+// are set aside until none is. When fewer than two models or two items keep
+// both kinds of answer, every parameter ran off to wherever the optimiser
+// stopped (all-correct data: d near 40, b near −70), whatever its own
+// stopping test said.
+func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool) {
+	N, J := r.NumModels(), r.NumItems()
+	outM, outI := make([]bool, N), make([]bool, J)
+	seenM, seenI := make([]bool, N), make([]bool, J)
+	for c := range r.Label {
+		seenM[r.Model[c]], seenI[r.Item[c]] = true, true
+	}
+	rightM, wrongM := make([]int, N), make([]int, N)
+	rightI, wrongI := make([]int, J), make([]int, J)
+	for changed := true; changed; {
+		changed = false
+		clear(rightM)
+		clear(wrongM)
+		clear(rightI)
+		clear(wrongI)
+		for c, y := range r.Label {
+			i, j := r.Model[c], r.Item[c]
+			if outM[i] || outI[j] {
+				continue
+			}
+			if y == 1 {
+				rightM[i]++
+				rightI[j]++
+			} else {
+				wrongM[i]++
+				wrongI[j]++
+			}
+		}
+		for j := range outI {
+			if !outI[j] && seenI[j] && (rightI[j] == 0 || wrongI[j] == 0) {
+				outI[j], changed = true, true
+			}
+		}
+		for i := range outM {
+			if jointML && !outM[i] && seenM[i] && (rightM[i] == 0 || wrongM[i] == 0) {
+				outM[i], changed = true, true
+			}
+		}
+	}
+	count := func(out, seen []bool) (n, kept int) {
+		for k := range out {
+			switch {
+			case out[k]:
+				n++
+			case seen[k]:
+				kept++
+			}
+		}
+		return n, kept
+	}
+	nI, keptI := count(outI, seenI)
+	nM, keptM := count(outM, seenM)
+	if !jointML { // models count when they answered a kept item
+		onKept := make([]bool, N)
+		for c := range r.Label {
+			onKept[r.Model[c]] = onKept[r.Model[c]] || !outI[r.Item[c]]
+		}
+		_, keptM = count(make([]bool, N), onKept)
+	}
+	if nI == 0 && nM == 0 {
+		return
+	}
+	var parts, params []string
+	if nI > 0 {
+		parts, params = append(parts, plural(nI, "item")), append(params, fmt.Sprintf("the d of %s", plural(nI, "item")))
+	}
+	if nM > 0 {
+		parts, params = append(parts, plural(nM, "model")), append(params, fmt.Sprintf("the θ of %s", plural(nM, "model")))
+	}
+	if keptM >= 2 && keptI >= 2 {
+		note := fmt.Sprintf("no finite estimate for %s answered only right or only wrong: written where the fit stopped", strings.Join(params, " and "))
+		if fit.Note != "" {
+			note = fit.Note + "; " + note
+		}
+		fit.Note = note
+		return
+	}
+	maxD, maxTheta := 0.0, 0.0
+	for _, v := range fit.B {
+		maxD = math.Max(maxD, math.Abs(v))
+	}
+	for _, v := range fit.Theta {
+		maxTheta = math.Max(maxTheta, math.Abs(v))
+	}
+	fit.Converged = false
+	fit.Note = fmt.Sprintf("degenerate data: setting aside the %s answered only right or only wrong leaves %s x %s; "+
+		"the likelihood has no finite optimum and every parameter is where the fit stopped (largest |d| %.3g, |θ| %.3g)",
+		strings.Join(parts, " and "), plural(keptM, "model"), plural(keptI, "item"), maxD, maxTheta)
+}
+
+// plural is "1 item", "2 items".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

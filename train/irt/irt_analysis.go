@@ -18,7 +18,16 @@ const (
 	FlagNeverSolved   = "never_solved"
 	FlagAlwaysSolved  = "always_solved"
 	FlagUninformative = "uninformative" // near-zero discrimination
+	// FlagFewAnswers marks a model or item with fewer observed answers than
+	// AnalysisOptions.MinAnswers: too few to estimate its parameters. Such
+	// a model is not ranked (no rank, no rank interval, not in τ).
+	FlagFewAnswers = "few_answers"
 )
+
+// DefaultMinAnswers is the fewest observed answers a model needs to be
+// ranked (and an item to go unflagged) unless AnalysisOptions.MinAnswers says
+// otherwise.
+const DefaultMinAnswers = 5
 
 // AnalysisOptions sets the thresholds of Analyze.
 type AnalysisOptions struct {
@@ -28,6 +37,11 @@ type AnalysisOptions struct {
 	// RankMove: models whose θ rank and accuracy rank differ by more than this
 	// many places are listed; 0 means max(3, N/20).
 	RankMove int
+	// MinAnswers: a model (item) with fewer observed answers is flagged
+	// few_answers, and such a model is left out of both rankings; 0 means
+	// DefaultMinAnswers, negative means no threshold (every model with an
+	// answer is ranked).
+	MinAnswers int
 }
 
 // Analysis summarises a fit against the raw accuracies.
@@ -35,9 +49,14 @@ type Analysis struct {
 	Accuracy       []float64 // per model, over its observed cells
 	AccuracyRank   []int     // 1 = most accurate
 	Score          []float64 // AbilityScore
-	Rank           []int     // 1 = highest Score; 0 for a model with no observations
+	Rank           []int     // 1 = highest Score; 0 for a model with fewer than MinAnswers observations
 	Unobserved     []string  // models with no observed cell (not ranked)
-	KendallTau     float64   // τ_b between Score and Accuracy
+	FewAnswers     []string  // models with some, but fewer than MinAnswers, observed cells (not ranked)
+	MinAnswers     int       // the threshold applied (0: none)
+	ModelObserved  []int     // n_obs per model
+	ModelFlags     []string  // "" or FlagFewAnswers, per model
+	KendallTau     float64   // τ_b between Score and Accuracy over the ranked models
+	KendallNote    string    // why KendallTau is undefined (NaN); "" when it is defined
 	RankMoveLimit  int
 	RankMoves      []RankMove
 	ItemAccuracy   []float64 // p_correct per item
@@ -68,19 +87,44 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	}
 	an := &Analysis{Accuracy: r.ModelAccuracy(), ItemAccuracy: r.ItemAccuracy(), Score: AbilityScore(fit),
 		RankMoveLimit: opt.RankMove, FlagCounts: map[string]int{}}
-	// A model with no observed cell has a θ from the gauge alone: it is
-	// listed, but left out of both rankings (rank 0) and of τ.
+	switch {
+	case opt.MinAnswers == 0:
+		an.MinAnswers = DefaultMinAnswers
+	case opt.MinAnswers > 0:
+		an.MinAnswers = opt.MinAnswers
+	}
+	// A model with no observed cell has a θ from the gauge alone, and one
+	// with a handful a θ from those alone (one right answer of a thousand
+	// items put a model first): both are listed, but left out of both
+	// rankings (rank 0) and of τ.
 	ranked := append([]float64(nil), an.Score...)
+	accRanked := append([]float64(nil), an.Accuracy...)
 	bm := r.ByModel()
+	an.ModelObserved, an.ModelFlags = make([]int, N), make([]string, N)
 	for i := 0; i < N; i++ {
-		if len(bm.Row(i)) == 0 {
-			ranked[i] = math.NaN()
-			an.Unobserved = append(an.Unobserved, r.Models[i])
+		n := len(bm.Row(i))
+		an.ModelObserved[i] = n
+		if n == 0 || n < an.MinAnswers {
+			ranked[i], accRanked[i] = math.NaN(), math.NaN()
+			if n == 0 {
+				an.Unobserved = append(an.Unobserved, r.Models[i])
+			} else {
+				an.FewAnswers = append(an.FewAnswers, r.Models[i])
+			}
+			if n < an.MinAnswers {
+				an.ModelFlags[i] = FlagFewAnswers
+			}
 		}
 	}
-	an.AccuracyRank = eval.DescRanks(an.Accuracy)
+	an.AccuracyRank = eval.DescRanks(accRanked)
 	an.Rank = eval.DescRanks(ranked)
-	an.KendallTau = eval.KendallTau(ranked, an.Accuracy)
+	an.KendallTau = eval.KendallTau(ranked, accRanked)
+	if math.IsNaN(an.KendallTau) {
+		an.KendallNote = eval.CorrelationNote("θ", ranked, "accuracy", accRanked)
+		if an.KendallNote == "" {
+			an.KendallNote = "no pair of ranked models differs in both θ and accuracy"
+		}
+	}
 	for i := 0; i < N; i++ {
 		if math.IsNaN(ranked[i]) {
 			an.Rank[i], an.AccuracyRank[i] = 0, 0
@@ -106,6 +150,8 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		}
 		switch p := an.ItemAccuracy[j]; {
 		case an.ItemObserved[j] == 0:
+		case an.ItemObserved[j] < an.MinAnswers:
+			an.ItemFlags[j] = FlagFewAnswers
 		case p == 0:
 			an.ItemFlags[j] = FlagNeverSolved
 		case p == 1:

@@ -33,8 +33,9 @@ type CVResult struct {
 
 // RankAgreement is the rank correlation of two orderings of the models.
 type RankAgreement struct {
-	Spearman float64 `json:"spearman"`
-	Kendall  float64 `json:"kendall"`
+	Spearman model.Float `json:"spearman"` // NaN (null) when undefined; Note says why
+	Kendall  model.Float `json:"kendall"`
+	Note     string      `json:"note,omitempty"`
 }
 
 // CrossValidate assigns the observed cells of r to folds at random (seed),
@@ -175,5 +176,6 @@ func rankAgreement(p []float64, y []uint8, models []int32, N int) RankAgreement 
 			a, b = append(a, pred[i]/cnt[i]), append(b, obs[i]/cnt[i])
 		}
 	}
-	return RankAgreement{Spearman: eval.Spearman(a, b), Kendall: eval.KendallTau(a, b)}
+	return RankAgreement{Spearman: model.Float(eval.Spearman(a, b)), Kendall: model.Float(eval.KendallTau(a, b)),
+		Note: eval.CorrelationNote("the mean prediction", a, "the accuracy", b)}
 }

@@ -153,8 +153,12 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 			break
 		}
 	}
-	return &model.IRT{Models: r.Models, Items: r.Items, Rank: 1, Sigma: 1, Theta: theta, A: a, B: b,
-		LossHistory: hist, Iterations: min(iter, c.MaxIter), Converged: converged}, nil
+	m := &model.IRT{Models: r.Models, Items: r.Items, Rank: 1, Sigma: 1, Theta: theta, A: a, B: b,
+		LossHistory: hist, Iterations: min(iter, c.MaxIter), Converged: converged}
+	if !converged {
+		m.Note = fmt.Sprintf("EM iteration limit %d reached while a parameter still moved more than %g per iteration", c.MaxIter, c.Tol)
+	}
+	return m, nil
 }
 
 // softplusNeg returns −log sigmoid(x) = log(1 + e^−x), stably.

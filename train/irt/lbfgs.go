@@ -145,6 +145,12 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 	m := &model.IRT{Models: r.Models, Items: r.Items, Rank: 1, Sigma: c.Sigma,
 		Theta: make([]float64, N), A: make([]float64, J), B: make([]float64, J),
 		LossHistory: hist, Iterations: iters, Converged: err == nil && res.Status == optimize.FunctionConvergence}
+	if !m.Converged {
+		m.Note = fmt.Sprintf("L-BFGS stopped with status %v before the relative loss change fell below %g", res.Status, c.Tol)
+		if err != nil {
+			m.Note += ": " + err.Error()
+		}
+	}
 	copy(m.Theta, res.X[:N])
 	for j := 0; j < J; j++ {
 		m.A[j] = lbfgsSoftplus(res.X[N+j])

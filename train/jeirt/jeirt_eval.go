@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
@@ -62,7 +63,11 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 			ev.SkippedCells++
 			continue
 		}
-		p = append(p, m.Prob(i, q[r.Item[c]]))
+		pc := m.Prob(i, q[r.Item[c]])
+		if !model.Finite(pc) { // the embeddings are checked; this is the last guard
+			return nil, fmt.Errorf("%s: P(correct) of model %q on item %q is %v", ck.Where(), name, r.Items[r.Item[c]], pc)
+		}
+		p = append(p, pc)
 		cells = append(cells, int32(c))
 	}
 	if len(cells) == 0 {
@@ -130,14 +135,21 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 			ev.TrainingCells, ev.HeldoutCells, ev.ValidationCells)
 	}
 	fmt.Fprintf(w, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
+	var notes []string
 	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
+		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
+			notes = append(notes, why)
+		}
 	}
 	row("jeirt, all cells", ev.Metrics)
 	if ev.Heldout != nil {
 		row("jeirt, held-out cells", *ev.Heldout)
 	}
 	row("model mean (in-sample)", ev.ModelMean)
+	for _, why := range notes {
+		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
 	return nil
 }
 
@@ -149,6 +161,7 @@ func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, l
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(log)
 	ck.Encoder = encoder
 	r, _, err := read.File(data, ro)
 	if err != nil {

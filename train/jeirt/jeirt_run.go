@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -168,8 +169,12 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if e.Best {
 			best = "  *"
 		}
+		f := func(x float64) model.Float { return model.Float(x) }
 		log.Printf("epoch %3d/%d  train loss %.4f acc %.4f  val loss %.4f acc %.4f  lr %.3g  %.0f ex/s%s",
-			e.Epoch, tr.Epochs, e.TrainLoss, e.TrainAcc, e.ValLoss, e.ValAcc, e.LR, e.ExamplesPerSec, best)
+			e.Epoch, tr.Epochs, f(e.TrainLoss), f(e.TrainAcc), f(e.ValLoss), f(e.ValAcc), e.LR, e.ExamplesPerSec, best)
+	}
+	if valR.Len() == 0 {
+		log.Printf("warning: no validation cells: the validation loss and accuracy are n/a, every epoch counts as the best and the last one is kept (raise split.val for early stopping)")
 	}
 	tr.Warn = func(w string) { log.Printf("warning: %s", w) }
 	fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
@@ -197,8 +202,29 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			Encoder: encInfo,
 			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
+	dom, err := trainingDomain(trainR, features, enc.Dim())
+	if err != nil {
+		return nil, err
+	}
+	// write puts the checkpoint with met into cfg.Output; replace is true
+	// for the second write of a run, which adds the baselines.
+	write := func(replace bool) error {
+		metJSON, err := met.Marshal()
+		if err != nil {
+			return err
+		}
+		ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+		if dom != nil {
+			if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
+				return err
+			}
+		}
+		ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
+		return ck.Write(cfg.Output, replace)
+	}
+	baselines := false
 	if byModel {
-		// Like the baselines, the experiment runs to completion once the model is trained.
+		// The experiment runs to completion once the model is trained.
 		if err := newModelExperiment(context.WithoutCancel(ctx), cfg, opt, ck, tr, trainR, valR, trainAll, testR, features, enc.Dim(), met, log); err != nil {
 			return nil, err
 		}
@@ -209,34 +235,37 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
 			met.Alignment.AddPerModel(fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
 		}
-		if !fit.Interrupted && !opt.NoBaselines {
-			// Baselines run to completion even if Ctrl-C comes now: the model is trained.
-			met.Baselines, met.KNNK, err = RunBaselines(context.WithoutCancel(ctx), trainR, valR, testR, features, enc.Dim(), log)
-			if err != nil {
-				return nil, err
+		baselines = !fit.Interrupted && !opt.NoBaselines
+	}
+	if baselines {
+		// The trained model is written before the baselines run, so that
+		// Ctrl-C (or a kill) during them keeps it; its metrics say so until
+		// the second write adds them.
+		warnings := met.Warnings
+		met.Warnings = append(slices.Clip(warnings), "the baselines did not finish (interrupted): metrics.json has none")
+		if err := write(opt.Replace); err != nil {
+			return nil, err
+		}
+		met.Warnings = warnings
+		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
+		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), log)
+		if errors.Is(err, context.Canceled) {
+			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
+			met.Baselines, met.KNNK = nil, 0
+			log.Printf("interrupted during the baselines: %s keeps the trained model, without them", cfg.Output)
+			if opt.Results != nil {
+				opt.Results(fit.Stop, met)
 			}
+			return &RunResult{Fit: fit, Metrics: met, Checkpoint: ck}, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if opt.Results != nil {
 		opt.Results(fit.Stop, met)
 	}
-
-	metJSON, err := met.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
-	dom, err := trainingDomain(trainR, features, enc.Dim())
-	if err != nil {
-		return nil, err
-	}
-	if dom != nil {
-		if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
-			return nil, err
-		}
-	}
-	ck.Manifest.Metrics = metJSON[:len(metJSON)-1]
-	if err := ck.Write(cfg.Output, opt.Replace); err != nil {
+	if err := write(opt.Replace || baselines); err != nil {
 		return nil, err
 	}
 	log.Printf("wrote %s (model.safetensors, manifest.json, metrics.json)", cfg.Output)
@@ -529,7 +558,8 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 		norms = append(norms, model.Norm(m.ItemEmbedding(j)))
 		errRate = append(errRate, 1-a)
 	}
-	g := Geometry{NormErrorSpearman: eval.Spearman(norms, errRate), Items: len(norms)}
+	g := Geometry{NormErrorSpearman: model.Float(eval.Spearman(norms, errRate)), Items: len(norms),
+		NormErrorNote: eval.CorrelationNote("|q|", norms, "the item error rate", errRate)}
 	if r.ItemGroup != nil {
 		byGroup := map[string][]int{}
 		for j, grp := range r.ItemGroup {
@@ -551,9 +581,6 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 				g.ProjectionByGroup[grp] = row
 			}
 		}
-	}
-	if math.IsNaN(g.NormErrorSpearman) {
-		g.NormErrorSpearman = 0
 	}
 	return g
 }
@@ -609,12 +636,16 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 	}
 	if a := m.Alignment; a != nil {
 		fmt.Fprintf(w, "\nheld-out benchmark(s): %s; alignment: cosine(held-out, training mean question direction) = %.4f, nearest training benchmark %s (%.4f)\n",
-			strings.Join(m.HeldOutBenchmarks, ", "), a.Cosine, a.Nearest, a.PerBenchmark[a.Nearest])
+			strings.Join(m.HeldOutBenchmarks, ", "), model.Float(a.Cosine), a.Nearest, model.Float(a.PerBenchmark[a.Nearest]))
 	}
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
+	var notes []string
 	row := func(name string, s eval.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
+		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
+			notes = append(notes, why)
+		}
 	}
 	name := "jeirt"
 	if m.SplitBy == "model" {
@@ -634,7 +665,14 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 		}
 		row(label, m.Baselines[n])
 	}
-	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items\n", m.Geometry.NormErrorSpearman, m.Geometry.Items)
+	for _, why := range notes {
+		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
+	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items", m.Geometry.NormErrorSpearman, m.Geometry.Items)
+	if m.Geometry.NormErrorNote != "" {
+		fmt.Fprintf(w, " (n/a: %s)", m.Geometry.NormErrorNote)
+	}
+	fmt.Fprintln(w)
 }
 
 // holdList splits split.hold ("a,b") into benchmark names.

@@ -2,6 +2,7 @@ package jeirt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,10 +16,11 @@ import (
 func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 	enc, err := encoder.OpenRecorded(ck.Manifest.Encoder, ck.Dir, ck.Encoder)
 	if err != nil {
-		return nil, err
+		return nil, ck.InManifest(err)
 	}
 	if enc.Dim() != ck.Model.InputDim {
-		return nil, fmt.Errorf("encoder %s gives vectors of length %d, the checkpoint's adapter takes %d", ck.Manifest.Encoder.Spec, enc.Dim(), ck.Model.InputDim)
+		return nil, ck.InManifest(fmt.Errorf("encoder %s gives vectors of length %d, but the adapter of %s (tensor W1) takes %d",
+			ck.Manifest.Encoder.Spec, enc.Dim(), ck.Where(), ck.Model.InputDim))
 	}
 	return enc, nil
 }
@@ -67,7 +69,7 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 			return nil, nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
 		}
 	}
-	emb, newX, err := EncodeQuestions(ctx, m, enc, ids, texts)
+	emb, newX, err := EncodeQuestions(ctx, ck, enc, ids, texts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -79,17 +81,20 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 }
 
 // EmbedQuestions encodes questions (by id when enc serves precomputed
-// vectors, else their texts; see encoder.EncodeItems) and runs m's adapter on
-// the vectors: one question embedding q per question.
-func EmbedQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
-	q, _, err := EncodeQuestions(ctx, m, enc, ids, texts)
+// vectors, else their texts; see encoder.EncodeItems) and runs the
+// checkpoint's adapter on the vectors: one question embedding q per question.
+func EmbedQuestions(ctx context.Context, ck *model.Checkpoint, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
+	q, _, err := EncodeQuestions(ctx, ck, enc, ids, texts)
 	return q, err
 }
 
 // EncodeQuestions is EmbedQuestions that also returns each question's
 // encoder vector x (the input of the adapter), as the out-of-domain check
-// (model.Domain) needs.
-func EncodeQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
+// (model.Domain) needs. An embedding that is not finite (weights that
+// overflow in use) is an error naming the checkpoint, the question and the
+// tensor, never a NaN probability.
+func EncodeQuestions(ctx context.Context, ck *model.Checkpoint, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
+	m := ck.Model
 	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{})
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +106,14 @@ func EncodeQuestions(ctx context.Context, m *model.JEIRT, enc encoder.Encoder, i
 		}
 		flat = append(flat, v...)
 	}
-	emb := m.QuestionEmbeddings(flat, len(ids))
+	emb, err := m.QuestionEmbeddingsChecked(flat, len(ids))
+	if err != nil {
+		var nf *model.NonFiniteError
+		if errors.As(err, &nf) {
+			return nil, nil, fmt.Errorf("%s: question %q: %w", ck.Where(), model.Clip(ids[nf.Row]), err)
+		}
+		return nil, nil, err
+	}
 	q = make([][]float32, len(ids))
 	for k := range q {
 		q[k] = emb[k*m.Dim : (k+1)*m.Dim : (k+1)*m.Dim]

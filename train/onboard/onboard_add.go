@@ -156,6 +156,12 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 		}
 		a := AddedModel{Name: name, FitCells: len(fitCells[k]), HeldCells: len(heldCells[k]), Iterations: info.Iterations, Converged: info.Converged}
 		row32 := float32Row(row)
+		for _, v := range row32 {
+			if v-v != 0 {
+				return nil, fmt.Errorf("add-model: %s: the fitted row of M holds %v after %d Newton iterations: the fit diverged on %d answers (a stronger prior keeps it finite)",
+					name, v, info.Iterations, len(fitCells[k]))
+			}
+		}
 		old, had := modelRow[name]
 		if len(heldCells[k]) > 0 {
 			held := r.Subset(heldCells[k])

@@ -13,12 +13,13 @@ import (
 )
 
 // loadCheckpoint reads the checkpoint in dir with an optional encoder
-// override.
-func loadCheckpoint(dir, encoder string) (*model.Checkpoint, error) {
+// override, and says on log what could not be checked.
+func loadCheckpoint(dir, encoder string, log model.Logf) (*model.Checkpoint, error) {
 	ck, err := model.LoadCheckpoint(dir)
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(log)
 	ck.Encoder = encoder
 	return ck, nil
 }
@@ -39,7 +40,7 @@ type AddRun struct {
 // Run adds the models and writes the checkpoint; it returns the folder
 // written and the result.
 func (a AddRun) Run(ctx context.Context) (string, *AddModelsResult, error) {
-	ck, err := loadCheckpoint(a.Checkpoint, a.Encoder)
+	ck, err := loadCheckpoint(a.Checkpoint, a.Encoder, a.Options.Log)
 	if err != nil {
 		return "", nil, err
 	}
@@ -121,7 +122,7 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	log := s.Log
-	ck, err := loadCheckpoint(s.Checkpoint, s.Encoder)
+	ck, err := loadCheckpoint(s.Checkpoint, s.Encoder, log)
 	if err != nil {
 		return err
 	}

@@ -17,12 +17,14 @@ import (
 )
 
 // LoadCheckpoint reads the checkpoint in dir; encoder, when not "", replaces
-// the encoder it records (its fingerprint must still match).
-func LoadCheckpoint(dir, encoder string) (*model.Checkpoint, error) {
+// the encoder it records (its fingerprint must still match). What could not
+// be checked (an old folder without hashes) is said on log.
+func LoadCheckpoint(dir, encoder string, log model.Logf) (*model.Checkpoint, error) {
 	ck, err := model.LoadCheckpoint(dir)
 	if err != nil {
 		return nil, err
 	}
+	ck.LogWarnings(log)
 	ck.Encoder = encoder
 	return ck, nil
 }
@@ -53,7 +55,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	}
 	log := o.Log
 	start := time.Now()
-	ck, err := LoadCheckpoint(o.Checkpoint, o.Encoder)
+	ck, err := LoadCheckpoint(o.Checkpoint, o.Encoder, log)
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	for k, q := range qf.Queries {
 		ids[k], texts[k] = q.ID, q.Text
 	}
-	emb, x, err := jeirt.EncodeQuestions(ctx, ck.Model, enc, ids, texts)
+	emb, x, err := jeirt.EncodeQuestions(ctx, ck, enc, ids, texts)
 	if err != nil {
 		return fmt.Errorf("route: %w", err)
 	}
@@ -98,6 +100,11 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	fallbacks, ood := 0, 0
 	for k := range emb {
 		choices[k] = rt.RouteChecked(emb[k], x[k])
+		for _, mp := range choices[k].Ranked { // the embeddings are checked; this is the last guard
+			if !model.Finite(mp.P) {
+				return fmt.Errorf("route: %s: P(correct) of model %q for query %q is %v", ck.Where(), ck.Model.Models[mp.Model], ids[k], mp.P)
+			}
+		}
 		if choices[k].Fallback {
 			fallbacks++
 		}
@@ -172,7 +179,7 @@ type EvalRun struct {
 // summary table and a "wrote" line on w.
 func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	log := e.Log
-	ck, err := LoadCheckpoint(e.Checkpoint, e.Encoder)
+	ck, err := LoadCheckpoint(e.Checkpoint, e.Encoder, log)
 	if err != nil {
 		return err
 	}

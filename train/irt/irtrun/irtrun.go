@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,19 +85,27 @@ type FileFit struct {
 func (f FileFit) Summary() string {
 	an := f.Analysis
 	var b strings.Builder
-	if f.Joint > 0 {
-		fmt.Fprintf(&b, "wrote %s: %d benchmarks jointly, %d models, %d items; Kendall τ(θ, accuracy) = %.4f",
-			f.Dir, f.Joint, f.Models, f.Items, an.KendallTau)
-	} else {
-		fmt.Fprintf(&b, "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %.4f; %d model(s) move more than %d ranks; %s",
-			f.Dir, f.Models, f.Items, an.KendallTau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
+	tau := fmt.Sprintf("%.4f", model.Float(an.KendallTau))
+	if an.KendallNote != "" {
+		tau += " (" + an.KendallNote + ")"
 	}
-	if n := len(an.Unobserved); n > 0 {
-		fmt.Fprintf(&b, "; %d model(s) with no observed cell, not ranked: %s", n, strings.Join(an.Unobserved[:min(n, 5)], ", "))
-		if n > 5 {
-			b.WriteString(", ...")
+	if f.Joint > 0 {
+		fmt.Fprintf(&b, "wrote %s: %d benchmarks jointly, %d models, %d items; Kendall τ(θ, accuracy) = %s",
+			f.Dir, f.Joint, f.Models, f.Items, tau)
+	} else {
+		fmt.Fprintf(&b, "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %s; %d model(s) move more than %d ranks; %s",
+			f.Dir, f.Models, f.Items, tau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
+	}
+	list := func(what string, names []string) {
+		if n := len(names); n > 0 {
+			fmt.Fprintf(&b, "; %d model(s) %s, not ranked: %s", n, what, strings.Join(names[:min(n, 5)], ", "))
+			if n > 5 {
+				b.WriteString(", ...")
+			}
 		}
 	}
+	list("with no observed cell", an.Unobserved)
+	list(fmt.Sprintf("with fewer than %d answers (few_answers)", an.MinAnswers), an.FewAnswers)
 	if f.Groups && len(an.GroupLoadings) > 0 {
 		fmt.Fprintf(&b, "\n%-24s %6s  mean loading per dimension", "group", "items")
 		for _, g := range an.GroupLoadings {
@@ -301,7 +311,11 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if err != nil {
 		return "", err
 	}
-	return msg + fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", tau), nil
+	msg += fmt.Sprintf("; Kendall τ between the model rankings from the kept items and from all items: %.4f", model.Float(tau))
+	if math.IsNaN(tau) {
+		msg += " (fewer than two models, or one of the rankings puts every model level)"
+	}
+	return msg, nil
 }
 
 // CVFile cross-validates the cBMM fit of the response file set.Data
@@ -357,9 +371,19 @@ func WriteCVTable(w io.Writer, res *irt.CVResult, cells int, asJSON bool) error 
 			m    eval.Metrics
 		}{"per-benchmark average", "benchmark_baseline", *res.BenchmarkBaseline})
 	}
+	var notes []string
 	for _, row := range rows {
 		rk := res.Ranking[row.k]
-		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.n, row.m.Accuracy, row.m.LogLoss, row.m.AUC, row.m.Brier, rk.Spearman, rk.Kendall)
+		f := func(x float64) model.Float { return model.Float(x) }
+		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.n, f(row.m.Accuracy), f(row.m.LogLoss), f(row.m.AUC), f(row.m.Brier), rk.Spearman, rk.Kendall)
+		for _, why := range []string{row.m.Scores().Undefined(), rk.Note} {
+			if why != "" && !slices.Contains(notes, why) {
+				notes = append(notes, why)
+			}
+		}
+	}
+	for _, why := range notes {
+		fmt.Fprintf(w, "n/a: %s\n", why)
 	}
 	return nil
 }
