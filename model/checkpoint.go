@@ -172,7 +172,7 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 
 // LoadCheckpoint reads a checkpoint folder written by Write.
 func LoadCheckpoint(dir string) (*Checkpoint, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, CheckpointManifest))
+	raw, err := ReadInputFile(filepath.Join(dir, CheckpointManifest), MaxDocumentBytes, "a manifest")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if _, serr := os.Stat(dir); serr != nil {
@@ -222,7 +222,7 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 			if name != filepath.Base(name) {
 				return nil, fmt.Errorf("%s: encoder.files: %q is not a file name", mpath, name)
 			}
-			b, err := os.ReadFile(filepath.Join(dir, name))
+			b, err := ReadInputFile(filepath.Join(dir, name), 0, "an encoder file")
 			if err != nil {
 				return nil, fmt.Errorf("%s: the encoder's file %s: %w", mpath, name, err)
 			}

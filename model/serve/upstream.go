@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Upstream is the OpenAI-compatible server of one model of the checkpoint.
@@ -38,7 +40,7 @@ type Upstream struct {
 // that is not http(s), a repeated name and an api_key_env naming an unset
 // variable are errors naming the file and entry.
 func ReadUpstreams(path string) (map[string]Upstream, error) {
-	b, err := os.ReadFile(path)
+	b, err := model.ReadInputFile(path, model.MaxDocumentBytes, "an upstreams file")
 	if err != nil {
 		return nil, err
 	}
