@@ -299,7 +299,9 @@ func TestSafetyFiles(t *testing.T) {
 		{name: "report into its own fit folder with --force", cmd: newReportCmd,
 			args: []string{"--fit", "fit", "--out", "fit", "--force"}, want: "fit is an input of this run (fit)"},
 		{name: "report refuses before it renders anything", cmd: newReportCmd,
-			setup: func(t *testing.T, dir string) { copyTree(t, filepath.Join(dir, "fit"), filepath.Join(dir, "old-report")) },
+			setup: func(t *testing.T, dir string) {
+				copyTree(t, filepath.Join(dir, "fit"), filepath.Join(dir, "old-report"))
+			},
 			// The route CSV does not exist: refusing first means its error never comes.
 			args: []string{"--fit", "fit", "--route-csv", "missing.csv", "--out", "old-report"}, want: "old-report already exists; pass --force"},
 		{name: "a config's output: . is the configs folder", cmd: newTrainCmd,
@@ -311,8 +313,10 @@ func TestSafetyFiles(t *testing.T) {
 			},
 			args: []string{"--config", "cfgs/dot.yaml", "--force"}, want: "cfgs contains an input of this run"},
 		{name: "a symlink to the data as a file output", cmd: irtCmd,
-			setup: func(t *testing.T, dir string) { symlinkOrSkip(t, filepath.Join(dir, "dd", "r.csv"), filepath.Join(dir, "sel.csv")) },
-			args:  []string{"select", "--fit", "fit", "--out", "sel.csv", "--force"}, want: "sel.csv is an input of this run"},
+			setup: func(t *testing.T, dir string) {
+				symlinkOrSkip(t, filepath.Join(dir, "dd", "r.csv"), filepath.Join(dir, "sel.csv"))
+			},
+			args: []string{"select", "--fit", "fit", "--out", "sel.csv", "--force"}, want: "sel.csv is an input of this run"},
 		{name: "a symlink to the data's folder as the output folder", cmd: irtCmd,
 			setup: func(t *testing.T, dir string) { symlinkOrSkip(t, "dd", filepath.Join(dir, "dlink")) },
 			args:  []string{"fit", "--data", "dd/r.csv", "--out", "dlink", "--force"}, want: "dlink contains an input of this run (dd/r.csv)"},
@@ -341,8 +345,8 @@ func TestSafetyFiles(t *testing.T) {
 			setup: existing("fit/my-notes.txt"),
 			args:  []string{"fit", "--data", "dd/r.csv", "--out", "fit", "--force"}, want: "fit holds files jeirt did not write (my-notes.txt)"},
 		{name: "--force on jeirt's own folder replaces it; look-alike temp folders survive", cmd: irtCmd,
-			setup: existing(".fit.tmp-mybackup/keep.txt", ".fit.jeirt-tmp-mine/keep.txt"),
-			args:  []string{"fit", "--data", "dd/r.csv", "--out", "fit", "--force", "--max-iter", "20"},
+			setup:   existing(".fit.tmp-mybackup/keep.txt", ".fit.jeirt-tmp-mine/keep.txt"),
+			args:    []string{"fit", "--data", "dd/r.csv", "--out", "fit", "--force", "--max-iter", "20"},
 			changed: []string{"fit/"},
 			check: func(t *testing.T, dir, out string) {
 				var doc struct {

@@ -87,7 +87,7 @@ func openParquet(in *model.Input) (*pqFile, error) {
 	q := &pqFile{path: path, f: f, pf: pf}
 	for _, c := range pf.Root().Columns() {
 		if !c.Leaf() {
-				return nil, &ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
+			return nil, &ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
 		}
 		q.header = append(q.header, c.Name())
 	}
