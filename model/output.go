@@ -75,6 +75,10 @@ type Output struct {
 	Force  bool     // --force: an existing output that jeirt wrote may be replaced
 	Inputs []string // every file or folder the run reads ("" entries are skipped)
 	Others []string // the run's other outputs: none may hold another
+	// Resumes says the run decides itself about an existing output, which
+	// it only adds to (a sweep resumes its own folder; a replace still goes
+	// through WriteDirAtomic): only the checks against inputs apply.
+	Resumes bool
 }
 
 // OutputError is an output refused by the output rule.
@@ -154,6 +158,9 @@ func CheckOutput(o Output) (string, error) {
 		case within(out, rin):
 			return "", &OutputError{Path: o.Path, Msg: fmt.Sprintf("lies inside %s of this run (%s); choose an output outside it", what, in)}
 		}
+	}
+	if o.Resumes {
+		return out, nil
 	}
 	if err := checkExisting(o.Path, out, o.Folder, o.Force); err != nil {
 		return "", err

@@ -26,6 +26,7 @@ type outputs struct {
 	files   []string // flags naming output files
 	argsIn  bool     // the positional arguments (but argOut) are inputs
 	argOut  int      // the 1-based positional argument that is an output file; 0: none
+	resumes bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
 	// sidecars are the other files written beside an output file.
 	sidecars func(out string) []string
 	// inputs are inputs besides the flags and arguments.
@@ -98,7 +99,7 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 				others = append(others, y.path)
 			}
 		}
-		if _, err := model.CheckOutput(model.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others}); err != nil {
+		if _, err := model.CheckOutput(model.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others, Resumes: o.resumes && x.folder}); err != nil {
 			return err
 		}
 	}

@@ -73,6 +73,7 @@ func safetyProject(t *testing.T) string {
 	writeHandCheckpoint(t, filepath.Join(dir, "ck"), []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
 	os.MkdirAll(filepath.Join(dir, "cfgs"), 0o755)
 	writeUserFile(t, filepath.Join(dir, "cfgs", "c.yaml"), "data: {responses: ../dd/r.csv}\nencoder: {spec: \"hash:8\"}\nmodel: {dim: 2, hidden: 4}\ntrain: {epochs: 1}\noutput: ../runs/ck\n")
+	writeUserFile(t, filepath.Join(dir, "cfgs", "sweep.yaml"), "name: tiny\nbase: c.yaml\ngrid: {model.dim: [2, 4]}\n")
 	writeUserFile(t, filepath.Join(dir, "proj", "thesis.tex"), "\\documentclass{article}\n")
 	return dir
 }
@@ -278,6 +279,16 @@ func existing(paths ...string) func(*testing.T, string) {
 	}
 }
 
+// emitSweep writes the sweep folder sw of cfgs/sweep.yaml and a note of the
+// user's in it.
+func emitSweep(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := runCmd(t, newSweepCmd(), "--config", "cfgs/sweep.yaml", "--emit", "slurm", "--out", "sw", "--gpus", "0"); err != nil {
+		t.Fatal(err, out)
+	}
+	writeUserFile(t, filepath.Join(dir, "sw", "notes.md"), "runs 0-1 on the old cluster\n")
+}
+
 var (
 	irtCmd     = newIRTCmd
 	analyzeCmd = newAnalyzeCmd
@@ -357,6 +368,22 @@ func TestSafetyFiles(t *testing.T) {
 					t.Errorf("fit.json is not the new fit's: %d iterations", doc.Iterations)
 				}
 			}},
+
+		{name: "a sweep emitted again resumes its folder; a note in it survives", cmd: newSweepCmd, setup: emitSweep,
+			args: []string{"--config", "cfgs/sweep.yaml", "--emit", "slurm", "--out", "sw", "--gpus", "0"}, changed: []string{"sw/sweep.json", "sw/sweep.sbatch"}},
+		{name: "a sweep --force over a folder holding a note", cmd: newSweepCmd, setup: emitSweep,
+			args: []string{"--config", "cfgs/sweep.yaml", "--emit", "slurm", "--out", "sw", "--gpus", "0", "--force"}, want: "sw holds files jeirt did not write (notes.md)"},
+		{name: "sweep collect rewrites the sweep's own table", cmd: newSweepCmd,
+			setup: func(t *testing.T, dir string) {
+				emitSweep(t, dir)
+				if _, err := runCmd(t, newSweepCmd(), "collect", "sw"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			args: []string{"collect", "sw"}, changed: []string{"sw/sweep.csv"}},
+		{name: "sweep collect --out over an existing file", cmd: newSweepCmd,
+			setup: func(t *testing.T, dir string) { emitSweep(t, dir); existing("table.csv")(t, dir) },
+			args:  []string{"collect", "sw", "--out", "table.csv"}, want: "table.csv already exists; pass --force"},
 
 		// Single-file outputs: refused when they exist, replaced with --force.
 		{name: "irt select over an existing file", cmd: irtCmd, setup: existing("sel.csv"),

@@ -84,7 +84,8 @@ func newSweepCmd() *cobra.Command {
 	f.IntVar(&o.slurm.MaxParallel, "max-parallel", 0, "at most this many tasks at once (0 = no limit)")
 	f.StringVar(&o.slurm.Jeirt, "jeirt", d.Jeirt, "the jeirt binary on the cluster")
 	cmd.AddCommand(newSweepCollectCmd())
-	return guard(cmd, outputs{folders: []string{"out"}})
+	// The same sweep again resumes its folder (Emit checks that it is the same).
+	return guard(cmd, outputs{folders: []string{"out"}, resumes: true})
 }
 
 func newSweepCollectCmd() *cobra.Command {
