@@ -370,6 +370,9 @@ func walkForeign(dir, rel string, m *outputMarker, found func(string) error) err
 		}
 		if d.IsDir() {
 			if sub, err := readMarker(full); err == nil {
+				if sub.InProgress {
+					return filepath.SkipDir // a temporary folder a killed run left
+				}
 				if err := walkForeign(full, rel+r+"/", sub, found); err != nil {
 					return err
 				}

@@ -225,8 +225,8 @@ func sameLabels(a, b *model.Responses) bool {
 	return true
 }
 
-// A cache with a valid checksum but impossible contents (a model named
-// twice, an item id out of range, one cell twice) is not used.
+// A cache with a valid checksum but impossible contents (a model or an
+// item named twice, one cell twice) is not used.
 func TestResponseCacheImpossible(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
