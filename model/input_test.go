@@ -8,20 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// mkfifo makes a FIFO, or skips the test where there are none.
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-}
-
-// within runs f and fails the test if it has not returned after limit: a
+// returnsWithin runs f and fails the test if it has not returned after limit: a
 // hang is a failure, not a wait.
 func returnsWithin(t *testing.T, limit time.Duration, f func()) {
 	t.Helper()

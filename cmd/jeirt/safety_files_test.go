@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -213,13 +212,6 @@ func runSafety(t *testing.T, project string, c safetyCase) {
 	}
 	if c.check != nil && !t.Failed() {
 		c.check(t, dir, out.String())
-	}
-}
-
-func mkfifoOrSkip(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skip("no FIFOs here:", err)
 	}
 }
 
