@@ -48,7 +48,7 @@ func (c *Cache) folder(fingerprint string) string {
 
 func (c *Cache) parts(fingerprint string) (string, []string, error) {
 	dir := c.folder(fingerprint)
-	b, err := os.ReadFile(filepath.Join(dir, "fingerprint"))
+	b, err := model.ReadInputFile(filepath.Join(dir, "fingerprint"), model.MaxDocumentBytes, "a cache fingerprint")
 	if os.IsNotExist(err) {
 		return dir, nil, nil
 	}

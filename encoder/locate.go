@@ -104,7 +104,7 @@ func OpenRecorded(info model.EncoderInfo, dir, override string) (Encoder, error)
 		if override != "" {
 			files, where = map[string][]byte{}, override
 			for _, name := range []string{TFIDFVocabFile, TFIDFWeightsFile} {
-				b, err := os.ReadFile(filepath.Join(override, name))
+				b, err := model.ReadInputFile(filepath.Join(override, name), 0, "a TF-IDF file")
 				if err != nil {
 					return nil, fmt.Errorf("--encoder %s: %w", override, err)
 				}

@@ -3,10 +3,10 @@ package encoder
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -67,7 +67,7 @@ func ReadTexts(path string) (ids, texts []string, err error) {
 		}
 		return t.IDs, t.Text, nil
 	}
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return nil, nil, err
 	}

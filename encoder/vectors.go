@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -100,13 +99,13 @@ func (v *Vectors) check(path string) error {
 }
 
 func readVectorsJSON(path string) (*Vectors, error) {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	// A token stream keeps the file's key order, which a map would lose.
-	dec := json.NewDecoder(bufio.NewReader(f))
+	dec := json.NewDecoder(f)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, fmt.Errorf("%s: want a JSON object {\"item_id\": [floats], ...}", path)
 	}
@@ -134,7 +133,7 @@ type jsonlRecord struct {
 }
 
 func readVectorsJSONL(path string) (*Vectors, error) {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +164,7 @@ func readVectorsJSONL(path string) (*Vectors, error) {
 }
 
 func readIDs(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := model.ReadInputFile(path, 0, "an ids file")
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +221,12 @@ func readVectorsSafetensors(path string) (*Vectors, error) {
 }
 
 func readVectorsCSV(path string) (*Vectors, error) {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReader(f))
+	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
 	v := &Vectors{}
 	for line := 1; ; line++ {

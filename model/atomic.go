@@ -14,12 +14,17 @@ import (
 // WriteFileAtomic writes path by calling write on a temporary file in the same
 // folder and renaming it into place only when write and the flush succeed, so a
 // failed or interrupted run never leaves a half-written file.
+//
+// A symlink at path is written through: its target is replaced.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	if real, rerr := ResolvePath(path); rerr == nil {
+		path = real
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempTag+"*")
 	if err != nil {
 		return err
 	}
@@ -55,7 +60,10 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 
 // WriteDirAtomic builds a folder by calling fill on a temporary sibling folder
 // and moving it to dir when fill succeeds. An existing dir is replaced only
-// when replace is true; otherwise it is an error.
+// when replace is true, and then only when it is a folder jeirt wrote (the
+// output rule, CheckOutput); otherwise it is an error. The folder gets a
+// marker (OutputMarker) listing what fill wrote. dir is resolved
+// (ResolvePath) first: a symlink to a folder writes the folder.
 //
 // Whatever step a run is killed at, dir holds either the old folder or the
 // new one, complete: the files are flushed to disk before the move, and on
@@ -64,13 +72,25 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 // folder is renamed aside first and a killed run can leave dir briefly
 // absent, with the old folder kept as a ".old" sibling. Writers of the same
 // dir are serialised by a lock file beside it (".NAME.lock"), and the lock
-// holder removes the temporary siblings a killed run left behind.
-func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err error) {
-	dir = filepath.Clean(dir)
-	if _, statErr := os.Stat(dir); statErr == nil && !replace {
-		return fmt.Errorf("%s already exists (choose another output folder)", dir)
+// holder removes the temporary siblings a killed run left behind (only
+// those holding a marker).
+func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) error {
+	return WriteDirAtomicLater(dir, replace, nil, fill)
+}
+
+// WriteDirAtomicLater is WriteDirAtomic for a folder that jeirt adds files
+// to after it is written (a sweep's run logs): later are the path.Match
+// patterns of those files, relative to dir, which the marker records so
+// that a --force replace counts them as jeirt's.
+func WriteDirAtomicLater(dir string, replace bool, later []string, fill func(tmp string) error) (err error) {
+	given := dir
+	if dir, err = ResolvePath(dir); err != nil {
+		return fmt.Errorf("output %s: %w", given, err)
 	}
 	parent := filepath.Dir(dir)
+	if err := checkExisting(given, dir, true, replace); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
@@ -82,10 +102,11 @@ func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err 
 	if locked {
 		removeOrphans(dir)
 	}
-	if _, statErr := os.Stat(dir); statErr == nil && !replace {
-		return fmt.Errorf("%s already exists (choose another output folder)", dir)
+	// Again under the lock: another writer may have been first.
+	if err := checkExisting(given, dir, true, replace); err != nil {
+		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+tempTag+"*")
 	if err != nil {
 		return err
 	}
@@ -98,7 +119,15 @@ func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) (err 
 	if err = os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
+	// Marked from the start, so that the clean-up after a killed run knows
+	// the folder is jeirt's.
+	if err = writeMarker(tmp, true, later); err != nil {
+		return err
+	}
 	if err = fill(tmp); err != nil {
+		return err
+	}
+	if err = writeMarker(tmp, false, later); err != nil {
 		return err
 	}
 	crashPoint("filled")
@@ -177,13 +206,16 @@ func syncDir(dir string) {
 	}
 }
 
-// removeOrphans deletes the temporary siblings of dir that a killed run left:
-// ".NAME.tmp-*" folders and their ".old" copies. Only the holder of dir's
-// lock calls it, so no live writer owns them.
+// removeOrphans deletes the temporary siblings of dir that a killed run
+// left: ".NAME.jeirt-tmp-*" folders and their ".old" copies, and only those
+// holding a marker (a user's folder of a similar name is left alone). Only
+// the holder of dir's lock calls it, so no live writer owns them.
 func removeOrphans(dir string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+globEscape(filepath.Base(dir))+".tmp-*"))
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+globEscape(filepath.Base(dir))+tempTag+"*"))
 	for _, m := range matches {
-		os.RemoveAll(m)
+		if hasTempMarker(m) {
+			os.RemoveAll(m)
+		}
 	}
 }
 
@@ -204,9 +236,19 @@ func globEscape(s string) string {
 // its work: a second run that claims the same folder fails at once, naming
 // the holder, instead of finding out when it writes. WriteDirAtomic of dir
 // in this process goes ahead while the claim is held. Release the claim
-// when the run ends.
+// when the run ends: the folders the claim made to hold its lock are
+// removed again when they are still empty (a run that fails leaves none).
 func LockOutput(dir string) (release func(), err error) {
-	dir = filepath.Clean(dir)
+	if dir, err = ResolvePath(dir); err != nil {
+		return nil, err
+	}
+	var made []string
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		made = append(made, p)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
@@ -214,6 +256,14 @@ func LockOutput(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	unlock = func(u func()) func() {
+		return func() {
+			u()
+			for _, p := range made {
+				os.Remove(p) // only when empty
+			}
+		}
+	}(unlock)
 	key := dirKey(dir)
 	locks.Lock()
 	locks.claims[key]++

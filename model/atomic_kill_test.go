@@ -89,7 +89,7 @@ func TestWriteDirAtomicKilled(t *testing.T) {
 		if got, err := folderVersion(dir); err != nil || got != "next" {
 			t.Errorf("after the kill at %q, the next write gives %q (%v)", st.name, got, err)
 		}
-		left, _ := filepath.Glob(filepath.Join(parent, ".ck.tmp-*"))
+		left, _ := filepath.Glob(filepath.Join(parent, ".ck"+tempTag+"*"))
 		if len(left) != 0 {
 			t.Errorf("killed at %q: the next write left %v", st.name, left)
 		}

@@ -263,7 +263,7 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 
 // LoadCheckpoint reads a checkpoint folder written by Write.
 func LoadCheckpoint(dir string) (*Checkpoint, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, CheckpointManifest))
+	raw, err := ReadInputFile(filepath.Join(dir, CheckpointManifest), MaxDocumentBytes, "a manifest")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			if _, serr := os.Stat(dir); serr != nil {
@@ -324,7 +324,7 @@ func LoadCheckpoint(dir string) (*Checkpoint, error) {
 	// manifest's hash (none recorded in a version-1 folder).
 	checked := func(name string) ([]byte, error) {
 		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
+		b, err := ReadInputFile(p, 0, "a checkpoint file")
 		if err != nil {
 			return nil, fmt.Errorf("%s names %s: %w", mpath, name, err)
 		}

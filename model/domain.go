@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -199,7 +198,7 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 // before the file existed gives (nil, nil).
 func LoadDomain(dir string) (*Domain, error) {
 	path := filepath.Join(dir, DomainFile)
-	b, err := os.ReadFile(path)
+	b, err := ReadInputFile(path, MaxDocumentBytes, "a domain file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

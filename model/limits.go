@@ -16,6 +16,12 @@ const (
 	// work and gigabytes of memory.
 	MaxPatternCells = 1 << 21
 
+	// MaxLineBytes is the longest line (a record with its quoted line
+	// breaks counts as one) a text reader accepts: a file without line
+	// breaks, such as a stream of zeros, is refused there instead of
+	// filling the memory.
+	MaxLineBytes = 1 << 30
+
 	// MaxQuote is the most bytes of an input value that an error message
 	// quotes; longer values are cut and marked with their length.
 	MaxQuote = 200

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 // ReadNPY reads a 2-D little-endian float32 or float64 C-order array from a
 // NumPy .npy file (format versions 1 to 3) as rows of float32.
 func ReadNPY(path string) ([][]float32, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadInputFile(path, 0, "a .npy file")
 	if err != nil {
 		return nil, err
 	}

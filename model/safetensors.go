@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 )
@@ -115,7 +114,7 @@ type Safetensors struct {
 // ReadSafetensors reads every tensor of a safetensors file (F32, F16, BF16 and
 // F64, converted to float32) and its metadata.
 func ReadSafetensors(path string) (*Safetensors, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadInputFile(path, 0, "a safetensors file")
 	if err != nil {
 		return nil, err
 	}

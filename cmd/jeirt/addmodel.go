@@ -49,6 +49,7 @@ func newAddModelCmd() *cobra.Command {
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
 			opt.Models, opt.Log, a.Version = modelList(models), model.LogTo(cmd.ErrOrStderr()), version
+			a.Force, _ = cmd.Flags().GetBool("force")
 			out, res, err := a.Run(cmd.Context())
 			if err != nil {
 				return err
@@ -78,7 +79,7 @@ func newAddModelCmd() *cobra.Command {
 		_ = f.MarkHidden(n)
 	}
 	cmd.AddCommand(newSuggestCmd())
-	return cmd
+	return guard(cmd, outputs{folders: []string{"out"}})
 }
 
 func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {
@@ -130,7 +131,7 @@ func newSuggestCmd() *cobra.Command {
 	addReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
 	addDeviceFlag(cmd, &device)
-	return cmd
+	return guard(cmd, outputs{files: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

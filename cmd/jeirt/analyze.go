@@ -88,7 +88,7 @@ func newAnalyzeCmd() *cobra.Command {
 		cobra.MinimumNArgs(1), nil, analyze.LOBORun)
 	lobo.Example = `  jeirt train --config configs/quickstart.yaml --set data.items=out/swe-groups.csv --set split.by=benchmark --set split.hold=sympy --set output=out/lobo-sympy
   jeirt analyze lobo --out out/swe-lobo out/lobo-sympy`
-	cmd.AddCommand(groups, dir, probe, icc, dims, lobo)
+	cmd.AddCommand(guard(groups, outputs{files: []string{"out"}}), dir, probe, icc, dims, lobo)
 	return cmd
 }
 
@@ -116,6 +116,6 @@ func analysisCmd(use, short string, args cobra.PositionalArgs, required []string
 		return err
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (required)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
-	return cmd
+	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	return guard(cmd, outputs{folders: []string{"out"}, argsIn: true})
 }

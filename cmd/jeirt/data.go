@@ -24,7 +24,8 @@ func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
-	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses)")
+	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
+	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
 }
 
 func newDataInspectCmd() *cobra.Command {
@@ -60,7 +61,7 @@ func newDataInspectCmd() *cobra.Command {
 	addReadFlags(cmd, &opt)
 	cmd.Flags().StringVar(&data, "data", "", "response file (instead of the FILE argument)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	return cmd
+	return guard(cmd, outputs{argsIn: true})
 }
 
 func newDataSplitCmd() *cobra.Command {
@@ -86,8 +87,8 @@ func newDataSplitCmd() *cobra.Command {
 	cmd.Flags().Int64Var(&s.Options.Seed, "seed", 42, "random seed")
 	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
 	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
-	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists")
-	return cmd
+	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	return guard(cmd, outputs{folders: []string{"out"}})
 }
 
 func init() {

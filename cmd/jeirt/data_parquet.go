@@ -27,7 +27,7 @@ func newDataParquetCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&rowGroup, "row-group", 1<<20, "rows per row group")
-	return cmd
+	return guard(cmd, outputs{argsIn: true, argOut: 2})
 }
 
 func init() { dataCmd.AddCommand(newDataParquetCmd()) }

@@ -87,7 +87,7 @@ func TestDataSplitCommand(t *testing.T) {
 	}
 	// Same seed: same files; an existing folder needs --force.
 	first, _ := os.ReadFile("split/test.csv")
-	if _, err := runCmd(t, newDataSplitCmd(), args...); err == nil || err.Error() != "split already exists (choose another output folder)" {
+	if _, err := runCmd(t, newDataSplitCmd(), args...); err == nil || err.Error() != "split already exists; pass --force to replace it (only what jeirt wrote is ever replaced), or choose another output" {
 		t.Errorf("existing out: %v", err)
 	}
 	if _, err := runCmd(t, newDataSplitCmd(), append(args, "--force")...); err != nil {

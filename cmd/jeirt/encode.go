@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
@@ -63,7 +65,7 @@ func newEncodeCmd() *cobra.Command {
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
 	f.StringVar(&precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return withDevice(cmd)
+	return withDevice(guard(cmd, outputs{files: []string{"out"}, sidecars: vectorSidecars}))
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.
@@ -90,7 +92,15 @@ func newEncodeMergeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&mergeOut, "out", "", "merged output: .npy, .safetensors or .jsonl")
 	cmd.Flags().StringVar(&mergeItems, "items", "", "order rows by the ids of this items file (as encode --items reads it) instead of interleaving")
 	alias(cmd, "input", "items")
-	return cmd
+	return guard(cmd, outputs{files: []string{"out"}, argsIn: true, sidecars: vectorSidecars})
+}
+
+// vectorSidecars is the ids file written beside a .npy output.
+func vectorSidecars(out string) []string {
+	if strings.EqualFold(filepath.Ext(out), ".npy") {
+		return []string{encoder.IDsPath(out)}
+	}
+	return nil
 }
 
 func init() {

@@ -88,7 +88,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	}
 	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
-	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required)")
+	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required; an existing file only with --force)")
 	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cuda for the refit of the ranking check (default: the fit's)")
 	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
 	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
@@ -139,5 +139,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
-	irtCmd.AddCommand(fit, sel, cv)
+	irtCmd.AddCommand(guard(fit, outputs{folders: []string{"out"}, files: []string{"trace"}}),
+		guard(sel, outputs{files: []string{"out"}}),
+		guard(cv, outputs{files: []string{"out"}, argOut: 1}))
 }

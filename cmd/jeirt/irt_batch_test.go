@@ -64,8 +64,8 @@ func TestIRTFitBatch(t *testing.T) {
 			}
 		}
 		entries, _ := os.ReadDir(batch)
-		if len(entries) != 2 {
-			t.Errorf("%s holds %d entries, want alpha and beta", batch, len(entries))
+		if len(entries) != 3 || entries[0].Name() != model.OutputMarker {
+			t.Errorf("%s holds %d entries, want its marker, alpha and beta", batch, len(entries))
 		}
 	}
 	// irt select reads a batch folder's fit back through its own file.
@@ -82,7 +82,7 @@ func TestIRTFitBatch(t *testing.T) {
 		{[]string{"--name", "x", "--name", "x"}, `--name "x" given twice`},
 		{[]string{"--name", "x", "--name", "a/b"}, `--name "a/b": want a plain folder name`},
 		{[]string{"--items", files[0]}, "--items names the item texts of one benchmark; it cannot go with several --data files"},
-		{[]string{"--out", filepath.Join(dir, "batch1")}, filepath.Join(dir, "batch1") + " already exists (choose another --out or pass --force)"},
+		{[]string{"--out", filepath.Join(dir, "batch1")}, filepath.Join(dir, "batch1") + " already exists; pass --force to replace it (only what jeirt wrote is ever replaced), or choose another output"},
 	}
 	for _, c := range cases {
 		args := append([]string{"fit", "--data", files[0], "--data", files[1], "--out", filepath.Join(dir, "x")}, c.args...)

@@ -51,8 +51,8 @@ func newReportCmd() *cobra.Command {
 	f.IntVar(&opt.Label, "label", 8, "models to label in the ability figure (largest rank moves)")
 	f.IntVar(&opt.Curves, "curves", 4, "item characteristic curves at each end (most and least discriminating)")
 	f.StringVar(&out, "out", "", "report folder to write (atomically)")
-	f.BoolVar(&force, "force", false, "replace --out if it exists")
-	return cmd
+	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	return guard(cmd, outputs{folders: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newReportCmd()) }

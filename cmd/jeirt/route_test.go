@@ -382,7 +382,7 @@ func TestAddModelCommand(t *testing.T) {
 		t.Errorf("existing model: %v", err)
 	}
 	_, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--data", resp, "--models", "newbie", "--out", ck)
-	if want := ck + " already exists (choose another output folder)"; err == nil || err.Error() != want {
+	if want := ck + " is an input of this run (" + ck + "): writing it would destroy the input; choose another output"; err == nil || err.Error() != want {
 		t.Errorf("--out existing: %v", err)
 	}
 	out, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--fraction", "0.5", "--json")

@@ -46,7 +46,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&ss.WriteTimeout, "write-timeout", 60*time.Second, "limit on writing an answer (chat streams: --upstream-timeout)")
 	f.DurationVar(&ss.IdleTimeout, "idle-timeout", 120*time.Second, "keep-alive connections idle longer are closed")
 	f.DurationVar(&ss.Drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to wait for requests in flight")
-	return cmd
+	return guard(cmd, outputs{})
 }
 
 func init() { rootCmd.AddCommand(newServeCmd()) }

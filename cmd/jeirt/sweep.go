@@ -84,7 +84,8 @@ func newSweepCmd() *cobra.Command {
 	f.IntVar(&o.slurm.MaxParallel, "max-parallel", 0, "at most this many tasks at once (0 = no limit)")
 	f.StringVar(&o.slurm.Jeirt, "jeirt", d.Jeirt, "the jeirt binary on the cluster")
 	cmd.AddCommand(newSweepCollectCmd())
-	return cmd
+	// The same sweep again resumes its folder (Emit checks that it is the same).
+	return guard(cmd, outputs{folders: []string{"out"}, resumes: true})
 }
 
 func newSweepCollectCmd() *cobra.Command {
@@ -111,8 +112,14 @@ func newSweepCollectCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "CSV to write (default DIR/sweep.csv)")
-	return cmd
+	cmd.Flags().StringVar(&out, "out", "", "CSV to write (default DIR/sweep.csv, the sweep's own table, rewritten each time)")
+	// The sweep's runs are read; its own table may be written inside it.
+	return guard(cmd, outputs{files: []string{"out"}, inputs: func(args []string) []string {
+		if len(args) == 0 {
+			return nil
+		}
+		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweep.SweepManifestFile)}
+	}})
 }
 
 func init() { rootCmd.AddCommand(newSweepCmd()) }

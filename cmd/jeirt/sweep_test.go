@@ -245,6 +245,13 @@ echo "$id;cluster"
 		if err == nil || !strings.Contains(b, "irt: SLURM_ARRAY_TASK_ID=2 is not a line of list.txt (0 to 1)") {
 			t.Errorf("task 2: %v\n%s", err, b)
 		}
+		// The per-benchmark jobs' folder is not the batch's to replace, even
+		// with --force: it was made to hold them and carries no marker.
+		b, err = runBash(t, dir, []string{jeirtEnv, "LIST=list.txt", "OUT_DIR=fits", "DEVICE=cpu"}, filepath.Join(slurmDir, "irt-batch-gpu.sbatch"))
+		if err == nil || !strings.Contains(b, "fits was not written by this jeirt (it has no .jeirt-output.json; it holds b2/)") {
+			t.Fatalf("batch job over the per-benchmark fits: %v\n%s", err, b)
+		}
+		os.RemoveAll(filepath.Join(dir, "fits"))
 		b, err = runBash(t, dir, []string{jeirtEnv, "LIST=list.txt", "OUT_DIR=fits", "DEVICE=cpu"}, filepath.Join(slurmDir, "irt-batch-gpu.sbatch"))
 		if err != nil || !strings.Contains(b, "irt: 2 fits in fits") {
 			t.Fatalf("batch job: %v\n%s", err, b)

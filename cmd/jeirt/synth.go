@@ -50,8 +50,8 @@ func newSynthCmd() *cobra.Command {
 	f.IntVar(&opt.FeatureDim, "dim", 32, "item feature dimension D (jeirt)")
 	f.IntVar(&opt.EmbedDim, "embed-dim", 8, "embedding dimension d of q and m (jeirt)")
 	f.StringVar(&out, "out", "", "output folder (required)")
-	f.BoolVar(&force, "force", false, "replace --out if it exists")
-	return cmd
+	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	return guard(cmd, outputs{folders: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newSynthCmd()) }

@@ -15,6 +15,7 @@ func newTrainCmd() *cobra.Command {
 	var overrides []string
 	var force, noBaselines bool
 	var device string
+	var maxMemory int64
 	cmd := &cobra.Command{
 		Use:     "train --config FILE [--set key=value ...]",
 		Short:   "Train JE-IRT question and model embeddings and score them against baselines",
@@ -39,7 +40,7 @@ func newTrainCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				jeirt.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
-				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut})
+				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut, MaxMemory: maxMemory})
 			return err
 		},
 	}
@@ -48,7 +49,9 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
 	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cuda: overrides train.device of the config")
-	return cmd
+	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors and the parameter tables may take (estimated before they are made); 0: the machine's available memory")
+	// The output is the config's: RunJEIRT applies the output rule to it.
+	return guard(cmd, outputs{})
 }
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }

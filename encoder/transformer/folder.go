@@ -237,7 +237,7 @@ func openFolder[C archConfig, W any](dir, kind string, cfg C, load func(file str
 // file that is not required is reported as false.
 func (f *modelFolder) readJSON(name string, v any, required bool) (bool, error) {
 	path := filepath.Join(f.dir, name)
-	data, err := os.ReadFile(path)
+	data, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a model folder's JSON file")
 	if errors.Is(err, os.ErrNotExist) && !required {
 		return false, nil
 	}
@@ -263,7 +263,7 @@ func (f *modelFolder) pipeline(kind string) Pipeline {
 }
 
 func hashFile(h io.Writer, path string) error {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (
 // ModelType reads config.json's model_type.
 func ModelType(dir string) (string, error) {
 	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
+	data, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a model folder's config.json")
 	if err != nil {
 		return "", fmt.Errorf("model folder %s: %w", dir, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"syscall"
 	"unsafe"
@@ -26,16 +25,15 @@ func mapSafetensors(path string) (st *model.Safetensors, ok bool, err error) {
 	if one := uint16(1); *(*byte)(unsafe.Pointer(&one)) != 1 {
 		return nil, false, nil
 	}
-	f, err := os.Open(path)
+	in, err := model.OpenInput(path)
 	if err != nil {
 		return nil, false, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
+	defer in.Close()
+	if !in.Regular {
+		return nil, false, nil // a pipe is read, not mapped
 	}
-	size := fi.Size()
+	f, size := in.File, in.Size
 	if size < 8 || size != int64(int(size)) {
 		return nil, false, nil
 	}

@@ -314,7 +314,7 @@ func writeItems(w io.Writer, f *Folder) error {
 // absent (older folders); a bad number names the file, line and column.
 func Read(dir string) (*Folder, error) {
 	p := filepath.Join(dir, "fit.json")
-	raw, err := os.ReadFile(p)
+	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "fit.json")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a jeirt irt fit folder: no fit.json", dir)

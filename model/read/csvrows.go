@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -99,11 +98,14 @@ func (g CSVRow) OptInt(col string) int {
 // header (a byte-order mark is ignored). It stops at the first error row
 // returns.
 func CSVRows(path string, row func(CSVRow) error) error {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if !f.Regular {
+		f.Limit(model.MaxDocumentBytes, "a table")
+	}
 	cr := csv.NewReader(f)
 	head, err := cr.Read()
 	if err != nil {

@@ -1,6 +1,8 @@
 package read
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +37,13 @@ func FuzzReadFile(f *testing.F) {
 			}
 		}
 	}
+	// Detection peeks at the first bytes of one reader: gzip, Parquet's magic.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(layoutSeeds[0].body))
+	zw.Close()
+	f.Add(uint8(0), gz.Bytes())
+	f.Add(uint8(0), []byte("PAR1model,item,label\n"))
 	formats := append([]string{}, Formats...)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
@@ -133,6 +142,16 @@ func FuzzReadCache(f *testing.F) {
 	bad := append([]byte(nil), good...)
 	bad[len(bad)/2] ^= 0x40
 	f.Add(bad)
+	// Impossible contents with a checksum that matches: a model twice.
+	key, _ := readCacheKey(rep.CachePath)
+	twice := cloneResponses(want)
+	twice.Models[1] = twice.Models[0]
+	writeCache(rep.CachePath, key, twice, rep)
+	if b, err := os.ReadFile(rep.CachePath); err == nil {
+		f.Add(b)
+	}
+	// A cache of the earlier format.
+	f.Add(append([]byte("JEIRTRC1"), good[8:]...))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if err := os.WriteFile(rep.CachePath, body, 0o644); err != nil {
 			t.Fatal(err)

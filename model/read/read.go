@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -40,6 +39,10 @@ type Options struct {
 	// CacheMin is the smallest text file, in bytes, that is cached; 0 means
 	// 64 MiB, a negative value caches every file.
 	CacheMin int64
+	// CacheTrustMtime loads a cache when the file's size and modification
+	// time are those it was written for, without hashing the file: faster,
+	// and wrong for a file changed in place with its time restored.
+	CacheTrustMtime bool
 }
 
 // Formats lists the accepted values of Options.Format.
@@ -137,12 +140,18 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // decompressing gzip transparently, and joins item texts from opt.Items.
 // Parquet files are recognised by their magic bytes, whatever their name.
 //
-// A text file of at least opt.CacheMin bytes is cached: the first read writes
-// the cells in a compact binary file under opt.CacheDir, and later reads with
-// the same options load that instead of parsing the text, as long as the
-// file's size, modification time and first and last megabyte are unchanged.
-// A stale or damaged cache (its checksum does not match) is never used: the
-// text is read again and the cache rewritten.
+// The file is opened once and read through one buffer, so it may be a pipe
+// (/dev/stdin, a shell's <(cmd)); a folder or a device is refused, and a
+// read blocked on a FIFO ends when the run is cancelled (model.OpenInput).
+//
+// A regular text file of at least opt.CacheMin bytes is cached: the first
+// read writes the cells in a compact binary file under opt.CacheDir, keyed
+// by a hash of the whole file (xxHash64, computed as the text is parsed),
+// and later reads with the same options load that instead of parsing the
+// text when the file still hashes the same (the hash runs while the cache
+// loads). opt.CacheTrustMtime trusts the file's size and modification time
+// instead of hashing it. A stale, damaged or impossible cache is never used:
+// the text is read again and the cache rewritten.
 func File(path string, opt Options) (*model.Responses, *Report, error) {
 	rep := &Report{Path: path}
 	format := opt.Format
@@ -159,22 +168,31 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	if dup != "majority" && dup != "first" && dup != "error" {
 		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first or error)", dup)
 	}
+	in, err := model.OpenInput(path)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer in.Close()
+	if !in.Regular {
+		// A pipe is bounded by what this machine could hold.
+		in.Limit(model.MemoryBudget(0), "a response file from a pipe")
+	}
+	cache := cacheFor(in, opt)
 	var r *model.Responses
-	var err error
 	switch {
-	case isParquet(path):
+	case isParquet(in):
 		if format == "pyirt" || format == "patterns" {
 			return nil, rep, fmt.Errorf("%s: a Parquet file cannot be read as %s (want long, wide or wide-items)", path, format)
 		}
 		cells := newCellSink(dup == "error")
-		r, err = readParquet(path, format, cells, rep)
+		r, err = readParquet(in, format, cells, rep)
 		if err == nil {
 			err = cells.finish(r, dup, path, rep)
 		}
-	case opt.NoCache:
-		r, err = readText(path, format, dup, rep)
+	case cache == nil:
+		r, err = readText(in, format, dup, rep)
 	default:
-		r, err = readTextCached(path, format, dup, opt, rep)
+		r, err = readTextCached(in, cache, format, dup, opt, rep)
 	}
 	if err != nil {
 		return nil, rep, err
@@ -192,13 +210,13 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 
 // readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
 // resolves its duplicate cells.
-func readText(path, format, dup string, rep *Report) (*model.Responses, error) {
+func readText(in *model.Input, format, dup string, rep *Report) (*model.Responses, error) {
 	var r *model.Responses
-	f, br, gz, err := openText(path)
+	path := in.Path
+	br, gz, err := openText(in)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	rep.Gzip = gz
 
 	s := newCSVScanner(path, br, gz)
@@ -267,24 +285,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// openText opens path for reading through a gzip reader when it starts with
-// the gzip magic bytes, whatever its name, and reports whether it did. The
-// caller closes f.
-func openText(path string) (f *os.File, br *bufio.Reader, gz bool, err error) {
-	if f, err = os.Open(path); err != nil {
-		return nil, nil, false, err
-	}
-	br = bufio.NewReaderSize(f, 1<<20)
-	magic, _ := br.Peek(2)
+// openText reads the opened file through a gzip reader when it starts with
+// the gzip magic bytes, whatever its name, and reports whether it did.
+func openText(in *model.Input) (br *bufio.Reader, gz bool, err error) {
+	magic, _ := in.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		zr, err := gzip.NewReader(in)
 		if err != nil {
-			f.Close()
-			return nil, nil, true, &ParseError{File: path, Msg: "corrupt gzip data: " + err.Error(), Err: err}
+			return nil, true, &ParseError{File: in.Path, Msg: "corrupt gzip data: " + err.Error(), Err: err}
 		}
-		return f, bufio.NewReaderSize(zr, 1<<20), true, nil
+		return bufio.NewReaderSize(zr, 1<<20), true, nil
 	}
-	return f, br, false, nil
+	return in.Reader, false, nil
 }
 
 // Label parsing: 0/1, 0.0/1.0, -1/1, true/false (any case); blank, NA and NaN

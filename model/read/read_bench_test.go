@@ -12,6 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // writeEmbedLLMSize writes a long CSV the size of EmbedLLM's training set:
@@ -105,4 +109,66 @@ func peakRSS() float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkReadCached loads the response cache of a 112 x 36,000 long CSV:
+// "hashed" is the default (the whole file hashed while the cache loads),
+// "trust-mtime" skips the hash (--cache-trust-mtime); the difference is what
+// the content key costs. It reports seconds per load and the text file's
+// MB per second. At leaderboard scale, scripts/bench-scale.sh's rows
+// csv-cached and csv-cached-mtime measure the same.
+func BenchmarkReadCached(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "embedllm-size.csv")
+	if err := writeEmbedLLMSize(path); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	cache := filepath.Join(b.TempDir(), "cache")
+	if _, rep, err := File(path, Options{CacheDir: cache, CacheMin: -1}); err != nil || rep.Cache != "written" {
+		b.Fatalf("writing the cache: %v %q", err, rep.Cache)
+	}
+	for _, trust := range []bool{false, true} {
+		name := "hashed"
+		if trust {
+			name = "trust-mtime"
+		}
+		b.Run(name, func(b *testing.B) {
+			for n := 0; n < b.N; n++ {
+				_, rep, err := File(path, Options{CacheDir: cache, CacheMin: -1, CacheTrustMtime: trust})
+				if err != nil || !strings.HasPrefix(rep.Cache, "loaded") {
+					b.Fatalf("%v %q", err, rep.Cache)
+				}
+			}
+			secs := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(secs, "s/load")
+			b.ReportMetric(float64(st.Size())/1e6/secs, "text-MB/s")
+		})
+	}
+}
+
+// BenchmarkHashText is the content hash alone: one read of the file through
+// the input reader into xxHash64, in MB per second.
+func BenchmarkHashText(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "embedllm-size.csv")
+	if err := writeEmbedLLMSize(path); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		in, err := model.OpenInput(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := xxhash.New()
+		in.Hash(h)
+		if err := in.Drain(); err != nil {
+			b.Fatal(err)
+		}
+		in.Close()
+		if h.Sum64() == 0 {
+			b.Fatal("zero hash")
+		}
+	}
 }

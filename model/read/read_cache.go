@@ -1,12 +1,10 @@
 package read
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -17,26 +15,28 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/jeirt/jeirt/model"
 )
 
 // The binary response cache. One file per (text file, reader options) under
 // the cache folder:
 //
-//	magic "JEIRTRC1" | key (32 bytes) | counts and the read report |
+//	magic "JEIRTRC2" | key: options (32 bytes), size, modification time and
+//	xxHash64 of the text file (8 bytes each) | counts and the read report |
 //	names | cells per model (uint32 each) | item of each cell (int32) |
 //	labels, one bit per cell | CRC-32C of everything before (4 bytes)
 //
-// all little-endian. The key is a SHA-256 of the text file's size,
-// modification time, first and last megabyte and the reader's options: a
-// cache whose key differs is stale. Cells are stored sorted by (model, item),
-// as the readers leave them, so the model of each cell is a run length and a
-// 90-million-cell file caches in about 4.1 bytes per cell.
+// all little-endian. The options part is a SHA-256 of the reader's options;
+// the hash covers every byte of the text file, so a cache is used only for
+// the content it was written from, whatever the file's size or time say
+// (unless Options.CacheTrustMtime). Cells are stored sorted by (model,
+// item), as the readers leave them, so the model of each cell is a run
+// length and a 90-million-cell file caches in about 4.1 bytes per cell.
 
 const (
-	cacheMagic      = "JEIRTRC1"
+	cacheMagic      = "JEIRTRC2"
 	defaultCacheMin = 64 << 20
-	cacheProbe      = 1 << 20 // bytes hashed at each end of the text file
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -62,81 +62,167 @@ func cacheFile(dir, path, format, dup string) (string, error) {
 	return filepath.Join(dir, hex.EncodeToString(h[:16])+".cells"), nil
 }
 
-// cacheKey identifies the content of the text file at path and the options
-// it is read with.
-func cacheKey(path, format, dup string) ([32]byte, error) {
-	var key [32]byte
-	f, err := os.Open(path)
-	if err != nil {
-		return key, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return key, err
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00%s\x00", cacheMagic, st.Size(), st.ModTime().UnixNano(), format, dup)
-	buf := make([]byte, cacheProbe)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return key, err
-	}
-	h.Write(buf[:n])
-	if st.Size() > cacheProbe {
-		n, err = f.ReadAt(buf, max(st.Size()-cacheProbe, cacheProbe))
-		if err != nil && err != io.EOF {
-			return key, err
-		}
-		h.Write(buf[:n])
-	}
-	h.Sum(key[:0])
-	return key, nil
+// cacheKey is what a cache was written for: the reader's options and the
+// text file's size, modification time and content hash.
+type cacheKey struct {
+	opts  [32]byte
+	size  int64
+	mtime int64
+	sum   uint64
 }
 
-// readTextCached reads a text file through the cache when it is large enough.
-func readTextCached(path, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
+const cacheKeyBytes = 32 + 3*8
+
+func optionsKey(format, dup string) [32]byte {
+	return sha256.Sum256([]byte(cacheMagic + "\x00" + format + "\x00" + dup))
+}
+
+// textCache is the hashing of a text file that may be cached: the hash
+// sees every byte read from the file from its first.
+type textCache struct {
+	h *xxhash.Digest
+}
+
+// cacheFor starts hashing in when it is a regular text file large enough
+// to be cached with opt, and returns nil otherwise.
+func cacheFor(in *model.Input, opt Options) *textCache {
 	threshold := opt.CacheMin
 	if threshold == 0 {
 		threshold = defaultCacheMin
 	}
-	st, err := os.Stat(path)
-	if err != nil || st.Size() < threshold || !littleEndian || !st.Mode().IsRegular() {
-		return readText(path, format, dup, rep)
+	if opt.NoCache || !in.Regular || in.Size < threshold || !littleEndian {
+		return nil
 	}
+	c := &textCache{h: xxhash.New()}
+	in.Hash(c.h)
+	return c
+}
+
+// readTextCached reads a text file through the cache. The cache is loaded
+// while the file is hashed; when the hash is not the one the cache was
+// written for, the file is parsed (and hashed again as it is) and the cache
+// rewritten.
+func readTextCached(in *model.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
+	path := in.Path
 	cpath, err := cacheFile(opt.CacheDir, path, format, dup)
 	if err != nil {
-		return readText(path, format, dup, rep)
-	}
-	key, err := cacheKey(path, format, dup)
-	if err != nil {
-		return nil, err
+		return readText(in, format, dup, rep)
 	}
 	rep.CachePath = cpath
+	want := cacheKey{opts: optionsKey(format, dup), size: in.Size, mtime: in.ModTime.UnixNano()}
 	why := ""
-	if r, saved, err := loadCache(cpath, key); err == nil {
-		*rep = *saved
-		rep.Path, rep.Cache, rep.CachePath = path, "loaded", cpath
-		return r, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	switch have, err := readCacheKey(cpath); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		why = err.Error()
+	case have.opts != want.opts:
+		why = "the options changed"
+	case have.size != want.size:
+		why = "the file changed size"
+	case opt.CacheTrustMtime && have.mtime == want.mtime:
+		if r, saved, _, err := loadCache(cpath); err == nil {
+			*rep = *saved
+			rep.Path, rep.Cache, rep.CachePath = path, "loaded (size and modification time trusted, not hashed)", cpath
+			return r, nil
+		} else {
+			why = err.Error()
+		}
+	default:
+		// Hash the whole file while the cache loads.
+		hashed := make(chan error, 1)
+		go func() { hashed <- in.Drain() }()
+		r, saved, got, lerr := loadCache(cpath)
+		if err := <-hashed; err != nil {
+			return nil, &ParseError{File: path, Msg: err.Error(), Err: err}
+		}
+		switch {
+		case lerr != nil:
+			why = lerr.Error()
+		case got.sum != tc.h.Sum64() || got.opts != want.opts || got.size != want.size:
+			why = "the file's content changed"
+		default:
+			*rep = *saved
+			rep.Path, rep.Cache, rep.CachePath = path, "loaded", cpath
+			return r, nil
+		}
+		if err := in.Rewind(); err != nil {
+			return nil, err
+		}
+		tc.h.Reset()
 	}
-	r, err := readText(path, format, dup, rep)
+	r, err := readText(in, format, dup, rep)
 	if err != nil {
 		return nil, err
 	}
+	// The key is of the bytes just parsed: to the end of the file.
+	if err := in.Drain(); err != nil {
+		return nil, &ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	want.sum = tc.h.Sum64()
 	rep.Cache = "written"
 	if why != "" {
 		rep.Cache = "rebuilt (" + why + ")"
 	}
-	if err := writeCache(cpath, key, r, rep); err != nil {
+	if err := writeCache(cpath, want, r, rep); err != nil {
 		rep.Cache = "not written (" + err.Error() + ")"
 	}
 	return r, nil
 }
 
-// errStale says that a cache was written for other content or options.
-var errStale = errors.New("the file or the options changed")
+// readCacheKey reads the key at the start of the cache file path.
+func readCacheKey(path string) (cacheKey, error) {
+	var k cacheKey
+	if err := regularCache(path); err != nil {
+		return k, err
+	}
+	in, err := model.OpenInput(path)
+	if err != nil {
+		return k, err
+	}
+	defer in.Close()
+	var head [len(cacheMagic) + cacheKeyBytes]byte
+	if _, err := io.ReadFull(in, head[:]); err != nil {
+		return k, errDamaged
+	}
+	if string(head[:len(cacheMagic)]) != cacheMagic {
+		if string(head[:len(cacheMagic)-1]) == cacheMagic[:len(cacheMagic)-1] {
+			return k, errors.New("written by an older jeirt")
+		}
+		return k, errDamaged
+	}
+	return decodeKey(head[len(cacheMagic):]), nil
+}
+
+// regularCache refuses a cache path that is not a regular file (a FIFO
+// there would block the read): it is rebuilt in its place.
+func regularCache(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	return nil
+}
+
+func decodeKey(b []byte) cacheKey {
+	var k cacheKey
+	copy(k.opts[:], b[:32])
+	k.size = int64(binary.LittleEndian.Uint64(b[32:]))
+	k.mtime = int64(binary.LittleEndian.Uint64(b[40:]))
+	k.sum = binary.LittleEndian.Uint64(b[48:])
+	return k
+}
+
+func (k cacheKey) encode() []byte {
+	b := make([]byte, cacheKeyBytes)
+	copy(b, k.opts[:])
+	binary.LittleEndian.PutUint64(b[32:], uint64(k.size))
+	binary.LittleEndian.PutUint64(b[40:], uint64(k.mtime))
+	binary.LittleEndian.PutUint64(b[48:], k.sum)
+	return b
+}
 
 // cacheWriter writes little-endian fields and keeps the running checksum.
 type cacheWriter struct {
@@ -170,7 +256,7 @@ func (c *cacheWriter) strs(list []string) {
 	}
 }
 
-func writeCache(path string, key [32]byte, r *model.Responses, rep *Report) error {
+func writeCache(path string, key cacheKey, r *model.Responses, rep *Report) error {
 	n := r.Len()
 	counts := make([]uint32, r.NumModels())
 	for c, m := range r.Model {
@@ -182,7 +268,7 @@ func writeCache(path string, key [32]byte, r *model.Responses, rep *Report) erro
 	return model.WriteFileAtomic(path, func(w io.Writer) error {
 		c := &cacheWriter{w: w, crc: crc32.New(castagnoli)}
 		c.bytes([]byte(cacheMagic))
-		c.bytes(key[:])
+		c.bytes(key.encode())
 		c.str(rep.Format)
 		c.str(rep.Why)
 		gz := uint64(0)
@@ -299,27 +385,30 @@ func (c *cacheReader) strs() []string {
 	return out
 }
 
-// loadCache reads a cache written for key, verifying its checksum; it
-// returns an error wrapping os.ErrNotExist when there is none.
-func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
+// loadCache reads the cache file path, verifying its checksum and that its
+// contents are possible (names unique, cells in range and each (model,
+// item) once), and returns its key; it returns an error wrapping
+// os.ErrNotExist when there is none.
+func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
+	var key cacheKey
+	if err := regularCache(path); err != nil {
+		return nil, nil, key, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	in, err := model.OpenInput(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, key, err
 	}
-	c := &cacheReader{r: bufio.NewReaderSize(f, 1<<20), crc: crc32.New(castagnoli), left: st.Size() - 4}
-	var head [len(cacheMagic) + 32]byte
+	defer in.Close()
+	if !in.Regular {
+		return nil, nil, key, errDamaged
+	}
+	c := &cacheReader{r: in, crc: crc32.New(castagnoli), left: in.Size - 4}
+	var head [len(cacheMagic) + cacheKeyBytes]byte
 	c.bytes(head[:])
 	if c.err != nil || string(head[:len(cacheMagic)]) != cacheMagic {
-		return nil, nil, errDamaged
+		return nil, nil, key, errDamaged
 	}
-	if [32]byte(head[len(cacheMagic):]) != key {
-		return nil, nil, errStale
-	}
+	key = decodeKey(head[len(cacheMagic):])
 	rep := &Report{Format: c.str(), Why: c.str()}
 	var v [7]uint64
 	for k := range v {
@@ -338,7 +427,7 @@ func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
 	}
 	n := c.size(4)
 	if c.err != nil {
-		return nil, nil, c.err
+		return nil, nil, key, c.err
 	}
 	// The cells are read straight into their slices; their checksum runs on
 	// one goroutine while the others check and unpack them.
@@ -355,16 +444,16 @@ func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
 	sum := c.crc.Sum32()
 	for _, b := range [][]byte{countBytes, itemBytes, bits} {
 		if int64(len(b)) > c.left {
-			return nil, nil, errDamaged
+			return nil, nil, key, errDamaged
 		}
 		if _, err := io.ReadFull(c.r, b); err != nil {
-			return nil, nil, errDamaged
+			return nil, nil, key, errDamaged
 		}
 		c.left -= int64(len(b))
 	}
 	var tail [4]byte
 	if _, err := io.ReadFull(c.r, tail[:]); err != nil || c.left != 0 {
-		return nil, nil, errDamaged
+		return nil, nil, key, errDamaged
 	}
 	crcDone := make(chan uint32, 1)
 	go func() {
@@ -387,12 +476,14 @@ func loadCache(path string, key [32]byte) (*model.Responses, *Report, error) {
 		r.Label = model.MakeLarge[uint8](n)
 		ok = unpackCells(r, counts, bits)
 	}
+	ok = ok && uniqueNames(r.Models) && uniqueNames(r.Items)
 	if binary.LittleEndian.Uint32(tail[:]) != <-crcDone || !ok {
-		// The checksum is checked first: ids out of range are refused even
-		// when it matches, rather than trusted.
-		return nil, nil, errDamaged
+		// The checksum is checked first: impossible contents (ids out of
+		// range, a name or a cell twice) are refused even when it matches,
+		// rather than trusted.
+		return nil, nil, key, errDamaged
 	}
-	return r, rep, nil
+	return r, rep, key, nil
 }
 
 // unpackCells fills r.Model from the per-model counts and r.Label from the
@@ -431,8 +522,10 @@ func unpackCells(r *model.Responses, counts []uint32, bits []byte) bool {
 				fillInt32(r.Model[at:stop], int32(m))
 				at = stop
 			}
-			for _, j := range r.Item[lo:hi] {
-				if uint32(j) >= J {
+			// Each item in range, and within a model's run strictly
+			// increasing: no cell twice.
+			for k := lo; k < hi; k++ {
+				if uint32(r.Item[k]) >= J || k > lo && r.Model[k] == r.Model[k-1] && r.Item[k] <= r.Item[k-1] {
 					bad.Store(true)
 					return
 				}
@@ -444,7 +537,29 @@ func unpackCells(r *model.Responses, counts []uint32, bits []byte) bool {
 		}(lo, hi)
 	}
 	wg.Wait()
-	return !bad.Load()
+	if bad.Load() {
+		return false
+	}
+	// The pairs across the threads' parts.
+	for t := 1; t < threads; t++ {
+		k := n * t / threads &^ 63
+		if k > 0 && k < n && r.Model[k] == r.Model[k-1] && r.Item[k] <= r.Item[k-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// uniqueNames reports whether no name appears twice in names.
+func uniqueNames(names []string) bool {
+	seen := make(map[string]struct{}, len(names))
+	for _, s := range names {
+		if _, ok := seen[s]; ok {
+			return false
+		}
+		seen[s] = struct{}{}
+	}
+	return true
 }
 
 func fillInt32(s []int32, v int32) {

@@ -1,7 +1,9 @@
 package read
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,20 +115,20 @@ func TestResponseCache(t *testing.T) {
 		}
 	}
 
-	// Touched: same content, new time.
+	// Touched: same content, new time. The key is the content: loaded.
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(path, later, later)
-	if _, rep := cachedRead(t, path, cache); rep.Cache != "rebuilt (the file or the options changed)" {
+	if _, rep := cachedRead(t, path, cache); rep.Cache != "loaded" {
 		t.Errorf("touched: cache %q", rep.Cache)
 	}
-	// Modified in place, same size and time: the head hash changes.
+	// Modified in place, same size and time: the hash changes.
 	st, _ := os.Stat(path)
 	text, _ := os.ReadFile(path)
 	mod := strings.Replace(string(text), "model-0,", "model-X,", 1)
 	os.WriteFile(path, []byte(mod), 0o644)
 	os.Chtimes(path, st.ModTime(), st.ModTime())
 	r, rep = cachedRead(t, path, cache)
-	if rep.Cache != "rebuilt (the file or the options changed)" || r.Models[0] != "model-X" {
+	if rep.Cache != "rebuilt (the file's content changed)" || r.Models[0] != "model-X" {
 		t.Errorf("modified: cache %q, first model %q", rep.Cache, r.Models[0])
 	}
 	if _, rep := cachedRead(t, path, cache); rep.Cache != "loaded" {
@@ -137,4 +139,146 @@ func TestResponseCache(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("temporary files left in the cache folder: %v", left)
 	}
+}
+
+// flipMiddleLabels rewrites the long CSV at path with every label of the
+// middle third of its lines flipped (0 and 1 swapped: the same size) and
+// gives it back its modification time, as "touch -r" would.
+func flipMiddleLabels(t *testing.T, path string) int {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(path)
+	lines := strings.Split(string(text), "\n")
+	flipped := 0
+	for k := len(lines) / 3; k < 2*len(lines)/3; k++ {
+		f := strings.Split(lines[k], ",")
+		if len(f) > 2 && (f[2] == "0" || f[2] == "1") {
+			f[2] = map[string]string{"0": "1", "1": "0"}[f[2]]
+			lines[k] = strings.Join(f, ",")
+			flipped++
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(path); st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) {
+		t.Fatalf("the flipped file differs in size or time")
+	}
+	return flipped
+}
+
+// Labels flipped in the middle of a file, with its size and time kept, are
+// read from the text, not from the cache: the cache is keyed by a hash of
+// every byte. Only CacheTrustMtime, which says it trusts the time, loads
+// the old cells.
+func TestResponseCacheMiddleFlip(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	path := filepath.Join(dir, "r.csv")
+	writeCacheTestCSV(t, path, 40, 500)
+	before, rep := cachedRead(t, path, cache)
+	if rep.Cache != "written" {
+		t.Fatalf("first read: %q", rep.Cache)
+	}
+	if n := flipMiddleLabels(t, path); n < 1000 {
+		t.Fatalf("flipped only %d labels", n)
+	}
+	want, _, err := File(path, Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameLabels(before, want) {
+		t.Fatal("the flip did not change the responses")
+	}
+	trusted, rep, err := File(path, Options{CacheDir: cache, CacheMin: -1, CacheTrustMtime: true})
+	if err != nil || !strings.HasPrefix(rep.Cache, "loaded (size and modification time trusted") {
+		t.Fatalf("trusting the time: %q, %v", rep.Cache, err)
+	}
+	if !sameLabels(trusted, before) {
+		t.Error("trusting the time should load the old cells")
+	}
+	r, rep := cachedRead(t, path, cache)
+	if rep.Cache != "rebuilt (the file's content changed)" {
+		t.Errorf("after the flip: cache %q", rep.Cache)
+	}
+	sameResponses(t, r, want)
+	if r, rep := cachedRead(t, path, cache); rep.Cache != "loaded" || !sameLabels(r, want) {
+		t.Errorf("after the rebuild: cache %q", rep.Cache)
+	}
+}
+
+func sameLabels(a, b *model.Responses) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for k := range a.Label {
+		if a.Label[k] != b.Label[k] || a.Model[k] != b.Model[k] || a.Item[k] != b.Item[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// A cache with a valid checksum but impossible contents (a model or an
+// item named twice, one cell twice) is not used.
+func TestResponseCacheImpossible(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	path := filepath.Join(dir, "r.csv")
+	writeCacheTestCSV(t, path, 5, 20)
+	want, rep := cachedRead(t, path, cache)
+	key, err := readCacheKey(rep.CachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		bad  func(r *model.Responses)
+	}{
+		{"a model twice", func(r *model.Responses) { r.Models[1] = r.Models[0] }},
+		{"an item twice", func(r *model.Responses) { r.Items[2] = r.Items[3] }},
+	} {
+		r := cloneResponses(want)
+		c.bad(r)
+		if err := writeCache(rep.CachePath, key, r, rep); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, rep2 := cachedRead(t, path, cache)
+		if !strings.HasPrefix(rep2.Cache, "rebuilt (damaged") {
+			t.Errorf("%s: cache %q, want rebuilt", c.name, rep2.Cache)
+		}
+		sameResponses(t, got, want)
+	}
+	// One cell twice: the second cell's item made the first's, the
+	// checksum made right. Cells are written sorted, so the writer cannot.
+	if err := writeCache(rep.CachePath, key, want, rep); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(rep.CachePath)
+	n := want.Len()
+	items := len(b) - 4 - (n+7)/8 - 4*n
+	copy(b[items+4:items+8], b[items:items+4])
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	os.WriteFile(rep.CachePath, b, 0o644)
+	got, rep2 := cachedRead(t, path, cache)
+	if !strings.HasPrefix(rep2.Cache, "rebuilt (damaged") {
+		t.Errorf("a cell twice: cache %q, want rebuilt", rep2.Cache)
+	}
+	sameResponses(t, got, want)
+}
+
+func cloneResponses(r *model.Responses) *model.Responses {
+	c := *r
+	c.Models = append([]string(nil), r.Models...)
+	c.Items = append([]string(nil), r.Items...)
+	c.Model = append([]int32(nil), r.Model...)
+	c.Item = append([]int32(nil), r.Item...)
+	c.Label = append([]uint8(nil), r.Label...)
+	return &c
 }

@@ -58,6 +58,9 @@ func (s *csvScanner) readLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		s.longBuf = append(s.longBuf[:0], l...)
 		for err == bufio.ErrBufferFull {
+			if len(s.longBuf) > model.MaxLineBytes {
+				return nil, &ParseError{File: s.file, Line: s.line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", model.Bytes(model.MaxLineBytes))}
+			}
 			l, err = s.r.ReadSlice('\n')
 			s.longBuf = append(s.longBuf, l...)
 		}
@@ -131,6 +134,9 @@ func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
 				if i < 0 {
 					s.rec = append(s.rec, line[pos:]...)
 					s.rec = append(s.rec, '\n')
+					if len(s.rec) > model.MaxLineBytes {
+						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", model.Bytes(model.MaxLineBytes))
+					}
 					next, err := s.readLine()
 					if err == io.EOF {
 						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "quoted field is never closed (the file ends at line %d)", s.line)

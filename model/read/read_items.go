@@ -28,14 +28,21 @@ var (
 // benchmark column. Quoted fields may span lines. A Parquet file with the same
 // columns is read as well.
 func Items(path string) (*ItemTable, error) {
-	if isParquet(path) {
-		return readItemsParquet(path)
-	}
-	f, br, gz, err := openText(path)
+	in, err := model.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer in.Close()
+	if !in.Regular {
+		in.Limit(model.MemoryBudget(0), "an item-text file from a pipe")
+	}
+	if isParquet(in) {
+		return readItemsParquet(in)
+	}
+	br, gz, err := openText(in)
+	if err != nil {
+		return nil, err
+	}
 	return readItems(path, br, gz)
 }
 

@@ -30,16 +30,11 @@ import (
 // parquetMagic starts (and ends) every Parquet file.
 var parquetMagic = []byte("PAR1")
 
-// isParquet reports whether the file at path starts with the Parquet magic.
-func isParquet(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [4]byte
-	_, err = io.ReadFull(f, head[:])
-	return err == nil && bytes.Equal(head[:], parquetMagic)
+// isParquet reports whether the opened file starts with the Parquet magic
+// (peeked, not consumed).
+func isParquet(in *model.Input) bool {
+	head, err := in.Peek(len(parquetMagic))
+	return err == nil && bytes.Equal(head, parquetMagic)
 }
 
 // pqFile is an open Parquet file with the names of its top-level columns.
@@ -60,14 +55,16 @@ func recoverParquet(path string, err *error) {
 	}
 }
 
-func openParquet(path string) (*pqFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// openParquet reads the metadata of the opened Parquet file; the caller
+// closes in.
+func openParquet(in *model.Input) (*pqFile, error) {
+	path := in.Path
+	if !in.Regular {
+		return nil, &ParseError{File: path, Msg: "a Parquet file is read from its end, so it cannot come from a pipe: copy it to a file first"}
 	}
+	f := in.File
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	// The footer's length is the file's last 4 bytes before "PAR1": checked
@@ -75,38 +72,33 @@ func openParquet(path string) (*pqFile, error) {
 	// given (a damaged length asks for up to 4 GB).
 	var tail [8]byte
 	if st.Size() < 12 {
-		f.Close()
 		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: %d bytes is too short", st.Size())}
 	}
 	if _, err := f.ReadAt(tail[:], st.Size()-8); err != nil {
-		f.Close()
 		return nil, err
 	}
 	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n+12 > st.Size() {
-		f.Close()
 		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: its footer claims %d bytes of the file's %d (a damaged file)", n, st.Size())}
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		f.Close()
 		return nil, &ParseError{File: path, Msg: "not a readable Parquet file: " + err.Error(), Err: err}
 	}
 	q := &pqFile{path: path, f: f, pf: pf}
 	for _, c := range pf.Root().Columns() {
 		if !c.Leaf() {
-			f.Close()
 			return nil, &ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
 		}
 		q.header = append(q.header, c.Name())
 	}
 	if err := q.checkPages(st.Size()); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return q, nil
 }
 
-func (q *pqFile) Close() error { return q.f.Close() }
+// Close ends the reading; the file itself belongs to its Input.
+func (q *pqFile) Close() error { return nil }
 
 // errorAt locates a problem at a row group (0-based g) and a file row (0-based).
 func (q *pqFile) errorAt(g int, row int64, column, format string, args ...any) error {
@@ -338,9 +330,9 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(path, format string, cells *cellSink, rep *Report) (r *model.Responses, err error) {
-	defer recoverParquet(path, &err)
-	q, err := openParquet(path)
+func readParquet(in *model.Input, format string, cells *cellSink, rep *Report) (r *model.Responses, err error) {
+	defer recoverParquet(in.Path, &err)
+	q, err := openParquet(in)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +361,7 @@ func readParquet(path, format string, cells *cellSink, rep *Report) (r *model.Re
 	case "wide-items":
 		return readParquetWide(q, cells, rep, true)
 	}
-	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", path, format)
+	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", in.Path, format)
 }
 
 func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses, error) {
@@ -596,9 +588,10 @@ func resize[T any](s []T, n int) []T {
 
 // readItemsParquet reads an item-text table from Parquet with the column
 // names of Items.
-func readItemsParquet(path string) (t *ItemTable, err error) {
+func readItemsParquet(in *model.Input) (t *ItemTable, err error) {
+	path := in.Path
 	defer recoverParquet(path, &err)
-	q, err := openParquet(path)
+	q, err := openParquet(in)
 	if err != nil {
 		return nil, err
 	}

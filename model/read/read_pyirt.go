@@ -27,6 +27,9 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *Report, gz b
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], l...)
 			for err == bufio.ErrBufferFull {
+				if len(long) > model.MaxLineBytes {
+					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", model.Bytes(model.MaxLineBytes))}
+				}
 				l, err = br.ReadSlice('\n')
 				long = append(long, l...)
 			}

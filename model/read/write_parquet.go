@@ -21,11 +21,15 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 	if rowGroup <= 0 {
 		rowGroup = 1 << 20
 	}
-	f, br, gz, err := openText(src)
+	in, err := model.OpenInput(src)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer in.Close()
+	br, gz, err := openText(in)
+	if err != nil {
+		return 0, err
+	}
 	s := newCSVScanner(src, br, gz)
 	first, err := s.peekFirstLine()
 	if err != nil {

@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -42,7 +41,7 @@ type checkpointConfig struct {
 
 func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, error) {
 	p := filepath.Join(dir, eval.MetricsFile)
-	raw, err := os.ReadFile(p)
+	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "a JSON file")
 	if err != nil {
 		raw, p = ck.Manifest.Metrics, filepath.Join(dir, "manifest.json")
 	}

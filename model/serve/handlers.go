@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -361,8 +363,11 @@ func indexOfItem(st *state, id string) (int, bool) {
 	return -1, false
 }
 
-// writeNext writes ck as a new folder beside dir, named after dir, the model
-// and the time: runs/swe → runs/swe+new-model-20261130T135000Z.
+// writeNext writes ck as a new folder beside dir, named from dir's base
+// name (without an earlier onboarding's suffix), a counter and the model:
+// runs/swe, then runs/swe+1-new-model, runs/swe+2-other, ... The counter is
+// one more than the largest beside it, so the name never grows with the
+// number of onboardings.
 func (s *Server) writeNext(dir, name string, ck *model.Checkpoint) (string, error) {
 	safe := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
@@ -370,18 +375,43 @@ func (s *Server) writeNext(dir, name string, ck *model.Checkpoint) (string, erro
 		}
 		return '_'
 	}, name)
-	base := filepath.Clean(dir) + "+" + safe + "-" + time.Now().UTC().Format("20060102T150405Z")
-	next := base
-	for n := 2; ; n++ {
+	if len(safe) > 64 {
+		safe = safe[:64]
+	}
+	root := onboardSuffix.ReplaceAllString(filepath.Clean(dir), "")
+	n := 0
+	entries, _ := os.ReadDir(filepath.Dir(root))
+	for _, e := range entries {
+		if k, ok := onboardCounter(filepath.Base(root), e.Name()); ok && k > n {
+			n = k
+		}
+	}
+	for tries := 0; ; tries++ {
+		n++
+		next := fmt.Sprintf("%s+%d-%s", root, n, safe)
 		err := ck.Write(next, false)
 		if err == nil {
 			return next, nil
 		}
-		if n > 100 || !fileExists(next) {
+		if tries > 100 || !fileExists(next) {
 			return "", fmt.Errorf("writing the onboarded checkpoint %s: %w", next, err)
 		}
-		next = fmt.Sprintf("%s-%d", base, n)
 	}
+}
+
+// onboardSuffix is what writeNext adds to a checkpoint folder's name.
+var onboardSuffix = regexp.MustCompile(`\+[0-9]+-[A-Za-z0-9._-]*$`)
+
+// onboardCounter is the counter of the folder name, which writeNext
+// named after the folder name root.
+func onboardCounter(root, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, root+"+")
+	if !ok {
+		return 0, false
+	}
+	digits, _, ok := strings.Cut(rest, "-")
+	k, err := strconv.Atoi(digits)
+	return k, ok && err == nil && !strings.Contains(rest, "+")
 }
 
 func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {

@@ -200,7 +200,7 @@ func TestTokenAndOnboarding(t *testing.T) {
 		Checkpoint, Previous string
 		NewItems             int `json:"new_items"`
 	}](t, body)
-	if res.Previous != f.ck || res.NewItems != 40 || !strings.HasPrefix(res.Checkpoint, f.ck+"+newbie-") {
+	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+"+1-newbie" {
 		t.Errorf("onboard: %s", body)
 	}
 	if _, err := model.LoadCheckpoint(f.ck); err != nil {
@@ -604,5 +604,30 @@ func TestOutOfDomain(t *testing.T) {
 	_, body, _ := f.do(t, "GET", "/metrics", "")
 	if !strings.Contains(body, "jeirt_out_of_domain_total 2") {
 		t.Errorf("metrics: %s", grepLines(body, "out_of_domain"))
+	}
+}
+
+// Each onboarding names its folder from the first checkpoint's name and a
+// counter: the sixth and later ones used to fail with "file name too long",
+// each name appending to the one before.
+func TestOnboardingNamesDoNotGrow(t *testing.T) {
+	f := newFixture(t, Settings{Costs: "-", Token: "s3cret"})
+	f.token = "s3cret"
+	for k := 1; k <= 8; k++ {
+		name := fmt.Sprintf("model-%d-%s", k, strings.Repeat("x", 30))
+		code, body, _ := f.do(t, "POST", "/v1/models", `{"name":"`+name+`","answers":[{"id":"known","correct":true}]}`)
+		if code != 201 {
+			t.Fatalf("onboarding %d: %d %s", k, code, body)
+		}
+		res := decode[struct{ Checkpoint, Previous string }](t, body)
+		if want := fmt.Sprintf("%s+%d-%s", f.ck, k, name); res.Checkpoint != want {
+			t.Errorf("onboarding %d wrote %s, want %s", k, res.Checkpoint, want)
+		}
+		if _, err := model.LoadCheckpoint(res.Checkpoint); err != nil {
+			t.Error(err)
+		}
+	}
+	if code, body, _ := f.do(t, "POST", "/admin/reload", ""); code != 200 || !strings.Contains(body, `"models":11`) {
+		t.Errorf("reload after 8 onboardings: %d %s", code, body)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Upstream is the OpenAI-compatible server of one model of the checkpoint.
@@ -41,7 +43,7 @@ type Upstream struct {
 // that is not http(s), a repeated name and an api_key_env naming an unset
 // variable are errors naming the file and entry.
 func ReadUpstreams(path string) (map[string]Upstream, error) {
-	b, err := os.ReadFile(path)
+	b, err := model.ReadInputFile(path, model.MaxDocumentBytes, "an upstreams file")
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
@@ -161,7 +160,7 @@ func (m *RunMetrics) Marshal() ([]byte, error) {
 // that errors.Is(err, os.ErrNotExist) recognises.
 func ReadRunMetrics(dir string) (*RunMetrics, error) {
 	p := filepath.Join(dir, MetricsFile)
-	raw, err := os.ReadFile(p)
+	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "metrics.json")
 	if err != nil {
 		return nil, err
 	}

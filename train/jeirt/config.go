@@ -156,7 +156,7 @@ func LoadConfig(path string) (*Config, error) { return LoadConfigSet(path, nil) 
 // them) applied before the config is validated, so an override can supply
 // or fix a key the file gets wrong.
 func LoadConfigSet(path string, overrides []string) (*Config, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a config")
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +323,21 @@ func (c *Config) resolvePaths(base string) {
 			*p = filepath.Join(base, *p)
 		}
 	}
+}
+
+// Inputs are the files and folders a run of the config reads: the config
+// file itself, its data files, its encoder's files and its encoder cache
+// (for the output rule, model.CheckOutput).
+func (c *Config) Inputs() []string {
+	in := []string{c.Data.Responses, c.Data.Items, c.Data.Train, c.Data.Val, c.Data.Test, c.Encoder.Cache}
+	if fi, err := os.Stat(c.Source); err == nil && !fi.IsDir() {
+		in = append(in, c.Source)
+	}
+	spec := strings.TrimPrefix(c.Encoder.Spec, "precomputed:")
+	if _, err := os.Stat(spec); err == nil {
+		in = append(in, spec)
+	}
+	return in
 }
 
 // StringField returns the string setting at a dotted key (one of PathKeys, say).

@@ -54,6 +54,10 @@ type JEIRT struct {
 	// implementation does).
 	Batching string
 
+	// MaxMemory is the memory, in bytes, the parameter tables may take
+	// (CheckMemory); 0 means the machine's available memory.
+	MaxMemory int64
+
 	// Progress, when set, is called after every epoch.
 	Progress func(JEIRTEpoch)
 	// Warn, when set, is called with each warning as it arises (also kept in
@@ -155,6 +159,9 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	case StepFused:
 	default:
 		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepGraph, StepFused)
+	}
+	if err := t.CheckMemory(inputDim, trainR.NumModels(), J, 0); err != nil {
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(t.Seed), 0x4a45495254)) // "JEIRT"
 	p := initJEIRTParams(rng, inputDim, t.Hidden, t.Dim, trainR.NumModels(), J, t.Residual)
@@ -300,6 +307,27 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 
 // initJEIRTParams initialises as PyTorch does: nn.Linear weights and biases
 // uniform on ±1/√fan_in, nn.Embedding rows standard normal, the residual zero.
+// paramCopies is how many float32 copies of the parameter tables training
+// holds: the weights, their gradients, AdamW's two moments, the best
+// epoch's copy and the step's working copy.
+const paramCopies = 6
+
+// CheckMemory refuses, with the estimate, a training whose parameter
+// tables (an adapter of inputDim x Hidden x Dim, models x Dim and, with a
+// residual, items x Dim, each held paramCopies times) and the items'
+// encoder vectors (features bytes, when they are yet to be made) would take
+// more than MaxMemory: before anything that large is allocated.
+func (t JEIRT) CheckMemory(inputDim, models, items int, features int64) error {
+	t = t.withDefaults(inputDim)
+	D, H, d := int64(inputDim), int64(t.Hidden), int64(t.Dim)
+	params := D*H + H + H*d + d + int64(models)*d
+	if t.Residual > 0 {
+		params += int64(items) * d
+	}
+	what := fmt.Sprintf("training JE-IRT (an adapter of %d x %d x %d for %d models and %d items)", inputDim, t.Hidden, t.Dim, models, items)
+	return model.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
+}
+
 func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {
 	p := &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: d, NumModels: N, NumItems: J, ResidualL2: residual}
 	uniform := func(n, fanIn int) []float32 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -35,6 +34,9 @@ type RunOptions struct {
 	// onto the trained model; onboard.HeldOut is the add-model fit. Without
 	// it a by-model run reports no test scores for the held-out models.
 	Onboard OnboardFunc
+	// MaxMemory is the memory, in bytes, training may ask for at once
+	// (JEIRT.CheckMemory); 0 means the machine's available memory.
+	MaxMemory int64
 }
 
 // OnboardFunc fits a row of the model table for each model with cells in r
@@ -105,8 +107,11 @@ func (c *Config) jeirt() JEIRT {
 // training models' cells.
 func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, error) {
 	log := opt.Log
-	if _, err := os.Stat(cfg.Output); err == nil && !opt.Replace {
-		return nil, fmt.Errorf("output %s already exists (remove it, choose another with --set output=DIR, or pass --force)", cfg.Output)
+	// The output rule, before any work: an existing output needs --force
+	// and must be a folder jeirt wrote; the output may not be or hold an
+	// input (a config's "output: ." would be its own folder).
+	if _, err := model.CheckOutput(model.Output{Path: cfg.Output, Folder: true, Force: opt.Replace, Inputs: cfg.Inputs()}); err != nil {
+		return nil, fmt.Errorf("output: %w (set it with output: in the config or --set output=DIR)", err)
 	}
 	// Claimed before training, so a second run on the same output fails now.
 	release, err := model.LockOutput(cfg.Output)
@@ -144,6 +149,13 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		}
 		enc = on.(encoder.Encoder)
 	}
+	// The encoder vectors and the parameter tables, estimated before
+	// either is made.
+	tr := cfg.jeirt()
+	tr.MaxMemory = opt.MaxMemory
+	if err := tr.CheckMemory(enc.Dim(), trainR.NumModels(), all.NumItems(), 4*int64(all.NumItems())*int64(enc.Dim())); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if f, ok := enc.(encoder.Fitter); ok {
 		// Fitted on the training questions only: val and test text stays unseen.
@@ -163,7 +175,6 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	}
 	log.Printf("encoder: %s (%s), %d items x %d in %.1fs", cfg.Encoder.Spec, enc.Fingerprint(), all.NumItems(), enc.Dim(), time.Since(start).Seconds())
 
-	tr := cfg.jeirt()
 	tr.Progress = func(e JEIRTEpoch) {
 		best := ""
 		if e.Best {

@@ -33,7 +33,7 @@ type LogEntry struct {
 // a rewrite by this one.
 func ReadLog(dir string) ([]json.RawMessage, error) {
 	p := filepath.Join(dir, LogFile)
-	b, err := os.ReadFile(p)
+	b, err := model.ReadInputFile(p, model.MaxDocumentBytes, "an onboarding log")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -63,7 +63,7 @@ func MarshalLog(log []json.RawMessage) ([]byte, error) {
 func CarryFiles(ckDir string, added []AddedModel, opt AddModelsOptions, responses string, now time.Time) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, name := range []string{eval.MetricsFile, model.DomainFile} {
-		if b, err := os.ReadFile(filepath.Join(ckDir, name)); err == nil {
+		if b, err := model.ReadInputFile(filepath.Join(ckDir, name), model.MaxDocumentBytes, name); err == nil {
 			files[name] = b
 		}
 	}

@@ -33,6 +33,7 @@ type AddRun struct {
 	Data       string // responses of the new models
 	Read       read.Options
 	Out        string // new checkpoint folder ("": DefaultOut)
+	Force      bool   // replace Out when it is a checkpoint jeirt wrote
 	Options    AddModelsOptions
 	Version    string // the jeirt release, written into the manifest
 }
@@ -63,7 +64,7 @@ func (a AddRun) Run(ctx context.Context) (string, *AddModelsResult, error) {
 	if nc.Files, err = CarryFiles(a.Checkpoint, res.Added, a.Options, a.Data, now); err != nil {
 		return "", nil, err
 	}
-	return out, res, nc.Write(out, false)
+	return out, res, nc.Write(out, a.Force && a.Out != "")
 }
 
 // WriteAdded prints what AddRun did: as indented JSON, or as one line per

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -23,7 +22,7 @@ import (
 // models, a repeated model, a row without exactly two fields and a cost that
 // is not a finite non-negative number are errors naming the file and line.
 func ReadCosts(path string, models []string) ([]float64, error) {
-	f, err := os.Open(path)
+	f, err := model.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}

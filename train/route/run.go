@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +70,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	if name == "-" {
 		name = "stdin"
 	} else {
-		f, err := os.Open(name)
+		f, err := model.OpenInput(name)
 		if err != nil {
 			return err
 		}

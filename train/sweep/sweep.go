@@ -3,7 +3,6 @@ package sweep
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -84,7 +83,7 @@ func DefaultSlurm() SlurmSettings {
 // and config keys the trainer does not know are errors naming the file, line
 // and key. The base config is loaded and every run's config validated.
 func LoadSweep(path string) (*Sweep, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a sweep file")
 	if err != nil {
 		return nil, err
 	}

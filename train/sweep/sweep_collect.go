@@ -44,7 +44,7 @@ func nanMetrics() eval.Metrics { return eval.FromScores(eval.NoScores()) }
 // ReadSweepManifest reads dir/sweep.json.
 func ReadSweepManifest(dir string) (*SweepManifest, error) {
 	p := filepath.Join(dir, SweepManifestFile)
-	raw, err := os.ReadFile(p)
+	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "a sweep manifest")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a sweep folder: no %s (write one with jeirt sweep --emit)", dir, SweepManifestFile)

@@ -21,6 +21,12 @@ const (
 	SweepTableFile    = "sweep.csv"
 )
 
+// SweepLaterFiles are the files jeirt adds to a sweep folder after Emit
+// (path.Match patterns): the runs' checkpoints and logs, the table and a
+// re-emitted manifest or script. A --force replace counts them as jeirt's.
+var SweepLaterFiles = []string{SweepManifestFile, SweepScriptFile, SweepTableFile,
+	"runs/*/checkpoint", "runs/*/train.log", "runs/*/slurm-*.out"}
+
 // EmitOptions control Emit.
 type EmitOptions struct {
 	Slurm   bool   // also write the Slurm job-array script sweep.sbatch
@@ -82,7 +88,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 		}
 		return runs, nil
 	}
-	err = model.WriteDirAtomic(abs, replace, func(tmp string) error {
+	err = model.WriteDirAtomicLater(abs, replace, SweepLaterFiles, func(tmp string) error {
 		for name, b := range files {
 			if err := os.MkdirAll(filepath.Join(tmp, filepath.Dir(name)), 0o755); err != nil {
 				return err

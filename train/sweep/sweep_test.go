@@ -209,10 +209,24 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	if err == nil || err.Error() != other+" exists and is not this sweep's folder (no runs/000/config.yaml); choose another --out or pass --force to replace it" {
 		t.Errorf("emitting into an unrelated folder: %v", err)
 	}
+	// --force replaces what jeirt wrote, and nothing else.
+	_, err = s.Emit(out, EmitOptions{Replace: true})
+	if err == nil || !strings.Contains(err.Error(), "holds files jeirt did not write (runs/000/kept)") {
+		t.Errorf("--force over a file of the user's: %v", err)
+	}
+	os.Remove(marker)
+	// A finished run's checkpoint (train writes it with its marker), its log, the table.
+	if err := model.WriteDirAtomic(filepath.Join(out, "runs", "001", "checkpoint"), false, func(tmp string) error {
+		return os.WriteFile(filepath.Join(tmp, "metrics.json"), []byte(`{"test": {"accuracy": 0.5}}`), 0o644)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(out, "runs", "001", "train.log"), nil, 0o644)
+	os.WriteFile(filepath.Join(out, SweepTableFile), nil, 0o644)
 	if _, err := s.Emit(out, EmitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(marker); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "runs", "001", "train.log")); err == nil {
 		t.Errorf("--force kept old run files")
 	}
 }
