@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,29 @@ func TestIRTFitSelectCV(t *testing.T) {
 	}
 	if !strings.Contains(msg, "kept 30 of 120 items") || !strings.Contains(msg, "Kendall τ") {
 		t.Errorf("select printed %q", msg)
+	}
+	// --exclude-flagged: still 30 items, none of them flagged in items.csv.
+	flagged := map[string]bool{}
+	for _, row := range it[1:] {
+		if row[9] != "" {
+			flagged[row[0]] = true
+		}
+	}
+	if len(flagged) == 0 {
+		t.Fatal("no item of the fit is flagged: the test needs some")
+	}
+	msg, err = runCmd(t, newIRTCmd(), "select", "--fit", out, "--keep", "0.25", "--exclude-flagged", "--out", sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = readCSVFile(t, sel)
+	for _, row := range kept[1:] {
+		if flagged[row[0]] {
+			t.Errorf("--exclude-flagged kept flagged item %s", row[0])
+		}
+	}
+	if want := fmt.Sprintf("kept 30 of 120 items in %s (%d flagged items left out)", sel, len(flagged)); len(kept) != 31 || !strings.Contains(msg, want) {
+		t.Errorf("--exclude-flagged: %d items, printed %q, want %q", len(kept)-1, msg, want)
 	}
 
 	msg, err = runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "5")
