@@ -139,5 +139,5 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
-	irtCmd.AddCommand(fit, sel, cv)
+	irtCmd.AddCommand(fit, sel, cv, newIRTCatCmd())
 }

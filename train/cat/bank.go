@@ -84,6 +84,9 @@ func (b *Bank) logit(j int, theta []float64) float64 {
 	return x / b.sigma()
 }
 
+// Prob is P(correct) on item j at theta.
+func (b *Bank) Prob(j int, theta []float64) float64 { return sigmoid(b.logit(j, theta)) }
+
 // Prior is the normal prior N(Mean, Cov) on θ (Cov Rank x Rank, row-major).
 type Prior struct {
 	Mean []float64

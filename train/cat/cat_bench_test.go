@@ -44,7 +44,7 @@ func BenchmarkCATNext(b *testing.B) {
 			model := 0
 			b.ResetTimer()
 			for n := 0; n < b.N; n++ {
-				if s == nil || len(s.Asked()) == perTest {
+				if s == nil || s.NumAsked() == perTest {
 					b.StopTimer()
 					model = (model + 1) % models
 					s, _ = pool.Start(prior, nil, uint64(model))

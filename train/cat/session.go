@@ -43,8 +43,9 @@ type Test struct {
 	// Budget caps the items asked per model; 0 means no cap.
 	Budget int
 	// TargetSE stops a test once the standard error of every θ dimension is
-	// at most this; 0 means no target.
+	// at most this, after at least MinItems items; 0 means no target.
 	TargetSE float64
+	MinItems int
 	// Balance draws each item from the group furthest below its share of
 	// the bank (Kingsbury and Zara 1989, "Procedures for selecting items
 	// for computerized adaptive tests", Applied Measurement in Education 2:
@@ -89,6 +90,8 @@ func (t Test) Prepare(b *Bank) (*Pool, error) {
 	switch {
 	case t.Budget < 0:
 		return nil, fmt.Errorf("cat: --budget %d must not be negative", t.Budget)
+	case t.MinItems < 0 || t.Budget > 0 && t.MinItems > t.Budget:
+		return nil, fmt.Errorf("cat: --min-items %d must be between 0 and the budget %d", t.MinItems, t.Budget)
 	case !(t.TargetSE >= 0) || math.IsInf(t.TargetSE, 0):
 		return nil, fmt.Errorf("cat: --target-se %v must be a positive number (or 0: none)", t.TargetSE)
 	case !(t.KLWidth >= 0) || math.IsInf(t.KLWidth, 0):
@@ -213,6 +216,9 @@ func (s *Session) Theta() []float64 { return append([]float64(nil), s.theta...) 
 // SE is the current standard error of each θ dimension.
 func (s *Session) SE() []float64 { return seOf(s.cov, s.pool.bank.Rank) }
 
+// NumAsked is the number of items answered so far.
+func (s *Session) NumAsked() int { return len(s.asked) }
+
 // Asked lists the items answered so far, in order, and Answers their answers.
 func (s *Session) Asked() []int         { return append([]int(nil), s.asked...) }
 func (s *Session) Answers() []uint8     { return append([]uint8(nil), s.y...) }
@@ -225,7 +231,7 @@ func (s *Session) Stop() string {
 	if t.Budget > 0 && len(s.asked) >= t.Budget {
 		return StopBudget
 	}
-	if t.TargetSE > 0 {
+	if t.TargetSE > 0 && len(s.asked) >= t.MinItems {
 		reached := true
 		for _, se := range s.SE() {
 			reached = reached && se <= t.TargetSE
@@ -485,4 +491,15 @@ func (s *Session) draw(st *selState, g int) int {
 		}
 	}
 	panic("cat: group count out of step with its items")
+}
+
+// Exclude makes the items with keep[j] false unavailable (never asked
+// from now on); their answers, if any, still count.
+func (s *Session) Exclude(keep []bool) {
+	for j, k := range keep {
+		if !k && s.avail[j] {
+			s.take(j, s.avail, s.left, s.count, s.free)
+			s.count[s.group[j]]-- // not asked: balancing counts only asked items
+		}
+	}
 }
