@@ -111,13 +111,14 @@ const AlphaMissing = "a missing cell is filled with the model's proportion corre
 // Diagnose computes the item statistics (one per item of fit) and the test
 // statistics of fit on the responses r, over threads goroutines (0: all
 // cores). r and fit must have the same models and items in the same order.
+//
+// It is one pass over the cells model by model (the order readers store
+// them in), each goroutine taking a share of the models and summing into
+// its own per-item accumulators, which are added up at the end; no
+// per-item list of answers is built.
 func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostics, TestDiagnostics) {
-	N, J, rk := r.NumModels(), r.NumItems(), fit.Rank
-	sigma := fit.Sigma
-	if sigma == 0 {
-		sigma = 1
-	}
-	bm, by := r.ByModel(), r.ByItem()
+	N, J := r.NumModels(), r.NumItems()
+	bm := r.ByModel()
 	// Each model's number observed and number correct.
 	nObs, nRight := make([]int, N), make([]int, N)
 	for i := 0; i < N; i++ {
@@ -126,112 +127,201 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 		}
 		nObs[i] = len(bm.Row(i))
 	}
-	extreme := func(i int) bool { return nRight[i] == 0 || nRight[i] == nObs[i] }
-	var td TestDiagnostics
-	for i := 0; i < N; i++ {
-		if nObs[i] > 0 && extreme(i) {
-			td.ExtremeModels++
-		}
-	}
-	items := make([]ItemDiagnostics, J)
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	threads = max(1, min(threads, N))
+	parts := make([]*diagSums, threads)
 	var wg sync.WaitGroup
-	next := make(chan int, threads)
 	for w := 0; w < threads; w++ {
 		wg.Add(1)
-		go func() {
+		go func(w int) {
 			defer wg.Done()
-			var tot, rest, y []float64
-			for j := range next {
-				cells := by.Row(j)
-				tot, rest, y = tot[:0], rest[:0], y[:0]
-				var restY []float64
-				for _, c := range cells {
-					i := int(r.Model[c])
-					lab := float64(r.Label[c])
-					y = append(y, lab)
-					tot = append(tot, float64(nRight[i])/float64(nObs[i]))
-					if nObs[i] > 1 {
-						rest = append(rest, (float64(nRight[i])-lab)/float64(nObs[i]-1))
-						restY = append(restY, lab)
-					}
-				}
-				d := ItemDiagnostics{PointBiserial: pearsonR(y, tot), RestScore: pearsonR(restY, rest), RestN: len(rest)}
-				d.Infit, d.InfitZ, d.Outfit, d.OutfitZ = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-				right := 0
-				for _, v := range y {
-					right += int(v)
-				}
-				if right > 0 && right < len(y) {
-					var fit2 meanSquares
-					for _, c := range cells {
-						i := int(r.Model[c])
-						if extreme(i) {
-							continue
-						}
-						x := fit.B[j]
-						for k := 0; k < rk; k++ {
-							x += fit.Theta[i*rk+k] * fit.A[j*rk+k]
-						}
-						fit2.add(float64(r.Label[c]), model.Sigmoid(x/sigma))
-					}
-					d.Infit, d.InfitZ, d.Outfit, d.OutfitZ = fit2.result()
-					d.Used = fit2.n
-				}
-				items[j] = d
-			}
-		}()
+			parts[w] = diagnosePart(r, fit, nObs, nRight, w*N/threads, (w+1)*N/threads)
+		}(w)
 	}
-	for j := 0; j < J; j++ {
-		next <- j
-	}
-	close(next)
 	wg.Wait()
-
-	td.Alpha = cronbachAlpha(r, nObs, nRight)
-	td.MarginalReliability, td.EmpiricalReliability = math.NaN(), math.NaN()
-	if rk == 1 {
+	sum := parts[0]
+	for _, p := range parts[1:] {
+		sum.add(p)
+	}
+	items := make([]ItemDiagnostics, J)
+	for j := range items {
+		items[j] = sum.item(j)
+	}
+	td := TestDiagnostics{ExtremeModels: sum.extreme, MarginalReliability: math.NaN(), EmpiricalReliability: math.NaN()}
+	td.Alpha = sum.alpha(J)
+	if fit.Rank == 1 {
+		sigma := fit.Sigma
+		if sigma == 0 {
+			sigma = 1
+		}
 		td.MarginalReliability = marginalReliability(fit.A, fit.B, sigma)
-		td.EmpiricalReliability = empiricalReliability(r, fit, sigma, extreme)
+		td.EmpiricalReliability = sum.empiricalReliability()
 	}
 	return items, td
 }
 
-// meanSquares accumulates the residual sums of one item (Wright and Masters
-// 1982, eqs. 5.4.2-5.4.6 for dichotomies: W = P(1−P) the variance and
-// C = P(1−P)(P³ + (1−P)³) the fourth central moment of each answer).
-type meanSquares struct {
-	n                    int
-	z2, sq, w, qOut, qIn float64
+// Per-item accumulator slots of diagSums.it (stride itemSlots).
+const (
+	sN = iota // answers
+	sY        // right answers
+	sT        // Σ total, Σ total², Σ total·y (point-biserial)
+	sTT
+	sTY
+	sRN // answers of models with another answer (rest score)
+	sRY
+	sR
+	sRR
+	sRYR
+	sMN // answers in the mean squares (models not extreme)
+	sZ2 // Σ z²
+	sE2 // Σ (y − P)²
+	sW  // Σ W, W = P(1 − P)
+	sQO // Σ C/W² = Σ (1/W − 3)
+	sQI // Σ (C − W²) = Σ (W − 4W²)
+	sAD // Σ (y − m_i) and Σ (y² − m_i²) (α)
+	sAD2
+	itemSlots
+)
+
+// diagSums holds the sums of Diagnose over a share of the models.
+type diagSums struct {
+	it []float64 // J x itemSlots
+	// Over models with an answer: their number, Σ m_i and Σ m_i² (m_i the
+	// proportion correct, α); over models that are not extreme (rank 1): Σ θ,
+	// Σ θ², Σ 1/I_i(θ_i), their number (empirical reliability).
+	models, sumM, sumM2     float64
+	erN, erTh, erTh2, erSE2 float64
+	extreme                 int
 }
 
-func (m *meanSquares) add(y, p float64) {
-	w := p * (1 - p)
-	if w < 1e-300 {
-		w = 1e-300
+// diagnosePart sums models lo..hi−1. Per cell: one exponential. With
+// e = exp(−x) (x = (θ·a + d)/σ), P = 1/(1 + e), 1 − P = e/(1 + e),
+// z² = e for a right answer and 1/e for a wrong one, 1/W = e + 2 + 1/e
+// (and so with e^x for x < 0, swapping the answers); C = W(1 − 3W) is the fourth central moment of a 0/1 answer (Wright and
+// Masters 1982, ch. 5), so C/W² = 1/W − 3 and C − W² = W − 4W².
+func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi int) *diagSums {
+	J, rk := r.NumItems(), fit.Rank
+	sigma := fit.Sigma
+	if sigma == 0 {
+		sigma = 1
 	}
-	e := y - p
-	c := w * (p*p*p + (1-p)*(1-p)*(1-p))
-	m.n++
-	m.z2 += e * e / w
-	m.sq += e * e
-	m.w += w
-	m.qOut += c / (w * w)
-	m.qIn += c - w*w
+	s := &diagSums{it: make([]float64, J*itemSlots)}
+	bm := r.ByModel()
+	for i := lo; i < hi; i++ {
+		cells := bm.Row(i)
+		if len(cells) == 0 {
+			continue
+		}
+		n, R := float64(nObs[i]), float64(nRight[i])
+		m := R / n
+		s.models++
+		s.sumM += m
+		s.sumM2 += m * m
+		extreme := nRight[i] == 0 || nRight[i] == nObs[i]
+		if extreme {
+			s.extreme++
+		}
+		th := fit.Theta[i*rk : (i+1)*rk]
+		info := 0.0
+		for _, c := range cells {
+			j := int(r.Item[c])
+			y := float64(r.Label[c])
+			a := s.it[j*itemSlots : (j+1)*itemSlots]
+			a[sN]++
+			a[sY] += y
+			a[sT] += m
+			a[sTT] += m * m
+			a[sTY] += m * y
+			a[sAD] += y - m
+			a[sAD2] += y - m*m
+			if nObs[i] > 1 {
+				rest := (R - y) / (n - 1)
+				a[sRN]++
+				a[sRY] += y
+				a[sR] += rest
+				a[sRR] += rest * rest
+				a[sRYR] += rest * y
+			}
+			if extreme {
+				continue
+			}
+			x := fit.B[j]
+			for k := 0; k < rk; k++ {
+				x += th[k] * fit.A[j*rk+k]
+			}
+			x /= sigma
+			// e = e^−|x| ≤ 1 (expNeg, clamped at e^−708 so 1/e stays
+			// finite); the answer the model expects (right when x ≥ 0) has
+			// z² = e and (y − P)² = (e/(1 + e))², the other 1/e and (1/(1 + e))².
+			e := expNeg(math.Max(-math.Abs(x), -708))
+			ie := 1 / e
+			q := 1 / (1 + e)
+			w := e * q * q
+			if (y == 1) == (x >= 0) {
+				a[sZ2] += e
+				a[sE2] += e * q * e * q
+			} else {
+				a[sZ2] += ie
+				a[sE2] += q * q
+			}
+			a[sMN]++
+			a[sW] += w
+			a[sQO] += e + 2 + ie - 3
+			a[sQI] += w - 4*w*w
+			if rk == 1 {
+				info += fit.A[j] * fit.A[j] / (sigma * sigma) * w
+			}
+		}
+		if rk == 1 && !extreme && info > 0 {
+			s.erN++
+			s.erTh += th[0]
+			s.erTh2 += th[0] * th[0]
+			s.erSE2 += 1 / info
+		}
+	}
+	return s
 }
 
-// result returns infit, its ZSTD, outfit and its ZSTD (NaN with fewer than
-// two answers). ZSTD = (MNSQ^⅓ − 1)(3/q) + q/3 with q the model sd of the
-// mean square: q² = Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
-func (m *meanSquares) result() (infit, infitZ, outfit, outfitZ float64) {
-	if m.n < 2 || m.w <= 0 {
-		return math.NaN(), math.NaN(), math.NaN(), math.NaN()
+func (s *diagSums) add(o *diagSums) {
+	for k, v := range o.it {
+		s.it[k] += v
 	}
-	n := float64(m.n)
-	outfit = m.z2 / n
-	infit = m.sq / m.w
+	s.models, s.sumM, s.sumM2 = s.models+o.models, s.sumM+o.sumM, s.sumM2+o.sumM2
+	s.erN, s.erTh, s.erTh2, s.erSE2 = s.erN+o.erN, s.erTh+o.erTh, s.erTh2+o.erTh2, s.erSE2+o.erSE2
+	s.extreme += o.extreme
+}
+
+// corrFromSums is Pearson's r from n, Σx, Σx², Σy, Σy² and Σxy (NaN with
+// fewer than two pairs or no variance in either).
+func corrFromSums(n, sx, sxx, sy, syy, sxy float64) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	vx, vy := sxx-sx*sx/n, syy-sy*sy/n
+	if vx <= 1e-12*n || vy <= 1e-12*n {
+		return math.NaN()
+	}
+	return (sxy - sx*sy/n) / math.Sqrt(vx*vy)
+}
+
+func (s *diagSums) item(j int) ItemDiagnostics {
+	a := s.it[j*itemSlots : (j+1)*itemSlots]
+	d := ItemDiagnostics{
+		PointBiserial: corrFromSums(a[sN], a[sT], a[sTT], a[sY], a[sY], a[sTY]),
+		RestScore:     corrFromSums(a[sRN], a[sR], a[sRR], a[sRY], a[sRY], a[sRYR]),
+		RestN:         int(a[sRN]),
+		Infit:         math.NaN(), InfitZ: math.NaN(), Outfit: math.NaN(), OutfitZ: math.NaN(),
+	}
+	if a[sY] == 0 || a[sY] == a[sN] || a[sMN] < 2 || !(a[sW] > 0) {
+		return d // everyone or no one solved it: no residuals to judge
+	}
+	n := a[sMN]
+	d.Used = int(n)
+	d.Outfit, d.Infit = a[sZ2]/n, a[sE2]/a[sW]
+	// ZSTD = (MNSQ^⅓ − 1)(3/q) + q/3, q the model sd of the mean square:
+	// q² = Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
 	wh := func(ms, q2 float64) float64 {
 		if !(q2 > 0) {
 			return math.NaN()
@@ -239,83 +329,48 @@ func (m *meanSquares) result() (infit, infitZ, outfit, outfitZ float64) {
 		q := math.Sqrt(q2)
 		return (math.Cbrt(ms)-1)*(3/q) + q/3
 	}
-	outfitZ = wh(outfit, m.qOut/(n*n)-1/n)
-	infitZ = wh(infit, m.qIn/(m.w*m.w))
-	return infit, infitZ, outfit, outfitZ
+	d.OutfitZ = wh(d.Outfit, a[sQO]/(n*n)-1/n)
+	d.InfitZ = wh(d.Infit, a[sQI]/(a[sW]*a[sW]))
+	return d
 }
 
-// pearsonR is Pearson's correlation of x and y, NaN with fewer than two
-// pairs or no variance in either.
-func pearsonR(x, y []float64) float64 {
-	n := len(x)
-	if n < 2 {
+// alpha is Cronbach's α = J/(J−1)·(1 − Σ_j s_j²/s_T²) over the models with
+// an answer, a missing cell filled with the model's proportion correct m_i
+// (AlphaMissing): item j's sum over all models is Σ_i m_i plus Σ (y − m_i)
+// over its answers (and so for the squares), and the totals are J·m_i.
+// NaN with fewer than two items or models, or totals without variance.
+func (s *diagSums) alpha(J int) float64 {
+	n := s.models
+	if J < 2 || n < 2 {
 		return math.NaN()
 	}
-	var mx, my float64
-	for k := range x {
-		mx += x[k]
-		my += y[k]
-	}
-	mx /= float64(n)
-	my /= float64(n)
-	var sxy, sxx, syy float64
-	for k := range x {
-		dx, dy := x[k]-mx, y[k]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx <= 1e-12*float64(n) || syy <= 1e-12*float64(n) {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// cronbachAlpha is α = J/(J−1)·(1 − Σ_j s_j²/s_T²) over the models with at
-// least one answer, a missing cell filled with the model's proportion
-// correct m_i (AlphaMissing). Item j's sum and sum of squares over all models
-// are then its observed values plus Σ m_i (and Σ m_i²) over the models that
-// did not answer it, so no dense matrix is built. NaN with fewer than two
-// items or models, or totals without variance.
-func cronbachAlpha(r *model.Responses, nObs, nRight []int) float64 {
-	J := r.NumItems()
-	var m []float64 // per model with answers
-	idx := make([]int, r.NumModels())
-	var sumM, sumM2 float64
-	for i := range nObs {
-		idx[i] = -1
-		if nObs[i] > 0 {
-			idx[i] = len(m)
-			v := float64(nRight[i]) / float64(nObs[i])
-			m = append(m, v)
-			sumM += v
-			sumM2 += v * v
-		}
-	}
-	n := float64(len(m))
-	if J < 2 || len(m) < 2 {
-		return math.NaN()
-	}
-	by := r.ByItem()
 	var sumVar float64
 	for j := 0; j < J; j++ {
-		s, s2 := sumM, sumM2
-		for _, c := range by.Row(j) {
-			mi := m[idx[r.Model[c]]]
-			y := float64(r.Label[c])
-			s += y - mi
-			s2 += y*y - mi*mi
-		}
-		mean := s / n
-		sumVar += s2/n - mean*mean
+		a := s.it[j*itemSlots : (j+1)*itemSlots]
+		mean := (s.sumM + a[sAD]) / n
+		sumVar += (s.sumM2+a[sAD2])/n - mean*mean
 	}
-	// Totals T_i = J m_i.
-	meanT := float64(J) * sumM / n
-	varT := float64(J)*float64(J)*sumM2/n - meanT*meanT
+	meanT := float64(J) * s.sumM / n
+	varT := float64(J)*float64(J)*s.sumM2/n - meanT*meanT
 	if !(varT > 1e-12) {
 		return math.NaN()
 	}
 	return float64(J) / float64(J-1) * (1 - sumVar/varT)
+}
+
+// empiricalReliability is var(θ̂)/(var(θ̂) + mean SE²) over the models
+// with answers that are not extreme, SE_i² = 1/I_i(θ̂_i).
+func (s *diagSums) empiricalReliability() float64 {
+	if s.erN < 2 {
+		return math.NaN()
+	}
+	mu := s.erTh / s.erN
+	v := s.erTh2/s.erN - mu*mu
+	e := s.erSE2 / s.erN
+	if !(v+e > 0) {
+		return math.NaN()
+	}
+	return v / (v + e)
 }
 
 // marginalReliability is ∫ I/(I+1) φ over 61 points of [−6, 6] (normalised
@@ -337,47 +392,6 @@ func marginalReliability(a, d []float64, sigma float64) float64 {
 	return num / den
 }
 
-// empiricalReliability is var(θ̂)/(var(θ̂) + mean SE²) over the models with
-// answers that are not extreme, SE_i² = 1/I_i(θ̂_i).
-func empiricalReliability(r *model.Responses, fit *model.IRT, sigma float64, extreme func(int) bool) float64 {
-	bm := r.ByModel()
-	var th, se2 []float64
-	for i := 0; i < r.NumModels(); i++ {
-		if len(bm.Row(i)) == 0 || extreme(i) {
-			continue
-		}
-		info := 0.0
-		for _, c := range bm.Row(i) {
-			j := int(r.Item[c])
-			p := model.Sigmoid((fit.Theta[i]*fit.A[j] + fit.B[j]) / sigma)
-			info += fit.A[j] * fit.A[j] / (sigma * sigma) * p * (1 - p)
-		}
-		if info <= 0 {
-			continue
-		}
-		th = append(th, fit.Theta[i])
-		se2 = append(se2, 1/info)
-	}
-	if len(th) < 2 {
-		return math.NaN()
-	}
-	var mu, v, e float64
-	for k := range th {
-		mu += th[k]
-		e += se2[k]
-	}
-	mu /= float64(len(th))
-	e /= float64(len(th))
-	for _, x := range th {
-		v += (x - mu) * (x - mu)
-	}
-	v /= float64(len(th))
-	if !(v+e > 0) {
-		return math.NaN()
-	}
-	return v / (v + e)
-}
-
 // DiagnosticFlags returns the diagnostic flags of one item: FlagMisfit, then
 // FlagNegativeItemTotal or FlagWeakItemTotal.
 func DiagnosticFlags(d ItemDiagnostics) []string {
@@ -393,9 +407,24 @@ func DiagnosticFlags(d ItemDiagnostics) []string {
 		out = append(out, FlagNegativeItemTotal)
 	case d.RestN > 2 && r < 1:
 		df := float64(d.RestN - 2)
-		if r*math.Sqrt(df)/math.Sqrt(1-r*r) < (distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}).Quantile(1-WeakItemTotalLevel) {
+		if r*math.Sqrt(df)/math.Sqrt(1-r*r) < weakThreshold(d.RestN-2) {
 			out = append(out, FlagWeakItemTotal)
 		}
 	}
 	return out
+}
+
+// tQuantiles caches the weak_item_total threshold per degrees of freedom
+// (items mostly share a handful of model counts; the quantile is costly).
+var tQuantiles sync.Map
+
+// weakThreshold is the one-sided (1 − WeakItemTotalLevel) quantile of
+// Student's t with df degrees of freedom.
+func weakThreshold(df int) float64 {
+	if v, ok := tQuantiles.Load(df); ok {
+		return v.(float64)
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - WeakItemTotalLevel)
+	tQuantiles.Store(df, q)
+	return q
 }

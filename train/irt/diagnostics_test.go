@@ -302,3 +302,19 @@ func TestDiagnosticsFindBrokenItems(t *testing.T) {
 		t.Errorf("flagged %.1f%% of the broken items with %.2f%% false flags; want ≥ 90%% and ≤ 5%%", 100*hit, 100*fa)
 	}
 }
+
+// pearsonR is the two-pass textbook correlation, the reference of the tests.
+func pearsonR(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for k := range x {
+		mx, my = mx+x[k]/n, my+y[k]/n
+	}
+	var sxy, sxx, syy float64
+	for k := range x {
+		sxy += (x[k] - mx) * (y[k] - my)
+		sxx += (x[k] - mx) * (x[k] - mx)
+		syy += (y[k] - my) * (y[k] - my)
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
