@@ -147,7 +147,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Errorf("rank-2 abilities.csv header %q", got)
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))
-	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,d,b,se_a_1,se_a_2,se_d,se_b,p_correct,n_obs,flag" {
+	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,d,b,se_a_1,se_a_2,se_d,se_b,p_correct,n_obs,flag,item_total_r,item_rest_r,infit,infit_zstd,outfit,outfit_zstd" {
 		t.Errorf("rank-2 items.csv header %q", got)
 	}
 	cases := []struct {

@@ -106,6 +106,7 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 			KLWidth: c.Test.KLWidth, Seed: c.Seed}}}
 	if live {
 		res.Doc.Mode = "live"
+		c.Log.Printf("irt cat: rule %s; theta: %s", rule, res.Doc.Theta)
 		err = c.live(ctx, f, pool, res)
 	} else {
 		err = c.simulate(ctx, f, pool, res)
