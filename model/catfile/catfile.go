@@ -26,31 +26,15 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 )
 
-// cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
-func cols(name string, rank int) []string {
-	if rank == 1 {
-		return []string{name}
-	}
-	out := make([]string, rank)
-	for d := range out {
-		out[d] = fmt.Sprintf("%s_%d", name, d+1)
-	}
-	return out
-}
+// cols names a per-dimension column, as in the fit folder.
+var cols = irtfit.Cols
 
-func appendNums(row []string, v []float64, rank int) []string {
-	for d := 0; d < rank; d++ {
-		if v == nil {
-			row = append(row, "")
-		} else {
-			row = append(row, model.FormatFloat(v[d]))
-		}
-	}
-	return row
-}
+// appendNums writes rank cells of v (empty when v is nil).
+var appendNums = irtfit.AppendDims
 
 func readNums(get read.CSVRow, name string, rank int, required bool) []float64 {
 	v := make([]float64, rank)

@@ -241,7 +241,9 @@ func Write(dir string, f *Folder) error {
 	})
 }
 
-// cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
+// Cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
+func Cols(name string, rank int) []string { return cols(name, rank) }
+
 func cols(name string, rank int) []string {
 	if rank == 1 {
 		return []string{name}
@@ -259,6 +261,10 @@ func optInt(x int) string {
 	}
 	return strconv.Itoa(x)
 }
+
+// AppendDims appends rank CSV cells of v to row, or rank empty cells when
+// v is nil, as the fit folder's files write them.
+func AppendDims(row []string, v []float64, rank int) []string { return dims(row, v, rank) }
 
 // dims writes rank values of v, or rank empty cells when v is nil.
 func dims(row []string, v []float64, rank int) []string {

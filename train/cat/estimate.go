@@ -3,6 +3,8 @@ package cat
 import (
 	"fmt"
 	"math"
+
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // Estimators of θ.
@@ -264,25 +266,15 @@ func sigmoid(x float64) float64 {
 }
 
 // cholesky factors the symmetric positive definite r x r matrix M (row-major)
-// as L Lᵀ, returning L (lower triangle), or false.
+// as L Lᵀ, returning L (lower triangle, zeros above), or false.
 func cholesky(M []float64, r int) ([]float64, bool) {
-	L := make([]float64, r*r)
-	for j := 0; j < r; j++ {
-		d := M[j*r+j]
-		for k := 0; k < j; k++ {
-			d -= L[j*r+k] * L[j*r+k]
-		}
-		if !(d > 0) || math.IsInf(d, 0) {
-			return nil, false
-		}
-		d = math.Sqrt(d)
-		L[j*r+j] = d
-		for i := j + 1; i < r; i++ {
-			s := M[i*r+j]
-			for k := 0; k < j; k++ {
-				s -= L[i*r+k] * L[j*r+k]
-			}
-			L[i*r+j] = s / d
+	L := append([]float64(nil), M...)
+	if !backend.Cholesky(L, r, 0) {
+		return nil, false
+	}
+	for i := 0; i < r; i++ {
+		for k := i + 1; k < r; k++ {
+			L[i*r+k] = 0
 		}
 	}
 	return L, true

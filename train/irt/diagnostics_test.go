@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // simulate2PL draws N models θ ~ N(0, 1) answering J items of slope a_j
@@ -173,10 +174,10 @@ func TestItemTotalAndAlphaDense(t *testing.T) {
 		for i := range y {
 			col[i], rest[i] = y[i][j], sum[i]-y[i][j]
 		}
-		if got, want := items[j].PointBiserial, pearsonR(col, sum); math.Abs(got-want) > 1e-12 {
+		if got, want := items[j].PointBiserial, eval.Pearson(col, sum); math.Abs(got-want) > 1e-12 {
 			t.Errorf("item %d: point-biserial %v, want %v", j, got, want)
 		}
-		if got, want := items[j].RestScore, pearsonR(col, rest); math.Abs(got-want) > 1e-12 {
+		if got, want := items[j].RestScore, eval.Pearson(col, rest); math.Abs(got-want) > 1e-12 {
 			t.Errorf("item %d: rest-score r %v, want %v", j, got, want)
 		}
 		itemVar += variance(col)
@@ -301,20 +302,4 @@ func TestDiagnosticsFindBrokenItems(t *testing.T) {
 	if hit < 0.9 || fa > 0.05 {
 		t.Errorf("flagged %.1f%% of the broken items with %.2f%% false flags; want ≥ 90%% and ≤ 5%%", 100*hit, 100*fa)
 	}
-}
-
-// pearsonR is the two-pass textbook correlation, the reference of the tests.
-func pearsonR(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for k := range x {
-		mx, my = mx+x[k]/n, my+y[k]/n
-	}
-	var sxy, sxx, syy float64
-	for k := range x {
-		sxy += (x[k] - mx) * (y[k] - my)
-		sxx += (x[k] - mx) * (x[k] - mx)
-		syy += (y[k] - my) * (y[k] - my)
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }

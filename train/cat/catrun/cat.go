@@ -234,28 +234,10 @@ func Summarize(rows []catfile.Ability) *catfile.Summary {
 		s.Stops[a.Stop]++
 	}
 	n := float64(len(rows))
-	s.Spearman, s.Pearson = model.Float(eval.Spearman(th, full)), model.Float(pearson(th, full))
+	s.Spearman, s.Pearson = model.Float(eval.Spearman(th, full)), model.Float(eval.Pearson(th, full))
 	s.RMSE, s.MeanSE = model.Float(math.Sqrt(ms/n)), model.Float(se2/n)
 	s.MeanItems, s.FullItems = s.MeanItems/n, fi/n
 	return s
-}
-
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for k := range x {
-		mx, my = mx+x[k]/n, my+y[k]/n
-	}
-	var sxy, sxx, syy float64
-	for k := range x {
-		sxy += (x[k] - mx) * (y[k] - my)
-		sxx += (x[k] - mx) * (x[k] - mx)
-		syy += (y[k] - my) * (y[k] - my)
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
 
 func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) error {
