@@ -118,7 +118,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	fit := f.Fit
 	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v, %.2fs", set.Data, fit.Iterations,
 		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, secs)
-	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove})
+	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, Threads: set.Threads})
 	var boot *BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {

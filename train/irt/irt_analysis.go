@@ -35,23 +35,24 @@ type AnalysisOptions struct {
 
 // Analysis summarises a fit against the raw accuracies.
 type Analysis struct {
-	Accuracy      []float64 // per model, over its observed cells
-	AccuracyRank  []int     // 1 = most accurate
-	Score         []float64 // AbilityScore
-	Rank          []int     // 1 = highest Score; 0 for a model with no observations
-	Unobserved    []string  // models with no observed cell (not ranked)
-	KendallTau    float64   // τ_b between Score and Accuracy
-	RankMoveLimit int
-	RankMoves     []RankMove
-	ItemAccuracy  []float64      // p_correct per item
-	ItemObserved  []int          // n_obs per item
-	ItemFlags     []string       // "", or Flag constants joined by ";"
-	FlagCounts    map[string]int // items carrying each flag
-	// Diagnostics: per item and of the whole test (Diagnose).
+	Accuracy       []float64 // per model, over its observed cells
+	AccuracyRank   []int     // 1 = most accurate
+	Score          []float64 // AbilityScore
+	Rank           []int     // 1 = highest Score; 0 for a model with no observations
+	Unobserved     []string  // models with no observed cell (not ranked)
+	KendallTau     float64   // τ_b between Score and Accuracy
+	RankMoveLimit  int
+	RankMoves      []RankMove
+	ItemAccuracy   []float64 // p_correct per item
+	ItemObserved   []int     // n_obs per item
+	ItemFlags      []string  // "", or Flag constants joined by ";"
+	FlagCounts     map[string]int
+	GroupLoadings  []GroupLoading `json:",omitempty"` // rank > 1 with item groups
+	VarimaxLoading []float64      `json:"-"`          // J x r rotated loadings (rank > 1)
+	// ItemDiagnostics and Test are the diagnostics per item and of the
+	// whole test (Diagnose); FlagCounts counts the items carrying each flag.
 	ItemDiagnostics []ItemDiagnostics
 	Test            TestDiagnostics
-	GroupLoadings   []GroupLoading `json:",omitempty"` // rank > 1 with item groups
-	VarimaxLoading  []float64      `json:"-"`          // J x r rotated loadings (rank > 1)
 }
 
 // RankMove is a model whose ability rank differs from its accuracy rank (as
