@@ -182,7 +182,7 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 	res.Doc.Settings.Models = models
 	J := f.Bank.NumItems()
 	for k, name := range models {
-		if err := ctxErr(ctx); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		eligible := make([]bool, J)
@@ -265,7 +265,7 @@ func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) e
 	}
 	res.Doc.Settings.Models = models
 	for k, name := range models {
-		if err := ctxErr(ctx); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		// Answers to flagged items still count; they are only never asked.

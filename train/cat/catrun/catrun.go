@@ -5,11 +5,9 @@
 package catrun
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -58,11 +56,15 @@ func LoadFit(dir string) (*Fit, error) {
 		f.Prior, f.PriorText = cat.StandardPrior(rk), "N(0, 1), the latent distribution of the marginal-ML fit"
 		return f, nil
 	}
-	var theta []float64
+	var theta, all []float64
 	for _, m := range folder.Models {
-		if m.Rank > 0 || rk > 1 && !math.IsNaN(m.Score) {
+		all = append(all, m.Theta...)
+		if m.Rank > 0 {
 			theta = append(theta, m.Theta...)
 		}
+	}
+	if len(theta) < 2*rk {
+		theta = all // a folder without ranks: every model
 	}
 	if f.Prior, err = cat.PopulationPrior(theta, rk); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -199,18 +201,6 @@ func readAnswers(path string, opt read.Options, log model.Logf) (*model.Response
 	log.Printf("read %s: %d models x %d items, %d answers (%s)", path, r.NumModels(), r.NumItems(), r.Len(), rep.Format)
 	return r, nil
 }
-
-// itemIDs are the fit's item ids.
-func (f *Fit) itemIDs() []string {
-	out := make([]string, len(f.Folder.Items))
-	for j, it := range f.Folder.Items {
-		out[j] = it.ID
-	}
-	return out
-}
-
-// ctxErr is ctx's error, for loops over models.
-func ctxErr(ctx context.Context) error { return ctx.Err() }
 
 // sortedKeys lists a count map as "a 3, b 1".
 func sortedKeys(m map[string]int) string {
