@@ -25,6 +25,7 @@ targets=(
 	"./model FuzzLoadCheckpoint"
 	"./model FuzzParseDomain"
 	"./model/irtfit FuzzRead"
+	"./model/catfile FuzzReadFiles"
 	"./model/serve FuzzReadUpstreams"
 	"./encoder/tokenizer FuzzLoadTokenizer"
 	"./encoder/transformer FuzzEncoderConfig"

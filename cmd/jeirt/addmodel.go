@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/cat/catrun"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
@@ -14,10 +15,11 @@ func newAddModelCmd() *cobra.Command {
 	var models, device string
 	var asJSON bool
 	var sug onboard.SuggestRun
+	var place catrun.Place
 	opt := &a.Options
 	cmd := &cobra.Command{
-		Use:     "add-model --checkpoint DIR --data FILE [--models a,b] [--fraction F] [--out DIR]",
-		Short:   "Place new models on a trained JE-IRT map from their answers, or suggest which questions to ask",
+		Use:     "add-model (--checkpoint DIR | --fit DIR) --data FILE [--models a,b] [--fraction F] [--out DIR]",
+		Short:   "Place new models on a trained JE-IRT map or an IRT fit from their answers, or suggest which questions to ask",
 		Long:    helpText("add-model"),
 		Example: helpExamples("add-model"),
 		Args:    cobra.NoArgs,
@@ -25,8 +27,11 @@ func newAddModelCmd() *cobra.Command {
 			if _, err := resolveDevice(device); err != nil {
 				return err
 			}
+			if place.Fit != "" {
+				return runPlace(cmd, &place, a, models)
+			}
 			if a.Checkpoint == "" {
-				return fmt.Errorf("add-model: --checkpoint is required")
+				return fmt.Errorf("add-model: --checkpoint DIR (a JE-IRT map) or --fit DIR (an IRT fit) is required")
 			}
 			if !(opt.Fraction > 0 && opt.Fraction <= 1) {
 				return fmt.Errorf("add-model: --fraction %v is not in (0, 1]", opt.Fraction)
@@ -59,6 +64,9 @@ func newAddModelCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&a.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train")
+	f.StringVar(&place.Fit, "fit", "", "instead of --checkpoint: a folder written by jeirt irt fit; place the models in it from any of their answers (items not refitted) and write abilities.csv rows")
+	f.StringVar(&place.Estimator, "estimator", "map", "with --fit: θ is the posterior mode (map) or mean (eap, rank 1) under the fit's prior")
+	f.BoolVar(&place.Force, "force", false, "with --fit: replace an existing --out file")
 	addEncoderFlag(cmd, &a.Encoder)
 	f.StringVar(&a.Data, "data", "", "responses of the new models (any format jeirt reads)")
 	alias(cmd, "responses", "data")
@@ -66,7 +74,7 @@ func newAddModelCmd() *cobra.Command {
 	f.StringVar(&models, "models", "", "comma-separated models of --data to add (default: all)")
 	f.Float64Var(&opt.Fraction, "fraction", 1, "fraction of each model's answers to fit on; the rest are scored")
 	f.Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw")
-	f.StringVar(&a.Out, "out", "", "new checkpoint folder (default DIR.plus-NAME)")
+	f.StringVar(&a.Out, "out", "", "new checkpoint folder (default DIR.plus-NAME); with --fit: the abilities.csv rows (default: stdout)")
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
@@ -79,7 +87,25 @@ func newAddModelCmd() *cobra.Command {
 		_ = f.MarkHidden(n)
 	}
 	cmd.AddCommand(newSuggestCmd())
-	return guard(cmd, outputs{folders: []string{"out"}})
+	return guard(cmd, outputs{folders: []string{"out"}, filesWith: []string{"fit", "suggest"}})
+}
+
+// runPlace is add-model --fit: the checkpoint-only flags are refused.
+func runPlace(cmd *cobra.Command, place *catrun.Place, a onboard.AddRun, models string) error {
+	if a.Checkpoint != "" {
+		return fmt.Errorf("add-model: --fit and --checkpoint are two kinds of map; give one")
+	}
+	for _, name := range []string{"fraction", "replace", "prior", "shrink", "l2", "encoder", "suggest", "answered", "pool", "json"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return fmt.Errorf("add-model: --%s goes with --checkpoint, not --fit", name)
+		}
+	}
+	if a.Data == "" {
+		return fmt.Errorf("add-model --fit: --data is required (the new models' answers, any subset of the fit's items)")
+	}
+	place.Data, place.Read, place.Out, place.Models, place.Log = a.Data, a.Read, a.Out, modelList(models), model.LogTo(cmd.ErrOrStderr())
+	_, err := place.Run(cmd.Context(), cmd.OutOrStdout())
+	return err
 }
 
 func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {

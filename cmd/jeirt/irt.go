@@ -74,12 +74,13 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var fitDir, selOut, selDevice, selRule string
 	var keep float64
 	var bins int
+	var excludeFlagged bool
 	sel := &cobra.Command{
 		Use:     "select",
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -92,6 +93,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cuda for the refit of the ranking check (default: the fit's)")
 	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
 	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
+	sel.Flags().BoolVar(&excludeFlagged, "exclude-flagged", false, "never keep an item with a flag in items.csv (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)")
 	_ = sel.MarkFlagRequired("fit")
 	_ = sel.MarkFlagRequired("out")
 
@@ -141,5 +143,6 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 
 	irtCmd.AddCommand(guard(fit, outputs{folders: []string{"out"}, files: []string{"trace"}}),
 		guard(sel, outputs{files: []string{"out"}}),
-		guard(cv, outputs{files: []string{"out"}, argOut: 1}))
+		guard(cv, outputs{files: []string{"out"}, argOut: 1}),
+		guard(newIRTCatCmd(), outputs{folders: []string{"out"}}))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,6 +104,29 @@ func TestIRTFitSelectCV(t *testing.T) {
 	if !strings.Contains(msg, "kept 30 of 120 items") || !strings.Contains(msg, "Kendall τ") {
 		t.Errorf("select printed %q", msg)
 	}
+	// --exclude-flagged: still 30 items, none of them flagged in items.csv.
+	flagged := map[string]bool{}
+	for _, row := range it[1:] {
+		if row[9] != "" {
+			flagged[row[0]] = true
+		}
+	}
+	if len(flagged) == 0 {
+		t.Fatal("no item of the fit is flagged: the test needs some")
+	}
+	msg, err = runCmd(t, newIRTCmd(), "select", "--fit", out, "--keep", "0.25", "--exclude-flagged", "--out", sel, "--force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = readCSVFile(t, sel)
+	for _, row := range kept[1:] {
+		if flagged[row[0]] {
+			t.Errorf("--exclude-flagged kept flagged item %s", row[0])
+		}
+	}
+	if want := fmt.Sprintf("kept 30 of 120 items in %s (%d flagged items left out)", sel, len(flagged)); len(kept) != 31 || !strings.Contains(msg, want) {
+		t.Errorf("--exclude-flagged: %d items, printed %q, want %q", len(kept)-1, msg, want)
+	}
 
 	msg, err = runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "5")
 	if err != nil {
@@ -132,7 +156,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Errorf("rank-2 abilities.csv header %q", got)
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))
-	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,d,b,se_a_1,se_a_2,se_d,se_b,p_correct,n_obs,flag" {
+	if got := strings.Join(it[0], ","); got != "item,a_1,a_2,d,b,se_a_1,se_a_2,se_d,se_b,p_correct,n_obs,flag,item_total_r,item_rest_r,infit,infit_zstd,outfit,outfit_zstd" {
 		t.Errorf("rank-2 items.csv header %q", got)
 	}
 	cases := []struct {

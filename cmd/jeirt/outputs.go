@@ -23,10 +23,13 @@ import (
 // outputs says which flags and arguments of a command are its outputs.
 type outputs struct {
 	folders []string // flags naming output folders
-	files   []string // flags naming output files
-	argsIn  bool     // the positional arguments (but argOut) are inputs
-	argOut  int      // the 1-based positional argument that is an output file; 0: none
-	resumes bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
+	// filesWith are flags that, when given, make the folders files (add-model
+	// --fit writes one CSV where add-model --checkpoint writes a checkpoint).
+	filesWith []string
+	files     []string // flags naming output files
+	argsIn    bool     // the positional arguments (but argOut) are inputs
+	argOut    int      // the 1-based positional argument that is an output file; 0: none
+	resumes   bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
 	// sidecars are the other files written beside an output file.
 	sidecars func(out string) []string
 	// inputs are inputs besides the flags and arguments.
@@ -36,7 +39,7 @@ type outputs struct {
 // inputFlags are the flags, of any command, that name a file or folder the
 // command reads.
 var inputFlags = []string{"data", "items", "config", "checkpoint", "fit", "cache", "train", "val", "costs",
-	"pool", "answered", "responses", "route-csv", "sweep", "encoder", "upstreams"}
+	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams"}
 
 // guard makes cmd apply the output rule and the input context before its
 // RunE (see above), adding --force when it has outputs and no --force yet.
@@ -68,7 +71,7 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 	for _, names := range []struct {
 		flags  []string
 		folder bool
-	}{{o.folders, true}, {o.files, false}} {
+	}{{o.folders, !anyChanged(c, o.filesWith)}, {o.files, false}} {
 		for _, name := range names.flags {
 			if f := c.Flags().Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "-" {
 				outs = append(outs, out{f.Value.String(), names.folder})
@@ -179,6 +182,16 @@ func recordedInputs(flag, dir string) []string {
 func isInputFlag(name string) bool {
 	for _, n := range inputFlags {
 		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// anyChanged reports whether any of the flags names was given.
+func anyChanged(c *cobra.Command, names []string) bool {
+	for _, n := range names {
+		if c.Flags().Changed(n) {
 			return true
 		}
 	}

@@ -102,6 +102,25 @@ type Doc struct {
 	Gauge            string         `json:"gauge"`
 	// Parameterisation states items.csv's columns in words (Parameterisation).
 	Parameterisation string `json:"parameterisation,omitempty"`
+	// Diagnostics are the test's reliability figures and the rules of the
+	// item flags (absent in folders written before them).
+	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+}
+
+// Diagnostics is the "diagnostics" object of fit.json: the test's
+// reliability and how each item flag is decided.
+type Diagnostics struct {
+	CronbachAlpha model.Float `json:"cronbach_alpha"`
+	AlphaMissing  string      `json:"alpha_missing"` // how missing cells enter α
+	// MarginalReliability and EmpiricalReliability are null at rank > 1.
+	MarginalReliability  model.Float `json:"marginal_reliability"`
+	EmpiricalReliability model.Float `json:"empirical_reliability"`
+	// ExtremeModels: models all right or all wrong, left out of infit and outfit.
+	ExtremeModels int `json:"extreme_models"`
+	// Flags states the rule of each item flag, with its reference.
+	Flags map[string]string `json:"flags"`
+	// Columns states items.csv's diagnostic columns in words.
+	Columns string `json:"columns"`
 }
 
 // Parameterisation of items.csv, as fit.json states it. Folders written
@@ -155,6 +174,26 @@ type Item struct {
 	Flag               string
 	ALo, AHi, DLo, DHi float64
 	BLo, BHi           float64
+	// Diagnostics (NaN when undefined or absent): the item-total and
+	// rest-score correlations, infit and outfit mean squares and their
+	// standardised values.
+	ItemTotal, ItemRest            float64
+	Infit, InfitZ, Outfit, OutfitZ float64
+}
+
+// Flags are the item's flags (Flag split at ";").
+func (it Item) Flags() []string {
+	if it.Flag == "" {
+		return nil
+	}
+	return strings.Split(it.Flag, ";")
+}
+
+// DiagnosticColumns are items.csv's diagnostic columns, last in every row.
+var DiagnosticColumns = []string{"item_total_r", "item_rest_r", "infit", "infit_zstd", "outfit", "outfit_zstd"}
+
+func (it *Item) diagnostics() []*float64 {
+	return []*float64{&it.ItemTotal, &it.ItemRest, &it.Infit, &it.InfitZ, &it.Outfit, &it.OutfitZ}
 }
 
 // Folder is everything a fit folder holds.
@@ -214,7 +253,9 @@ func Write(dir string, f *Folder) error {
 	})
 }
 
-// cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
+// Cols names a per-dimension column: name at rank 1, name_1 ... name_r above.
+func Cols(name string, rank int) []string { return cols(name, rank) }
+
 func cols(name string, rank int) []string {
 	if rank == 1 {
 		return []string{name}
@@ -232,6 +273,10 @@ func optInt(x int) string {
 	}
 	return strconv.Itoa(x)
 }
+
+// AppendDims appends rank CSV cells of v to row, or rank empty cells when
+// v is nil, as the fit folder's files write them.
+func AppendDims(row []string, v []float64, rank int) []string { return dims(row, v, rank) }
 
 // dims writes rank values of v, or rank empty cells when v is nil.
 func dims(row []string, v []float64, rank int) []string {
@@ -278,6 +323,12 @@ func writeModels(w io.Writer, f *Folder) error {
 	return cw.Error()
 }
 
+// WriteAbilities writes models as an abilities.csv of rank rk, header
+// included, with the columns Write gives it.
+func WriteAbilities(w io.Writer, rk int, models []Model) error {
+	return writeModels(w, &Folder{Doc: Doc{Settings: Settings{Rank: rk}}, Models: models})
+}
+
 func writeItems(w io.Writer, f *Folder) error {
 	rk := f.Rank()
 	cw := csv.NewWriter(w)
@@ -289,6 +340,7 @@ func writeItems(w io.Writer, f *Folder) error {
 	if rk == 1 {
 		hdr = append(hdr, "a_lo", "a_hi", "d_lo", "d_hi", "b_lo", "b_hi")
 	}
+	hdr = append(hdr, DiagnosticColumns...)
 	if err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -301,6 +353,9 @@ func writeItems(w io.Writer, f *Folder) error {
 		row = append(row, ff(it.SED), ff(it.SEB), ff(it.PCorrect), strconv.Itoa(it.NObs), it.Flag)
 		if rk == 1 {
 			row = append(row, ff(it.ALo), ff(it.AHi), ff(it.DLo), ff(it.DHi), ff(it.BLo), ff(it.BHi))
+		}
+		for _, v := range it.diagnostics() {
+			row = append(row, ff(*v))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -366,6 +421,9 @@ func Read(dir string) (*Folder, error) {
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi")}
 		it.A = nums(get, "a", true)
 		it.SEA = nums(get, "se_a", false)
+		for k, v := range it.diagnostics() {
+			*v = get.OptNum(DiagnosticColumns[k])
+		}
 		if get.Has("d") {
 			it.D, it.SED, it.DLo, it.DHi = get.Num("d"), get.OptNum("se_d"), get.OptNum("d_lo"), get.OptNum("d_hi")
 			it.B, it.SEB, it.BLo, it.BHi = get.OptNum("b"), get.OptNum("se_b"), get.OptNum("b_lo"), get.OptNum("b_hi")

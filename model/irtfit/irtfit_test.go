@@ -34,7 +34,9 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	}{{1, false}, {1, true}, {2, false}, {2, true}} {
 		f := &Folder{Doc: Doc{Version: "0.1.0", Settings: Settings{Method: "cbmm", Data: "r.csv", Rank: tc.rank, Sigma: 1},
 			Models: 2, Items: 2, Observed: 4, LossHistory: []float64{3, 2.5}, Loss: 2.5, Iterations: 2,
-			KendallTau: model.Float(nan), RankMoves: []RankMove{}, FlagCounts: map[string]int{"never_solved": 1}, Gauge: GaugeJML}}
+			KendallTau: model.Float(nan), RankMoves: []RankMove{}, FlagCounts: map[string]int{"never_solved": 1, "uninformative": 1, "weak_item_total": 1}, Gauge: GaugeJML,
+			Diagnostics: &Diagnostics{CronbachAlpha: 0.75, AlphaMissing: "person-mean", MarginalReliability: 0.5, EmpiricalReliability: 0.625,
+				ExtremeModels: 1, Flags: map[string]string{"misfit": "rule"}, Columns: "words"}}}
 		vec := func(x float64) []float64 {
 			v := make([]float64, tc.rank)
 			for d := range v {
@@ -65,8 +67,12 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			f.Models = append(f.Models, m)
 		}
 		for j, id := range []string{"q1", "q2"} {
-			it := Item{ID: id, A: vec(1.25), D: 0.5 - 0.5*float64(j), PCorrect: 0.5, NObs: 2, Flag: []string{"", "never_solved"}[j],
-				SED: nan, SEB: nan, SEA: nanVec(), ALo: nan, AHi: nan, DLo: nan, DHi: nan, BLo: nan, BHi: nan}
+			it := Item{ID: id, A: vec(1.25), D: 0.5 - 0.5*float64(j), PCorrect: 0.5, NObs: 2, Flag: []string{"uninformative;weak_item_total", "never_solved"}[j],
+				SED: nan, SEB: nan, SEA: nanVec(), ALo: nan, AHi: nan, DLo: nan, DHi: nan, BLo: nan, BHi: nan,
+				ItemTotal: 0.25, ItemRest: -0.125, Infit: 1.0625, InfitZ: 0.5, Outfit: 1.75, OutfitZ: 2.5}
+			if j == 1 {
+				it.ItemTotal, it.ItemRest, it.Infit, it.InfitZ, it.Outfit, it.OutfitZ = nan, nan, nan, nan, nan, nan
+			}
 			it.B = model.Difficulty(it.A, it.D)
 			if tc.boot {
 				it.SEA, it.SED, it.SEB = vec(0.2), 0.3, 0.25
@@ -103,6 +109,10 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			if string(a) != string(b) {
 				t.Errorf("rank %d boot %v: %s differs when written again:\n%s\n%s", tc.rank, tc.boot, name, a, b)
 			}
+		}
+		if it := got.Items[0]; it.ItemTotal != 0.25 || it.ItemRest != -0.125 || it.Infit != 1.0625 || it.InfitZ != 0.5 || it.Outfit != 1.75 || it.OutfitZ != 2.5 ||
+			!reflect.DeepEqual(it.Flags(), []string{"uninformative", "weak_item_total"}) || !math.IsNaN(got.Items[1].Infit) {
+			t.Errorf("rank %d boot %v: diagnostics read back as %+v", tc.rank, tc.boot, it)
 		}
 		if got.Models[0].Name != f.Models[0].Name || got.Models[1].RankLo != f.Models[1].RankLo || got.Items[1].Flag != "never_solved" ||
 			!reflect.DeepEqual(got.Models[0].Theta, f.Models[0].Theta) || !reflect.DeepEqual(got.IRT(), f.IRT()) {

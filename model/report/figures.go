@@ -258,7 +258,7 @@ func abs(x int) int {
 func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 	var cand []int
 	for j, it := range f.Items {
-		if it.Flag == "never_solved" || it.Flag == "always_solved" || it.NObs == 0 && !math.IsNaN(it.PCorrect) {
+		if strings.Contains(it.Flag, "never_solved") || strings.Contains(it.Flag, "always_solved") || it.NObs == 0 && !math.IsNaN(it.PCorrect) {
 			continue
 		}
 		if math.IsNaN(f.Discrimination(j)) || math.IsNaN(it.D) {
@@ -326,8 +326,10 @@ func discriminationFigure(f *Fit, source string) (*Figure, error) {
 		vals = append(vals, d)
 		if d < f.MinA {
 			near++
-			if it.Flag != "" {
-				flags[it.Flag]++
+			for _, fl := range strings.Split(it.Flag, ";") {
+				if fl != "" {
+					flags[fl]++
+				}
 			}
 		}
 	}

@@ -19,6 +19,9 @@ type Fit struct {
 	Iter     int
 	Tau      float64 // Kendall τ between θ and accuracy (NaN when absent)
 	Boot     int     // bootstrap replicates
+	// Test diagnostics of fit.json (NaN when absent or undefined).
+	Alpha, MarginalRel float64
+	HasDiagnostics     bool // items.csv has the diagnostic columns
 
 	Models []FitModel
 	Items  []FitItem
@@ -50,9 +53,11 @@ type FitItem struct {
 	B        float64   // difficulty −d/a (−d/‖a‖ at rank > 1); NaN when a = 0
 	PCorrect float64
 	NObs     int
-	Flag     string // "", never_solved, always_solved or uninformative
-	Text     string // question text, when the fit was given an item-text CSV that can still be read
-	Group    string // item group (see itemGroups)
+	Flag     string // "", or flags joined by ";" (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)
+	// ItemRest, Infit and Outfit are the diagnostics of items.csv (NaN when absent).
+	ItemRest, Infit, Outfit float64
+	Text                    string // question text, when the fit was given an item-text CSV that can still be read
+	Group                   string // item group (see itemGroups)
 }
 
 // Discrimination is ‖a_j‖/σ, the slope of the item characteristic curve in
@@ -77,6 +82,10 @@ func ReadFit(dir string) (*Fit, error) {
 	if f.MinA <= 0 {
 		f.MinA = 0.1
 	}
+	f.Alpha, f.MarginalRel = math.NaN(), math.NaN()
+	if d := src.Doc.Diagnostics; d != nil {
+		f.Alpha, f.MarginalRel = float64(d.CronbachAlpha), float64(d.MarginalReliability)
+	}
 	for _, m := range src.Models {
 		fm := FitModel{Name: m.Name, Theta: m.Theta, Score: m.Score, SE: math.NaN(), Rank: m.Rank, RankLo: m.RankLo,
 			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank, NObs: m.NObs, Flag: m.Flag}
@@ -86,7 +95,9 @@ func ReadFit(dir string) (*Fit, error) {
 		f.Models = append(f.Models, fm)
 	}
 	for _, it := range src.Items {
-		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, D: it.D, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag})
+		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, D: it.D, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag,
+			ItemRest: it.ItemRest, Infit: it.Infit, Outfit: it.Outfit})
+		f.HasDiagnostics = f.HasDiagnostics || !math.IsNaN(it.ItemRest) || !math.IsNaN(it.Infit)
 	}
 	return f, nil
 }

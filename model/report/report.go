@@ -123,6 +123,9 @@ func Build(opt Options) (*Report, error) {
 		titles = append(titles, fmt.Sprintf("IRT fit of %s", dataName(fit.Data)))
 		rep.Inputs = append(rep.Inputs, [2]string{"IRT fit", fmt.Sprintf("%s — %d models × %d items, rank %d, σ = %g, %d observed cells, %d iterations",
 			opt.Fit, len(fit.Models), len(fit.Items), fit.Rank, fit.Sigma, fit.Observed, fit.Iter)})
+		if line := fit.reliabilityLine(); line != "" {
+			rep.Inputs = append(rep.Inputs, [2]string{"test reliability", line})
+		}
 		if err := add("no ability figure: the fit has no models with an accuracy")(abilityFigure(fit, opt.Label, src)); err != nil {
 			return nil, err
 		}
@@ -319,9 +322,26 @@ func snippet(s string, n int) string {
 	return shorten(strings.Join(strings.Fields(s), " "), n)
 }
 
+// reliabilityLine is the fit's Cronbach's α and marginal reliability, or ""
+// for a folder without them.
+func (f *Fit) reliabilityLine() string {
+	var parts []string
+	if !math.IsNaN(f.Alpha) {
+		parts = append(parts, fmt.Sprintf("Cronbach's α %.4f", f.Alpha))
+	}
+	if !math.IsNaN(f.MarginalRel) {
+		parts = append(parts, fmt.Sprintf("marginal reliability %.4f", f.MarginalRel))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func itemTable(f *Fit) *Table {
 	t := &Table{ID: "items", Title: "Items", Caption: "items.csv of the IRT fit: discrimination a = ‖a‖/σ, intercept d/σ (the logit of an average model), difficulty b = −d/‖a‖ (higher is harder), share correct and flag.",
 		Head: []string{"item", "a", "d", "b", "p correct", "observed", "flag"}}
+	if f.HasDiagnostics {
+		t.Caption = "items.csv of the IRT fit: discrimination a = ‖a‖/σ, intercept d/σ (the logit of an average model), difficulty b = −d/‖a‖ (higher is harder), share correct, the rest-score (corrected item-total) correlation, the infit and outfit mean squares (1 when the answers follow the model; 0.5–1.5 is the productive range) and the flags (fit.json states their rules)."
+		t.Head = append(t.Head, "rest r", "infit", "outfit")
+	}
 	hasGroup, hasText := false, false
 	for _, it := range f.Items {
 		hasGroup = hasGroup || it.Group != ""
@@ -341,7 +361,10 @@ func itemTable(f *Fit) *Table {
 	for _, j := range idx {
 		it := f.Items[j]
 		row := []Cell{{Text: it.ID}, num(f.Discrimination(j), 3), num(it.D/f.Sigma, 3), num(it.B, 3), num(it.PCorrect, 3),
-			integer(it.NObs), {Text: it.Flag, Left: true}}
+			integer(it.NObs), {Text: strings.ReplaceAll(it.Flag, ";", ", "), Left: true}}
+		if f.HasDiagnostics {
+			row = append(row, num(it.ItemRest, 3), num(it.Infit, 3), num(it.Outfit, 3))
+		}
 		if hasGroup {
 			row = append(row, Cell{Text: it.Group, Left: true})
 		}

@@ -396,3 +396,36 @@ oracle,oracle,,0.9,,,100,0
 		t.Fatal(err)
 	}
 }
+
+// A fit with the item diagnostics shows them: rest-score r, infit and outfit
+// columns in the items table (flags split), and α and the marginal
+// reliability among the inputs' lines.
+func TestItemTableDiagnostics(t *testing.T) {
+	dir := writeFitFixture(t)
+	os.WriteFile(filepath.Join(dir, "items.csv"), []byte(`item,a,d,b,p_correct,n_obs,flag,item_total_r,item_rest_r,infit,infit_zstd,outfit,outfit_zstd
+q1,2.5,0.3,-0.12,0.5,6,,0.6,0.55,0.95,-0.2,1.1,0.4
+q2,0.05,0.1,-2,0.5,6,uninformative;weak_item_total,0.1,-0.05,1.7,2.5,2.25,3.1
+`), 0o644)
+	fj := filepath.Join(dir, "fit.json")
+	raw, _ := os.ReadFile(fj)
+	os.WriteFile(fj, bytes.Replace(raw, []byte(`"kendall_tau_vs_accuracy": 0.6}`),
+		[]byte(`"kendall_tau_vs_accuracy": 0.6, "diagnostics": {"cronbach_alpha": 0.875, "marginal_reliability": 0.9375}}`), 1), 0o644)
+	f, err := ReadFit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.reliabilityLine(); got != "Cronbach's α 0.8750, marginal reliability 0.9375" {
+		t.Errorf("reliability line %q", got)
+	}
+	tab := itemTable(f)
+	if h := strings.Join(tab.Head, ","); h != "item,a,d,b,p correct,observed,flag,rest r,infit,outfit" {
+		t.Fatalf("head %s", h)
+	}
+	var row []string
+	for _, c := range tab.Rows[1] {
+		row = append(row, c.Text)
+	}
+	if got := strings.Join(row, "|"); got != "q2|0.050|0.100|-2.000|0.500|6|uninformative, weak_item_total|-0.050|1.700|2.250" {
+		t.Errorf("row of q2: %s", got)
+	}
+}

@@ -128,6 +128,9 @@ func DescRanks(v []float64) []int {
 	return r
 }
 
+// Pearson is Pearson's correlation of x and y (NaN when either is constant).
+func Pearson(x, y []float64) float64 { return pearson(x, y) }
+
 func pearson(x, y []float64) float64 {
 	n := float64(len(x))
 	var mx, my float64

@@ -31,6 +31,9 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	if doc.Settings.Signed {
 		doc.Gauge = irtfit.GaugeSigned
 	}
+	doc.Diagnostics = &irtfit.Diagnostics{CronbachAlpha: model.Float(an.Test.Alpha), AlphaMissing: AlphaMissing,
+		MarginalReliability: model.Float(an.Test.MarginalReliability), EmpiricalReliability: model.Float(an.Test.EmpiricalReliability),
+		ExtremeModels: an.Test.ExtremeModels, Flags: FlagRules(doc.Settings.MinA), Columns: DiagnosticColumnsText}
 	rk := fit.Rank
 	f := &irtfit.Folder{Doc: doc}
 	part := func(v []float64, k int) []float64 {
@@ -62,6 +65,8 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 		a := part(fit.A, j)
 		it := irtfit.Item{ID: id, A: a, D: fit.B[j], B: model.Difficulty(a, fit.B[j]), SEA: part(b.ASE, j),
 			SED: at(b.BSE, j), SEB: at(b.DiffSE, j), PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
+		d := an.ItemDiagnostics[j]
+		it.ItemTotal, it.ItemRest, it.Infit, it.InfitZ, it.Outfit, it.OutfitZ = d.PointBiserial, d.RestScore, d.Infit, d.InfitZ, d.Outfit, d.OutfitZ
 		if rk == 1 {
 			it.ALo, it.AHi, it.DLo, it.DHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
 			it.BLo, it.BHi = at(b.DiffLo, j), at(b.DiffHi, j)

@@ -132,7 +132,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	if minAnswers == 0 {
 		minAnswers = -1 // settings record 0 for none
 	}
-	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers})
+	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers, Threads: set.Threads})
 	var boot *BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
@@ -42,6 +43,8 @@ type AnalysisOptions struct {
 	// DefaultMinAnswers, negative means no threshold (every model with an
 	// answer is ranked).
 	MinAnswers int
+	// Threads for the item diagnostics; 0 means all cores.
+	Threads int
 }
 
 // Analysis summarises a fit against the raw accuracies.
@@ -61,10 +64,14 @@ type Analysis struct {
 	RankMoves      []RankMove
 	ItemAccuracy   []float64 // p_correct per item
 	ItemObserved   []int     // n_obs per item
-	ItemFlags      []string  // "" or one of the Flag constants
+	ItemFlags      []string  // "", or Flag constants joined by ";"
 	FlagCounts     map[string]int
 	GroupLoadings  []GroupLoading `json:",omitempty"` // rank > 1 with item groups
 	VarimaxLoading []float64      `json:"-"`          // J x r rotated loadings (rank > 1)
+	// ItemDiagnostics and Test are the diagnostics per item and of the
+	// whole test (Diagnose); FlagCounts counts the items carrying each flag.
+	ItemDiagnostics []ItemDiagnostics
+	Test            TestDiagnostics
 }
 
 // RankMove is a model whose ability rank differs from its accuracy rank (as
@@ -75,8 +82,12 @@ type RankMove = irtfit.RankMove
 type GroupLoading = irtfit.GroupLoading
 
 // Analyze computes the Kendall τ between the ability and accuracy rankings,
-// the models whose rank moves, item flags, and the loadings averaged per item
-// group (r.ItemGroup): at rank > 1 the varimax loadings, at rank 1 a.
+// the models whose rank moves, the item diagnostics (Diagnose), item flags,
+// and the loadings averaged per item group (r.ItemGroup): at rank > 1 the
+// varimax loadings, at rank 1 a.
+//
+// An item's flags are never_solved or always_solved, else uninformative when
+// ‖a‖/σ is below the threshold, followed by those of DiagnosticFlags.
 func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis {
 	if opt.MinDiscrimination == 0 {
 		opt.MinDiscrimination = 0.1
@@ -138,6 +149,7 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	by := r.ByItem()
 	an.ItemObserved = make([]int, J)
 	an.ItemFlags = make([]string, J)
+	an.ItemDiagnostics, an.Test = Diagnose(r, fit, opt.Threads)
 	sigma := fit.Sigma
 	if sigma == 0 {
 		sigma = 1
@@ -159,9 +171,14 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		case math.Sqrt(norm)/sigma < opt.MinDiscrimination:
 			an.ItemFlags[j] = FlagUninformative
 		}
+		flags := DiagnosticFlags(an.ItemDiagnostics[j])
 		if f := an.ItemFlags[j]; f != "" {
+			flags = append([]string{f}, flags...)
+		}
+		for _, f := range flags {
 			an.FlagCounts[f]++
 		}
+		an.ItemFlags[j] = strings.Join(flags, ";")
 	}
 	if rk > 1 {
 		an.VarimaxLoading = Varimax(whitenedLoadings(fit), J, rk)

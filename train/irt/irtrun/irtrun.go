@@ -96,6 +96,7 @@ func (f FileFit) Summary() string {
 		fmt.Fprintf(&b, "wrote %s: %d models, %d items; Kendall τ(θ, accuracy) = %s; %d model(s) move more than %d ranks; %s",
 			f.Dir, f.Models, f.Items, tau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
 	}
+	b.WriteString("; " + ReliabilitySummary(an.Test))
 	list := func(what string, names []string) {
 		if n := len(names); n > 0 {
 			fmt.Fprintf(&b, "; %d model(s) %s, not ranked: %s", n, what, strings.Join(names[:min(n, 5)], ", "))
@@ -116,6 +117,22 @@ func (f FileFit) Summary() string {
 		}
 	}
 	return b.String()
+}
+
+// ReliabilitySummary is "Cronbach's α 0.9850, marginal reliability 0.9878"
+// (the reliability at rank 1 only; "undefined" for a NaN).
+func ReliabilitySummary(td irt.TestDiagnostics) string {
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return "undefined"
+		}
+		return fmt.Sprintf("%.4f", x)
+	}
+	s := "Cronbach's α " + f(td.Alpha)
+	if !math.IsNaN(td.MarginalReliability) {
+		s += ", marginal reliability " + f(td.MarginalReliability)
+	}
+	return s
 }
 
 // FlagSummary lists item flag counts in name order: "flags never_solved 32,
@@ -263,31 +280,60 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []st
 // can be read again. device, when not "", overrides the fit's.
 //
 // rule is "info" (or "": InformationSelect) or "benchmirt"
-// (BenchMIRTSelect with bins difficulty bins).
-func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule string, bins int, log model.Logf) (string, error) {
+// (BenchMIRTSelect with bins difficulty bins). excludeFlagged leaves out
+// every item that carries a flag in items.csv; round(keep·J) items are
+// still kept (J all items), as long as that many are not flagged.
+func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
 	}
 	fit := folder.IRT()
+	if !(keep > 0 && keep <= 1) {
+		return "", fmt.Errorf("--keep: keep %v must be in (0, 1]", keep)
+	}
+	// cand: the items selection may choose from (all, or the unflagged).
+	pool, cand, flagged := fit, []int(nil), 0
+	if excludeFlagged {
+		for j, it := range folder.Items {
+			if it.Flag == "" {
+				cand = append(cand, j)
+			}
+		}
+		flagged = len(fit.Items) - len(cand)
+		if len(cand) == 0 {
+			return "", fmt.Errorf("%s: every item is flagged; nothing is left to select (drop --exclude-flagged)", dir)
+		}
+		pool = subFit(fit, cand)
+		n := max(1, int(math.Round(keep*float64(len(fit.Items)))))
+		keep = min(1, float64(n)/float64(len(cand)))
+	}
 	var items []int
 	var at []float64
 	switch rule {
 	case "", "info":
-		items, at, err = irt.InformationSelect(fit, keep)
+		items, at, err = irt.InformationSelect(pool, keep)
 	case "benchmirt":
-		items, at, err = irt.BenchMIRTSelect(fit, keep, bins)
+		items, at, err = irt.BenchMIRTSelect(pool, keep, bins)
 	default:
 		return "", fmt.Errorf("--rule %q: want info or benchmirt", rule)
 	}
 	if err != nil {
 		return "", fmt.Errorf("--keep: %w", err)
 	}
+	if cand != nil {
+		for k, j := range items {
+			items[k] = cand[j]
+		}
+	}
 	err = model.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
 	if err != nil {
 		return "", err
 	}
 	msg := fmt.Sprintf("kept %d of %d items in %s", len(items), len(fit.Items), out)
+	if excludeFlagged {
+		msg += fmt.Sprintf(" (%d flagged items left out)", flagged)
+	}
 	// τ between the rankings needs the responses: read them again as the fit did.
 	set := folder.Doc.Settings
 	if device != "" {
@@ -316,6 +362,18 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		msg += " (fewer than two models, or one of the rankings puts every model level)"
 	}
 	return msg, nil
+}
+
+// subFit is fit restricted to the items idx (the models kept whole).
+func subFit(fit *model.IRT, idx []int) *model.IRT {
+	rk := fit.Rank
+	sub := &model.IRT{Models: fit.Models, Theta: fit.Theta, Rank: rk, Sigma: fit.Sigma, Signed: fit.Signed}
+	for _, j := range idx {
+		sub.Items = append(sub.Items, fit.Items[j])
+		sub.A = append(sub.A, fit.A[j*rk:(j+1)*rk]...)
+		sub.B = append(sub.B, fit.B[j])
+	}
+	return sub
 }
 
 // CVFile cross-validates the cBMM fit of the response file set.Data
