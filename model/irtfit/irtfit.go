@@ -34,6 +34,7 @@ type Settings struct {
 	Format     string `json:"format"`
 	Items      string `json:"items,omitempty"`
 	Duplicates string `json:"duplicates"`
+	Graded     bool   `json:"graded,omitempty"` // fractional labels read as graded scores
 	Rank       int    `json:"rank"`
 	Signed     bool   `json:"signed,omitempty"`
 	// Joint: the --data files (JointData, named JointNames) were fitted as

@@ -152,7 +152,7 @@ func FlagSummary(counts map[string]int) string {
 // Run reads, fits, analyses and writes every file.
 func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	set := ff.Settings
-	set.Format, set.Items, set.Duplicates = ff.Read.Format, ff.Read.Items, ff.Read.Duplicates
+	set.Format, set.Items, set.Duplicates, set.Graded = ff.Read.Format, ff.Read.Items, ff.Read.Duplicates, ff.Read.Graded
 	if set.Level == 0 {
 		set.Level = 0.95
 	}
@@ -339,7 +339,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device != "" {
 		set.Device = device
 	}
-	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
+	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false)
 	if set.Joint {
 		r, rerr = irt.ReadFitData(set)
 	}
