@@ -1,0 +1,309 @@
+package irt
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/eval"
+)
+
+// directLoss is the family's loss summed cell by cell with math's functions:
+// −[k·log P + (n − k)·log(1 − P)] for the 3PL, n·[softplus(u) − ȳu] otherwise
+// (the same up to a constant at c = 0).
+func directLoss(r *model.Responses, f *model.IRT) float64 {
+	l := 0.0
+	for c := range r.Label {
+		i, j := int(r.Model[c]), int(r.Item[c])
+		u := f.Logit(i, j) / f.Sigma
+		n, k := float64(r.TrialsAt(c)), r.SuccessesAt(c)
+		if f.C == nil {
+			l += n*(math.Max(u, 0)+math.Log1p(math.Exp(-math.Abs(u)))) - k*u
+			continue
+		}
+		p := f.Prob(i, j)
+		l -= k*math.Log(p) + (n-k)*math.Log(1-p)
+	}
+	return l
+}
+
+// The hot loops' loss is the family's loss: weighted (several trials and
+// graded scores, rank 1 and 2) and the 3PL (binary and weighted).
+func TestFamilyLossIsTheLikelihood(t *testing.T) {
+	for _, o := range []synth.Options{
+		{Kind: "2pl", Models: 40, Items: 60, Trials: 7, Missing: 0.2, Seed: 4},
+		{Kind: "2pl", Models: 40, Items: 60, Levels: 5, Seed: 5},
+		{Kind: "mirt", Rank: 2, Models: 40, Items: 60, Trials: 3, Seed: 6},
+		{Kind: "2pl", Models: 40, Items: 60, Guess: 0.2, Seed: 7},
+	} {
+		r, _ := gen(t, o)
+		for _, m := range []string{"2pl", "3pl"} {
+			c := CBMM{Rank: max(1, o.Rank), Model: m, MaxIter: 3, Guess: 0.2 * float64(len(m)-3+1)}
+			if m == "2pl" {
+				c.Guess = 0
+			}
+			fit, err := c.Fit(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := fit.LossHistory[len(fit.LossHistory)-1], directLoss(r, fit)
+			if math.Abs(got-want) > 1e-10*want {
+				t.Errorf("%+v %s: the fit's loss %.15g, the likelihood's %.15g", o, m, got, want)
+			}
+		}
+	}
+}
+
+// The loss never rises, for every member of the family: weighted cells at
+// rank 1 and rank 2 (signed too), the 1PL, and the 3PL with c given and
+// fitted, with and without extrapolation.
+func TestFamilyLossMonotone(t *testing.T) {
+	binary, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Guess: 0.2, Missing: 0.1, Seed: 8})
+	trials, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 120, Trials: 6, Seed: 9})
+	graded, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Levels: 11, Seed: 10})
+	for _, c := range []struct {
+		name string
+		r    *model.Responses
+		fit  CBMM
+	}{
+		{"trials rank 1", trials, CBMM{}},
+		{"trials rank 2", trials, CBMM{Rank: 2}},
+		{"trials rank 2 signed", trials, CBMM{Rank: 2, Signed: true}},
+		{"graded", graded, CBMM{}},
+		{"1pl binary", binary, CBMM{Model: "1pl"}},
+		{"1pl graded", graded, CBMM{Model: "1pl"}},
+		{"3pl given", binary, CBMM{Model: "3pl", Guess: 0.2}},
+		{"3pl fitted", binary, CBMM{Model: "3pl"}},
+		{"3pl fitted, no prior", binary, CBMM{Model: "3pl", GuessPrior: [2]float64{1, 1}}},
+		{"3pl fitted graded", graded, CBMM{Model: "3pl"}},
+		{"3pl fitted trials rank 2", trials, CBMM{Model: "3pl", Rank: 2}},
+	} {
+		for _, acc := range []bool{false, true} {
+			c.fit.Accelerate, c.fit.MaxIter = acc, 300
+			fit, err := c.fit.Fit(context.Background(), c.r)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			assertMonotone(t, fmt.Sprintf("%s, accelerate %v", c.name, acc), fit.LossHistory)
+			for _, v := range append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...) {
+				if !model.Finite(v) {
+					t.Fatalf("%s: a parameter is %v", c.name, v)
+				}
+			}
+			if c.fit.Model == "1pl" {
+				for _, a := range fit.A {
+					if a != fit.A[0] {
+						t.Fatalf("%s: the 1PL's discriminations differ: %v and %v", c.name, fit.A[0], a)
+					}
+				}
+			}
+		}
+	}
+}
+
+func recovery(fit *model.IRT, truth *synth.Truth) (th, a, b float64) {
+	return eval.Pearson(fit.Theta, truth.Theta), eval.Pearson(fit.A, truth.A), eval.Pearson(fit.B, truth.B)
+}
+
+// Binomial 2PL, 150 models x 200 items with 1-10 trials per cell: θ, a
+// and b are recovered better than from one 0/1 answer per cell.
+func TestRecoverBinomial2PL(t *testing.T) {
+	one, truth := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3})
+	many, truth2 := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Trials: 10})
+	f1, err := CBMM{Accelerate: true}.Fit(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := CBMM{Accelerate: true}.Fit(context.Background(), many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th1, a1, b1 := recovery(f1, truth)
+	th, a, b := recovery(fn, truth2)
+	t.Logf("Pearson r with the truth: one trial θ %.4f a %.4f b %.4f; 1-10 trials θ %.4f a %.4f b %.4f", th1, a1, b1, th, a, b)
+	if !fn.Converged || th < 0.99 || a < 0.95 || b < 0.99 {
+		t.Errorf("binomial recovery: θ %.4f (want ≥ 0.99), a %.4f (≥ 0.95), b %.4f (≥ 0.99), converged %v", th, a, b, fn.Converged)
+	}
+	if th <= th1 || a <= a1 || b <= b1 {
+		t.Errorf("10 trials recover no better than one")
+	}
+}
+
+// Graded 2PL on 11 levels (scores Binomial(10, P)/10, exact 0s and 1s among
+// them): fitted without clamping, every parameter finite, θ, a, b recovered,
+// and θ in the order of the mean scores.
+func TestRecoverGraded2PL(t *testing.T) {
+	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Levels: 11})
+	zeros, ones := 0, 0
+	for c := range r.Label {
+		switch r.ScoreAt(c) {
+		case 0:
+			zeros++
+		case 1:
+			ones++
+		}
+	}
+	if zeros == 0 || ones == 0 || r.GradedCells() == 0 {
+		t.Fatalf("want exact 0s, 1s and fractions: %d, %d, %d", zeros, ones, r.GradedCells())
+	}
+	fit, err := CBMM{Accelerate: true}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...) {
+		if !model.Finite(v) {
+			t.Fatalf("a parameter is %v", v)
+		}
+	}
+	th, a, b := recovery(fit, truth)
+	rho := eval.Spearman(fit.Theta, r.ModelAccuracy())
+	t.Logf("graded: Pearson θ %.4f a %.4f b %.4f; Spearman(θ, mean score) %.4f; %d iterations", th, a, b, rho, fit.Iterations)
+	if !fit.Converged || th < 0.99 || a < 0.97 || b < 0.99 || rho < 0.99 {
+		t.Errorf("graded recovery: θ %.4f (want ≥ 0.99), a %.4f (≥ 0.97), b %.4f (≥ 0.99), Spearman %.4f (≥ 0.99)", th, a, b, rho)
+	}
+}
+
+// 3PL, 400 models x 200 items with c = 0.25: given (--guess 0.25) and
+// fitted (EM with the Beta(5, 17) prior).
+func TestRecover3PL(t *testing.T) {
+	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 400, Items: 200, Seed: 3, Guess: 0.25})
+	given, err := CBMM{Accelerate: true, Model: "3pl", Guess: 0.25}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, a, b := recovery(given, truth)
+	t.Logf("3PL, c = 0.25 given: Pearson θ %.4f a %.4f b %.4f", th, a, b)
+	if th < 0.97 || a < 0.85 || b < 0.95 {
+		t.Errorf("3PL with c given: θ %.4f (want ≥ 0.97), a %.4f (≥ 0.85), b %.4f (≥ 0.95)", th, a, b)
+	}
+	fitted, err := CBMM{Accelerate: true, Model: "3pl"}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, a, b = recovery(fitted, truth)
+	mean, rmse := 0.0, 0.0
+	for _, c := range fitted.C {
+		mean += c / float64(len(fitted.C))
+		rmse += (c - 0.25) * (c - 0.25) / float64(len(fitted.C))
+	}
+	rmse = math.Sqrt(rmse)
+	t.Logf("3PL, c fitted: Pearson θ %.4f a %.4f b %.4f; c mean %.4f, RMSE %.4f", th, a, b, mean, rmse)
+	if th < 0.97 || a < 0.85 || b < 0.95 || math.Abs(mean-0.25) > 0.06 || rmse > 0.08 {
+		t.Errorf("3PL with c fitted: θ %.4f (want ≥ 0.97), a %.4f (≥ 0.85), b %.4f (≥ 0.95), c mean %.4f (0.25 ± 0.06), RMSE %.4f (≤ 0.08)", th, a, b, mean, rmse)
+	}
+}
+
+// On 3PL data the fitted 3PL predicts held-out cells better than the 2PL
+// (the same folds).
+func Test3PLBeats2PLHeldOut(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 200, Seed: 11, Guess: 0.25})
+	cv2, err := CrossValidate(context.Background(), CBMM{Accelerate: true}, r, 5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv3, err := CrossValidate(context.Background(), CBMM{Accelerate: true, Model: "3pl"}, r, 5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held-out log loss: 2PL %.5f, 3PL %.5f", cv2.IRT.LogLoss, cv3.IRT.LogLoss)
+	if !(cv3.IRT.LogLoss < cv2.IRT.LogLoss) {
+		t.Errorf("3PL held-out log loss %.5f is not below the 2PL's %.5f", cv3.IRT.LogLoss, cv2.IRT.LogLoss)
+	}
+}
+
+// k of n trials written as successes,trials and the same trials written as
+// n repeated 0/1 rows (--duplicates trials) read to the same responses and
+// fit to the same parameters, bit for bit; and so with a bootstrap, which
+// resamples models and items and keeps each cell's trials.
+func TestTrialsFitEqualsRepeatedRows(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 50, Items: 80, Seed: 12, Trials: 5, Missing: 0.1})
+	dir := t.TempDir()
+	var kn, rows strings.Builder
+	kn.WriteString("model,item,successes,trials\n")
+	rows.WriteString("model,item,correct\n")
+	for c := range r.Label {
+		m, i := r.Models[r.Model[c]], r.Items[r.Item[c]]
+		k, n := int(r.SuccessesAt(c)), r.TrialsAt(c)
+		fmt.Fprintf(&kn, "%s,%s,%d,%d\n", m, i, k, n)
+		for s := 0; s < n; s++ {
+			y := 0
+			if s < k {
+				y = 1
+			}
+			fmt.Fprintf(&rows, "%s,%s,%d\n", m, i, y)
+		}
+	}
+	fits := make([]*model.IRT, 2)
+	boots := make([]*BootstrapResult, 2)
+	for k, f := range []struct{ name, body, dup string }{{"kn.csv", kn.String(), ""}, {"rows.csv", rows.String(), "trials"}} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rr, _, err := read.File(p, read.Options{Duplicates: f.dup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fitter := CBMM{Accelerate: true}
+		if fits[k], err = fitter.Fit(context.Background(), rr); err != nil {
+			t.Fatal(err)
+		}
+		if boots[k], err = (Bootstrap{B: 4, Seed: 1, Models: true, Fitter: fitter}).Run(context.Background(), rr, fits[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := fits[0], fits[1]
+	same := func(x, y []float64) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a.Theta, b.Theta) || !same(a.A, b.A) || !same(a.B, b.B) || !same(a.LossHistory, b.LossHistory) {
+		t.Fatal("the fit of successes,trials differs from the fit of the same trials as repeated rows")
+	}
+	if !same(boots[0].ThetaSE, boots[1].ThetaSE) || !same(boots[0].ASE, boots[1].ASE) {
+		t.Fatal("the bootstraps differ")
+	}
+	if a.Iterations < 2 {
+		t.Fatalf("%d iterations", a.Iterations)
+	}
+}
+
+// Weighted problems, the 1PL and the 3PL need the whole family: a backend
+// without it is replaced by the CPU under "auto" and refused when named.
+func TestFamilyNeedsBackend(t *testing.T) {
+	backend.Register("binary-only", binaryOnly{})
+	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 20, Items: 30, Trials: 3, Seed: 13})
+	_, err := CBMM{Device: "binary-only"}.Fit(context.Background(), r)
+	if err == nil || !strings.Contains(err.Error(), "cannot fit cells of several trials, graded scores, the 1PL or the 3PL; use --device cpu") {
+		t.Errorf("weighted on a binary-only device: %v", err)
+	}
+	if _, err := (CBMM{Model: "1pl", Rank: 2}).Fit(context.Background(), r); err == nil || !strings.Contains(err.Error(), "unidimensional") {
+		t.Errorf("1PL at rank 2: %v", err)
+	}
+	if _, err := (CBMM{Guess: 0.2}).Fit(context.Background(), r); err == nil || !strings.Contains(err.Error(), "need the 3PL") {
+		t.Errorf("guess with the 2PL: %v", err)
+	}
+}
+
+// binaryOnly is a CBMM backend of the binary 2PL alone (as the CUDA one is).
+type binaryOnly struct{}
+
+func (binaryOnly) Name() string { return "binary-only" }
+func (binaryOnly) Load(p []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+	return cpuBackend{}.Load(p, rank, sigma, threads)
+}
