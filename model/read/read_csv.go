@@ -281,9 +281,9 @@ var (
 	// columns (without a successes column, the label column counts them).
 	successNames = []string{"successes", "k", "n_correct", "num_correct"}
 	trialNames   = []string{"trials", "n", "n_trials", "num_trials", "attempts", "samples"}
-	textNames  = []string{"text", "prompt"}
-	groupNames = []string{"category", "benchmark"}
-	freqNames  = []string{"freq", "frequency"}
+	textNames    = []string{"text", "prompt"}
+	groupNames   = []string{"category", "benchmark"}
+	freqNames    = []string{"freq", "frequency"}
 )
 
 // findColumn returns the index of the first of names present in header, or -1.

@@ -35,13 +35,13 @@ type Summary struct {
 
 	// Trials per observed cell (all 1 for 0/1 answers) and the cells whose
 	// successes are a fraction (graded scores).
-	Trials       int64   `json:"trials"`
-	TrialsMean   float64 `json:"trials_per_cell_mean"`
-	TrialsMin    int     `json:"trials_per_cell_min"`
-	TrialsMax    int     `json:"trials_per_cell_max"`
-	GradedCells  int     `json:"graded_cells"`
-	GradedShare  float64 `json:"graded_share"`
-	ScoreLevels  int     `json:"score_levels,omitempty"` // distinct scores k/n of graded data (0 when not graded)
+	Trials      int64   `json:"trials"`
+	TrialsMean  float64 `json:"trials_per_cell_mean"`
+	TrialsMin   int     `json:"trials_per_cell_min"`
+	TrialsMax   int     `json:"trials_per_cell_max"`
+	GradedCells int     `json:"graded_cells"`
+	GradedShare float64 `json:"graded_share"`
+	ScoreLevels int     `json:"score_levels,omitempty"` // distinct scores k/n of graded data (0 when not graded)
 
 	Blank          int `json:"blank_cells"`
 	DuplicateCells int `json:"duplicate_cells"`

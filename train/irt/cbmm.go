@@ -56,16 +56,16 @@ type CBMM struct {
 	// (every item) or ItemGuess is given (problem k's c_j item by item;
 	// one slice serves every problem), and fitted in [0, MaxGuess]
 	// otherwise, from StartGuess.
-	Model      string
-	Guess      float64
-	ItemGuess  [][]float64
-	MaxGuess   float64 // 0 means DefaultMaxGuess
+	Model     string
+	Guess     float64
+	ItemGuess [][]float64
+	MaxGuess  float64 // 0 means DefaultMaxGuess
 	// GuessPrior is the Beta(α, β) prior on fitted c_j; zero means
 	// DefaultGuessPrior, {1, 1} none (plain maximum likelihood).
 	GuessPrior [2]float64
-	StartGuess float64 // 0 means DefaultStartGuess
-	Device     string  // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
-	Log    model.Logf // when non-nil, a progress line every few seconds
+	StartGuess float64    // 0 means DefaultStartGuess
+	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Log        model.Logf // when non-nil, a progress line every few seconds
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)
