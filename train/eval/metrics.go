@@ -91,6 +91,65 @@ func Score(p []float64, y []uint8) Metrics {
 	return m
 }
 
+// ScoreFractions computes Metrics for predictions p of cells whose outcome
+// is a fraction (k successes of n trials, or a graded score: frac = k/n in
+// [0, 1]) with weight n (nil: every cell one trial):
+//
+//   - LogLoss, Brier and ECE are on the fractions, weighted by trials: the
+//     mean cross-entropy −[ȳ log p + (1 − ȳ) log(1 − p)] per trial (for k of
+//     n, the binomial log loss per trial), the mean (p − ȳ)² and the
+//     calibration gap per trial;
+//   - Accuracy and AUC are per cell, of the rounded outcome: a cell counts as
+//     correct when ȳ ≥ ½ (model.RoundedLabel), and the prediction when p ≥ ½.
+//
+// On 0/1 cells of one trial each it is Score.
+func ScoreFractions(p, frac, weight []float64) Metrics {
+	m := Metrics{N: len(p)}
+	if len(p) == 0 {
+		nan := math.NaN()
+		m.Accuracy, m.AUC, m.LogLoss, m.Brier, m.ECE = nan, nan, nan, nan, nan
+		return m
+	}
+	const bins = 10
+	var binP, binY [bins]float64
+	y := make([]uint8, len(p))
+	total := 0.0
+	for i, pi := range p {
+		w := 1.0
+		if weight != nil {
+			w = weight[i]
+		}
+		f := frac[i]
+		if 2*f >= 1 {
+			y[i] = 1
+		}
+		if (pi >= 0.5) == (y[i] == 1) {
+			m.Accuracy++
+		}
+		q := math.Min(math.Max(pi, 1e-15), 1-1e-15)
+		// ȳ = 0 or 1 leave out the other term (0·log 0 = 0, no NaN).
+		if f > 0 {
+			m.LogLoss -= w * f * math.Log(q)
+		}
+		if f < 1 {
+			m.LogLoss -= w * (1 - f) * math.Log(1-q)
+		}
+		m.Brier += w * (pi - f) * (pi - f)
+		b := min(max(int(pi*bins), 0), bins-1)
+		binP[b] += w * pi
+		binY[b] += w * f
+		total += w
+	}
+	m.Accuracy /= float64(len(p))
+	m.LogLoss /= total
+	m.Brier /= total
+	for b := 0; b < bins; b++ {
+		m.ECE += math.Abs(binP[b]-binY[b]) / total
+	}
+	m.AUC = AUC(p, y)
+	return m
+}
+
 // AUC is the Mann-Whitney estimate of the area under the ROC curve, with tied
 // scores counted as half. It is NaN when y holds only one class.
 //

@@ -271,9 +271,11 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			return nil, fmt.Errorf("cbmm: starting values %d do not match response matrix %d and rank %d", k, k, c.Rank)
 		}
 	}
-	guessing, _ := batch.(backend.CBMMGuessing)
-	if c.Model == "3pl" && guessing == nil {
-		return nil, fmt.Errorf("cbmm: device %s: a 3PL batch without lower asymptotes", be.Name())
+	var guessing backend.CBMMGuessing
+	if c.Model == "3pl" {
+		if guessing, _ = batch.(backend.CBMMGuessing); guessing == nil {
+			return nil, fmt.Errorf("cbmm: device %s: a 3PL batch without lower asymptotes", be.Name())
+		}
 	}
 	err = parallel(ctx, K, c.Threads/startThreads, func(k int) {
 		if k < len(start) && start[k] != nil {

@@ -64,6 +64,7 @@ type Analysis struct {
 	RankMoves      []RankMove
 	ItemAccuracy   []float64 // p_correct per item
 	ItemObserved   []int     // n_obs per item
+	ItemTrials     []float64 // trials per item (its cells' trials summed)
 	ItemFlags      []string  // "", or Flag constants joined by ";"
 	FlagCounts     map[string]int
 	GroupLoadings  []GroupLoading `json:",omitempty"` // rank > 1 with item groups
@@ -154,8 +155,12 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	if sigma == 0 {
 		sigma = 1
 	}
+	an.ItemTrials = make([]float64, J)
 	for j := 0; j < J; j++ {
 		an.ItemObserved[j] = len(by.Row(j))
+		for _, c := range by.Row(j) {
+			an.ItemTrials[j] += float64(r.TrialsAt(int(c)))
+		}
 		norm := 0.0
 		for d := 0; d < rk; d++ {
 			norm += fit.A[j*rk+d] * fit.A[j*rk+d]
