@@ -307,3 +307,28 @@ func (binaryOnly) Name() string { return "binary-only" }
 func (binaryOnly) Load(p []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
 	return cpuBackend{}.Load(p, rank, sigma, threads)
 }
+
+// The item diagnostics of the family (diagnosePartFamily) are those of
+// 0/1 answers (diagnosePart) on 0/1 answers.
+func TestDiagnoseFamilyMatchesBinary(t *testing.T) {
+	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 80, Missing: 0.1, Seed: 14})
+	fit, err := CBMM{}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	N := r.NumModels()
+	nObs, nRight := make([]int, N), make([]int, N)
+	for c, i := range r.Model {
+		nObs[i]++
+		nRight[i] += int(r.Label[c])
+	}
+	a, b := diagnosePart(r, fit, nObs, nRight, 0, N), diagnosePartFamily(r, fit, 0, N)
+	for k := range a.it {
+		if math.Abs(a.it[k]-b.it[k]) > 1e-9*math.Max(1, math.Abs(a.it[k])) {
+			t.Fatalf("slot %d of item %d: %v (0/1 path) vs %v (family path)", k%itemSlots, k/itemSlots, a.it[k], b.it[k])
+		}
+	}
+	if a.extreme != b.extreme || math.Abs(a.erSE2-b.erSE2) > 1e-9*a.erSE2 {
+		t.Errorf("extreme %d vs %d, Σ SE² %v vs %v", a.extreme, b.extreme, a.erSE2, b.erSE2)
+	}
+}

@@ -393,7 +393,16 @@ func matMulT(u, v, c []float64, r int) {
 // I_j(θ) = ‖a_j‖² p(1 − p)/σ². So easy and hard items are kept as well as
 // those in the middle. It returns the chosen item indices (in choice order)
 // and the grid point each was chosen for.
+//
+// A 3PL fit (fit.C) uses the 3PL's information (model.Response3PL).
 func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64, err error) {
+	return InformationSelectTrials(fit, keep, nil)
+}
+
+// InformationSelectTrials is InformationSelect with each item's information
+// multiplied by its trials per answer, perAnswer[j] (nil: 1): an item
+// sampled n times per model tells n times as much about θ.
+func InformationSelectTrials(fit *model.IRT, keep float64, perAnswer []float64) (items []int, at []float64, err error) {
 	J, rk := len(fit.B), fit.Rank
 	if !(keep > 0 && keep <= 1) {
 		return nil, nil, fmt.Errorf("keep %v must be in (0, 1]", keep)
@@ -419,8 +428,16 @@ func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64,
 				x += th / math.Sqrt(float64(rk)) * fit.A[j*rk+d]
 				a2 += fit.A[j*rk+d] * fit.A[j*rk+d]
 			}
-			p := model.Sigmoid(x / sigma)
-			info[j] = a2 * p * (1 - p) / (sigma * sigma)
+			if fit.C == nil {
+				p := model.Sigmoid(x / sigma)
+				info[j] = a2 * p * (1 - p) / (sigma * sigma)
+			} else {
+				_, ij := model.Response3PL(x, sigma, fit.C[j])
+				info[j] = a2 * ij
+			}
+			if perAnswer != nil {
+				info[j] *= perAnswer[j]
+			}
 		}
 		o := make([]int, J)
 		for j := range o {
