@@ -74,3 +74,36 @@ func BenchmarkCBMMStepFamily(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCBMMFitFamily times whole fits (accelerated, to a relative loss
+// change of 1e-6 from the SVD start) of the cells of BenchmarkCBMMStepFamily
+// as 0/1 answers, k of n trials and graded scores, and reports the
+// iterations each took:
+//
+//	go test -run '^$' -bench CBMMFitFamily -benchtime 3x ./train/irt/
+func BenchmarkCBMMFitFamily(b *testing.B) {
+	base := synth.Options{Kind: "2pl", Models: 112, Items: 20000, Missing: 0.1, Seed: 2}
+	for _, c := range []struct {
+		name           string
+		trials, levels int
+	}{{"binary", 0, 0}, {"binomial", 10, 0}, {"graded", 0, 11}} {
+		o := base
+		o.Trials, o.Levels = c.trials, c.levels
+		r, _, err := synth.Generate(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			iters := 0
+			for i := 0; i < b.N; i++ {
+				f, err := CBMM{Accelerate: true}.Fit(context.Background(), r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				iters = f.Iterations
+			}
+			b.ReportMetric(float64(iters), "iterations")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(iters*r.Len()), "ns/cell/iteration")
+		})
+	}
+}
