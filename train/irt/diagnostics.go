@@ -150,9 +150,25 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 	for _, p := range parts[1:] {
 		sum.add(p)
 	}
+	// Graded scores have no variance of their own in the fractional logit
+	// model (a score on 11 levels varies far less than a 0/1 answer): their
+	// mean squares are taken relative to the test's, φ = Σz²/n over every
+	// cell (the quasi-likelihood's dispersion), so 1 is again "as noisy as
+	// the test" and misfit means unlike the other items.
+	phi := 1.0
+	if r.GradedCells() > 0 {
+		var z2, n float64
+		for j := 0; j < J; j++ {
+			z2 += sum.it[j*itemSlots+sZ2]
+			n += sum.it[j*itemSlots+sMN]
+		}
+		if n > 0 && z2 > 0 {
+			phi = z2 / n
+		}
+	}
 	items := make([]ItemDiagnostics, J)
 	for j := range items {
-		items[j] = sum.item(j)
+		items[j] = sum.item(j, phi)
 	}
 	td := TestDiagnostics{ExtremeModels: sum.extreme, MarginalReliability: math.NaN(), EmpiricalReliability: math.NaN()}
 	td.Alpha = sum.alpha(J)
@@ -422,7 +438,7 @@ func corrFromSums(n, sx, sxx, sy, syy, sxy float64) float64 {
 	return (sxy - sx*sy/n) / math.Sqrt(vx*vy)
 }
 
-func (s *diagSums) item(j int) ItemDiagnostics {
+func (s *diagSums) item(j int, phi float64) ItemDiagnostics {
 	a := s.it[j*itemSlots : (j+1)*itemSlots]
 	d := ItemDiagnostics{
 		PointBiserial: corrFromSums(a[sN], a[sT], a[sTT], a[sY], a[sY], a[sTY]),
@@ -436,6 +452,9 @@ func (s *diagSums) item(j int) ItemDiagnostics {
 	n := a[sMN]
 	d.Used = int(n)
 	d.Outfit, d.Infit = a[sZ2]/n, a[sE2]/a[sW]
+	if phi != 1 {
+		d.Outfit, d.Infit = d.Outfit/phi, d.Infit/phi
+	}
 	// ZSTD = (MNSQ^⅓ − 1)(3/q) + q/3, q the model sd of the mean square:
 	// q² = Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
 	wh := func(ms, q2 float64) float64 {
