@@ -201,21 +201,23 @@ func TestRecover3PL(t *testing.T) {
 	}
 }
 
-// On 3PL data the fitted 3PL predicts held-out cells better than the 2PL
-// (the same folds).
+// On 3PL data (c = 0.25) the fitted 3PL predicts held-out cells better
+// than the 2PL on the same folds, from 0/1 answers and from 5 trials per
+// cell; the 3PL with the true c given does better still. The margins are
+// small (docs/irt.md): a 2PL with flatter slopes imitates a floor well.
 func Test3PLBeats2PLHeldOut(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 200, Seed: 11, Guess: 0.25})
-	cv2, err := CrossValidate(context.Background(), CBMM{Accelerate: true}, r, 5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cv3, err := CrossValidate(context.Background(), CBMM{Accelerate: true, Model: "3pl"}, r, 5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("held-out log loss: 2PL %.5f, 3PL %.5f", cv2.IRT.LogLoss, cv3.IRT.LogLoss)
-	if !(cv3.IRT.LogLoss < cv2.IRT.LogLoss) {
-		t.Errorf("3PL held-out log loss %.5f is not below the 2PL's %.5f", cv3.IRT.LogLoss, cv2.IRT.LogLoss)
+	for _, trials := range []int{0, 5} {
+		r, _ := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 200, Seed: 11, Guess: 0.25, Trials: trials})
+		res, err := CrossValidateFits(context.Background(), []CBMM{{Accelerate: true}, {Accelerate: true, Model: "3pl"},
+			{Accelerate: true, Model: "3pl", Guess: 0.25}}, r, 5, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, l3, lc := res.Fits[0].Metrics.LogLoss, res.Fits[1].Metrics.LogLoss, res.Fits[2].Metrics.LogLoss
+		t.Logf("trials %d: held-out log loss 2PL %.5f, 3PL fitted %.5f, 3PL with c = 0.25 given %.5f; best %s", max(trials, 1), l2, l3, lc, res.Fits[res.Best].Name)
+		if !(l3 < l2 && lc < l3) {
+			t.Errorf("trials %d: held-out log loss 2PL %.5f, 3PL fitted %.5f, given %.5f: want given < fitted < 2PL", trials, l2, l3, lc)
+		}
 	}
 }
 

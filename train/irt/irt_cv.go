@@ -52,13 +52,21 @@ type CVFit struct {
 	Note string `json:"note,omitempty"`
 }
 
-// CVName names a fitter in the table: its model, and its rank above 1.
+// CVName names a fitter in the table: its model, its rank above 1, and a
+// 3PL's given lower asymptotes ("3pl c 0.25", "3pl c given").
 func CVName(c CBMM) string {
 	c = c.withDefaults()
+	name := c.Model
 	if c.Rank > 1 {
-		return fmt.Sprintf("%s rank %d", c.Model, c.Rank)
+		name += fmt.Sprintf(" rank %d", c.Rank)
 	}
-	return c.Model
+	switch {
+	case c.Model == "3pl" && c.ItemGuess != nil:
+		name += " c given"
+	case c.Model == "3pl" && c.Guess > 0:
+		name += fmt.Sprintf(" c %g", c.Guess)
+	}
+	return name
 }
 
 // RankAgreement is the rank correlation of two orderings of the models.

@@ -464,11 +464,7 @@ func WriteCVTable(w io.Writer, res *irt.CVResult, cells int, asJSON bool) error 
 	}
 	var rows []row
 	for k, f := range res.Fits {
-		name := strings.ToUpper(f.Model)
-		if f.Rank > 1 {
-			name += fmt.Sprintf(" rank %d", f.Rank)
-		}
-		name += " (cBMM)"
+		name := strings.ToUpper(f.Name[:3]) + f.Name[3:] + " (cBMM)"
 		if len(res.Fits) > 1 && k == res.Best {
 			name = "* " + name
 		}
