@@ -98,7 +98,8 @@ func appendResponses(a, b *model.Responses) *model.Responses {
 		ii[n] = int32(k)
 	}
 	out := &model.Responses{Models: append([]string(nil), a.Models...), Items: append([]string(nil), a.Items...),
-		Model: append([]int32(nil), a.Model...), Item: append([]int32(nil), a.Item...), Label: append([]uint8(nil), a.Label...)}
+		Model: append([]int32(nil), a.Model...), Item: append([]int32(nil), a.Item...), Label: append([]uint8(nil), a.Label...),
+		Trials: append([]int32(nil), a.Trials...), Successes: append([]float64(nil), a.Successes...)}
 	if a.ItemText != nil || b.ItemText != nil {
 		out.ItemText = make([]string, len(a.Items))
 		copy(out.ItemText, a.ItemText)
@@ -135,9 +136,7 @@ func appendResponses(a, b *model.Responses) *model.Responses {
 		}
 	}
 	for c := range b.Label {
-		out.Model = append(out.Model, mi[b.Models[b.Model[c]]])
-		out.Item = append(out.Item, ii[b.Items[b.Item[c]]])
-		out.Label = append(out.Label, b.Label[c])
+		out.AppendFrom(mi[b.Models[b.Model[c]]], ii[b.Items[b.Item[c]]], b, c)
 	}
 	return out
 }
