@@ -88,6 +88,19 @@ func (c *cellSink) addCounts(m, i int32, k float64, n int32, line int) {
 	c.add2(m, i, model.RoundedLabel(k, int(n)), line)
 }
 
+// addLabel adds a parsed label (lp.parse's code) as a cell: a missing one
+// is counted blank, labelCounts is lp's successes and trials.
+func (c *cellSink) addLabel(m, i int32, y uint8, lp *labelParser, line int, rep *Report) {
+	switch y {
+	case labelMissing:
+		rep.Blank++
+	case labelCounts:
+		c.addCounts(m, i, lp.k, lp.n, line)
+	default:
+		c.add(m, i, y, line)
+	}
+}
+
 // weigh starts keeping successes and trials, for the cells held too.
 func (c *cellSink) weigh() {
 	if c.succ != nil {
@@ -240,8 +253,13 @@ func (c *cellSink) compact(nm int) {
 				b++
 			}
 			first := int(uint32(keys[a]))
-			d := rowsOf(first)
-			if b-a > 1 || d.rows > 1 {
+			// Most cells are one row never merged before: rowsOf only for the others.
+			repeated := b-a > 1
+			if !repeated && first < merged && len(old) > 0 {
+				_, repeated = old[int32(first)]
+			}
+			if repeated {
+				d := rowsOf(first)
 				for _, k := range keys[a+1 : b] {
 					e := rowsOf(int(uint32(k)))
 					d.rows += e.rows

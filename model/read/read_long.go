@@ -59,14 +59,7 @@ func readLong(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report) (*mo
 		if err != nil {
 			return err
 		}
-		switch y {
-		case labelMissing:
-			rep.Blank++
-		case labelCounts:
-			cells.addCounts(m, i, lp.k, lp.n, s.start)
-		default:
-			cells.add(m, i, y, s.start)
-		}
+		cells.addLabel(m, i, y, lp, s.start, rep)
 		return nil
 	}); err != nil {
 		return nil, err

@@ -603,14 +603,7 @@ func readParquetWide(q *pqFile, cells *cellSink, graded bool, rep *Report, itemM
 				if itemMajor {
 					m, it = colID[k], ids[i]
 				}
-				switch l {
-				case labelMissing:
-					rep.Blank++
-				case labelCounts:
-					cells.addCounts(m, it, lp.k, lp.n, line)
-				default:
-					cells.add(m, it, l, line)
-				}
+				cells.addLabel(m, it, l, &lp, line, rep)
 				return nil
 			}, nil); err != nil {
 				return nil, q.wrap(g, err)

@@ -154,14 +154,7 @@ func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells 
 			return &ParseError{File: file, Line: line, Column: "responses." + r.item, Key: true, Msg: msg}
 		}
 		i := items.id([]byte(r.item))
-		switch y {
-		case labelMissing:
-			rep.Blank++
-		case labelCounts:
-			cells.addCounts(m, i, lp.k, lp.n, line)
-		default:
-			cells.add(m, i, y, line)
-		}
+		cells.addLabel(m, i, y, lp, line, rep)
 	}
 	return nil
 }

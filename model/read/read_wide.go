@@ -47,14 +47,7 @@ func readWide(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report, item
 			if itemMajor {
 				m, i = colID[k], row
 			}
-			switch y {
-			case labelMissing:
-				rep.Blank++
-			case labelCounts:
-				cells.addCounts(m, i, lp.k, lp.n, s.start)
-			default:
-				cells.add(m, i, y, s.start)
-			}
+			cells.addLabel(m, i, y, lp, s.start, rep)
 		}
 		return nil
 	}); err != nil {

@@ -46,49 +46,11 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 // Score computes Metrics for predicted probabilities p of labels y (0/1).
 // Without cells every score is NaN (undefined), not 0.
 func Score(p []float64, y []uint8) Metrics {
-	m := Metrics{N: len(p)}
-	if len(p) == 0 {
-		nan := math.NaN()
-		m.Accuracy, m.AUC, m.LogLoss, m.Brier, m.ECE = nan, nan, nan, nan, nan
-		return m
+	frac := make([]float64, len(y))
+	for i, v := range y {
+		frac[i] = float64(v)
 	}
-	const bins = 10
-	var binN [bins]int
-	var binP, binY [bins]float64
-	for i, pi := range p {
-		yi := float64(y[i])
-		if (pi >= 0.5) == (y[i] == 1) {
-			m.Accuracy++
-		}
-		q := math.Min(math.Max(pi, 1e-15), 1-1e-15)
-		if y[i] == 1 {
-			m.LogLoss -= math.Log(q)
-		} else {
-			m.LogLoss -= math.Log(1 - q)
-		}
-		m.Brier += (pi - yi) * (pi - yi)
-		b := int(pi * bins)
-		if b >= bins {
-			b = bins - 1
-		}
-		if b < 0 {
-			b = 0
-		}
-		binN[b]++
-		binP[b] += pi
-		binY[b] += yi
-	}
-	n := float64(len(p))
-	m.Accuracy /= n
-	m.LogLoss /= n
-	m.Brier /= n
-	for b := 0; b < bins; b++ {
-		if binN[b] > 0 {
-			m.ECE += math.Abs(binP[b]-binY[b]) / n
-		}
-	}
-	m.AUC = AUC(p, y)
-	return m
+	return ScoreFractions(p, frac, nil)
 }
 
 // ScoreFractions computes Metrics for predictions p of cells whose outcome

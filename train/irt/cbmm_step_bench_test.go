@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 )
@@ -19,14 +20,7 @@ func BenchmarkCBMMStepBinary(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := layoutCells(r, 2)
-	if err != nil {
-		b.Fatal(err)
-	}
-	th, a, bb, err := svdStart(context.Background(), p, 1, 1, 1, true)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, th, a, bb := stepStart(b, r)
 	batch, err := cpuBackend{}.Load([]*backend.CBMMProblem{p}, 1, 1, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -41,4 +35,16 @@ func BenchmarkCBMMStepBinary(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.Len()), "ns/cell")
+}
+
+// stepStart lays r out for the CPU backend and gives the SVD start.
+func stepStart(b *testing.B, r *model.Responses) (p *backend.CBMMProblem, th, a, bb []float64) {
+	p, err := layoutCells(r, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if th, a, bb, err = svdStart(context.Background(), p, 1, 1, 1, true); err != nil {
+		b.Fatal(err)
+	}
+	return p, th, a, bb
 }

@@ -35,16 +35,10 @@ func BenchmarkCBMMStepFamily(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := layoutCells(r, 2)
-		if err != nil {
-			b.Fatal(err)
-		}
-		th, a, bb, err := svdStart(context.Background(), p, 1, 1, 1, true)
-		if err != nil {
-			b.Fatal(err)
-		}
+		p, th, a, bb := stepStart(b, r)
 		b.Run(c.name, func(b *testing.B) {
 			var batch backend.CBMMBatch
+			var err error
 			if c.name == "binary" {
 				batch, err = cpuBackend{}.Load([]*backend.CBMMProblem{p}, 1, 1, 0)
 			} else {

@@ -250,9 +250,7 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 		}
 		n, R := float64(nObs[i]), float64(nRight[i])
 		m := R / n
-		s.models++
-		s.sumM += m
-		s.sumM2 += m * m
+		s.addModel(m)
 		extreme := nRight[i] == 0 || nRight[i] == nObs[i]
 		if extreme {
 			s.extreme++
@@ -263,21 +261,7 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 			j := int(r.Item[c])
 			y := float64(r.Label[c])
 			a := s.it[j*itemSlots : (j+1)*itemSlots]
-			a[sN]++
-			a[sY] += y
-			a[sT] += m
-			a[sTT] += m * m
-			a[sTY] += m * y
-			a[sAD] += y - m
-			a[sAD2] += y - m*m
-			if nObs[i] > 1 {
-				rest := (R - y) / (n - 1)
-				a[sRN]++
-				a[sRY] += y
-				a[sR] += rest
-				a[sRR] += rest * rest
-				a[sRYR] += rest * y
-			}
+			addClassical(a, y, m, R, n)
 			if extreme {
 				continue
 			}
@@ -309,10 +293,7 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 			}
 		}
 		if rk == 1 && !extreme && info > 0 {
-			s.erN++
-			s.erTh += th[0]
-			s.erTh2 += th[0] * th[0]
-			s.erSE2 += 1 / info
+			s.addReliability(th[0], info)
 		}
 	}
 	return s
@@ -348,9 +329,7 @@ func diagnosePartFamily(r *model.Responses, fit *model.IRT, lo, hi int) *diagSum
 		}
 		n := float64(len(cells))
 		m := R / n
-		s.models++
-		s.sumM += m
-		s.sumM2 += m * m
+		s.addModel(m)
 		extreme := K == 0 || K == T
 		if extreme {
 			s.extreme++
@@ -361,21 +340,7 @@ func diagnosePartFamily(r *model.Responses, fit *model.IRT, lo, hi int) *diagSum
 			j := int(r.Item[c])
 			y := r.ScoreAt(int(c))
 			a := s.it[j*itemSlots : (j+1)*itemSlots]
-			a[sN]++
-			a[sY] += y
-			a[sT] += m
-			a[sTT] += m * m
-			a[sTY] += m * y
-			a[sAD] += y - m
-			a[sAD2] += y - m*m
-			if len(cells) > 1 {
-				rest := (R - y) / (n - 1)
-				a[sRN]++
-				a[sRY] += y
-				a[sR] += rest
-				a[sRR] += rest * rest
-				a[sRYR] += rest * y
-			}
+			addClassical(a, y, m, R, n)
 			if extreme {
 				continue
 			}
@@ -407,13 +372,46 @@ func diagnosePartFamily(r *model.Responses, fit *model.IRT, lo, hi int) *diagSum
 			}
 		}
 		if rk == 1 && !extreme && info > 0 {
-			s.erN++
-			s.erTh += th[0]
-			s.erTh2 += th[0] * th[0]
-			s.erSE2 += 1 / info
+			s.addReliability(th[0], info)
 		}
 	}
 	return s
+}
+
+// addClassical adds one answer y (of a model with proportion correct m,
+// total R over n answers) to an item's classical sums: point-biserial,
+// rest score (when the model has another answer) and α.
+func addClassical(a []float64, y, m, R, n float64) {
+	a[sN]++
+	a[sY] += y
+	a[sT] += m
+	a[sTT] += m * m
+	a[sTY] += m * y
+	a[sAD] += y - m
+	a[sAD2] += y - m*m
+	if n > 1 {
+		rest := (R - y) / (n - 1)
+		a[sRN]++
+		a[sRY] += y
+		a[sR] += rest
+		a[sRR] += rest * rest
+		a[sRYR] += rest * y
+	}
+}
+
+// addModel and addReliability add a model's proportion correct (α) and
+// its θ and information (empirical reliability).
+func (s *diagSums) addModel(m float64) {
+	s.models++
+	s.sumM += m
+	s.sumM2 += m * m
+}
+
+func (s *diagSums) addReliability(th, info float64) {
+	s.erN++
+	s.erTh += th
+	s.erTh2 += th * th
+	s.erSE2 += 1 / info
 }
 
 func (s *diagSums) add(o *diagSums) {

@@ -93,11 +93,7 @@ func TestFamilyLossMonotone(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			assertMonotone(t, fmt.Sprintf("%s, accelerate %v", c.name, acc), fit.LossHistory)
-			for _, v := range append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...) {
-				if !model.Finite(v) {
-					t.Fatalf("%s: a parameter is %v", c.name, v)
-				}
-			}
+			allFinite(t, c.name, fit)
 			if c.fit.Model == "1pl" {
 				for _, a := range fit.A {
 					if a != fit.A[0] {
@@ -158,11 +154,7 @@ func TestRecoverGraded2PL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...) {
-		if !model.Finite(v) {
-			t.Fatalf("a parameter is %v", v)
-		}
-	}
+	allFinite(t, "", fit)
 	th, a, b := recovery(fit, truth)
 	rho := eval.Spearman(fit.Theta, r.ModelAccuracy())
 	t.Logf("graded: Pearson θ %.4f a %.4f b %.4f; Spearman(θ, mean score) %.4f; %d iterations", th, a, b, rho, fit.Iterations)
@@ -357,16 +349,22 @@ func TestShippedGradedFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...) {
-		if !model.Finite(v) {
-			t.Fatalf("a parameter is %v", v)
-		}
-	}
+	allFinite(t, "", fit)
 	acc := r.ModelAccuracy()
 	rho, tau := eval.Spearman(fit.Theta, acc), eval.KendallTau(fit.Theta, acc)
 	t.Logf("%d cells: %d graded (%.4f), %d exactly 0, %d exactly 1; %d iterations, converged %v; Spearman(θ, mean score) %.4f, Kendall %.4f",
 		r.Len(), r.GradedCells(), float64(r.GradedCells())/float64(r.Len()), zeros, ones, fit.Iterations, fit.Converged, rho, tau)
 	if zeros == 0 || ones == 0 || !fit.Converged || rho < 0.99 {
 		t.Errorf("zeros %d, ones %d, converged %v, Spearman %.4f (want ≥ 0.99)", zeros, ones, fit.Converged, rho)
+	}
+}
+
+// allFinite fails when a parameter of fit is NaN or infinite.
+func allFinite(t *testing.T, name string, fit *model.IRT) {
+	t.Helper()
+	for _, v := range append(append(append(append([]float64(nil), fit.Theta...), fit.A...), fit.B...), fit.C...) {
+		if !model.Finite(v) {
+			t.Fatalf("%s: a parameter is %v", name, v)
+		}
 	}
 }
