@@ -17,6 +17,11 @@ import (
 // observed cell, measured (docs/limits.md: 25.8 bytes on MMLU-Pro).
 const BootstrapBytesPerCell = 26
 
+// WeightedBytesPerCell is what a cell of several trials or a graded score
+// adds to a replicate: its trials and successes (4 + 8 bytes) in the
+// responses and its weight and score (4 + 8) in the layout.
+const WeightedBytesPerCell = 24
+
 // Bootstrap estimates the sampling uncertainty of a cBMM fit by refitting on
 // resampled data, many replicates per batched fit. Resampling items (always)
 // measures how θ and the model ranking depend on the particular items;
@@ -80,10 +85,14 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	if mem == 0 {
 		mem = model.SystemMemory() / 2
 	}
-	if per := BootstrapBytesPerCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
+	perCell := int64(BootstrapBytesPerCell)
+	if r.Weighted() {
+		perCell += WeightedBytesPerCell
+	}
+	if per := perCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
 		bs.BatchSize = int(max(1, mem/per))
 		bs.Log.Printf("bootstrap: %d replicates per batch to stay within %.1f GB (about %d bytes per cell and replicate)",
-			bs.BatchSize, float64(mem)/1e9, BootstrapBytesPerCell)
+			bs.BatchSize, float64(mem)/1e9, perCell)
 	}
 	fitter := bs.Fitter
 	fitter.Log = nil
