@@ -53,6 +53,20 @@ func Score(p []float64, y []uint8) Metrics {
 	return ScoreFractions(p, frac, nil)
 }
 
+// ScoreResponses scores predictions p of r's cells: Score on 0/1 answers,
+// ScoreFractions on cells of several trials or graded scores (fractions k/n
+// weighted by trials n).
+func ScoreResponses(p []float64, r *model.Responses) Metrics {
+	if !r.Weighted() {
+		return Score(p, r.Label)
+	}
+	frac, w := make([]float64, r.Len()), make([]float64, r.Len())
+	for c := range frac {
+		frac[c], w[c] = r.ScoreAt(c), float64(r.TrialsAt(c))
+	}
+	return ScoreFractions(p, frac, w)
+}
+
 // ScoreFractions computes Metrics for predictions p of cells whose outcome
 // is a fraction (k successes of n trials, or a graded score: frac = k/n in
 // [0, 1]) with weight n (nil: every cell one trial):
