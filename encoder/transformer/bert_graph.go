@@ -133,10 +133,9 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 //	  x   = LN(x + (A·V)·Wo + bo)
 //	  x   = LN(x + GELU(x·Wi + bi)·Wo2 + bo2)
 //
-// Matrix products (Mul, BatchedMatMul on the BLAS Gorgonia uses), residual
-// adds and the embedding gather are Gorgonia nodes; GELU, LayerNorm, the
-// masked softmax, the bias add and the head split/merge are the custom ops
-// of bert_ops.go.
+// The embedding gather and sums are Gorgonia nodes; Linear layers (product
+// and bias in one), attention (heads, masked softmax and both products),
+// GELU, LayerNorm and the residual adds are the custom ops of bert_ops.go.
 type bertGraph struct {
 	g        *G.ExprGraph
 	ids      *G.Node
@@ -156,13 +155,13 @@ func (b bertBuffers) get(role string) *outBuf {
 	return b[role]
 }
 
-func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int) (*bertGraph, error) {
+func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, scratch arena, batch, l int) (*bertGraph, error) {
 	g := G.NewGraph()
 	d, heads := c.HiddenSize, c.NumAttentionHeads
 	dh := d / heads
 	bg := &bertGraph{g: g, batch: batch, l: l}
 	bg.ids = G.NewVector(g, tensor.Int, G.WithShape(batch*l), G.WithName("input_ids"))
-	bg.mask = G.NewTensor(g, tensor.Float32, 3, G.WithShape(batch, 1, l), G.WithName("attention_mask"))
+	bg.mask = G.NewMatrix(g, tensor.Float32, G.WithShape(batch, l), G.WithName("attention_mask"))
 	n := 0
 	val := func(t *tensor.Dense) *G.Node {
 		n++
@@ -183,11 +182,16 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 		return val(tensor.New(tensor.WithShape(1, t.Shape()[0]), tensor.WithBacking(t.Float32s())))
 	}
 	lin := func(x *G.Node, p linear, role string) *G.Node {
-		y := must(G.Mul(x, val(p.w)))
 		if err != nil {
 			return nil
 		}
-		return must(G.ApplyOp(&addRowOp{buf: bufs.get(role)}, y, row(p.b)))
+		return must(G.ApplyOp(&linearOp{buf: bufs.get(role)}, x, val(p.w), row(p.b)))
+	}
+	add := func(x, y *G.Node, role string) *G.Node {
+		if err != nil {
+			return nil
+		}
+		return must(G.ApplyOp(&addOp{buf: bufs.get(role)}, x, y))
 	}
 	layerNorm := func(x *G.Node, wt, bias *tensor.Dense, role string) *G.Node {
 		if err != nil {
@@ -195,14 +199,6 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 		}
 		return must(G.ApplyOp(&layerNormOp{eps: c.LayerNormEps, buf: bufs.get(role)}, x, row(wt), row(bias)))
 	}
-	// (B·L, D) → (B·H, L, dh)
-	splitHeads := func(x *G.Node, role string) *G.Node {
-		if err != nil {
-			return nil
-		}
-		return must(G.ApplyOp(&headsOp{batch: batch, l: l, heads: heads, buf: bufs.get(role)}, x))
-	}
-
 	// Embeddings. The position rows 0..L-1 and token type 0 are sliced here,
 	// once per shape; their sum with word[ids] is in the graph, in BertEmbeddings' order.
 	pos := tensor.New(tensor.WithShape(l, d), tensor.WithBacking(append([]float32(nil), w.position.Float32s()[:l*d]...)))
@@ -224,48 +220,20 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 	scale := float32(math.Sqrt(float64(dh)))
 
 	for _, lw := range w.layers {
-		q := splitHeads(lin(x, lw.q, "query"), "query.heads")
-		k := splitHeads(lin(x, lw.k, "key"), "key.heads")
-		v := splitHeads(lin(x, lw.v, "value"), "value.heads")
+		q, k, v := lin(x, lw.q, "query"), lin(x, lw.k, "key"), lin(x, lw.v, "value")
 		if err != nil {
 			break
 		}
-		scores := must(G.BatchedMatMul(q, k, false, true))
-		if err != nil {
-			break
-		}
-		probs := must(G.ApplyOp(&maskedSoftmaxOp{heads: heads, scale: scale, buf: bufs.get("softmax")}, scores, bg.mask))
-		if err != nil {
-			break
-		}
-		ctx := must(G.BatchedMatMul(probs, v))
-		if err == nil {
-			ctx = must(G.ApplyOp(&headsOp{merge: true, batch: batch, l: l, heads: heads, buf: bufs.get("context")}, ctx))
-		}
-		if err != nil {
-			break
-		}
+		ctx := must(G.ApplyOp(&attentionOp{batch: batch, l: l, heads: heads, scale: scale, buf: bufs.get("context"), scratch: scratch}, q, k, v, bg.mask))
 		attn := lin(ctx, lw.attnOut, "attention.output")
-		if err != nil {
-			break
-		}
-		x = layerNorm(must(G.Add(attn, x)), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
-		if err != nil {
-			break
-		}
+		x = layerNorm(add(attn, x, "attention.residual"), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
 		h := lin(x, lw.inter, "intermediate")
 		if err != nil {
 			break
 		}
 		h = must(G.ApplyOp(&geluOp{buf: bufs.get("gelu")}, h))
-		if err != nil {
-			break
-		}
 		o := lin(h, lw.out, "output")
-		if err != nil {
-			break
-		}
-		x = layerNorm(must(G.Add(o, x)), lw.outLNw, lw.outLNb, "output.LayerNorm")
+		x = layerNorm(add(o, x, "output.residual"), lw.outLNw, lw.outLNb, "output.LayerNorm")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building the BERT graph for batch %d × %d tokens: %w", batch, l, err)
@@ -281,7 +249,7 @@ func (bg *bertGraph) run(ids []int, mask []float32) ([]float32, error) {
 	if err := G.Let(bg.ids, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids))); err != nil {
 		return nil, err
 	}
-	if err := G.Let(bg.mask, tensor.New(tensor.WithShape(bg.batch, 1, bg.l), tensor.WithBacking(mask))); err != nil {
+	if err := G.Let(bg.mask, tensor.New(tensor.WithShape(bg.batch, bg.l), tensor.WithBacking(mask))); err != nil {
 		return nil, err
 	}
 	if err := bg.vm.RunAll(); err != nil {

@@ -4,23 +4,29 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
 	"runtime"
 	"sync"
 
 	"github.com/chewxy/hm"
+	"github.com/jeirt/jeirt/model/kernel"
+	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// The three custom Gorgonia ops of the BERT graph. Gorgonia has no erf, so no
+// The custom Gorgonia ops of the BERT graph. Gorgonia has no erf, so no
 // exact GELU; its LayerNorm would take eight elementwise nodes with float32
-// sums; and tensor v0.9.24's float32 softmax takes the row maximum from the
-// first element of the whole tensor instead of the row's (a shift that is
-// harmless in exact arithmetic but overflows exp for rows far from it), and
-// the padding mask would have to be materialised (B·H·L·L) to be added. Each
-// op below works on float32 tensors, accumulates in float64, and is inference
-// only (no DoDiff): the encoder is frozen.
+// sums; tensor v0.9.24's float32 softmax takes the row maximum from the first
+// element of the whole tensor instead of the row's (a shift that is harmless
+// in exact arithmetic but overflows exp for rows far from it), and the
+// padding mask would have to be materialised (B·H·L·L) to be added; and a
+// Mul followed by a bias add, or BatchedMatMul over heads after a transpose,
+// pass over memory more often than the products need. So a Linear layer is
+// one op (the bias added as the product is stored), attention is one op (the
+// same kernel as MPNet's and ModernBERT's: heads read in place, masked
+// softmax, both products), and GELU, LayerNorm and the residual add run on
+// model/kernel's vector kernels. Each op works on float32 tensors and is
+// inference only (no DoDiff): the encoder is frozen.
 
 // forRows runs f over [0,n) split into one contiguous range per core.
 func forRows(n int, f func(lo, hi int)) {
@@ -84,14 +90,8 @@ func (op *geluOp) Do(in ...G.Value) (G.Value, error) {
 	if !ok || x.Dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("GELU: want a float32 tensor, got %T", in[0])
 	}
-	src := x.Float32s()
 	out := op.buf.get(x.Shape())
-	dst := out.Float32s()
-	forRows(len(src), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst[i] = gelu(src[i])
-		}
-	})
+	geluInto(out.Float32s(), x.Float32s())
 	return out, nil
 }
 
@@ -136,81 +136,6 @@ func (op *layerNormOp) Do(in ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
-// maskedSoftmaxOp is softmax(S / scale) over keys of attention scores S
-// (B·H, L, L) with the padding mask (B, 1, L): keys with mask 0 get
-// probability exactly 0, which is what adding finfo.min before the softmax
-// gives in torch. The float32 division is the one torch does (Q·Kᵀ / √dh).
-type maskedSoftmaxOp struct {
-	heads int
-	scale float32
-	buf   *outBuf
-}
-
-func (maskedSoftmaxOp) Arity() int { return 2 }
-
-// Type has the mask as a (B, 1, L) tensor, the rank of the scores.
-func (maskedSoftmaxOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a, a)
-}
-func (maskedSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
-func (maskedSoftmaxOp) ReturnsPtr() bool         { return false }
-func (maskedSoftmaxOp) CallsExtern() bool        { return false }
-func (maskedSoftmaxOp) OverwritesInput() int     { return -1 }
-func (op maskedSoftmaxOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
-func (op maskedSoftmaxOp) Hashcode() uint32      { return opHash(op) }
-func (op maskedSoftmaxOp) String() string {
-	return fmt.Sprintf("MaskedSoftmax(heads=%d, scale=%g)", op.heads, op.scale)
-}
-
-func (op *maskedSoftmaxOp) Do(in ...G.Value) (G.Value, error) {
-	s, ok := in[0].(*tensor.Dense)
-	if !ok || s.Dtype() != tensor.Float32 || s.Dims() != 3 {
-		return nil, fmt.Errorf("MaskedSoftmax: want float32 scores (B·H, L, L), got %v", in[0].Shape())
-	}
-	m := in[1].(*tensor.Dense)
-	bh, l := s.Shape()[0], s.Shape()[2]
-	if m.Dims() != 3 || m.Shape()[0]*op.heads != bh || m.Shape()[2] != l {
-		return nil, fmt.Errorf("MaskedSoftmax: mask %v does not fit scores %v with %d heads", m.Shape(), s.Shape(), op.heads)
-	}
-	src, mask := s.Float32s(), m.Float32s()
-	out := op.buf.get(s.Shape())
-	dst := out.Float32s()
-	rows := bh * s.Shape()[1]
-	forRows(rows, func(lo, hi int) {
-		e := make([]float64, l)
-		for r := lo; r < hi; r++ {
-			keep := mask[(r/s.Shape()[1]/op.heads)*l : (r/s.Shape()[1]/op.heads+1)*l]
-			row, o := src[r*l:(r+1)*l], dst[r*l:(r+1)*l]
-			maxV := math.Inf(-1)
-			for k, v := range row {
-				if keep[k] != 0 {
-					e[k] = float64(v / op.scale)
-					maxV = math.Max(maxV, e[k])
-				}
-			}
-			var sum float64
-			for k := range row {
-				if keep[k] != 0 {
-					e[k] = math.Exp(e[k] - maxV)
-					sum += e[k]
-				} else {
-					e[k] = 0
-				}
-			}
-			if sum == 0 { // every key masked: no attention at all
-				sum = 1
-			}
-			for k := range o {
-				o[k] = float32(e[k] / sum)
-			}
-		}
-	})
-	return out, nil
-}
-
 // addRowOp adds a (1, D) row to every row of an (N, D) matrix: a Linear
 // layer's bias. Gorgonia's BroadcastAdd would first materialise the bias
 // repeated N times.
@@ -246,86 +171,121 @@ func (op *addRowOp) Do(in ...G.Value) (G.Value, error) {
 	dst := out.Float32s()
 	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			row, o := src[r*d:(r+1)*d], dst[r*d:(r+1)*d]
-			for k, v := range row {
-				o[k] = v + b[k]
-			}
+			kernel.Add(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], b)
 		}
 	})
 	return out, nil
 }
 
-// headsOp moves attention heads between the two layouts of multi-head
-// attention: split takes (B·L, H·dh) to (B·H, L, dh), merge takes it back.
-// It is Reshape, Transpose(0, 2, 1, 3), Reshape in one copy of dh-long runs;
-// Gorgonia's general Transpose walks an index iterator per element.
-type headsOp struct {
-	merge           bool
-	batch, l, heads int
-	buf             *outBuf
-}
+// linearOp is a Linear layer on an (N, in) matrix: y = x·W + b with W stored
+// (in, out) and b a (1, out) row, in one product (matmul adds the bias as it
+// stores each tile).
+type linearOp struct{ buf *outBuf }
 
-func (op *headsOp) Arity() int { return 1 }
-func (op *headsOp) Type() hm.Type {
+func (linearOp) Arity() int { return 3 }
+func (linearOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	two, three := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: 3, Of: a}
-	if op.merge {
-		return hm.NewFnType(three, two)
-	}
-	return hm.NewFnType(two, three)
+	return hm.NewFnType(a, a, a, a)
 }
-func (op *headsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s := in[0].(tensor.Shape)
-	if op.merge {
-		return tensor.Shape{op.batch * op.l, op.heads * s[2]}, nil
-	}
-	return tensor.Shape{op.batch * op.heads, op.l, s[1] / op.heads}, nil
+func (linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, w := in[0].(tensor.Shape), in[1].(tensor.Shape)
+	return tensor.Shape{x[0], w[1]}, nil
 }
-func (op *headsOp) ReturnsPtr() bool      { return false }
-func (op *headsOp) CallsExtern() bool     { return false }
-func (op *headsOp) OverwritesInput() int  { return -1 }
-func (op *headsOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
-func (op *headsOp) Hashcode() uint32      { return opHash(op) }
-func (op *headsOp) String() string {
-	if op.merge {
-		return fmt.Sprintf("MergeHeads(%d)", op.heads)
+func (linearOp) ReturnsPtr() bool         { return false }
+func (linearOp) CallsExtern() bool        { return false }
+func (linearOp) OverwritesInput() int     { return -1 }
+func (op linearOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
+func (op linearOp) Hashcode() uint32      { return opHash(op) }
+func (linearOp) String() string           { return "Linear" }
+
+func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
+	x, ok := in[0].(*tensor.Dense)
+	w, okW := in[1].(*tensor.Dense)
+	bias, okB := in[2].(*tensor.Dense)
+	if !ok || !okW || !okB || x.Dtype() != tensor.Float32 || x.Dims() != 2 || w.Dims() != 2 {
+		return nil, fmt.Errorf("Linear: want float32 matrices, got %v and %v", in[0].Shape(), in[1].Shape())
 	}
-	return fmt.Sprintf("SplitHeads(%d)", op.heads)
+	n, din := x.Shape()[0], x.Shape()[1]
+	if w.Shape()[0] != din || bias.Shape().TotalSize() != w.Shape()[1] {
+		return nil, fmt.Errorf("Linear: input %v, weight %v and bias %v do not fit", x.Shape(), w.Shape(), bias.Shape())
+	}
+	dout := w.Shape()[1]
+	out := op.buf.get(tensor.Shape{n, dout})
+	matmul(blas.NoTrans, blas.NoTrans, n, dout, din, 1, x.Float32s(), din, w.Float32s(), dout, 0, out.Float32s(), dout, bias.Float32s())
+	return out, nil
 }
 
-func (op *headsOp) Do(in ...G.Value) (G.Value, error) {
-	x, ok := in[0].(*tensor.Dense)
-	if !ok || x.Dtype() != tensor.Float32 {
-		return nil, fmt.Errorf("%v: want a float32 tensor, got %T", op, in[0])
-	}
-	src := x.Float32s()
-	b, l, h := op.batch, op.l, op.heads
-	dh := len(src) / (b * l * h)
-	if dh*b*l*h != len(src) {
-		return nil, fmt.Errorf("%v: %v does not hold batch %d × %d tokens × %d heads", op, x.Shape(), b, l, h)
-	}
-	var out *tensor.Dense
-	if op.merge {
-		out = op.buf.get(tensor.Shape{b * l, h * dh})
-	} else {
-		out = op.buf.get(tensor.Shape{b * h, l, dh})
-	}
-	dst := out.Float32s()
-	// Token t of batch row i, head k: (i·L + t)·H·dh + k·dh in the token
-	// layout, ((i·H + k)·L + t)·dh in the head layout.
-	forRows(b*l, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			i, t := r/l, r%l
-			for k := 0; k < h; k++ {
-				tok := r*h*dh + k*dh
-				hd := ((i*h+k)*l + t) * dh
-				if op.merge {
-					copy(dst[tok:tok+dh], src[hd:hd+dh])
-				} else {
-					copy(dst[hd:hd+dh], src[tok:tok+dh])
-				}
-			}
+// attentionOp is multi-head scaled dot-product attention (see attention)
+// on the (B·L, H·dh) query, key and value matrices with the (B, L) padding
+// mask, giving the (B·L, H·dh) context.
+type attentionOp struct {
+	batch, l, heads int
+	scale           float32
+	buf             *outBuf
+	scratch         arena
+}
+
+func (attentionOp) Arity() int { return 4 }
+func (attentionOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a, a, a)
+}
+func (attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (attentionOp) ReturnsPtr() bool         { return false }
+func (attentionOp) CallsExtern() bool        { return false }
+func (attentionOp) OverwritesInput() int     { return -1 }
+func (op attentionOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
+func (op attentionOp) Hashcode() uint32      { return opHash(op) }
+func (op attentionOp) String() string {
+	return fmt.Sprintf("Attention(heads=%d, scale=%g)", op.heads, op.scale)
+}
+
+func (op *attentionOp) Do(in ...G.Value) (G.Value, error) {
+	var m [4][]float32
+	for i, v := range in {
+		t, ok := v.(*tensor.Dense)
+		if !ok || t.Dtype() != tensor.Float32 {
+			return nil, fmt.Errorf("%v: input %d is not a float32 tensor", op, i)
 		}
-	})
+		m[i] = t.Float32s()
+	}
+	s := in[0].Shape()
+	n, d := op.batch*op.l, s[1]
+	if s[0] != n || d%op.heads != 0 || len(m[1]) != n*d || len(m[2]) != n*d || len(m[3]) != n {
+		return nil, fmt.Errorf("%v: queries %v, %d keys, %d values and a mask of %d for batch %d × %d tokens", op, s, len(m[1]), len(m[2]), len(m[3]), op.batch, op.l)
+	}
+	out := op.buf.get(tensor.Shape{n, d})
+	attention(out.Float32s(), m[0], m[1], m[2], d, m[3], nil, op.batch, op.l, op.heads, d/op.heads, op.scale, 0, op.scratch, "attn")
+	return out, nil
+}
+
+// addOp is the residual add, x + y elementwise in float32 as torch adds.
+type addOp struct{ buf *outBuf }
+
+func (addOp) Arity() int { return 2 }
+func (addOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a)
+}
+func (addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (addOp) ReturnsPtr() bool         { return false }
+func (addOp) CallsExtern() bool        { return false }
+func (addOp) OverwritesInput() int     { return -1 }
+func (op addOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
+func (op addOp) Hashcode() uint32      { return opHash(op) }
+func (addOp) String() string           { return "Add" }
+
+func (op *addOp) Do(in ...G.Value) (G.Value, error) {
+	x, ok := in[0].(*tensor.Dense)
+	y, okY := in[1].(*tensor.Dense)
+	if !ok || !okY || x.Dtype() != tensor.Float32 || y.Dtype() != tensor.Float32 || !x.Shape().Eq(y.Shape()) {
+		return nil, fmt.Errorf("Add: want two float32 tensors of one shape, got %v and %v", in[0].Shape(), in[1].Shape())
+	}
+	out := op.buf.get(x.Shape())
+	addInto(out.Float32s(), x.Float32s(), y.Float32s())
 	return out, nil
 }

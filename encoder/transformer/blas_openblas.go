@@ -11,6 +11,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/jeirt/jeirt/model/kernel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
@@ -27,6 +28,24 @@ type openBLAS struct{ gonum.Implementation }
 const BLASName = "openblas"
 
 func init() { G.Use(openBLAS{}) }
+
+// matmul is C = alpha·op(A)·op(B) + bias + beta·C (bias nil: none) on
+// OpenBLAS (its own threads); matmulSerial is cblas_sgemm as it comes (the
+// encoders call it from several goroutines at once).
+func matmul(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
+	openBLAS{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if bias != nil {
+		forRows(m, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				kernel.Add(c[r*ldc:r*ldc+n], c[r*ldc:r*ldc+n], bias)
+			}
+		})
+	}
+}
+
+func matmulSerial(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	openBLAS{}.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
 
 func cblasTrans(t blas.Transpose) C.enum_CBLAS_TRANSPOSE {
 	if t == blas.NoTrans {

@@ -1,0 +1,115 @@
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+func detectCPU() Level {
+	switch {
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasFMA && cpu.X86.HasAVX2:
+		return AVX512
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return AVX2
+	}
+	return Go
+}
+
+// Cache blocks (see sgemm.go). kc·nr·4 bytes of the packed right panel stay
+// in L1 (32 KB on AVX-512 machines, 16 KB on AVX2 ones, which may have a
+// 32 KB L1); mc·kc·4 bytes of the left operand and kc·nc·4 of the packed
+// right block share L2.
+var (
+	avx2Ops = &ops{level: AVX2, mr: 6, nr: 16, kc: 256, mc: 96, nc: 512, kern: sgemmAVX2,
+		lanes: 8, exp: expAVX2, gelu: geluAVX2, max: maxAVX2, expSubSum: expSubSumAVX2, scale: scaleAVX2,
+		add: addAVX2, mul: mulAVX2, sum64: sum64AVX2, sumSqDev64: sumSqDev64AVX2, norm64: norm64AVX2,
+		gflopsPerCore: 50, packedFlopsPerElement: 40}
+	avx512Ops = &ops{level: AVX512, mr: 12, nr: 32, kc: 256, mc: 144, nc: 768, kern: sgemmAVX512,
+		lanes: 16, exp: expAVX512, gelu: geluAVX512, max: maxAVX512, expSubSum: expSubSumAVX512, scale: scaleAVX512,
+		add: addAVX512, mul: mulAVX512, sum64: sum64AVX512, sumSqDev64: sumSqDev64AVX512, norm64: norm64AVX512,
+		gflopsPerCore: 100, packedFlopsPerElement: 80}
+)
+
+func opsFor(l Level) *ops {
+	switch l {
+	case AVX512:
+		return avx512Ops
+	case AVX2:
+		return avx2Ops
+	}
+	return goOps
+}
+
+// The assembly of kernel_amd64.s; see internal/asmgen for what each does.
+
+//go:noescape
+func sgemmAVX2(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+
+//go:noescape
+func sgemmAVX512(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+
+//go:noescape
+func expAVX2(dst, src *float32, n int)
+
+//go:noescape
+func expAVX512(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX2(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX512(dst, src *float32, n int)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+//go:noescape
+func expSubSumAVX2(x *float32, n int, shift float32) float64
+
+//go:noescape
+func expSubSumAVX512(x *float32, n int, shift float32) float64
+
+//go:noescape
+func scaleAVX2(x *float32, n int, c float32)
+
+//go:noescape
+func scaleAVX512(x *float32, n int, c float32)
+
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func addAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func mulAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func sum64AVX2(x *float32, n int) float64
+
+//go:noescape
+func sum64AVX512(x *float32, n int) float64
+
+//go:noescape
+func sumSqDev64AVX2(x *float32, n int, mean float64) float64
+
+//go:noescape
+func sumSqDev64AVX512(x *float32, n int, mean float64) float64
+
+//go:noescape
+func norm64AVX2(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+//go:noescape
+func norm64AVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+//go:noescape
+func fmaPeakAVX2(n int)
+
+//go:noescape
+func fmaPeakAVX512(n int)
+
+//go:noescape
+func clockAdds(n int)
