@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"runtime"
-	"sync"
 
 	"github.com/chewxy/hm"
 	"github.com/jeirt/jeirt/model/kernel"
@@ -28,24 +26,10 @@ import (
 // model/kernel's vector kernels. Each op works on float32 tensors and is
 // inference only (no DoDiff): the encoder is frozen.
 
-// forRows runs f over [0,n) split into one contiguous range per core.
-func forRows(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 || n < 64 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	wg.Wait()
-}
+// forRows runs f over [0,n) split into one contiguous range per core, on
+// model/kernel's workers (which stay awake between the many short passes of
+// a forward).
+func forRows(n int, f func(lo, hi int)) { kernel.ParallelRange(n, 1, f) }
 
 // outBuf is an op's output tensor, kept from one run to the next and shared
 // by the ops of the same role in every layer and every compiled shape of one

@@ -3,7 +3,7 @@ package transformer
 import (
 	"math"
 	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"github.com/jeirt/jeirt/model/kernel"
 	"gonum.org/v1/gonum/blas"
@@ -48,24 +48,8 @@ func layerNorm(dst, src, gamma, beta []float32, n, d int, eps float64) {
 }
 
 // forElements runs f over [0,n) elements, one contiguous range per core
-// when there are at least two vectors' worth of work per core.
-func forElements(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/1024)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n/workers + 15) &^ 15 // whole vectors, but the last range
-	for lo := 0; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	wg.Wait()
-}
+// when there are at least 1,024 elements per core.
+func forElements(n int, f func(lo, hi int)) { kernel.ParallelRange(n, 1024, f) }
 
 // geluInto sets dst = gelu(src), the exact GELU of Hendrycks and Gimpel
 // (2016), x·Φ(x), hidden_act "gelu" in Hugging Face (not the tanh
@@ -124,56 +108,51 @@ func attention(ctx, q, k, v []float32, ld int, mask, bias []float32, b, l, heads
 		}
 	}
 	negInf := float32(math.Inf(-1))
-	var wg sync.WaitGroup
-	next := make(chan int, b*heads)
-	for i := 0; i < b*heads; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(s []float32) {
-			defer wg.Done()
-			for bh := range next {
-				bi, h := bh/heads, bh%heads
-				for i0 := 0; i0 < l; i0 += block {
-					i1 := min(i0+block, l)
-					klo, khi := 0, l
-					if window > 0 {
-						klo, khi = max(0, i0-window), min(l, i1-1+window+1)
-					}
-					nk := khi - klo
-					qa := q[(bi*l+i0)*width+h*dh:]
-					ka := k[(bi*l+klo)*width+h*dh:]
-					// Q·Kᵀ/scale: the division folded into the product's
-					// alpha (1/scale), as torch's scaled_dot_product_attention
-					// multiplies.
-					matmulSerial(blas.NoTrans, blas.Trans, i1-i0, nk, dh, 1/scale, qa, width, ka, width, 0, s, nk)
-					for i := i0; i < i1; i++ {
-						row := s[(i-i0)*nk : (i-i0+1)*nk]
-						if bias != nil {
-							kernel.Add(row, row, bias[(h*l+i)*l+klo:(h*l+i)*l+khi])
-						}
-						// Keys outside the window get 0; padding keys inside it
-						// −Inf before the softmax, which gives them exactly 0.
-						lo, hi := 0, nk
-						if window > 0 {
-							lo, hi = max(0, i-window-klo), min(nk, i+window+1-klo)
-						}
-						for _, j := range masked[bi] {
-							if j-klo >= lo && j-klo < hi {
-								row[j-klo] = negInf
-							}
-						}
-						clear(row[:lo])
-						clear(row[hi:])
-						kernel.Softmax(row[lo:hi])
-					}
-					va := v[(bi*l+klo)*width+h*dh:]
-					matmulSerial(blas.NoTrans, blas.NoTrans, i1-i0, dh, nk, 1, s, nk, va, width, 0, ctx[(bi*l+i0)*d+h*dh:], d)
-				}
+	var next atomic.Int64
+	kernel.Parallel(workers, func(w int) {
+		s := scores[w*block*keys : (w+1)*block*keys]
+		for {
+			bh := int(next.Add(1)) - 1
+			if bh >= b*heads {
+				return
 			}
-		}(scores[w*block*keys : (w+1)*block*keys])
-	}
-	wg.Wait()
+			bi, h := bh/heads, bh%heads
+			for i0 := 0; i0 < l; i0 += block {
+				i1 := min(i0+block, l)
+				klo, khi := 0, l
+				if window > 0 {
+					klo, khi = max(0, i0-window), min(l, i1-1+window+1)
+				}
+				nk := khi - klo
+				qa := q[(bi*l+i0)*width+h*dh:]
+				ka := k[(bi*l+klo)*width+h*dh:]
+				// Q·Kᵀ/scale: the division folded into the product's
+				// alpha (1/scale), as torch's scaled_dot_product_attention
+				// multiplies.
+				matmulSerial(blas.NoTrans, blas.Trans, i1-i0, nk, dh, 1/scale, qa, width, ka, width, 0, s, nk)
+				for i := i0; i < i1; i++ {
+					row := s[(i-i0)*nk : (i-i0+1)*nk]
+					if bias != nil {
+						kernel.Add(row, row, bias[(h*l+i)*l+klo:(h*l+i)*l+khi])
+					}
+					// Keys outside the window get 0; padding keys inside it
+					// −Inf before the softmax, which gives them exactly 0.
+					lo, hi := 0, nk
+					if window > 0 {
+						lo, hi = max(0, i-window-klo), min(nk, i+window+1-klo)
+					}
+					for _, j := range masked[bi] {
+						if j-klo >= lo && j-klo < hi {
+							row[j-klo] = negInf
+						}
+					}
+					clear(row[:lo])
+					clear(row[hi:])
+					kernel.Softmax(row[lo:hi])
+				}
+				va := v[(bi*l+klo)*width+h*dh:]
+				matmulSerial(blas.NoTrans, blas.NoTrans, i1-i0, dh, nk, 1, s, nk, va, width, 0, ctx[(bi*l+i0)*d+h*dh:], d)
+			}
+		}
+	})
 }

@@ -155,26 +155,12 @@ func (g *gemm) run(threads int) {
 		g.serial(o)
 		return
 	}
-	var wg sync.WaitGroup
 	rows := blocks(g.m, tm, o.mr)
 	cols := blocks(g.n, tn, o.nr)
-	var own *gemm
-	for i := 0; i+1 < len(rows); i++ {
-		for j := 0; j+1 < len(cols); j++ {
-			part := g.sub(rows[i], rows[i+1], cols[j], cols[j+1])
-			if own == nil {
-				own = part // the caller's share, once the others run
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				part.serial(o)
-			}()
-		}
-	}
-	own.serial(o)
-	wg.Wait()
+	Parallel(tm*tn, func(p int) {
+		i, j := p/tn, p%tn
+		g.sub(rows[i], rows[i+1], cols[j], cols[j+1]).serial(o)
+	})
 }
 
 // split chooses how many blocks of rows (tm) and of columns (tn) of C the
