@@ -29,7 +29,7 @@ large_batch=${JEIRT_BENCH_LARGE_BATCH:-8}
 torch_seconds=${JEIRT_BENCH_TORCH_SECONDS:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rows="$tmp/rows" # path|case|jeirt|GFLOP/s|peak it is measured against (top, avx2, none)|peer|ratio
+rows="$tmp/rows" # path|case|jeirt|GFLOP/s|GFLOP/cpu-s|peak it is measured against (top, avx2, none)|peer|ratio
 : >"$rows"
 
 cores=$(nproc)
@@ -86,9 +86,10 @@ section_sgemm() {
 	while read -r line; do
 		name=$(echo "$line" | awk '{print $1}' | sed 's/^BenchmarkSgemm\///; s/-[0-9]*$//')
 		g=$(value GFLOP/s "$line")
+		c=$(value GFLOP/cpu-s "$line")
 		p=top
 		case $name in */avx2) p=avx2 ;; */gonum | */go) p="" ;; esac
-		echo "sgemm|$name|$g GFLOP/s|$g|$p||" >>"$rows"
+		echo "sgemm|$name|$g GFLOP/s|$g|$c|$p||" >>"$rows"
 	done <"$tmp/sgemm.txt"
 }
 
@@ -112,32 +113,38 @@ section_encoder() {
 		"ModernBERTLarge modernbert-large $large_batch ModernBERT-large"; do
 		set -- $c
 		line=$(grep "^Benchmark$1[-[:space:]]" "$tmp/enc.txt" | head -1)
-		s=$(value sentences/s "$line")
+		sps=$(value sentences/s "$line")
 		g=$(value GFLOP/s "$line")
+		c=$(value GFLOP/cpu-s "$line")
 		t=""
-		[ -z "$torch" ] || t=$(grep "^torch $2 batch=$3:" "$tmp/torch.txt" | awk '{print $4}')
-		echo "encoder|$4 batch $3|$s sentences/s|$g|top|${t:+$t sentences/s}|$(ratio "$s" "$t")" >>"$rows"
+		tc=""
+		if [ -n "$torch" ]; then
+			tline=$(grep "^torch $2 batch=$3:" "$tmp/torch.txt")
+			t=$(echo "$tline" | awk '{print $4}')
+			tc=$(value GFLOP/cpu-s "$tline")
+		fi
+		echo "encoder|$4 batch $3|$sps sentences/s|$g|$c${tc:+ (peer $tc)}|top|${t:+$t sentences/s}|$(ratio "$sps" "$t")" >>"$rows"
 	done
 }
 
 # HOOK (cBMM cell pass): run the cBMM comparison of scripts/bench-cbmm.sh here (jeirt
 # against numpy cBMM and scipy L-BFGS-B to the 1e-6 gap at 112 x 36,000) and add its rows:
-#   echo "cbmm|112 x 36,000|<jeirt s>|||<numpy s>|<ratio>" >>"$rows"
+#   echo "cbmm|112 x 36,000|<jeirt s>||||<numpy s>|<ratio>" >>"$rows"
 section_cbmm() {
-	echo "cbmm|112 x 36,000 to a 1e-6 gap|not run by this script yet||||" >>"$rows"
+	echo "cbmm|112 x 36,000 to a 1e-6 gap|not run by this script yet|||||" >>"$rows"
 }
 
 # HOOK (JE-IRT step): run the epoch comparison of scripts/bench_jeirt_epoch.sh here (the
 # default graph step and the fused one against the by-question PyTorch peer) and add
 # its rows:
-#   echo "jeirt|epoch, EmbedLLM size|<pairs/s>|||<peer pairs/s>|<ratio>" >>"$rows"
+#   echo "jeirt|epoch, EmbedLLM size|<pairs/s>||||<peer pairs/s>|<ratio>" >>"$rows"
 section_jeirt() {
-	echo "jeirt|epoch, EmbedLLM size|not run by this script yet||||" >>"$rows"
+	echo "jeirt|epoch, EmbedLLM size|not run by this script yet|||||" >>"$rows"
 }
 
-for s in $sections; do
-	"section_$s"
-	echo "== load average after $s: $(cut -d' ' -f1-3 /proc/loadavg)"
+for section in $sections; do
+	"section_$section"
+	echo "== load average after $section: $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
 probe
@@ -152,10 +159,10 @@ for l in avx2 avx512; do
 done
 echo "load average before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| path | case | jeirt | GFLOP/s | % of est. peak | peer, same run | ratio |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-while IFS='|' read -r path case jeirt g class peer r; do
+echo "| path | case | jeirt | GFLOP/s | GFLOP per CPU-s | % of est. peak | peer, same run | ratio |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+while IFS='|' read -r path case jeirt g c class peer r; do
 	p=""
 	case $class in top) p=$(pct "$g" "$peak_top") ;; avx2) p=$(pct "$g" "$peak_avx2") ;; esac
-	echo "| $path | $case | $jeirt | $g | $p | $peer | $r |"
+	echo "| $path | $case | $jeirt | $g | $c | $p | $peer | $r |"
 done <"$rows"

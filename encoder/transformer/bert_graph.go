@@ -10,8 +10,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// bertWeights holds the BertModel tensors as Gorgonia values. Linear weights
-// are stored transposed ([in, out]) so a layer is x·W + b.
+// bertWeights holds the BertModel tensors as Gorgonia values, and the
+// Linear layers as the products read them (see linearWeights).
 type bertWeights struct {
 	word, position, tokenType *tensor.Dense
 	embLNw, embLNb            *tensor.Dense
@@ -19,11 +19,18 @@ type bertWeights struct {
 }
 
 type bertLayerWeights struct {
-	q, k, v, attnOut, inter, out     linear
+	// qkv is the query, key and value projections as one layer (their
+	// weights' rows one after the other, 3·hidden outputs).
+	qkv, attnOut, inter, out         linear
 	attnLNw, attnLNb, outLNw, outLNb *tensor.Dense
 }
 
-type linear struct{ w, b *tensor.Dense }
+// linear is a torch.nn.Linear layer: y = x·Wᵀ + b.
+type linear struct {
+	w       linearWeights
+	b       []float32
+	in, out int
+}
 
 // loadBertWeights takes the tensors by their Hugging Face BertModel names,
 // with or without the "bert." prefix of BertFor* checkpoints, and checks
@@ -45,24 +52,27 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 		}
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data)), nil
 	}
-	lin := func(name string, in, out int) (linear, error) {
-		w, err := get(name+".weight", out, in)
-		if err != nil {
-			return linear{}, err
-		}
-		b, err := get(name+".bias", out)
-		if err != nil {
-			return linear{}, err
-		}
-		// torch stores [out, in]; keep [in, out] so the graph multiplies x·W.
-		wt := make([]float32, in*out)
-		src := w.Float32s()
-		for o := 0; o < out; o++ {
-			for i := 0; i < in; i++ {
-				wt[i*out+o] = src[o*in+i]
+	// lin reads the Linear layers names (each out × in) as one layer whose
+	// outputs are theirs one after the other.
+	lin := func(in, out int, names ...string) (linear, error) {
+		var wt, bias []float32
+		for _, name := range names {
+			w, err := get(name+".weight", out, in)
+			if err != nil {
+				return linear{}, err
 			}
+			b, err := get(name+".bias", out)
+			if err != nil {
+				return linear{}, err
+			}
+			if len(names) == 1 {
+				wt, bias = w.Float32s(), b.Float32s()
+				break
+			}
+			wt, bias = append(wt, w.Float32s()...), append(bias, b.Float32s()...)
 		}
-		return linear{w: tensor.New(tensor.WithShape(in, out), tensor.WithBacking(wt)), b: b}, nil
+		n := out * len(names)
+		return linear{w: newLinearWeights(wt, n, in), b: bias, in: in, out: n}, nil
 	}
 	d, ff := c.HiddenSize, c.IntermediateSize
 	w := &bertWeights{}
@@ -88,14 +98,14 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 		var l bertLayerWeights
 		for _, s := range []struct {
 			dst     *linear
-			name    string
 			in, out int
+			names   []string
 		}{
-			{&l.q, "attention.self.query", d, d}, {&l.k, "attention.self.key", d, d},
-			{&l.v, "attention.self.value", d, d}, {&l.attnOut, "attention.output.dense", d, d},
-			{&l.inter, "intermediate.dense", d, ff}, {&l.out, "output.dense", ff, d},
+			{&l.qkv, d, d, []string{p + "attention.self.query", p + "attention.self.key", p + "attention.self.value"}},
+			{&l.attnOut, d, d, []string{p + "attention.output.dense"}},
+			{&l.inter, d, ff, []string{p + "intermediate.dense"}}, {&l.out, ff, d, []string{p + "output.dense"}},
 		} {
-			if *s.dst, err = lin(p+s.name, s.in, s.out); err != nil {
+			if *s.dst, err = lin(s.in, s.out, s.names...); err != nil {
 				return nil, err
 			}
 		}
@@ -128,7 +138,7 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 //
 //	x   = LN(word[ids] + token_type[0] + position[0:L])
 //	per layer:
-//	  Q, K, V = x·Wq + bq, x·Wk + bk, x·Wv + bv, split into H heads of size dh
+//	  Q, K, V = x·Wq + bq, x·Wk + bk, x·Wv + bv (one product), H heads of size dh
 //	  A   = softmax_masked(Q·Kᵀ / √dh)
 //	  x   = LN(x + (A·V)·Wo + bo)
 //	  x   = LN(x + GELU(x·Wi + bi)·Wo2 + bo2)
@@ -185,7 +195,7 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, scratch arena
 		if err != nil {
 			return nil
 		}
-		return must(G.ApplyOp(&linearOp{buf: bufs.get(role)}, x, val(p.w), row(p.b)))
+		return must(G.ApplyOp(&linearOp{w: p, buf: bufs.get(role)}, x))
 	}
 	add := func(x, y *G.Node, role string) *G.Node {
 		if err != nil {
@@ -220,11 +230,11 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, scratch arena
 	scale := float32(math.Sqrt(float64(dh)))
 
 	for _, lw := range w.layers {
-		q, k, v := lin(x, lw.q, "query"), lin(x, lw.k, "key"), lin(x, lw.v, "value")
+		qkv := lin(x, lw.qkv, "qkv")
 		if err != nil {
 			break
 		}
-		ctx := must(G.ApplyOp(&attentionOp{batch: batch, l: l, heads: heads, scale: scale, buf: bufs.get("context"), scratch: scratch}, q, k, v, bg.mask))
+		ctx := must(G.ApplyOp(&attentionOp{batch: batch, l: l, heads: heads, scale: scale, buf: bufs.get("context"), scratch: scratch}, qkv, bg.mask))
 		attn := lin(ctx, lw.attnOut, "attention.output")
 		x = layerNorm(add(attn, x, "attention.residual"), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
 		h := lin(x, lw.inter, "intermediate")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/jeirt/jeirt/model/kernel"
-	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -161,47 +160,50 @@ func (op *addRowOp) Do(in ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
-// linearOp is a Linear layer on an (N, in) matrix: y = x·W + b with W stored
-// (in, out) and b a (1, out) row, in one product (matmul adds the bias as it
-// stores each tile).
-type linearOp struct{ buf *outBuf }
+// linearOp is a Linear layer on an (N, in) matrix, y = x·Wᵀ + b, in one
+// product (the bias added as each tile is stored); the weights are the op's,
+// packed once at load.
+type linearOp struct {
+	w   linear
+	buf *outBuf
+}
 
-func (linearOp) Arity() int { return 3 }
+func (linearOp) Arity() int { return 1 }
 func (linearOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a, a, a)
+	return hm.NewFnType(a, a)
 }
-func (linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	x, w := in[0].(tensor.Shape), in[1].(tensor.Shape)
-	return tensor.Shape{x[0], w[1]}, nil
+func (op linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{in[0].(tensor.Shape)[0], op.w.out}, nil
 }
-func (linearOp) ReturnsPtr() bool         { return false }
-func (linearOp) CallsExtern() bool        { return false }
-func (linearOp) OverwritesInput() int     { return -1 }
-func (op linearOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
-func (op linearOp) Hashcode() uint32      { return opHash(op) }
-func (linearOp) String() string           { return "Linear" }
+func (linearOp) ReturnsPtr() bool     { return false }
+func (linearOp) CallsExtern() bool    { return false }
+func (linearOp) OverwritesInput() int { return -1 }
+func (op linearOp) String() string    { return fmt.Sprintf("Linear(%d→%d)", op.w.in, op.w.out) }
+
+// WriteHash names the weights too: Gorgonia merges nodes of equal hash on
+// the same input, and Q, K and V are three Linear layers of one input.
+func (op linearOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%v %p", op, op.w.w) }
+func (op linearOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
 
 func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
 	x, ok := in[0].(*tensor.Dense)
-	w, okW := in[1].(*tensor.Dense)
-	bias, okB := in[2].(*tensor.Dense)
-	if !ok || !okW || !okB || x.Dtype() != tensor.Float32 || x.Dims() != 2 || w.Dims() != 2 {
-		return nil, fmt.Errorf("Linear: want float32 matrices, got %v and %v", in[0].Shape(), in[1].Shape())
+	if !ok || x.Dtype() != tensor.Float32 || x.Dims() != 2 || x.Shape()[1] != op.w.in {
+		return nil, fmt.Errorf("%v: want a float32 matrix of width %d, got %v", op, op.w.in, in[0].Shape())
 	}
-	n, din := x.Shape()[0], x.Shape()[1]
-	if w.Shape()[0] != din || bias.Shape().TotalSize() != w.Shape()[1] {
-		return nil, fmt.Errorf("Linear: input %v, weight %v and bias %v do not fit", x.Shape(), w.Shape(), bias.Shape())
-	}
-	dout := w.Shape()[1]
-	out := op.buf.get(tensor.Shape{n, dout})
-	matmul(blas.NoTrans, blas.NoTrans, n, dout, din, 1, x.Float32s(), din, w.Float32s(), dout, 0, out.Float32s(), dout, bias.Float32s())
+	n := x.Shape()[0]
+	out := op.buf.get(tensor.Shape{n, op.w.out})
+	applyLinear(out.Float32s(), x.Float32s(), op.w.w, op.w.b, n, op.w.in, op.w.out)
 	return out, nil
 }
 
 // attentionOp is multi-head scaled dot-product attention (see attention)
-// on the (B·L, H·dh) query, key and value matrices with the (B, L) padding
-// mask, giving the (B·L, H·dh) context.
+// on the (B·L, 3·H·dh) output of the fused query, key and value projection
+// with the (B, L) padding mask, giving the (B·L, H·dh) context.
 type attentionOp struct {
 	batch, l, heads int
 	scale           float32
@@ -209,13 +211,14 @@ type attentionOp struct {
 	scratch         arena
 }
 
-func (attentionOp) Arity() int { return 4 }
+func (attentionOp) Arity() int { return 2 }
 func (attentionOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a, a, a, a)
+	return hm.NewFnType(a, a, a)
 }
 func (attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
+	s := in[0].(tensor.Shape)
+	return tensor.Shape{s[0], s[1] / 3}, nil
 }
 func (attentionOp) ReturnsPtr() bool         { return false }
 func (attentionOp) CallsExtern() bool        { return false }
@@ -227,21 +230,20 @@ func (op attentionOp) String() string {
 }
 
 func (op *attentionOp) Do(in ...G.Value) (G.Value, error) {
-	var m [4][]float32
-	for i, v := range in {
-		t, ok := v.(*tensor.Dense)
-		if !ok || t.Dtype() != tensor.Float32 {
-			return nil, fmt.Errorf("%v: input %d is not a float32 tensor", op, i)
-		}
-		m[i] = t.Float32s()
+	qkv, ok := in[0].(*tensor.Dense)
+	m, okM := in[1].(*tensor.Dense)
+	if !ok || !okM || qkv.Dtype() != tensor.Float32 || m.Dtype() != tensor.Float32 || qkv.Dims() != 2 {
+		return nil, fmt.Errorf("%v: want a float32 matrix and mask, got %v and %v", op, in[0].Shape(), in[1].Shape())
 	}
-	s := in[0].Shape()
-	n, d := op.batch*op.l, s[1]
-	if s[0] != n || d%op.heads != 0 || len(m[1]) != n*d || len(m[2]) != n*d || len(m[3]) != n {
-		return nil, fmt.Errorf("%v: queries %v, %d keys, %d values and a mask of %d for batch %d × %d tokens", op, s, len(m[1]), len(m[2]), len(m[3]), op.batch, op.l)
+	s := qkv.Shape()
+	n, d := op.batch*op.l, s[1]/3
+	mask := m.Float32s()
+	if s[0] != n || s[1] != 3*d || d%op.heads != 0 || len(mask) != n {
+		return nil, fmt.Errorf("%v: queries, keys and values %v and a mask of %d for batch %d × %d tokens", op, s, len(mask), op.batch, op.l)
 	}
+	x := qkv.Float32s()
 	out := op.buf.get(tensor.Shape{n, d})
-	attention(out.Float32s(), m[0], m[1], m[2], d, m[3], nil, op.batch, op.l, op.heads, d/op.heads, op.scale, 0, op.scratch, "attn")
+	attention(out.Float32s(), x, x[d:], x[2*d:], 3*d, mask, nil, op.batch, op.l, op.heads, d/op.heads, op.scale, 0, op.scratch, "attn")
 	return out, nil
 }
 

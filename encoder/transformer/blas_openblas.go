@@ -75,3 +75,34 @@ func (o openBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []f
 		(*C.double)(unsafe.Pointer(&b[0])), C.blasint(ldb),
 		C.double(beta), (*C.double)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
+
+// linearWeights is a Linear layer's W transposed, in × out, so that a layer
+// is one cblas_sgemm x·W.
+type linearWeights []float32
+
+// newLinearWeights transposes W as torch stores it, out × in.
+func newLinearWeights(w []float32, out, in int) linearWeights {
+	t := make([]float32, in*out)
+	for o := 0; o < out; o++ {
+		for i := 0; i < in; i++ {
+			t[i*out+o] = w[o*in+i]
+		}
+	}
+	return t
+}
+
+// applyLinear is y = x·W + b on rows rows.
+func applyLinear(y, x []float32, w linearWeights, b []float32, rows, in, out int) {
+	matmul(blas.NoTrans, blas.NoTrans, rows, out, in, 1, x, in, w, out, 0, y, out, b)
+}
+
+// torchLayout returns W as torch stores it, out × in.
+func torchLayout(w linearWeights, out, in int) []float32 {
+	t := make([]float32, out*in)
+	for i := 0; i < in; i++ {
+		for o := 0; o < out; o++ {
+			t[o*in+i] = w[i*out+o]
+		}
+	}
+	return t
+}

@@ -20,11 +20,11 @@ var (
 	avx2Ops = &ops{level: AVX2, mr: 6, nr: 16, kc: 256, mc: 96, nc: 512, kern: sgemmAVX2,
 		lanes: 8, exp: expAVX2, gelu: geluAVX2, max: maxAVX2, expSubSum: expSubSumAVX2, scale: scaleAVX2,
 		add: addAVX2, mul: mulAVX2, sum64: sum64AVX2, sumSqDev64: sumSqDev64AVX2, norm64: norm64AVX2,
-		gflopsPerCore: 50, packedFlopsPerElement: 40}
+		packedFlopsPerElement: 40}
 	avx512Ops = &ops{level: AVX512, mr: 12, nr: 32, kc: 256, mc: 144, nc: 768, kern: sgemmAVX512,
 		lanes: 16, exp: expAVX512, gelu: geluAVX512, max: maxAVX512, expSubSum: expSubSumAVX512, scale: scaleAVX512,
 		add: addAVX512, mul: mulAVX512, sum64: sum64AVX512, sumSqDev64: sumSqDev64AVX512, norm64: norm64AVX512,
-		gflopsPerCore: 100, packedFlopsPerElement: 80}
+		packedFlopsPerElement: 80}
 )
 
 func opsFor(l Level) *ops {

@@ -44,8 +44,8 @@ func TestAssemblyUpToDate(t *testing.T) {
 
 func TestLevels(t *testing.T) {
 	ls := Levels()
-	if ls[0] != Go || ls[len(ls)-1] != Detected {
-		t.Fatalf("levels %v, detected %v", ls, Detected)
+	if ls[0] != Go || ls[len(ls)-1] != detected {
+		t.Fatalf("levels %v, detected %v", ls, detected)
 	}
 	t.Logf("levels %v, running at %v", ls, Current())
 }
@@ -538,4 +538,39 @@ func TestAddMul(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPacked packs weights at every level and runs LinearPacked at every
+// level (the same level reads the panels in place, another repacks them),
+// against the float64 reference, and checks that Unpack gives W back.
+func TestPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 17))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 33, 5}, {128, 100, 300}, {37, 384, 270}, {200, 65, 1100}} {
+		rows, out, in := s[0], s[1], s[2]
+		x, w, bias := randSlice(rng, rows*in), randSlice(rng, out*in), randSlice(rng, out)
+		ref, bound := refGemm(false, true, rows, out, in, 1, x, in, w, in, 0, nil, out, bias)
+		for _, packAt := range Levels() {
+			old := SetLevel(packAt)
+			p := PackLinear(w, out, in)
+			SetLevel(old)
+			if k, n := p.Dims(); k != in || n != out {
+				t.Fatalf("Dims %d, %d for %d × %d", k, n, in, out)
+			}
+			back := p.Unpack()
+			for i := range w {
+				if back[i] != w[i] {
+					t.Fatalf("Unpack differs at %d", i)
+				}
+			}
+			forLevels(t, func(t *testing.T) {
+				y := make([]float32, rows*out)
+				LinearPacked(y, x, p, bias, rows)
+				for i := range y {
+					if !(math.Abs(float64(y[i])-ref[i]) <= bound[i]) {
+						t.Fatalf("%v packed at %v: y[%d] = %g, want %g ± %.3g", s, packAt, i, y[i], ref[i], bound[i])
+					}
+				}
+			})
+		}
+	}
 }

@@ -43,17 +43,16 @@ type ops struct {
 	sum64                 func(x *float32, n int) float64
 	sumSqDev64            func(x *float32, n int, mean float64) float64
 	norm64                func(dst, src, gamma, beta *float32, n int, mean, inv float64)
-	gflopsPerCore         float64 // rough kernel speed, for the parallel split
 	packedFlopsPerElement float64 // rough cost of packing one element, in flops
 }
 
-var goOps = &ops{level: Go, mr: goMR, nr: goNR, kc: 256, mc: 64, nc: 512, kern: sgemmGo, gflopsPerCore: 3, packedFlopsPerElement: 2}
+var goOps = &ops{level: Go, mr: goMR, nr: goNR, kc: 256, mc: 64, nc: 512, kern: sgemmGo, packedFlopsPerElement: 2}
 
 // use is the level in force; tests switch it with SetLevel.
 var use = detect()
 
-// Detected is the highest level this CPU runs, JEIRT_SIMD aside.
-var Detected = detectCPU()
+// detected is the highest level this CPU runs, JEIRT_SIMD aside.
+var detected = detectCPU()
 
 // Current returns the level the kernels run at.
 func Current() Level { return use.level }
@@ -74,14 +73,14 @@ func detect() *ops {
 // levels, never while a kernel runs.
 func SetLevel(l Level) Level {
 	old := use.level
-	use = opsFor(min(l, Detected))
+	use = opsFor(min(l, detected))
 	return old
 }
 
 // Levels returns the levels this CPU runs, lowest first.
 func Levels() []Level {
 	var ls []Level
-	for l := Go; l <= Detected; l++ {
+	for l := Go; l <= detected; l++ {
 		ls = append(ls, l)
 	}
 	return ls

@@ -43,6 +43,10 @@ type gemm struct {
 	c           []float32
 	ldc         int
 	bias        []float32
+	// pb, when set, is op(B) packed ahead (b unused); pb0 is the first of
+	// its columns this product uses.
+	pb  *Packed
+	pb0 int
 }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, op
@@ -123,7 +127,7 @@ func newGemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda
 	if len(a) < lda*(rowA-1)+colA {
 		panic("kernel: insufficient length of a")
 	}
-	if len(b) < ldb*(rowB-1)+colB {
+	if b != nil && len(b) < ldb*(rowB-1)+colB { // nil: a Packed operand
 		panic("kernel: insufficient length of b")
 	}
 	if len(c) < ldc*(m-1)+n {
@@ -218,9 +222,12 @@ func (g *gemm) sub(m0, m1, n0, n1 int) *gemm {
 	} else {
 		p.a = g.a[m0*g.lda:]
 	}
-	if g.tB {
+	switch {
+	case g.pb != nil:
+		p.pb0 = g.pb0 + n0
+	case g.tB:
 		p.b = g.b[n0*g.ldb:]
-	} else {
+	default:
 		p.b = g.b[n0:]
 	}
 	p.c = g.c[m0*g.ldc+n0:]
@@ -287,7 +294,10 @@ func (g *gemm) serial(o *ops) {
 		nb := min(o.nc, g.n-jc)
 		for pc := 0; pc < g.k; pc += o.kc {
 			kb := min(o.kc, g.k-pc)
-			g.packB(w.bp, pc, kb, jc, nb, nr)
+			prepacked := g.pb != nil && g.pb.nr == nr
+			if !prepacked {
+				g.packB(w.bp, pc, kb, jc, nb, nr)
+			}
 			load := 1
 			var bias []float32
 			if pc == 0 {
@@ -303,8 +313,11 @@ func (g *gemm) serial(o *ops) {
 				}
 				for jr := 0; jr < nb; jr += nr {
 					nw := min(nr, nb-jr)
-					bpanel := &w.bp[jr*kb]
 					j := jc + jr
+					bpanel := &w.bp[jr*kb]
+					if prepacked {
+						bpanel = &g.pb.data[((g.pb0+j)/nr)*g.pb.k*nr+pc*nr]
+					}
 					var bptr *float32
 					if bias != nil && nw == nr {
 						bptr = &bias[j]
@@ -361,6 +374,18 @@ func (g *gemm) packB(dst []float32, pc, kb, jc, nb, nr int) {
 		nw := min(nr, nb-jr)
 		panel := dst[jr*kb : jr*kb+kb*nr]
 		j0 := jc + jr
+		if g.pb != nil { // packed for another level: repack
+			for p := 0; p < kb; p++ {
+				out := panel[p*nr : p*nr+nr]
+				for j := range out {
+					out[j] = 0
+					if j < nw {
+						out[j] = g.pb.at(pc+p, g.pb0+j0+j)
+					}
+				}
+			}
+			continue
+		}
 		if !g.tB {
 			for p := 0; p < kb; p++ {
 				row := g.b[(pc+p)*g.ldb+j0 : (pc+p)*g.ldb+j0+nw]
