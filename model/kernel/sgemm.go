@@ -290,10 +290,11 @@ func (g *gemm) serial(o *ops) {
 	if g.tA {
 		rsa, csa = 4, 4*g.lda
 	}
+	kc := balancedBlock(g.k, o.kc)
 	for jc := 0; jc < g.n; jc += o.nc {
 		nb := min(o.nc, g.n-jc)
-		for pc := 0; pc < g.k; pc += o.kc {
-			kb := min(o.kc, g.k-pc)
+		for pc := 0; pc < g.k; pc += kc {
+			kb := min(kc, g.k-pc)
 			prepacked := g.pb != nil && g.pb.nr == nr
 			if !prepacked {
 				g.packB(w.bp, pc, kb, jc, nb, nr)
@@ -365,6 +366,15 @@ func (g *gemm) serial(o *ops) {
 			}
 		}
 	}
+}
+
+// balancedBlock is the depth block for k: as few blocks as kc allows, of
+// equal size (a multiple of 8), so that 384 is one block of 384 rather than
+// 256 and 128 (each block stores C once more, and a short one wastes the
+// micro-kernel's set-up).
+func balancedBlock(k, kc int) int {
+	blocks := max(1, (k+kc-1)/kc)
+	return min(kc, ((k+blocks-1)/blocks+7)&^7)
 }
 
 // packB copies op(B)[pc:pc+kb, jc:jc+nb] into dst as panels of nr columns,
