@@ -11,7 +11,8 @@
 #   encoder  MiniLM-sized BERT at batch 32 and 1, MPNet-base, ModernBERT-base (batch
 #            32) and ModernBERT-large (batch JEIRT_BENCH_LARGE_BATCH, default 8):
 #            random weights, 128 tokens, the default build; against the same forwards
-#            in PyTorch (scripts/bench_bert_torch.py, Debian's python3-torch)
+#            in PyTorch (scripts/bench_bert_torch.py, Debian's python3-torch); the
+#            MiniLM rows again with -tags openblas when libopenblas-dev is installed
 #   cbmm     hook: the cBMM cell pass (scripts/bench-cbmm.sh), not run here yet
 #   jeirt    hook: the JE-IRT epoch (scripts/bench_jeirt_epoch.sh), not run here yet
 #
@@ -97,6 +98,12 @@ section_encoder() {
 	echo "== encoder: default build (model/kernel at $level)"
 	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=(1|32)$|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/enc.txt"
 	(cd encoder/transformer && JEIRT_BENCH_BATCH=$large_batch "$tmp/transformer.test" -test.run '^$' -test.bench 'ModernBERTLarge' -test.benchtime 1x -test.timeout 0) | grep '^Benchmark' | tee -a "$tmp/enc.txt"
+	: >"$tmp/openblas.txt"
+	if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
+		echo "== the same MiniLM-sized BERT with -tags openblas (products on OpenBLAS)"
+		go test -c -tags openblas -o "$tmp/transformer-openblas.test" ./encoder/transformer/
+		(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=(1|32)$' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/openblas.txt"
+	fi
 	torch=""
 	if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 		torch=1
@@ -124,6 +131,11 @@ section_encoder() {
 			tc=$(value GFLOP/cpu-s "$tline")
 		fi
 		echo "encoder|$4 batch $3|$sps sentences/s|$g|$c${tc:+ (peer $tc)}|top|${t:+$t sentences/s}|$(ratio "$sps" "$t")" >>"$rows"
+		oline=$(grep "^Benchmark$1[-[:space:]]" "$tmp/openblas.txt" | head -1)
+		if [ -n "$oline" ]; then
+			osps=$(value sentences/s "$oline")
+			echo "encoder|$4 batch $3, -tags openblas|$osps sentences/s|$(value GFLOP/s "$oline")|$(value GFLOP/cpu-s "$oline")|top|${t:+$t sentences/s}|$(ratio "$osps" "$t")" >>"$rows"
+		fi
 	done
 }
 

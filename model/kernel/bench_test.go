@@ -115,6 +115,22 @@ func BenchmarkElementwise(b *testing.B) {
 				}
 			}
 		})
+		x64, y64 := make([]float64, len(x)), make([]float64, len(x))
+		for i, v := range x {
+			x64[i] = float64(v) * 4
+		}
+		b.Run("Exp64/"+l.String(), func(b *testing.B) {
+			b.SetBytes(int64(8 * len(x64)))
+			for i := 0; i < b.N; i++ {
+				Exp64(y64, x64)
+			}
+		})
+		b.Run("Sigmoid64/"+l.String(), func(b *testing.B) {
+			b.SetBytes(int64(8 * len(x64)))
+			for i := 0; i < b.N; i++ {
+				Sigmoid64(y64, x64)
+			}
+		})
 		SetLevel(old)
 	}
 }

@@ -22,11 +22,11 @@ func detectCPU() Level {
 // within 3% either way.
 var (
 	avx2Ops = &ops{level: AVX2, mr: 6, nr: 16, kc: 384, mc: 96, nc: 256, kern: sgemmAVX2,
-		lanes: 8, exp: expAVX2, gelu: geluAVX2, max: maxAVX2, expSubSum: expSubSumAVX2, scale: scaleAVX2,
+		lanes: 8, exp: expAVX2, gelu: geluAVX2, sigmoid: sigmoidAVX2, exp64: exp64AVX2, sigmoid64: sigmoid64AVX2, max: maxAVX2, expSubSum: expSubSumAVX2, scale: scaleAVX2,
 		add: addAVX2, mul: mulAVX2, sum64: sum64AVX2, sumSqDev64: sumSqDev64AVX2, norm64: norm64AVX2,
 		packedFlopsPerElement: 40}
 	avx512Ops = &ops{level: AVX512, mr: 12, nr: 32, kc: 384, mc: 144, nc: 512, kern: sgemmAVX512,
-		lanes: 16, exp: expAVX512, gelu: geluAVX512, max: maxAVX512, expSubSum: expSubSumAVX512, scale: scaleAVX512,
+		lanes: 16, exp: expAVX512, gelu: geluAVX512, sigmoid: sigmoidAVX512, exp64: exp64AVX512, sigmoid64: sigmoid64AVX512, max: maxAVX512, expSubSum: expSubSumAVX512, scale: scaleAVX512,
 		add: addAVX512, mul: mulAVX512, sum64: sum64AVX512, sumSqDev64: sumSqDev64AVX512, norm64: norm64AVX512,
 		packedFlopsPerElement: 80}
 )
@@ -117,3 +117,21 @@ func fmaPeakAVX512(n int)
 
 //go:noescape
 func clockAdds(n int)
+
+//go:noescape
+func sigmoidAVX2(dst, src *float32, n int)
+
+//go:noescape
+func sigmoidAVX512(dst, src *float32, n int)
+
+//go:noescape
+func exp64AVX2(dst, src *float64, n int)
+
+//go:noescape
+func exp64AVX512(dst, src *float64, n int)
+
+//go:noescape
+func sigmoid64AVX2(dst, src *float64, n int)
+
+//go:noescape
+func sigmoid64AVX512(dst, src *float64, n int)

@@ -574,3 +574,108 @@ func TestPacked(t *testing.T) {
 		}
 	}
 }
+
+// ulps64 is ulps for float64.
+func ulps64(a, b float64) float64 {
+	if a == b || (a != a && b != b) {
+		return 0
+	}
+	if a != a || b != b {
+		return math.Inf(1)
+	}
+	ord := func(x float64) int64 {
+		u := int64(math.Float64bits(x))
+		if u < 0 {
+			return -(u & math.MaxInt64)
+		}
+		return u
+	}
+	d := ord(a) - ord(b)
+	if d < 0 {
+		d = -d
+	}
+	return float64(d)
+}
+
+func TestSigmoid(t *testing.T) {
+	forLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(18, 19))
+		src := unaryInputs(rng, 200003, 110)
+		dst := make([]float32, len(src))
+		Sigmoid(dst, src)
+		worst := 0.0
+		for i, x := range src {
+			want := float32(sigmoid64(float64(x)))
+			if want < math.SmallestNonzeroFloat32*(1<<23) {
+				if d := math.Abs(float64(dst[i] - want)); d > math.SmallestNonzeroFloat32 {
+					t.Fatalf("sigmoid(%g) = %g, want %g", x, dst[i], want)
+				}
+				continue
+			}
+			u := ulps(dst[i], want)
+			worst = math.Max(worst, u)
+			if u > 4 {
+				t.Fatalf("sigmoid(%g) = %g, want %g (%g ulp)", x, dst[i], want, u)
+			}
+		}
+		t.Logf("worst %g ulp over %d inputs", worst, len(src))
+	})
+}
+
+// inputs64 are float64 inputs over [−r, r] and the edges of exp's range.
+func inputs64(rng *rand.Rand, n int, r float64) []float64 {
+	x := make([]float64, 0, n+40)
+	for i := 0; i < n; i++ {
+		v := rng.Float64() * r
+		if i%2 == 0 {
+			v = rng.NormFloat64() * 3
+		}
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		x = append(x, v)
+	}
+	for _, v := range specialInputs {
+		x = append(x, float64(v))
+	}
+	return append(x, 709.78, 709.79, 710, -708.3, -708.5, -744, -745.1, -745.2, -746, math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64)
+}
+
+func TestExp64Sigmoid64(t *testing.T) {
+	forLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(20, 21))
+		src := inputs64(rng, 200003, 760)
+		for _, c := range []struct {
+			name  string
+			f     func(dst, src []float64)
+			ref   func(float64) float64
+			bound float64
+		}{
+			{"exp", Exp64, exp64, 2},
+			{"sigmoid", Sigmoid64, sigmoid64, 4},
+		} {
+			dst := make([]float64, len(src))
+			c.f(dst, src)
+			worst := 0.0
+			for i, x := range src {
+				want := c.ref(x)
+				if math.Abs(want) < 0x1p-1022 { // subnormal: absolute
+					if d := math.Abs(dst[i] - want); d > math.SmallestNonzeroFloat64 {
+						t.Fatalf("%s(%g) = %g, want %g", c.name, x, dst[i], want)
+					}
+					continue
+				}
+				u := ulps64(dst[i], want)
+				worst = math.Max(worst, u)
+				bound := c.bound
+				if math.Abs(x) > 709 { // exp64's own x/2 squaring: 3 ulp more
+					bound += 3
+				}
+				if u > bound {
+					t.Fatalf("%s(%g) = %g, want %g (%g ulp)", c.name, x, dst[i], want, u)
+				}
+			}
+			t.Logf("%s: worst %g ulp over %d inputs", c.name, worst, len(src))
+		}
+	})
+}

@@ -35,7 +35,8 @@ type ops struct {
 	// lanes is the float32 vector width: the vector kernels below take n a
 	// multiple of it (norm64 a multiple of lanes/2).
 	lanes                 int
-	exp, gelu             func(dst, src *float32, n int)
+	exp, gelu, sigmoid    func(dst, src *float32, n int)
+	exp64, sigmoid64      func(dst, src *float64, n int) // n a multiple of lanes/2
 	max                   func(x *float32, n int) float32
 	expSubSum             func(x *float32, n int, shift float32) float64
 	scale                 func(x *float32, n int, c float32)
