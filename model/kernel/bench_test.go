@@ -119,18 +119,17 @@ func BenchmarkElementwise(b *testing.B) {
 		for i, v := range x {
 			x64[i] = float64(v) * 4
 		}
-		b.Run("Exp64/"+l.String(), func(b *testing.B) {
-			b.SetBytes(int64(8 * len(x64)))
-			for i := 0; i < b.N; i++ {
-				Exp64(y64, x64)
-			}
-		})
-		b.Run("Sigmoid64/"+l.String(), func(b *testing.B) {
-			b.SetBytes(int64(8 * len(x64)))
-			for i := 0; i < b.N; i++ {
-				Sigmoid64(y64, x64)
-			}
-		})
+		for _, k := range []struct {
+			name string
+			f    func(dst, src []float64)
+		}{{"Exp64", Exp64}, {"Sigmoid64", Sigmoid64}} {
+			b.Run(k.name+"/"+l.String(), func(b *testing.B) {
+				b.SetBytes(int64(8 * len(x64)))
+				for i := 0; i < b.N; i++ {
+					k.f(y64, x64)
+				}
+			})
+		}
 		SetLevel(old)
 	}
 }

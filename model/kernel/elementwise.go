@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"math"
+	"unsafe"
 )
 
 // The elementwise kernels run on the calling goroutine (callers split rows
@@ -12,34 +13,38 @@ import (
 // vectorPart is how many of n values whole vectors of lanes cover.
 func vectorPart(n, lanes int) int { return n / lanes * lanes }
 
-// tail runs a unary vector kernel on the last n%lanes values through a
-// buffer, so that every element gets the same arithmetic wherever it sits.
-func tail(f func(dst, src *float32, n int), dst, src []float32, lanes int) {
-	var buf [16]float32
-	copy(buf[:], src)
-	f(&buf[0], &buf[0], lanes)
-	copy(dst, buf[:len(src)])
-}
-
 // Exp sets dst[i] = exp(src[i]); dst may be src. The vector versions are
 // within 2 ulp of float32(math.Exp) for results in float32's normal range
 // and within 2⁻¹⁴⁹ (one subnormal step) below it; exp(−Inf) = 0,
 // exp(+Inf) = +Inf, NaN stays NaN.
 func Exp(dst, src []float32) {
+	unaryVec(dst, src, func(o *ops) func(dst, src *float32, n int) { return o.exp },
+		func(x float32) float32 { return float32(math.Exp(float64(x))) })
+}
+
+// unaryVec runs a vector kernel over whole vectors and the rest through a
+// buffer (the same arithmetic for every element wherever it sits), or f at
+// the pure-Go level; vec picks the level's kernel.
+func unaryVec[T float32 | float64](dst, src []T, vec func(*ops) func(dst, src *T, n int), f func(T) T) {
 	dst = dst[:len(src)]
 	o := use
 	if o.level == Go {
 		for i, v := range src {
-			dst[i] = float32(math.Exp(float64(v)))
+			dst[i] = f(v)
 		}
 		return
 	}
-	n := vectorPart(len(src), o.lanes)
+	k := vec(o)
+	lanes := o.lanes * 4 / int(unsafe.Sizeof(T(0)))
+	n := vectorPart(len(src), lanes)
 	if n > 0 {
-		o.exp(&dst[0], &src[0], n)
+		k(&dst[0], &src[0], n)
 	}
 	if n < len(src) {
-		tail(o.exp, dst[n:], src[n:], o.lanes)
+		var buf [16]T
+		copy(buf[:], src[n:])
+		k(&buf[0], &buf[0], lanes)
+		copy(dst[n:], buf[:len(src)-n])
 	}
 }
 
@@ -60,21 +65,7 @@ func gelu(x float32) float32 {
 // smaller than float32's normal range); gelu(+Inf) = +Inf, gelu(−Inf) = NaN
 // (−Inf·0, as in float64), NaN stays NaN.
 func GELU(dst, src []float32) {
-	dst = dst[:len(src)]
-	o := use
-	if o.level == Go {
-		for i, v := range src {
-			dst[i] = gelu(v)
-		}
-		return
-	}
-	n := vectorPart(len(src), o.lanes)
-	if n > 0 {
-		o.gelu(&dst[0], &src[0], n)
-	}
-	if n < len(src) {
-		tail(o.gelu, dst[n:], src[n:], o.lanes)
-	}
+	unaryVec(dst, src, func(o *ops) func(dst, src *float32, n int) { return o.gelu }, gelu)
 }
 
 // Softmax replaces x by softmax(x): exp(x[i] − max x) / Σ exp(x[j] − max x).

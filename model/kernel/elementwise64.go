@@ -9,21 +9,8 @@ import "math"
 // float32's normal range; within 2⁻¹⁴⁹ below); sigmoid(+Inf) = 1,
 // sigmoid(−Inf) = 0, NaN stays NaN.
 func Sigmoid(dst, src []float32) {
-	dst = dst[:len(src)]
-	o := use
-	if o.level == Go {
-		for i, v := range src {
-			dst[i] = float32(sigmoid64(float64(v)))
-		}
-		return
-	}
-	n := vectorPart(len(src), o.lanes)
-	if n > 0 {
-		o.sigmoid(&dst[0], &src[0], n)
-	}
-	if n < len(src) {
-		tail(o.sigmoid, dst[n:], src[n:], o.lanes)
-	}
+	unaryVec(dst, src, func(o *ops) func(dst, src *float32, n int) { return o.sigmoid },
+		func(x float32) float32 { return float32(sigmoid64(float64(x))) })
 }
 
 // Exp64 sets dst[i] = exp(src[i]) in float64; dst may be src. The vector
@@ -31,7 +18,7 @@ func Sigmoid(dst, src []float32) {
 // range and within one subnormal step below it; exp(−Inf) = 0,
 // exp(+Inf) = +Inf, NaN stays NaN.
 func Exp64(dst, src []float64) {
-	unary64(dst, src, func(o *ops) func(dst, src *float64, n int) { return o.exp64 }, exp64)
+	unaryVec(dst, src, func(o *ops) func(dst, src *float64, n int) { return o.exp64 }, exp64)
 }
 
 // exp64 is math.Exp, but for x in (709, 709.78], where Go's amd64 assembly
@@ -57,31 +44,5 @@ func sigmoid64(x float64) float64 {
 // Sigmoid64 sets dst[i] = 1/(1 + exp(−src[i])) in float64, as Sigmoid
 // does; dst may be src. The vector versions are within 4 ulp of sigmoid64.
 func Sigmoid64(dst, src []float64) {
-	unary64(dst, src, func(o *ops) func(dst, src *float64, n int) { return o.sigmoid64 }, sigmoid64)
-}
-
-// unary64 runs a float64 vector kernel over whole vectors and the rest
-// through a buffer (the same arithmetic for every element), or f at the
-// pure-Go level.
-func unary64(dst, src []float64, vec func(*ops) func(dst, src *float64, n int), f func(float64) float64) {
-	dst = dst[:len(src)]
-	o := use
-	if o.level == Go {
-		for i, v := range src {
-			dst[i] = f(v)
-		}
-		return
-	}
-	lanes := o.lanes / 2
-	k := vec(o)
-	n := vectorPart(len(src), lanes)
-	if n > 0 {
-		k(&dst[0], &src[0], n)
-	}
-	if n < len(src) {
-		var buf [8]float64
-		copy(buf[:], src[n:])
-		k(&buf[0], &buf[0], lanes)
-		copy(dst[n:], buf[:len(src)-n])
-	}
+	unaryVec(dst, src, func(o *ops) func(dst, src *float64, n int) { return o.sigmoid64 }, sigmoid64)
 }

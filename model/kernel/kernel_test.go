@@ -333,28 +333,37 @@ func unaryInputs(rng *rand.Rand, n int, r float64) []float32 {
 	return append(x, specialInputs...)
 }
 
-func TestExp(t *testing.T) {
+// TestExpSigmoid checks Exp and Sigmoid against float64 rounded once:
+// within 2 and 4 ulp in float32's normal range, one subnormal step below.
+func TestExpSigmoid(t *testing.T) {
 	forLevels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(6, 7))
 		src := unaryInputs(rng, 200003, 110)
-		dst := make([]float32, len(src))
-		Exp(dst, src)
-		worst := 0.0
-		for i, x := range src {
-			want := float32(math.Exp(float64(x)))
-			if want < math.SmallestNonzeroFloat32*(1<<23) { // subnormal: absolute
-				if d := math.Abs(float64(dst[i] - want)); d > math.SmallestNonzeroFloat32 {
-					t.Fatalf("exp(%g) = %g, want %g", x, dst[i], want)
+		for _, c := range []struct {
+			name  string
+			f     func(dst, src []float32)
+			ref   func(float64) float64
+			bound float64
+		}{{"exp", Exp, math.Exp, 2}, {"sigmoid", Sigmoid, sigmoid64, 4}} {
+			dst := make([]float32, len(src))
+			c.f(dst, src)
+			worst := 0.0
+			for i, x := range src {
+				want := float32(c.ref(float64(x)))
+				if want < math.SmallestNonzeroFloat32*(1<<23) { // subnormal: absolute
+					if d := math.Abs(float64(dst[i] - want)); d > math.SmallestNonzeroFloat32 {
+						t.Fatalf("%s(%g) = %g, want %g", c.name, x, dst[i], want)
+					}
+					continue
 				}
-				continue
+				u := ulps(dst[i], want)
+				worst = math.Max(worst, u)
+				if u > c.bound {
+					t.Fatalf("%s(%g) = %g, want %g (%g ulp)", c.name, x, dst[i], want, u)
+				}
 			}
-			u := ulps(dst[i], want)
-			worst = math.Max(worst, u)
-			if u > 2 {
-				t.Fatalf("exp(%g) = %g, want %g (%g ulp)", x, dst[i], want, u)
-			}
+			t.Logf("%s: worst %g ulp over %d inputs", c.name, worst, len(src))
 		}
-		t.Logf("worst %g ulp over %d inputs", worst, len(src))
 	})
 }
 
@@ -595,31 +604,6 @@ func ulps64(a, b float64) float64 {
 		d = -d
 	}
 	return float64(d)
-}
-
-func TestSigmoid(t *testing.T) {
-	forLevels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(18, 19))
-		src := unaryInputs(rng, 200003, 110)
-		dst := make([]float32, len(src))
-		Sigmoid(dst, src)
-		worst := 0.0
-		for i, x := range src {
-			want := float32(sigmoid64(float64(x)))
-			if want < math.SmallestNonzeroFloat32*(1<<23) {
-				if d := math.Abs(float64(dst[i] - want)); d > math.SmallestNonzeroFloat32 {
-					t.Fatalf("sigmoid(%g) = %g, want %g", x, dst[i], want)
-				}
-				continue
-			}
-			u := ulps(dst[i], want)
-			worst = math.Max(worst, u)
-			if u > 4 {
-				t.Fatalf("sigmoid(%g) = %g, want %g (%g ulp)", x, dst[i], want, u)
-			}
-		}
-		t.Logf("worst %g ulp over %d inputs", worst, len(src))
-	})
 }
 
 // inputs64 are float64 inputs over [−r, r] and the edges of exp's range.

@@ -240,8 +240,7 @@ func (g *gen) sgemm(s isa) {
 		}
 		g.ins("ADDQ SI, DI")
 	}
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 	g.label("overwrite")
 	for i := 0; i < mr; i++ {
 		for v := 0; v < nv; v++ {
@@ -249,8 +248,7 @@ func (g *gen) sgemm(s isa) {
 		}
 		g.ins("ADDQ SI, DI")
 	}
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // regs hands out vector registers to a kernel body.
@@ -309,25 +307,33 @@ func (g *gen) expBody(s isa, dst, src int, r *regs) {
 // sigmoidBody emits dst = 1/(1 + exp(−x)) for one vector, as e/(1 + e)
 // for x < 0 and 1/(1 + e) otherwise, e = exp(−|x|): no overflow on either
 // side, and the subnormal results of very negative x come out right.
-func (g *gen) sigmoidBody(s isa, dst, src int, r *regs) {
+func (g *gen) sigmoidBody(s isa, dst, src int, r *regs) { g.sigmoidOf(s, dst, src, r, false) }
+
+// sigmoid64Body is sigmoidBody for float64.
+func (g *gen) sigmoid64Body(s isa, dst, src int, r *regs) { g.sigmoidOf(s, dst, src, r, true) }
+
+func (g *gen) sigmoidOf(s isa, dst, src int, r *regs, wide bool) {
 	n, e, num := r.get(), r.get(), r.get()
-	or := "VORPS"
-	if s.avx512 {
-		or = "VPORD" // VORPS on zmm needs AVX512DQ
+	ps, or, sign, one, exp := "PS", "VORPS", addConst("sign bit", 0x80000000), f32("1", 1), g.expBody
+	if wide {
+		ps, or, sign, one, exp = "PD", "VORPD", addRow(constant{"sign bit f64", 1 << 63, true}), f64("1 f64", 1), g.exp64Body
 	}
-	g.ins("%s %s, %s, %s", or, addConst("sign bit", 0x80000000), s.r(src), s.r(n)) // −|x|
-	g.expBody(s, e, n, r)
-	g.ins("VMOVUPS %s, %s", f32("1", 1), s.r(num))
+	if s.avx512 {
+		or = map[bool]string{false: "VPORD", true: "VPORQ"}[wide] // VORPS/PD on zmm need AVX512DQ
+	}
+	g.ins("%s %s, %s, %s", or, sign, s.r(src), s.r(n)) // −|x|
+	exp(s, e, n, r)
+	g.ins("VMOVUP%s %s, %s", ps[1:], one, s.r(num))
 	g.zero(s, s.r(n))
 	if s.avx512 {
-		g.ins("VCMPPS $0x11, %s, %s, K1", s.r(n), s.r(src)) // x < 0, NaN false
-		g.ins("VMOVAPS %s, K1, %s", s.r(e), s.r(num))
+		g.ins("VCMP%s $0x11, %s, %s, K1", ps, s.r(n), s.r(src)) // x < 0, NaN false
+		g.ins("VMOVA%s %s, K1, %s", ps, s.r(e), s.r(num))
 	} else {
-		g.ins("VCMPPS $0x11, %s, %s, %s", s.r(n), s.r(src), s.r(n))
-		g.ins("VBLENDVPS %s, %s, %s, %s", s.r(n), s.r(e), s.r(num), s.r(num))
+		g.ins("VCMP%s $0x11, %s, %s, %s", ps, s.r(n), s.r(src), s.r(n))
+		g.ins("VBLENDV%s %s, %s, %s, %s", ps, s.r(n), s.r(e), s.r(num), s.r(num))
 	}
-	g.ins("VADDPS %s, %s, %s", f32("1", 1), s.r(e), s.r(e))
-	g.ins("VDIVPS %s, %s, %s", s.r(e), s.r(num), s.r(dst))
+	g.ins("VADD%s %s, %s, %s", ps, one, s.r(e), s.r(e))
+	g.ins("VDIV%s %s, %s, %s", ps, s.r(e), s.r(num), s.r(dst))
 }
 
 // exp64Body emits dst = exp(src) for one vector of float64: as expBody, with
@@ -377,48 +383,10 @@ func (g *gen) exp64Body(s isa, dst, src int, r *regs) {
 	g.ins("VMULPD %s, %s, %s", n, p, x)
 }
 
-// sigmoid64Body is sigmoidBody for float64.
-func (g *gen) sigmoid64Body(s isa, dst, src int, r *regs) {
-	n, e, num := r.get(), r.get(), r.get()
-	or := "VORPD"
-	if s.avx512 {
-		or = "VPORQ" // VORPD on zmm needs AVX512DQ
-	}
-	g.ins("%s %s, %s, %s", or, addRow(constant{"sign bit f64", 1 << 63, true}), s.r(src), s.r(n))
-	g.exp64Body(s, e, n, r)
-	g.ins("VMOVUPD %s, %s", f64("1 f64", 1), s.r(num))
-	g.zero(s, s.r(n))
-	if s.avx512 {
-		g.ins("VCMPPD $0x11, %s, %s, K1", s.r(n), s.r(src))
-		g.ins("VMOVAPD %s, K1, %s", s.r(e), s.r(num))
-	} else {
-		g.ins("VCMPPD $0x11, %s, %s, %s", s.r(n), s.r(src), s.r(n))
-		g.ins("VBLENDVPD %s, %s, %s, %s", s.r(n), s.r(e), s.r(num), s.r(num))
-	}
-	g.ins("VADDPD %s, %s, %s", f64("1 f64", 1), s.r(e), s.r(e))
-	g.ins("VDIVPD %s, %s, %s", s.r(e), s.r(num), s.r(dst))
-}
-
 // unary64 emits func nameISA(dst, src *float64, n int): dst[i] = f(src[i])
 // for n a multiple of the float64 lanes.
 func (g *gen) unary64(name string, s isa, body func(s isa, dst, src int, r *regs)) {
-	g.text(name, s, 24)
-	g.ins("MOVQ dst+0(FP), DI")
-	g.ins("MOVQ src+8(FP), SI")
-	g.ins("MOVQ n+16(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes/2))
-	g.ins("JZ done")
-	g.label("loop")
-	g.ins("VMOVUPD (SI), %s", s.r(0))
-	body(s, 1, 0, &regs{next: 2})
-	g.ins("VMOVUPD %s, (DI)", s.r(1))
-	g.ins("ADDQ $%d, SI", s.width())
-	g.ins("ADDQ $%d, DI", s.width())
-	g.ins("DECQ CX")
-	g.ins("JNZ loop")
-	g.label("done")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.unaryOf(name, s, s.lanes/2, "VMOVUPD", body)
 }
 
 // geluP and geluQ are the rational approximation W(a) ≈ P(a)/Q(a) of
@@ -488,23 +456,27 @@ func (g *gen) geluBody(s isa, dst, src int, r *regs) {
 // unary emits func nameISA(dst, src *float32, n int): dst[i] = f(src[i]) for
 // n a multiple of the lanes.
 func (g *gen) unary(name string, s isa, body func(s isa, dst, src int, r *regs)) {
+	g.unaryOf(name, s, s.lanes, "VMOVUPS", body)
+}
+
+// unaryOf emits a unary kernel over lanes values per vector, loaded and
+// stored with mov.
+func (g *gen) unaryOf(name string, s isa, lanes int, mov string, body func(s isa, dst, src int, r *regs)) {
 	g.text(name, s, 24)
 	g.ins("MOVQ dst+0(FP), DI")
 	g.ins("MOVQ src+8(FP), SI")
-	g.ins("MOVQ n+16(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
+	g.vectors(16, lanes)
 	g.ins("JZ done")
 	g.label("loop")
-	g.ins("VMOVUPS (SI), %s", s.r(0))
+	g.ins("%s (SI), %s", mov, s.r(0))
 	body(s, 1, 0, &regs{next: 2})
-	g.ins("VMOVUPS %s, (DI)", s.r(1))
+	g.ins("%s %s, (DI)", mov, s.r(1))
 	g.ins("ADDQ $%d, SI", s.width())
 	g.ins("ADDQ $%d, DI", s.width())
 	g.ins("DECQ CX")
 	g.ins("JNZ loop")
 	g.label("done")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 func log2(n int) int {
@@ -537,8 +509,7 @@ func (g *gen) hreduce(s isa, op string, n int) {
 func (g *gen) maxf(s isa) {
 	g.text("max", s, 20)
 	g.ins("MOVQ x+0(FP), SI")
-	g.ins("MOVQ n+8(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
+	g.vectors(8, s.lanes)
 	g.ins("VMOVUPS (SI), %s", s.r(0))
 	g.ins("JMP next")
 	g.label("loop")
@@ -549,8 +520,7 @@ func (g *gen) maxf(s isa) {
 	g.ins("JNZ loop")
 	g.hreduce(s, "VMAXPS", 0)
 	g.ins("MOVSS X0, ret+16(FP)")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // expSubSum emits func expSubSumISA(x *float32, n int, shift float32)
@@ -559,8 +529,7 @@ func (g *gen) maxf(s isa) {
 func (g *gen) expSubSum(s isa) {
 	g.text("expSubSum", s, 32)
 	g.ins("MOVQ x+0(FP), SI")
-	g.ins("MOVQ n+8(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
+	g.vectors(8, s.lanes)
 	g.ins("VBROADCASTSS shift+16(FP), %s", s.r(15))
 	g.zero(s, s.r(14))
 	g.zero(s, s.r(12))
@@ -587,16 +556,14 @@ func (g *gen) expSubSum(s isa) {
 	g.ins("VADDPD %s, %s, %s", s.r(12), s.r(14), s.r(14))
 	g.hsum64(s, 14)
 	g.ins("MOVSD X14, ret+24(FP)")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // scale emits func scaleISA(x *float32, n int, c float32): x[i] *= c.
 func (g *gen) scale(s isa) {
 	g.text("scale", s, 20)
 	g.ins("MOVQ x+0(FP), SI")
-	g.ins("MOVQ n+8(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
+	g.vectors(8, s.lanes)
 	g.ins("JZ done")
 	g.ins("VBROADCASTSS c+16(FP), %s", s.r(1))
 	g.label("loop")
@@ -606,8 +573,7 @@ func (g *gen) scale(s isa) {
 	g.ins("DECQ CX")
 	g.ins("JNZ loop")
 	g.label("done")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // binary emits func nameISA(dst, a, b *float32, n int): dst[i] = a[i] op b[i].
@@ -616,8 +582,7 @@ func (g *gen) binary(name, op string, s isa) {
 	g.ins("MOVQ dst+0(FP), DI")
 	g.ins("MOVQ a+8(FP), SI")
 	g.ins("MOVQ b+16(FP), DX")
-	g.ins("MOVQ n+24(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
+	g.vectors(24, s.lanes)
 	g.ins("JZ done")
 	g.label("loop")
 	g.ins("VMOVUPS (SI), %s", s.r(0))
@@ -629,8 +594,7 @@ func (g *gen) binary(name, op string, s isa) {
 	g.ins("DECQ CX")
 	g.ins("JNZ loop")
 	g.label("done")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // hsum64 reduces the float64 vector n to its sum in X<n>.
@@ -648,41 +612,25 @@ func (g *gen) hsum64(s isa, n int) {
 
 // sum64 emits func sum64ISA(x *float32, n int) float64: the sum of n float32
 // in float64 (n a multiple of the lanes), in two vector accumulators.
-func (g *gen) sum64(s isa) {
-	d := s.lanes / 2 // float64 lanes
-	g.text("sum64", s, 24)
-	g.ins("MOVQ x+0(FP), SI")
-	g.ins("MOVQ n+8(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
-	g.zero(s, s.r(0))
-	g.zero(s, s.r(2))
-	g.ins("TESTQ CX, CX")
-	g.ins("JZ done")
-	g.label("loop")
-	g.ins("VCVTPS2PD (SI), %s", s.r(4))
-	g.ins("VCVTPS2PD %d(SI), %s", 4*d, s.r(5))
-	g.ins("VADDPD %s, %s, %s", s.r(4), s.r(0), s.r(0))
-	g.ins("VADDPD %s, %s, %s", s.r(5), s.r(2), s.r(2))
-	g.ins("ADDQ $%d, SI", s.width())
-	g.ins("DECQ CX")
-	g.ins("JNZ loop")
-	g.label("done")
-	g.ins("VADDPD %s, %s, %s", s.r(2), s.r(0), s.r(0))
-	g.hsum64(s, 0)
-	g.ins("MOVSD X0, ret+16(FP)")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
-}
+func (g *gen) sum64(s isa) { g.sum64Of("sum64", s, false) }
 
 // sumSqDev64 emits func sumSqDev64ISA(x *float32, n int, mean float64)
 // float64: Σ (x[i] − mean)² in float64.
-func (g *gen) sumSqDev64(s isa) {
+func (g *gen) sumSqDev64(s isa) { g.sum64Of("sumSqDev64", s, true) }
+
+// sum64Of emits sum64 (dev false) or sumSqDev64 (dev true).
+func (g *gen) sum64Of(name string, s isa, dev bool) {
 	d := s.lanes / 2
-	g.text("sumSqDev64", s, 32)
+	frame, ret := 24, 16
+	if dev {
+		frame, ret = 32, 24
+	}
+	g.text(name, s, frame)
 	g.ins("MOVQ x+0(FP), SI")
-	g.ins("MOVQ n+8(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(s.lanes))
-	g.ins("VBROADCASTSD mean+16(FP), %s", s.r(6))
+	g.vectors(8, s.lanes)
+	if dev {
+		g.ins("VBROADCASTSD mean+16(FP), %s", s.r(6))
+	}
 	g.zero(s, s.r(0))
 	g.zero(s, s.r(2))
 	g.ins("TESTQ CX, CX")
@@ -690,10 +638,12 @@ func (g *gen) sumSqDev64(s isa) {
 	g.label("loop")
 	g.ins("VCVTPS2PD (SI), %s", s.r(4))
 	g.ins("VCVTPS2PD %d(SI), %s", 4*d, s.r(5))
-	g.ins("VSUBPD %s, %s, %s", s.r(6), s.r(4), s.r(4))
-	g.ins("VSUBPD %s, %s, %s", s.r(6), s.r(5), s.r(5))
-	g.ins("VMULPD %s, %s, %s", s.r(4), s.r(4), s.r(4))
-	g.ins("VMULPD %s, %s, %s", s.r(5), s.r(5), s.r(5))
+	if dev {
+		for _, r := range []int{4, 5} {
+			g.ins("VSUBPD %s, %s, %s", s.r(6), s.r(r), s.r(r))
+			g.ins("VMULPD %s, %s, %s", s.r(r), s.r(r), s.r(r))
+		}
+	}
 	g.ins("VADDPD %s, %s, %s", s.r(4), s.r(0), s.r(0))
 	g.ins("VADDPD %s, %s, %s", s.r(5), s.r(2), s.r(2))
 	g.ins("ADDQ $%d, SI", s.width())
@@ -702,9 +652,8 @@ func (g *gen) sumSqDev64(s isa) {
 	g.label("done")
 	g.ins("VADDPD %s, %s, %s", s.r(2), s.r(0), s.r(0))
 	g.hsum64(s, 0)
-	g.ins("MOVSD X0, ret+24(FP)")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ins("MOVSD X0, ret+%d(FP)", ret)
+	g.ret()
 }
 
 // norm64 emits func norm64ISA(dst, src, gamma, beta *float32, n int, mean,
@@ -718,8 +667,7 @@ func (g *gen) norm64(s isa) {
 	g.ins("MOVQ src+8(FP), SI")
 	g.ins("MOVQ gamma+16(FP), DX")
 	g.ins("MOVQ beta+24(FP), BX")
-	g.ins("MOVQ n+32(FP), CX")
-	g.ins("SHRQ $%d, CX", log2(d))
+	g.vectors(32, d)
 	g.ins("JZ done")
 	g.ins("VBROADCASTSD mean+40(FP), %s", s.r(6))
 	g.ins("VBROADCASTSD inv+48(FP), %s", s.r(7))
@@ -755,8 +703,7 @@ func (g *gen) norm64(s isa) {
 	g.ins("DECQ CX")
 	g.ins("JNZ nobeta")
 	g.label("done")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // fmaPeak emits func fmaPeakISA(n int): n rounds of as many independent
@@ -780,8 +727,7 @@ func (g *gen) fmaPeak(s isa) {
 	}
 	g.ins("DECQ CX")
 	g.ins("JNZ loop")
-	g.ins("VZEROUPPER")
-	g.ins("RET")
+	g.ret()
 }
 
 // clock emits func clockAdds(n int): n rounds of 64 dependent integer adds,
@@ -797,6 +743,28 @@ func (g *gen) clock() {
 	}
 	g.ins("DECQ CX")
 	g.ins("JNZ loop")
+	g.ins("RET")
+}
+
+// vectors loads the count argument at off into CX as whole vectors of lanes.
+func (g *gen) vectors(off, lanes int) {
+	g.ins("MOVQ n+%d(FP), CX", off)
+	g.ins("SHRQ $%d, CX", log2(lanes))
+}
+
+// next advances each pointer register by step bytes and loops while CX
+// counts down.
+func (g *gen) next(step int, ptrs ...string) {
+	for _, r := range ptrs {
+		g.ins("ADDQ $%d, %s", step, r)
+	}
+	g.ins("DECQ CX")
+	g.ins("JNZ loop")
+}
+
+// ret leaves AVX code.
+func (g *gen) ret() {
+	g.ins("VZEROUPPER")
 	g.ins("RET")
 }
 
