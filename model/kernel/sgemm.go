@@ -65,8 +65,8 @@ func SgemmSerial(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32,
 }
 
 // SgemmBias is Sgemm with bias (n values, nil for none) added to every row
-// of C: C = alpha·op(A)·op(B) + bias + beta·C, the bias added in the same
-// pass as the product's last rounding.
+// of C: C = alpha·op(A)·op(B) + bias + beta·C, the bias added as the tiles
+// of the first depth block are stored (no pass of its own over C).
 func SgemmBias(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 	g := newGemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	if bias != nil && len(bias) < n {
