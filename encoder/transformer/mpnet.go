@@ -290,7 +290,7 @@ func (m *MPNet) Forward(batch []tokenizer.Encoding) ([]float32, int, error) {
 		addInto(o, o, x)
 		layerNorm(x, o, lw.attnLNw, lw.attnLNb, n, d, c.LayerNormEps)
 		linearInto(inter, x, lw.iw, lw.ib, n, d, ff)
-		geluInPlace(inter)
+		geluInto(inter, inter)
 		linearInto(o, inter, lw.outw, lw.outb, n, ff, d)
 		addInto(o, o, x)
 		layerNorm(x, o, lw.outLNw, lw.outLNb, n, d, c.LayerNormEps)
