@@ -633,7 +633,7 @@ func TestHarnessJEIRTEvaluate(t *testing.T) {
 			j, mi := int(c.Item[i]), int(c.Model[i])
 			z := model.Logit(q[j*dim:(j+1)*dim], p.M[mi*dim:(mi+1)*dim])
 			y := float64(c.Label[i])
-			wantLoss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+			wantLoss += model.BCE(z, y)
 			if (z >= 0) == (y == 1) {
 				right++
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -21,10 +21,10 @@ func TestAnalyzeCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteLongCSV(p("responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(p("responses.csv"), r); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteItemsCSV(p("items.csv"), r); err != nil {
+	if err := read.WriteItemsCSV(p("items.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(p("c.yaml"), []byte("data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:64\"}\nmodel: {dim: 8}\ntrain: {epochs: 3, batch_size: 128}\noutput: ckpt\n"), 0o644)

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 )
 
 // TestDeprecatedAliases: every old spelling does what the new one does and

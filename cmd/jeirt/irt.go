@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
@@ -123,7 +124,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 			if err := irtrun.WriteCVTable(cmd.OutOrStdout(), res, cells, cvJSON); err != nil || cvOut == "" {
 				return err
 			}
-			return model.WriteFileAtomic(cvOut, func(w io.Writer) error { return irtrun.WriteCVTable(w, res, cells, true) })
+			return fileio.WriteFileAtomic(cvOut, func(w io.Writer) error { return irtrun.WriteCVTable(w, res, cells, true) })
 		},
 	}
 	cf := cv.Flags()

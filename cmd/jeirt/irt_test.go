@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -35,7 +35,7 @@ func TestIRTFitSelectCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "fit")
@@ -144,7 +144,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "fit2")
@@ -202,7 +202,7 @@ func TestIRTFitMethodsAndTrace(t *testing.T) {
 	}
 	r = r.Subset(cells)
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	final := map[string]float64{}

@@ -9,7 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Every command goes through guard before it does any work: its reads honour
@@ -51,8 +52,8 @@ func guard(cmd *cobra.Command, o outputs) *cobra.Command {
 	}
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		defer model.SetInputContext(c.Context())()
-		model.SetOutputWriter(c.CommandPath(), version)
+		defer fileio.SetInputContext(c.Context())()
+		fileio.SetOutputWriter(c.CommandPath(), version)
 		if err := checkOutputs(c, args, o); err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 				others = append(others, y.path)
 			}
 		}
-		if _, err := model.CheckOutput(model.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others, Resumes: o.resumes && x.folder}); err != nil {
+		if _, err := fileio.CheckOutput(fileio.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others, Resumes: o.resumes && x.folder}); err != nil {
 			return err
 		}
 	}
@@ -167,11 +168,11 @@ func recordedInputs(flag, dir string) []string {
 			Data struct{ Responses, Items, Train, Val, Test string } `json:"data"`
 		} `json:"config"`
 	}
-	file := map[string]string{"fit": "fit.json", "checkpoint": model.CheckpointManifest}[flag]
+	file := map[string]string{"fit": "fit.json", "checkpoint": checkpoint.ManifestFile}[flag]
 	if file == "" {
 		return nil
 	}
-	b, err := model.ReadInputFile(filepath.Join(dir, file), model.MaxDocumentBytes, file)
+	b, err := fileio.ReadInputFile(filepath.Join(dir, file), fileio.MaxDocumentBytes, file)
 	if err != nil || json.Unmarshal(b, &doc) != nil {
 		return nil // the command's own read reports what is wrong
 	}

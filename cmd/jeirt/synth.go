@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +29,7 @@ func newSynthCmd() *cobra.Command {
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
-			err = model.WriteDirAtomic(out, force, func(tmp string) error {
+			err = fileio.WriteDirAtomic(out, force, func(tmp string) error {
 				return synth.WriteDir(tmp, opt, r, truth, version)
 			})
 			if err != nil {

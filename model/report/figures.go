@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -585,7 +586,7 @@ func costQualityFigure(pts []RoutePoint, source string) (*Figure, error) {
 }
 
 // trainingFigure plots the training and validation loss per epoch.
-func trainingFigure(met *eval.RunMetrics, source string) (*Figure, error) {
+func trainingFigure(met *checkpoint.RunMetrics, source string) (*Figure, error) {
 	if met == nil || len(met.History) < 2 {
 		return nil, nil
 	}

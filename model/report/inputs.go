@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -39,22 +40,22 @@ type checkpointConfig struct {
 	} `json:"model"`
 }
 
-func readCheckpointMetrics(dir string, ck *model.Checkpoint) (*eval.RunMetrics, error) {
-	p := filepath.Join(dir, eval.MetricsFile)
-	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "a JSON file")
+func readCheckpointMetrics(dir string, ck *checkpoint.Checkpoint) (*checkpoint.RunMetrics, error) {
+	p := filepath.Join(dir, checkpoint.MetricsFile)
+	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "a JSON file")
 	if err != nil {
 		raw, p = ck.Manifest.Metrics, filepath.Join(dir, "manifest.json")
 	}
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	return eval.ParseRunMetrics(p, raw)
+	return checkpoint.ParseRunMetrics(p, raw)
 }
 
 // loadCheckpointData reads the responses a checkpoint was trained on, from
 // dataPath when given, else from the paths in its manifest's config. It
 // returns nil (and a note saying why) when they cannot be found.
-func loadCheckpointData(ck *model.Checkpoint, dataPath, itemsPath string, dataRead read.Options) (*model.Responses, string, string) {
+func loadCheckpointData(ck *checkpoint.Checkpoint, dataPath, itemsPath string, dataRead read.Options) (*model.Responses, string, string) {
 	var cfg checkpointConfig
 	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}

@@ -22,8 +22,9 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/eval"
 )
 
 // Options say what to render. At least one of Checkpoint, Fit and RouteCSV
@@ -139,7 +140,7 @@ func Build(opt Options) (*Report, error) {
 	}
 
 	if opt.Checkpoint != "" {
-		ck, err := model.LoadCheckpoint(opt.Checkpoint)
+		ck, err := checkpoint.Load(opt.Checkpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -376,12 +377,12 @@ func itemTable(f *Fit) *Table {
 	return t
 }
 
-func metricsTable(m *eval.RunMetrics) *Table {
+func metricsTable(m *checkpoint.RunMetrics) *Table {
 	t := &Table{ID: "metrics", Title: "Test cells: JE-IRT and baselines",
 		Caption: fmt.Sprintf("metrics.json of the checkpoint: the held-out test cells (split by %s), scored by JE-IRT and by each baseline trained on the same training cells.", m.SplitBy),
 		Head:    []string{"method", "n", "accuracy", "AUC", "log-loss", "Brier", "ECE"}}
 	var notes []string
-	row := func(name string, s eval.Scores) []Cell {
+	row := func(name string, s model.Scores) []Cell {
 		nc := Cell{Text: "–"}
 		if s.N >= 0 {
 			nc = integer(s.N)
@@ -424,7 +425,7 @@ func routeTable(pts []RoutePoint) *Table {
 // figure, NAME.png and NAME.svg. An existing dir is replaced only when
 // replace is true.
 func (r *Report) Write(dir string, replace bool) error {
-	return model.WriteDirAtomic(dir, replace, func(tmp string) error {
+	return fileio.WriteDirAtomic(dir, replace, func(tmp string) error {
 		for _, f := range r.Figures {
 			if err := os.WriteFile(filepath.Join(tmp, f.Name+".png"), f.PNG, 0o644); err != nil {
 				return err
@@ -433,7 +434,7 @@ func (r *Report) Write(dir string, replace bool) error {
 				return err
 			}
 		}
-		return model.WriteFileAtomic(filepath.Join(tmp, "index.html"), r.WriteHTML)
+		return fileio.WriteFileAtomic(filepath.Join(tmp, "index.html"), r.WriteHTML)
 	})
 }
 

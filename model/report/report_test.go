@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -150,7 +152,7 @@ func writeCheckpointFixture(t *testing.T) (dir string, r *model.Responses) {
 		}
 	}
 	data := filepath.Join(root, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	m := &model.JEIRT{InputDim: D, Hidden: H, Dim: d, Models: r.Models, Items: r.Items,
@@ -173,8 +175,8 @@ func writeCheckpointFixture(t *testing.T) (dir string, r *model.Responses) {
  "baselines": {"majority": {"n": 30, "accuracy": 0.55, "auc": 0.5, "log_loss": 0.69, "brier": 0.25, "ece": 0.05}},
  "best_epoch": 2, "epochs_run": 3, "split_by": "cell",
  "history": [{"epoch": 1, "train_loss": 0.7, "val_loss": 0.6}, {"epoch": 2, "train_loss": 0.5, "val_loss": 0.45}, {"epoch": 3, "train_loss": 0.4, "val_loss": 0.47}]}`
-	ck := &model.Checkpoint{Model: m, Files: map[string][]byte{"metrics.json": []byte(metrics)},
-		Manifest: model.Manifest{JEIRTVersion: "test", Encoder: model.EncoderInfo{Spec: "hash:6", Fingerprint: "hash/test", Dim: D}, Config: cfg}}
+	ck := &checkpoint.Checkpoint{Model: m, Files: map[string][]byte{"metrics.json": []byte(metrics)},
+		Manifest: checkpoint.Manifest{JEIRTVersion: "test", Encoder: checkpoint.EncoderInfo{Spec: "hash:6", Fingerprint: "hash/test", Dim: D}, Config: cfg}}
 	dir = filepath.Join(root, "checkpoint")
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
@@ -63,7 +65,7 @@ type RouteResponse struct {
 	Results []Routed `json:"results"`
 }
 
-func (s *Server) candidate(st *state, mp model.ModelP) Candidate {
+func (s *Server) candidate(st *state, mp route.ModelP) Candidate {
 	c := Candidate{Model: st.model().Models[mp.Model], P: mp.P}
 	if v := st.cost(mp.Model); !math.IsNaN(v) {
 		c.Cost = &v
@@ -72,7 +74,7 @@ func (s *Server) candidate(st *state, mp model.ModelP) Candidate {
 }
 
 // routeTexts embeds the queries and routes each with rt.
-func (s *Server) routeTexts(r *http.Request, st *state, rt *model.Router, qs []Query, top int) ([]Routed, error) {
+func (s *Server) routeTexts(r *http.Request, st *state, rt *route.Router, qs []Query, top int) ([]Routed, error) {
 	ids, texts := make([]string, len(qs)), make([]string, len(qs))
 	for k, q := range qs {
 		ids[k], texts[k] = q.ID, q.Text
@@ -205,7 +207,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
 	out := make([]Prediction, len(req.Pairs))
 	for k, p := range req.Pairs {
 		out[k] = Prediction{Model: p.Model, P: st.model().Prob(rows[k], emb[k])}
-		if err := finiteP(st, model.ModelP{Model: rows[k], P: out[k].P}, ids[k]); err != nil {
+		if err := finiteP(st, route.ModelP{Model: rows[k], P: out[k].P}, ids[k]); err != nil {
 			return err
 		}
 	}
@@ -318,7 +320,7 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 		if res.Checkpoint.Files == nil {
 			res.Checkpoint.Files = map[string][]byte{}
 		}
-		res.Checkpoint.Files[model.DomainFile] = b
+		res.Checkpoint.Files[checkpoint.DomainFile] = b
 	}
 	dir, err := s.writeNext(st.dir, req.Name, res.Checkpoint)
 	if err != nil {
@@ -346,7 +348,7 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 // finiteP refuses a probability that is not finite (the question
 // embeddings are checked where they are made; this is the last guard
 // before an answer would carry NaN).
-func finiteP(st *state, mp model.ModelP, query string) error {
+func finiteP(st *state, mp route.ModelP, query string) error {
 	if model.Finite(mp.P) {
 		return nil
 	}
@@ -368,7 +370,7 @@ func indexOfItem(st *state, id string) (int, bool) {
 // runs/swe, then runs/swe+1-new-model, runs/swe+2-other, ... The counter is
 // one more than the largest beside it, so the name never grows with the
 // number of onboardings.
-func (s *Server) writeNext(dir, name string, ck *model.Checkpoint) (string, error) {
+func (s *Server) writeNext(dir, name string, ck *checkpoint.Checkpoint) (string, error) {
 	safe := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
 			return r

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // BenchmarkServeLoad is the bounded load test of scripts/bench-serve.sh:
@@ -175,11 +176,11 @@ func writeRandomCheckpoint(tb testing.TB, dir string, in, hidden, dim, models in
 	for i := 0; i < models; i++ {
 		m.Models = append(m.Models, fmt.Sprintf("model-%02d", i))
 	}
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
-		Encoder: model.EncoderInfo{Spec: "hash:" + strconv.Itoa(in), Fingerprint: enc.Fingerprint(), Dim: in}}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{
+		Encoder: checkpoint.EncoderInfo{Spec: "hash:" + strconv.Itoa(in), Fingerprint: enc.Fingerprint(), Dim: in}}}
 	// An out-of-domain reference of 500 training questions, so every request
 	// pays for the check as it does with a trained checkpoint.
-	dom, err := model.NewDomain(vec(500*in, 1), in, nil, 0)
+	dom, err := checkpoint.NewDomain(vec(500*in, 1), in, nil, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func writeRandomCheckpoint(tb testing.TB, dir string, in, hidden, dim, models in
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ck.Files = map[string][]byte{model.DomainFile: b}
+	ck.Files = map[string][]byte{checkpoint.DomainFile: b}
 	if err := ck.Write(dir, false); err != nil {
 		tb.Fatal(err)
 	}

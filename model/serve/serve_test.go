@@ -19,6 +19,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // writeHandCheckpoint writes a checkpoint on the hash:8 encoder whose adapter
@@ -32,8 +33,8 @@ func writeHandCheckpoint(t testing.TB, dir string, ps []float64, names []string,
 	for _, p := range ps {
 		m.M = append(m.M, float32(1+math.Log(p/(1-p))), 0)
 	}
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
-		Encoder: model.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{
+		Encoder: checkpoint.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
 	if err := ck.Write(dir, replace); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestTokenAndOnboarding(t *testing.T) {
 	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+"+1-newbie" {
 		t.Errorf("onboard: %s", body)
 	}
-	if _, err := model.LoadCheckpoint(f.ck); err != nil {
+	if _, err := checkpoint.Load(f.ck); err != nil {
 		t.Errorf("the old checkpoint is gone: %v", err)
 	}
 	if f.srv.Checkpoint() != res.Checkpoint {
@@ -271,7 +272,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		case 1:
 			writeHandCheckpoint(t, f.ck, []float64{0.6, 0.75, 0.9}, []string{"big", "mid", "small"}, true)
 		case 2:
-			os.WriteFile(filepath.Join(f.ck, model.CheckpointManifest), []byte("{broken"), 0o644)
+			os.WriteFile(filepath.Join(f.ck, checkpoint.ManifestFile), []byte("{broken"), 0o644)
 		}
 		code, body, _ := f.do(t, "POST", "/admin/reload", "")
 		if k%3 == 2 {
@@ -567,7 +568,7 @@ func TestOutOfDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom, err := model.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +578,7 @@ func TestOutOfDomain(t *testing.T) {
 		t.Fatalf("threshold %.3f: far text at %.3f, training text at %.3f", dom.Threshold, dom.Distance(xf[0]), dom.Distance(x[0]))
 	}
 	b, _ := dom.Marshal()
-	if err := os.WriteFile(filepath.Join(f.ck, model.DomainFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.ck, checkpoint.DomainFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f = &fixture{dir: f.dir, ck: f.ck}
@@ -623,7 +624,7 @@ func TestOnboardingNamesDoNotGrow(t *testing.T) {
 		if want := fmt.Sprintf("%s+%d-%s", f.ck, k, name); res.Checkpoint != want {
 			t.Errorf("onboarding %d wrote %s, want %s", k, res.Checkpoint, want)
 		}
-		if _, err := model.LoadCheckpoint(res.Checkpoint); err != nil {
+		if _, err := checkpoint.Load(res.Checkpoint); err != nil {
 			t.Error(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -20,7 +21,7 @@ import (
 // with.
 type state struct {
 	dir    string
-	ck     *model.Checkpoint
+	ck     *checkpoint.Checkpoint
 	enc    encoder.Encoder
 	encMu  *sync.Mutex // serialises Encode for encoders not known to be safe for concurrent use
 	costs  []float64   // per row of M; nil without costs (NaN: a model without a price)
@@ -29,27 +30,27 @@ type state struct {
 	loaded time.Time
 	// domain is the checkpoint's out-of-domain reference (nil for a
 	// checkpoint written without one).
-	domain *model.Domain
+	domain *checkpoint.Domain
 }
 
 // loadState reads the checkpoint in dir, opens its encoder and prices its
 // models from costsPath (if any) and extra (costs given when onboarding).
 func loadState(dir, costsPath string, extra map[string]float64) (*state, error) {
-	ck, err := model.LoadCheckpoint(dir)
+	ck, err := checkpoint.Load(dir)
 	if err != nil {
 		return nil, err
 	}
 	return newState(dir, ck, costsPath, extra)
 }
 
-func newState(dir string, ck *model.Checkpoint, costsPath string, extra map[string]float64) (*state, error) {
+func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map[string]float64) (*state, error) {
 	enc, err := jeirt.OpenCheckpointEncoder(ck)
 	if err != nil {
 		return nil, err
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
-	if st.domain, err = model.LoadDomain(dir); err != nil {
+	if st.domain, err = checkpoint.LoadDomain(dir); err != nil {
 		return nil, err
 	}
 	if st.domain != nil && st.domain.Dim != m.InputDim {
@@ -134,7 +135,7 @@ type RouteParams struct {
 // and defaults as jeirt route. allowed, when not nil, further restricts the
 // candidates (the models that have an upstream). Errors are requestErrors
 // naming the field.
-func (st *state) Router(p RouteParams, allowed func(name string) bool) (*model.Router, error) {
+func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
 	m := st.model()
 	rule := p.Rule
 	if rule == "" {
@@ -149,7 +150,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*model.R
 			rule = "max-p"
 		}
 	}
-	rt := &model.Router{Model: m}
+	rt := &route.Router{Model: m}
 	costRule := false
 	switch rule {
 	case "max-p":

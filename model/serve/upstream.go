@@ -10,9 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jeirt/jeirt/model/fileio"
 	"gopkg.in/yaml.v3"
-
-	"github.com/jeirt/jeirt/model"
 )
 
 // Upstream is the OpenAI-compatible server of one model of the checkpoint.
@@ -43,7 +42,7 @@ type Upstream struct {
 // that is not http(s), a repeated name and an api_key_env naming an unset
 // variable are errors naming the file and entry.
 func ReadUpstreams(path string) (map[string]Upstream, error) {
-	b, err := model.ReadInputFile(path, model.MaxDocumentBytes, "an upstreams file")
+	b, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "an upstreams file")
 	if err != nil {
 		return nil, err
 	}

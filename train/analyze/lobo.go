@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -43,7 +44,7 @@ func CollectLOBO(dirs []string) (*LOBO, error) {
 	out := &LOBO{}
 	var cos, acc, gain []float64
 	for _, d := range dirs {
-		m, err := eval.ReadRunMetrics(d)
+		m, err := checkpoint.ReadRunMetrics(d)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
@@ -23,9 +25,9 @@ type Files map[string]func(io.Writer) error
 // WriteFiles writes fs into the folder dir atomically (force replaces it)
 // and returns the line jeirt analyze prints.
 func WriteFiles(dir string, force bool, fs Files) (string, error) {
-	err := model.WriteDirAtomic(dir, force, func(tmp string) error {
+	err := fileio.WriteDirAtomic(dir, force, func(tmp string) error {
 		for name, write := range fs {
-			if err := model.WriteFileAtomic(filepath.Join(tmp, name), write); err != nil {
+			if err := fileio.WriteFileAtomic(filepath.Join(tmp, name), write); err != nil {
 				return err
 			}
 		}
@@ -53,7 +55,7 @@ func GroupsFile(data string, ro read.Options, rule, out string) (string, error) 
 	if r.ItemGroup, err = DeriveGroups(r.Items, r.ItemText, rule); err != nil {
 		return "", err
 	}
-	if err := model.WriteItemsCSV(out, r); err != nil {
+	if err := read.WriteItemsCSV(out, r); err != nil {
 		return "", err
 	}
 	count := map[string]int{}
@@ -73,7 +75,7 @@ type DirectionsRun struct {
 
 // Run is jeirt analyze directions.
 func (d DirectionsRun) Run(w io.Writer) (Files, error) {
-	ck, err := model.LoadCheckpoint(d.Checkpoint)
+	ck, err := checkpoint.Load(d.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
 		return nil, fmt.Errorf("--axis %q: want two categories, A,B", p.Axis)
 	}
-	ck, err := model.LoadCheckpoint(p.Checkpoint)
+	ck, err := checkpoint.Load(p.Checkpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // randomBank draws a rank-r bank of J items: slopes U(0.3, 2.5) (of either
@@ -26,7 +28,7 @@ func randomBank(seed uint64, J, r int, sigma float64, signed bool) *Bank {
 
 // answerAt draws the answer of a model of ability theta to item j.
 func answerAt(b *Bank, j int, theta []float64, rng *rand.Rand) uint8 {
-	if rng.Float64() < sigmoid(b.logit(j, theta)) {
+	if rng.Float64() < model.Sigmoid(b.logit(j, theta)) {
 		return 1
 	}
 	return 0
@@ -299,9 +301,9 @@ func TestEstimatorsAgainstAGrid(t *testing.T) {
 		for k, j := range items {
 			x := b.logit(j, []float64{th})
 			if y[k] == 1 {
-				s -= softplus(-x)
+				s -= model.Softplus(-x)
 			} else {
-				s -= softplus(x)
+				s -= model.Softplus(x)
 			}
 		}
 		return s

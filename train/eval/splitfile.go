@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -39,17 +40,17 @@ func (s SplitFile) Run(ctx context.Context, w io.Writer) error {
 		name string
 		r    *model.Responses
 	}{{"train", tr}, {"val", va}, {"test", te}}
-	err = model.WriteDirAtomic(s.Out, s.Force, func(tmp string) error {
+	err = fileio.WriteDirAtomic(s.Out, s.Force, func(tmp string) error {
 		for _, p := range parts {
 			if p.r.Len() == 0 {
 				continue // nothing to write: a part with no cells has no file
 			}
-			if err := model.WriteCellsCSV(filepath.Join(tmp, p.name+".csv"), p.r); err != nil {
+			if err := read.WriteCellsCSV(filepath.Join(tmp, p.name+".csv"), p.r); err != nil {
 				return err
 			}
 		}
 		if r.ItemText != nil {
-			return model.WriteItemsCSV(filepath.Join(tmp, "items.csv"), r)
+			return read.WriteItemsCSV(filepath.Join(tmp, "items.csv"), r)
 		}
 		return nil
 	})

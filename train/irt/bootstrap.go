@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -76,7 +77,7 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	}
 	mem := bs.MaxMemory
 	if mem == 0 {
-		mem = model.SystemMemory() / 2
+		mem = fileio.SystemMemory() / 2
 	}
 	if per := BootstrapBytesPerCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
 		bs.BatchSize = int(max(1, mem/per))

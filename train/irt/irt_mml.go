@@ -81,7 +81,7 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 				j := r.Item[cell]
 				y := float64(r.Label[cell])*2 - 1
 				for q, th := range grid {
-					logL[q] -= softplusNeg(y * (a[j]*th + b[j]))
+					logL[q] -= model.Softplus(-(y * (a[j]*th + b[j])))
 				}
 			}
 			mx := math.Inf(-1)
@@ -159,12 +159,4 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		m.Note = fmt.Sprintf("EM iteration limit %d reached while a parameter still moved more than %g per iteration", c.MaxIter, c.Tol)
 	}
 	return m, nil
-}
-
-// softplusNeg returns −log sigmoid(x) = log(1 + e^−x), stably.
-func softplusNeg(x float64) float64 {
-	if x > 0 {
-		return math.Log1p(math.Exp(-x))
-	}
-	return -x + math.Log1p(math.Exp(x))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // eval with a checkpoint whose encoder gives vectors of another length than
@@ -22,13 +23,13 @@ func TestEvalEncoderDimMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck := &model.Checkpoint{Model: m}
-	ck.Manifest.Encoder = model.EncoderInfo{Spec: "hash:16", Fingerprint: enc.Fingerprint(), Dim: 16}
+	ck := &checkpoint.Checkpoint{Model: m}
+	ck.Manifest.Encoder = checkpoint.EncoderInfo{Spec: "hash:16", Fingerprint: enc.Fingerprint(), Dim: 16}
 	dir := filepath.Join(t.TempDir(), "ck")
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)
 	}
-	ck, err = model.LoadCheckpoint(dir)
+	ck, err = checkpoint.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

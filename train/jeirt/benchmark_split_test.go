@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
 )
@@ -26,10 +27,10 @@ func TestRunJEIRTLeaveBenchmarkOut(t *testing.T) {
 		t.Fatalf("simulated topics: %v", groups)
 	}
 	hold := groups[1]
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	cfgText := `

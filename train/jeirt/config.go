@@ -17,6 +17,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -156,7 +157,7 @@ func LoadConfig(path string) (*Config, error) { return LoadConfigSet(path, nil) 
 // them) applied before the config is validated, so an override can supply
 // or fix a key the file gets wrong.
 func LoadConfigSet(path string, overrides []string) (*Config, error) {
-	raw, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a config")
+	raw, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "a config")
 	if err != nil {
 		return nil, err
 	}

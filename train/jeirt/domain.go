@@ -2,12 +2,13 @@ package jeirt
 
 import (
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // trainingDomain is the out-of-domain reference of a checkpoint: the encoder
 // vectors (features, NumItems x dim) of the items with training cells in
 // trainR. It is nil when fewer than two items were trained on.
-func trainingDomain(trainR *model.Responses, features []float32, dim int) (*model.Domain, error) {
+func trainingDomain(trainR *model.Responses, features []float32, dim int) (*checkpoint.Domain, error) {
 	seen := make([]bool, trainR.NumItems())
 	for _, j := range trainR.Item {
 		seen[j] = true
@@ -21,5 +22,5 @@ func trainingDomain(trainR *model.Responses, features []float32, dim int) (*mode
 	if len(rows) < 2 {
 		return nil, nil
 	}
-	return model.NewDomain(features, dim, rows, 0)
+	return checkpoint.NewDomain(features, dim, rows, 0)
 }

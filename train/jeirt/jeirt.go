@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
-	"github.com/jeirt/jeirt/train/eval"
 )
 
 // JEIRT trains a joint-embedding IRT model (JE-IRT; Yao et al. 2025,
@@ -68,7 +69,7 @@ type JEIRT struct {
 }
 
 // JEIRTEpoch reports one epoch (as metrics.json's history records it).
-type JEIRTEpoch = eval.Epoch
+type JEIRTEpoch = checkpoint.Epoch
 
 // JEIRTFit is a trained model and how training went.
 type JEIRTFit struct {
@@ -325,7 +326,7 @@ func (t JEIRT) CheckMemory(inputDim, models, items int, features int64) error {
 		params += int64(items) * d
 	}
 	what := fmt.Sprintf("training JE-IRT (an adapter of %d x %d x %d for %d models and %d items)", inputDim, t.Hidden, t.Dim, models, items)
-	return model.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
+	return fileio.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
 }
 
 func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {
@@ -482,7 +483,7 @@ func evalLoss(p *backend.JEIRTParams, features []float32, r *model.Responses, ce
 			c = int(cells[k])
 		}
 		y := float64(r.Label[c])
-		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+		loss += model.BCE(z, y)
 		if (z >= 0) == (y == 1) {
 			acc++
 		}

@@ -8,35 +8,36 @@ import (
 	"slices"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
 // JEIRTEval is a checkpoint scored on a responses file.
 type JEIRTEval struct {
-	Metrics       eval.Scores `json:"metrics"`
-	ModelMean     eval.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
-	UnknownModels []string    `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
-	SkippedCells  int         `json:"skipped_cells"`
-	NewItems      int         `json:"new_items"` // items not in the checkpoint, encoded with its encoder
+	Metrics       model.Scores `json:"metrics"`
+	ModelMean     model.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)
+	UnknownModels []string     `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
+	SkippedCells  int          `json:"skipped_cells"`
+	NewItems      int          `json:"new_items"` // items not in the checkpoint, encoded with its encoder
 
 	// The scored cells that were training cells of the checkpoint (found by
 	// re-reading and re-splitting the data its training config names), the
 	// validation cells among the rest (they chose the stopping epoch), and
 	// the scores of the held-out cells, those that were not training cells.
 	// TrainingNote says why the training cells are unknown (then Heldout is nil).
-	TrainingCells   int          `json:"training_cells"`
-	ValidationCells int          `json:"validation_cells"`
-	HeldoutCells    int          `json:"heldout_cells"`
-	Heldout         *eval.Scores `json:"heldout,omitempty"`
-	TrainingNote    string       `json:"training_note,omitempty"`
+	TrainingCells   int           `json:"training_cells"`
+	ValidationCells int           `json:"validation_cells"`
+	HeldoutCells    int           `json:"heldout_cells"`
+	Heldout         *model.Scores `json:"heldout,omitempty"`
+	TrainingNote    string        `json:"training_note,omitempty"`
 }
 
 // EvalCheckpoint predicts every cell of r whose model the checkpoint knows.
 // Items the checkpoint has not seen are encoded with its encoder (which must
 // have the checkpoint's fingerprint) and run through the adapter, without a
 // residual.
-func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Responses, log model.Logf) (*JEIRTEval, error) {
+func EvalCheckpoint(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, log model.Logf) (*JEIRTEval, error) {
 	m := ck.Model
 	modelRow := map[string]int{}
 	for i, n := range m.Models {
@@ -104,7 +105,7 @@ func EvalCheckpoint(ctx context.Context, ck *model.Checkpoint, r *model.Response
 // checkpointCells are the training and validation cells, as (model, item)
 // names, of the data the checkpoint's training config names, split as
 // training split them.
-func checkpointCells(ck *model.Checkpoint) (train, val map[[2]string]bool, err error) {
+func checkpointCells(ck *checkpoint.Checkpoint) (train, val map[[2]string]bool, err error) {
 	var cfg Config
 	if len(ck.Manifest.Config) == 0 || json.Unmarshal(ck.Manifest.Config, &cfg) != nil {
 		return nil, nil, fmt.Errorf("the checkpoint records no training config")
@@ -136,7 +137,7 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 	}
 	fmt.Fprintf(w, "%-22s %8s %8s %8s %8s %8s\n", "", "accuracy", "AUC", "logloss", "Brier", "ECE")
 	var notes []string
-	row := func(name string, s eval.Scores) {
+	row := func(name string, s model.Scores) {
 		fmt.Fprintf(w, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
 		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
 			notes = append(notes, why)
@@ -157,7 +158,7 @@ func (ev *JEIRTEval) WriteText(w io.Writer, ckDir, data string) error {
 // "", replaces the one it records; the fingerprint must match), reads the
 // responses file data and scores it (EvalCheckpoint).
 func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log model.Logf) (*JEIRTEval, error) {
-	ck, err := model.LoadCheckpoint(dir)
+	ck, err := checkpoint.Load(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -42,7 +44,7 @@ type RunOptions struct {
 // OnboardFunc fits a row of the model table for each model with cells in r
 // (the held-out models; r's items are ck's), on the seeded fraction of its
 // cells, with everything else of ck frozen, and predicts its other cells.
-type OnboardFunc func(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error)
+type OnboardFunc func(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error)
 
 // Onboarded is one held-out model fitted by an OnboardFunc: the cells of r
 // its row was fitted on, the cells it was scored on, and on those the
@@ -56,20 +58,20 @@ type Onboarded struct {
 }
 
 // NewModel is one held-out model of a by-model split (see eval.NewModel).
-type NewModel = eval.NewModel
+type NewModel = checkpoint.NewModel
 
 // RunResult is what RunJEIRT trained and measured.
 type RunResult struct {
 	Fit        *JEIRTFit
 	Metrics    *RunMetrics
-	Checkpoint *model.Checkpoint
+	Checkpoint *checkpoint.Checkpoint
 }
 
 // RunMetrics is metrics.json (see package model).
-type RunMetrics = eval.RunMetrics
+type RunMetrics = checkpoint.RunMetrics
 
 // Geometry summarises what the learned embeddings say.
-type Geometry = eval.Geometry
+type Geometry = checkpoint.Geometry
 
 func (c *Config) jeirt() JEIRT {
 	device, step := c.Train.Device, c.Train.Step
@@ -110,11 +112,11 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	// The output rule, before any work: an existing output needs --force
 	// and must be a folder jeirt wrote; the output may not be or hold an
 	// input (a config's "output: ." would be its own folder).
-	if _, err := model.CheckOutput(model.Output{Path: cfg.Output, Folder: true, Force: opt.Replace, Inputs: cfg.Inputs()}); err != nil {
+	if _, err := fileio.CheckOutput(fileio.Output{Path: cfg.Output, Folder: true, Force: opt.Replace, Inputs: cfg.Inputs()}); err != nil {
 		return nil, fmt.Errorf("output: %w (set it with output: in the config or --set output=DIR)", err)
 	}
 	// Claimed before training, so a second run on the same output fails now.
-	release, err := model.LockOutput(cfg.Output)
+	release, err := fileio.LockOutput(cfg.Output)
 	if err != nil {
 		return nil, err
 	}
@@ -208,10 +210,10 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 	if err != nil {
 		return nil, err
 	}
-	ck := &model.Checkpoint{Model: fit.Model,
-		Manifest: model.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
+	ck := &checkpoint.Checkpoint{Model: fit.Model,
+		Manifest: checkpoint.Manifest{JEIRTVersion: opt.Version, Created: time.Now().UTC().Format(time.RFC3339),
 			Encoder: encInfo,
-			Model:   model.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
+			Model:   checkpoint.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
 	dom, err := trainingDomain(trainR, features, enc.Dim())
 	if err != nil {
@@ -224,9 +226,9 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if err != nil {
 			return err
 		}
-		ck.Files = map[string][]byte{eval.MetricsFile: metJSON}
+		ck.Files = map[string][]byte{checkpoint.MetricsFile: metJSON}
 		if dom != nil {
-			if ck.Files[model.DomainFile], err = dom.Marshal(); err != nil {
+			if ck.Files[checkpoint.DomainFile], err = dom.Marshal(); err != nil {
 				return err
 			}
 		}
@@ -244,7 +246,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 		if splitName(cfg) == "benchmark" {
 			met.HeldOutBenchmarks = eval.HeldBenchmarks(testR)
 			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
-			met.Alignment.AddPerModel(fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
+			eval.AddPerModel(met.Alignment, fit.Model.Q, fit.Model.Dim, trainR, testR, PredictJEIRT(fit.Model, testR))
 		}
 		baselines = !fit.Interrupted && !opt.NoBaselines
 	}
@@ -289,7 +291,7 @@ func RunJEIRT(ctx context.Context, cfg *Config, opt RunOptions) (*RunResult, err
 // With split.joint it also trains the same JE-IRT on the training cells plus
 // the onboarding cells and scores its rows of the held-out models on the same
 // cells (baseline "joint").
-func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *model.Checkpoint, tr JEIRT,
+func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *checkpoint.Checkpoint, tr JEIRT,
 	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *RunMetrics, log model.Logf) error {
 	met.OnboardFraction = cfg.Split.OnboardFraction
 	if opt.Onboard == nil {
@@ -314,7 +316,7 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt RunOptions, ck *mo
 	met.Test = eval.Score(prob, heldR.Label).Scores()
 	met.Cells["test"] = heldR.Len()
 	met.Cells["onboard"] = len(fitCells)
-	met.Baselines = map[string]eval.Scores{"model_mean": eval.Score(meanProb, heldR.Label).Scores()}
+	met.Baselines = map[string]model.Scores{"model_mean": eval.Score(meanProb, heldR.Label).Scores()}
 	// The items' mean needs no model row: from the training cells.
 	met.Baselines["item_mean"] = eval.Score(eval.ItemMeanPredict(trainAll, heldR), heldR.Label).Scores()
 	var jointProb []float64
@@ -598,8 +600,8 @@ func JEIRTGeometry(m *model.JEIRT, r *model.Responses) Geometry {
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
 // knn (k chosen on valR) and irt_2pl (cBMM).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) (map[string]eval.Scores, int, error) {
-	out := map[string]eval.Scores{
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) (map[string]model.Scores, int, error) {
+	out := map[string]model.Scores{
 		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
 		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
 		"item_mean":  eval.Score(eval.ItemMeanPredict(trainR, testR), testR.Label).Scores(),
@@ -652,7 +654,7 @@ func PrintScoreTable(w io.Writer, m *RunMetrics) {
 	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
 	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
 	var notes []string
-	row := func(name string, s eval.Scores) {
+	row := func(name string, s model.Scores) {
 		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
 		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
 			notes = append(notes, why)

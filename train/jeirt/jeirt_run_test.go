@@ -13,6 +13,8 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
@@ -36,10 +38,10 @@ func TestRunJEIRTPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	cfgText := `
@@ -96,13 +98,13 @@ output: ckpt
 		t.Errorf("synthetic items have topic groups, but geometry has no projection_by_group")
 	}
 
-	ck, err := model.LoadCheckpoint(filepath.Join(dir, "ckpt"))
+	ck, err := checkpoint.Load(filepath.Join(dir, "ckpt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The out-of-domain reference holds the training questions' encoder
 	// vectors: each is in domain, at distance 0 from itself.
-	dom, err := model.LoadDomain(filepath.Join(dir, "ckpt"))
+	dom, err := checkpoint.LoadDomain(filepath.Join(dir, "ckpt"))
 	if err != nil || dom == nil {
 		t.Fatalf("domain file: %v, %v", dom, err)
 	}
@@ -127,7 +129,7 @@ output: ckpt
 		t.Fatal(err)
 	}
 	testFile := filepath.Join(dir, "test.csv")
-	if err := model.WriteLongCSV(testFile, testR); err != nil {
+	if err := read.WriteLongCSV(testFile, testR); err != nil {
 		t.Fatal(err)
 	}
 	tr, _, err := read.File(testFile, read.Options{})
@@ -174,7 +176,7 @@ func TestEvalCheckpointNewItemsAndModels(t *testing.T) {
 	m := &model.JEIRT{InputDim: 4, Hidden: 3, Dim: 2, W1: make([]float32, 12), C1: []float32{1, 0, 0},
 		W2: []float32{1, 0, 0, 0, 0, 0}, C2: []float32{0, 0.5}, M: []float32{2, 0}, Models: []string{"a"}, Items: []string{"known"},
 		Q: []float32{0, 3}}
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{Encoder: model.EncoderInfo{Spec: "hash:4", Fingerprint: "wrong"}}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Encoder: checkpoint.EncoderInfo{Spec: "hash:4", Fingerprint: "wrong"}}}
 	r := &model.Responses{Models: []string{"a", "b"}, Items: []string{"known", "new"}, ItemText: []string{"", "a new question"},
 		Model: []int32{0, 0, 1}, Item: []int32{0, 1, 1}, Label: []uint8{0, 1, 1}}
 	if _, err := EvalCheckpoint(context.Background(), ck, r, nil); err == nil || !strings.Contains(err.Error(), "but the checkpoint was trained with wrong") {
@@ -221,7 +223,7 @@ func TestRunJEIRTOutputTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := model.LockOutput(cfg.Output)
+	release, err := fileio.LockOutput(cfg.Output)
 	if err != nil {
 		t.Fatal(err)
 	}

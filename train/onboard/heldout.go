@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -12,7 +13,7 @@ import (
 // (AddModels with the default Onboard settings) from the fraction of its
 // cells drawn with seed and its name, and its row and its per-model mean
 // predict the rest of its cells.
-func HeldOut(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]jeirt.Onboarded, error) {
+func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]jeirt.Onboarded, error) {
 	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, Log: log})
 	if err != nil {
 		return nil, err

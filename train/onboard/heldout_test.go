@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -24,10 +24,10 @@ func TestRunJEIRTByModelOnboards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	cfg := jeirt.DefaultConfig()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -124,7 +125,7 @@ func onboardCurve(b *testing.B, dir string) {
 		cache := os.Getenv("JEIRT_BENCH_CACHE")
 		path := filepath.Join(cache, filepath.Base(dir)+"-"+name+suffix)
 		if cache != "" {
-			if ck, err := model.LoadCheckpoint(path); err == nil {
+			if ck, err := checkpoint.Load(path); err == nil {
 				return ck.Model
 			}
 		}
@@ -134,7 +135,7 @@ func onboardCurve(b *testing.B, dir string) {
 		}
 		logf("%s: trained %s, %d epochs (best %d)", filepath.Base(dir), name, fit.EpochsRun, fit.BestEpoch)
 		if cache != "" {
-			if err := (&model.Checkpoint{Model: fit.Model}).Write(path, true); err != nil {
+			if err := (&checkpoint.Checkpoint{Model: fit.Model}).Write(path, true); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -67,7 +68,7 @@ func (o Round) Check() error {
 }
 
 // Suggest runs one round on checkpoint ck.
-func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult, error) {
+func (o Round) Suggest(ctx context.Context, ck *checkpoint.Checkpoint) (*RoundResult, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult,
 
 // answeredPosterior fits the new model's row from its answers so far and
 // returns the row's posterior and which candidate questions it has answered.
-func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res *RoundResult, prior Gaussian) (Gaussian, []bool, error) {
+func (o Round) answeredPosterior(ctx context.Context, ck *checkpoint.Checkpoint, res *RoundResult, prior Gaussian) (Gaussian, []bool, error) {
 	r := o.Answered
 	name := o.Model
 	switch {
@@ -184,7 +185,7 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 // read from the item-text file (or the responses, when they carry texts) its
 // training config names. Items it cannot find keep an empty text, and log
 // says so.
-func CheckpointTexts(ck *model.Checkpoint, log model.Logf) []string {
+func CheckpointTexts(ck *checkpoint.Checkpoint, log model.Logf) []string {
 	texts := make([]string, len(ck.Model.Items))
 	var cfg struct {
 		Data struct{ Responses, Items, Format, Train string } `json:"data"`

@@ -3,19 +3,26 @@ package onboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/eval"
 )
 
 // loadCheckpoint reads the checkpoint in dir with an optional encoder
 // override, and says on log what could not be checked.
-func loadCheckpoint(dir, encoder string, log model.Logf) (*model.Checkpoint, error) {
-	ck, err := model.LoadCheckpoint(dir)
+func loadCheckpoint(dir, encoder string, log model.Logf) (*checkpoint.Checkpoint, error) {
+	ck, err := checkpoint.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +68,8 @@ func (a AddRun) Run(ctx context.Context) (string, *AddModelsResult, error) {
 	nc.Manifest.JEIRTVersion = a.Version
 	now := time.Now()
 	nc.Manifest.Created = now.UTC().Format(time.RFC3339)
-	if nc.Files, err = CarryFiles(a.Checkpoint, res.Added, a.Options, a.Data, now); err != nil {
+	set := checkpoint.OnboardSettings{Responses: a.Data, Fraction: a.Options.Fraction, Seed: a.Options.Seed, Prior: a.Options.WithDefaults().Prior}
+	if nc.Files, err = checkpoint.CarryFiles(a.Checkpoint, res.Added, set, now); err != nil {
 		return "", nil, err
 	}
 	return out, res, nc.Write(out, a.Force && a.Out != "")
@@ -91,7 +99,7 @@ func WriteAdded(w io.Writer, out string, res *AddModelsResult, asJSON bool) erro
 		}
 	} else {
 		fmt.Fprintf(w, "%-*s %6s %6s  %-24s %-24s %-24s\n", width, "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
-		cell := func(s *eval.Scores) string {
+		cell := func(s *model.Scores) string {
 			if s == nil {
 				return "-"
 			}
@@ -151,9 +159,30 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 	if s.Out == "" || s.Out == "-" {
 		return res.WriteCSV(w)
 	}
-	if err := model.WriteFileAtomic(s.Out, res.WriteCSV); err != nil {
+	if err := fileio.WriteFileAtomic(s.Out, res.WriteCSV); err != nil {
 		return err
 	}
 	log.Printf("wrote %d suggested questions to %s", len(res.Picks), s.Out)
 	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// DefaultOut is the folder add-model writes by default: DIR.plus-NAME (one
+// model) or DIR.plus-N-models, with -2, -3, ... appended until the name is
+// free.
+func DefaultOut(ckDir string, added []checkpoint.AddedModel) string {
+	base := filepath.Clean(ckDir)
+	if len(added) == 1 {
+		base += ".plus-" + strings.Trim(unsafeName.ReplaceAllString(added[0].Name, "_"), "_")
+	} else {
+		base += fmt.Sprintf(".plus-%d-models", len(added))
+	}
+	out := base
+	for k := 2; ; k++ {
+		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = base + "-" + strconv.Itoa(k)
+	}
 }

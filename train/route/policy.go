@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -34,7 +35,7 @@ type RouterOptions struct {
 
 // NewRouter builds the router of checkpoint ck that o describes, checking
 // every option against the checkpoint (errors name the flag).
-func NewRouter(ck *model.Checkpoint, o RouterOptions) (*model.Router, error) {
+func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*Router, error) {
 	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
 	if err != nil {
 		return nil, err
@@ -51,8 +52,8 @@ func NewRouter(ck *model.Checkpoint, o RouterOptions) (*model.Router, error) {
 // setDomain gives rt the checkpoint's out-of-domain reference (none for a
 // checkpoint written before jeirt kept one) and, as the model for
 // out-of-domain queries, the candidate with the highest mean predicted P.
-func setDomain(ck *model.Checkpoint, rt *model.Router, keep bool) error {
-	dom, err := model.LoadDomain(ck.Dir)
+func setDomain(ck *checkpoint.Checkpoint, rt *Router, keep bool) error {
+	dom, err := checkpoint.LoadDomain(ck.Dir)
 	if err != nil {
 		return err
 	}
@@ -68,9 +69,9 @@ func setDomain(ck *model.Checkpoint, rt *model.Router, keep bool) error {
 }
 
 // baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
-func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*model.Router, error) {
+func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*Router, error) {
 	m := ck.Model
-	rt := &model.Router{Model: m, MinP: minP, Lambda: lambda}
+	rt := &Router{Model: m, MinP: minP, Lambda: lambda}
 	if models == nil {
 		for i := range m.Models {
 			rt.Candidates = append(rt.Candidates, i)
@@ -121,7 +122,7 @@ func baseRouter(ck *model.Checkpoint, models []string, costsPath string, minP, l
 // accuracy on --data, else the highest mean predicted P over the
 // checkpoint's questions): --shortlist keeps rt's T best candidates, and
 // --margin sets δ and the default model (--default, else the best candidate).
-func setReference(ck *model.Checkpoint, rt *model.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
+func setReference(ck *checkpoint.Checkpoint, rt *Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
 	if shortlist < 0 {
 		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
 	}
@@ -230,7 +231,7 @@ func TrainBenchmarkReference(m *model.JEIRT, path string, ro read.Options) (map[
 }
 
 // MarginNote describes the margin rule for the summary line.
-func MarginNote(m *model.JEIRT, rt *model.Router) string {
+func MarginNote(m *model.JEIRT, rt *Router) string {
 	if rt.Rule() != "margin" {
 		return ""
 	}
@@ -256,7 +257,7 @@ func ShortList(names []string, limit int) string {
 
 // WriteChoices writes the routing of queries qs in format table, csv or json
 // (JSON lines), with up to top alternatives each.
-func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, qs []Query, choices []model.Choice, top int) error {
+func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *Router, qs []Query, choices []Choice, top int) error {
 	costStr := func(c float64) string {
 		if math.IsNaN(c) {
 			return ""
@@ -272,7 +273,7 @@ func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *model.Router, 
 		}
 		enc := json.NewEncoder(w)
 		for k, c := range choices {
-			mk := func(mp model.ModelP) alt {
+			mk := func(mp ModelP) alt {
 				a := alt{Model: m.Models[mp.Model], P: mp.P}
 				if !math.IsNaN(mp.Cost) {
 					v := mp.Cost

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -18,8 +20,8 @@ import (
 // LoadCheckpoint reads the checkpoint in dir; encoder, when not "", replaces
 // the encoder it records (its fingerprint must still match). What could not
 // be checked (an old folder without hashes) is said on log.
-func LoadCheckpoint(dir, encoder string, log model.Logf) (*model.Checkpoint, error) {
-	ck, err := model.LoadCheckpoint(dir)
+func LoadCheckpoint(dir, encoder string, log model.Logf) (*checkpoint.Checkpoint, error) {
+	ck, err := checkpoint.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	if name == "-" {
 		name = "stdin"
 	} else {
-		f, err := model.OpenInput(name)
+		f, err := fileio.OpenInput(name)
 		if err != nil {
 			return err
 		}
@@ -95,7 +97,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	if err != nil {
 		return fmt.Errorf("route: %w", err)
 	}
-	choices := make([]model.Choice, len(emb))
+	choices := make([]Choice, len(emb))
 	fallbacks, ood := 0, 0
 	for k := range emb {
 		choices[k] = rt.RouteChecked(emb[k], x[k])
@@ -231,7 +233,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	if e.Out == "" || e.Out == "-" {
 		return WriteRouteCSV(w, pts)
 	}
-	if err := model.WriteFileAtomic(e.Out, func(w io.Writer) error { return WriteRouteCSV(w, pts) }); err != nil {
+	if err := fileio.WriteFileAtomic(e.Out, func(w io.Writer) error { return WriteRouteCSV(w, pts) }); err != nil {
 		return err
 	}
 	WriteSummary(w, pts)
@@ -242,8 +244,8 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 // domainRate logs how many of the questions new to the checkpoint (their
 // encoder vectors x, from jeirt.Questions) jeirt route would flag as out of
 // domain.
-func (e EvalRun) domainRate(ck *model.Checkpoint, x [][]float32) error {
-	dom, err := model.LoadDomain(ck.Dir)
+func (e EvalRun) domainRate(ck *checkpoint.Checkpoint, x [][]float32) error {
+	dom, err := checkpoint.LoadDomain(ck.Dir)
 	if err != nil || dom == nil || len(x) == 0 {
 		return err
 	}
@@ -260,7 +262,7 @@ func (e EvalRun) domainRate(ck *model.Checkpoint, x [][]float32) error {
 
 // tuneMargin scores the margin sweep on the validation responses e.Val and
 // sets opt.TunedMargin to the δ with the best accuracy there.
-func (e EvalRun) tuneMargin(ctx context.Context, ck *model.Checkpoint, opt *RouteEvalOptions) error {
+func (e EvalRun) tuneMargin(ctx context.Context, ck *checkpoint.Checkpoint, opt *RouteEvalOptions) error {
 	v, _, err := read.File(e.Val, e.Read)
 	if err != nil {
 		return err

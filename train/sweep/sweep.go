@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"gopkg.in/yaml.v3"
 )
@@ -83,7 +84,7 @@ func DefaultSlurm() SlurmSettings {
 // and config keys the trainer does not know are errors naming the file, line
 // and key. The base config is loaded and every run's config validated.
 func LoadSweep(path string) (*Sweep, error) {
-	raw, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a sweep file")
+	raw, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "a sweep file")
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -39,12 +41,12 @@ type SweepRow struct {
 	Checkpoint      string // relative to the sweep folder
 }
 
-func nanMetrics() eval.Metrics { return eval.FromScores(eval.NoScores()) }
+func nanMetrics() eval.Metrics { return eval.FromScores(model.NoScores()) }
 
 // ReadSweepManifest reads dir/sweep.json.
 func ReadSweepManifest(dir string) (*SweepManifest, error) {
 	p := filepath.Join(dir, SweepManifestFile)
-	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "a sweep manifest")
+	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "a sweep manifest")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a sweep folder: no %s (write one with jeirt sweep --emit)", dir, SweepManifestFile)
@@ -81,7 +83,7 @@ func CollectSweep(dir string) (*SweepTable, error) {
 	for _, r := range man.Runs {
 		row := SweepRow{ID: r.ID, Settings: r.Settings, Val: nanMetrics(), Test: nanMetrics(),
 			Checkpoint: filepath.Join(r.Dir, "checkpoint"), SecondsPerEpoch: math.NaN()}
-		m, err := eval.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
+		m, err := checkpoint.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			row.Status = "missing"
@@ -183,7 +185,7 @@ func (t *SweepTable) WriteCSV(w io.Writer) error {
 
 // WriteCSVFile writes the table to path atomically.
 func (t *SweepTable) WriteCSVFile(path string) error {
-	return model.WriteFileAtomic(path, t.WriteCSV)
+	return fileio.WriteFileAtomic(path, t.WriteCSV)
 }
 
 // Print writes the table aligned for a terminal, names the best run and,

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Files written into a sweep folder.
@@ -88,7 +88,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 		}
 		return runs, nil
 	}
-	err = model.WriteDirAtomicLater(abs, replace, SweepLaterFiles, func(tmp string) error {
+	err = fileio.WriteDirAtomicLater(abs, replace, SweepLaterFiles, func(tmp string) error {
 		for name, b := range files {
 			if err := os.MkdirAll(filepath.Join(tmp, filepath.Dir(name)), 0o755); err != nil {
 				return err
@@ -112,7 +112,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 }
 
 func writeBytesAtomic(path string, b []byte) error {
-	return model.WriteFileAtomic(path, func(w io.Writer) error {
+	return fileio.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
 )
@@ -26,7 +26,7 @@ type SweepLocalOptions struct {
 // RunDone reports whether run folder runDir holds a finished run: a
 // checkpoint whose metrics.json does not say it was interrupted.
 func RunDone(runDir string) bool {
-	m, err := eval.ReadRunMetrics(filepath.Join(runDir, "checkpoint"))
+	m, err := checkpoint.ReadRunMetrics(filepath.Join(runDir, "checkpoint"))
 	return err == nil && !m.Interrupted
 }
 

@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -24,7 +27,7 @@ func sweepFixture(t *testing.T, sweepText string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	base := `data: {responses: responses.csv}
@@ -216,7 +219,7 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	}
 	os.Remove(marker)
 	// A finished run's checkpoint (train writes it with its marker), its log, the table.
-	if err := model.WriteDirAtomic(filepath.Join(out, "runs", "001", "checkpoint"), false, func(tmp string) error {
+	if err := fileio.WriteDirAtomic(filepath.Join(out, "runs", "001", "checkpoint"), false, func(tmp string) error {
 		return os.WriteFile(filepath.Join(tmp, "metrics.json"), []byte(`{"test": {"accuracy": 0.5}}`), 0o644)
 	}); err != nil {
 		t.Fatal(err)
@@ -306,7 +309,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, r := range runs {
-		ck, err := model.LoadCheckpoint(filepath.Join(out, "runs", r.ID, "checkpoint"))
+		ck, err := checkpoint.Load(filepath.Join(out, "runs", r.ID, "checkpoint"))
 		if err != nil {
 			t.Fatal(err)
 		}

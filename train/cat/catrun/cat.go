@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/eval"
@@ -126,7 +127,7 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 			res.Next = []catfile.Question{}
 		}
 		folder := &catfile.Folder{Doc: res.Doc, Rank: res.Rank, Abilities: res.Abilities, Trace: res.Trace, Next: res.Next}
-		if err := model.WriteDirAtomic(c.Out, c.Force, func(tmp string) error { return catfile.Write(tmp, folder) }); err != nil {
+		if err := fileio.WriteDirAtomic(c.Out, c.Force, func(tmp string) error { return catfile.Write(tmp, folder) }); err != nil {
 			return nil, err
 		}
 	}

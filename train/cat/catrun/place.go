@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
@@ -140,7 +141,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 	if p.Out == "" {
 		return out, write(w)
 	}
-	if err := model.WriteFileAtomic(p.Out, write); err != nil {
+	if err := fileio.WriteFileAtomic(p.Out, write); err != nil {
 		return nil, err
 	}
 	p.Log.Printf("wrote %d rows of abilities.csv to %s", len(rows), p.Out)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
@@ -30,7 +31,7 @@ import (
 // what it read (with verbose, also how long it took and what the response
 // cache did).
 func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
-	began, cpu := time.Now(), model.CPUSeconds()
+	began, cpu := time.Now(), fileio.CPUSeconds()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*m
 		if cache == "" {
 			cache = "-"
 		}
-		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), model.CPUSeconds()-cpu, cache, rep.CachePath)
+		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), fileio.CPUSeconds()-cpu, cache, rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the
@@ -211,7 +212,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		if batch {
 			hdr = "fit,seconds,loss\n"
 		}
-		if err := model.WriteFileAtomic(ff.Trace, func(w io.Writer) error {
+		if err := fileio.WriteFileAtomic(ff.Trace, func(w io.Writer) error {
 			_, err := io.WriteString(w, hdr+strings.Join(trace, "\n")+"\n")
 			return err
 		}); err != nil {
@@ -231,7 +232,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 			res[k].Dir, folders[k].Folder.Doc.BatchFits = filepath.Join(ff.Out, dirs[k]), len(rs)
 		}
 	}
-	err = model.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error {
+	err = fileio.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error {
 		if !batch {
 			return irtfit.Write(tmp, folders[0].Folder)
 		}
@@ -267,7 +268,7 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []st
 	if err != nil {
 		return nil, err
 	}
-	if err := model.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error { return irtfit.Write(tmp, fit.Folder) }); err != nil {
+	if err := fileio.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error { return irtfit.Write(tmp, fit.Folder) }); err != nil {
 		return nil, err
 	}
 	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}}, nil
@@ -326,7 +327,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 			items[k] = cand[j]
 		}
 	}
-	err = model.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
+	err = fileio.WriteFileAtomic(out, func(w io.Writer) error { return irtfit.WriteSelection(w, fit, items, at) })
 	if err != nil {
 		return "", err
 	}
