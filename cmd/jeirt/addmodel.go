@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/onboardrun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/cat/catrun"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
 
 func newAddModelCmd() *cobra.Command {
-	var a onboard.AddRun
+	var a onboardrun.AddRun
 	var models, device string
 	var asJSON bool
-	var sug onboard.SuggestRun
+	var sug onboardrun.SuggestRun
 	var place catrun.Place
 	opt := &a.Options
 	cmd := &cobra.Command{
@@ -59,7 +60,7 @@ func newAddModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return onboard.WriteAdded(cmd.OutOrStdout(), out, res, asJSON)
+			return onboardrun.WriteAdded(cmd.OutOrStdout(), out, res, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -91,7 +92,7 @@ func newAddModelCmd() *cobra.Command {
 }
 
 // runPlace is add-model --fit: the checkpoint-only flags are refused.
-func runPlace(cmd *cobra.Command, place *catrun.Place, a onboard.AddRun, models string) error {
+func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, models string) error {
 	if a.Checkpoint != "" {
 		return fmt.Errorf("add-model: --fit and --checkpoint are two kinds of map; give one")
 	}
@@ -115,14 +116,14 @@ func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {
 	f.Float64Var(&ob.L2, "l2", 1, "l2 prior: precision of N(0, I/l2)")
 }
 
-func addSuggestFlags(cmd *cobra.Command, s *onboard.SuggestRun) {
+func addSuggestFlags(cmd *cobra.Command, s *onboardrun.SuggestRun) {
 	f := cmd.Flags()
 	f.StringVar(&s.Design, "design", "v-optimal", "v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
 	f.StringVar(&s.PoolFile, "pool", "", "item-text CSV of candidate questions (default: the checkpoint's items)")
 }
 
 func newSuggestCmd() *cobra.Command {
-	var sug onboard.SuggestRun
+	var sug onboardrun.SuggestRun
 	var device string
 	cmd := &cobra.Command{
 		Use:     "suggest K --checkpoint DIR [--data FILE] [--out FILE]",

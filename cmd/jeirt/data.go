@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/jeirt/jeirt/cmd/internal/datarun"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -51,7 +51,7 @@ func newDataInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := read.Summarize(r, rep)
+			s := datarun.Summarize(r, rep)
 			if asJSON {
 				return s.WriteJSON(cmd.OutOrStdout())
 			}
@@ -65,7 +65,7 @@ func newDataInspectCmd() *cobra.Command {
 }
 
 func newDataSplitCmd() *cobra.Command {
-	var s eval.SplitFile
+	var s datarun.SplitFile
 	cmd := &cobra.Command{
 		Use:     "split --data FILE --out DIR",
 		Short:   "Split responses into train.csv, val.csv and test.csv (long CSV), reproducibly",

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/jeirt/jeirt/train/backend/runner"
+	"github.com/jeirt/jeirt/cmd/internal/runner"
 	"github.com/spf13/cobra"
 )
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/encoderun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
@@ -13,7 +14,7 @@ import (
 
 // newEncodeCmd returns `jeirt encode` with its merge subcommand.
 func newEncodeCmd() *cobra.Command {
-	var o encoder.EncodeFile
+	var o encoderun.EncodeFile
 	var precision string
 	cmd := &cobra.Command{
 		Use:     "encode",
@@ -81,7 +82,7 @@ func newEncodeMergeCmd() *cobra.Command {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")
 			}
-			v, err := encoder.MergeFiles(args, mergeItems, mergeOut)
+			v, err := encoderun.MergeFiles(args, mergeItems, mergeOut)
 			if err != nil {
 				return err
 			}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
-	"github.com/jeirt/jeirt/train/irt/irtrun"
 	"github.com/spf13/cobra"
 )
 

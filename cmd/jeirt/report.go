@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/report"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/report"
 )
 
 func newReportCmd() *cobra.Command {

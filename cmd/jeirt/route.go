@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/routerun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
 )
 
 func newRouteCmd() *cobra.Command {
-	var o route.Run
+	var o routerun.Run
 	var models string
 	ro := &o.Router
 	cmd := &cobra.Command{
@@ -78,7 +78,7 @@ func (f *routeFormat) Set(v string) error {
 }
 
 func newRouteEvalCmd() *cobra.Command {
-	var e route.EvalRun
+	var e routerun.EvalRun
 	cmd := &cobra.Command{
 		Use:     "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
 		Short:   "Score the router against the best single model, random choice and the oracle",

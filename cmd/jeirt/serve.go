@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/serve"
 	"github.com/spf13/cobra"
 )
 

@@ -8,15 +8,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/sweep"
 )
 
 func newSweepCmd() *cobra.Command {
 	var o struct {
 		config, emit, out string
 		force, retrain    bool
-		slurm             sweep.SlurmSettings
+		slurm             sweeprun.SlurmSettings
 	}
 	cmd := &cobra.Command{
 		Use:     "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
@@ -31,7 +31,7 @@ func newSweepCmd() *cobra.Command {
 			if o.emit != "slurm" && o.emit != "local" {
 				return fmt.Errorf("sweep: --emit must be slurm or local, got %q", o.emit)
 			}
-			s, err := sweep.LoadSweep(o.config)
+			s, err := sweeprun.LoadSweep(o.config)
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func newSweepCmd() *cobra.Command {
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			runs, err := s.Emit(o.out, sweep.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
+			runs, err := s.Emit(o.out, sweeprun.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
 				Command: "jeirt " + strings.Join(os.Args[1:], " ")})
 			if err != nil {
 				return err
@@ -48,21 +48,21 @@ func newSweepCmd() *cobra.Command {
 			abs, _ := filepath.Abs(o.out)
 			fmt.Fprintf(stderr, "sweep: %d runs (%s) in %s\n", len(runs), strings.Join(s.Keys(), " x "), abs)
 			if o.emit == "slurm" {
-				script := filepath.Join(abs, sweep.SweepScriptFile)
+				script := filepath.Join(abs, sweeprun.SweepScriptFile)
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
 					script, len(runs)-1, len(runs), script, abs)
 				return nil
 			}
-			runErr := s.RunLocal(cmd.Context(), abs, runs, sweep.SweepLocalOptions{Log: model.LogTo(stderr), Version: version, Force: o.retrain})
-			tab, err := sweep.CollectSweep(abs)
+			runErr := s.RunLocal(cmd.Context(), abs, runs, sweeprun.SweepLocalOptions{Log: model.LogTo(stderr), Version: version, Force: o.retrain})
+			tab, err := sweeprun.CollectSweep(abs)
 			if err != nil {
 				return err
 			}
-			if err := tab.WriteCSVFile(filepath.Join(abs, sweep.SweepTableFile)); err != nil {
+			if err := tab.WriteCSVFile(filepath.Join(abs, sweeprun.SweepTableFile)); err != nil {
 				return err
 			}
 			tab.Print(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, sweep.SweepTableFile))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, sweeprun.SweepTableFile))
 			return runErr
 		},
 	}
@@ -72,7 +72,7 @@ func newSweepCmd() *cobra.Command {
 	f.StringVar(&o.out, "out", "", "sweep folder to write")
 	f.BoolVar(&o.force, "force", false, "replace --out if it holds a different sweep")
 	f.BoolVar(&o.retrain, "retrain", false, "with --emit local, train finished runs again")
-	d := sweep.DefaultSlurm()
+	d := sweeprun.DefaultSlurm()
 	f.StringVar(&o.slurm.Partition, "partition", "", "Slurm partition (overrides slurm.partition)")
 	f.StringVar(&o.slurm.Account, "account", "", "Slurm account")
 	f.StringVar(&o.slurm.QOS, "qos", "", "Slurm QOS")
@@ -97,12 +97,12 @@ func newSweepCollectCmd() *cobra.Command {
 		Example: helpExamples("sweep-collect"),
 		Args:    needArgs(1, 1, "the sweep folder DIR (the --out of jeirt sweep)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tab, err := sweep.CollectSweep(args[0])
+			tab, err := sweeprun.CollectSweep(args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(args[0], sweep.SweepTableFile)
+				out = filepath.Join(args[0], sweeprun.SweepTableFile)
 			}
 			if err := tab.WriteCSVFile(out); err != nil {
 				return err
@@ -118,7 +118,7 @@ func newSweepCollectCmd() *cobra.Command {
 		if len(args) == 0 {
 			return nil
 		}
-		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweep.SweepManifestFile)}
+		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweeprun.SweepManifestFile)}
 	}})
 }
 

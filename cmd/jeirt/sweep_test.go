@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train/jeirt"
-	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // sweepRepoRoot is the module root, two folders above this package.
@@ -123,7 +123,7 @@ output: unused
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ran jeirt.Config
+		var ran trainrun.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &ran); err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ output: unused
 		if err == nil || !strings.Contains(b, "SLURM_ARRAY_TASK_ID: is not set") {
 			t.Errorf("no task id: %v\n%s", err, b)
 		}
-		tab, err := sweep.CollectSweep(out)
+		tab, err := sweeprun.CollectSweep(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/jeirt"
-	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -32,15 +32,15 @@ func newTrainCmd() *cobra.Command {
 				}
 				overrides = append(overrides, "train.device="+device)
 			}
-			cfg, err := jeirt.LoadConfigSet(configPath, overrides)
+			cfg, err := trainrun.LoadConfigSet(configPath, overrides)
 			if err != nil {
 				return err
 			}
-			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *jeirt.RunMetrics) {
+			_, err = trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
-				jeirt.PrintScoreTable(cmd.OutOrStdout(), m)
+				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
-				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut, MaxMemory: maxMemory})
+				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory})
 			return err
 		},
 	}

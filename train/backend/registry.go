@@ -40,9 +40,9 @@ func Register(device string, impl any) {
 
 func seam(impl any) string {
 	switch impl.(type) {
-	case CBMM:
+	case CBMMDevice:
 		return "cBMM"
-	case JEIRT:
+	case NewJEIRTStepper:
 		return "JE-IRT step"
 	case Encoders:
 		return "text encoder"

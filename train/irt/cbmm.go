@@ -114,7 +114,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if c.Signed && c.Rank < 2 {
 		return nil, fmt.Errorf("cbmm: signed loadings need rank 2 or more (rank 1 is only a sign flip), got rank %d", c.Rank)
 	}
-	be, _, err := backend.Lookup[backend.CBMM](c.Device)
+	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if c.Device != "" && c.Device != "auto" {
 			return nil, fmt.Errorf("cbmm: device %s cannot fit signed loadings; use --device cpu", be.Name())
 		}
-		if be, _, err = backend.Lookup[backend.CBMM](backend.CPU); err != nil {
+		if be, _, err = backend.Lookup[backend.CBMMDevice](backend.CPU); err != nil {
 			return nil, err
 		}
 	}

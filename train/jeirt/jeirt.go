@@ -30,7 +30,7 @@ import (
 // same run twice, on the CPU and on a GPU (whose sums run in a fixed order).
 // The dropout masks are a hash of the seed, the step and the unit
 // (backend.JEIRTDropout), so the CPU and a GPU drop the same units.
-type JEIRT struct {
+type Trainer struct {
 	Dim     int     // d
 	Hidden  int     // adapter hidden width; 0 means 2·D
 	Dropout float64 // adapter dropout probability; 0 means 0.5, negative none
@@ -60,7 +60,7 @@ type JEIRT struct {
 	MaxMemory int64
 
 	// Progress, when set, is called after every epoch.
-	Progress func(JEIRTEpoch)
+	Progress func(checkpoint.Epoch)
 	// Warn, when set, is called with each warning as it arises (also kept in
 	// JEIRTFit.Warnings): the learning rate has decayed below 1% of its start
 	// while the validation loss is still falling, or training reached the
@@ -68,18 +68,15 @@ type JEIRT struct {
 	Warn func(string)
 }
 
-// JEIRTEpoch reports one epoch (as metrics.json's history records it).
-type JEIRTEpoch = checkpoint.Epoch
-
 // JEIRTFit is a trained model and how training went.
-type JEIRTFit struct {
+type Result struct {
 	Model           *model.JEIRT
 	Device          string
 	Step            string // the step that ran: StepGraph or StepFused on the CPU, else the device
 	BestEpoch       int
 	EpochsRun       int
 	SecondsPerEpoch float64 // mean training seconds per epoch
-	History         []JEIRTEpoch
+	History         []checkpoint.Epoch
 	Interrupted     bool // ctx was cancelled; Model is the best epoch so far
 	// Stop says why training stopped: "early stop at epoch N (no better
 	// validation loss for P epochs), best epoch M", "epoch limit N reached,
@@ -88,7 +85,9 @@ type JEIRTFit struct {
 	Warnings []string
 }
 
-func (t JEIRT) withDefaults(inputDim int) JEIRT {
+// WithDefaults is t with each zero field set to its default (see Trainer)
+// and each negative "none" made 0; Fit trains with it.
+func (t Trainer) WithDefaults(inputDim int) Trainer {
 	if t.Dim == 0 {
 		t.Dim = 256
 	}
@@ -124,8 +123,8 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 // Fit trains on the cells of trainR, early-stopping on valR. features holds
 // the encoder vector of every item of trainR.Items, row-major
 // (len(Items) x inputDim); trainR and valR share Models and Items.
-func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*JEIRTFit, error) {
-	t = t.withDefaults(inputDim)
+func (t Trainer) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*Result, error) {
+	t = t.WithDefaults(inputDim)
 	if !finite(t.LR) || t.LR <= 0 || !finite(t.WeightDecay) || t.WeightDecay < 0 {
 		return nil, fmt.Errorf("jeirt: train.lr (%g) must be finite and > 0 and train.weight_decay (%g) finite and >= 0", t.LR, t.WeightDecay)
 	}
@@ -142,7 +141,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	if t.Batching != "by-question" && t.Batching != "per-pair" {
 		return nil, fmt.Errorf("jeirt: batching %q: want by-question or per-pair", t.Batching)
 	}
-	newStep, device, err := backend.Lookup[backend.JEIRT](t.Device)
+	newStep, device, err := backend.Lookup[backend.NewJEIRTStepper](t.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +170,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		return nil, err
 	}
 
-	fit := &JEIRTFit{Device: device, Step: stepName}
+	fit := &Result{Device: device, Step: stepName}
 	if device != backend.CPU {
 		fit.Step = device
 	}
@@ -253,7 +252,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 			vl, va = evalLoss(cur, features, valR, nil)
 			_, ta = evalLoss(cur, features, trainR, monitor)
 		}
-		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
+		e := checkpoint.Epoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
 		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
 			if cur == nil {
@@ -318,8 +317,8 @@ const paramCopies = 6
 // residual, items x Dim, each held paramCopies times) and the items'
 // encoder vectors (features bytes, when they are yet to be made) would take
 // more than MaxMemory: before anything that large is allocated.
-func (t JEIRT) CheckMemory(inputDim, models, items int, features int64) error {
-	t = t.withDefaults(inputDim)
+func (t Trainer) CheckMemory(inputDim, models, items int, features int64) error {
+	t = t.WithDefaults(inputDim)
 	D, H, d := int64(inputDim), int64(t.Hidden), int64(t.Dim)
 	params := D*H + H + H*d + d + int64(models)*d
 	if t.Residual > 0 {
@@ -354,7 +353,7 @@ func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backe
 // schedule fills s with the epoch's batches in a seeded random order, as
 // indices into the items' encoder vectors (the step numbers and dropout
 // setting of s are left as they are).
-func (t JEIRT) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
+func (t Trainer) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
 	s.RowStart, s.PairStart = append(s.RowStart[:0], 0), append(s.PairStart[:0], 0)
 	s.Item, s.Row, s.Model, s.Label = s.Item[:0], s.Row[:0], s.Model[:0], s.Label[:0]
 	stepRow := 0 // the first row of the open step

@@ -8,7 +8,7 @@ import (
 // compiled Gorgonia graph (StepGraph) on the CPU unless the fused one is asked
 // for. The choice of step is a setting of the CPU, not a device.
 func init() {
-	backend.Register(backend.CPU, backend.JEIRT(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+	backend.Register(backend.CPU, backend.NewJEIRTStepper(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		return newHostStepper(p, opt, newFusedGradient(p)), nil
 	}))
 }

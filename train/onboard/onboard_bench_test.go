@@ -118,7 +118,7 @@ func onboardCurve(b *testing.B, dir string) {
 		oldTrain = append(oldTrain, t...)
 		joint = append(joint, t...)
 	}
-	tr := jeirt.JEIRT{Dim: 256, Dropout: 0.5, Epochs: 30, BatchSize: 512, LR: 1e-3, WeightDecay: 0.01, Gamma: 0.97, Patience: 5, Seed: 42}
+	tr := jeirt.Trainer{Dim: 256, Dropout: 0.5, Epochs: 30, BatchSize: 512, LR: 1e-3, WeightDecay: 0.01, Gamma: 0.97, Patience: 5, Seed: 42}
 	start := time.Now()
 	// JEIRT_BENCH_CACHE keeps the two trained models between runs.
 	fitCached := func(name string, cells []int32) *model.JEIRT {

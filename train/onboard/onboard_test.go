@@ -185,7 +185,7 @@ func TestOnboardCloseToJointTraining(t *testing.T) {
 		trainAll = append(trainAll, fit[k:]...)
 		trainOld = append(trainOld, fit[k:]...)
 	}
-	tr := jeirt.JEIRT{Dim: 8, Hidden: 32, Dropout: -1, Epochs: 60, BatchSize: 256, LR: 3e-3, WeightDecay: -1, Gamma: 0.98, Patience: 8, Seed: 1}
+	tr := jeirt.Trainer{Dim: 8, Hidden: 32, Dropout: -1, Epochs: 60, BatchSize: 256, LR: 3e-3, WeightDecay: -1, Gamma: 0.98, Patience: 8, Seed: 1}
 	joint, err := tr.Fit(ctx, r.Subset(trainAll), r.Subset(valCells), features, 16)
 	if err != nil {
 		t.Fatal(err)
