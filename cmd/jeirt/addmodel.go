@@ -13,7 +13,7 @@ import (
 
 func newAddModelCmd() *cobra.Command {
 	var a onboardrun.AddRun
-	var models, device string
+	var models string
 	var asJSON bool
 	var sug onboardrun.SuggestRun
 	var place catrun.Place
@@ -25,9 +25,6 @@ func newAddModelCmd() *cobra.Command {
 		Example: helpExamples("add-model"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := resolveDevice(device); err != nil {
-				return err
-			}
 			if place.Fit != "" {
 				return runPlace(cmd, &place, a, models)
 			}
@@ -79,7 +76,7 @@ func newAddModelCmd() *cobra.Command {
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	addDeviceFlag(cmd, &device)
+	withDevice(cmd)
 	// The old spelling of add-model suggest.
 	f.IntVar(&sug.K, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
 	f.StringVar(&sug.AnsweredFile, "answered", "", "the new model's answers so far")
@@ -124,7 +121,6 @@ func addSuggestFlags(cmd *cobra.Command, s *onboardrun.SuggestRun) {
 
 func newSuggestCmd() *cobra.Command {
 	var sug onboardrun.SuggestRun
-	var device string
 	cmd := &cobra.Command{
 		Use:     "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
 		Short:   "Suggest the K questions whose answers place a new model best",
@@ -132,9 +128,6 @@ func newSuggestCmd() *cobra.Command {
 		Example: helpExamples("add-model-suggest"),
 		Args:    needArgs(1, 1, "K, the number of questions to suggest"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := resolveDevice(device); err != nil {
-				return err
-			}
 			k, err := strconv.Atoi(args[0])
 			if err != nil {
 				return fmt.Errorf("add-model suggest: K %q is not a whole number", args[0])
@@ -157,7 +150,7 @@ func newSuggestCmd() *cobra.Command {
 	alias(cmd, "answered", "data")
 	addReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
-	addDeviceFlag(cmd, &device)
+	withDevice(cmd)
 	return guard(cmd, outputs{files: []string{"out"}})
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/jeirt/jeirt/cmd/internal/runner"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
 
@@ -30,21 +32,57 @@ func newDeviceCmd() *cobra.Command {
 	return cmd
 }
 
-// delegateDevice is the root's hook for --device: a command asked for cuda or
-// auto in a binary without CUDA runs in jeirt-cuda when that finds a GPU.
-func delegateDevice(cmd *cobra.Command, args []string) error {
-	f := cmd.Flags().Lookup("device")
-	if f == nil || cudaBuilt {
+type deviceKey struct{}
+
+// resolveDevice is the one device resolution of a run of c (guard calls
+// it): the --device flag when given, else what the command's settings ask
+// for (o.device: train's config, irt select's fit), else the flag's default.
+// In a binary without CUDA a cuda or auto request first goes to the
+// jeirt-cuda runner, which runs the whole command on its GPU when it has one
+// (package runner); this is the only place that decides. The resolved device
+// (backend.Resolve) is in the command's context for runDevice.
+func resolveDevice(c *cobra.Command, o outputs) error {
+	f := c.Flags().Lookup("device")
+	if f == nil && o.device == nil {
 		return nil
 	}
-	handled, code, err := runner.Delegate(cmd.Context(), f.Value.String(), os.Args[1:])
-	if handled {
-		os.Exit(code)
+	var req string
+	switch {
+	case f != nil && f.Changed:
+		req = f.Value.String()
+	case o.device != nil:
+		var err error
+		if req, err = o.device(c); err != nil {
+			return err
+		}
+	default:
+		req = f.Value.String()
 	}
-	return err
+	if req == "" {
+		req = backend.Auto
+	}
+	if !cudaBuilt && (req == backend.CUDA || req == backend.Auto) {
+		handled, code, err := runner.Delegate(c.Context(), req, os.Args[1:])
+		if handled {
+			os.Exit(code)
+		}
+		if err != nil {
+			return fmt.Errorf("device cuda: this jeirt binary was built without CUDA, and %w", err)
+		}
+	}
+	dev, err := backend.Resolve(req)
+	if err != nil {
+		return err
+	}
+	c.SetContext(context.WithValue(c.Context(), deviceKey{}, dev))
+	return nil
 }
 
-func init() {
-	rootCmd.AddCommand(newDeviceCmd())
-	rootCmd.PersistentPreRunE = delegateDevice
+// runDevice is the device guard resolved for this run of cmd ("" for a
+// command that computes nothing).
+func runDevice(cmd *cobra.Command) string {
+	d, _ := cmd.Context().Value(deviceKey{}).(string)
+	return d
 }
+
+func init() { rootCmd.AddCommand(newDeviceCmd()) }

@@ -29,7 +29,7 @@ func newEncodeCmd() *cobra.Command {
 			o.Log = model.LogTo(cmd.ErrOrStderr())
 			// A model folder's forward pass runs on the GPU with --device
 			// cuda (or auto in a CUDA build); same vectors and fingerprint.
-			device, _ := cmd.Flags().GetString("device")
+			device := runDevice(cmd)
 			switch precision {
 			case "fp32", "tf32", "bf16":
 			default:
@@ -66,7 +66,7 @@ func newEncodeCmd() *cobra.Command {
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
 	f.StringVar(&precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return withDevice(guard(cmd, outputs{files: []string{"out"}, sidecars: vectorSidecars}))
+	return guard(withDevice(cmd), outputs{files: []string{"out"}, sidecars: vectorSidecars})
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.

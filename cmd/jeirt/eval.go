@@ -43,7 +43,7 @@ func newEvalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return withDevice(guard(cmd, outputs{}))
+	return guard(withDevice(cmd), outputs{})
 }
 
 func init() { rootCmd.AddCommand(newEvalCmd()) }

@@ -36,7 +36,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ff.Version, ff.Log, ff.Verbose = version, model.LogTo(cmd.ErrOrStderr()), verbose
+			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, runDevice(cmd)
 			res, err := ff.Run(cmd.Context())
 			for _, r := range res {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Summary())
@@ -55,7 +55,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
 	f.BoolVar(&set.Accelerate, "accelerate", true, "extrapolated MM steps with a monotone safeguard (false: plain cBMM)")
-	f.StringVar(&set.Device, "device", "auto", "auto|cpu|cuda")
+	f.StringVar(&set.Device, "device", "auto", deviceUsage)
 	f.IntVar(&set.Threads, "threads", 0, "goroutines (0: all cores)")
 	f.IntVar(&set.Bootstrap, "bootstrap", 0, "bootstrap replicates B (resampling items); 0: none")
 	f.BoolVar(&set.BootstrapModels, "bootstrap-models", false, "also resample models in the bootstrap (for the SEs of a and b)")
@@ -81,7 +81,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, runDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -91,7 +91,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required; an existing file only with --force)")
-	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cuda for the refit of the ranking check (default: the fit's)")
+	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cpu:fused|cuda for the refit of the ranking check (default: the fit's)")
 	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
 	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
 	sel.Flags().BoolVar(&excludeFlagged, "exclude-flagged", false, "never keep an item with a flag in items.csv (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)")
@@ -117,7 +117,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
 				cvOut, cvJSON = args[0], false
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, runDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
@@ -136,14 +136,14 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
 	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
-	cf.StringVar(&cvSet.Device, "device", "auto", "auto|cpu|cuda")
+	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
 	irtCmd.AddCommand(guard(fit, outputs{folders: []string{"out"}, files: []string{"trace"}}),
-		guard(sel, outputs{files: []string{"out"}}),
+		guard(sel, outputs{files: []string{"out"}, device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
 		guard(cv, outputs{files: []string{"out"}, argOut: 1}),
 		guard(newIRTCatCmd(), outputs{folders: []string{"out"}}))
 }

@@ -35,6 +35,9 @@ type outputs struct {
 	sidecars func(out string) []string
 	// inputs are inputs besides the flags and arguments.
 	inputs func(args []string) []string
+	// device, when set, is the device the command's settings ask for when
+	// --device is not given (see resolveDevice).
+	device func(c *cobra.Command) (string, error)
 }
 
 // inputFlags are the flags, of any command, that name a file or folder the
@@ -55,6 +58,9 @@ func guard(cmd *cobra.Command, o outputs) *cobra.Command {
 		defer fileio.SetInputContext(c.Context())()
 		fileio.SetOutputWriter(c.CommandPath(), version)
 		if err := checkOutputs(c, args, o); err != nil {
+			return err
+		}
+		if err := resolveDevice(c, o); err != nil {
 			return err
 		}
 		return run(c, args)

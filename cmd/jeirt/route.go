@@ -47,7 +47,7 @@ func newRouteCmd() *cobra.Command {
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
-	return withDevice(guard(cmd, outputs{argsIn: true}))
+	return guard(withDevice(cmd), outputs{argsIn: true})
 }
 
 // routeFormat is route's --format: the layout of --data, or, in the old
@@ -108,7 +108,7 @@ func newRouteEvalCmd() *cobra.Command {
 	for _, n := range []string{"margin", "min-p", "lambda"} {
 		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
 	}
-	return withDevice(guard(cmd, outputs{files: []string{"out"}}))
+	return guard(withDevice(cmd), outputs{files: []string{"out"}})
 }
 
 // modelList is --models as a list: nil when not given, empty (an error) when

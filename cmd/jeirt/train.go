@@ -16,6 +16,24 @@ func newTrainCmd() *cobra.Command {
 	var force, noBaselines bool
 	var device string
 	var maxMemory int64
+	var cfg *trainrun.Config
+	// config is the run's config, read once: its train.device is the run's
+	// device request (see resolveDevice).
+	config := func() (*trainrun.Config, error) {
+		if cfg != nil {
+			return cfg, nil
+		}
+		if configPath == "" {
+			return nil, fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
+		}
+		set := overrides
+		if device != "" {
+			set = append(append([]string(nil), overrides...), "train.device="+device)
+		}
+		c, err := trainrun.LoadConfigSet(configPath, set)
+		cfg = c
+		return c, err
+	}
 	cmd := &cobra.Command{
 		Use:     "train --config FILE [--set key=value ...]",
 		Short:   "Train JE-IRT question and model embeddings and score them against baselines",
@@ -23,16 +41,7 @@ func newTrainCmd() *cobra.Command {
 		Example: helpExamples("train"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if configPath == "" {
-				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
-			}
-			if device != "" {
-				if _, err := resolveDevice(device); err != nil {
-					return err
-				}
-				overrides = append(overrides, "train.device="+device)
-			}
-			cfg, err := trainrun.LoadConfigSet(configPath, overrides)
+			cfg, err := config()
 			if err != nil {
 				return err
 			}
@@ -40,7 +49,7 @@ func newTrainCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
-				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory})
+				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: runDevice(cmd)})
 			return err
 		},
 	}
@@ -48,10 +57,16 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a config key, e.g. --set model.dim=128 (repeatable)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
-	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cuda: overrides train.device of the config")
+	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cpu:fused|cuda: overrides train.device of the config")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors and the parameter tables may take (estimated before they are made); 0: the machine's available memory")
 	// The output is the config's: RunJEIRT applies the output rule to it.
-	return guard(cmd, outputs{})
+	return guard(cmd, outputs{device: func(*cobra.Command) (string, error) {
+		c, err := config()
+		if err != nil {
+			return "", err
+		}
+		return c.Train.Device, nil
+	}})
 }
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }

@@ -515,3 +515,19 @@ func WriteSelection(w io.Writer, fit *model.IRT, items []int, at []float64) erro
 	cw.Flush()
 	return cw.Error()
 }
+
+// RecordedDevice is the device the fit in dir asked for (its
+// settings.device), or "" when fit.json cannot be read (the command's own
+// read then says why).
+func RecordedDevice(dir string) string {
+	b, err := fileio.ReadInputFile(filepath.Join(dir, "fit.json"), fileio.MaxDocumentBytes, "fit.json")
+	var doc struct {
+		Settings struct {
+			Device string `json:"device"`
+		} `json:"settings"`
+	}
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	return doc.Settings.Device
+}

@@ -56,6 +56,19 @@ type FitJob struct {
 	// Trace, when set, is called with file k's loss after each iteration and
 	// the seconds since the start (cbmm, lbfgs).
 	Trace func(k int, secs, loss float64)
+	// Device is the device the cBMM fits run on, as the run resolved it
+	// (backend.Resolve); "" means Settings.Device, resolved by each fit.
+	// Settings.Device stays the request, as fit.json records it.
+	Device string
+}
+
+// cbmm is the cBMM fitter of the job's settings, on its device.
+func (j FitJob) cbmm(set irtfit.Settings) CBMM {
+	c := FromSettings(set)
+	if j.Device != "" {
+		c.Device = j.Device
+	}
+	return c
 }
 
 // Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
@@ -84,7 +97,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	var err error
 	switch set.Method {
 	case "cbmm":
-		c := FromSettings(set)
+		c := j.cbmm(set)
 		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		fits, err = c.FitBatch(ctx, rs)
@@ -143,7 +156,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 			ranked[i] = rk > 0
 		}
 		boot, err = Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			MaxMemory: set.MaxMemory, Fitter: FromSettings(set), Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
+			MaxMemory: set.MaxMemory, Fitter: j.cbmm(set), Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}

@@ -24,7 +24,7 @@ import (
 //
 // Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
 // Dropout 0.5, Epochs 100, BatchSize 512, LR 1e-3, WeightDecay 0.3,
-// Gamma 0.97, Patience 10, Device "auto", Step "graph", Batching
+// Gamma 0.97, Patience 10, Device "auto", Batching
 // "by-question"); a negative Dropout, WeightDecay or Patience means none (no
 // dropout, no decay, never stop early). A fixed Seed gives the
 // same run twice, on the CPU and on a GPU (whose sums run in a fixed order).
@@ -43,12 +43,12 @@ type Trainer struct {
 	LR          float64
 	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.3 (the reference's is 0.01), negative none
 	Gamma       float64
-	Patience    int    // epochs without a better validation loss before stopping; 0 means 10, negative never
-	Seed        int64  // initialisation, shuffling and dropout
-	Device      string // auto (""), cpu or cuda: see backend.Resolve
-	// Step is the CPU step: StepGraph ("" means it) or StepFused. A device
-	// other than the CPU has its own step and ignores it.
-	Step string
+	Patience    int   // epochs without a better validation loss before stopping; 0 means 10, negative never
+	Seed        int64 // initialisation, shuffling and dropout
+	// Device is where the steps run: a device Resolve returned (cpu, the
+	// Gorgonia graph step; cpu:fused, the hand-written one; cuda), or auto
+	// ("", resolved by Fit).
+	Device string
 	// Batching is "by-question" (a batch is all training pairs of a few
 	// questions, so the adapter runs once per question) or "per-pair" (a
 	// random batch of pairs, the adapter run once per pair, as the reference
@@ -145,20 +145,15 @@ func (t Trainer) Fit(ctx context.Context, trainR, valR *model.Responses, feature
 	if err != nil {
 		return nil, err
 	}
-	stepName := t.Step
-	if stepName == "" {
+	stepName := device // a GPU has its own step
+	switch device {
+	case backend.CPU:
 		stepName = StepGraph
-	}
-	switch stepName {
-	case StepGraph:
-		if device == backend.CPU {
-			newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
-				return newHostStepper(p, opt, newGraphGradient(p)), nil
-			}
+		newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+			return newHostStepper(p, opt, newGraphGradient(p)), nil
 		}
-	case StepFused:
-	default:
-		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepGraph, StepFused)
+	case backend.CPUFused:
+		stepName, device = StepFused, backend.CPU
 	}
 	if err := t.CheckMemory(inputDim, trainR.NumModels(), J, 0); err != nil {
 		return nil, err
@@ -171,9 +166,6 @@ func (t Trainer) Fit(ctx context.Context, trainR, valR *model.Responses, feature
 	}
 
 	fit := &Result{Device: device, Step: stepName}
-	if device != backend.CPU {
-		fit.Step = device
-	}
 	var best *backend.JEIRTParams
 	bestLoss := math.Inf(1)
 	sinceBest := 0

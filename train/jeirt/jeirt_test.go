@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -73,6 +74,9 @@ func TestJEIRTSynthRecovery(t *testing.T) {
 	}
 }
 
+// stepDevice is the CPU device that runs each step.
+var stepDevice = map[string]string{StepGraph: backend.CPU, StepFused: backend.CPUFused}
+
 func smallFit(t *testing.T, step, batching string, residual float64) *Result {
 	t.Helper()
 	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
@@ -81,7 +85,7 @@ func smallFit(t *testing.T, step, batching string, residual float64) *Result {
 		t.Fatal(err)
 	}
 	fit, err := Trainer{Dim: 4, Hidden: 12, Dropout: 0.3, Residual: residual, Epochs: 2, BatchSize: 64, LR: 1e-2, WeightDecay: 0.01,
-		Seed: 9, Device: "cpu", Step: step, Batching: batching}.Fit(context.Background(), tr, va, feat, 8)
+		Seed: 9, Device: stepDevice[step], Batching: batching}.Fit(context.Background(), tr, va, feat, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +151,9 @@ func TestJEIRTGraphTrainsLikeFused(t *testing.T) {
 		t.Fatal(err)
 	}
 	acc := map[string]float64{}
-	for _, step := range []string{"", StepFused} {
+	for _, device := range []string{"", backend.CPUFused} {
 		fit, err := Trainer{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 25, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01,
-			Gamma: 0.97, Seed: 1, Step: step}.Fit(context.Background(), tr, va, feat, 32)
+			Gamma: 0.97, Seed: 1, Device: device}.Fit(context.Background(), tr, va, feat, 32)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,6 +67,26 @@ type FitFiles struct {
 	Verbose  bool     // read timings on Log
 	Version  string   // written into fit.json
 	Log      model.Logf
+	// Device is the device the fits run on as the command resolved it from
+	// Settings.Device (backend.Resolve); "" resolves it here.
+	Device string
+}
+
+// runDevice is the device a fit with settings set runs on: device (the
+// command's resolution of set.Device), or set.Device resolved now. A signed
+// fit whose request was auto runs on the CPU when the device has no signed
+// fits (backend.CBMMSigned); one that named such a device fails in the fit.
+func runDevice(set irtfit.Settings, device string) (string, error) {
+	if device == "" {
+		var err error
+		if device, err = backend.Resolve(set.Device); err != nil {
+			return "", err
+		}
+	}
+	if set.Signed && (set.Device == "" || set.Device == backend.Auto) && !backend.Implements[backend.CBMMSigned](device) {
+		device = backend.CPU
+	}
+	return device, nil
 }
 
 // FileFit is one fitted file of FitFiles.
@@ -160,7 +180,8 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	if err := irt.CheckSettings(set); err != nil {
 		return nil, err
 	}
-	if _, err := backend.Resolve(set.Device); err != nil {
+	device, err := runDevice(set, ff.Device)
+	if err != nil {
 		return nil, err
 	}
 	log := ff.Log
@@ -179,7 +200,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		return nil, fmt.Errorf("%s already exists (choose another --out or pass --force)", ff.Out)
 	}
 	if set.Joint {
-		return ff.runJoint(ctx, set, dirs)
+		return ff.runJoint(ctx, set, device, dirs)
 	}
 	rs := make([]*model.Responses, len(ff.Data))
 	cells := 0
@@ -190,7 +211,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		cells += rs[k].Len()
 	}
 	var trace []string
-	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log,
+	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log, Device: device,
 		Trace: func(k int, secs, loss float64) {
 			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
 			if batch {
@@ -252,7 +273,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 
 // runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit
 // folder in Out; names (irtfit.OutNames) name the item groups.
-func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []string) ([]FileFit, error) {
+func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device string, names []string) ([]FileFit, error) {
 	if ff.Read.Items != "" {
 		return nil, fmt.Errorf("--items names the item texts of one benchmark; it cannot go with --joint")
 	}
@@ -263,7 +284,7 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []st
 			return nil, err
 		}
 	}
-	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log}
+	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log, Device: device}
 	fit, r, err := irt.FitJoint(ctx, job, names, rs)
 	if err != nil {
 		return nil, err
@@ -278,7 +299,8 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, names []st
 // Fisher information (InformationSelect), writes them to out, and returns
 // the line jeirt irt select prints: with the Kendall τ between the model
 // rankings from the kept items and from all items when the fit's responses
-// can be read again. device, when not "", overrides the fit's.
+// can be read again, on device (resolved by the command; "": the fit's
+// settings.device, resolved here).
 //
 // rule is "info" (or "": InformationSelect) or "benchmirt"
 // (BenchMIRTSelect with bins difficulty bins). excludeFlagged leaves out
@@ -337,8 +359,8 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	}
 	// τ between the rankings needs the responses: read them again as the fit did.
 	set := folder.Doc.Settings
-	if device != "" {
-		set.Device = device
+	if device, err = runDevice(set, device); err != nil {
+		return "", err
 	}
 	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
 	if set.Joint {
@@ -353,7 +375,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 	}
 	c := irt.FromSettings(set)
-	c.Log = log
+	c.Log, c.Device = log, device
 	tau, _, err := irt.SelectionTau(ctx, c, r, fit, items)
 	if err != nil {
 		return "", err
@@ -380,7 +402,7 @@ func subFit(fit *model.IRT, idx []int) *model.IRT {
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidate), as jeirt irt cv does, and returns the result and the
 // number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, log model.Logf, verbose bool) (*irt.CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, device string, log model.Logf, verbose bool) (*irt.CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
 	if err := irt.CheckSettings(set); err != nil {
 		return nil, 0, err
@@ -388,7 +410,8 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 	if folds < 2 {
 		return nil, 0, fmt.Errorf("--folds %d: need at least 2", folds)
 	}
-	if _, err := backend.Resolve(set.Device); err != nil {
+	device, err := runDevice(set, device)
+	if err != nil {
 		return nil, 0, err
 	}
 	r, err := ReadLogged(set.Data, read, log, verbose)
@@ -397,7 +420,7 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 	}
 	start := time.Now()
 	c := irt.FromSettings(set)
-	c.Log = log
+	c.Log, c.Device = log, device
 	res, err := irt.CrossValidate(ctx, c, r, folds, set.Seed)
 	if err != nil {
 		return nil, 0, err

@@ -176,13 +176,13 @@ func delegate(ctx context.Context, device string, args []string, stdin io.Reader
 	r, err := Find()
 	if err != nil {
 		if device == "cuda" {
-			return false, 0, fmt.Errorf("device cuda: %w: %v", ErrNoRunner, err)
+			return false, 0, fmt.Errorf("%w: %v", ErrNoRunner, err)
 		}
 		return false, 0, nil
 	}
 	if _, err := r.Probe(ctx); err != nil {
 		if device == "cuda" {
-			return false, 0, fmt.Errorf("device cuda: %w: %v", ErrNoRunner, err)
+			return false, 0, fmt.Errorf("%w: %v", ErrNoRunner, err)
 		}
 		fmt.Fprintf(stderr, "jeirt: device auto: running on the CPU: %v\n", err)
 		return false, 0, nil

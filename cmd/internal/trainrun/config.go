@@ -19,7 +19,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // Config is a `jeirt train` run: where the responses come from, how they are
@@ -106,8 +106,8 @@ type TrainConfig struct {
 	Gamma       float64 `yaml:"gamma" json:"gamma"`               // LR multiplier per epoch; default 0.97
 	Patience    int     `yaml:"patience" json:"patience"`         // epochs without a better val loss before stopping; default 10
 	Seed        int64   `yaml:"seed" json:"seed"`                 // default 42
-	Device      string  `yaml:"device" json:"device"`             // auto|cpu|cuda; default auto (gorgonia: cpu with step graph)
-	Step        string  `yaml:"step" json:"step,omitempty"`       // graph|fused: the CPU step; default graph
+	Device      string  `yaml:"device" json:"device"`             // auto|cpu|cpu:fused|cuda (backend.Resolve); default auto
+	Step        string  `yaml:"step" json:"step,omitempty"`       // retired: the CPU step is train.device (cpu or cpu:fused)
 	Batching    string  `yaml:"batching" json:"batching"`         // by-question|per-pair; default by-question
 }
 
@@ -516,11 +516,14 @@ func (c *Config) Validate() error {
 	if t.Patience < 0 {
 		return bad("train.patience", "must be >= 0 (0 never stops early), got %d", t.Patience)
 	}
-	if !oneOf(t.Device, "auto", "cpu", "gorgonia", "cuda") {
-		return bad("train.device", "must be auto, cpu or cuda, got %q", t.Device)
+	if t.Device == "gorgonia" {
+		return bad("train.device", "gorgonia was retired: use cpu (its default JE-IRT step is the Gorgonia graph; cpu:fused is the hand-written one)")
 	}
-	if !oneOf(t.Step, "", jeirt.StepFused, jeirt.StepGraph) {
-		return bad("train.step", "must be graph or fused, got %q", t.Step)
+	if !oneOf(t.Device, backend.Auto, backend.CPU, backend.CPUFused, backend.CUDA) {
+		return bad("train.device", "must be auto, cpu, cpu:fused or cuda, got %q", t.Device)
+	}
+	if t.Step != "" {
+		return bad("train.step", "was retired: the CPU step is part of train.device (cpu: the Gorgonia graph step, the default; cpu:fused: the hand-written one)")
 	}
 	if !oneOf(t.Batching, "by-question", "per-pair") {
 		return bad("train.batching", "must be by-question or per-pair, got %q", t.Batching)

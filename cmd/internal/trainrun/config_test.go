@@ -110,7 +110,7 @@ func TestConfigSet(t *testing.T) {
 func TestJEIRTZeroIsDefaultConfig(t *testing.T) {
 	const inputDim = 384
 	zero := jeirt.Trainer{}.WithDefaults(inputDim)
-	def := DefaultConfig().jeirt().WithDefaults(inputDim)
+	def := DefaultConfig().trainer("").WithDefaults(inputDim)
 	if zero.Dropout != def.Dropout || zero.WeightDecay != def.WeightDecay || zero.Patience != def.Patience ||
 		zero.Dim != def.Dim || zero.Hidden != def.Hidden || zero.Epochs != def.Epochs || zero.BatchSize != def.BatchSize ||
 		zero.LR != def.LR || zero.Gamma != def.Gamma || zero.Batching != def.Batching {

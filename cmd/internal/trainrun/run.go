@@ -34,8 +34,12 @@ type Options struct {
 	Replace     bool   // replace an existing output folder
 	NoBaselines bool   // skip the baseline table (faster, for sweeps)
 	// MaxMemory is the memory, in bytes, training may ask for at once
-	// (JEIRT.CheckMemory); 0 means the machine's available memory.
+	// (Trainer.CheckMemory); 0 means the machine's available memory.
 	MaxMemory int64
+	// Device is the run's device as the command resolved it from the
+	// config's train.device (backend.Resolve); "" resolves it here. The
+	// config keeps the request as it was given.
+	Device string
 }
 
 // RunResult is what RunJEIRT trained and measured.
@@ -45,11 +49,8 @@ type Result struct {
 	Checkpoint *checkpoint.Checkpoint
 }
 
-func (c *Config) jeirt() jeirt.Trainer {
-	device, step := c.Train.Device, c.Train.Step
-	if device == "gorgonia" { // the old spelling of the CPU's graph step
-		device, step = backend.CPU, jeirt.StepGraph
-	}
+// trainer is the config's JE-IRT training on device (a resolved device).
+func (c *Config) trainer(device string) jeirt.Trainer {
 	// The config says every value; JEIRT's zero values are defaults, so a
 	// configured 0 (none) is passed as negative.
 	none := func(v float64) float64 {
@@ -64,7 +65,7 @@ func (c *Config) jeirt() jeirt.Trainer {
 	}
 	return jeirt.Trainer{Dim: c.Model.Dim, Hidden: c.Model.Hidden, Dropout: none(c.Model.Dropout), Residual: c.Model.Residual,
 		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, LR: c.Train.LR, WeightDecay: none(c.Train.WeightDecay),
-		Gamma: c.Train.Gamma, Patience: patience, Seed: c.Train.Seed, Device: device, Step: step, Batching: c.Train.Batching}
+		Gamma: c.Train.Gamma, Patience: patience, Seed: c.Train.Seed, Device: device, Batching: c.Train.Batching}
 }
 
 // RunJEIRT does what `jeirt train` does: read and split the data, encode the
@@ -93,6 +94,12 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	device := opt.Device
+	if device == "" {
+		if device, err = backend.Resolve(cfg.Train.Device); err != nil {
+			return nil, err
+		}
+	}
 	trainR, valR, testR, all, err := LoadSplits(cfg)
 	if err != nil {
 		return nil, err
@@ -116,8 +123,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	// The frozen encoder's forward runs on the training device when it has
 	// one for this encoder (a model folder on cuda): same vectors and
 	// fingerprint, so the cache is shared with CPU runs.
-	if dev := cfg.jeirt().Device; dev != backend.CPU {
-		on, err := backend.EncoderOn(dev, enc)
+	if device != backend.CPU && device != backend.CPUFused {
+		on, err := backend.EncoderOn(device, enc)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +132,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	}
 	// The encoder vectors and the parameter tables, estimated before
 	// either is made.
-	tr := cfg.jeirt()
+	tr := cfg.trainer(device)
 	tr.MaxMemory = opt.MaxMemory
 	if err := tr.CheckMemory(enc.Dim(), trainR.NumModels(), all.NumItems(), 4*int64(all.NumItems())*int64(enc.Dim())); err != nil {
 		return nil, err
@@ -233,7 +240,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		}
 		met.Warnings = warnings
 		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
-		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), log)
+		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, log)
 		if errors.Is(err, context.Canceled) {
 			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
 			met.Baselines, met.KNNK = nil, 0
@@ -473,8 +480,8 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 }
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
-// knn (k chosen on valR) and irt_2pl (cBMM).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) (map[string]model.Scores, int, error) {
+// knn (k chosen on valR) and irt_2pl (cBMM, on the run's device).
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, log model.Logf) (map[string]model.Scores, int, error) {
 	out := map[string]model.Scores{
 		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
 		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
@@ -488,7 +495,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 	out["knn"] = eval.Score(pk, testR.Label).Scores()
 	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
-	irt, err := irt.CBMM{}.Fit(ctx, trainR)
+	irt, err := irt.CBMM{Device: device}.Fit(ctx, trainR)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, 0, err
