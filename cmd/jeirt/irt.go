@@ -113,9 +113,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				if !cvJSON || cvOut != "" {
 					return needArgs(0, 0, "no arguments")(cmd, args)
 				}
-				// The old spelling: --json FILE wrote the metrics to FILE.
-				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
-				cvOut, cvJSON = args[0], false
+				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
 			}
 			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, runDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
