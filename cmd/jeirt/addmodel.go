@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/onboardrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/onboard"
@@ -85,7 +86,7 @@ func newAddModelCmd() *cobra.Command {
 		_ = f.MarkHidden(n)
 	}
 	cmd.AddCommand(newSuggestCmd())
-	return guard(cmd, outputs{folders: []string{"out"}, filesWith: []string{"fit", "suggest"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, FilesWith: []string{"fit", "suggest"}})
 }
 
 // runPlace is add-model --fit: the checkpoint-only flags are refused.
@@ -151,7 +152,7 @@ func newSuggestCmd() *cobra.Command {
 	addReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
 	withDevice(cmd)
-	return guard(cmd, outputs{files: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

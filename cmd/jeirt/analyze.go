@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/jeirt/jeirt/cmd/internal/analyzerun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
@@ -89,7 +90,7 @@ func newAnalyzeCmd() *cobra.Command {
 		cobra.MinimumNArgs(1), nil, analyzerun.LOBORun)
 	lobo.Example = `  jeirt train --config configs/quickstart.yaml --set data.items=out/swe-groups.csv --set split.by=benchmark --set split.hold=sympy --set output=out/lobo-sympy
   jeirt analyze lobo --out out/swe-lobo out/lobo-sympy`
-	cmd.AddCommand(guard(groups, outputs{files: []string{"out"}}), dir, probe, icc, dims, lobo)
+	cmd.AddCommand(cli.Guard(groups, cli.Outputs{Files: []string{"out"}}), dir, probe, icc, dims, lobo)
 	return cmd
 }
 
@@ -118,5 +119,5 @@ func analysisCmd(use, short string, args cobra.PositionalArgs, required []string
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (required)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}, argsIn: true})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, ArgsIn: true})
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 
-	"github.com/jeirt/jeirt/cmd/internal/runner"
-	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -32,57 +29,7 @@ func newDeviceCmd() *cobra.Command {
 	return cmd
 }
 
-type deviceKey struct{}
-
-// resolveDevice is the one device resolution of a run of c (guard calls
-// it): the --device flag when given, else what the command's settings ask
-// for (o.device: train's config, irt select's fit), else the flag's default.
-// In a binary without CUDA a cuda or auto request first goes to the
-// jeirt-cuda runner, which runs the whole command on its GPU when it has one
-// (package runner); this is the only place that decides. The resolved device
-// (backend.Resolve) is in the command's context for runDevice.
-func resolveDevice(c *cobra.Command, o outputs) error {
-	f := c.Flags().Lookup("device")
-	if f == nil && o.device == nil {
-		return nil
-	}
-	var req string
-	switch {
-	case f != nil && f.Changed:
-		req = f.Value.String()
-	case o.device != nil:
-		var err error
-		if req, err = o.device(c); err != nil {
-			return err
-		}
-	default:
-		req = f.Value.String()
-	}
-	if req == "" {
-		req = backend.Auto
-	}
-	if !cudaBuilt && (req == backend.CUDA || req == backend.Auto) {
-		handled, code, err := runner.Delegate(c.Context(), req, os.Args[1:])
-		if handled {
-			os.Exit(code)
-		}
-		if err != nil {
-			return fmt.Errorf("device cuda: this jeirt binary was built without CUDA, and %w", err)
-		}
-	}
-	dev, err := backend.Resolve(req)
-	if err != nil {
-		return err
-	}
-	c.SetContext(context.WithValue(c.Context(), deviceKey{}, dev))
-	return nil
+func init() {
+	rootCmd.AddCommand(newDeviceCmd())
+	cli.Version, cli.CUDABuilt = version, cudaBuilt
 }
-
-// runDevice is the device guard resolved for this run of cmd ("" for a
-// command that computes nothing).
-func runDevice(cmd *cobra.Command) string {
-	d, _ := cmd.Context().Value(deviceKey{}).(string)
-	return d
-}
-
-func init() { rootCmd.AddCommand(newDeviceCmd()) }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
@@ -43,7 +44,7 @@ func newEvalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return guard(withDevice(cmd), outputs{})
+	return cli.Guard(withDevice(cmd), cli.Outputs{})
 }
 
 func init() { rootCmd.AddCommand(newEvalCmd()) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
@@ -36,7 +37,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, runDevice(cmd)
+			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, cli.RunDevice(cmd)
 			res, err := ff.Run(cmd.Context())
 			for _, r := range res {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Summary())
@@ -81,7 +82,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, runDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -115,7 +116,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				}
 				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, runDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
@@ -140,8 +141,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
-	irtCmd.AddCommand(guard(fit, outputs{folders: []string{"out"}, files: []string{"trace"}}),
-		guard(sel, outputs{files: []string{"out"}, device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
-		guard(cv, outputs{files: []string{"out"}, argOut: 1}),
-		guard(newIRTCatCmd(), outputs{folders: []string{"out"}}))
+	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}}),
+		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
+		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
+		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/routerun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
@@ -47,7 +48,7 @@ func newRouteCmd() *cobra.Command {
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
-	return guard(withDevice(cmd), outputs{argsIn: true})
+	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true})
 }
 
 // routeFormat is route's --format: the layout of --data. Its old use for
@@ -103,7 +104,7 @@ func newRouteEvalCmd() *cobra.Command {
 	for _, n := range []string{"margin", "min-p", "lambda"} {
 		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
 	}
-	return guard(withDevice(cmd), outputs{files: []string{"out"}})
+	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}})
 }
 
 // modelList is --models as a list: nil when not given, empty (an error) when

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ func newSynthCmd() *cobra.Command {
 	f.IntVar(&opt.EmbedDim, "embed-dim", 8, "embedding dimension d of q and m (jeirt)")
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newSynthCmd()) }

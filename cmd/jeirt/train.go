@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -49,7 +50,7 @@ func newTrainCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
-				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: runDevice(cmd)})
+				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
 			return err
 		},
 	}
@@ -60,7 +61,7 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cpu:fused|cuda: overrides train.device of the config")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors and the parameter tables may take (estimated before they are made); 0: the machine's available memory")
 	// The output is the config's: RunJEIRT applies the output rule to it.
-	return guard(cmd, outputs{device: func(*cobra.Command) (string, error) {
+	return cli.Guard(cmd, cli.Outputs{Device: func(*cobra.Command) (string, error) {
 		c, err := config()
 		if err != nil {
 			return "", err

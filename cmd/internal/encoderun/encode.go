@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // EncodeFile is jeirt encode: it encodes the texts of an items file (or a
@@ -22,10 +23,33 @@ type EncodeFile struct {
 	Cache string // folder caching vectors by encoder, id and text ("": none)
 	Batch int    // texts per forward pass (0: 64)
 	Log   model.Logf
-	// OnDevice, when set, moves the opened encoder's forward pass to a
-	// device (the GPU); it returns the encoder to use, with the same
-	// vectors and fingerprint.
-	OnDevice func(encoder.Encoder) (encoder.Encoder, error)
+	// Device is the resolved device (backend.Resolve) the forward pass of a
+	// model folder runs on: on cuda, the GPU, with the same vectors and
+	// fingerprint; "" is the CPU.
+	Device string
+	// Precision is the GPU forward's linear layers: fp32 ("" means it), or
+	// tf32 or bf16 on tensor cores (vectors with their own fingerprint).
+	Precision string
+}
+
+// onDevice is enc with its forward pass on e.Device at e.Precision.
+func (e EncodeFile) onDevice(enc encoder.Encoder) (encoder.Encoder, error) {
+	on, err := backend.EncoderOn(e.Device, enc)
+	if err != nil {
+		return nil, err
+	}
+	if e.Precision != "fp32" {
+		// The GPU encoder's linear layers on tensor cores; its
+		// fingerprint (and so its cache entries) says so.
+		p, ok := on.(interface{ SetPrecision(string) error })
+		if !ok {
+			return nil, fmt.Errorf("encode: --precision %s needs the encoder's forward pass on the GPU (--device cuda and a model folder)", e.Precision)
+		}
+		if err := p.SetPrecision(e.Precision); err != nil {
+			return nil, err
+		}
+	}
+	return on.(encoder.Encoder), nil
 }
 
 // Run encodes and writes, with progress lines on Log.
@@ -37,6 +61,12 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if e.Spec == "" {
 		e.Spec = "hash"
 	}
+	if e.Precision == "" {
+		e.Precision = "fp32"
+	}
+	if e.Precision != "fp32" && e.Precision != "tf32" && e.Precision != "bf16" {
+		return fmt.Errorf("encode: --precision %q: want fp32, tf32 or bf16", e.Precision)
+	}
 	shard, nShards, err := ParseShard(e.Shard)
 	if err != nil {
 		return err
@@ -45,8 +75,8 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.OnDevice != nil {
-		on, err := e.OnDevice(enc)
+	if e.Device != "" {
+		on, err := e.onDevice(enc)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
-package main
+package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jeirt/jeirt/cmd/internal/runner"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
-// Every command goes through guard before it does any work: its reads honour
+// Every command goes through Guard before it does any work: its reads honour
 // the command's context (Ctrl-C stops a read blocked on a pipe or a FIFO),
 // the folders it writes are marked as this command's, and each output path
 // passes the output rule (model.CheckOutput) against every input the
@@ -21,23 +25,23 @@ import (
 // output that is or holds an input is refused, and nothing is computed
 // before that is known.
 
-// outputs says which flags and arguments of a command are its outputs.
-type outputs struct {
-	folders []string // flags naming output folders
-	// filesWith are flags that, when given, make the folders files (add-model
+// Outputs says which flags and arguments of a command are its outputs.
+type Outputs struct {
+	Folders []string // flags naming output folders
+	// FilesWith are flags that, when given, make the folders files (add-model
 	// --fit writes one CSV where add-model --checkpoint writes a checkpoint).
-	filesWith []string
-	files     []string // flags naming output files
-	argsIn    bool     // the positional arguments (but argOut) are inputs
-	argOut    int      // the 1-based positional argument that is an output file; 0: none
-	resumes   bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
-	// sidecars are the other files written beside an output file.
-	sidecars func(out string) []string
-	// inputs are inputs besides the flags and arguments.
-	inputs func(args []string) []string
-	// device, when set, is the device the command's settings ask for when
+	FilesWith []string
+	Files     []string // flags naming output files
+	ArgsIn    bool     // the positional arguments (but ArgOut) are inputs
+	ArgOut    int      // the 1-based positional argument that is an output file; 0: none
+	Resumes   bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
+	// Sidecars are the other files written beside an output file.
+	Sidecars func(out string) []string
+	// Inputs are inputs besides the flags and arguments.
+	Inputs func(args []string) []string
+	// Device, when set, is the device the command's settings ask for when
 	// --device is not given (see resolveDevice).
-	device func(c *cobra.Command) (string, error)
+	Device func(c *cobra.Command) (string, error)
 }
 
 // inputFlags are the flags, of any command, that name a file or folder the
@@ -45,10 +49,10 @@ type outputs struct {
 var inputFlags = []string{"data", "items", "config", "checkpoint", "fit", "cache", "train", "val", "costs",
 	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams"}
 
-// guard makes cmd apply the output rule and the input context before its
+// Guard makes cmd apply the output rule and the input context before its
 // RunE (see above), adding --force when it has outputs and no --force yet.
-func guard(cmd *cobra.Command, o outputs) *cobra.Command {
-	if len(o.folders)+len(o.files) > 0 || o.argOut > 0 {
+func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
+	if len(o.Folders)+len(o.Files) > 0 || o.ArgOut > 0 {
 		if cmd.Flags().Lookup("force") == nil {
 			cmd.Flags().Bool("force", false, "replace the output if it exists (only what jeirt wrote is ever replaced)")
 		}
@@ -56,7 +60,7 @@ func guard(cmd *cobra.Command, o outputs) *cobra.Command {
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		defer fileio.SetInputContext(c.Context())()
-		fileio.SetOutputWriter(c.CommandPath(), version)
+		fileio.SetOutputWriter(c.CommandPath(), Version)
 		if err := checkOutputs(c, args, o); err != nil {
 			return err
 		}
@@ -69,7 +73,7 @@ func guard(cmd *cobra.Command, o outputs) *cobra.Command {
 }
 
 // checkOutputs is the output rule for the outputs o of c run with args.
-func checkOutputs(c *cobra.Command, args []string, o outputs) error {
+func checkOutputs(c *cobra.Command, args []string, o Outputs) error {
 	type out struct {
 		path   string
 		folder bool
@@ -78,20 +82,20 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 	for _, names := range []struct {
 		flags  []string
 		folder bool
-	}{{o.folders, !anyChanged(c, o.filesWith)}, {o.files, false}} {
+	}{{o.Folders, !anyChanged(c, o.FilesWith)}, {o.Files, false}} {
 		for _, name := range names.flags {
 			if f := c.Flags().Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "-" {
 				outs = append(outs, out{f.Value.String(), names.folder})
 			}
 		}
 	}
-	if o.argOut > 0 && len(args) >= o.argOut {
-		outs = append(outs, out{args[o.argOut-1], false})
+	if o.ArgOut > 0 && len(args) >= o.ArgOut {
+		outs = append(outs, out{args[o.ArgOut-1], false})
 	}
-	if o.sidecars != nil {
+	if o.Sidecars != nil {
 		for _, x := range outs {
 			if !x.folder {
-				for _, s := range o.sidecars(x.path) {
+				for _, s := range o.Sidecars(x.path) {
 					outs = append(outs, out{s, false})
 				}
 			}
@@ -109,7 +113,7 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 				others = append(others, y.path)
 			}
 		}
-		if _, err := fileio.CheckOutput(fileio.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others, Resumes: o.resumes && x.folder}); err != nil {
+		if _, err := fileio.CheckOutput(fileio.Output{Path: x.path, Folder: x.folder, Force: force, Inputs: inputs, Others: others, Resumes: o.Resumes && x.folder}); err != nil {
 			return err
 		}
 	}
@@ -118,7 +122,7 @@ func checkOutputs(c *cobra.Command, args []string, o outputs) error {
 
 // commandInputs lists every file or folder c reads: its input flags, its
 // positional inputs and jeirt's cache folder.
-func commandInputs(c *cobra.Command, args []string, o outputs) []string {
+func commandInputs(c *cobra.Command, args []string, o Outputs) []string {
 	var in []string
 	visit := func(f *pflag.Flag) {
 		if f.Annotations["alias-of"] != nil || !isInputFlag(f.Name) || !strings.HasPrefix(f.Value.Type(), "string") {
@@ -145,15 +149,15 @@ func commandInputs(c *cobra.Command, args []string, o outputs) []string {
 		}
 	}
 	c.Flags().VisitAll(visit)
-	if o.argsIn {
+	if o.ArgsIn {
 		for k, a := range args {
-			if k+1 != o.argOut && a != "-" {
+			if k+1 != o.ArgOut && a != "-" {
 				in = append(in, a)
 			}
 		}
 	}
-	if o.inputs != nil {
-		in = append(in, o.inputs(args)...)
+	if o.Inputs != nil {
+		in = append(in, o.Inputs(args)...)
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
 		in = append(in, filepath.Join(dir, "jeirt"))
@@ -204,3 +208,63 @@ func anyChanged(c *cobra.Command, names []string) bool {
 	}
 	return false
 }
+
+type deviceKey struct{}
+
+// resolveDevice is the one device resolution of a run of c (Guard calls
+// it): the --device flag when given, else what the command's settings ask
+// for (o.Device: train's config, irt select's fit), else the flag's default.
+// In a binary without CUDA a cuda or auto request first goes to the
+// jeirt-cuda runner, which runs the whole command on its GPU when it has one
+// (package runner); this is the only place that decides. The resolved device
+// (backend.Resolve) is in the command's context for runDevice.
+func resolveDevice(c *cobra.Command, o Outputs) error {
+	f := c.Flags().Lookup("device")
+	if f == nil && o.Device == nil {
+		return nil
+	}
+	var req string
+	switch {
+	case f != nil && f.Changed:
+		req = f.Value.String()
+	case o.Device != nil:
+		var err error
+		if req, err = o.Device(c); err != nil {
+			return err
+		}
+	default:
+		req = f.Value.String()
+	}
+	if req == "" {
+		req = backend.Auto
+	}
+	if !CUDABuilt && (req == backend.CUDA || req == backend.Auto) {
+		handled, code, err := runner.Delegate(c.Context(), req, os.Args[1:])
+		if handled {
+			os.Exit(code)
+		}
+		if err != nil {
+			return fmt.Errorf("device cuda: this jeirt binary was built without CUDA, and %w", err)
+		}
+	}
+	dev, err := backend.Resolve(req)
+	if err != nil {
+		return err
+	}
+	c.SetContext(context.WithValue(c.Context(), deviceKey{}, dev))
+	return nil
+}
+
+// RunDevice is the device Guard resolved for this run of cmd ("" for a
+// command that computes nothing).
+func RunDevice(cmd *cobra.Command) string {
+	d, _ := cmd.Context().Value(deviceKey{}).(string)
+	return d
+}
+
+// Version is the jeirt release, written into the outputs' markers.
+var Version string
+
+// CUDABuilt says whether this binary has the GPU backend compiled in; a
+// binary without it hands cuda and auto runs to the jeirt-cuda runner.
+var CUDABuilt bool
