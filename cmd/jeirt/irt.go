@@ -10,7 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 	"github.com/spf13/cobra"
 )
 
@@ -65,7 +65,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.Int64Var(&set.Seed, "seed", 42, "bootstrap seed")
 	f.Float64Var(&set.MinA, "min-a", 0.1, "flag items with discrimination ‖a‖/σ below this as uninformative")
 	f.IntVar(&set.RankMove, "rank-move", 0, "list models whose θ rank and accuracy rank differ by more than this (0: max(3, N/20))")
-	f.IntVar(&set.MinAnswers, "min-answers", irt.DefaultMinAnswers, "models with fewer observed answers are flagged few_answers and not ranked (no rank, no bootstrap rank interval); items are flagged (0: no threshold)")
+	f.IntVar(&set.MinAnswers, "min-answers", irtstat.DefaultMinAnswers, "models with fewer observed answers are flagged few_answers and not ranked (no rank, no bootstrap rank interval); items are flagged (0: no threshold)")
 	f.StringVar(&set.Method, "method", "cbmm", "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
 	f.StringVar(&ff.Trace, "trace", "", "write seconds,loss per iteration to this CSV (cbmm, lbfgs)")
 	f.StringVar(&ff.Out, "out", "", "output folder (required; written atomically, with one sub-folder per file in a batch)")

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -14,7 +15,6 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
-	"github.com/jeirt/jeirt/train/irt"
 )
 
 // This file holds the jobs of the jeirt analyze commands: each reads its
@@ -150,7 +150,7 @@ func (c ICCRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := irt.ReadFitData(folder.Doc.Settings)
+	r, err := irtrun.ReadFitData(folder.Doc.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading the fit's responses: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
-	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 )
 
 // Place is jeirt add-model --fit: it places the models of Data in the fit
@@ -110,7 +110,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 		m.Score = th[0]
 		if rk > 1 {
 			one := &model.IRT{Rank: rk, Sigma: fitIRT.Sigma, Theta: th, A: fitIRT.A, B: fitIRT.B}
-			m.Score = irt.AbilityScore(one)[0]
+			m.Score = irtstat.AbilityScore(one)[0]
 		}
 		m.Rank = rankAmong(m.Score, scores)
 		if rk == 1 {

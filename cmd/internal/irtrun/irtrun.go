@@ -24,7 +24,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
-	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 )
 
 // ReadLogged reads a response file as the irt commands do and says on log
@@ -94,7 +94,7 @@ type FileFit struct {
 	Dir      string // its folder
 	Models   int
 	Items    int
-	Analysis *irt.Analysis
+	Analysis *irtstat.Analysis
 	// Joint is the number of files of a --joint fit (0 otherwise); Groups
 	// says to list the item groups' mean loadings (signed and joint fits).
 	Joint  int
@@ -142,7 +142,7 @@ func (f FileFit) Summary() string {
 
 // ReliabilitySummary is "Cronbach's α 0.9850, marginal reliability 0.9878"
 // (the reliability at rank 1 only; "undefined" for a NaN).
-func ReliabilitySummary(td irt.TestDiagnostics) string {
+func ReliabilitySummary(td irtstat.TestDiagnostics) string {
 	f := func(x float64) string {
 		if math.IsNaN(x) {
 			return "undefined"
@@ -177,7 +177,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	if set.Level == 0 {
 		set.Level = 0.95
 	}
-	if err := irt.CheckSettings(set); err != nil {
+	if err := CheckSettings(set); err != nil {
 		return nil, err
 	}
 	device, err := runDevice(set, ff.Device)
@@ -211,7 +211,7 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		cells += rs[k].Len()
 	}
 	var trace []string
-	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log, Device: device,
+	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: log, Device: device,
 		Trace: func(k int, secs, loss float64) {
 			line := fmt.Sprintf("%.6f,%.10g", secs, loss)
 			if batch {
@@ -284,8 +284,8 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device str
 			return nil, err
 		}
 	}
-	job := irt.FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log, Device: device}
-	fit, r, err := irt.FitJoint(ctx, job, names, rs)
+	job := FitJob{Settings: set, Data: ff.Data, Version: ff.Version, Log: ff.Log, Device: device}
+	fit, r, err := FitJoint(ctx, job, names, rs)
 	if err != nil {
 		return nil, err
 	}
@@ -335,9 +335,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	var at []float64
 	switch rule {
 	case "", "info":
-		items, at, err = irt.InformationSelect(pool, keep)
+		items, at, err = irtstat.InformationSelect(pool, keep)
 	case "benchmirt":
-		items, at, err = irt.BenchMIRTSelect(pool, keep, bins)
+		items, at, err = irtstat.BenchMIRTSelect(pool, keep, bins)
 	default:
 		return "", fmt.Errorf("--rule %q: want info or benchmirt", rule)
 	}
@@ -364,7 +364,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	}
 	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
 	if set.Joint {
-		r, rerr = irt.ReadFitData(set)
+		r, rerr = ReadFitData(set)
 	}
 	if rerr != nil {
 		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
@@ -374,9 +374,9 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 	}
-	c := irt.FromSettings(set)
+	c := FromSettings(set)
 	c.Log, c.Device = log, device
-	tau, _, err := irt.SelectionTau(ctx, c, r, fit, items)
+	tau, _, err := irtstat.SelectionTau(ctx, c, r, fit, items)
 	if err != nil {
 		return "", err
 	}
@@ -402,9 +402,9 @@ func subFit(fit *model.IRT, idx []int) *model.IRT {
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidate), as jeirt irt cv does, and returns the result and the
 // number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, device string, log model.Logf, verbose bool) (*irt.CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, device string, log model.Logf, verbose bool) (*irtstat.CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
-	if err := irt.CheckSettings(set); err != nil {
+	if err := CheckSettings(set); err != nil {
 		return nil, 0, err
 	}
 	if folds < 2 {
@@ -419,9 +419,9 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 		return nil, 0, err
 	}
 	start := time.Now()
-	c := irt.FromSettings(set)
+	c := FromSettings(set)
 	c.Log, c.Device = log, device
-	res, err := irt.CrossValidate(ctx, c, r, folds, set.Seed)
+	res, err := irtstat.CrossValidate(ctx, c, r, folds, set.Seed)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -431,7 +431,7 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 
 // WriteCVTable prints the cross-validation table of jeirt irt cv; asJSON
 // prints the result as indented JSON instead.
-func WriteCVTable(w io.Writer, res *irt.CVResult, cells int, asJSON bool) error {
+func WriteCVTable(w io.Writer, res *irtstat.CVResult, cells int, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

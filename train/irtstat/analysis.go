@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"context"
@@ -9,9 +9,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
-	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
-	"gonum.org/v1/gonum/mat"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // Item flags written by Analyze.
@@ -181,7 +180,7 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		an.ItemFlags[j] = strings.Join(flags, ";")
 	}
 	if rk > 1 {
-		an.VarimaxLoading = Varimax(whitenedLoadings(fit), J, rk)
+		an.VarimaxLoading = irt.Varimax(irt.WhitenedLoadings(fit), J, rk)
 		if r.ItemGroup != nil {
 			an.GroupLoadings = groupLoadings(an.VarimaxLoading, r.ItemGroup, rk)
 		}
@@ -189,51 +188,6 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		an.GroupLoadings = groupLoadings(fit.A, r.ItemGroup, 1)
 	}
 	return an
-}
-
-// whitenedLoadings returns A·L where LLᵀ is the covariance of θ's columns
-// (Cholesky): the loadings on uncorrelated abilities, X unchanged, which is
-// the form an orthogonal rotation such as varimax assumes.
-func whitenedLoadings(fit *model.IRT) []float64 {
-	rk := fit.Rank
-	C := thetaCovChol(fit.Theta, rk)
-	if C == nil {
-		return append([]float64(nil), fit.A...) // degenerate abilities: leave A as is
-	}
-	out := make([]float64, len(fit.A))
-	matMul(fit.A, C, out, len(fit.A)/rk, rk, rk)
-	return out
-}
-
-// thetaCovChol returns the lower Cholesky factor L (r x r, row-major) of the
-// population covariance of the N x r abilities theta, or nil when it is
-// singular.
-func thetaCovChol(theta []float64, rk int) []float64 {
-	N := len(theta) / rk
-	C := make([]float64, rk*rk)
-	mu := make([]float64, rk)
-	for i := 0; i < N; i++ {
-		for d := 0; d < rk; d++ {
-			mu[d] += theta[i*rk+d] / float64(N)
-		}
-	}
-	for i := 0; i < N; i++ {
-		for d := 0; d < rk; d++ {
-			for e := 0; e < rk; e++ {
-				C[d*rk+e] += (theta[i*rk+d] - mu[d]) * (theta[i*rk+e] - mu[e]) / float64(N)
-			}
-		}
-	}
-	// C = L Lᵀ (lower triangle), the upper triangle cleared.
-	if !backend.Cholesky(C, rk, 1e-12) {
-		return nil
-	}
-	for j := 0; j < rk; j++ {
-		for k := j + 1; k < rk; k++ {
-			C[j*rk+k] = 0
-		}
-	}
-	return C
 }
 
 func abs(x int) int {
@@ -268,117 +222,6 @@ func groupLoadings(l []float64, group []string, rk int) []GroupLoading {
 	}
 	sort.Slice(out, func(x, y int) bool { return out[x].Group < out[y].Group })
 	return out
-}
-
-// Varimax rotates the J x r loadings A (row-major) to Kaiser's varimax
-// criterion (raw, without row normalisation; Kaiser 1958), the canonical
-// form reported for r > 1, by the usual SVD iteration. Columns are then
-// signed to have a positive sum and ordered by decreasing sum of squares.
-func Varimax(A []float64, J, r int) []float64 {
-	out := make([]float64, J*r)
-	matMul(A, VarimaxRotation(A, J, r), out, J, r, r)
-	return out
-}
-
-// VarimaxRotation returns the orthogonal r x r matrix T (row-major) with
-// Varimax(A) = A·T: the varimax rotation followed by the column signs and
-// order.
-func VarimaxRotation(A []float64, J, r int) []float64 {
-	L := make([]float64, J*r)
-	R := identity(r)
-	rot := make([]float64, J*r)
-	for it := 0; it < 500; it++ {
-		// rot = A R; B = Aᵀ(rot³ − rot·diag(Σ rot²)/J); R = U Vᵀ of svd(B).
-		matMul(A, R, rot, J, r, r)
-		colSS := make([]float64, r)
-		for j := 0; j < J; j++ {
-			for d := 0; d < r; d++ {
-				colSS[d] += rot[j*r+d] * rot[j*r+d]
-			}
-		}
-		B := make([]float64, r*r)
-		for j := 0; j < J; j++ {
-			for d := 0; d < r; d++ {
-				x := rot[j*r+d]
-				g := x*x*x - x*colSS[d]/float64(J)
-				for e := 0; e < r; e++ {
-					B[e*r+d] += A[j*r+e] * g
-				}
-			}
-		}
-		u, _, v := svdSmall(B, r)
-		next := make([]float64, r*r)
-		matMulT(u, v, next, r)
-		change := 0.0
-		for k := range next {
-			change = math.Max(change, math.Abs(next[k]-R[k]))
-		}
-		R = next
-		if change < 1e-13 {
-			break
-		}
-	}
-	matMul(A, R, L, J, r, r)
-	// Sign and order the columns.
-	type col struct {
-		d    int
-		sign float64
-		ss   float64
-	}
-	cols := make([]col, r)
-	for d := 0; d < r; d++ {
-		sum, ss := 0.0, 0.0
-		for j := 0; j < J; j++ {
-			sum += L[j*r+d]
-			ss += L[j*r+d] * L[j*r+d]
-		}
-		cols[d] = col{d, 1, ss}
-		if sum < 0 {
-			cols[d].sign = -1
-		}
-	}
-	sort.SliceStable(cols, func(x, y int) bool { return cols[x].ss > cols[y].ss })
-	T := make([]float64, r*r)
-	for e := 0; e < r; e++ {
-		for k, c := range cols {
-			T[e*r+k] = R[e*r+c.d] * c.sign
-		}
-	}
-	return T
-}
-
-func identity(r int) []float64 {
-	m := make([]float64, r*r)
-	for d := 0; d < r; d++ {
-		m[d*r+d] = 1
-	}
-	return m
-}
-
-// matMul sets c (n x m) = a (n x k) b (k x m), all row-major.
-func matMul(a, b, c []float64, n, k, m int) {
-	for i := 0; i < n; i++ {
-		for j := 0; j < m; j++ {
-			s := 0.0
-			for l := 0; l < k; l++ {
-				s += a[i*k+l] * b[l*m+j]
-			}
-			c[i*m+j] = s
-		}
-	}
-}
-
-// matMulT sets c = u vᵀ for r x r matrices.
-func matMulT(u, v, c []float64, r int) {
-	for i := 0; i < r; i++ {
-		for j := 0; j < r; j++ {
-			s := 0.0
-			for l := 0; l < r; l++ {
-				s += u[i*r+l] * v[j*r+l]
-			}
-			c[i*r+j] = s
-		}
-	}
 }
 
 // InformationSelect keeps round(keep·J) items chosen by Fisher information
@@ -444,7 +287,7 @@ func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64,
 
 // SelectionTau refits on the chosen items only and returns Kendall's τ between
 // the models' AbilityScore ranking from that fit and from full.
-func SelectionTau(ctx context.Context, c CBMM, r *model.Responses, full *model.IRT, items []int) (float64, *model.IRT, error) {
+func SelectionTau(ctx context.Context, c irt.CBMM, r *model.Responses, full *model.IRT, items []int) (float64, *model.IRT, error) {
 	keep := make([]bool, r.NumItems())
 	for _, j := range items {
 		keep[j] = true
@@ -461,16 +304,4 @@ func SelectionTau(ctx context.Context, c CBMM, r *model.Responses, full *model.I
 		return math.NaN(), nil, err
 	}
 	return eval.KendallTau(AbilityScore(fit), AbilityScore(full)), fit, nil
-}
-
-// svdSmall returns U, the singular values and V of the r x r matrix b (row-major).
-func svdSmall(b []float64, r int) (u, s, v []float64) {
-	var svd mat.SVD
-	if !svd.Factorize(mat.NewDense(r, r, append([]float64(nil), b...)), mat.SVDFull) {
-		return identity(r), make([]float64, r), identity(r)
-	}
-	var um, vm mat.Dense
-	svd.UTo(&um)
-	svd.VTo(&vm)
-	return append([]float64(nil), um.RawMatrix().Data...), svd.Values(nil), append([]float64(nil), vm.RawMatrix().Data...)
 }

@@ -1,4 +1,4 @@
-package irt
+package irtrun
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 )
 
 // CheckSettings reports settings of a fit folder that cannot be fitted
@@ -63,7 +65,7 @@ type FitJob struct {
 }
 
 // cbmm is the cBMM fitter of the job's settings, on its device.
-func (j FitJob) cbmm(set irtfit.Settings) CBMM {
+func (j FitJob) cbmm(set irtfit.Settings) irt.CBMM {
 	c := FromSettings(set)
 	if j.Device != "" {
 		c.Device = j.Device
@@ -74,7 +76,7 @@ func (j FitJob) cbmm(set irtfit.Settings) CBMM {
 // Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
 type Fitted struct {
 	Fit      *model.IRT
-	Analysis *Analysis
+	Analysis *irtstat.Analysis
 	Folder   *irtfit.Folder
 }
 
@@ -105,10 +107,10 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		fits = make([]*model.IRT, len(rs))
 		for k, r := range rs {
 			if set.Method == "lbfgs" {
-				fits[k], err = LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
+				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
 					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
 			} else {
-				fits[k], err = MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+				fits[k], err = irt.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
 			}
 			if err != nil {
 				err = fmt.Errorf("%s: %w", j.Data[k], err)
@@ -145,8 +147,8 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	if minAnswers == 0 {
 		minAnswers = -1 // settings record 0 for none
 	}
-	an := Analyze(r, fit, AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers, Threads: set.Threads})
-	var boot *BootstrapResult
+	an := irtstat.Analyze(r, fit, irtstat.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers, Threads: set.Threads})
+	var boot *irtstat.BootstrapResult
 	var bootSecs float64
 	if set.Bootstrap > 0 {
 		start := time.Now()
@@ -155,7 +157,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		for i, rk := range an.Rank {
 			ranked[i] = rk > 0
 		}
-		boot, err = Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
+		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
 			MaxMemory: set.MaxMemory, Fitter: j.cbmm(set), Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)

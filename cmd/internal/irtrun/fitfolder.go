@@ -1,22 +1,24 @@
-package irt
+package irtrun
 
 import (
 	"math"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 )
 
 // FromSettings is the cBMM fitter a fit folder's settings describe.
-func FromSettings(s irtfit.Settings) CBMM {
-	return CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
+func FromSettings(s irtfit.Settings) irt.CBMM {
+	return irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
 		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device}
 }
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
 // fit's and the analysis's figures, the abilities and items tables, and the
 // bootstrap's standard errors and intervals when boot is not nil.
-func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis, boot *BootstrapResult) *irtfit.Folder {
+func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.Analysis, boot *irtstat.BootstrapResult) *irtfit.Folder {
 	doc.Settings.RankMove = an.RankMoveLimit
 	doc.Models, doc.Items, doc.Observed = r.NumModels(), r.NumItems(), r.Len()
 	doc.LossHistory, doc.Loss = fit.LossHistory, fit.LossHistory[len(fit.LossHistory)-1]
@@ -31,9 +33,9 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 	if doc.Settings.Signed {
 		doc.Gauge = irtfit.GaugeSigned
 	}
-	doc.Diagnostics = &irtfit.Diagnostics{CronbachAlpha: model.Float(an.Test.Alpha), AlphaMissing: AlphaMissing,
+	doc.Diagnostics = &irtfit.Diagnostics{CronbachAlpha: model.Float(an.Test.Alpha), AlphaMissing: irtstat.AlphaMissing,
 		MarginalReliability: model.Float(an.Test.MarginalReliability), EmpiricalReliability: model.Float(an.Test.EmpiricalReliability),
-		ExtremeModels: an.Test.ExtremeModels, Flags: FlagRules(doc.Settings.MinA), Columns: DiagnosticColumnsText}
+		ExtremeModels: an.Test.ExtremeModels, Flags: irtstat.FlagRules(doc.Settings.MinA), Columns: irtstat.DiagnosticColumnsText}
 	rk := fit.Rank
 	f := &irtfit.Folder{Doc: doc}
 	part := func(v []float64, k int) []float64 {
@@ -48,7 +50,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *Analysis,
 		}
 		return v[k]
 	}
-	var b BootstrapResult
+	var b irtstat.BootstrapResult
 	if boot != nil {
 		b = *boot
 	}

@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package irt
+package irtrun
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // items.csv's b is a difficulty: it falls as the share of correct answers
 // rises, and d (the intercept) rises with it; b = −d/a exactly, with a
 // bootstrap interval around it.
 func TestFolderDifficultyRisesWithHardness(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 200, Missing: 0.1, Seed: 21})
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 200, Missing: 0.1, Seed: 21})
 	set := irtfit.Settings{Method: "cbmm", Rank: 1, Sigma: 1, Tol: 1e-6, MaxIter: 1000, Accelerate: true, Bootstrap: 20, Level: 0.9, Seed: 1}
 	job := FitJob{Settings: set, Data: []string{"sim.csv"}}
 	fits, secs, err := job.Run(context.Background(), []*model.Responses{r})

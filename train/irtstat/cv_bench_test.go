@@ -1,16 +1,19 @@
-package irt
+package irtstat
 
 import (
 	"context"
 	"testing"
+
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // On three benchmarks that test different abilities, each model's accuracy
 // per benchmark predicts better than its overall accuracy; every method
 // orders the models by accuracy about right.
 func TestCrossValidateBenchmarkBaselineAndRanking(t *testing.T) {
-	r, _ := signedTruth(120, 11)
-	res, err := CrossValidate(context.Background(), CBMM{Rank: 2, Accelerate: true}, r, 5, 1)
+	r, _ := irttest.SignedTruth(120, 11)
+	res, err := CrossValidate(context.Background(), irt.CBMM{Rank: 2, Accelerate: true}, r, 5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +30,7 @@ func TestCrossValidateBenchmarkBaselineAndRanking(t *testing.T) {
 		}
 	}
 	r.ItemGroup = nil
-	res, err = CrossValidate(context.Background(), CBMM{Rank: 1, MaxIter: 50}, r, 3, 1)
+	res, err = CrossValidate(context.Background(), irt.CBMM{Rank: 1, MaxIter: 50}, r, 3, 1)
 	if err != nil || res.BenchmarkBaseline != nil {
 		t.Errorf("without groups: %v, benchmark baseline %v", err, res.BenchmarkBaseline)
 	}

@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // BootstrapBytesPerCell is the working memory of one bootstrap replicate per
@@ -35,7 +36,7 @@ type Bootstrap struct {
 	// (at least one). 0 means half of the machine's memory (no cap where
 	// that is unknown); negative means no cap.
 	MaxMemory int64
-	Fitter    CBMM
+	Fitter    irt.CBMM
 	Log       model.Logf // a line after every batch of replicates; nil is silent
 	// Ranked, when not nil, says which models are ranked (Analysis.Rank >
 	// 0): the rank intervals are ranks among those alone, and the others

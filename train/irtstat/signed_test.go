@@ -1,74 +1,32 @@
-package irt
+package irtstat
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
-// signedTruth simulates a rank-2 MIRT with three item groups of 40: "alpha"
-// loads on dimension 1, "beta" on dimension 2, and "gamma" positively on 1
-// and negatively on 2 (a benchmark that penalises the second ability). θ is
-// N(0, I) over n models; every cell is observed.
-func signedTruth(n int, seed uint64) (*model.Responses, []float64) {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	const per, r = 40, 2
-	groups := []string{"alpha", "beta", "gamma"}
-	J := per * len(groups)
-	A := make([]float64, J*r)
-	B := make([]float64, J)
-	res := &model.Responses{}
-	for j := 0; j < J; j++ {
-		u := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
-		switch j / per {
-		case 0:
-			A[j*r], A[j*r+1] = u(1.2, 2.2), u(-0.2, 0.2)
-		case 1:
-			A[j*r], A[j*r+1] = u(-0.2, 0.2), u(0.8, 1.6)
-		case 2:
-			A[j*r], A[j*r+1] = u(0.6, 1.2), -u(0.6, 1.2)
-		}
-		B[j] = u(-1.5, 1.5)
-		res.Items = append(res.Items, fmt.Sprintf("i%03d", j))
-		res.ItemGroup = append(res.ItemGroup, groups[j/per])
-	}
-	for i := 0; i < n; i++ {
-		res.Models = append(res.Models, fmt.Sprintf("m%03d", i))
-		t1, t2 := rng.NormFloat64(), rng.NormFloat64()
-		for j := 0; j < J; j++ {
-			p := model.Sigmoid(t1*A[j*r] + t2*A[j*r+1] + B[j])
-			var y uint8
-			if rng.Float64() < p {
-				y = 1
-			}
-			res.Model, res.Item, res.Label = append(res.Model, int32(i)), append(res.Item, int32(j)), append(res.Label, y)
-		}
-	}
-	return res, A
-}
-
 func TestSignedFitRecoversNegativeLoading(t *testing.T) {
-	r, truth := signedTruth(400, 1)
-	fit, err := CBMM{Rank: 2, Signed: true, Accelerate: true}.Fit(context.Background(), r)
+	r, truth := irttest.SignedTruth(400, 1)
+	fit, err := irt.CBMM{Rank: 2, Signed: true, Accelerate: true}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertMonotone(t, "signed", fit.LossHistory)
+	irttest.AssertMonotone(t, "signed", fit.LossHistory)
 	if !fit.Signed {
 		t.Error("fit.Signed is false")
 	}
 	// The gauge: θ uncorrelated with sd 1.
-	th1, th2 := column(fit.Theta, 2, 0), column(fit.Theta, 2, 1)
+	th1, th2 := irttest.Column(fit.Theta, 2, 0), irttest.Column(fit.Theta, 2, 1)
 	if c := cov(th1, th2); math.Abs(c) > 1e-9 || math.Abs(cov(th1, th1)-1) > 1e-9 || math.Abs(cov(th2, th2)-1) > 1e-9 {
 		t.Errorf("θ covariance not the identity: cov12 %g var1 %g var2 %g", c, cov(th1, th1), cov(th2, th2))
 	}
 	for d := 0; d < 2; d++ {
-		rho := eval.Spearman(column(fit.A, 2, d), column(truth, 2, d))
+		rho := eval.Spearman(irttest.Column(fit.A, 2, d), irttest.Column(truth, 2, d))
 		t.Logf("dimension %d: Spearman(fitted, true loadings) = %.4f", d+1, rho)
 		if rho < 0.9 {
 			t.Errorf("dimension %d: Spearman %.4f < 0.9", d+1, rho)
@@ -95,7 +53,7 @@ func TestSignedFitRecoversNegativeLoading(t *testing.T) {
 	}
 
 	// The constrained fit cannot express it: every loading stays ≥ 0.
-	pos, err := CBMM{Rank: 2, Accelerate: true}.Fit(context.Background(), r)
+	pos, err := irt.CBMM{Rank: 2, Accelerate: true}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,16 +68,16 @@ func TestSignedFitRecoversNegativeLoading(t *testing.T) {
 }
 
 func TestSignedNeedsRank2(t *testing.T) {
-	r, _ := signedTruth(20, 2)
-	if _, err := (CBMM{Signed: true}).Fit(context.Background(), r); err == nil {
+	r, _ := irttest.SignedTruth(20, 2)
+	if _, err := (irt.CBMM{Signed: true}).Fit(context.Background(), r); err == nil {
 		t.Error("signed rank-1 fit: no error")
 	}
 }
 
 // SignedGauge keeps X and is idempotent.
 func TestSignedGaugeKeepsLogits(t *testing.T) {
-	r, _ := signedTruth(50, 3)
-	fit, err := CBMM{Rank: 2, Signed: true, MaxIter: 30}.Fit(context.Background(), r)
+	r, _ := irttest.SignedTruth(50, 3)
+	fit, err := irt.CBMM{Rank: 2, Signed: true, MaxIter: 30}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +100,7 @@ func TestSignedGaugeKeepsLogits(t *testing.T) {
 		fit.A[j*2], fit.A[j*2+1] = n1, n2
 		fit.B[j] -= n1 * 1
 	}
-	SignedGauge(fit)
+	irt.SignedGauge(fit)
 	k := 0
 	for i := range fit.Models {
 		for j := range fit.Items {

@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // CVResult is k-fold cross-validation over cells: every observed cell is
@@ -43,7 +44,7 @@ type RankAgreement struct {
 // cells with train.Score against the per-model mean-accuracy baseline
 // (smoothed: (correct + ½)/(answered + 1) on the training cells) and, when r
 // has item groups, the per-model per-benchmark mean (smoothed the same way).
-func CrossValidate(ctx context.Context, c CBMM, r *model.Responses, folds int, seed int64) (*CVResult, error) {
+func CrossValidate(ctx context.Context, c irt.CBMM, r *model.Responses, folds int, seed int64) (*CVResult, error) {
 	if folds < 2 {
 		return nil, fmt.Errorf("cv: need at least 2 folds, got %d", folds)
 	}

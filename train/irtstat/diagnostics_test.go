@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // simulate2PL draws N models θ ~ N(0, 1) answering J items of slope a_j
@@ -276,7 +277,7 @@ func TestDiagnosticsFindBrokenItems(t *testing.T) {
 			}
 			return a
 		})
-		fit, err := CBMM{Accelerate: true}.Fit(context.Background(), r)
+		fit, err := irt.CBMM{Accelerate: true}.Fit(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package irt
+package irtrun
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // Two benchmark files of the same models (in another order, with colliding
 // item ids): the joint signed fit finds that the second loads negatively on
 // the second ability.
 func TestFitJointRecoversBenchmarkLoadings(t *testing.T) {
-	full, truth := signedTruth(300, 5)
+	full, truth := irttest.SignedTruth(300, 5)
 	// Benchmark "ab": items 0-79 (groups alpha, beta); "g": items 80-119,
 	// renamed i000-i039 and with the models listed in reverse.
 	split := func(lo, hi int, rename, reverse bool) *model.Responses {
@@ -69,7 +70,7 @@ func TestFitJointRecoversBenchmarkLoadings(t *testing.T) {
 	}
 	// The joined item order is the simulation's, so the loadings compare directly.
 	for d := 0; d < 2; d++ {
-		if rho := eval.Spearman(column(fit.Fit.A, 2, d), column(truth, 2, d)); rho < 0.9 {
+		if rho := eval.Spearman(irttest.Column(fit.Fit.A, 2, d), irttest.Column(truth, 2, d)); rho < 0.9 {
 			t.Errorf("dimension %d: Spearman %.4f < 0.9", d+1, rho)
 		}
 	}

@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // sharedData is ../shared/data relative to the repository root, or "" (skip).
@@ -31,7 +33,7 @@ func sharedData(t *testing.T) string {
 func standardTruth(truth *synth.Truth, r *model.Responses, rank int) *model.IRT {
 	m := &model.IRT{Models: r.Models, Items: r.Items, Rank: rank, Sigma: 1,
 		Theta: append([]float64(nil), truth.Theta...), A: append([]float64(nil), truth.A...), B: append([]float64(nil), truth.B...)}
-	StandardGauge(m)
+	irt.StandardGauge(m)
 	return m
 }
 
@@ -50,8 +52,8 @@ func coverage(lo, hi, truth []float64) float64 {
 }
 
 func TestBootstrapCoverage(t *testing.T) {
-	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 100, Items: 400, Missing: 0.1, Seed: 11})
-	c := CBMM{Accelerate: true}
+	r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 100, Items: 400, Missing: 0.1, Seed: 11})
+	c := irt.CBMM{Accelerate: true}
 	full, err := c.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +91,8 @@ func TestBootstrapCoverage(t *testing.T) {
 }
 
 func TestAnalyzeFlagsAndTau(t *testing.T) {
-	base, _ := gen(t, synth.Options{Kind: "2pl", Models: 50, Items: 200, Seed: 4})
-	y := denseFrom(base)
+	base, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 50, Items: 200, Seed: 4})
+	y := irttest.DenseFrom(base)
 	for i := range y {
 		y[i][0] = 0                  // never solved
 		y[i][1] = 1                  // always solved
@@ -98,8 +100,8 @@ func TestAnalyzeFlagsAndTau(t *testing.T) {
 		y[i][3] = (i / 25 * 2) % 2   // first half wrong, second half right
 		y[i][4] = ((i*13)/5 + 1) % 2 // noise
 	}
-	r := respFromLabels(y)
-	fit, err := CBMM{}.Fit(context.Background(), r)
+	r := irttest.RespFromLabels(y)
+	fit, err := irt.CBMM{}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestVarimaxRecoversSimpleStructure(t *testing.T) {
 		x, y := simple[j*r], simple[j*r+1]
 		rot[j*r], rot[j*r+1] = c*x-s*y, s*x+c*y
 	}
-	got := Varimax(rot, J, r)
+	got := irt.Varimax(rot, J, r)
 	// Up to column order: match column 0 of got to the simple column it fits.
 	best := math.Inf(1)
 	for _, perm := range [][2]int{{0, 1}, {1, 0}} {
@@ -178,13 +180,13 @@ func TestVarimaxRecoversSimpleStructure(t *testing.T) {
 }
 
 func TestGroupLoadingsSeparateBenchmarks(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 200, Items: 400, Missing: 0.1, Seed: 8})
+	r, _ := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 200, Items: 400, Missing: 0.1, Seed: 8})
 	// synth's mirt items load mainly on dimension j mod 2: name the groups so.
 	r.ItemGroup = make([]string, r.NumItems())
 	for j := range r.ItemGroup {
 		r.ItemGroup[j] = []string{"even", "odd"}[j%2]
 	}
-	fit, err := CBMM{Rank: 2, Accelerate: true}.Fit(context.Background(), r)
+	fit, err := irt.CBMM{Rank: 2, Accelerate: true}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +203,8 @@ func TestGroupLoadingsSeparateBenchmarks(t *testing.T) {
 }
 
 func TestInformationSelect(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 120, Items: 1000, Missing: 0.1, Seed: 9})
-	c := CBMM{Accelerate: true}
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 120, Items: 1000, Missing: 0.1, Seed: 9})
+	c := irt.CBMM{Accelerate: true}
 	full, err := c.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -250,8 +252,8 @@ func TestInformationSelect(t *testing.T) {
 }
 
 func TestCrossValidateBeatsBaseline(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 500, Missing: 0.2, Seed: 10})
-	res, err := CrossValidate(context.Background(), CBMM{Accelerate: true}, r, 10, 42)
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 500, Missing: 0.2, Seed: 10})
+	res, err := CrossValidate(context.Background(), irt.CBMM{Accelerate: true}, r, 10, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,22 +265,22 @@ func TestCrossValidateBeatsBaseline(t *testing.T) {
 	if !(res.IRT.LogLoss < res.Baseline.LogLoss-0.05 && res.IRT.AUC > res.Baseline.AUC+0.05 && res.IRT.Accuracy > res.Baseline.Accuracy) {
 		t.Errorf("2PL does not beat the per-model baseline: %+v vs %+v", res.IRT, res.Baseline)
 	}
-	again, _ := CrossValidate(context.Background(), CBMM{Accelerate: true}, r, 10, 42)
+	again, _ := CrossValidate(context.Background(), irt.CBMM{Accelerate: true}, r, 10, 42)
 	if again.IRT != res.IRT {
 		t.Errorf("same seed, different result")
 	}
-	if _, err := CrossValidate(context.Background(), CBMM{}, r, 1, 42); err == nil || err.Error() != "cv: need at least 2 folds, got 1" {
+	if _, err := CrossValidate(context.Background(), irt.CBMM{}, r, 1, 42); err == nil || err.Error() != "cv: need at least 2 folds, got 1" {
 		t.Errorf("1 fold: %v", err)
 	}
 }
 
 func TestLBFGSReachesCBMMLoss(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 300, Missing: 0.1, Seed: 12})
-	mm, err := CBMM{Tol: 1e-10, Accelerate: true}.Fit(context.Background(), r)
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 300, Missing: 0.1, Seed: 12})
+	mm, err := irt.CBMM{Tol: 1e-10, Accelerate: true}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := LBFGS2PL{Tol: 1e-12}.Fit(context.Background(), r)
+	lb, err := irt.LBFGS2PL{Tol: 1e-12}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,19 +316,19 @@ func TestLSAT7ItemOrderMatchesMirt(t *testing.T) {
 		t.Fatalf("LSAT7: %d respondents x %d items", r.NumModels(), r.NumItems())
 	}
 	// Marginal ML, as mirt fits it: the values must agree to mirt's own 1e-2.
-	mml, err := MML2PL{}.Fit(context.Background(), r)
+	mml, err := irt.MML2PL{}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertMonotone(t, "LSAT7 MML", mml.LossHistory)
+	irttest.AssertMonotone(t, "LSAT7 MML", mml.LossHistory)
 	// Joint ML (cBMM) on 1000 respondents x 5 items: reported, not asserted
 	// (joint ML is inconsistent with 5 items; 30% of respondents have
 	// perfect scores whose θ diverges).
-	jml, err := CBMM{Tol: 1e-9}.Fit(context.Background(), r)
+	jml, err := irt.CBMM{Tol: 1e-9}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertMonotone(t, "LSAT7 cBMM", jml.LossHistory)
+	irttest.AssertMonotone(t, "LSAT7 cBMM", jml.LossHistory)
 	// items.csv's convention: d the intercept, b = −d/a the difficulty, set
 	// beside mirt's d and its IRTpars b = −d/a.
 	for j := 0; j < 5; j++ {
@@ -364,8 +366,8 @@ func TestRanksAndTauWithMissingModel(t *testing.T) {
 }
 
 func TestBootstrapRank2Aligned(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 13})
-	c := CBMM{Rank: 2, Accelerate: true}
+	r, _ := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 13})
+	c := irt.CBMM{Rank: 2, Accelerate: true}
 	full, err := c.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -408,10 +410,10 @@ func TestBootstrapRank2Aligned(t *testing.T) {
 // A model with no observed cell keeps a θ but is left out of both rankings
 // (rank 0) and of the rank moves; the others are ranked 1..N−1.
 func TestAnalyzeUnobservedModelNotRanked(t *testing.T) {
-	base, _ := gen(t, synth.Options{Kind: "2pl", Models: 30, Items: 100, Seed: 5})
+	base, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 30, Items: 100, Seed: 5})
 	r := &model.Responses{Models: append(append([]string(nil), base.Models...), "ghost"), Items: base.Items,
 		Model: base.Model, Item: base.Item, Label: base.Label}
-	fit, err := CBMM{}.Fit(context.Background(), r)
+	fit, err := irt.CBMM{}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,8 +442,8 @@ func TestAnalyzeUnobservedModelNotRanked(t *testing.T) {
 // batches (says so) and changes nothing else: the replicates are drawn in
 // the same order, so the intervals are the same as without the cap.
 func TestBootstrapMaxMemoryBatches(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 120, Seed: 3})
-	c := CBMM{Accelerate: true}
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 120, Seed: 3})
+	c := irt.CBMM{Accelerate: true}
 	full, err := c.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)

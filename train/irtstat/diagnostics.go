@@ -1,4 +1,4 @@
-package irt
+package irtstat
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/irt"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -252,10 +253,10 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 				x += th[k] * fit.A[j*rk+k]
 			}
 			x /= sigma
-			// e = e^−|x| ≤ 1 (expNeg, clamped at e^−708 so 1/e stays
+			// e = e^−|x| ≤ 1 (irt.ExpNeg, clamped at e^−708 so 1/e stays
 			// finite); the answer the model expects (right when x ≥ 0) has
 			// z² = e and (y − P)² = (e/(1 + e))², the other 1/e and (1/(1 + e))².
-			e := expNeg(math.Max(-math.Abs(x), -708))
+			e := irt.ExpNeg(math.Max(-math.Abs(x), -708))
 			ie := 1 / e
 			q := 1 / (1 + e)
 			w := e * q * q
