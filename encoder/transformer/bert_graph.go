@@ -1,6 +1,8 @@
 package transformer
 
 import (
+	_ "github.com/jeirt/jeirt/encoder/gblas" // the BLAS of the graphs
+
 	"fmt"
 	"math"
 	"strings"

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package transformer
+package gblas
 
 /*
 #cgo LDFLAGS: -lopenblas
