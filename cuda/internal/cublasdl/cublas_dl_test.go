@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cuda
+package cublasdl
 
 import (
 	"os"
@@ -15,12 +15,12 @@ import (
 func realCuBLAS(t *testing.T) string {
 	t.Helper()
 	skipInUse(t)
-	cands, looked := defaultCuBLASSearch().Candidates()
-	if _, err := loadFirst(cands, looked, dlOpenCuBLAS); err != nil {
+	cands, looked := DefaultSearch().Candidates()
+	if _, err := LoadFirst(cands, looked, Open); err != nil {
 		t.Skipf("no libcublas on this machine: %v", err)
 	}
-	defer dlClose()
-	p, err := filepath.EvalSymlinks(dlWhere())
+	defer Close()
+	p, err := filepath.EvalSymlinks(Where())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestCuBLASDlopenSitePackages(t *testing.T) {
 	want := filepath.Join(lib, soname)
 
 	cands, _ := fakeSearch(root, []string{venvSite}, nil).Candidates()
-	var site []libCandidate
+	var site []Candidate
 	for _, c := range cands {
 		if strings.HasPrefix(c.Where, "site-packages") {
 			site = append(site, c)
@@ -62,26 +62,26 @@ func TestCuBLASDlopenSitePackages(t *testing.T) {
 	if len(site) != 1 || site[0].Path != want {
 		t.Fatalf("site-packages candidates %+v, want %s", site, want)
 	}
-	for _, c := range []libCandidate{site[0], fakeSearchOverride(t, root, lib)} {
-		if err := dlOpenCuBLAS(c); err != nil {
+	for _, c := range []Candidate{site[0], fakeSearchOverride(t, root, lib)} {
+		if err := Open(c); err != nil {
 			t.Fatalf("%s: %v", c.Path, err)
 		}
-		if got := dlWhere(); got != want {
+		if got := Where(); got != want {
 			t.Errorf("%s (%s): the loader opened %q, want %q", c.Path, c.Where, got, want)
 		}
-		dlClose()
+		Close()
 	}
 }
 
 // skipInUse skips where the GPU's products have loaded libcublas (in the
 // jeirtcuda test binary these tests run first, by file order).
 func skipInUse(t *testing.T) {
-	if dlInUse {
+	if inUse {
 		t.Skip("libcublas is loaded for the GPU's products already")
 	}
 }
 
-func fakeSearchOverride(t *testing.T, root, dir string) libCandidate {
+func fakeSearchOverride(t *testing.T, root, dir string) Candidate {
 	cands, _ := fakeSearch(root, nil, map[string]string{"JEIRT_CUBLAS": dir}).Candidates()
 	if len(cands) != 1 || cands[0].Where != "JEIRT_CUBLAS" {
 		t.Fatalf("JEIRT_CUBLAS=%s: %+v", dir, cands)
@@ -105,11 +105,11 @@ func TestCuBLASDlopenFailures(t *testing.T) {
 		{libc, "libc.so.6 (JEIRT_CUBLAS): lacks cublasCreate_v2"},
 	} {
 		cands, looked := fakeSearch(root, nil, map[string]string{"JEIRT_CUBLAS": c.override}).Candidates()
-		_, err := loadFirst(cands, looked, dlOpenCuBLAS)
+		_, err := LoadFirst(cands, looked, Open)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "looked in JEIRT_CUBLAS="+c.override) {
 			t.Errorf("JEIRT_CUBLAS=%s: %v\nwant it to contain %q", c.override, err, c.want)
 		}
-		if got := dlWhere(); got != "" {
+		if got := Where(); got != "" {
 			t.Errorf("JEIRT_CUBLAS=%s: left %s loaded", c.override, got)
 		}
 	}

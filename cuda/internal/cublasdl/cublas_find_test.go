@@ -1,4 +1,4 @@
-package cuda
+package cublasdl
 
 import (
 	"errors"
@@ -28,8 +28,8 @@ func fakeTree(t *testing.T, files ...string) string {
 
 // fakeSearch is the search over root, with python3 reporting sites (relative
 // to root) and the environment env.
-func fakeSearch(root string, sites []string, env map[string]string) libSearch {
-	return libSearch{Base: "libcublas", Versions: cublasVersions, Override: env["JEIRT_CUBLAS"],
+func fakeSearch(root string, sites []string, env map[string]string) Search {
+	return Search{Base: "libcublas", Versions: cublasVersions, Override: env["JEIRT_CUBLAS"],
 		Sites: func() ([]string, error) {
 			if sites == nil {
 				return nil, errors.New("no python3 on PATH")
@@ -43,7 +43,7 @@ func fakeSearch(root string, sites []string, env map[string]string) libSearch {
 		Getenv: func(k string) string { return env[k] }, Root: root, Glob: filepath.Glob, Stat: os.Stat}
 }
 
-func paths(cs []libCandidate) []string {
+func paths(cs []Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Path
@@ -108,9 +108,9 @@ func TestCuBLASSearchOrder(t *testing.T) {
 	if got := paths(cands); !reflect.DeepEqual(got, want) {
 		t.Fatalf("candidates\n%q\nwant\n%q", got, want)
 	}
-	// loadFirst stops at the first that loads, after the ones that fail.
+	// LoadFirst stops at the first that loads, after the ones that fail.
 	var tried []string
-	got, err := loadFirst(cands, nil, func(c libCandidate) error {
+	got, err := LoadFirst(cands, nil, func(c Candidate) error {
 		tried = append(tried, c.Path)
 		if c.Path == want[5] {
 			return nil
@@ -118,7 +118,7 @@ func TestCuBLASSearchOrder(t *testing.T) {
 		return errors.New("cannot open")
 	})
 	if err != nil || got.Path != want[5] || !reflect.DeepEqual(tried, want[:6]) {
-		t.Errorf("loadFirst: %q, %v after %q", got.Path, err, tried)
+		t.Errorf("LoadFirst: %q, %v after %q", got.Path, err, tried)
 	}
 }
 
@@ -159,7 +159,7 @@ func TestCuBLASMissingNamed(t *testing.T) {
 	if got := paths(cands); !reflect.DeepEqual(got, []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}) {
 		t.Fatalf("candidates %q", got)
 	}
-	_, err := loadFirst(cands, looked, func(c libCandidate) error {
+	_, err := LoadFirst(cands, looked, func(c Candidate) error {
 		return errors.New(c.Path + ": cannot open shared object file: No such file or directory")
 	})
 	if err == nil {

@@ -1,4 +1,4 @@
-package cuda
+package cublasdl
 
 import (
 	"context"
@@ -33,16 +33,16 @@ import (
 // cuBLAS 11 is the oldest with cublasGemmEx's cublasComputeType_t.
 var cublasVersions = []string{"13", "12", "11"}
 
-// libCandidate is one library for dlopen to try.
-type libCandidate struct {
+// Candidate is one library for dlopen to try.
+type Candidate struct {
 	Path  string // a bare soname (resolved by the loader) or a file path
 	Where string // how it was found, for messages
 	Lt    string // libcublasLt to load first (RTLD_GLOBAL), "" for none
 }
 
-// libSearch lists the candidates of one library. Every access to the
+// Search lists the candidates of one library. Every access to the
 // machine goes through its fields, so that tests can run it on a fake tree.
-type libSearch struct {
+type Search struct {
 	Base     string   // "libcublas"
 	Versions []string // "13", "12", "11"
 	Override string   // JEIRT_CUBLAS
@@ -55,9 +55,9 @@ type libSearch struct {
 	Stat   func(name string) (fs.FileInfo, error)
 }
 
-// defaultCuBLASSearch is the search of the running process.
-func defaultCuBLASSearch() libSearch {
-	return libSearch{Base: "libcublas", Versions: cublasVersions, Override: os.Getenv("JEIRT_CUBLAS"),
+// DefaultSearch is the search of the running process.
+func DefaultSearch() Search {
+	return Search{Base: "libcublas", Versions: cublasVersions, Override: os.Getenv("JEIRT_CUBLAS"),
 		Sites: func() ([]string, error) { return pythonSitePackages("python3") }, Getenv: os.Getenv,
 		Glob: filepath.Glob, Stat: os.Stat}
 }
@@ -80,7 +80,7 @@ var sitePatterns = []string{
 
 // Candidates returns the libraries to try, in order, and the places looked
 // (for the message when none loads).
-func (s libSearch) Candidates() (cands []libCandidate, looked []string) {
+func (s Search) Candidates() (cands []Candidate, looked []string) {
 	names := make([]string, len(s.Versions))
 	for i, v := range s.Versions {
 		names[i] = s.Base + ".so." + v
@@ -90,17 +90,17 @@ func (s libSearch) Candidates() (cands []libCandidate, looked []string) {
 		fi, err := s.Stat(s.Override)
 		if err != nil || !fi.IsDir() {
 			// A file, or a name for the loader: dlopen says what is wrong with it.
-			return []libCandidate{{Path: s.Override, Where: "JEIRT_CUBLAS", Lt: s.ltBeside(s.Override)}}, looked
+			return []Candidate{{Path: s.Override, Where: "JEIRT_CUBLAS", Lt: s.ltBeside(s.Override)}}, looked
 		}
 		for _, n := range names {
 			if p := filepath.Join(s.Override, n); s.exists(p) {
-				cands = append(cands, libCandidate{Path: p, Where: "JEIRT_CUBLAS", Lt: s.ltBeside(p)})
+				cands = append(cands, Candidate{Path: p, Where: "JEIRT_CUBLAS", Lt: s.ltBeside(p)})
 			}
 		}
 		return cands, looked
 	}
 	for _, n := range names {
-		cands = append(cands, libCandidate{Path: n, Where: "the library path"})
+		cands = append(cands, Candidate{Path: n, Where: "the library path"})
 	}
 	looked = append(looked, "the library path ("+strings.Join(names, ", ")+")")
 	sites, how := s.sites()
@@ -110,7 +110,7 @@ func (s libSearch) Candidates() (cands []libCandidate, looked []string) {
 			found, _ := s.Glob(filepath.Join(site, "nvidia", "*", "lib", n))
 			sort.Strings(found)
 			for _, p := range found {
-				cands = append(cands, libCandidate{Path: p, Where: "site-packages " + site, Lt: s.ltBeside(p)})
+				cands = append(cands, Candidate{Path: p, Where: "site-packages " + site, Lt: s.ltBeside(p)})
 			}
 		}
 	}
@@ -119,7 +119,7 @@ func (s libSearch) Candidates() (cands []libCandidate, looked []string) {
 
 // sites returns the site-packages folders to look in, without repeats, and
 // how they were found.
-func (s libSearch) sites() ([]string, string) {
+func (s Search) sites() ([]string, string) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -166,7 +166,7 @@ func (s libSearch) sites() ([]string, string) {
 // ltBeside returns the libcublasLt of the same version in lib's folder, when
 // there is one: libcublas needs it, and a folder off the library path does
 // not provide it to the loader.
-func (s libSearch) ltBeside(lib string) string {
+func (s Search) ltBeside(lib string) string {
 	base := filepath.Base(lib)
 	if !strings.HasPrefix(base, s.Base+".so") {
 		return ""
@@ -178,15 +178,15 @@ func (s libSearch) ltBeside(lib string) string {
 	return ""
 }
 
-func (s libSearch) exists(p string) bool {
+func (s Search) exists(p string) bool {
 	_, err := s.Stat(p)
 	return err == nil
 }
 
-// loadFirst tries each candidate with try until one loads, and returns it.
+// LoadFirst tries each candidate with try until one loads, and returns it.
 // When none does, the error names every library that was tried and why it
 // failed, and the places looked.
-func loadFirst(cands []libCandidate, looked []string, try func(libCandidate) error) (libCandidate, error) {
+func LoadFirst(cands []Candidate, looked []string, try func(Candidate) error) (Candidate, error) {
 	var fails []string
 	for _, c := range cands {
 		err := try(c)
@@ -199,7 +199,7 @@ func loadFirst(cands []libCandidate, looked []string, try func(libCandidate) err
 	if len(fails) > 0 {
 		msg += "; tried " + strings.Join(fails, "; ")
 	}
-	return libCandidate{}, errors.New(msg + "; set JEIRT_CUBLAS to the library (or its folder)")
+	return Candidate{}, errors.New(msg + "; set JEIRT_CUBLAS to the library (or its folder)")
 }
 
 // pythonSitePackages asks python (found on PATH) for its site-packages

@@ -6,7 +6,7 @@
 // driver, so the default build's tests load a real libcublas with it on a
 // machine without a GPU; making handles and products (cublas.go) needs one.
 
-package cuda
+package cublasdl
 
 /*
 #cgo LDFLAGS: -ldl
@@ -127,13 +127,17 @@ import (
 	"unsafe"
 )
 
-// dlInUse is set once loadCuBLAS (cublas.go) has loaded the library the
-// GPU's products use: from then on nothing may replace it.
-var dlInUse bool
+// inUse is set once the GPU's products have loaded the library (MarkInUse):
+// from then on nothing may replace it.
+var inUse bool
 
-// dlOpenCuBLAS loads candidate c (its libcublasLt first, when it has one)
+// MarkInUse says the library loaded last is the one the GPU's products use
+// (package cuda's loadCuBLAS calls it).
+func MarkInUse() { inUse = true }
+
+// Open loads candidate c (its libcublasLt first, when it has one)
 // and resolves the functions jeirt calls, replacing what was loaded before.
-func dlOpenCuBLAS(c libCandidate) error {
+func Open(c Candidate) error {
 	path, lt := C.CString(c.Path), C.CString(c.Lt)
 	defer C.free(unsafe.Pointer(path))
 	defer C.free(unsafe.Pointer(lt))
@@ -144,39 +148,39 @@ func dlOpenCuBLAS(c libCandidate) error {
 	return nil
 }
 
-// dlClose unloads the library dlOpenCuBLAS loaded.
-func dlClose() { C.jc_close() }
+// Close unloads the library Open loaded.
+func Close() { C.jc_close() }
 
-// dlWhere is the file the loader opened for the loaded library ("" for none).
-func dlWhere() string {
+// Where is the file the loader opened for the loaded library ("" for none).
+func Where() string {
 	var buf [4096]C.char
 	C.jc_where(&buf[0], C.int(len(buf)))
 	return C.GoString(&buf[0])
 }
 
-// dlProbe makes and drops a handle on the current context: the library's
+// Probe makes and drops a handle on the current context: the library's
 // version, or the status of cublasCreate.
-func dlProbe() (version, status int) {
+func Probe() (version, status int) {
 	var v C.int
 	rc := C.jc_probe(&v)
 	return int(v), int(rc)
 }
 
-// dlCreate makes a handle on the current context in CUBLAS_DEFAULT_MATH.
-func dlCreate() (uintptr, int) {
+// Create makes a handle on the current context in CUBLAS_DEFAULT_MATH.
+func Create() (uintptr, int) {
 	var h C.uintptr_t
 	rc := C.jc_create(&h)
 	return uintptr(h), int(rc)
 }
 
-// dlSgemm is jc_linear: y (n x out) = x (n x in) · wᵀ, float32, on handle h.
-func dlSgemm(h uintptr, y, x, w uint64, n, out, in int) int {
+// Sgemm is jc_linear: y (n x out) = x (n x in) · wᵀ, float32, on handle h.
+func Sgemm(h uintptr, y, x, w uint64, n, out, in int) int {
 	return int(C.jc_linear(C.uintptr_t(h), C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in)))
 }
 
-// dlGemmEx is jc_linear_ex: the same product through cublasGemmEx with
+// GemmEx is jc_linear_ex: the same product through cublasGemmEx with
 // inputs of data type ab and compute type compute.
-func dlGemmEx(h uintptr, y, x, w uint64, n, out, in, ab, compute int) int {
+func GemmEx(h uintptr, y, x, w uint64, n, out, in, ab, compute int) int {
 	return int(C.jc_linear_ex(C.uintptr_t(h), C.uint64_t(y), C.uint64_t(x), C.uint64_t(w), C.int(n), C.int(out), C.int(in),
 		C.int(ab), C.int(compute)))
 }
