@@ -86,7 +86,7 @@ func newAddModelCmd() *cobra.Command {
 		_ = f.MarkHidden(n)
 	}
 	cmd.AddCommand(newSuggestCmd())
-	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, FilesWith: []string{"fit", "suggest"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, FilesWith: []string{"fit", "suggest"}, Flags: onboardFlags})
 }
 
 // runPlace is add-model --fit: the checkpoint-only flags are refused.
@@ -152,7 +152,11 @@ func newSuggestCmd() *cobra.Command {
 	addReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
 	withDevice(cmd)
-	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, Flags: onboardFlags})
 }
+
+// onboardFlags are the flags of the onboarding settings not named for their
+// fields.
+var onboardFlags = map[string]string{"AnsweredFile": "--data", "Model": "--models"}
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

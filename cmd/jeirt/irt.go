@@ -141,7 +141,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
-	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}}),
+	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
 		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
 		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}))

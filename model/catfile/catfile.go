@@ -337,10 +337,10 @@ func ReadGroups(path, col string) (map[string]string, error) {
 					}
 				}
 				if gCol == "" {
-					return fmt.Errorf("%s: no group column (want one of %s, or name it with --group-column)", path, strings.Join(groupNames, ", "))
+					return model.FieldErrorf("GroupColumn", "%s: no group column (want one of %s, or name it with {GroupColumn})", path, strings.Join(groupNames, ", "))
 				}
 			} else if !get.Has(gCol) {
-				return fmt.Errorf("%s: no column %q (--group-column)", path, gCol)
+				return model.FieldErrorf("GroupColumn", "%s: no column %q ({GroupColumn})", path, gCol)
 			}
 		}
 		id, g := get.Str(idCol), get.Str(gCol)

@@ -126,7 +126,7 @@ func TestInputGrowthAndLimit(t *testing.T) {
 
 func TestCheckMemory(t *testing.T) {
 	if err := CheckMemory("a table", 1<<30, 1<<20); err == nil || err.Error() !=
-		"a table would need about 1.0 GiB of memory, more than 1.0 MiB (--max-memory); make it smaller or raise --max-memory" {
+		"a table would need about 1.0 GiB of memory, more than 1.0 MiB (max-memory); make it smaller or raise max-memory" {
 		t.Errorf("over --max-memory: %v", err)
 	}
 	if err := CheckMemory("a table", 1<<20, 1<<30); err != nil {

@@ -2,11 +2,12 @@ package fileio
 
 import (
 	"bufio"
-	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // SystemMemory is the machine's memory in bytes (MemTotal of
@@ -64,7 +65,7 @@ func CheckMemory(what string, need, max int64) error {
 	}
 	from := "the machine's available memory"
 	if max > 0 {
-		from = "--max-memory"
+		from = "{MaxMemory}"
 	}
-	return fmt.Errorf("%s would need about %s of memory, more than %s (%s); make it smaller or raise --max-memory", what, Bytes(need), Bytes(budget), from)
+	return model.FieldErrorf("MaxMemory", "%s would need about %s of memory, more than %s (%s); make it smaller or raise {MaxMemory}", what, Bytes(need), Bytes(budget), from)
 }

@@ -454,10 +454,10 @@ func OutNames(data, names []string) ([]string, error) {
 		seen := map[string]bool{}
 		for _, n := range names {
 			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
-				return nil, fmt.Errorf("--name %q: want a plain folder name", n)
+				return nil, model.FieldErrorf("Names", "{Names} %q: want a plain folder name", n)
 			}
 			if seen[n] {
-				return nil, fmt.Errorf("--name %q given twice", n)
+				return nil, model.FieldErrorf("Names", "{Names} %q given twice", n)
 			}
 			seen[n] = true
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -89,7 +90,7 @@ func (c Directions) Run(q []float32, dim int, category []string) (*DirectionsRes
 		live = append(live, j)
 	}
 	if c.K < 2 || c.K > len(live) {
-		return nil, fmt.Errorf("directions: k = %d clusters for %d items (need 2 <= k <= items; give --k, or items with at least two categories)", c.K, len(live))
+		return nil, model.FieldErrorf("K", "directions: k = %d clusters for %d items (need 2 <= k <= items; give {K}, or items with at least two categories)", c.K, len(live))
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.Seed), 0x9e3779b97f4a7c15))
 	best, bestObj := []int(nil), math.Inf(-1)

@@ -73,7 +73,7 @@ func newEstimator(b *Bank, prior Prior, name string) (estimator, error) {
 		return &mapEst{b: b, mu: prior.Mean, lam: lam, theta: append([]float64(nil), prior.Mean...)}, nil
 	case EAP:
 		if r != 1 {
-			return nil, fmt.Errorf("cat: --estimator eap is rank 1 only (the fit has rank %d); use map", r)
+			return nil, model.FieldErrorf("Estimator", "cat: {Estimator} eap is rank 1 only (the fit has rank %d); use map", r)
 		}
 		return newEAP(b, prior), nil
 	}

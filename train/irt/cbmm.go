@@ -120,7 +120,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	}
 	if _, ok := be.(backend.CBMMSigned); c.Signed && !ok {
 		if c.Device != "" && c.Device != "auto" {
-			return nil, fmt.Errorf("cbmm: device %s cannot fit signed loadings; use --device cpu", be.Name())
+			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit signed loadings; use {Device} cpu", be.Name())
 		}
 		if be, _, err = backend.Lookup[backend.CBMMDevice](backend.CPU); err != nil {
 			return nil, err

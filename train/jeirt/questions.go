@@ -67,7 +67,7 @@ func Questions(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 			texts[k] = r.ItemText[j]
 		}
 		if !byID && strings.TrimSpace(texts[k]) == "" {
-			return nil, nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
+			return nil, nil, nil, model.FieldErrorf("Items", "item %q is not in the checkpoint and has no text to encode (give item texts with {Items})", r.Items[j])
 		}
 	}
 	emb, newX, err := EncodeQuestions(ctx, ck, enc, ids, texts)

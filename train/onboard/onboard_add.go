@@ -91,7 +91,7 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 			}
 		}
 		if len(dup) > 0 {
-			return nil, fmt.Errorf("add-model: %s already in the checkpoint (pass --replace to refit, or --models to choose others): %s",
+			return nil, model.FieldErrorf("Replace", "add-model: %s already in the checkpoint (pass {Replace} to refit, or {Models} to choose others): %s",
 				plural(len(dup), "model is", "models are"), quoteList(dup, 5))
 		}
 	}

@@ -244,7 +244,7 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 	ck := &checkpoint.Checkpoint{Model: m, Manifest: man}
 
 	_, err = AddModels(ctx, ck, r, AddModelsOptions{Models: []string{"model_001", "model_003", "model_004"}})
-	if want := `add-model: 2 models are already in the checkpoint (pass --replace to refit, or --models to choose others): "model_003", "model_004"`; err == nil || err.Error() != want {
+	if want := `add-model: 2 models are already in the checkpoint (pass replace to refit, or models to choose others): "model_003", "model_004"`; err == nil || err.Error() != want {
 		t.Errorf("existing models: %v, want %q", err, want)
 	}
 	for _, c := range []struct {
@@ -297,7 +297,7 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 	noText := *r
 	noText.ItemText = nil
 	_, err = AddModels(ctx, ck, &noText, AddModelsOptions{Models: []string{"model_001"}})
-	if want := `item "item_00051" is not in the checkpoint and has no text to encode (give item texts with --items)`; err == nil || err.Error() != want {
+	if want := `item "item_00051" is not in the checkpoint and has no text to encode (give item texts with items)`; err == nil || err.Error() != want {
 		t.Errorf("no text: %v, want %q", err, want)
 	}
 }

@@ -56,13 +56,13 @@ func (o Round) Check() error {
 	case "", "v-optimal", "random":
 	case "d-optimal":
 		if answered {
-			return fmt.Errorf("add-model suggest: --data (answers) designs are v-optimal (or random); got --design d-optimal")
+			return model.FieldErrorf("Design", "add-model suggest: {AnsweredFile} (answers) designs are v-optimal (or random); got {Design} d-optimal")
 		}
 	default:
-		return fmt.Errorf("add-model: --design %q: want v-optimal, d-optimal or random", o.Design)
+		return model.FieldErrorf("Design", "add-model: {Design} %q: want v-optimal, d-optimal or random", o.Design)
 	}
 	if o.Model != "" && !answered {
-		return fmt.Errorf("add-model: --models goes with --data (the new models' answers)")
+		return model.FieldErrorf("Model", "add-model: {Model} goes with {AnsweredFile} (the new models' answers)")
 	}
 	return nil
 }
@@ -124,9 +124,9 @@ func (o Round) answeredPosterior(ctx context.Context, ck *checkpoint.Checkpoint,
 	name := o.Model
 	switch {
 	case name != "" && strings.Contains(name, ","):
-		return Gaussian{}, nil, fmt.Errorf("add-model suggest: --data places one model; got --models %s", name)
+		return Gaussian{}, nil, model.FieldErrorf("Model", "add-model suggest: {AnsweredFile} places one model; got {Model} %s", name)
 	case name == "" && r.NumModels() != 1:
-		return Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", o.AnsweredFile, r.NumModels())
+		return Gaussian{}, nil, model.FieldErrorf("Model", "%s: answers of %d models; pick the new one with {Model} NAME", o.AnsweredFile, r.NumModels())
 	case name == "":
 		name = r.Models[0]
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jeirt/jeirt/cmd/internal/runner"
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
@@ -42,6 +44,9 @@ type Outputs struct {
 	// Device, when set, is the device the command's settings ask for when
 	// --device is not given (see resolveDevice).
 	Device func(c *cobra.Command) (string, error)
+	// Flags names the flag of each settings field whose flag is not
+	// "--" + model.FieldName(field) (see showFlags).
+	Flags map[string]string
 }
 
 // inputFlags are the flags, of any command, that name a file or folder the
@@ -67,7 +72,7 @@ func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
 		if err := resolveDevice(c, o); err != nil {
 			return err
 		}
-		return run(c, args)
+		return showFlags(run(c, args), o)
 	}
 	return cmd
 }
@@ -268,3 +273,34 @@ var Version string
 // CUDABuilt says whether this binary has the GPU backend compiled in; a
 // binary without it hands cuda and auto runs to the jeirt-cuda runner.
 var CUDABuilt bool
+
+// showFlags shows a library's field error in err (a model.FieldError, which
+// names settings as its struct does) with the command's flag names:
+// "--" + model.FieldName(field), or o.Flags[field].
+func showFlags(err error, o Outputs) error {
+	var fe *model.FieldError
+	if err == nil || !errors.As(err, &fe) {
+		return err
+	}
+	lib := fe.Error()
+	flags := fe.Render(func(f string) string {
+		if n, ok := o.Flags[f]; ok {
+			return n
+		}
+		return "--" + model.FieldName(f)
+	})
+	msg := err.Error()
+	if !strings.Contains(msg, lib) {
+		return err
+	}
+	return &shownError{msg: strings.Replace(msg, lib, flags, 1), err: err}
+}
+
+// shownError is an error with its text rewritten for the command line.
+type shownError struct {
+	msg string
+	err error
+}
+
+func (e *shownError) Error() string { return e.msg }
+func (e *shownError) Unwrap() error { return e.err }
