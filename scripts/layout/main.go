@@ -105,8 +105,18 @@ func short(path string) string {
 // firstSentence is a package comment's first sentence, without "Package x".
 func firstSentence(doc, name string) string {
 	doc = strings.Join(strings.Fields(doc), " ")
-	if i := strings.Index(doc, ". "); i >= 0 {
-		doc = doc[:i+1]
+	// The first ". " that ends a sentence (not "et al. " or "e.g. ").
+	for at := 0; ; {
+		i := strings.Index(doc[at:], ". ")
+		if i < 0 {
+			break
+		}
+		i += at
+		if w := doc[strings.LastIndex(doc[:i], " ")+1 : i]; w != "al" && w != "e.g" && w != "i.e" && w != "ed" {
+			doc = doc[:i+1]
+			break
+		}
+		at = i + 2
 	}
 	for _, p := range []string{"Package " + name + " ", "Command " + name + " ", "Package main "} {
 		doc = strings.TrimPrefix(doc, p)
@@ -258,9 +268,12 @@ func limits() error {
 	return nil
 }
 
-// apiName is a backticked pkg.Name (or pkg.Type.Method) in Markdown, where
-// pkg is one of this module's package names.
-var apiName = regexp.MustCompile("`([a-z][a-z0-9]*)\\.([A-Z][A-Za-z0-9_]*)(\\.[A-Z][A-Za-z0-9_]*)?`")
+// codeSpan is a Markdown code span; apiName a pkg.Name (or
+// pkg.Type.Method) inside one.
+var (
+	codeSpan = regexp.MustCompile("`[^`]+`")
+	apiName  = regexp.MustCompile(`\b([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)(\.[A-Z][A-Za-z0-9_]*)?`)
+)
 
 // apinames checks that every backticked pkg.Name in the files names an
 // exported declaration (or a method or field of one) of a package of that
@@ -340,6 +353,16 @@ func apinames(docs []string) error {
 			})
 		}
 	}
+	// Folders of the module that hold no package of their name (train):
+	// pkg.Name with one of them names a package that does not exist.
+	folders := map[string]bool{}
+	for _, p := range ps {
+		for _, part := range strings.Split(short(p.ImportPath), "/") {
+			if _, ok := decl[part]; !ok {
+				folders[part] = true
+			}
+		}
+	}
 	var bad []string
 	checked := 0
 	for _, doc := range docs {
@@ -348,9 +371,16 @@ func apinames(docs []string) error {
 			return err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			for _, mm := range apiName.FindAllStringSubmatch(line, -1) {
+			var refs [][]string
+			for _, span := range codeSpan.FindAllString(line, -1) {
+				refs = append(refs, apiName.FindAllStringSubmatch(span, -1)...)
+			}
+			for _, mm := range refs {
 				names, ok := decl[mm[1]]
 				if !ok {
+					if folders[mm[1]] {
+						bad = append(bad, fmt.Sprintf("%s:%d: %s.%s: there is no package %s (its packages are under %s/)", doc, i+1, mm[1], mm[2], mm[1], mm[1]))
+					}
 					continue // not a package of this module (json.Marshal, errors.As)
 				}
 				checked++
