@@ -448,3 +448,17 @@ func orUnknown(v string) string {
 	}
 	return v
 }
+
+// Open is Load as a command opens a checkpoint: what could not be checked
+// (an old folder without hashes) is said on log, and encoder, when not "",
+// is the spec to open the encoder with instead of the recorded location
+// (its fingerprint must still match).
+func Open(dir, encoder string, log model.Logf) (*Checkpoint, error) {
+	ck, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck.LogWarnings(log)
+	ck.Encoder = encoder
+	return ck, nil
+}

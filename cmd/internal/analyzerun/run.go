@@ -76,11 +76,10 @@ type DirectionsRun struct {
 
 // Run is jeirt analyze directions.
 func (d DirectionsRun) Run(w io.Writer) (Files, error) {
-	ck, err := checkpoint.Load(d.Checkpoint)
+	ck, err := checkpoint.Open(d.Checkpoint, "", d.Log)
 	if err != nil {
 		return nil, err
 	}
-	ck.LogWarnings(d.Log)
 	cat, err := ItemCategories(ck.Model.Items, d.Items)
 	if err != nil {
 		return nil, err
@@ -109,11 +108,10 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
 		return nil, fmt.Errorf("--axis %q: want two categories, A,B", p.Axis)
 	}
-	ck, err := checkpoint.Load(p.Checkpoint)
+	ck, err := checkpoint.Open(p.Checkpoint, "", p.Log)
 	if err != nil {
 		return nil, err
 	}
-	ck.LogWarnings(p.Log)
 	cat, err := ItemCategories(ck.Model.Items, p.Read.Items)
 	if err != nil {
 		return nil, err

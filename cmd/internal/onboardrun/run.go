@@ -20,18 +20,6 @@ import (
 	"github.com/jeirt/jeirt/train/onboard"
 )
 
-// loadCheckpoint reads the checkpoint in dir with an optional encoder
-// override, and says on log what could not be checked.
-func loadCheckpoint(dir, encoder string, log model.Logf) (*checkpoint.Checkpoint, error) {
-	ck, err := checkpoint.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	ck.LogWarnings(log)
-	ck.Encoder = encoder
-	return ck, nil
-}
-
 // AddRun is jeirt add-model: it places the models of a responses file on a
 // checkpoint (AddModels) and writes the new checkpoint. The zero value needs
 // Checkpoint and Data.
@@ -49,7 +37,7 @@ type AddRun struct {
 // Run adds the models and writes the checkpoint; it returns the folder
 // written and the result.
 func (a AddRun) Run(ctx context.Context) (string, *onboard.AddModelsResult, error) {
-	ck, err := loadCheckpoint(a.Checkpoint, a.Encoder, a.Options.Log)
+	ck, err := checkpoint.Open(a.Checkpoint, a.Encoder, a.Options.Log)
 	if err != nil {
 		return "", nil, err
 	}
@@ -132,7 +120,7 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	log := s.Log
-	ck, err := loadCheckpoint(s.Checkpoint, s.Encoder, log)
+	ck, err := checkpoint.Open(s.Checkpoint, s.Encoder, log)
 	if err != nil {
 		return err
 	}

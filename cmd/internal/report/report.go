@@ -140,11 +140,10 @@ func Build(opt Options) (*Report, error) {
 	}
 
 	if opt.Checkpoint != "" {
-		ck, err := checkpoint.Load(opt.Checkpoint)
+		ck, err := checkpoint.Open(opt.Checkpoint, "", opt.Log)
 		if err != nil {
 			return nil, err
 		}
-		ck.LogWarnings(opt.Log)
 		met, err := readCheckpointMetrics(opt.Checkpoint, ck)
 		if err != nil {
 			return nil, err

@@ -18,19 +18,6 @@ import (
 	"github.com/jeirt/jeirt/train/route"
 )
 
-// LoadCheckpoint reads the checkpoint in dir; encoder, when not "", replaces
-// the encoder it records (its fingerprint must still match). What could not
-// be checked (an old folder without hashes) is said on log.
-func LoadCheckpoint(dir, encoder string, log model.Logf) (*checkpoint.Checkpoint, error) {
-	ck, err := checkpoint.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	ck.LogWarnings(log)
-	ck.Encoder = encoder
-	return ck, nil
-}
-
 // Run is jeirt route: it routes every query of a queries file with a
 // checkpoint and prints the choices. The zero value needs Checkpoint.
 type Run struct {
@@ -57,7 +44,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	}
 	log := o.Log
 	start := time.Now()
-	ck, err := LoadCheckpoint(o.Checkpoint, o.Encoder, log)
+	ck, err := checkpoint.Open(o.Checkpoint, o.Encoder, log)
 	if err != nil {
 		return err
 	}
@@ -181,7 +168,7 @@ type EvalRun struct {
 // summary table and a "wrote" line on w.
 func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	log := e.Log
-	ck, err := LoadCheckpoint(e.Checkpoint, e.Encoder, log)
+	ck, err := checkpoint.Open(e.Checkpoint, e.Encoder, log)
 	if err != nil {
 		return err
 	}

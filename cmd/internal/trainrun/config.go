@@ -20,6 +20,7 @@ import (
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 // Config is a `jeirt train` run: where the responses come from, how they are
@@ -111,15 +112,18 @@ type TrainConfig struct {
 	Batching    string  `yaml:"batching" json:"batching"`         // by-question|per-pair; default by-question
 }
 
-// DefaultConfig returns a Config holding every default.
+// DefaultConfig returns a Config holding every default: the trainer's own
+// (jeirt.Trainer.WithDefaults, where they are written), and the config's
+// split, encoder and seeds.
 func DefaultConfig() *Config {
+	t := jeirt.Trainer{}.WithDefaults(0)
 	return &Config{
 		Data:    DataConfig{Format: "auto"},
 		Split:   SplitConfig{Val: 0.1, Test: 0.1, Seed: 42, By: "cell", OnboardFraction: 0.1},
 		Encoder: EncoderConfig{Spec: "hash"},
-		Model:   ModelConfig{Dim: 256, Hidden: 0, Dropout: 0.5},
-		Train: TrainConfig{Epochs: 100, BatchSize: 512, LR: 1e-3, WeightDecay: 0.3, Gamma: 0.97,
-			Patience: 10, Seed: 42, Device: "auto", Batching: "by-question"},
+		Model:   ModelConfig{Dim: t.Dim, Hidden: 0, Dropout: t.Dropout},
+		Train: TrainConfig{Epochs: t.Epochs, BatchSize: t.BatchSize, LR: t.LR, WeightDecay: t.WeightDecay, Gamma: t.Gamma,
+			Patience: t.Patience, Seed: 42, Device: backend.Auto, Batching: t.Batching},
 		Source: "config",
 	}
 }

@@ -159,12 +159,10 @@ func (ev *Eval) WriteText(w io.Writer, ckDir, data string) error {
 // "", replaces the one it records; the fingerprint must match), reads the
 // responses file data and scores it (EvalCheckpoint).
 func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log model.Logf) (*Eval, error) {
-	ck, err := checkpoint.Load(dir)
+	ck, err := checkpoint.Open(dir, encoder, log)
 	if err != nil {
 		return nil, err
 	}
-	ck.LogWarnings(log)
-	ck.Encoder = encoder
 	r, _, err := read.File(data, ro)
 	if err != nil {
 		return nil, err
