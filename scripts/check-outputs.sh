@@ -280,9 +280,11 @@ echo "running the commands with the new binary" >&2
 run_all "$scratch/jeirt-new" "$scratch/new"
 
 status=0
+ndiff=0
 differ() {
 	echo "DIFFERS: $1"
 	status=1
+	ndiff=$((ndiff + 1))
 }
 # Every file either side wrote (logs included), compared after masking;
 # binary files byte for byte.
@@ -314,6 +316,6 @@ done
 if [[ $status == 0 ]]; then
 	echo "check-outputs: $n files and logs identical to $base_ref (after masking timings, paths, dates)"
 else
-	echo "check-outputs: differences against $base_ref (see above)"
+	echo "check-outputs: $ndiff of $n files and logs differ from $base_ref (see above; timings, paths, dates masked)"
 fi
 exit $status
