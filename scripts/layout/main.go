@@ -33,9 +33,12 @@ const (
 	maxCommandPkg = 1500 // cmd/jeirt
 )
 
-// exceptions are packages allowed over a limit, with the reason
-// docs/development.md gives.
-var exceptions = map[string]string{}
+// exceptions are packages allowed over the line limit, with the reason
+// docs/development.md gives ("Limits").
+var exceptions = map[string]string{
+	"model/read": "the readers of every layout and encoding share one cell sink, name table and label parser",
+	"cuda":       "one device layer written against one gpu interface",
+}
 
 type pkg struct {
 	ImportPath string
@@ -248,10 +251,10 @@ func limits() error {
 			return err
 		}
 		fmt.Printf("%-36s %6d %8d\n", short(p.ImportPath), n, len(names))
-		if _, ok := exceptions[short(p.ImportPath)]; ok {
-			continue
-		}
 		lim := maxLines
+		if _, ok := exceptions[short(p.ImportPath)]; ok {
+			lim = 4000 // still bounded
+		}
 		if short(p.ImportPath) == "cmd/jeirt" {
 			lim = maxCommandPkg
 		}
