@@ -1,11 +1,13 @@
 package transformer
 
 import (
+	_ "github.com/jeirt/jeirt/encoder/gblas" // the BLAS of the graphs
+
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -35,7 +37,7 @@ type linear struct {
 // loadBertWeights takes the tensors by their Hugging Face BertModel names,
 // with or without the "bert." prefix of BertFor* checkpoints, and checks
 // every shape against config.json.
-func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWeights, error) {
+func loadBertWeights(file string, st *tensorfile.Safetensors, c *BertConfig) (*bertWeights, error) {
 	prefix := ""
 	if _, ok := st.Tensors["embeddings.word_embeddings.weight"]; !ok {
 		if _, ok := st.Tensors["bert.embeddings.word_embeddings.weight"]; ok {

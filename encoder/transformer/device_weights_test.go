@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // TestBERTWeightsRoundTrip checks that BERT.Weights, which the GPU forward
@@ -18,7 +18,7 @@ func TestBERTWeightsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := model.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+	st, err := tensorfile.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -97,7 +98,7 @@ func (c CBMM) FitBatch(ctx context.Context, rs []*model.Responses) ([]*model.IRT
 // the full fit and so need far fewer iterations.
 func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*model.IRT) ([]*model.IRT, error) {
 	c = c.withDefaults()
-	entered, enteredCPU := time.Now(), model.CPUSeconds()
+	entered, enteredCPU := time.Now(), fileio.CPUSeconds()
 	if c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0) {
 		return nil, fmt.Errorf("cbmm: sigma %v must be positive", c.Sigma)
 	}
@@ -113,15 +114,15 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if c.Signed && c.Rank < 2 {
 		return nil, fmt.Errorf("cbmm: signed loadings need rank 2 or more (rank 1 is only a sign flip), got rank %d", c.Rank)
 	}
-	be, _, err := backend.Lookup[backend.CBMM](c.Device)
+	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := be.(backend.CBMMSigned); c.Signed && !ok {
 		if c.Device != "" && c.Device != "auto" {
-			return nil, fmt.Errorf("cbmm: device %s cannot fit signed loadings; use --device cpu", be.Name())
+			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit signed loadings; use {Device} cpu", be.Name())
 		}
-		if be, _, err = backend.Lookup[backend.CBMM](backend.CPU); err != nil {
+		if be, _, err = backend.Lookup[backend.CBMMDevice](backend.CPU); err != nil {
 			return nil, err
 		}
 	}
@@ -208,7 +209,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	loss := make([]float64, K)
 	outcome := make([]backend.CBMMOutcome, K)
 	nActive := K
-	began, lastLog, beganCPU := time.Now(), time.Now(), model.CPUSeconds()
+	began, lastLog, beganCPU := time.Now(), time.Now(), fileio.CPUSeconds()
 	c.Log.Printf("cbmm: layout and start in %.2fs (%.2fs CPU)", began.Sub(entered).Seconds(), beganCPU-enteredCPU)
 	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
 		var err error
@@ -252,7 +253,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), model.CPUSeconds()-beganCPU)
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), fileio.CPUSeconds()-beganCPU)
 			} else {
 				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -74,7 +75,7 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 	if !sorted {
 		return backend.NewCBMMProblem(r), nil
 	}
-	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: model.MakeLarge[uint32](n)}
+	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: fileio.MakeLarge[uint32](n)}
 	rows := make([]int32, N+1)
 	for _, pt := range parts {
 		for j, k := range pt.itemCount {
