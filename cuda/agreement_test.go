@@ -77,20 +77,20 @@ func jeirtData(t testing.TB, models, items, D int, seed int64) (trainR, valR *mo
 }
 
 // checkJEIRTAgreement: from the same initial weights, batch order and
-// dropout masks (jeirt.JEIRT draws the weights and order on the host from
+// dropout masks (jeirt.Trainer draws the weights and order on the host from
 // Seed; the masks come from backend.JEIRTDropout's hash, drawn on the host for
 // cpu and on the device for a device's Epoch), 100 AdamW steps on device and
 // on cpu must give per-epoch training losses and validation losses, and
 // trained parameters, within tol relative.
 func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 	trainR, valR, feats := jeirtData(t, 20, 300, 48, 3)
-	for _, tc := range []jeirt.JEIRT{
+	for _, tc := range []jeirt.Trainer{
 		// 4800 training pairs / 96 per batch = 50 steps an epoch, 2 epochs.
 		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "per-pair", Seed: 1},
 		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "by-question", Dropout: 0.2, Residual: 0.01, WeightDecay: 0.01, Seed: 2},
 	} {
 		t.Run(tc.Batching, func(t *testing.T) {
-			fit := func(device string) *jeirt.JEIRTFit {
+			fit := func(device string) *jeirt.Result {
 				c := tc
 				c.Device = device
 				f, err := c.Fit(context.Background(), trainR, valR, feats, 48)

@@ -58,7 +58,7 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 				probs[k] = backend.NewCBMMProblem(r)
 			}
 			load := func(dev string) backend.CBMMBatch {
-				be, _, err := backend.Lookup[backend.CBMM](dev)
+				be, _, err := backend.Lookup[backend.CBMMDevice](dev)
 				if err != nil {
 					t.Fatal(err)
 				}

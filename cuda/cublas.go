@@ -8,13 +8,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+
+	"github.com/jeirt/jeirt/cuda/internal/cublasdl"
 )
 
 // cublasDense runs the linear layers with cuBLAS's cublasSgemm in
 // CUBLAS_DEFAULT_MATH: float32 inputs, float32 accumulation.
 type cublasDense struct {
 	g gpu
-	h uintptr // the cublasHandle_t (cublas_dl.go)
+	h uintptr // the cublasHandle_t (package cublasdl)
 }
 
 func (cublasDense) describe() string { return "cuBLAS cublasSgemm (float32, no TF32)" }
@@ -25,7 +27,7 @@ func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
-	if rc := dlSgemm(c.h, uint64(y), uint64(x), uint64(w), n, out, in); rc != 0 {
+	if rc := cublasdl.Sgemm(c.h, uint64(y), uint64(x), uint64(w), n, out, in); rc != 0 {
 		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", ErrLaunch, n, in, out, c.g.name(), int(rc))
 	}
 	return nil
@@ -64,7 +66,7 @@ func (c cublasDense) gemmEx(y, x, w handle, n, out, in, ab, compute int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
-	if rc := dlGemmEx(c.h, uint64(y), uint64(x), uint64(w), n, out, in, ab, compute); rc != 0 {
+	if rc := cublasdl.GemmEx(c.h, uint64(y), uint64(x), uint64(w), n, out, in, ab, compute); rc != 0 {
 		return fmt.Errorf("%w: cublasGemmEx (%d x %d -> %d, inputs type %d, compute type %d) on %s: status %d", ErrLaunch, n, in, out, ab, compute, c.g.name(), int(rc))
 	}
 	return nil
@@ -156,7 +158,7 @@ func gpuDense(g gpu) dense {
 // cublasLib is the libcublas that loaded.
 type cublasLib struct {
 	Path    string // the file the loader opened
-	Where   string // how it was found (cublas_find.go)
+	Where   string // how it was found (cublasdl.Search)
 	Version int    // cublasGetVersion: major·10000 + minor·100 + patch
 }
 
@@ -171,27 +173,27 @@ var (
 )
 
 // loadCuBLAS loads libcublas once per process: the first candidate of the
-// search (cublas_find.go) that loads and makes a handle on g.
+// search (cublasdl.DefaultSearch) that loads and makes a handle on g.
 func loadCuBLAS(g gpu) (cublasLib, error) {
 	cublasLoadOnce.Do(func() {
-		cands, looked := defaultCuBLASSearch().Candidates()
-		_, cublasLoadErr = loadFirst(cands, looked, func(c libCandidate) error {
-			if err := dlOpenCuBLAS(c); err != nil {
+		cands, looked := cublasdl.DefaultSearch().Candidates()
+		_, cublasLoadErr = cublasdl.LoadFirst(cands, looked, func(c cublasdl.Candidate) error {
+			if err := cublasdl.Open(c); err != nil {
 				return err
 			}
 			var v int
 			if err := g.do(func() error {
 				var rc int
-				if v, rc = dlProbe(); rc != 0 {
+				if v, rc = cublasdl.Probe(); rc != 0 {
 					return fmt.Errorf("cublasCreate on %s: status %d", g.name(), rc)
 				}
 				return nil
 			}); err != nil {
-				dlClose()
+				cublasdl.Close()
 				return err
 			}
-			cublasLoaded = cublasLib{Path: dlWhere(), Where: c.Where, Version: v}
-			dlInUse = true
+			cublasLoaded = cublasLib{Path: cublasdl.Where(), Where: c.Where, Version: v}
+			cublasdl.MarkInUse()
 			return nil
 		})
 	})
@@ -205,7 +207,7 @@ func openCuBLAS(g gpu) (cublasDense, error) {
 	c := cublasDense{g: g}
 	err := g.do(func() error {
 		var rc int
-		if c.h, rc = dlCreate(); rc != 0 {
+		if c.h, rc = cublasdl.Create(); rc != 0 {
 			return fmt.Errorf("cublasCreate on %s: status %d", g.name(), int(rc))
 		}
 		return nil

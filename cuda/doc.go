@@ -1,6 +1,6 @@
 // Package cuda runs jeirt's hot loops on NVIDIA GPUs through gorgonia.org/cu's
-// driver API: batched cBMM (backend.CBMM; Qu, Heng, Zeng and Liu 2026,
-// arXiv:2605.07046) and the JE-IRT training step (backend.JEIRT; Yao et al.
+// driver API: batched cBMM (backend.CBMMDevice; Qu, Heng, Zeng and Liu 2026,
+// arXiv:2605.07046) and the JE-IRT training step (backend.NewJEIRTStepper; Yao et al.
 // 2025, arXiv:2509.22888), registered as device "cuda".
 //
 // Everything that touches the GPU is behind the jeirtcuda build tag. (Not

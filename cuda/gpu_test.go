@@ -38,7 +38,7 @@ func TestDevice(t *testing.T) {
 	}
 	t.Logf("device: %s, driver API version %d", name, cu.Version())
 	for _, dev := range []string{"auto", "cuda"} {
-		b, _, err := backend.Lookup[backend.CBMM](dev)
+		b, _, err := backend.Lookup[backend.CBMMDevice](dev)
 		if err != nil || b.Name() != "cuda" {
 			t.Fatalf("cBMM device %s: backend %v, %v; want cuda", dev, b, err)
 		}
@@ -102,7 +102,7 @@ func BenchmarkCBMMIteration(b *testing.B) {
 		K      int
 	}{{"cpu", 4}, {"cuda", 4}, {"cuda", 64}} {
 		b.Run(fmt.Sprintf("%s/K=%d", c.device, c.K), func(b *testing.B) {
-			be, _, err := backend.Lookup[backend.CBMM](c.device)
+			be, _, err := backend.Lookup[backend.CBMMDevice](c.device)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func BenchmarkJEIRTEpoch(b *testing.B) {
 	for _, device := range []string{"cpu", "cuda"} {
 		b.Run(device, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				f, err := jeirt.JEIRT{Epochs: 1, Device: device, Seed: 1}.Fit(context.Background(), trainR, valR, feats, 768)
+				f, err := jeirt.Trainer{Epochs: 1, Device: device, Seed: 1}.Fit(context.Background(), trainR, valR, feats, 768)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -96,7 +96,7 @@ func TestHarnessThreads(t *testing.T) {
 		for k := range active {
 			active[k] = true
 		}
-		run := func(be backend.CBMM, mode harness.Mode) []float64 {
+		run := func(be backend.CBMMDevice, mode harness.Mode) []float64 {
 			old := harnessMode
 			harnessMode = mode
 			defer func() { harnessMode = old }()
@@ -128,7 +128,7 @@ func TestHarnessThreads(t *testing.T) {
 			return out
 		}
 		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
-		cpuBackend, _, err := backend.Lookup[backend.CBMM]("cpu")
+		cpuBackend, _, err := backend.Lookup[backend.CBMMDevice]("cpu")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestHarnessEveryRank(t *testing.T) {
 		}
 		probs := []*backend.CBMMProblem{backend.NewCBMMProblem(r)}
 		p := probs[0]
-		run := func(be backend.CBMM, mode harness.Mode) []float64 {
+		run := func(be backend.CBMMDevice, mode harness.Mode) []float64 {
 			old := harnessMode
 			harnessMode = mode
 			defer func() { harnessMode = old }()
@@ -181,7 +181,7 @@ func TestHarnessEveryRank(t *testing.T) {
 			return append(append(append(out, th...), a...), bb...)
 		}
 		host := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
-		cpuBackend, _, err := backend.Lookup[backend.CBMM]("cpu")
+		cpuBackend, _, err := backend.Lookup[backend.CBMMDevice]("cpu")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -633,7 +633,7 @@ func TestHarnessJEIRTEvaluate(t *testing.T) {
 			j, mi := int(c.Item[i]), int(c.Model[i])
 			z := model.Logit(q[j*dim:(j+1)*dim], p.M[mi*dim:(mi+1)*dim])
 			y := float64(c.Label[i])
-			wantLoss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+			wantLoss += model.BCE(z, y)
 			if (z >= 0) == (y == 1) {
 				right++
 			}

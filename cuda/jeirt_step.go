@@ -87,7 +87,7 @@ const (
 )
 
 // jeirtBackend returns a backend.JEIRT on the device open returns.
-func jeirtBackend(open func() (gpu, error)) backend.JEIRT {
+func jeirtBackend(open func() (gpu, error)) backend.NewJEIRTStepper {
 	return func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		g, err := open()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -71,7 +72,7 @@ type cbmmLayout struct {
 // for the kernels' 32-bit cell and item indices.
 func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, error) {
 	if rank < 1 || rank > MaxRank {
-		return nil, fmt.Errorf("cuda: rank %d: the GPU kernels handle ranks 1 to %d (use --device cpu)", rank, MaxRank)
+		return nil, model.FieldErrorf("Device", "cuda: rank %d: the GPU kernels handle ranks 1 to %d (use {Device} cpu)", rank, MaxRank)
 	}
 	K := len(problems)
 	l := &cbmmLayout{K: K, Rank: rank, ItemBase: make([]int64, K+1), ModelBase: make([]int64, K+1)}

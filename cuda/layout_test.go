@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -97,7 +98,9 @@ func TestCBMMLayoutErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	p.Cells[1] = 1 << 1
-	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, MaxRank+1); err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use --device cpu)" {
+	_, err := newCBMMLayout([]*backend.CBMMProblem{p}, MaxRank+1)
+	var fe *model.FieldError
+	if err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use device cpu)" || !errors.As(err, &fe) || fe.Field != "Device" {
 		t.Fatalf("err = %v", err)
 	}
 	p.ItemStart = []int32{0, 1}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // hash:100000000 and tfidf:2000000000 used to run out of memory.
@@ -29,12 +31,12 @@ func TestLoadTFIDFLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := e.State()
-	bad := regexp.MustCompile(`"dim":\d+`).ReplaceAllString(string(st[TFIDFVocabFile]), `"dim":0`)
-	if bad == string(st[TFIDFVocabFile]) {
-		t.Fatalf("no dim in %s", st[TFIDFVocabFile])
+	bad := regexp.MustCompile(`"dim":\d+`).ReplaceAllString(string(st[checkpoint.TFIDFVocabFile]), `"dim":0`)
+	if bad == string(st[checkpoint.TFIDFVocabFile]) {
+		t.Fatalf("no dim in %s", st[checkpoint.TFIDFVocabFile])
 	}
-	_, err := LoadTFIDF(map[string][]byte{TFIDFVocabFile: []byte(bad), TFIDFWeightsFile: st[TFIDFWeightsFile]}, "ck")
-	if err == nil || !strings.Contains(err.Error(), "ck/"+TFIDFVocabFile+": dim 0 must be in [1, 65536]") {
+	_, err := LoadTFIDF(map[string][]byte{checkpoint.TFIDFVocabFile: []byte(bad), checkpoint.TFIDFWeightsFile: st[checkpoint.TFIDFWeightsFile]}, "ck")
+	if err == nil || !strings.Contains(err.Error(), "ck/"+checkpoint.TFIDFVocabFile+": dim 0 must be in [1, 65536]") {
 		t.Errorf("dim 0: %v", err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // Cache keeps encoded item vectors on disk so that training and repeated
@@ -48,7 +49,7 @@ func (c *Cache) folder(fingerprint string) string {
 
 func (c *Cache) parts(fingerprint string) (string, []string, error) {
 	dir := c.folder(fingerprint)
-	b, err := model.ReadInputFile(filepath.Join(dir, "fingerprint"), model.MaxDocumentBytes, "a cache fingerprint")
+	b, err := fileio.ReadInputFile(filepath.Join(dir, "fingerprint"), fileio.MaxDocumentBytes, "a cache fingerprint")
 	if os.IsNotExist(err) {
 		return dir, nil, nil
 	}
@@ -71,7 +72,7 @@ func (c *Cache) load(fingerprint string) (map[string]cacheEntry, []string, error
 	}
 	m := make(map[string]cacheEntry)
 	for _, p := range parts {
-		st, err := model.ReadSafetensors(p)
+		st, err := tensorfile.ReadSafetensors(p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cache: %w", err)
 		}
@@ -102,7 +103,7 @@ func (c *Cache) store(fingerprint string, ids, hashes []string, vecs [][]float32
 	}
 	fp := filepath.Join(dir, "fingerprint")
 	if _, err := os.Stat(fp); os.IsNotExist(err) {
-		if err := model.WriteFileAtomic(fp, func(w io.Writer) error {
+		if err := fileio.WriteFileAtomic(fp, func(w io.Writer) error {
 			_, err := io.WriteString(w, fingerprint)
 			return err
 		}); err != nil {
@@ -116,7 +117,7 @@ func (c *Cache) store(fingerprint string, ids, hashes []string, vecs [][]float32
 		data = append(data, v...)
 	}
 	name := filepath.Join(dir, fmt.Sprintf("part-%020d.safetensors", time.Now().UnixNano()))
-	return model.WriteSafetensorsFile(name, map[string]model.Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
+	return tensorfile.WriteSafetensorsFile(name, map[string]tensorfile.Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
 		map[string]string{"ids": string(idsJSON), "text_sha256": string(hashJSON), "fingerprint": fingerprint})
 }
 

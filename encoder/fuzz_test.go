@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 func FuzzReadVectors(f *testing.F) {
@@ -48,10 +50,10 @@ func FuzzLoadTFIDF(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(st[TFIDFVocabFile], st[TFIDFWeightsFile])
-	f.Add([]byte(`{"format":"jeirt-tfidf","version":"v1","dim":0,"vocabulary":[]}`), st[TFIDFWeightsFile])
+	f.Add(st[checkpoint.TFIDFVocabFile], st[checkpoint.TFIDFWeightsFile])
+	f.Add([]byte(`{"format":"jeirt-tfidf","version":"v1","dim":0,"vocabulary":[]}`), st[checkpoint.TFIDFWeightsFile])
 	f.Fuzz(func(t *testing.T, vocab, weights []byte) {
-		e, err := LoadTFIDF(map[string][]byte{TFIDFVocabFile: vocab, TFIDFWeightsFile: weights}, "ck")
+		e, err := LoadTFIDF(map[string][]byte{checkpoint.TFIDFVocabFile: vocab, checkpoint.TFIDFWeightsFile: weights}, "ck")
 		if err != nil {
 			if len(err.Error()) > 4096 {
 				t.Errorf("error of %d bytes", len(err.Error()))

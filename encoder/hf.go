@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // HFCacheDirs returns the Hugging Face hub cache folders to search, in
@@ -52,7 +52,7 @@ func ResolveHF(ref string) (string, error) {
 	for _, cache := range caches {
 		base := filepath.Join(cache, repo)
 		refFile := filepath.Join(base, "refs", rev)
-		if b, err := model.ReadInputFile(refFile, 4096, "a Hugging Face ref"); err == nil {
+		if b, err := fileio.ReadInputFile(refFile, 4096, "a Hugging Face ref"); err == nil {
 			commit := strings.TrimSpace(string(b))
 			dir := filepath.Join(base, "snapshots", commit)
 			if commit != "" && !strings.ContainsAny(commit, `/\`) && isDir(dir) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // fakeHFCache makes a hub cache holding ORG/NAME = tiny-bert (a symlinked
@@ -162,13 +163,13 @@ func TestOpenRecordedTFIDF(t *testing.T) {
 		t.Fatalf("recorded %+v", info)
 	}
 	dir := t.TempDir()
-	ck := &model.Checkpoint{Model: &model.JEIRT{InputDim: 3, Hidden: 1, Dim: 1, W1: make([]float32, 3), C1: make([]float32, 1),
+	ck := &checkpoint.Checkpoint{Model: &model.JEIRT{InputDim: 3, Hidden: 1, Dim: 1, W1: make([]float32, 3), C1: make([]float32, 1),
 		W2: make([]float32, 1), C2: make([]float32, 1), Models: []string{"m"}, Items: []string{"i"}, M: []float32{0}, Q: []float32{0}},
-		Manifest: model.Manifest{Encoder: info}}
+		Manifest: checkpoint.Manifest{Encoder: info}}
 	if err := ck.Write(filepath.Join(dir, "ck"), false); err != nil {
 		t.Fatal(err)
 	}
-	back, err := model.LoadCheckpoint(filepath.Join(dir, "ck"))
+	back, err := checkpoint.Load(filepath.Join(dir, "ck"))
 	if err != nil {
 		t.Fatal(err)
 	}

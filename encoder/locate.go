@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // namesNoFile reports whether spec is an encoder found without a path of
@@ -44,8 +45,8 @@ func ResolveSpec(spec, base string) string {
 // fingerprint, its absolute location (a model folder, the snapshot an hf:
 // spec resolved to, a vector file) and, for a Fitter, its fitted state as
 // files to store in the checkpoint.
-func Record(spec string, enc Encoder) (model.EncoderInfo, error) {
-	info := model.EncoderInfo{Spec: spec, Fingerprint: enc.Fingerprint(), Dim: enc.Dim()}
+func Record(spec string, enc Encoder) (checkpoint.EncoderInfo, error) {
+	info := checkpoint.EncoderInfo{Spec: spec, Fingerprint: enc.Fingerprint(), Dim: enc.Dim()}
 	_, p := specPath(spec)
 	if ref, ok := strings.CutPrefix(spec, "hf:"); ok {
 		if dir, err := ResolveHF(ref); err == nil {
@@ -94,17 +95,17 @@ func (e *FingerprintError) Error() string {
 // fitted encoder (tfidf) is rebuilt from the files stored in the checkpoint,
 // or from the folder override names. The encoder found must have the
 // recorded fingerprint; otherwise the error gives both.
-func OpenRecorded(info model.EncoderInfo, dir, override string) (Encoder, error) {
+func OpenRecorded(info checkpoint.EncoderInfo, dir, override string) (Encoder, error) {
 	fitted := info.Spec == "tfidf" || strings.HasPrefix(info.Spec, "tfidf:")
-	if fitted && override != "" && !exists(filepath.Join(override, TFIDFVocabFile)) {
+	if fitted && override != "" && !exists(filepath.Join(override, checkpoint.TFIDFVocabFile)) {
 		fitted = false // not a folder holding a fit: open it and let the fingerprint decide
 	}
 	if fitted {
 		files, where := info.Data, dir
 		if override != "" {
 			files, where = map[string][]byte{}, override
-			for _, name := range []string{TFIDFVocabFile, TFIDFWeightsFile} {
-				b, err := model.ReadInputFile(filepath.Join(override, name), 0, "a TF-IDF file")
+			for _, name := range []string{checkpoint.TFIDFVocabFile, checkpoint.TFIDFWeightsFile} {
+				b, err := fileio.ReadInputFile(filepath.Join(override, name), 0, "a TF-IDF file")
 				if err != nil {
 					return nil, fmt.Errorf("--encoder %s: %w", override, err)
 				}
@@ -161,7 +162,7 @@ func OpenRecorded(info model.EncoderInfo, dir, override string) (Encoder, error)
 	return nil, firstErr
 }
 
-func checkFingerprint(enc Encoder, where string, info model.EncoderInfo) error {
+func checkFingerprint(enc Encoder, where string, info checkpoint.EncoderInfo) error {
 	if fp := enc.Fingerprint(); fp != info.Fingerprint {
 		return &FingerprintError{Where: where, Got: fp, Want: info.Fingerprint, Spec: info.Spec}
 	}

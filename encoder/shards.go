@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -67,7 +67,7 @@ func ReadTexts(path string) (ids, texts []string, err error) {
 		}
 		return t.IDs, t.Text, nil
 	}
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, nil, err
 	}

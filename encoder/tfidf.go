@@ -1,12 +1,10 @@
 package encoder
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // DefaultTFIDFDim is the width of the tfidf encoder when the spec gives none.
@@ -23,15 +22,6 @@ const DefaultTFIDFDim = 256
 // DefaultTFIDFMinDF is the least number of training texts a term must occur
 // in to enter the vocabulary when TFIDF.MinDF is 0.
 const DefaultTFIDFMinDF = 2
-
-// tfidfVersion names the recipe below; any change to the features bumps it.
-const tfidfVersion = "v1"
-
-// The files a fitted TFIDF is stored in (inside a checkpoint folder).
-const (
-	TFIDFWeightsFile = "tfidf.safetensors" // tensors "idf" [V] and "components" [D, V], float32
-	TFIDFVocabFile   = "tfidf.json"        // settings and the vocabulary in column order
-)
 
 // ErrNotFitted is returned by TFIDF.Encode before Fit.
 var ErrNotFitted = errors.New("the tfidf encoder must be fitted on training texts first (it is fitted by jeirt train and stored in the checkpoint)")
@@ -117,7 +107,7 @@ func (t *TFIDF) Dim() int {
 // components, so two fits agree only if they project text identically.
 func (t *TFIDF) Fingerprint() string {
 	if !t.Fitted() {
-		return fmt.Sprintf("tfidf/%s/unfitted/dim=%d", tfidfVersion, t.Dim())
+		return fmt.Sprintf("tfidf/%s/unfitted/dim=%d", checkpoint.TFIDFVersion, t.Dim())
 	}
 	return t.fingerprint
 }
@@ -316,25 +306,7 @@ func (t *TFIDF) Encode(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
-// tfidfFile is TFIDFVocabFile.
-type tfidfFile struct {
-	Format      string   `json:"format"` // "jeirt-tfidf"
-	Version     string   `json:"version"`
-	Dim         int      `json:"dim"`
-	MinDF       int      `json:"min_df"`
-	MaxFeatures int      `json:"max_features,omitempty"`
-	NGramRange  [2]int   `json:"ngram_range"`
-	Sublinear   bool     `json:"sublinear_tf"`
-	SmoothIDF   bool     `json:"smooth_idf"`
-	Lowercase   bool     `json:"lowercase"`
-	Pattern     string   `json:"token_pattern"`
-	Fingerprint string   `json:"fingerprint"`
-	Vocabulary  []string `json:"vocabulary"` // column order of idf and components
-}
-
-// State implements Fitter: TFIDFVocabFile and TFIDFWeightsFile. Python reads
-// them with json and safetensors.numpy.load_file; a text's vector is
-// normalize(tfidf_row @ components.T).
+// State implements Fitter: the files of checkpoint.TFIDFState.
 func (t *TFIDF) State() (map[string][]byte, error) {
 	if !t.Fitted() {
 		return nil, ErrNotFitted
@@ -343,12 +315,6 @@ func (t *TFIDF) State() (map[string][]byte, error) {
 	if minDF <= 0 {
 		minDF = DefaultTFIDFMinDF
 	}
-	js, err := json.Marshal(tfidfFile{Format: "jeirt-tfidf", Version: tfidfVersion, Dim: t.dim, MinDF: minDF, MaxFeatures: t.MaxFeatures,
-		NGramRange: [2]int{1, 2}, Sublinear: true, SmoothIDF: true, Lowercase: true, Pattern: `(?u)\b\w\w+\b`,
-		Fingerprint: t.fingerprint, Vocabulary: t.terms})
-	if err != nil {
-		return nil, err
-	}
 	V := len(t.terms)
 	comp := make([]float32, t.dim*V)
 	for j := 0; j < V; j++ {
@@ -356,68 +322,30 @@ func (t *TFIDF) State() (map[string][]byte, error) {
 			comp[d*V+j] = t.compT[j*t.dim+d]
 		}
 	}
-	var buf bytes.Buffer
-	if err := model.WriteSafetensors(&buf, map[string]model.Tensor{
-		"idf":        {Shape: []int{V}, Data: t.idf},
-		"components": {Shape: []int{t.dim, V}, Data: comp},
-	}, map[string]string{"format": "jeirt-tfidf", "fingerprint": t.fingerprint}); err != nil {
-		return nil, err
-	}
-	return map[string][]byte{TFIDFVocabFile: append(js, '\n'), TFIDFWeightsFile: buf.Bytes()}, nil
+	s := &checkpoint.TFIDFState{Dim: t.dim, MinDF: minDF, MaxFeatures: t.MaxFeatures, Fingerprint: t.fingerprint,
+		Vocabulary: t.terms, IDF: t.idf, Components: comp}
+	return s.Files()
 }
 
 // LoadTFIDF rebuilds a fitted encoder from the files State wrote; where
 // names them in errors (the checkpoint folder).
 func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
-	js, ok1 := files[TFIDFVocabFile]
-	st, ok2 := files[TFIDFWeightsFile]
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%s: the tfidf encoder needs %s and %s, fitted by jeirt train", where, TFIDFVocabFile, TFIDFWeightsFile)
-	}
-	var f tfidfFile
-	if err := json.Unmarshal(js, &f); err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", where, TFIDFVocabFile, err)
-	}
-	if f.Format != "jeirt-tfidf" || f.Version != tfidfVersion {
-		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, model.Clip(f.Format), model.Clip(f.Version), tfidfVersion)
-	}
-	if f.Dim < 1 || f.Dim > model.MaxDim {
-		return nil, fmt.Errorf("%s/%s: dim %d must be in [1, %d]", where, TFIDFVocabFile, f.Dim, model.MaxDim)
-	}
-	parsed, err := model.ParseSafetensors(where+"/"+TFIDFWeightsFile, st)
+	f, err := checkpoint.ParseTFIDF(files, where)
 	if err != nil {
 		return nil, err
 	}
-	tensors := parsed.Tensors
 	V := len(f.Vocabulary)
-	idf, comp := tensors["idf"], tensors["components"]
-	if len(idf.Shape) != 1 || idf.Shape[0] != V {
-		return nil, fmt.Errorf("%s/%s: tensor idf has shape %v, want [%d]", where, TFIDFWeightsFile, idf.Shape, V)
-	}
-	if len(comp.Shape) != 2 || comp.Shape[0] != f.Dim || comp.Shape[1] != V {
-		return nil, fmt.Errorf("%s/%s: tensor components has shape %v, want [%d %d]", where, TFIDFWeightsFile, comp.Shape, f.Dim, V)
-	}
-	for _, x := range [][]float32{idf.Data, comp.Data} {
-		for _, v := range x {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return nil, fmt.Errorf("%s/%s: a weight is %v (damaged files)", where, TFIDFWeightsFile, v)
-			}
-		}
-	}
-	t := &TFIDF{Width: f.Dim, MinDF: f.MinDF, MaxFeatures: f.MaxFeatures, terms: f.Vocabulary, idf: idf.Data, dim: f.Dim,
+	t := &TFIDF{Width: f.Dim, MinDF: f.MinDF, MaxFeatures: f.MaxFeatures, terms: f.Vocabulary, idf: f.IDF, dim: f.Dim,
 		vocab: make(map[string]int32, V), compT: make([]float32, V*f.Dim)}
 	for j, w := range f.Vocabulary {
-		if _, dup := t.vocab[w]; dup {
-			return nil, fmt.Errorf("%s/%s: term %q appears twice in the vocabulary", where, TFIDFVocabFile, model.Clip(w))
-		}
 		t.vocab[w] = int32(j)
 		for d := 0; d < f.Dim; d++ {
-			t.compT[j*f.Dim+d] = comp.Data[d*V+j]
+			t.compT[j*f.Dim+d] = f.Components[d*V+j]
 		}
 	}
 	t.fingerprint = t.hashState()
 	if f.Fingerprint != "" && f.Fingerprint != t.fingerprint {
-		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, TFIDFVocabFile, model.Clip(f.Fingerprint), t.fingerprint)
+		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, checkpoint.TFIDFVocabFile, model.Clip(f.Fingerprint), t.fingerprint)
 	}
 	return t, nil
 }
@@ -429,5 +357,5 @@ func (t *TFIDF) hashState() string {
 		binary.Write(h, binary.LittleEndian, t.idf[j])
 	}
 	binary.Write(h, binary.LittleEndian, t.compT)
-	return fmt.Sprintf("tfidf/%s/%s/dim=%d", tfidfVersion, hex.EncodeToString(h.Sum(nil))[:32], t.dim)
+	return fmt.Sprintf("tfidf/%s/%s/dim=%d", checkpoint.TFIDFVersion, hex.EncodeToString(h.Sum(nil))[:32], t.dim)
 }

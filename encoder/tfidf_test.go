@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -177,7 +178,7 @@ func TestTFIDFEncode(t *testing.T) {
 		t.Errorf("loaded encoder projects differently")
 	}
 	// A damaged file is refused.
-	state[TFIDFVocabFile] = []byte(`{"format":"jeirt-tfidf","version":"v1","dim":3,"vocabulary":["a"]}`)
+	state[checkpoint.TFIDFVocabFile] = []byte(`{"format":"jeirt-tfidf","version":"v1","dim":3,"vocabulary":["a"]}`)
 	if _, err := LoadTFIDF(state, "test"); err == nil {
 		t.Error("LoadTFIDF accepted a vocabulary that does not match the tensors")
 	}

@@ -16,7 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // Vectors is a table of item vectors in file order.
@@ -99,7 +100,7 @@ func (v *Vectors) check(path string) error {
 }
 
 func readVectorsJSON(path string) (*Vectors, error) {
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ type jsonlRecord struct {
 }
 
 func readVectorsJSONL(path string) (*Vectors, error) {
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func readVectorsJSONL(path string) (*Vectors, error) {
 }
 
 func readIDs(path string) ([]string, error) {
-	b, err := model.ReadInputFile(path, 0, "an ids file")
+	b, err := fileio.ReadInputFile(path, 0, "an ids file")
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func readIDs(path string) ([]string, error) {
 }
 
 func readVectorsNpy(path string) (*Vectors, error) {
-	rows, err := model.ReadNPY(path)
+	rows, err := tensorfile.ReadNPY(path)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +192,7 @@ func readVectorsNpy(path string) (*Vectors, error) {
 }
 
 func readVectorsSafetensors(path string) (*Vectors, error) {
-	st, err := model.ReadSafetensors(path)
+	st, err := tensorfile.ReadSafetensors(path)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +222,7 @@ func readVectorsSafetensors(path string) (*Vectors, error) {
 }
 
 func readVectorsCSV(path string) (*Vectors, error) {
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -267,10 +268,10 @@ func readVectorsCSV(path string) (*Vectors, error) {
 func WriteVectors(path string, v *Vectors, meta map[string]string) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".npy":
-		if err := model.WriteNPY(path, v.Rows, v.Dim); err != nil {
+		if err := tensorfile.WriteNPY(path, v.Rows, v.Dim); err != nil {
 			return err
 		}
-		return model.WriteFileAtomic(IDsPath(path), func(w io.Writer) error {
+		return fileio.WriteFileAtomic(IDsPath(path), func(w io.Writer) error {
 			for _, id := range v.IDs {
 				if strings.ContainsAny(id, "\r\n") {
 					return fmt.Errorf("item id %q contains a line break", id)
@@ -297,9 +298,9 @@ func WriteVectors(path string, v *Vectors, meta map[string]string) error {
 			}
 			data = append(data, r...)
 		}
-		return model.WriteSafetensorsFile(path, map[string]model.Tensor{"embeddings": {Shape: []int{len(v.Rows), v.Dim}, Data: data}}, m)
+		return tensorfile.WriteSafetensorsFile(path, map[string]tensorfile.Tensor{"embeddings": {Shape: []int{len(v.Rows), v.Dim}, Data: data}}, m)
 	case ".jsonl":
-		return model.WriteFileAtomic(path, func(w io.Writer) error {
+		return fileio.WriteFileAtomic(path, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			for i, id := range v.IDs {
 				if err := enc.Encode(jsonlRecord{ID: id, Embedding: v.Rows[i]}); err != nil {

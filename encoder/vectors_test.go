@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 func TestVectorsRoundTrip(t *testing.T) {
@@ -67,7 +67,7 @@ func TestVectorsErrors(t *testing.T) {
 	}
 	// A .npy whose id file is missing.
 	p := filepath.Join(dir, "v.npy")
-	model.WriteNPY(p, [][]float32{{1}}, 1)
+	tensorfile.WriteNPY(p, [][]float32{{1}}, 1)
 	if _, err := ReadVectors(p); err == nil || !strings.Contains(err.Error(), "the item ids go in "+IDsPath(p)) {
 		t.Errorf("missing ids file: %v", err)
 	}

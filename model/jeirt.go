@@ -95,29 +95,46 @@ func (m *JEIRT) QuestionEmbedding(x []float32) []float32 {
 // products on every core.
 func (m *JEIRT) QuestionEmbeddings(x []float32, n int) []float32 {
 	h := make([]float32, n*m.Hidden)
+	q := make([]float32, n*m.Dim)
+	m.AdapterForward(x, n, nil, h, h, q)
+	return q
+}
+
+// AdapterForward is the JE-IRT question adapter (Yao et al. 2025,
+// arXiv:2509.22888: q = MLP(x), here one hidden layer) on n encoder vectors
+// x (n x InputDim, row-major), with inverted-dropout multipliers mask
+// (n x Hidden; nil: none):
+//
+//	a = x·W1ᵀ + c1,  h = relu(a) ⊙ mask,  q = h·W2ᵀ + c2
+//
+// into a and h (n x Hidden each; a may be h when the pre-activation is not
+// needed) and q (n x Dim). It is the one forward pass in Go: inference
+// (QuestionEmbeddings) and the fused CPU training step both run it, and
+// cuda/kernels/jeirt.cu is its GPU copy. The residual r_j, when a model has
+// one, is added by the caller.
+func (m *JEIRT) AdapterForward(x []float32, n int, mask, a, h, q []float32) {
+	H, d := m.Hidden, m.Dim
 	for r := 0; r < n; r++ {
-		copy(h[r*m.Hidden:(r+1)*m.Hidden], m.C1)
+		copy(a[r*H:(r+1)*H], m.C1)
+		copy(q[r*d:(r+1)*d], m.C2)
 	}
-	// h = relu(x·W1ᵀ + c1)
 	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
 		blas32.General{Rows: n, Cols: m.InputDim, Stride: m.InputDim, Data: x},
-		blas32.General{Rows: m.Hidden, Cols: m.InputDim, Stride: m.InputDim, Data: m.W1},
-		1, blas32.General{Rows: n, Cols: m.Hidden, Stride: m.Hidden, Data: h})
-	for k, v := range h {
+		blas32.General{Rows: H, Cols: m.InputDim, Stride: m.InputDim, Data: m.W1},
+		1, blas32.General{Rows: n, Cols: H, Stride: H, Data: a})
+	for k, v := range a[:n*H] {
 		if v < 0 {
-			h[k] = 0
+			v = 0
 		}
+		if mask != nil {
+			v *= mask[k]
+		}
+		h[k] = v
 	}
-	q := make([]float32, n*m.Dim)
-	for r := 0; r < n; r++ {
-		copy(q[r*m.Dim:(r+1)*m.Dim], m.C2)
-	}
-	// q = h·W2ᵀ + c2
 	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas32.General{Rows: n, Cols: m.Hidden, Stride: m.Hidden, Data: h},
-		blas32.General{Rows: m.Dim, Cols: m.Hidden, Stride: m.Hidden, Data: m.W2},
-		1, blas32.General{Rows: n, Cols: m.Dim, Stride: m.Dim, Data: q})
-	return q
+		blas32.General{Rows: n, Cols: H, Stride: H, Data: h},
+		blas32.General{Rows: d, Cols: H, Stride: H, Data: m.W2},
+		1, blas32.General{Rows: n, Cols: d, Stride: d, Data: q})
 }
 
 // QuestionEmbeddingsChecked is QuestionEmbeddings that checks each output
@@ -203,7 +220,7 @@ func maxAbs32(v []float32) float64 {
 	return m
 }
 
-// Logit is q·m_i/(‖q‖+1e-8) − ‖q‖ for model i and question embedding q.
+// Logit is the JE-IRT link (see Link) for model i and question embedding q.
 func (m *JEIRT) Logit(i int, q []float32) float64 {
 	return Logit(q, m.ModelEmbedding(i))
 }
@@ -214,17 +231,41 @@ func (m *JEIRT) Prob(i int, q []float32) float64 { return Sigmoid(m.Logit(i, q))
 // Projection is q·m_i/‖q‖, the model's ability along the question's direction
 // (0 for a zero q).
 func (m *JEIRT) Projection(i int, q []float32) float64 {
-	dot, nrm := dotNorm(q, m.ModelEmbedding(i))
+	_, dot, nrm := Link(q, m.ModelEmbedding(i))
 	if nrm == 0 {
 		return 0
 	}
 	return dot / nrm
 }
 
-// Logit is the JE-IRT link q·m/(‖q‖+1e-8) − ‖q‖, accumulated in float64.
+// LinkEps is ε of the JE-IRT link, which keeps q·m/(‖q‖+ε) finite at q = 0.
+const LinkEps = 1e-8
+
+// Link is the JE-IRT link (Yao et al. 2025, arXiv:2509.22888), the logit of
+// the probability that the model with embedding m answers the question with
+// embedding q correctly:
+//
+//	P(correct) = σ(z),  z = q·m/(‖q‖+ε) − ‖q‖,  ε = LinkEps
+//
+// (the direction of q says what the question asks, its norm how hard it
+// is). It returns z with its parts q·m and ‖q‖, accumulated in float64 in
+// index order. This is the link's one copy in Go: prediction, routing,
+// onboarding and the fused training step all call it; the GPU's copy is
+// cuda/kernels/jeirt.cu, which the CPU harness checks against this one.
+func Link(q, m []float32) (z, dot, norm float64) {
+	var ss float64
+	for k, v := range q {
+		dot += float64(v) * float64(m[k])
+		ss += float64(v) * float64(v)
+	}
+	norm = math.Sqrt(ss)
+	return dot/(norm+LinkEps) - norm, dot, norm
+}
+
+// Logit is Link's z alone.
 func Logit(q, m []float32) float64 {
-	dot, nrm := dotNorm(q, m)
-	return dot/(nrm+1e-8) - nrm
+	z, _, _ := Link(q, m)
+	return z
 }
 
 // Norm is ‖q‖.
@@ -236,11 +277,18 @@ func Norm(q []float32) float64 {
 	return math.Sqrt(s)
 }
 
-func dotNorm(q, m []float32) (dot, nrm float64) {
-	var ss float64
-	for k, v := range q {
-		dot += float64(v) * float64(m[k])
-		ss += float64(v) * float64(v)
+// BCE is the binary cross-entropy −log P(y) of a label y (1 correct, 0
+// wrong) under P(correct) = σ(z), the loss JE-IRT trains on, computed
+// stably as max(z, 0) − y·z + log(1 + e^−|z|) (= softplus(z) − y·z).
+func BCE(z, y float64) float64 {
+	return math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+}
+
+// Softplus is log(1 + eˣ), stable for large |x|: −log σ(−x), the negative
+// log-likelihood of a right answer at logit −x.
+func Softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
 	}
-	return dot, math.Sqrt(ss)
+	return math.Log1p(math.Exp(x))
 }

@@ -1,5 +1,7 @@
-// Package model holds what jeirt learns from and what it learns: item-level
-// responses, IRT parameters, JE-IRT parameters and checkpoints.
+// Package model holds what jeirt learns from and what it learns, and the math
+// every layer shares: item-level responses, IRT and JE-IRT parameters,
+// scores, typed setting errors, and the JE-IRT link, adapter forward and
+// loss written once.
 package model
 
 import (

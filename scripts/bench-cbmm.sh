@@ -36,7 +36,7 @@ else
 	echo "python3 numpy/scipy missing: peers skipped" >&2
 fi
 # Per-iteration cost against two plain passes over the cells (Go benchmark).
-go test -run - -bench 'CBMMPasses' -benchtime 10x ./train/ >"$W/passes.txt" 2>&1 || true
+go test -run - -bench 'CBMMPasses' -benchtime 10x ./train/irt/ >"$W/passes.txt" 2>&1 || true
 grep Benchmark "$W/passes.txt" >&2 || true
 $PY - "$W" <<'PY'
 import csv, glob, os, sys

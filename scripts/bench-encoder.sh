@@ -1,8 +1,8 @@
 #!/bin/sh
 # Encoder throughput on this machine, all in one run so the figures share its load:
 # the hash encoder; the MiniLM-sized BERT graph, MPNet-base and ModernBERT-base sized
-# forwards (random weights, batch 32, 128 tokens) on Gorgonia's default pure-Go BLAS
-# (gonum) and on OpenBLAS (-tags openblas; needs libopenblas-dev); the peak resident
+# forwards (random weights, batch 32, 128 tokens) on the default build's model/kernel
+# and on OpenBLAS (-tags openblas; needs libopenblas-dev); the peak resident
 # memory of a ModernBERT-large sized model (28 layers, hidden 1024) encoding
 # (JEIRT_BENCH_BATCH texts of 128 tokens, default 32); and the MiniLM forward in
 # PyTorch (Debian python3-torch) when it is installed.
@@ -16,10 +16,10 @@ echo "== $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg
 go test -c -o "$tmp/encoder.test" ./encoder/
 go test -c -o "$tmp/transformer.test" ./encoder/transformer/
 (cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'HashEncoder' -test.benchtime "$bt" | grep Benchmark)
-echo "== gorgonia + gonum BLAS (default build)"
+echo "== model/kernel (default build)"
 (cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
-	echo "== gorgonia + OpenBLAS (-tags openblas)"
+	echo "== OpenBLAS (-tags openblas)"
 	go test -c -tags openblas -o "$tmp/transformer-openblas.test" ./encoder/transformer/
 	(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 fi

@@ -31,7 +31,7 @@ echo "== 1. onboarding curve (by model, 10% of models held out)"
 for seed in ${ONBOARD_SEEDS:-42 1}; do
 	for set in $SETS; do
 		JEIRT_BENCH_CACHE="$OUT/cache" JEIRT_BENCH_DATA=$set JEIRT_BENCH_SEED=$seed \
-			go test -run '^$' -bench BenchmarkOnboardCurve -benchtime 1x -timeout 60m ./train/ | grep -v '^goos\|^goarch\|^pkg\|^cpu'
+			go test -run '^$' -bench BenchmarkOnboardCurve -benchtime 1x -timeout 60m ./train/onboard/ | grep -v '^goos\|^goarch\|^pkg\|^cpu'
 	done
 done
 fi
@@ -68,4 +68,4 @@ while [ "$(wc -l <"$OUT/q10k.txt")" -lt 10000 ]; do
 		"$OUT/swebench-verified-items/items.csv" >>"$OUT/q10k.txt"
 done
 /usr/bin/time -f "10,000 queries, whole process: %e s wall" "$J" route "$OUT/q10k.txt" --checkpoint "$CK" --output csv >/dev/null
-JEIRT_ROUTE_CHECKPOINT="$CK" go test -run '^$' -bench 'BenchmarkRoute' -benchtime 20x ./train/ | grep Benchmark
+JEIRT_ROUTE_CHECKPOINT="$CK" go test -run '^$' -bench 'BenchmarkRoute' -benchtime 20x ./train/route/ | grep Benchmark

@@ -8,5 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
 echo "cpus: $(nproc)  GOMAXPROCS: ${GOMAXPROCS:-default}"
-go test ./model/serve -run '^$' -bench '^BenchmarkServeLoad$' -benchtime=1x -count=1 -timeout 15m
+go test ./cmd/internal/serve -run '^$' -bench '^BenchmarkServeLoad$' -benchtime=1x -count=1 -timeout 15m
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"

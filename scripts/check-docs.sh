@@ -3,6 +3,13 @@
 #
 #   scripts/check-docs.sh          build jeirt, run the commands, fail on the first failure
 #   scripts/check-docs.sh --list   only print the commands it would run (and the skipped blocks)
+#   scripts/check-docs.sh --fix    rewrite the generated layout table of docs/development.md
+#
+# Before the commands it checks what the docs say about the code: the layout
+# table of docs/development.md must be what `go run ./scripts/layout table`
+# gives (the packages' doc comments and imports), every backticked pkg.Name
+# of README.md and docs/*.md must exist (`layout apinames`), and no package
+# may be past the size limits (`layout limits`).
 #
 # It reads the fenced ```sh blocks, in file order (README.md first, then docs/*.md
 # by name), and takes every line that starts with `jeirt `, `./jeirt ` or
@@ -22,6 +29,8 @@ export PATH=$PATH:/usr/local/go/bin
 timeout_s=${CHECK_DOCS_TIMEOUT:-300}
 list=false
 [ "${1:-}" = "--list" ] && list=true
+fix=false
+[ "${1:-}" = "--fix" ] && fix=true
 
 files=(README.md)
 for f in docs/*.md; do files+=("$f"); done
@@ -68,6 +77,35 @@ records=$(extract)
 if $list; then
 	printf '%s\n' "$records"
 	exit 0
+fi
+
+# layout_doc FILE TABLE: FILE with the lines between the layout markers
+# replaced by TABLE's.
+layout_doc() {
+	awk -v tf="$2" '
+	/<!-- layout:begin/ { print; while ((getline l < tf) > 0) print l; skip = 1; next }
+	/<!-- layout:end/ { skip = 0 }
+	!skip' "$1"
+}
+table=$(mktemp)
+go run ./scripts/layout table >"$table"
+if $fix; then
+	layout_doc docs/development.md "$table" >docs/development.md.tmp
+	mv docs/development.md.tmp docs/development.md
+	rm -f "$table"
+	echo "check-docs: wrote the layout table of docs/development.md"
+	exit 0
+fi
+if ! diff -u docs/development.md <(layout_doc docs/development.md "$table") >&2; then
+	rm -f "$table"
+	echo "check-docs: docs/development.md's layout table is stale; run scripts/check-docs.sh --fix" >&2
+	exit 1
+fi
+rm -f "$table"
+go run ./scripts/layout apinames README.md docs/*.md
+if ! limits=$(go run ./scripts/layout limits 2>&1); then
+	echo "$limits" >&2
+	exit 1
 fi
 
 tmp=$(mktemp -d)

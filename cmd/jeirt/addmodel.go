@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/onboardrun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/cat/catrun"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
 
 func newAddModelCmd() *cobra.Command {
-	var a onboard.AddRun
-	var models, device string
+	var a onboardrun.AddRun
+	var models string
 	var asJSON bool
-	var sug onboard.SuggestRun
+	var sug onboardrun.SuggestRun
 	var place catrun.Place
 	opt := &a.Options
 	cmd := &cobra.Command{
@@ -24,9 +26,6 @@ func newAddModelCmd() *cobra.Command {
 		Example: helpExamples("add-model"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := resolveDevice(device); err != nil {
-				return err
-			}
 			if place.Fit != "" {
 				return runPlace(cmd, &place, a, models)
 			}
@@ -59,7 +58,7 @@ func newAddModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return onboard.WriteAdded(cmd.OutOrStdout(), out, res, asJSON)
+			return onboardrun.WriteAdded(cmd.OutOrStdout(), out, res, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -78,7 +77,7 @@ func newAddModelCmd() *cobra.Command {
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	addDeviceFlag(cmd, &device)
+	withDevice(cmd)
 	// The old spelling of add-model suggest.
 	f.IntVar(&sug.K, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
 	f.StringVar(&sug.AnsweredFile, "answered", "", "the new model's answers so far")
@@ -87,11 +86,11 @@ func newAddModelCmd() *cobra.Command {
 		_ = f.MarkHidden(n)
 	}
 	cmd.AddCommand(newSuggestCmd())
-	return guard(cmd, outputs{folders: []string{"out"}, filesWith: []string{"fit", "suggest"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, FilesWith: []string{"fit", "suggest"}, Flags: onboardFlags})
 }
 
 // runPlace is add-model --fit: the checkpoint-only flags are refused.
-func runPlace(cmd *cobra.Command, place *catrun.Place, a onboard.AddRun, models string) error {
+func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, models string) error {
 	if a.Checkpoint != "" {
 		return fmt.Errorf("add-model: --fit and --checkpoint are two kinds of map; give one")
 	}
@@ -115,15 +114,14 @@ func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {
 	f.Float64Var(&ob.L2, "l2", 1, "l2 prior: precision of N(0, I/l2)")
 }
 
-func addSuggestFlags(cmd *cobra.Command, s *onboard.SuggestRun) {
+func addSuggestFlags(cmd *cobra.Command, s *onboardrun.SuggestRun) {
 	f := cmd.Flags()
 	f.StringVar(&s.Design, "design", "v-optimal", "v-optimal (least summed predictive variance), d-optimal (largest log det) or random")
 	f.StringVar(&s.PoolFile, "pool", "", "item-text CSV of candidate questions (default: the checkpoint's items)")
 }
 
 func newSuggestCmd() *cobra.Command {
-	var sug onboard.SuggestRun
-	var device string
+	var sug onboardrun.SuggestRun
 	cmd := &cobra.Command{
 		Use:     "suggest K --checkpoint DIR [--data FILE] [--out FILE]",
 		Short:   "Suggest the K questions whose answers place a new model best",
@@ -131,9 +129,6 @@ func newSuggestCmd() *cobra.Command {
 		Example: helpExamples("add-model-suggest"),
 		Args:    needArgs(1, 1, "K, the number of questions to suggest"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := resolveDevice(device); err != nil {
-				return err
-			}
 			k, err := strconv.Atoi(args[0])
 			if err != nil {
 				return fmt.Errorf("add-model suggest: K %q is not a whole number", args[0])
@@ -156,8 +151,12 @@ func newSuggestCmd() *cobra.Command {
 	alias(cmd, "answered", "data")
 	addReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
-	addDeviceFlag(cmd, &device)
-	return guard(cmd, outputs{files: []string{"out"}})
+	withDevice(cmd)
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, Flags: onboardFlags})
 }
+
+// onboardFlags are the flags of the onboarding settings not named for their
+// fields.
+var onboardFlags = map[string]string{"AnsweredFile": "--data", "Model": "--models"}
 
 func init() { rootCmd.AddCommand(newAddModelCmd()) }

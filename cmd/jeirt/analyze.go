@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/jeirt/jeirt/cmd/internal/analyzerun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
@@ -28,7 +30,7 @@ func newAnalyzeCmd() *cobra.Command {
 			if data == "" || out == "" {
 				return fmt.Errorf("analyze groups: --data and --out are required")
 			}
-			msg, err := analyze.GroupsFile(data, ro, rule, out)
+			msg, err := analyzerun.GroupsFile(data, ro, rule, out)
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -40,9 +42,9 @@ func newAnalyzeCmd() *cobra.Command {
 	groups.Flags().StringVar(&rule, "rule", analyze.RuleTextBracket, "text-bracket (a leading [name] of the text), id-stem (the id without a trailing _123) or id-first (the id up to its first _ - / :)")
 	groups.Flags().StringVar(&out, "out", "", "item file to write (required)")
 
-	var dr analyze.DirectionsRun
+	var dr analyzerun.DirectionsRun
 	dir := analysisCmd("directions --checkpoint DIR --items ITEMS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
-		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyze.Files, error) {
+		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
 			dr.Log = model.LogTo(os.Stderr)
 			return dr.Run(w)
 		})
@@ -54,9 +56,9 @@ func newAnalyzeCmd() *cobra.Command {
 	dir.Flags().IntVar(&dr.Restarts, "restarts", 10, "k-means++ restarts; the best total cosine is kept")
 	dir.Flags().Int64Var(&dr.Seed, "seed", 0, "seed")
 
-	var pr analyze.ProbeRun
+	var pr analyzerun.ProbeRun
 	probe := analysisCmd("probe --checkpoint DIR --items ITEMS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
-		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyze.Files, error) {
+		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
 			pr.Log = model.LogTo(os.Stderr)
 			return pr.Run(w)
 		})
@@ -67,35 +69,35 @@ func newAnalyzeCmd() *cobra.Command {
 	probe.Flags().StringVar(&pr.Axis, "axis", "", "two categories A,B: the axis points from B's mean question direction to A's (required)")
 	probe.Flags().StringVar(&pr.Data, "data", "", "responses, to add each model's accuracy on A and on B (optional)")
 
-	var ic analyze.ICCRun
+	var ic analyzerun.ICCRun
 	icc := analysisCmd("icc --fit DIR --out DIR", "Empirical item characteristic curves by ability bin against the fitted 2PL; flag non-monotone items and negative slopes",
-		cobra.NoArgs, []string{"fit"}, func(w io.Writer, _ []string) (analyze.Files, error) { return ic.Run(w) })
+		cobra.NoArgs, []string{"fit"}, func(w io.Writer, _ []string) (analyzerun.Files, error) { return ic.Run(w) })
 	icc.Example = `  jeirt analyze icc --fit out/swe-irt --out out/swe-icc`
 	icc.Flags().StringVar(&ic.Fit, "fit", "", "rank-1 folder written by jeirt irt fit (required; its responses are read again)")
 	icc.Flags().IntVar(&ic.Bins, "bins", 5, "ability bins (quantiles of θ over the models)")
 	icc.Flags().Float64Var(&ic.Z, "z", 2.5, "flag a fall between adjacent bins, or a negative free slope, beyond this many standard errors")
 	icc.Flags().IntVar(&ic.MinCount, "min-count", 5, "bins with fewer cells are not compared")
 
-	var dm analyze.DimsRun
+	var dm analyzerun.DimsRun
 	dims := analysisCmd("dims --sweep DIR --out DIR", "Test accuracy and log loss against the embedding dimension, from a sweep's finished runs",
-		cobra.NoArgs, []string{"sweep"}, func(w io.Writer, _ []string) (analyze.Files, error) { return dm.Run(w) })
+		cobra.NoArgs, []string{"sweep"}, func(w io.Writer, _ []string) (analyzerun.Files, error) { return dm.Run(w) })
 	dims.Example = `  jeirt sweep --config configs/sweeps/swebench-dims.yaml --emit local --out out/sweep-dims
   jeirt analyze dims --sweep out/sweep-dims --out out/dims`
 	dims.Flags().StringVar(&dm.Sweep, "sweep", "", "sweep folder (jeirt sweep --emit) whose runs have finished (required)")
 	dims.Flags().StringVar(&dm.Key, "key", "model.dim", "the config key of the dimension")
 
 	lobo := analysisCmd("lobo --out DIR CHECKPOINT...", "Table leave-one-benchmark-out runs (split.by: benchmark): held-out accuracy, baselines, alignment and their correlation",
-		cobra.MinimumNArgs(1), nil, analyze.LOBORun)
+		cobra.MinimumNArgs(1), nil, analyzerun.LOBORun)
 	lobo.Example = `  jeirt train --config configs/quickstart.yaml --set data.items=out/swe-groups.csv --set split.by=benchmark --set split.hold=sympy --set output=out/lobo-sympy
   jeirt analyze lobo --out out/swe-lobo out/lobo-sympy`
-	cmd.AddCommand(guard(groups, outputs{files: []string{"out"}}), dir, probe, icc, dims, lobo)
+	cmd.AddCommand(cli.Guard(groups, cli.Outputs{Files: []string{"out"}}), dir, probe, icc, dims, lobo)
 	return cmd
 }
 
 // analysisCmd is a sub-command that checks its required flags, runs run
 // (which prints its summary and returns the files) and writes the files
 // into --out atomically (--force replaces it).
-func analysisCmd(use, short string, args cobra.PositionalArgs, required []string, run func(w io.Writer, args []string) (analyze.Files, error)) *cobra.Command {
+func analysisCmd(use, short string, args cobra.PositionalArgs, required []string, run func(w io.Writer, args []string) (analyzerun.Files, error)) *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{Use: use, Short: short, Args: args}
@@ -109,7 +111,7 @@ func analysisCmd(use, short string, args cobra.PositionalArgs, required []string
 		if err != nil {
 			return err
 		}
-		msg, err := analyze.WriteFiles(out, force, fs)
+		msg, err := analyzerun.WriteFiles(out, force, fs)
 		if err == nil {
 			fmt.Fprintln(cmd.OutOrStdout(), msg)
 		}
@@ -117,5 +119,5 @@ func analysisCmd(use, short string, args cobra.PositionalArgs, required []string
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (required)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}, argsIn: true})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, ArgsIn: true})
 }

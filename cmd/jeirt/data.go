@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/datarun"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -58,7 +59,7 @@ func newDataInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := read.Summarize(r, rep)
+			s := datarun.Summarize(r, rep)
 			if asJSON {
 				return s.WriteJSON(cmd.OutOrStdout())
 			}
@@ -68,11 +69,11 @@ func newDataInspectCmd() *cobra.Command {
 	addReadFlags(cmd, &opt)
 	cmd.Flags().StringVar(&data, "data", "", "response file (instead of the FILE argument)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	return guard(cmd, outputs{argsIn: true})
+	return cli.Guard(cmd, cli.Outputs{ArgsIn: true})
 }
 
 func newDataSplitCmd() *cobra.Command {
-	var s eval.SplitFile
+	var s datarun.SplitFile
 	cmd := &cobra.Command{
 		Use:     "split --data FILE --out DIR",
 		Short:   "Split responses into train.csv, val.csv and test.csv (long CSV), reproducibly",
@@ -95,7 +96,7 @@ func newDataSplitCmd() *cobra.Command {
 	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
 	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
 	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
 func init() {

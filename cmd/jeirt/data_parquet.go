@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
@@ -27,7 +28,7 @@ func newDataParquetCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&rowGroup, "row-group", 1<<20, "rows per row group")
-	return guard(cmd, outputs{argsIn: true, argOut: 2})
+	return cli.Guard(cmd, cli.Outputs{ArgsIn: true, ArgOut: 2})
 }
 
 func init() { dataCmd.AddCommand(newDataParquetCmd()) }

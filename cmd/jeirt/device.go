@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
 
-	"github.com/jeirt/jeirt/train/backend/runner"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -30,21 +29,7 @@ func newDeviceCmd() *cobra.Command {
 	return cmd
 }
 
-// delegateDevice is the root's hook for --device: a command asked for cuda or
-// auto in a binary without CUDA runs in jeirt-cuda when that finds a GPU.
-func delegateDevice(cmd *cobra.Command, args []string) error {
-	f := cmd.Flags().Lookup("device")
-	if f == nil || cudaBuilt {
-		return nil
-	}
-	handled, code, err := runner.Delegate(cmd.Context(), f.Value.String(), os.Args[1:])
-	if handled {
-		os.Exit(code)
-	}
-	return err
-}
-
 func init() {
 	rootCmd.AddCommand(newDeviceCmd())
-	rootCmd.PersistentPreRunE = delegateDevice
+	cli.Version, cli.CUDABuilt = version, cudaBuilt
 }

@@ -5,16 +5,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/encoderun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
 
 // newEncodeCmd returns `jeirt encode` with its merge subcommand.
 func newEncodeCmd() *cobra.Command {
-	var o encoder.EncodeFile
-	var precision string
+	var o encoderun.EncodeFile
 	cmd := &cobra.Command{
 		Use:     "encode",
 		Short:   "Encode item texts into vectors with a frozen text encoder",
@@ -25,33 +25,7 @@ func newEncodeCmd() *cobra.Command {
 			if o.Items == "" || o.Out == "" {
 				return fmt.Errorf("encode: --items and --out are required")
 			}
-			o.Log = model.LogTo(cmd.ErrOrStderr())
-			// A model folder's forward pass runs on the GPU with --device
-			// cuda (or auto in a CUDA build); same vectors and fingerprint.
-			device, _ := cmd.Flags().GetString("device")
-			switch precision {
-			case "fp32", "tf32", "bf16":
-			default:
-				return fmt.Errorf("encode: --precision %q: want fp32, tf32 or bf16", precision)
-			}
-			o.OnDevice = func(enc encoder.Encoder) (encoder.Encoder, error) {
-				on, err := backend.EncoderOn(device, enc)
-				if err != nil {
-					return nil, err
-				}
-				if precision != "fp32" {
-					// The GPU encoder's linear layers on tensor cores; its
-					// fingerprint (and so its cache entries) says so.
-					p, ok := on.(interface{ SetPrecision(string) error })
-					if !ok {
-						return nil, fmt.Errorf("encode: --precision %s needs the encoder's forward pass on the GPU (--device cuda and a model folder)", precision)
-					}
-					if err := p.SetPrecision(precision); err != nil {
-						return nil, err
-					}
-				}
-				return on.(encoder.Encoder), nil
-			}
+			o.Log, o.Device = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd)
 			return o.Run(cmd.Context())
 		},
 	}
@@ -63,9 +37,9 @@ func newEncodeCmd() *cobra.Command {
 	f.IntVar(&o.Batch, "batch", 64, "texts per forward pass (BERT)")
 	f.StringVar(&o.Shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
-	f.StringVar(&precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
+	f.StringVar(&o.Precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return withDevice(guard(cmd, outputs{files: []string{"out"}, sidecars: vectorSidecars}))
+	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}, Sidecars: vectorSidecars})
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.
@@ -81,7 +55,7 @@ func newEncodeMergeCmd() *cobra.Command {
 			if mergeOut == "" {
 				return fmt.Errorf("encode merge: --out is required")
 			}
-			v, err := encoder.MergeFiles(args, mergeItems, mergeOut)
+			v, err := encoderun.MergeFiles(args, mergeItems, mergeOut)
 			if err != nil {
 				return err
 			}
@@ -92,7 +66,7 @@ func newEncodeMergeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&mergeOut, "out", "", "merged output: .npy, .safetensors or .jsonl")
 	cmd.Flags().StringVar(&mergeItems, "items", "", "order rows by the ids of this items file (as encode --items reads it) instead of interleaving")
 	alias(cmd, "input", "items")
-	return guard(cmd, outputs{files: []string{"out"}, argsIn: true, sidecars: vectorSidecars})
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, ArgsIn: true, Sidecars: vectorSidecars})
 }
 
 // vectorSidecars is the ids file written beside a .npy output.

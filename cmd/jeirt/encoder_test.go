@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // writeEncoderRun writes a small by-item training run under root: data/ with
@@ -83,7 +83,7 @@ func TestTrainEncoderMovedCheckpoint(t *testing.T) {
 			if _, log, err := runSplit(t, newTrainCmd(), "--config", cfg, "--no-baselines"); err != nil {
 				t.Fatalf("train: %v\n%s", err, log)
 			}
-			ck, err := model.LoadCheckpoint(filepath.Join(root, "runs", "ck"))
+			ck, err := checkpoint.Load(filepath.Join(root, "runs", "ck"))
 			if err != nil {
 				t.Fatal(err)
 			}

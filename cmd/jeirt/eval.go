@@ -5,9 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -24,7 +25,7 @@ func newEvalCmd() *cobra.Command {
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")
 			}
-			ev, err := jeirt.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, model.LogTo(cmd.ErrOrStderr()))
+			ev, err := trainrun.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, model.LogTo(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
@@ -43,7 +44,7 @@ func newEvalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	addReadFlags(cmd, &ro)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return withDevice(guard(cmd, outputs{}))
+	return cli.Guard(withDevice(cmd), cli.Outputs{})
 }
 
 func init() { rootCmd.AddCommand(newEvalCmd()) }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/irt"
-	"github.com/jeirt/jeirt/train/irt/irtrun"
+	"github.com/jeirt/jeirt/train/irtstat"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +44,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ff.Version, ff.Log, ff.Verbose = version, model.LogTo(cmd.ErrOrStderr()), verbose
+			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, cli.RunDevice(cmd)
 			res, err := ff.Run(cmd.Context())
 			for _, r := range res {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Summary())
@@ -63,7 +65,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
 	f.BoolVar(&set.Accelerate, "accelerate", true, "extrapolated MM steps with a monotone safeguard (false: plain cBMM)")
-	f.StringVar(&set.Device, "device", "auto", "auto|cpu|cuda")
+	f.StringVar(&set.Device, "device", "auto", deviceUsage)
 	f.IntVar(&set.Threads, "threads", 0, "goroutines (0: all cores)")
 	f.IntVar(&set.Bootstrap, "bootstrap", 0, "bootstrap replicates B (resampling items); 0: none")
 	f.BoolVar(&set.BootstrapModels, "bootstrap-models", false, "also resample models in the bootstrap (for the SEs of a and b)")
@@ -72,7 +74,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.Int64Var(&set.Seed, "seed", 42, "bootstrap seed")
 	f.Float64Var(&set.MinA, "min-a", 0.1, "flag items with discrimination ‖a‖/σ below this as uninformative")
 	f.IntVar(&set.RankMove, "rank-move", 0, "list models whose θ rank and accuracy rank differ by more than this (0: max(3, N/20))")
-	f.IntVar(&set.MinAnswers, "min-answers", irt.DefaultMinAnswers, "models with fewer observed answers are flagged few_answers and not ranked (no rank, no bootstrap rank interval); items are flagged (0: no threshold)")
+	f.IntVar(&set.MinAnswers, "min-answers", irtstat.DefaultMinAnswers, "models with fewer observed answers are flagged few_answers and not ranked (no rank, no bootstrap rank interval); items are flagged (0: no threshold)")
 	f.StringVar(&set.Method, "method", "cbmm", "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
 	f.StringVar(&ff.Trace, "trace", "", "write seconds,loss per iteration to this CSV (cbmm, lbfgs)")
 	f.StringVar(&ff.Out, "out", "", "output folder (required; written atomically, with one sub-folder per file in a batch)")
@@ -89,7 +91,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, selDevice, selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -99,7 +101,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required; an existing file only with --force)")
-	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cuda for the refit of the ranking check (default: the fit's)")
+	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cpu:fused|cuda for the refit of the ranking check (default: the fit's)")
 	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
 	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
 	sel.Flags().BoolVar(&excludeFlagged, "exclude-flagged", false, "never keep an item with a flag in items.csv (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)")
@@ -123,18 +125,16 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				if !cvJSON || cvOut != "" {
 					return needArgs(0, 0, "no arguments")(cmd, args)
 				}
-				// The old spelling: --json FILE wrote the metrics to FILE.
-				fmt.Fprintf(cmd.ErrOrStderr(), "irt cv: --json FILE is deprecated; use --out %s\n", args[0])
-				cvOut, cvJSON = args[0], false
+				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
 			if err := irtrun.WriteCVTable(cmd.OutOrStdout(), res, cells, cvJSON); err != nil || cvOut == "" {
 				return err
 			}
-			return model.WriteFileAtomic(cvOut, func(w io.Writer) error { return irtrun.WriteCVTable(w, res, cells, true) })
+			return fileio.WriteFileAtomic(cvOut, func(w io.Writer) error { return irtrun.WriteCVTable(w, res, cells, true) })
 		},
 	}
 	cf := cv.Flags()
@@ -148,14 +148,14 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
 	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
-	cf.StringVar(&cvSet.Device, "device", "auto", "auto|cpu|cuda")
+	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
 	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
 
-	irtCmd.AddCommand(guard(fit, outputs{folders: []string{"out"}, files: []string{"trace"}}),
-		guard(sel, outputs{files: []string{"out"}}),
-		guard(cv, outputs{files: []string{"out"}, argOut: 1}),
-		guard(newIRTCatCmd(), outputs{folders: []string{"out"}}))
+	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
+		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
+		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
+		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}))
 }

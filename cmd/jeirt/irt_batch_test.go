@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -24,7 +25,7 @@ func TestIRTFitBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := model.WriteLongCSV(p, r); err != nil {
+		if err := read.WriteLongCSV(p, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +65,7 @@ func TestIRTFitBatch(t *testing.T) {
 			}
 		}
 		entries, _ := os.ReadDir(batch)
-		if len(entries) != 3 || entries[0].Name() != model.OutputMarker {
+		if len(entries) != 3 || entries[0].Name() != fileio.OutputMarker {
 			t.Errorf("%s holds %d entries, want its marker, alpha and beta", batch, len(entries))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -22,7 +23,7 @@ func TestIRTFamilyCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	var items strings.Builder
@@ -89,7 +90,7 @@ func TestIRTFamilyCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	graded := filepath.Join(dir, "graded.csv")
-	if err := model.WriteLongCSV(graded, g); err != nil {
+	if err := read.WriteLongCSV(graded, g); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", graded, "--out", filepath.Join(dir, "g")); err == nil || !strings.Contains(err.Error(), "use --graded") {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -35,7 +35,7 @@ func TestIRTFitSelectCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "fit")
@@ -144,7 +144,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "fit2")
@@ -167,13 +167,13 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		{[]string{"--bootstrap", "1"}, "--bootstrap 1: must be 0 (none) or at least 2"},
 		{[]string{"--method", "mml", "--rank", "2"}, "--method mml fits rank 1 only (got --rank 2)"},
 		{[]string{"--method", "em"}, `--method "em": want cbmm, lbfgs or mml`},
-		{[]string{"--device", "tpu"}, `device "tpu": unknown (want auto, cpu or cuda)`},
-		{[]string{"--device", "cuda"}, "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)"},
+		{[]string{"--device", "tpu"}, `device "tpu": unknown (want auto, cpu, cpu:fused or cuda)`},
+		{[]string{"--device", "cuda"}, noCUDA(t)},
 	}
 	for _, c := range cases {
 		args := append([]string{"fit", "--data", data, "--out", filepath.Join(dir, "x")}, c.args...)
 		_, err := runCmd(t, newIRTCmd(), args...)
-		if c.want == "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)" && err == nil {
+		if c.want == noCUDA(t) && err == nil {
 			continue // a cuda build
 		}
 		if err == nil || err.Error() != c.want {
@@ -202,7 +202,7 @@ func TestIRTFitMethodsAndTrace(t *testing.T) {
 	}
 	r = r.Subset(cells)
 	data := filepath.Join(dir, "responses.csv")
-	if err := model.WriteLongCSV(data, r); err != nil {
+	if err := read.WriteLongCSV(data, r); err != nil {
 		t.Fatal(err)
 	}
 	final := map[string]float64{}

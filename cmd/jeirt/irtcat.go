@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/jeirt/jeirt/cmd/internal/catrun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/cat/catrun"
 	"github.com/spf13/cobra"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -34,10 +35,10 @@ func catFixture(t *testing.T) (dir, fit, test, train string, r *model.Responses)
 		}
 	}
 	train, test = filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
-	if err := model.WriteCellsCSV(train, r.Subset(tr)); err != nil {
+	if err := read.WriteCellsCSV(train, r.Subset(tr)); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteCellsCSV(test, r.Subset(te)); err != nil {
+	if err := read.WriteCellsCSV(test, r.Subset(te)); err != nil {
 		t.Fatal(err)
 	}
 	fit = filepath.Join(dir, "fit")
@@ -287,7 +288,7 @@ func TestAddModelFit(t *testing.T) {
 		}
 	}
 	qfile := filepath.Join(dir, "quarter.csv")
-	model.WriteCellsCSV(qfile, r.Subset(quarter))
+	read.WriteCellsCSV(qfile, r.Subset(quarter))
 	all := filepath.Join(dir, "again.csv")
 	if _, log, err := runSplit(t, newAddModelCmd(), "--fit", fit, "--data", train, "--models", "model_001,model_002,model_003,model_004,model_005", "--out", all); err != nil {
 		t.Fatal(err, log)

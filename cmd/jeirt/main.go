@@ -44,28 +44,15 @@ func main() {
 	}
 }
 
-// addDeviceFlag adds --device to a command that computes.
-func addDeviceFlag(cmd *cobra.Command, device *string) {
-	cmd.Flags().StringVar(device, "device", backend.Auto, "auto|cpu|cuda: where the hot loops run (auto: cuda when this binary has it, else cpu)")
-}
+// deviceUsage is the help of every --device flag.
+const deviceUsage = "auto|cpu|cpu:fused|cuda: where the hot loops run (auto: cuda when this binary or its jeirt-cuda runner has a GPU, else cpu; cpu:fused: the hand-written JE-IRT step instead of the Gorgonia graph)"
 
-// withDevice adds --device to a command that computes and checks it by the
-// one device rule before the command runs.
+// withDevice adds --device to a command that computes; guard resolves it
+// (see runDevice).
 func withDevice(cmd *cobra.Command) *cobra.Command {
-	var device string
-	addDeviceFlag(cmd, &device)
-	run := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if _, err := resolveDevice(device); err != nil {
-			return err
-		}
-		return run(c, args)
-	}
+	cmd.Flags().String("device", backend.Auto, deviceUsage)
 	return cmd
 }
-
-// resolveDevice checks --device by the one device rule (backend.Resolve).
-func resolveDevice(device string) (string, error) { return backend.Resolve(device) }
 
 // The long help and the examples of each command are in help/NAME.txt: the
 // long text, a line "--- examples ---", then the examples.

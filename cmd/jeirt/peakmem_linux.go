@@ -28,12 +28,3 @@ func peakRSS() (int64, bool) {
 	}
 	return int64(ru.Maxrss) << 10, true
 }
-
-// cpuSeconds is the user plus system CPU time the process has used so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}

@@ -6,8 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/report"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/report"
 )
 
 func newReportCmd() *cobra.Command {
@@ -53,7 +54,7 @@ func newReportCmd() *cobra.Command {
 	f.IntVar(&opt.Curves, "curves", 4, "item characteristic curves at each end (most and least discriminating)")
 	f.StringVar(&out, "out", "", "report folder to write (atomically)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newReportCmd()) }

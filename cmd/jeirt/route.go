@@ -5,14 +5,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/routerun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
-	"github.com/jeirt/jeirt/train/route"
 	"github.com/spf13/cobra"
 )
 
 func newRouteCmd() *cobra.Command {
-	var o route.Run
+	var o routerun.Run
 	var models string
 	ro := &o.Router
 	cmd := &cobra.Command{
@@ -42,21 +43,18 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&ro.KeepOutOfDomain, "keep-out-of-domain", false, "keep the rule's choice for queries unlike every training question (they are still flagged); default: send them to the best single model")
 	cmd.Flags().IntVar(&o.Top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&o.Output, "output", "table", "output format: table, csv or json (JSON lines)")
-	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format, out: &o.Output, cmd: cmd}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
+	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", duplicatesHelp+" (of --data)")
 	cmd.Flags().BoolVar(&ro.TrainRead.Graded, "graded", false, gradedHelp+" (of --data)")
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
-	return withDevice(guard(cmd, outputs{argsIn: true}))
+	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true})
 }
 
-// routeFormat is route's --format: the layout of --data, or, in the old
-// spelling of --output (table, csv, json), the output format.
-type routeFormat struct {
-	in, out *string
-	cmd     *cobra.Command
-}
+// routeFormat is route's --format: the layout of --data. Its old use for
+// the output format (table, csv, json) is refused with the replacement.
+type routeFormat struct{ in *string }
 
 func (f *routeFormat) String() string {
 	if *f.in == "" {
@@ -67,9 +65,7 @@ func (f *routeFormat) String() string {
 func (f *routeFormat) Type() string { return "string" }
 func (f *routeFormat) Set(v string) error {
 	if v == "table" || v == "csv" || v == "json" {
-		fmt.Fprintf(f.cmd.ErrOrStderr(), "route: --format %s is deprecated for the output format; use --output %s\n", v, v)
-		*f.out = v
-		return nil
+		return fmt.Errorf("--format %s for the output format was retired: use --output %s (--format is the layout of --data)", v, v)
 	}
 	if !slices.Contains(read.Formats, v) {
 		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(read.Formats, "|"))
@@ -79,7 +75,7 @@ func (f *routeFormat) Set(v string) error {
 }
 
 func newRouteEvalCmd() *cobra.Command {
-	var e route.EvalRun
+	var e routerun.EvalRun
 	cmd := &cobra.Command{
 		Use:     "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
 		Short:   "Score the router against the best single model, random choice and the oracle",
@@ -109,7 +105,7 @@ func newRouteEvalCmd() *cobra.Command {
 	for _, n := range []string{"margin", "min-p", "lambda"} {
 		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
 	}
-	return withDevice(guard(cmd, outputs{files: []string{"out"}}))
+	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}})
 }
 
 // modelList is --models as a list: nil when not given, empty (an error) when

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -29,8 +30,8 @@ func writeHandCheckpoint(t *testing.T, dir string, ps []float64, names []string)
 	for _, p := range ps {
 		m.M = append(m.M, float32(1+math.Log(p/(1-p))), 0)
 	}
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
-		Encoder: model.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{
+		Encoder: checkpoint.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestAddModelCommand(t *testing.T) {
 	if want := "added newbie from 40 answers"; !strings.HasPrefix(out, want) || !strings.Contains(out, "wrote "+dst+" (4 models, 41 items; 40 items new)") {
 		t.Errorf("output %q", out)
 	}
-	nc, err := model.LoadCheckpoint(dst)
+	nc, err := checkpoint.Load(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,12 +527,12 @@ func TestRouteOutOfDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom, err := model.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := dom.Marshal()
-	writeFile(t, filepath.Join(ck, model.DomainFile), string(b))
+	writeFile(t, filepath.Join(ck, checkpoint.DomainFile), string(b))
 	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
 	queries := writeFile(t, filepath.Join(dir, "q.txt"), "sort the list of numbers\nQuelle est la capitale de la France ?\n")
 	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0")

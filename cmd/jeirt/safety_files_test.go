@@ -20,7 +20,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
 
@@ -55,7 +56,7 @@ func safetyProject(t *testing.T) string {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(dir, "dd"), 0o755)
-	if err := model.WriteLongCSV(filepath.Join(dir, "dd", "r.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "dd", "r.csv"), r); err != nil {
 		t.Fatal(err)
 	}
 	writeUserFile(t, filepath.Join(dir, "dd", "PROVENANCE.md"), "collected by hand, 2026\n")
@@ -418,8 +419,8 @@ func TestSafetyFiles(t *testing.T) {
 			args:  []string{"--config", "p.yaml"}, want: "a FIFO with no writer"},
 		{name: "a FIFO with no writer as a checkpoint's manifest", cmd: newEvalCmd, timeout: fifoWait,
 			setup: func(t *testing.T, dir string) {
-				os.Remove(filepath.Join(dir, "ck", model.CheckpointManifest))
-				mkfifoOrSkip(t, filepath.Join(dir, "ck", model.CheckpointManifest))
+				os.Remove(filepath.Join(dir, "ck", checkpoint.ManifestFile))
+				mkfifoOrSkip(t, filepath.Join(dir, "ck", checkpoint.ManifestFile))
 			},
 			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "a FIFO with no writer"},
 		{name: "a pipe whose writer never writes", cmd: newDataInspectCmd, timeout: fifoWait,
@@ -437,8 +438,8 @@ func TestSafetyFiles(t *testing.T) {
 		{name: "/dev/zero as --config", cmd: newTrainCmd, args: []string{"--config", "/dev/zero"}, want: "/dev/zero is a device"},
 		{name: "/dev/zero as a checkpoint's weights", cmd: newEvalCmd,
 			setup: func(t *testing.T, dir string) {
-				os.Remove(filepath.Join(dir, "ck", model.CheckpointWeights))
-				symlinkOrSkip(t, "/dev/zero", filepath.Join(dir, "ck", model.CheckpointWeights))
+				os.Remove(filepath.Join(dir, "ck", checkpoint.WeightsFile))
+				symlinkOrSkip(t, "/dev/zero", filepath.Join(dir, "ck", checkpoint.WeightsFile))
 			},
 			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "is a device, not a file"},
 		{name: "a folder as --data", cmd: newDataInspectCmd, args: []string{"--data", "dd"}, want: "dd is a folder, not a file"},
@@ -505,7 +506,7 @@ func TestSafetyStaleCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.WriteLongCSV("r.csv", r); err != nil {
+	if err := read.WriteLongCSV("r.csv", r); err != nil {
 		t.Fatal(err)
 	}
 	cached := []string{"--cache-min", "-1"}
@@ -580,7 +581,7 @@ func TestSafetyStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model.WriteLongCSV("r.csv", r)
+	read.WriteLongCSV("r.csv", r)
 	text, _ := os.ReadFile("r.csv")
 	out := filepath.Join(dir, "inspect.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSafetyStdinHelper$", "-test.count=1")

@@ -24,12 +24,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve"
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/serve"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train/eval"
-	"github.com/jeirt/jeirt/train/jeirt"
 )
 
 // svHand writes the hand checkpoint of route_test.go (hash:8 encoder,
@@ -47,8 +48,8 @@ func svHand(t *testing.T, edit func(m *model.JEIRT)) string {
 	if edit != nil {
 		edit(m)
 	}
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{
-		Encoder: model.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{
+		Encoder: checkpoint.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}}
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +84,10 @@ func svTrain(t *testing.T, dir, name string, epochs int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := model.WriteLongCSV(data, r); err != nil {
+		if err := read.WriteLongCSV(data, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+		if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +122,7 @@ func svRehash(t *testing.T, dir string) {
 // a hand or another tool edits it).
 func svEditManifest(t *testing.T, dir string, f func(m map[string]any)) {
 	t.Helper()
-	p := filepath.Join(dir, model.CheckpointManifest)
+	p := filepath.Join(dir, checkpoint.ManifestFile)
 	var man map[string]any
 	raw, _ := os.ReadFile(p)
 	if err := json.Unmarshal(raw, &man); err != nil {
@@ -330,7 +331,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			m := &model.JEIRT{InputDim: 1, Hidden: 1, Dim: 1, W1: []float32{1}, C1: []float32{float32(math.Inf(1))}, W2: []float32{1}, C2: []float32{0},
 				M: []float32{1}, Q: []float32{1}, Models: []string{"a"}, Items: []string{"q"}}
 			dir := filepath.Join(t.TempDir(), "ck")
-			mustFail(t, "write", (&model.Checkpoint{Model: m}).Write(dir, false), "tensor c1", "non-finite")
+			mustFail(t, "write", (&checkpoint.Checkpoint{Model: m}).Write(dir, false), "tensor c1", "non-finite")
 			if _, err := os.Stat(dir); err == nil {
 				t.Errorf("%s was written", dir)
 			}
@@ -343,7 +344,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				ms := m["models"].([]any)
 				ms[0], ms[1] = ms[1], ms[0]
 			})
-			_, err := model.LoadCheckpoint(ck)
+			_, err := checkpoint.Load(ck)
 			mustFail(t, "load", err, filepath.Join(ck, "manifest.json"), filepath.Join(ck, "model.safetensors"), "does not match")
 			q := writeFile(t, filepath.Join(t.TempDir(), "q.txt"), "hello\n")
 			_, _, err = runSplit(t, newRouteCmd(), q, "--checkpoint", ck)
@@ -356,14 +357,14 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				it := m["items"].([]any)
 				it[0], it[1] = it[1], it[0]
 			})
-			_, err := model.LoadCheckpoint(ck)
+			_, err := checkpoint.Load(ck)
 			mustFail(t, "load", err, "manifest.json", "model.safetensors", "identity")
 		}},
 		{"a 2-epoch manifest beside 4-epoch weights", func(t *testing.T) {
 			dir := t.TempDir()
 			short, long := svTrain(t, dir, "short", 2), svTrain(t, dir, "long", 4)
 			svCopy(t, short, long, "manifest.json")
-			_, err := model.LoadCheckpoint(long)
+			_, err := checkpoint.Load(long)
 			mustFail(t, "load", err, filepath.Join(long, "model.safetensors"), filepath.Join(long, "manifest.json"), "SHA-256")
 			out, _, err := runSplit(t, newReportCmd(), "--checkpoint", long, "--out", filepath.Join(dir, "rep"))
 			mustFail(t, "report", err, "does not match")
@@ -378,14 +379,14 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				m["metrics"].(map[string]any)["epochs_run"] = 84
 				m["config"].(map[string]any)["train"].(map[string]any)["epochs"] = 84
 			})
-			_, err := model.LoadCheckpoint(ck)
+			_, err := checkpoint.Load(ck)
 			mustFail(t, "load", err, "identity", "does not match")
 		}},
 		{"model.safetensors replaced by another run's", func(t *testing.T) {
 			dir := t.TempDir()
 			a, b := svTrain(t, dir, "a", 2), svTrain(t, dir, "b", 3)
 			svCopy(t, b, a, "model.safetensors")
-			_, err := model.LoadCheckpoint(a)
+			_, err := checkpoint.Load(a)
 			mustFail(t, "load", err, filepath.Join(a, "model.safetensors"), filepath.Join(a, "manifest.json"), "SHA-256")
 		}},
 		{"another run's weights with the hash fixed: still the wrong identity", func(t *testing.T) {
@@ -393,20 +394,20 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			a, b := svTrain(t, dir, "a", 2), svTrain(t, dir, "b", 3)
 			svCopy(t, b, a, "model.safetensors")
 			svRehash(t, a)
-			_, err := model.LoadCheckpoint(a)
+			_, err := checkpoint.Load(a)
 			mustFail(t, "load", err, "identity", "does not match")
 		}},
 		{"metrics.json replaced", func(t *testing.T) {
 			dir := t.TempDir()
 			ck := svTrain(t, dir, "ck", 2)
 			writeFile(t, filepath.Join(ck, "metrics.json"), `{"test":{"accuracy":0.99}}`)
-			_, err := model.LoadCheckpoint(ck)
+			_, err := checkpoint.Load(ck)
 			mustFail(t, "load", err, filepath.Join(ck, "metrics.json"), "SHA-256")
 		}},
 		{"the weights' hash removed from a version-2 manifest", func(t *testing.T) {
 			ck := svHand(t, nil)
 			svEditManifest(t, ck, func(m map[string]any) { delete(m, "sha256") })
-			_, err := model.LoadCheckpoint(ck)
+			_, err := checkpoint.Load(ck)
 			mustFail(t, "load", err, filepath.Join(ck, "manifest.json"), "records no hash of model.safetensors")
 		}},
 		{"a version-1 checkpoint loads with a warning", func(t *testing.T) {
@@ -473,7 +474,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			}
 			r.Models = append(r.Models, "oracle")
 			data := filepath.Join(dir, "r.csv")
-			if err := model.WriteLongCSV(data, r); err != nil {
+			if err := read.WriteLongCSV(data, r); err != nil {
 				t.Fatal(err)
 			}
 			_, doc, _ := svFit(t, data)
@@ -492,7 +493,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			r.Models = append(r.Models, "lucky")
 			r.Model, r.Item, r.Label = append(r.Model, 25), append(r.Item, 0), append(r.Label, 1)
 			data := filepath.Join(dir, "r.csv")
-			if err := model.WriteLongCSV(data, r); err != nil {
+			if err := read.WriteLongCSV(data, r); err != nil {
 				t.Fatal(err)
 			}
 			out, _, f := svFit(t, data, "--bootstrap", "50", "--max-iter", "100")
@@ -683,7 +684,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"Ctrl-C during the baselines keeps the trained checkpoint", func(t *testing.T) {
 			dir := t.TempDir()
 			svTrain(t, dir, "warm", 1)
-			cfg, err := jeirt.LoadConfig(writeFile(t, filepath.Join(dir, "b.yaml"),
+			cfg, err := trainrun.LoadConfig(writeFile(t, filepath.Join(dir, "b.yaml"),
 				"data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:16\"}\nmodel: {dim: 4}\ntrain: {epochs: 2}\noutput: ck\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -692,7 +693,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			defer cancel()
 			var mu sync.Mutex
 			var lines []string
-			res, err := jeirt.RunJEIRT(ctx, cfg, jeirt.RunOptions{Log: func(format string, args ...any) {
+			res, err := trainrun.Run(ctx, cfg, trainrun.Options{Log: func(format string, args ...any) {
 				mu.Lock()
 				defer mu.Unlock()
 				line := fmt.Sprintf(format, args...)
@@ -704,11 +705,11 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, strings.Join(lines, "\n"))
 			}
-			ck, err := model.LoadCheckpoint(filepath.Join(dir, "ck"))
+			ck, err := checkpoint.Load(filepath.Join(dir, "ck"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			met, err := eval.ReadRunMetrics(ck.Dir)
+			met, err := checkpoint.ReadRunMetrics(ck.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/serve"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/serve"
 	"github.com/spf13/cobra"
 )
 
@@ -46,7 +47,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&ss.WriteTimeout, "write-timeout", 60*time.Second, "limit on writing an answer (chat streams: --upstream-timeout)")
 	f.DurationVar(&ss.IdleTimeout, "idle-timeout", 120*time.Second, "keep-alive connections idle longer are closed")
 	f.DurationVar(&ss.Drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to wait for requests in flight")
-	return guard(cmd, outputs{})
+	return cli.Guard(cmd, cli.Outputs{})
 }
 
 func init() { rootCmd.AddCommand(newServeCmd()) }

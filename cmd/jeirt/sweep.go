@@ -8,15 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/sweep"
 )
 
 func newSweepCmd() *cobra.Command {
 	var o struct {
 		config, emit, out string
 		force, retrain    bool
-		slurm             sweep.SlurmSettings
+		slurm             sweeprun.SlurmSettings
 	}
 	cmd := &cobra.Command{
 		Use:     "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
@@ -31,39 +32,9 @@ func newSweepCmd() *cobra.Command {
 			if o.emit != "slurm" && o.emit != "local" {
 				return fmt.Errorf("sweep: --emit must be slurm or local, got %q", o.emit)
 			}
-			s, err := sweep.LoadSweep(o.config)
-			if err != nil {
-				return err
-			}
-			s.Slurm.Override(o.slurm, cmd.Flags().Changed)
-			if err := s.Slurm.Validate("flags"); err != nil {
-				return err
-			}
-			stderr := cmd.ErrOrStderr()
-			runs, err := s.Emit(o.out, sweep.EmitOptions{Slurm: o.emit == "slurm", Replace: o.force,
-				Command: "jeirt " + strings.Join(os.Args[1:], " ")})
-			if err != nil {
-				return err
-			}
-			abs, _ := filepath.Abs(o.out)
-			fmt.Fprintf(stderr, "sweep: %d runs (%s) in %s\n", len(runs), strings.Join(s.Keys(), " x "), abs)
-			if o.emit == "slurm" {
-				script := filepath.Join(abs, sweep.SweepScriptFile)
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
-					script, len(runs)-1, len(runs), script, abs)
-				return nil
-			}
-			runErr := s.RunLocal(cmd.Context(), abs, runs, sweep.SweepLocalOptions{Log: model.LogTo(stderr), Version: version, Force: o.retrain})
-			tab, err := sweep.CollectSweep(abs)
-			if err != nil {
-				return err
-			}
-			if err := tab.WriteCSVFile(filepath.Join(abs, sweep.SweepTableFile)); err != nil {
-				return err
-			}
-			tab.Print(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(abs, sweep.SweepTableFile))
-			return runErr
+			return sweeprun.Job{Config: o.config, Out: o.out, Slurm: o.emit == "slurm", Force: o.force, Retrain: o.retrain,
+				Flags: o.slurm, Changed: cmd.Flags().Changed, Command: "jeirt " + strings.Join(os.Args[1:], " "),
+				Version: version, Log: model.LogTo(cmd.ErrOrStderr())}.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -72,7 +43,7 @@ func newSweepCmd() *cobra.Command {
 	f.StringVar(&o.out, "out", "", "sweep folder to write")
 	f.BoolVar(&o.force, "force", false, "replace --out if it holds a different sweep")
 	f.BoolVar(&o.retrain, "retrain", false, "with --emit local, train finished runs again")
-	d := sweep.DefaultSlurm()
+	d := sweeprun.DefaultSlurm()
 	f.StringVar(&o.slurm.Partition, "partition", "", "Slurm partition (overrides slurm.partition)")
 	f.StringVar(&o.slurm.Account, "account", "", "Slurm account")
 	f.StringVar(&o.slurm.QOS, "qos", "", "Slurm QOS")
@@ -85,7 +56,7 @@ func newSweepCmd() *cobra.Command {
 	f.StringVar(&o.slurm.Jeirt, "jeirt", d.Jeirt, "the jeirt binary on the cluster")
 	cmd.AddCommand(newSweepCollectCmd())
 	// The same sweep again resumes its folder (Emit checks that it is the same).
-	return guard(cmd, outputs{folders: []string{"out"}, resumes: true})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, Resumes: true})
 }
 
 func newSweepCollectCmd() *cobra.Command {
@@ -97,28 +68,16 @@ func newSweepCollectCmd() *cobra.Command {
 		Example: helpExamples("sweep-collect"),
 		Args:    needArgs(1, 1, "the sweep folder DIR (the --out of jeirt sweep)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tab, err := sweep.CollectSweep(args[0])
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				out = filepath.Join(args[0], sweep.SweepTableFile)
-			}
-			if err := tab.WriteCSVFile(out); err != nil {
-				return err
-			}
-			tab.Print(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-			return nil
+			return sweeprun.Collect(args[0], out, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "CSV to write (default DIR/sweep.csv, the sweep's own table, rewritten each time)")
 	// The sweep's runs are read; its own table may be written inside it.
-	return guard(cmd, outputs{files: []string{"out"}, inputs: func(args []string) []string {
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, Inputs: func(args []string) []string {
 		if len(args) == 0 {
 			return nil
 		}
-		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweep.SweepManifestFile)}
+		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweeprun.SweepManifestFile)}
 	}})
 }
 

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
-	"github.com/jeirt/jeirt/train/jeirt"
-	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // sweepRepoRoot is the module root, two folders above this package.
@@ -45,7 +47,7 @@ func writeTinyResponses(t *testing.T, path string, models, items int, seed int64
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := model.WriteLongCSV(path, r); err != nil {
+	if err := read.WriteLongCSV(path, r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -117,11 +119,11 @@ output: unused
 		if err != nil {
 			t.Fatalf("task 2: %v\n%s", err, b)
 		}
-		ck, err := model.LoadCheckpoint(filepath.Join(out, "runs", "002", "checkpoint"))
+		ck, err := checkpoint.Load(filepath.Join(out, "runs", "002", "checkpoint"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ran jeirt.Config
+		var ran trainrun.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &ran); err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +147,7 @@ output: unused
 		if err == nil || !strings.Contains(b, "SLURM_ARRAY_TASK_ID: is not set") {
 			t.Errorf("no task id: %v\n%s", err, b)
 		}
-		tab, err := sweep.CollectSweep(out)
+		tab, err := sweeprun.CollectSweep(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +287,7 @@ echo "$id;cluster"
 		if v, err := encoder.ReadVectors(filepath.Join(out, "questions.safetensors")); err != nil || len(v.IDs) != 500 || v.Dim != 16 {
 			t.Errorf("questions.safetensors: %v", err)
 		}
-		if _, err := model.LoadCheckpoint(filepath.Join(out, "run")); err != nil {
+		if _, err := checkpoint.Load(filepath.Join(out, "run")); err != nil {
 			t.Errorf("checkpoint: %v", err)
 		}
 	})
@@ -298,7 +300,7 @@ echo "$id;cluster"
 		if err != nil {
 			t.Fatalf("train.sbatch: %v\n%s", err, b)
 		}
-		ck, err := model.LoadCheckpoint(filepath.Join(dir, "ck"))
+		ck, err := checkpoint.Load(filepath.Join(dir, "ck"))
 		if err != nil || ck.Model.Dim != 3 {
 			t.Errorf("checkpoint: %v", err)
 		}

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,7 @@ func newSynthCmd() *cobra.Command {
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
-			err = model.WriteDirAtomic(out, force, func(tmp string) error {
+			err = fileio.WriteDirAtomic(out, force, func(tmp string) error {
 				return synth.WriteDir(tmp, opt, r, truth, version)
 			})
 			if err != nil {
@@ -54,7 +55,7 @@ func newSynthCmd() *cobra.Command {
 	f.IntVar(&opt.Levels, "levels", 0, "graded scores on L levels from 0 to 1, score = Binomial(L−1, P)/(L−1) (2pl, mirt; read back with --graded)")
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
-	return guard(cmd, outputs{folders: []string{"out"}})
+	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
 func init() { rootCmd.AddCommand(newSynthCmd()) }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/spf13/cobra"
@@ -33,9 +33,9 @@ func TestSynthCommandDeterministicAndRereads(t *testing.T) {
 		args  []string
 		files []string
 	}{
-		{"2pl", nil, []string{model.OutputMarker, "responses.csv", "synth.json", "truth_items.csv", "truth_models.csv"}},
-		{"mirt", []string{"--rank", "3"}, []string{model.OutputMarker, "responses.csv", "synth.json", "truth_items.csv", "truth_models.csv"}},
-		{"jeirt", []string{"--dim", "6", "--embed-dim", "3"}, []string{model.OutputMarker, "features.npy", "items.csv", "responses.csv", "synth.json", "truth_m.csv", "truth_q.csv"}},
+		{"2pl", nil, []string{fileio.OutputMarker, "responses.csv", "synth.json", "truth_items.csv", "truth_models.csv"}},
+		{"mirt", []string{"--rank", "3"}, []string{fileio.OutputMarker, "responses.csv", "synth.json", "truth_items.csv", "truth_models.csv"}},
+		{"jeirt", []string{"--dim", "6", "--embed-dim", "3"}, []string{fileio.OutputMarker, "features.npy", "items.csv", "responses.csv", "synth.json", "truth_m.csv", "truth_q.csv"}},
 	}
 	for _, c := range cases {
 		var outs [2]string
@@ -50,7 +50,7 @@ func TestSynthCommandDeterministicAndRereads(t *testing.T) {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
-			if e.Name() == model.OutputMarker {
+			if e.Name() == fileio.OutputMarker {
 				continue // it records when it was written
 			}
 			a, _ := os.ReadFile(filepath.Join(outs[0], e.Name()))

@@ -5,9 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/jeirt"
-	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -16,6 +17,24 @@ func newTrainCmd() *cobra.Command {
 	var force, noBaselines bool
 	var device string
 	var maxMemory int64
+	var cfg *trainrun.Config
+	// config is the run's config, read once: its train.device is the run's
+	// device request (see resolveDevice).
+	config := func() (*trainrun.Config, error) {
+		if cfg != nil {
+			return cfg, nil
+		}
+		if configPath == "" {
+			return nil, fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
+		}
+		set := overrides
+		if device != "" {
+			set = append(append([]string(nil), overrides...), "train.device="+device)
+		}
+		c, err := trainrun.LoadConfigSet(configPath, set)
+		cfg = c
+		return c, err
+	}
 	cmd := &cobra.Command{
 		Use:     "train --config FILE [--set key=value ...]",
 		Short:   "Train JE-IRT question and model embeddings and score them against baselines",
@@ -23,24 +42,15 @@ func newTrainCmd() *cobra.Command {
 		Example: helpExamples("train"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if configPath == "" {
-				return fmt.Errorf("train: --config is required (try configs/quickstart.yaml)")
-			}
-			if device != "" {
-				if _, err := resolveDevice(device); err != nil {
-					return err
-				}
-				overrides = append(overrides, "train.device="+device)
-			}
-			cfg, err := jeirt.LoadConfigSet(configPath, overrides)
+			cfg, err := config()
 			if err != nil {
 				return err
 			}
-			_, err = jeirt.RunJEIRT(cmd.Context(), cfg, jeirt.RunOptions{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *jeirt.RunMetrics) {
+			_, err = trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
-				jeirt.PrintScoreTable(cmd.OutOrStdout(), m)
+				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
-				Version: version, Replace: force, NoBaselines: noBaselines, Onboard: onboard.HeldOut, MaxMemory: maxMemory})
+				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
 			return err
 		},
 	}
@@ -48,10 +58,17 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a config key, e.g. --set model.dim=128 (repeatable)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
-	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cuda: overrides train.device of the config")
+	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cpu:fused|cuda: overrides train.device of the config")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors and the parameter tables may take (estimated before they are made); 0: the machine's available memory")
 	// The output is the config's: RunJEIRT applies the output rule to it.
-	return guard(cmd, outputs{})
+	// Settings the library names are config keys here.
+	return cli.Guard(cmd, cli.Outputs{Flags: map[string]string{"Hold": "split.hold", "By": "split.by", "Items": "data.items"}, Device: func(*cobra.Command) (string, error) {
+		c, err := config()
+		if err != nil {
+			return "", err
+		}
+		return c.Train.Device, nil
+	}})
 }
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }

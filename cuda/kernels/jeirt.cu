@@ -2,6 +2,11 @@
 //
 // Forward:  a = X·W1ᵀ + c1, h = dropout(relu(a)), q = h·W2ᵀ + c2 (+ r_j)
 // Link:     z = q·m/(‖q‖+1e-8) − ‖q‖,  ℓ = softplus(z) − y z  (mean over pairs)
+//
+// These kernels are the only second copy of JE-IRT's math: the Go copy is
+// model.AdapterForward (the forward), model.Link (the link) and model.BCE
+// (the loss), which the CPU harness tests (cuda/harness_*_test.go) compare
+// them with. Change both together.
 // Backward: the gradients of ℓ (and of the residual penalty), then AdamW.
 //
 // One step is six launches, in this order on one stream:

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // cpuSeconds is the user plus system CPU time of this process so far.
@@ -23,7 +23,7 @@ func cpuSeconds() float64 {
 // through the same loader as a real folder.
 func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 	rng := rand.New(rand.NewPCG(1, 2))
-	st := &model.Safetensors{Tensors: map[string]model.Tensor{}}
+	st := &tensorfile.Safetensors{Tensors: map[string]tensorfile.Tensor{}}
 	put := func(name string, shape ...int) {
 		n := 1
 		for _, d := range shape {
@@ -33,7 +33,7 @@ func randomBERT(tb testing.TB, cfg BertConfig) *BERT {
 		for i := range data {
 			data[i] = float32(rng.NormFloat64() * 0.02)
 		}
-		st.Tensors[name] = model.Tensor{Shape: shape, Data: data}
+		st.Tensors[name] = tensorfile.Tensor{Shape: shape, Data: data}
 	}
 	d, ff := cfg.HiddenSize, cfg.IntermediateSize
 	put("embeddings.word_embeddings.weight", cfg.VocabSize, d)

@@ -72,10 +72,11 @@ type BERT struct {
 
 	w *bertWeights
 
-	mu     sync.Mutex
-	graphs map[[2]int]*bertGraph
-	order  [][2]int
-	bufs   bertBuffers
+	mu      sync.Mutex
+	graphs  map[[2]int]*bertGraph
+	order   [][2]int
+	bufs    bertBuffers
+	scratch arena // attention's score blocks
 }
 
 // OpenBERT loads a sentence-transformers model folder: config.json,
@@ -151,8 +152,9 @@ func (b *BERT) graph(batch, l int) (*bertGraph, error) {
 	}
 	if b.bufs == nil {
 		b.bufs = make(bertBuffers)
+		b.scratch = arena{}
 	}
-	g, err := newBertGraph(b.w, &b.Config, b.bufs, batch, l)
+	g, err := newBertGraph(b.w, &b.Config, b.bufs, b.scratch, batch, l)
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,19 @@
 package transformer
 
 import (
+	_ "github.com/jeirt/jeirt/encoder/gblas" // the BLAS of the graphs
+
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// bertWeights holds the BertModel tensors as Gorgonia values. Linear weights
-// are stored transposed ([in, out]) so a layer is x·W + b.
+// bertWeights holds the BertModel tensors as Gorgonia values, and the
+// Linear layers as the products read them (see linearWeights).
 type bertWeights struct {
 	word, position, tokenType *tensor.Dense
 	embLNw, embLNb            *tensor.Dense
@@ -19,16 +21,23 @@ type bertWeights struct {
 }
 
 type bertLayerWeights struct {
-	q, k, v, attnOut, inter, out     linear
+	// qkv is the query, key and value projections as one layer (their
+	// weights' rows one after the other, 3·hidden outputs).
+	qkv, attnOut, inter, out         linear
 	attnLNw, attnLNb, outLNw, outLNb *tensor.Dense
 }
 
-type linear struct{ w, b *tensor.Dense }
+// linear is a torch.nn.Linear layer: y = x·Wᵀ + b.
+type linear struct {
+	w       linearWeights
+	b       []float32
+	in, out int
+}
 
 // loadBertWeights takes the tensors by their Hugging Face BertModel names,
 // with or without the "bert." prefix of BertFor* checkpoints, and checks
 // every shape against config.json.
-func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWeights, error) {
+func loadBertWeights(file string, st *tensorfile.Safetensors, c *BertConfig) (*bertWeights, error) {
 	prefix := ""
 	if _, ok := st.Tensors["embeddings.word_embeddings.weight"]; !ok {
 		if _, ok := st.Tensors["bert.embeddings.word_embeddings.weight"]; ok {
@@ -45,24 +54,27 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 		}
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.Data)), nil
 	}
-	lin := func(name string, in, out int) (linear, error) {
-		w, err := get(name+".weight", out, in)
-		if err != nil {
-			return linear{}, err
-		}
-		b, err := get(name+".bias", out)
-		if err != nil {
-			return linear{}, err
-		}
-		// torch stores [out, in]; keep [in, out] so the graph multiplies x·W.
-		wt := make([]float32, in*out)
-		src := w.Float32s()
-		for o := 0; o < out; o++ {
-			for i := 0; i < in; i++ {
-				wt[i*out+o] = src[o*in+i]
+	// lin reads the Linear layers names (each out × in) as one layer whose
+	// outputs are theirs one after the other.
+	lin := func(in, out int, names ...string) (linear, error) {
+		var wt, bias []float32
+		for _, name := range names {
+			w, err := get(name+".weight", out, in)
+			if err != nil {
+				return linear{}, err
 			}
+			b, err := get(name+".bias", out)
+			if err != nil {
+				return linear{}, err
+			}
+			if len(names) == 1 {
+				wt, bias = w.Float32s(), b.Float32s()
+				break
+			}
+			wt, bias = append(wt, w.Float32s()...), append(bias, b.Float32s()...)
 		}
-		return linear{w: tensor.New(tensor.WithShape(in, out), tensor.WithBacking(wt)), b: b}, nil
+		n := out * len(names)
+		return linear{w: newLinearWeights(wt, n, in), b: bias, in: in, out: n}, nil
 	}
 	d, ff := c.HiddenSize, c.IntermediateSize
 	w := &bertWeights{}
@@ -88,14 +100,14 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 		var l bertLayerWeights
 		for _, s := range []struct {
 			dst     *linear
-			name    string
 			in, out int
+			names   []string
 		}{
-			{&l.q, "attention.self.query", d, d}, {&l.k, "attention.self.key", d, d},
-			{&l.v, "attention.self.value", d, d}, {&l.attnOut, "attention.output.dense", d, d},
-			{&l.inter, "intermediate.dense", d, ff}, {&l.out, "output.dense", ff, d},
+			{&l.qkv, d, d, []string{p + "attention.self.query", p + "attention.self.key", p + "attention.self.value"}},
+			{&l.attnOut, d, d, []string{p + "attention.output.dense"}},
+			{&l.inter, d, ff, []string{p + "intermediate.dense"}}, {&l.out, ff, d, []string{p + "output.dense"}},
 		} {
-			if *s.dst, err = lin(p+s.name, s.in, s.out); err != nil {
+			if *s.dst, err = lin(s.in, s.out, s.names...); err != nil {
 				return nil, err
 			}
 		}
@@ -128,15 +140,14 @@ func loadBertWeights(file string, st *model.Safetensors, c *BertConfig) (*bertWe
 //
 //	x   = LN(word[ids] + token_type[0] + position[0:L])
 //	per layer:
-//	  Q, K, V = x·Wq + bq, x·Wk + bk, x·Wv + bv, split into H heads of size dh
+//	  Q, K, V = x·Wq + bq, x·Wk + bk, x·Wv + bv (one product), H heads of size dh
 //	  A   = softmax_masked(Q·Kᵀ / √dh)
 //	  x   = LN(x + (A·V)·Wo + bo)
 //	  x   = LN(x + GELU(x·Wi + bi)·Wo2 + bo2)
 //
-// Matrix products (Mul, BatchedMatMul on the BLAS Gorgonia uses), residual
-// adds and the embedding gather are Gorgonia nodes; GELU, LayerNorm, the
-// masked softmax, the bias add and the head split/merge are the custom ops
-// of bert_ops.go.
+// The embedding gather and sums are Gorgonia nodes; Linear layers (product
+// and bias in one), attention (heads, masked softmax and both products),
+// GELU, LayerNorm and the residual adds are the custom ops of bert_ops.go.
 type bertGraph struct {
 	g        *G.ExprGraph
 	ids      *G.Node
@@ -156,13 +167,13 @@ func (b bertBuffers) get(role string) *outBuf {
 	return b[role]
 }
 
-func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int) (*bertGraph, error) {
+func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, scratch arena, batch, l int) (*bertGraph, error) {
 	g := G.NewGraph()
 	d, heads := c.HiddenSize, c.NumAttentionHeads
 	dh := d / heads
 	bg := &bertGraph{g: g, batch: batch, l: l}
 	bg.ids = G.NewVector(g, tensor.Int, G.WithShape(batch*l), G.WithName("input_ids"))
-	bg.mask = G.NewTensor(g, tensor.Float32, 3, G.WithShape(batch, 1, l), G.WithName("attention_mask"))
+	bg.mask = G.NewMatrix(g, tensor.Float32, G.WithShape(batch, l), G.WithName("attention_mask"))
 	n := 0
 	val := func(t *tensor.Dense) *G.Node {
 		n++
@@ -183,11 +194,16 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 		return val(tensor.New(tensor.WithShape(1, t.Shape()[0]), tensor.WithBacking(t.Float32s())))
 	}
 	lin := func(x *G.Node, p linear, role string) *G.Node {
-		y := must(G.Mul(x, val(p.w)))
 		if err != nil {
 			return nil
 		}
-		return must(G.ApplyOp(&addRowOp{buf: bufs.get(role)}, y, row(p.b)))
+		return must(G.ApplyOp(&linearOp{w: p, buf: bufs.get(role)}, x))
+	}
+	add := func(x, y *G.Node, role string) *G.Node {
+		if err != nil {
+			return nil
+		}
+		return must(G.ApplyOp(&addOp{buf: bufs.get(role)}, x, y))
 	}
 	layerNorm := func(x *G.Node, wt, bias *tensor.Dense, role string) *G.Node {
 		if err != nil {
@@ -195,14 +211,6 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 		}
 		return must(G.ApplyOp(&layerNormOp{eps: c.LayerNormEps, buf: bufs.get(role)}, x, row(wt), row(bias)))
 	}
-	// (B·L, D) → (B·H, L, dh)
-	splitHeads := func(x *G.Node, role string) *G.Node {
-		if err != nil {
-			return nil
-		}
-		return must(G.ApplyOp(&headsOp{batch: batch, l: l, heads: heads, buf: bufs.get(role)}, x))
-	}
-
 	// Embeddings. The position rows 0..L-1 and token type 0 are sliced here,
 	// once per shape; their sum with word[ids] is in the graph, in BertEmbeddings' order.
 	pos := tensor.New(tensor.WithShape(l, d), tensor.WithBacking(append([]float32(nil), w.position.Float32s()[:l*d]...)))
@@ -224,48 +232,20 @@ func newBertGraph(w *bertWeights, c *BertConfig, bufs bertBuffers, batch, l int)
 	scale := float32(math.Sqrt(float64(dh)))
 
 	for _, lw := range w.layers {
-		q := splitHeads(lin(x, lw.q, "query"), "query.heads")
-		k := splitHeads(lin(x, lw.k, "key"), "key.heads")
-		v := splitHeads(lin(x, lw.v, "value"), "value.heads")
+		qkv := lin(x, lw.qkv, "qkv")
 		if err != nil {
 			break
 		}
-		scores := must(G.BatchedMatMul(q, k, false, true))
-		if err != nil {
-			break
-		}
-		probs := must(G.ApplyOp(&maskedSoftmaxOp{heads: heads, scale: scale, buf: bufs.get("softmax")}, scores, bg.mask))
-		if err != nil {
-			break
-		}
-		ctx := must(G.BatchedMatMul(probs, v))
-		if err == nil {
-			ctx = must(G.ApplyOp(&headsOp{merge: true, batch: batch, l: l, heads: heads, buf: bufs.get("context")}, ctx))
-		}
-		if err != nil {
-			break
-		}
+		ctx := must(G.ApplyOp(&attentionOp{batch: batch, l: l, heads: heads, scale: scale, buf: bufs.get("context"), scratch: scratch}, qkv, bg.mask))
 		attn := lin(ctx, lw.attnOut, "attention.output")
-		if err != nil {
-			break
-		}
-		x = layerNorm(must(G.Add(attn, x)), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
-		if err != nil {
-			break
-		}
+		x = layerNorm(add(attn, x, "attention.residual"), lw.attnLNw, lw.attnLNb, "attention.output.LayerNorm")
 		h := lin(x, lw.inter, "intermediate")
 		if err != nil {
 			break
 		}
 		h = must(G.ApplyOp(&geluOp{buf: bufs.get("gelu")}, h))
-		if err != nil {
-			break
-		}
 		o := lin(h, lw.out, "output")
-		if err != nil {
-			break
-		}
-		x = layerNorm(must(G.Add(o, x)), lw.outLNw, lw.outLNb, "output.LayerNorm")
+		x = layerNorm(add(o, x, "output.residual"), lw.outLNw, lw.outLNb, "output.LayerNorm")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building the BERT graph for batch %d × %d tokens: %w", batch, l, err)
@@ -281,7 +261,7 @@ func (bg *bertGraph) run(ids []int, mask []float32) ([]float32, error) {
 	if err := G.Let(bg.ids, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids))); err != nil {
 		return nil, err
 	}
-	if err := G.Let(bg.mask, tensor.New(tensor.WithShape(bg.batch, 1, bg.l), tensor.WithBacking(mask))); err != nil {
+	if err := G.Let(bg.mask, tensor.New(tensor.WithShape(bg.batch, bg.l), tensor.WithBacking(mask))); err != nil {
 		return nil, err
 	}
 	if err := bg.vm.RunAll(); err != nil {

@@ -4,42 +4,31 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
-	"runtime"
-	"sync"
 
 	"github.com/chewxy/hm"
+	"github.com/jeirt/jeirt/model/kernel"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// The three custom Gorgonia ops of the BERT graph. Gorgonia has no erf, so no
+// The custom Gorgonia ops of the BERT graph. Gorgonia has no erf, so no
 // exact GELU; its LayerNorm would take eight elementwise nodes with float32
-// sums; and tensor v0.9.24's float32 softmax takes the row maximum from the
-// first element of the whole tensor instead of the row's (a shift that is
-// harmless in exact arithmetic but overflows exp for rows far from it), and
-// the padding mask would have to be materialised (B·H·L·L) to be added. Each
-// op below works on float32 tensors, accumulates in float64, and is inference
-// only (no DoDiff): the encoder is frozen.
+// sums; tensor v0.9.24's float32 softmax takes the row maximum from the first
+// element of the whole tensor instead of the row's (a shift that is harmless
+// in exact arithmetic but overflows exp for rows far from it), and the
+// padding mask would have to be materialised (B·H·L·L) to be added; and a
+// Mul followed by a bias add, or BatchedMatMul over heads after a transpose,
+// pass over memory more often than the products need. So a Linear layer is
+// one op (the bias added as the product is stored), attention is one op (the
+// same kernel as MPNet's and ModernBERT's: heads read in place, masked
+// softmax, both products), and GELU, LayerNorm and the residual add run on
+// model/kernel's vector kernels. Each op works on float32 tensors and is
+// inference only (no DoDiff): the encoder is frozen.
 
-// forRows runs f over [0,n) split into one contiguous range per core.
-func forRows(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 || n < 64 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	wg.Wait()
-}
+// forRows runs f over [0,n) split into one contiguous range per core, on
+// model/kernel's workers (which stay awake between the many short passes of
+// a forward).
+func forRows(n int, f func(lo, hi int)) { kernel.ParallelRange(n, 1, f) }
 
 // outBuf is an op's output tensor, kept from one run to the next and shared
 // by the ops of the same role in every layer and every compiled shape of one
@@ -84,14 +73,8 @@ func (op *geluOp) Do(in ...G.Value) (G.Value, error) {
 	if !ok || x.Dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("GELU: want a float32 tensor, got %T", in[0])
 	}
-	src := x.Float32s()
 	out := op.buf.get(x.Shape())
-	dst := out.Float32s()
-	forRows(len(src), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst[i] = gelu(src[i])
-		}
-	})
+	geluInto(out.Float32s(), x.Float32s())
 	return out, nil
 }
 
@@ -136,81 +119,6 @@ func (op *layerNormOp) Do(in ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
-// maskedSoftmaxOp is softmax(S / scale) over keys of attention scores S
-// (B·H, L, L) with the padding mask (B, 1, L): keys with mask 0 get
-// probability exactly 0, which is what adding finfo.min before the softmax
-// gives in torch. The float32 division is the one torch does (Q·Kᵀ / √dh).
-type maskedSoftmaxOp struct {
-	heads int
-	scale float32
-	buf   *outBuf
-}
-
-func (maskedSoftmaxOp) Arity() int { return 2 }
-
-// Type has the mask as a (B, 1, L) tensor, the rank of the scores.
-func (maskedSoftmaxOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a, a)
-}
-func (maskedSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
-func (maskedSoftmaxOp) ReturnsPtr() bool         { return false }
-func (maskedSoftmaxOp) CallsExtern() bool        { return false }
-func (maskedSoftmaxOp) OverwritesInput() int     { return -1 }
-func (op maskedSoftmaxOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
-func (op maskedSoftmaxOp) Hashcode() uint32      { return opHash(op) }
-func (op maskedSoftmaxOp) String() string {
-	return fmt.Sprintf("MaskedSoftmax(heads=%d, scale=%g)", op.heads, op.scale)
-}
-
-func (op *maskedSoftmaxOp) Do(in ...G.Value) (G.Value, error) {
-	s, ok := in[0].(*tensor.Dense)
-	if !ok || s.Dtype() != tensor.Float32 || s.Dims() != 3 {
-		return nil, fmt.Errorf("MaskedSoftmax: want float32 scores (B·H, L, L), got %v", in[0].Shape())
-	}
-	m := in[1].(*tensor.Dense)
-	bh, l := s.Shape()[0], s.Shape()[2]
-	if m.Dims() != 3 || m.Shape()[0]*op.heads != bh || m.Shape()[2] != l {
-		return nil, fmt.Errorf("MaskedSoftmax: mask %v does not fit scores %v with %d heads", m.Shape(), s.Shape(), op.heads)
-	}
-	src, mask := s.Float32s(), m.Float32s()
-	out := op.buf.get(s.Shape())
-	dst := out.Float32s()
-	rows := bh * s.Shape()[1]
-	forRows(rows, func(lo, hi int) {
-		e := make([]float64, l)
-		for r := lo; r < hi; r++ {
-			keep := mask[(r/s.Shape()[1]/op.heads)*l : (r/s.Shape()[1]/op.heads+1)*l]
-			row, o := src[r*l:(r+1)*l], dst[r*l:(r+1)*l]
-			maxV := math.Inf(-1)
-			for k, v := range row {
-				if keep[k] != 0 {
-					e[k] = float64(v / op.scale)
-					maxV = math.Max(maxV, e[k])
-				}
-			}
-			var sum float64
-			for k := range row {
-				if keep[k] != 0 {
-					e[k] = math.Exp(e[k] - maxV)
-					sum += e[k]
-				} else {
-					e[k] = 0
-				}
-			}
-			if sum == 0 { // every key masked: no attention at all
-				sum = 1
-			}
-			for k := range o {
-				o[k] = float32(e[k] / sum)
-			}
-		}
-	})
-	return out, nil
-}
-
 // addRowOp adds a (1, D) row to every row of an (N, D) matrix: a Linear
 // layer's bias. Gorgonia's BroadcastAdd would first materialise the bias
 // repeated N times.
@@ -246,86 +154,124 @@ func (op *addRowOp) Do(in ...G.Value) (G.Value, error) {
 	dst := out.Float32s()
 	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			row, o := src[r*d:(r+1)*d], dst[r*d:(r+1)*d]
-			for k, v := range row {
-				o[k] = v + b[k]
-			}
+			kernel.Add(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], b)
 		}
 	})
 	return out, nil
 }
 
-// headsOp moves attention heads between the two layouts of multi-head
-// attention: split takes (B·L, H·dh) to (B·H, L, dh), merge takes it back.
-// It is Reshape, Transpose(0, 2, 1, 3), Reshape in one copy of dh-long runs;
-// Gorgonia's general Transpose walks an index iterator per element.
-type headsOp struct {
-	merge           bool
-	batch, l, heads int
-	buf             *outBuf
+// linearOp is a Linear layer on an (N, in) matrix, y = x·Wᵀ + b, in one
+// product (the bias added as each tile is stored); the weights are the op's,
+// packed once at load.
+type linearOp struct {
+	w   linear
+	buf *outBuf
 }
 
-func (op *headsOp) Arity() int { return 1 }
-func (op *headsOp) Type() hm.Type {
+func (linearOp) Arity() int { return 1 }
+func (linearOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	two, three := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: 3, Of: a}
-	if op.merge {
-		return hm.NewFnType(three, two)
-	}
-	return hm.NewFnType(two, three)
+	return hm.NewFnType(a, a)
 }
-func (op *headsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s := in[0].(tensor.Shape)
-	if op.merge {
-		return tensor.Shape{op.batch * op.l, op.heads * s[2]}, nil
-	}
-	return tensor.Shape{op.batch * op.heads, op.l, s[1] / op.heads}, nil
+func (op linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{in[0].(tensor.Shape)[0], op.w.out}, nil
 }
-func (op *headsOp) ReturnsPtr() bool      { return false }
-func (op *headsOp) CallsExtern() bool     { return false }
-func (op *headsOp) OverwritesInput() int  { return -1 }
-func (op *headsOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
-func (op *headsOp) Hashcode() uint32      { return opHash(op) }
-func (op *headsOp) String() string {
-	if op.merge {
-		return fmt.Sprintf("MergeHeads(%d)", op.heads)
-	}
-	return fmt.Sprintf("SplitHeads(%d)", op.heads)
+func (linearOp) ReturnsPtr() bool     { return false }
+func (linearOp) CallsExtern() bool    { return false }
+func (linearOp) OverwritesInput() int { return -1 }
+func (op linearOp) String() string    { return fmt.Sprintf("Linear(%d→%d)", op.w.in, op.w.out) }
+
+// WriteHash names the weights too: Gorgonia merges nodes of equal hash on
+// the same input, and Q, K and V are three Linear layers of one input.
+func (op linearOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%v %p", op, op.w.w) }
+func (op linearOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
 }
 
-func (op *headsOp) Do(in ...G.Value) (G.Value, error) {
+func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
 	x, ok := in[0].(*tensor.Dense)
-	if !ok || x.Dtype() != tensor.Float32 {
-		return nil, fmt.Errorf("%v: want a float32 tensor, got %T", op, in[0])
+	if !ok || x.Dtype() != tensor.Float32 || x.Dims() != 2 || x.Shape()[1] != op.w.in {
+		return nil, fmt.Errorf("%v: want a float32 matrix of width %d, got %v", op, op.w.in, in[0].Shape())
 	}
-	src := x.Float32s()
-	b, l, h := op.batch, op.l, op.heads
-	dh := len(src) / (b * l * h)
-	if dh*b*l*h != len(src) {
-		return nil, fmt.Errorf("%v: %v does not hold batch %d × %d tokens × %d heads", op, x.Shape(), b, l, h)
+	n := x.Shape()[0]
+	out := op.buf.get(tensor.Shape{n, op.w.out})
+	applyLinear(out.Float32s(), x.Float32s(), op.w.w, op.w.b, n, op.w.in, op.w.out)
+	return out, nil
+}
+
+// attentionOp is multi-head scaled dot-product attention (see attention)
+// on the (B·L, 3·H·dh) output of the fused query, key and value projection
+// with the (B, L) padding mask, giving the (B·L, H·dh) context.
+type attentionOp struct {
+	batch, l, heads int
+	scale           float32
+	buf             *outBuf
+	scratch         arena
+}
+
+func (attentionOp) Arity() int { return 2 }
+func (attentionOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a)
+}
+func (attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := in[0].(tensor.Shape)
+	return tensor.Shape{s[0], s[1] / 3}, nil
+}
+func (attentionOp) ReturnsPtr() bool         { return false }
+func (attentionOp) CallsExtern() bool        { return false }
+func (attentionOp) OverwritesInput() int     { return -1 }
+func (op attentionOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
+func (op attentionOp) Hashcode() uint32      { return opHash(op) }
+func (op attentionOp) String() string {
+	return fmt.Sprintf("Attention(heads=%d, scale=%g)", op.heads, op.scale)
+}
+
+func (op *attentionOp) Do(in ...G.Value) (G.Value, error) {
+	qkv, ok := in[0].(*tensor.Dense)
+	m, okM := in[1].(*tensor.Dense)
+	if !ok || !okM || qkv.Dtype() != tensor.Float32 || m.Dtype() != tensor.Float32 || qkv.Dims() != 2 {
+		return nil, fmt.Errorf("%v: want a float32 matrix and mask, got %v and %v", op, in[0].Shape(), in[1].Shape())
 	}
-	var out *tensor.Dense
-	if op.merge {
-		out = op.buf.get(tensor.Shape{b * l, h * dh})
-	} else {
-		out = op.buf.get(tensor.Shape{b * h, l, dh})
+	s := qkv.Shape()
+	n, d := op.batch*op.l, s[1]/3
+	mask := m.Float32s()
+	if s[0] != n || s[1] != 3*d || d%op.heads != 0 || len(mask) != n {
+		return nil, fmt.Errorf("%v: queries, keys and values %v and a mask of %d for batch %d × %d tokens", op, s, len(mask), op.batch, op.l)
 	}
-	dst := out.Float32s()
-	// Token t of batch row i, head k: (i·L + t)·H·dh + k·dh in the token
-	// layout, ((i·H + k)·L + t)·dh in the head layout.
-	forRows(b*l, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			i, t := r/l, r%l
-			for k := 0; k < h; k++ {
-				tok := r*h*dh + k*dh
-				hd := ((i*h+k)*l + t) * dh
-				if op.merge {
-					copy(dst[tok:tok+dh], src[hd:hd+dh])
-				} else {
-					copy(dst[hd:hd+dh], src[tok:tok+dh])
-				}
-			}
-		}
-	})
+	x := qkv.Float32s()
+	out := op.buf.get(tensor.Shape{n, d})
+	attention(out.Float32s(), x, x[d:], x[2*d:], 3*d, mask, nil, op.batch, op.l, op.heads, d/op.heads, op.scale, 0, op.scratch, "attn")
+	return out, nil
+}
+
+// addOp is the residual add, x + y elementwise in float32 as torch adds.
+type addOp struct{ buf *outBuf }
+
+func (addOp) Arity() int { return 2 }
+func (addOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a)
+}
+func (addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (addOp) ReturnsPtr() bool         { return false }
+func (addOp) CallsExtern() bool        { return false }
+func (addOp) OverwritesInput() int     { return -1 }
+func (op addOp) WriteHash(h hash.Hash) { h.Write([]byte(op.String())) }
+func (op addOp) Hashcode() uint32      { return opHash(op) }
+func (addOp) String() string           { return "Add" }
+
+func (op *addOp) Do(in ...G.Value) (G.Value, error) {
+	x, ok := in[0].(*tensor.Dense)
+	y, okY := in[1].(*tensor.Dense)
+	if !ok || !okY || x.Dtype() != tensor.Float32 || y.Dtype() != tensor.Float32 || !x.Shape().Eq(y.Shape()) {
+		return nil, fmt.Errorf("Add: want two float32 tensors of one shape, got %v and %v", in[0].Shape(), in[1].Shape())
+	}
+	out := op.buf.get(x.Shape())
+	addInto(out.Float32s(), x.Float32s(), y.Float32s())
 	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 type expectedSentence struct {
@@ -155,13 +155,13 @@ func TestBERTFolderErrors(t *testing.T) {
 		b, _ = json.Marshal(m)
 		os.WriteFile(path, b, 0o644)
 	}
-	editWeights := func(path string, edit func(st *model.Safetensors)) {
-		st, err := model.ReadSafetensors(path)
+	editWeights := func(path string, edit func(st *tensorfile.Safetensors)) {
+		st, err := tensorfile.ReadSafetensors(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		edit(st)
-		if err := model.WriteSafetensorsFile(path, st.Tensors, st.Metadata); err != nil {
+		if err := tensorfile.WriteSafetensorsFile(path, st.Tensors, st.Metadata); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,7 +187,7 @@ func TestBERTFolderErrors(t *testing.T) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["intermediate_size"] = 48 })
 		}, `DIR/model.safetensors: tensor "encoder.layer.0.intermediate.dense.weight" has shape [64 32], config.json implies [48 32]`},
 		{"missing tensor", func(dir string) {
-			editWeights(filepath.Join(dir, "model.safetensors"), func(st *model.Safetensors) {
+			editWeights(filepath.Join(dir, "model.safetensors"), func(st *tensorfile.Safetensors) {
 				delete(st.Tensors, "encoder.layer.1.output.LayerNorm.bias")
 			})
 		}, `DIR/model.safetensors: tensor "encoder.layer.1.output.LayerNorm.bias" is missing`},

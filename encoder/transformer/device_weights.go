@@ -139,20 +139,12 @@ func (m *ModernBERT) EncodeWith(ctx context.Context, texts []string, f PooledFor
 }
 
 // Weights returns the BERT's architecture and weights (the linear weights
-// copied back to torch's layout).
+// unpacked back to torch's layout).
 func (b *BERT) Weights() *Weights {
 	c := &b.Config
 	w := b.w
 	back := func(l linear) Linear {
-		in, out := l.w.Shape()[0], l.w.Shape()[1]
-		src := l.w.Float32s()
-		t := make([]float32, in*out)
-		for i := 0; i < in; i++ {
-			for o := 0; o < out; o++ {
-				t[o*in+i] = src[i*out+o]
-			}
-		}
-		return Linear{W: t, B: l.b.Float32s(), Out: out, In: in}
+		return Linear{W: torchLayout(l.w, l.out, l.in), B: l.b, Out: l.out, In: l.in}
 	}
 	d := c.HiddenSize
 	out := &Weights{
@@ -172,8 +164,12 @@ func (b *BERT) Weights() *Weights {
 		},
 	}
 	for _, l := range w.layers {
+		qkv := back(l.qkv) // Q, K and V one after the other
+		third := func(i int) Linear {
+			return Linear{W: qkv.W[i*d*d : (i+1)*d*d], B: qkv.B[i*d : (i+1)*d], Out: d, In: d}
+		}
 		out.Layers = append(out.Layers, LayerWeights{
-			Q: back(l.q), K: back(l.k), V: back(l.v), O: back(l.attnOut), In: back(l.inter), Out: back(l.out),
+			Q: third(0), K: third(1), V: third(2), O: back(l.attnOut), In: back(l.inter), Out: back(l.out),
 			AttnNormW: l.attnLNw.Float32s(), AttnNormB: l.attnLNb.Float32s(),
 			MLPNormW: l.outLNw.Float32s(), MLPNormB: l.outLNb.Float32s(),
 		})

@@ -18,6 +18,8 @@ import (
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // Pipeline is what a sentence-transformers folder puts around every
@@ -62,7 +64,7 @@ func (p *Pipeline) encode(ctx context.Context, texts []string, d int, forward fu
 type modelFolder struct {
 	Pipeline
 	dir       string
-	Weights   *model.Safetensors
+	Weights   *tensorfile.Safetensors
 	WeightsAt string
 	hash      hash.Hash
 }
@@ -150,8 +152,8 @@ func readModelFolder(dir string, cfg archConfig) (*modelFolder, error) {
 	// An F32 file is mapped rather than read, so that the weights are in
 	// memory once (a ModernBERT-large is 1.6 GB); others are decoded.
 	var mapped bool
-	if f.Weights, mapped, err = mapSafetensors(f.WeightsAt); err == nil && !mapped {
-		f.Weights, err = model.ReadSafetensors(f.WeightsAt)
+	if f.Weights, mapped, err = tensorfile.MapSafetensors(f.WeightsAt); err == nil && !mapped {
+		f.Weights, err = tensorfile.ReadSafetensors(f.WeightsAt)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -220,7 +222,7 @@ func (f *modelFolder) readPipelineFiles(cfg archConfig) error {
 
 // openFolder reads the folder dir with config.json decoded into cfg, and
 // loads its weights with load; kind starts the fingerprint.
-func openFolder[C archConfig, W any](dir, kind string, cfg C, load func(file string, st *model.Safetensors, c C) (W, error)) (Pipeline, W, error) {
+func openFolder[C archConfig, W any](dir, kind string, cfg C, load func(file string, st *tensorfile.Safetensors, c C) (W, error)) (Pipeline, W, error) {
 	var w W
 	f, err := readModelFolder(dir, cfg)
 	if err != nil {
@@ -237,7 +239,7 @@ func openFolder[C archConfig, W any](dir, kind string, cfg C, load func(file str
 // file that is not required is reported as false.
 func (f *modelFolder) readJSON(name string, v any, required bool) (bool, error) {
 	path := filepath.Join(f.dir, name)
-	data, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a model folder's JSON file")
+	data, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "a model folder's JSON file")
 	if errors.Is(err, os.ErrNotExist) && !required {
 		return false, nil
 	}
@@ -263,7 +265,7 @@ func (f *modelFolder) pipeline(kind string) Pipeline {
 }
 
 func hashFile(h io.Writer, path string) error {
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return err
 	}
@@ -307,7 +309,7 @@ func readPooling(dir, sub string, hidden int, readJSON func(string, any, bool) (
 // ModelType reads config.json's model_type.
 func ModelType(dir string) (string, error) {
 	path := filepath.Join(dir, "config.json")
-	data, err := model.ReadInputFile(path, model.MaxDocumentBytes, "a model folder's config.json")
+	data, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "a model folder's config.json")
 	if err != nil {
 		return "", fmt.Errorf("model folder %s: %w", dir, err)
 	}

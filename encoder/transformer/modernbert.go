@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // ModernBERTConfig is the part of a Hugging Face ModernBertConfig
@@ -231,7 +232,7 @@ func OpenModernBERT(dir string) (*ModernBERT, error) {
 	return m, nil
 }
 
-func loadModernWeights(file string, st *model.Safetensors, c *ModernBERTConfig) (*modernWeights, error) {
+func loadModernWeights(file string, st *tensorfile.Safetensors, c *ModernBERTConfig) (*modernWeights, error) {
 	get := weightGetter(file, st, "embeddings.tok_embeddings.weight", "model.")
 	d, ff := c.HiddenSize, c.IntermediateSize
 	w := &modernWeights{}

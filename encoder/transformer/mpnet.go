@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // MPNetConfig is the part of a Hugging Face MPNetConfig (config.json) that
@@ -108,7 +108,7 @@ func OpenMPNet(dir string) (*MPNet, error) {
 
 // weightGetter returns a lookup of tensors by name after an optional prefix
 // (the one of *For* checkpoints), checking each shape.
-func weightGetter(file string, st *model.Safetensors, first string, prefixes ...string) func(name string, shape ...int) ([]float32, error) {
+func weightGetter(file string, st *tensorfile.Safetensors, first string, prefixes ...string) func(name string, shape ...int) ([]float32, error) {
 	prefix := ""
 	if _, ok := st.Tensors[first]; !ok {
 		for _, p := range prefixes {
@@ -130,7 +130,7 @@ func weightGetter(file string, st *model.Safetensors, first string, prefixes ...
 	}
 }
 
-func loadMPNetWeights(file string, st *model.Safetensors, c *MPNetConfig) (*mpnetWeights, error) {
+func loadMPNetWeights(file string, st *tensorfile.Safetensors, c *MPNetConfig) (*mpnetWeights, error) {
 	get := weightGetter(file, st, "embeddings.word_embeddings.weight", "mpnet.")
 	d, ff := c.HiddenSize, c.IntermediateSize
 	w := &mpnetWeights{}
@@ -290,7 +290,7 @@ func (m *MPNet) Forward(batch []tokenizer.Encoding) ([]float32, int, error) {
 		addInto(o, o, x)
 		layerNorm(x, o, lw.attnLNw, lw.attnLNb, n, d, c.LayerNormEps)
 		linearInto(inter, x, lw.iw, lw.ib, n, d, ff)
-		geluInPlace(inter)
+		geluInto(inter, inter)
 		linearInto(o, inter, lw.outw, lw.outb, n, ff, d)
 		addInto(o, o, x)
 		layerNorm(x, o, lw.outLNw, lw.outLNb, n, d, c.LayerNormEps)

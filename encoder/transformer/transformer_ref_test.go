@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // The tests in this file check the MPNet and ModernBERT forward passes on
@@ -19,12 +19,12 @@ import (
 // randomTensors fills st with N(0, std) tensors (LayerNorm weights 1 + N(0, std)).
 type randomTensors struct {
 	rng *rand.Rand
-	st  *model.Safetensors
+	st  *tensorfile.Safetensors
 	std float64
 }
 
 func newRandomTensors(seed uint64, std float64) *randomTensors {
-	return &randomTensors{rng: rand.New(rand.NewPCG(seed, 7)), st: &model.Safetensors{Tensors: map[string]model.Tensor{}}, std: std}
+	return &randomTensors{rng: rand.New(rand.NewPCG(seed, 7)), st: &tensorfile.Safetensors{Tensors: map[string]tensorfile.Tensor{}}, std: std}
 }
 
 func (r *randomTensors) put(name string, shape ...int) {
@@ -36,7 +36,7 @@ func (r *randomTensors) put(name string, shape ...int) {
 	for i := range data {
 		data[i] = float32(r.rng.NormFloat64() * r.std)
 	}
-	r.st.Tensors[name] = model.Tensor{Shape: shape, Data: data}
+	r.st.Tensors[name] = tensorfile.Tensor{Shape: shape, Data: data}
 }
 
 func (r *randomTensors) norm(name string, d int, bias bool) {

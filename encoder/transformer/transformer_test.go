@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 type familySentence struct {
@@ -228,13 +228,13 @@ func TestFamilyFolderErrors(t *testing.T) {
 		b, _ = json.Marshal(m)
 		os.WriteFile(path, b, 0o644)
 	}
-	editWeights := func(path string, edit func(st *model.Safetensors)) {
-		st, err := model.ReadSafetensors(path)
+	editWeights := func(path string, edit func(st *tensorfile.Safetensors)) {
+		st, err := tensorfile.ReadSafetensors(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		edit(st)
-		if err := model.WriteSafetensorsFile(path, st.Tensors, st.Metadata); err != nil {
+		if err := tensorfile.WriteSafetensorsFile(path, st.Tensors, st.Metadata); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,7 +251,7 @@ func TestFamilyFolderErrors(t *testing.T) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["hidden_activation"] = "gelu_pytorch_tanh" })
 		}, `DIR/config.json: hidden_activation "gelu_pytorch_tanh" is not supported (want "gelu", exact erf GELU)`},
 		{"tiny-modernbert", "layer 0 attn_norm", func(dir string) {
-			editWeights(filepath.Join(dir, "model.safetensors"), func(st *model.Safetensors) {
+			editWeights(filepath.Join(dir, "model.safetensors"), func(st *tensorfile.Safetensors) {
 				st.Tensors["layers.0.attn_norm.weight"] = st.Tensors["layers.1.attn_norm.weight"]
 			})
 		}, "DIR/model.safetensors: layer 0 has an attn_norm, which ModernBertModel does not have (nn.Identity)"},
@@ -262,7 +262,7 @@ func TestFamilyFolderErrors(t *testing.T) {
 			editJSON(filepath.Join(dir, "config.json"), func(m map[string]any) { m["mlp_bias"] = true })
 		}, `DIR/model.safetensors: tensor "layers.0.mlp.Wi.bias" is missing`},
 		{"tiny-mpnet", "missing bias table", func(dir string) {
-			editWeights(filepath.Join(dir, "model.safetensors"), func(st *model.Safetensors) {
+			editWeights(filepath.Join(dir, "model.safetensors"), func(st *tensorfile.Safetensors) {
 				delete(st.Tensors, "encoder.relative_attention_bias.weight")
 			})
 		}, `DIR/model.safetensors: tensor "encoder.relative_attention_bias.weight" is missing`},

@@ -26,8 +26,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
-	"github.com/jeirt/jeirt/model/read"
 )
 
 // cols names a per-dimension column, as in the fit folder.
@@ -36,7 +36,7 @@ var cols = irtfit.Cols
 // appendNums writes rank cells of v (empty when v is nil).
 var appendNums = irtfit.AppendDims
 
-func readNums(get read.CSVRow, name string, rank int, required bool) []float64 {
+func readNums(get fileio.CSVRow, name string, rank int, required bool) []float64 {
 	v := make([]float64, rank)
 	for d, c := range cols(name, rank) {
 		if required {
@@ -100,7 +100,7 @@ func WriteAbilities(w io.Writer, rank int, rows []Ability) error {
 // ReadAbilities reads an abilities.csv of the given rank.
 func ReadAbilities(path string, rank int) ([]Ability, error) {
 	var out []Ability
-	err := read.CSVRows(path, func(get read.CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		a := Ability{Model: get.Str("model"), Theta: readNums(get, "theta", rank, true), SE: readNums(get, "se", rank, true),
 			ItemsUsed: get.Int("items_used"), Stop: get.OptStr("stop")}
 		if get.Has(cols("theta_full", rank)[0]) && get.OptStr(cols("theta_full", rank)[0]) != "" {
@@ -152,7 +152,7 @@ func WriteTrace(w io.Writer, rank int, steps []Step) error {
 // ReadTrace reads a trace.csv of the given rank.
 func ReadTrace(path string, rank int) ([]Step, error) {
 	var out []Step
-	err := read.CSVRows(path, func(get read.CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		s := Step{Model: get.Str("model"), Step: get.Int("step"), Item: get.OptStr("item"), Group: get.OptStr("group"),
 			Answer: -1, Value: get.OptNum("value"), Theta: readNums(get, "theta", rank, true), SE: readNums(get, "se", rank, true)}
 		if get.OptStr("answer") != "" {
@@ -193,7 +193,7 @@ func WriteNext(w io.Writer, qs []Question) error {
 // ReadNext reads a next.csv.
 func ReadNext(path string) ([]Question, error) {
 	var out []Question
-	err := read.CSVRows(path, func(get read.CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		out = append(out, Question{Model: get.Str("model"), Rank: get.Int("rank"), Item: get.Str("item"), Group: get.OptStr("group"),
 			Value: get.OptNum("value"), P: get.OptNum("p_correct")})
 		return get.Err()
@@ -283,24 +283,24 @@ type Folder struct {
 
 // Write puts the folder's files into dir (which exists), each atomically.
 func Write(dir string, f *Folder) error {
-	if err := model.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
 		return WriteAbilities(w, f.Rank, f.Abilities)
 	}); err != nil {
 		return err
 	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "trace.csv"), func(w io.Writer) error {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, "trace.csv"), func(w io.Writer) error {
 		return WriteTrace(w, f.Rank, f.Trace)
 	}); err != nil {
 		return err
 	}
 	if f.Next != nil {
-		if err := model.WriteFileAtomic(filepath.Join(dir, "next.csv"), func(w io.Writer) error {
+		if err := fileio.WriteFileAtomic(filepath.Join(dir, "next.csv"), func(w io.Writer) error {
 			return WriteNext(w, f.Next)
 		}); err != nil {
 			return err
 		}
 	}
-	return model.WriteFileAtomic(filepath.Join(dir, "cat.json"), func(w io.Writer) error { return WriteDoc(w, f.Doc) })
+	return fileio.WriteFileAtomic(filepath.Join(dir, "cat.json"), func(w io.Writer) error { return WriteDoc(w, f.Doc) })
 }
 
 // itemIDNames are the item id columns a groups file may have.
@@ -317,7 +317,7 @@ func ReadGroups(path, col string) (map[string]string, error) {
 	out := map[string]string{}
 	idCol, gCol := "", col
 	line := 1
-	err := read.CSVRows(path, func(get read.CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		line++
 		if idCol == "" {
 			for _, n := range itemIDNames {
@@ -337,10 +337,10 @@ func ReadGroups(path, col string) (map[string]string, error) {
 					}
 				}
 				if gCol == "" {
-					return fmt.Errorf("%s: no group column (want one of %s, or name it with --group-column)", path, strings.Join(groupNames, ", "))
+					return model.FieldErrorf("GroupColumn", "%s: no group column (want one of %s, or name it with {GroupColumn})", path, strings.Join(groupNames, ", "))
 				}
 			} else if !get.Has(gCol) {
-				return fmt.Errorf("%s: no column %q (--group-column)", path, gCol)
+				return model.FieldErrorf("GroupColumn", "%s: no column %q ({GroupColumn})", path, gCol)
 			}
 		}
 		id, g := get.Str(idCol), get.Str(gCol)

@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Settings is the "settings" object of fit.json: how the fit was made, so that
@@ -286,17 +286,17 @@ func (f *Folder) hasTrials() bool {
 
 // Write puts abilities.csv, items.csv and fit.json into dir, each atomically.
 func Write(dir string, f *Folder) error {
-	if err := model.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
 		return writeModels(w, f)
 	}); err != nil {
 		return err
 	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "items.csv"), func(w io.Writer) error {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, "items.csv"), func(w io.Writer) error {
 		return writeItems(w, f)
 	}); err != nil {
 		return err
 	}
-	return model.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
+	return fileio.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
@@ -447,7 +447,7 @@ func writeItems(w io.Writer, f *Folder) error {
 // absent (older folders); a bad number names the file, line and column.
 func Read(dir string) (*Folder, error) {
 	p := filepath.Join(dir, "fit.json")
-	raw, err := model.ReadInputFile(p, model.MaxDocumentBytes, "fit.json")
+	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "fit.json")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a jeirt irt fit folder: no fit.json", dir)
@@ -466,7 +466,7 @@ func Read(dir string) (*Folder, error) {
 	if fam := f.Doc.Settings.Family(); fam != "1pl" && fam != "2pl" && fam != "3pl" {
 		return nil, fmt.Errorf("%s: settings.model %q is not 1pl, 2pl or 3pl", p, model.Clip(fam))
 	}
-	nums := func(get read.CSVRow, name string, required bool) []float64 {
+	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
 			if required {
@@ -477,7 +477,7 @@ func Read(dir string) (*Folder, error) {
 		}
 		return v
 	}
-	err = read.CSVRows(filepath.Join(dir, "abilities.csv"), func(get read.CSVRow) error {
+	err = fileio.CSVRows(filepath.Join(dir, "abilities.csv"), func(get fileio.CSVRow) error {
 		if last := fmt.Sprintf("theta_%d", rk); rk > 1 && !get.Has(last) {
 			return fmt.Errorf("%s: no column %s for settings.rank %d", filepath.Join(dir, "abilities.csv"), last, rk)
 		}
@@ -497,7 +497,7 @@ func Read(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = read.CSVRows(filepath.Join(dir, "items.csv"), func(get read.CSVRow) error {
+	err = fileio.CSVRows(filepath.Join(dir, "items.csv"), func(get fileio.CSVRow) error {
 		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), C: get.OptNum("c"), SEC: get.OptNum("se_c"), Trials: get.OptNum("trials")}
 		if f.has3PL() && !(it.C >= 0 && it.C < 1) {
@@ -538,10 +538,10 @@ func OutNames(data, names []string) ([]string, error) {
 		seen := map[string]bool{}
 		for _, n := range names {
 			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
-				return nil, fmt.Errorf("--name %q: want a plain folder name", n)
+				return nil, model.FieldErrorf("Names", "{Names} %q: want a plain folder name", n)
 			}
 			if seen[n] {
-				return nil, fmt.Errorf("--name %q given twice", n)
+				return nil, model.FieldErrorf("Names", "{Names} %q given twice", n)
 			}
 			seen[n] = true
 		}
@@ -598,4 +598,20 @@ func WriteSelection(w io.Writer, fit *model.IRT, items []int, at []float64) erro
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// RecordedDevice is the device the fit in dir asked for (its
+// settings.device), or "" when fit.json cannot be read (the command's own
+// read then says why).
+func RecordedDevice(dir string) string {
+	b, err := fileio.ReadInputFile(filepath.Join(dir, "fit.json"), fileio.MaxDocumentBytes, "fit.json")
+	var doc struct {
+		Settings struct {
+			Device string `json:"device"`
+		} `json:"settings"`
+	}
+	if err != nil || json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	return doc.Settings.Device
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Options says how to read a response file. The zero value reads any
@@ -177,14 +178,14 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	if !contains(DuplicatePolicies, dup) {
 		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first, error or trials)", dup)
 	}
-	in, err := model.OpenInput(path)
+	in, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, rep, err
 	}
 	defer in.Close()
 	if !in.Regular {
 		// A pipe is bounded by what this machine could hold.
-		in.Limit(model.MemoryBudget(0), "a response file from a pipe")
+		in.Limit(fileio.MemoryBudget(0), "a response file from a pipe")
 	}
 	cache := cacheFor(in, opt)
 	var r *model.Responses
@@ -219,7 +220,7 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 
 // readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
 // resolves its duplicate cells.
-func readText(in *model.Input, format, dup string, graded bool, rep *Report) (*model.Responses, error) {
+func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*model.Responses, error) {
 	var r *model.Responses
 	path := in.Path
 	br, gz, err := openText(in)
@@ -297,7 +298,7 @@ func contains(list []string, s string) bool {
 
 // openText reads the opened file through a gzip reader when it starts with
 // the gzip magic bytes, whatever its name, and reports whether it did.
-func openText(in *model.Input) (br *bufio.Reader, gz bool, err error) {
+func openText(in *fileio.Input) (br *bufio.Reader, gz bool, err error) {
 	magic, _ := in.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(in)

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // writeEmbedLLMSize writes a long CSV the size of EmbedLLM's training set:
@@ -157,7 +156,7 @@ func BenchmarkHashText(b *testing.B) {
 	b.SetBytes(st.Size())
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
-		in, err := model.OpenInput(path)
+		in, err := fileio.OpenInput(path)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // The binary response cache. One file per (text file, reader options) under
@@ -87,7 +88,7 @@ type textCache struct {
 
 // cacheFor starts hashing in when it is a regular text file large enough
 // to be cached with opt, and returns nil otherwise.
-func cacheFor(in *model.Input, opt Options) *textCache {
+func cacheFor(in *fileio.Input, opt Options) *textCache {
 	threshold := opt.CacheMin
 	if threshold == 0 {
 		threshold = defaultCacheMin
@@ -104,7 +105,7 @@ func cacheFor(in *model.Input, opt Options) *textCache {
 // while the file is hashed; when the hash is not the one the cache was
 // written for, the file is parsed (and hashed again as it is) and the cache
 // rewritten.
-func readTextCached(in *model.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
+func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
 	path := in.Path
 	dupKey := dup
 	if opt.Graded {
@@ -181,7 +182,7 @@ func readCacheKey(path string) (cacheKey, error) {
 	if err := regularCache(path); err != nil {
 		return k, err
 	}
-	in, err := model.OpenInput(path)
+	in, err := fileio.OpenInput(path)
 	if err != nil {
 		return k, err
 	}
@@ -271,7 +272,7 @@ func writeCache(path string, key cacheKey, r *model.Responses, rep *Report) erro
 		}
 		counts[m]++
 	}
-	return model.WriteFileAtomic(path, func(w io.Writer) error {
+	return fileio.WriteFileAtomic(path, func(w io.Writer) error {
 		c := &cacheWriter{w: w, crc: crc32.New(castagnoli)}
 		c.bytes([]byte(cacheMagic))
 		c.bytes(key.encode())
@@ -412,7 +413,7 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	if err := regularCache(path); err != nil {
 		return nil, nil, key, err
 	}
-	in, err := model.OpenInput(path)
+	in, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, nil, key, err
 	}
@@ -450,7 +451,7 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	// The cells are read straight into their slices; their checksum runs on
 	// one goroutine while the others check and unpack them.
 	counts := make([]uint32, len(r.Models))
-	r.Item = model.MakeLarge[int32](n)
+	r.Item = fileio.MakeLarge[int32](n)
 	bits := make([]byte, (n+7)/8)
 	var countBytes, itemBytes, trialBytes, succBytes []byte
 	if len(counts) > 0 {
@@ -460,13 +461,13 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 		if int64(n)*4 > c.left {
 			return nil, nil, key, errDamaged
 		}
-		r.Trials = model.MakeLarge[int32](n)
+		r.Trials = fileio.MakeLarge[int32](n)
 	}
 	if flags&8 != 0 {
 		if int64(n)*8 > c.left {
 			return nil, nil, key, errDamaged
 		}
-		r.Successes = model.MakeLarge[float64](n)
+		r.Successes = fileio.MakeLarge[float64](n)
 	}
 	if n > 0 {
 		itemBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Item[0])), 4*n)
@@ -509,8 +510,8 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	}
 	ok = ok && total == n
 	if ok {
-		r.Model = model.MakeLarge[int32](n)
-		r.Label = model.MakeLarge[uint8](n)
+		r.Model = fileio.MakeLarge[int32](n)
+		r.Label = fileio.MakeLarge[uint8](n)
 		ok = unpackCells(r, counts, bits)
 	}
 	ok = ok && uniqueNames(r.Models) && uniqueNames(r.Items)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // ItemGuess reads the 3PL's lower asymptotes of items from column of the
@@ -23,7 +24,7 @@ func ItemGuess(path, column string, items []string) ([]float64, error) {
 		out[j] = math.NaN()
 	}
 	idCol := ""
-	err := CSVRows(path, func(get CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		if idCol == "" {
 			for _, n := range itemTextIDNames {
 				if get.Has(n) {

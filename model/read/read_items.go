@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // ItemTable is an item-text file: ids with their text and, optionally, group.
@@ -28,13 +29,13 @@ var (
 // benchmark column. Quoted fields may span lines. A Parquet file with the same
 // columns is read as well.
 func Items(path string) (*ItemTable, error) {
-	in, err := model.OpenInput(path)
+	in, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
 	if !in.Regular {
-		in.Limit(model.MemoryBudget(0), "an item-text file from a pipe")
+		in.Limit(fileio.MemoryBudget(0), "an item-text file from a pipe")
 	}
 	if isParquet(in) {
 		return readItemsParquet(in)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -32,7 +33,7 @@ var parquetMagic = []byte("PAR1")
 
 // isParquet reports whether the opened file starts with the Parquet magic
 // (peeked, not consumed).
-func isParquet(in *model.Input) bool {
+func isParquet(in *fileio.Input) bool {
 	head, err := in.Peek(len(parquetMagic))
 	return err == nil && bytes.Equal(head, parquetMagic)
 }
@@ -57,7 +58,7 @@ func recoverParquet(path string, err *error) {
 
 // openParquet reads the metadata of the opened Parquet file; the caller
 // closes in.
-func openParquet(in *model.Input) (*pqFile, error) {
+func openParquet(in *fileio.Input) (*pqFile, error) {
 	path := in.Path
 	if !in.Regular {
 		return nil, &ParseError{File: path, Msg: "a Parquet file is read from its end, so it cannot come from a pipe: copy it to a file first"}
@@ -364,7 +365,7 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(in *model.Input, format string, graded bool, cells *cellSink, rep *Report) (r *model.Responses, err error) {
+func readParquet(in *fileio.Input, format string, graded bool, cells *cellSink, rep *Report) (r *model.Responses, err error) {
 	defer recoverParquet(in.Path, &err)
 	q, err := openParquet(in)
 	if err != nil {
@@ -637,11 +638,11 @@ func reserveCells(cells *cellSink, rows int64) {
 		return
 	}
 	n := int(rows)
-	cells.model = append(model.MakeLarge[int32](n)[:0], cells.model...)
-	cells.item = append(model.MakeLarge[int32](n)[:0], cells.item...)
-	cells.label = append(model.MakeLarge[uint8](n)[:0], cells.label...)
+	cells.model = append(fileio.MakeLarge[int32](n)[:0], cells.model...)
+	cells.item = append(fileio.MakeLarge[int32](n)[:0], cells.item...)
+	cells.label = append(fileio.MakeLarge[uint8](n)[:0], cells.label...)
 	if cells.keepLines {
-		cells.line = append(model.MakeLarge[int32](n)[:0], cells.line...)
+		cells.line = append(fileio.MakeLarge[int32](n)[:0], cells.line...)
 	}
 }
 
@@ -689,7 +690,7 @@ func resize[T any](s []T, n int) []T {
 
 // readItemsParquet reads an item-text table from Parquet with the column
 // names of Items.
-func readItemsParquet(in *model.Input) (t *ItemTable, err error) {
+func readItemsParquet(in *fileio.Input) (t *ItemTable, err error) {
 	path := in.Path
 	defer recoverParquet(path, &err)
 	q, err := openParquet(in)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // readPyIRT reads py-irt JSONL: one object per line,
@@ -27,7 +28,7 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, lp *labelParser, 
 			long = append(long[:0], l...)
 			for err == bufio.ErrBufferFull {
 				if len(long) > model.MaxLineBytes {
-					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", model.Bytes(model.MaxLineBytes))}
+					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", fileio.Bytes(model.MaxLineBytes))}
 				}
 				l, err = br.ReadSlice('\n')
 				long = append(long, l...)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // repoRoot is the folder holding go.mod, found from the test's working folder.
@@ -477,7 +478,7 @@ func TestWriteLongRoundTrip(t *testing.T) {
 		Label:     []uint8{1, 0, 0, 1, 1},
 	}
 	inDir(t, nil)
-	if err := model.WriteLongCSV("out.csv", r); err != nil {
+	if err := WriteLongCSV("out.csv", r); err != nil {
 		t.Fatal(err)
 	}
 	got, rep, err := File("out.csv", Options{Duplicates: "error"})
@@ -503,7 +504,7 @@ func TestWriteItemsCSVRoundTrip(t *testing.T) {
 	r := &model.Responses{Models: []string{"m"}, Items: []string{"a", "b"}, ItemText: []string{"multi\nline, \"quoted\"", ""},
 		Model: []int32{0}, Item: []int32{0}, Label: []uint8{1}}
 	inDir(t, nil)
-	if err := model.WriteItemsCSV("items.csv", r); err != nil {
+	if err := WriteItemsCSV("items.csv", r); err != nil {
 		t.Fatal(err)
 	}
 	tab, err := Items("items.csv")
@@ -518,7 +519,7 @@ func TestWriteItemsCSVRoundTrip(t *testing.T) {
 func TestNPYRoundTrip(t *testing.T) {
 	inDir(t, nil)
 	rows := [][]float32{{1, -2.5, 3}, {0.25, 0, -1}}
-	if err := model.WriteNPY("x.npy", rows, 3); err != nil {
+	if err := tensorfile.WriteNPY("x.npy", rows, 3); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile("x.npy")
@@ -535,10 +536,10 @@ func TestNPYRoundTrip(t *testing.T) {
 	if !bytes.Equal(data[4:8], []byte{0, 0, 0x20, 0xc0}) {
 		t.Errorf("second value bytes % x", data[4:8])
 	}
-	if got, err := model.ReadNPY("x.npy"); err != nil || !reflect.DeepEqual(got, rows) {
+	if got, err := tensorfile.ReadNPY("x.npy"); err != nil || !reflect.DeepEqual(got, rows) {
 		t.Errorf("read back %v, %v", got, err)
 	}
-	if err := model.WriteNPY("y.npy", [][]float32{{1}, {1, 2}}, 1); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, want 1" {
+	if err := tensorfile.WriteNPY("y.npy", [][]float32{{1}, {1, 2}}, 1); err == nil || err.Error() != "npy y.npy: row 1 has 2 values, want 1" {
 		t.Errorf("ragged rows: %v", err)
 	}
 }

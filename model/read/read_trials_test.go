@@ -206,7 +206,7 @@ func TestTrialsWriteRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "out.csv")
-		if err := model.WriteLongCSV(out, r); err != nil {
+		if err := WriteLongCSV(out, r); err != nil {
 			t.Fatal(err)
 		}
 		back, _, err := File(out, Options{Graded: true})

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -21,7 +21,7 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 	if rowGroup <= 0 {
 		rowGroup = 1 << 20
 	}
-	in, err := model.OpenInput(src)
+	in, err := fileio.OpenInput(src)
 	if err != nil {
 		return 0, err
 	}
@@ -46,7 +46,7 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 	if err != nil {
 		return 0, &ParseError{File: src, Line: 1, Msg: err.Error(), Err: err}
 	}
-	err = model.WriteFileAtomic(dst, func(w io.Writer) error {
+	err = fileio.WriteFileAtomic(dst, func(w io.Writer) error {
 		// Page buffers sized for the column count: a wide file has thousands
 		// of columns, each with its own buffer.
 		page := min(256<<10, max(4<<10, (64<<20)/len(h)))

@@ -100,7 +100,7 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 	switch opt.Kind {
 	case "2pl":
 		if opt.Rank > 1 {
-			return nil, nil, fmt.Errorf("synth: kind 2pl has rank 1 (use --kind mirt for rank %d)", opt.Rank)
+			return nil, nil, model.FieldErrorf("Kind", "synth: kind 2pl has rank 1 (use {Kind} mirt for rank %d)", opt.Rank)
 		}
 		t = gen2PL(params, opt.Models, opt.Items)
 	case "mirt":

@@ -138,7 +138,7 @@ func TestGenerateErrors(t *testing.T) {
 		{Options{Kind: "3pl", Models: 2, Items: 2}, `synth: unknown kind "3pl" (want 2pl, mirt or jeirt)`},
 		{Options{Kind: "2pl", Models: 0, Items: 2}, "synth: need at least one model and one item (got 0 models, 2 items)"},
 		{Options{Kind: "2pl", Models: 2, Items: 2, Missing: 1}, "synth: missing rate 1 is not in [0, 1)"},
-		{Options{Kind: "2pl", Models: 2, Items: 2, Rank: 3}, "synth: kind 2pl has rank 1 (use --kind mirt for rank 3)"},
+		{Options{Kind: "2pl", Models: 2, Items: 2, Rank: 3}, "synth: kind 2pl has rank 1 (use kind mirt for rank 3)"},
 	}
 	for _, c := range cases {
 		_, _, err := Generate(c.opt)

@@ -9,6 +9,9 @@ import (
 	"strconv"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // WriteDir writes a simulation into dir: responses.csv (long), synth.json (the
@@ -16,10 +19,10 @@ import (
 // truth_items.csv; for jeirt also items.csv, features.npy, truth_q.csv and
 // truth_m.csv), each file atomically.
 func WriteDir(dir string, opt Options, r *model.Responses, t *Truth, version string) error {
-	if err := model.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
 		return err
 	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "synth.json"), func(w io.Writer) error {
+	if err := fileio.WriteFileAtomic(filepath.Join(dir, "synth.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(manifest{Kind: opt.Kind, Guess: opt.Guess, Trials: opt.Trials, Levels: opt.Levels, Models: opt.Models, Items: opt.Items, Rank: t.Rank,
@@ -51,10 +54,10 @@ func WriteDir(dir string, opt Options, r *model.Responses, t *Truth, version str
 		}
 	}
 	if t.Features != nil {
-		if err := model.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+		if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
 			return err
 		}
-		if err := model.WriteNPY(filepath.Join(dir, "features.npy"), t.Features, len(t.Features[0])); err != nil {
+		if err := tensorfile.WriteNPY(filepath.Join(dir, "features.npy"), t.Features, len(t.Features[0])); err != nil {
 			return err
 		}
 		d := len(t.Q[0])
@@ -98,7 +101,7 @@ func colNames(prefix string, k int) []string {
 // writeTable writes name,col_1,...,col_k rows with values in shortest
 // round-trip form, so the same numbers always give the same bytes.
 func writeTable(path, first string, names, cols []string, value func(row, col int) float64) error {
-	return model.WriteFileAtomic(path, func(w io.Writer) error {
+	return fileio.WriteFileAtomic(path, func(w io.Writer) error {
 		bw := w.(*bufio.Writer)
 		bw.WriteString(first)
 		for _, c := range cols {

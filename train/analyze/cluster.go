@@ -2,10 +2,14 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/jeirt/jeirt/train/eval"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/eval"
 )
 
 // Directions clusters question directions by spherical k-means (Dhillon and
@@ -86,7 +90,7 @@ func (c Directions) Run(q []float32, dim int, category []string) (*DirectionsRes
 		live = append(live, j)
 	}
 	if c.K < 2 || c.K > len(live) {
-		return nil, fmt.Errorf("directions: k = %d clusters for %d items (need 2 <= k <= items; give --k, or items with at least two categories)", c.K, len(live))
+		return nil, model.FieldErrorf("K", "directions: k = %d clusters for %d items (need 2 <= k <= items; give {K}, or items with at least two categories)", c.K, len(live))
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.Seed), 0x9e3779b97f4a7c15))
 	best, bestObj := []int(nil), math.Inf(-1)
@@ -305,17 +309,25 @@ func NMI(a, b []int) float64 {
 		return math.NaN()
 	}
 	table, ra, rb := contingency(a, b)
+	// Sums in key order: a map's order changes from run to run, and so
+	// would the last digits of a sum taken in it.
 	h := func(m map[int]int) float64 {
 		s := 0.0
-		for _, v := range m {
-			p := float64(v) / n
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			p := float64(m[k]) / n
 			s -= p * math.Log(p)
 		}
 		return s
 	}
+	keys := slices.SortedFunc(maps.Keys(table), func(x, y [2]int) int {
+		if x[0] != y[0] {
+			return x[0] - y[0]
+		}
+		return x[1] - y[1]
+	})
 	mi := 0.0
-	for key, v := range table {
-		p := float64(v) / n
+	for _, key := range keys {
+		p := float64(table[key]) / n
 		mi += p * math.Log(p/(float64(ra[key[0]])/n*float64(rb[key[1]])/n))
 	}
 	ha, hb := h(ra), h(rb)

@@ -14,12 +14,14 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-var palette = []color.Color{
+// Palette is the colours of the analyses' figures, in order.
+var Palette = []color.Color{
 	color.RGBA{0x4e, 0x79, 0xa7, 255}, color.RGBA{0xe1, 0x57, 0x59, 255}, color.RGBA{0x59, 0xa1, 0x4f, 255},
 	color.RGBA{0xf2, 0x8e, 0x2b, 255}, color.RGBA{0xb0, 0x7a, 0xa1, 255}, color.RGBA{0x76, 0xb7, 0xb2, 255},
 }
 
-func writeSVG(w io.Writer, p *plot.Plot) error {
+// WriteSVG draws p as a 7 x 4.5 inch SVG.
+func WriteSVG(w io.Writer, p *plot.Plot) error {
 	c := vgsvg.New(7*vg.Inch, 4.5*vg.Inch)
 	p.Draw(draw.New(c))
 	_, err := c.WriteTo(w)
@@ -51,7 +53,7 @@ func (res *ICCResult) WriteFigure(w io.Writer, n int) error {
 		if len(emp) < 2 {
 			continue
 		}
-		c := palette[k%len(palette)]
+		c := Palette[k%len(Palette)]
 		le, pts, err := plotter.NewLinePoints(emp)
 		if err != nil {
 			return err
@@ -67,36 +69,7 @@ func (res *ICCResult) WriteFigure(w io.Writer, n int) error {
 		k++
 	}
 	p.Legend.Top = true
-	return writeSVG(w, p)
-}
-
-// WriteDimsFigure draws test accuracy and log loss of the best run against
-// the embedding dimension (log₂ axis), as SVG.
-func WriteDimsFigure(w io.Writer, rows []DimRow) error {
-	p := plot.New()
-	p.Title.Text = "Test scores against the embedding dimension d"
-	p.X.Label.Text = "log₂ d"
-	p.Y.Label.Text = "test accuracy / log loss"
-	p.Add(plotter.NewGrid())
-	var acc, ll plotter.XYs
-	for _, r := range rows {
-		x := math.Log2(float64(r.Dim))
-		acc = append(acc, plotter.XY{X: x, Y: r.BestAccuracy})
-		ll = append(ll, plotter.XY{X: x, Y: r.BestLogLoss})
-	}
-	for k, s := range []struct {
-		name string
-		xy   plotter.XYs
-	}{{"accuracy", acc}, {"log loss", ll}} {
-		l, pts, err := plotter.NewLinePoints(s.xy)
-		if err != nil {
-			return err
-		}
-		l.Color, pts.Color = palette[k], palette[k]
-		p.Add(l, pts)
-		p.Legend.Add(s.name, l)
-	}
-	return writeSVG(w, p)
+	return WriteSVG(w, p)
 }
 
 func shortID(s string) string {
@@ -143,7 +116,7 @@ func (res *DirectionsResult) WriteFigure(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bt.Color, br.Color = palette[0], color.RGBA{0xb8, 0xc9, 0xdc, 255}
+	bt.Color, br.Color = Palette[0], color.RGBA{0xb8, 0xc9, 0xdc, 255}
 	bt.LineStyle.Width, br.LineStyle.Width = 0, 0
 	br.StackOn(bt)
 	p.Add(bt, br)
@@ -155,7 +128,7 @@ func (res *DirectionsResult) WriteFigure(w io.Writer) error {
 		p.X.Tick.Label.Rotation = math.Pi / 3
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
-	return writeSVG(w, p)
+	return WriteSVG(w, p)
 }
 
 // WriteFigure draws each model's projection on the axis against its
@@ -187,8 +160,8 @@ func (res *ProbeResult) WriteFigure(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = palette[0], vg.Points(2.5), draw.CircleGlyph{}
+		s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = Palette[0], vg.Points(2.5), draw.CircleGlyph{}
 		p.Add(s)
 	}
-	return writeSVG(w, p)
+	return WriteSVG(w, p)
 }

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Group rules of DeriveGroups.
@@ -27,7 +29,7 @@ func DeriveGroups(ids, text []string, rule string) ([]string, error) {
 		switch rule {
 		case RuleTextBracket:
 			if text == nil {
-				return nil, fmt.Errorf("group rule %s needs item texts (--items)", rule)
+				return nil, model.FieldErrorf("Items", "group rule %s needs item texts ({Items})", rule)
 			}
 			t := strings.TrimLeft(text[j], " \t\r\n")
 			if k := strings.Index(t, "]"); strings.HasPrefix(t, "[") && k > 1 && k < 80 {

@@ -45,7 +45,7 @@ func Probe(ck *model.JEIRT, category []string, a, b string, r *model.Responses) 
 		return nil, fmt.Errorf("probe: %d categories for %d items", len(category), J)
 	}
 	if a == b {
-		return nil, fmt.Errorf("probe: --axis %s,%s names one group twice", a, b)
+		return nil, model.FieldErrorf("Axis", "probe: {Axis} %s,%s names one group twice", a, b)
 	}
 	var ia, ib []int
 	for j, g := range category {

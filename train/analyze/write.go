@@ -17,7 +17,8 @@ func shares(s []Share) string {
 	return strings.Join(parts, " ")
 }
 
-func writeAll(w io.Writer, rows [][]string) error {
+// WriteCSV writes rows as CSV.
+func WriteCSV(w io.Writer, rows [][]string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.WriteAll(rows); err != nil {
 		return err
@@ -36,7 +37,7 @@ func (res *DirectionsResult) WriteClusters(w io.Writer) error {
 		rows = append(rows, []string{strconv.Itoa(k), strconv.Itoa(c.Size), shares(c.Top), shares(c.Nearest), "", ""})
 	}
 	rows = append(rows, []string{"all", strconv.Itoa(len(res.Assign)), "", "", ff(res.ARI), ff(res.NMI)})
-	return writeAll(w, rows)
+	return WriteCSV(w, rows)
 }
 
 // WriteAssignments writes item,category,cluster.
@@ -45,7 +46,7 @@ func (res *DirectionsResult) WriteAssignments(w io.Writer, items, category []str
 	for j, id := range items {
 		rows = append(rows, []string{id, category[j], strconv.Itoa(res.Assign[j])})
 	}
-	return writeAll(w, rows)
+	return WriteCSV(w, rows)
 }
 
 // Write writes probe.csv: model, projection, accuracy on A, on B.
@@ -54,7 +55,7 @@ func (res *ProbeResult) Write(w io.Writer) error {
 	for _, m := range res.Models {
 		rows = append(rows, []string{m.Name, ff(m.Projection), ff(m.AccA), ff(m.AccB)})
 	}
-	return writeAll(w, rows)
+	return WriteCSV(w, rows)
 }
 
 // WriteItems writes icc_items.csv: item, a, d, the free slope and its z, the
@@ -64,7 +65,7 @@ func (res *ICCResult) WriteItems(w io.Writer) error {
 	for _, it := range res.Items {
 		rows = append(rows, []string{it.ID, ff(it.A), ff(it.D), ff(it.Slope), ff(it.SlopeZ), ff(it.MaxDrop), ff(it.DropZ), strings.Join(it.Flags, " ")})
 	}
-	return writeAll(w, rows)
+	return WriteCSV(w, rows)
 }
 
 // WriteCurves writes icc_curves.csv in long form: item, bin, theta (the
@@ -76,15 +77,5 @@ func (res *ICCResult) WriteCurves(w io.Writer) error {
 			rows = append(rows, []string{it.ID, strconv.Itoa(k + 1), ff(res.Mid[k]), strconv.Itoa(it.N[k]), ff(it.Empirical[k]), ff(it.Fitted[k])})
 		}
 	}
-	return writeAll(w, rows)
-}
-
-// WriteDims writes dims.csv.
-func WriteDims(w io.Writer, rows []DimRow) error {
-	out := [][]string{{"dim", "runs", "best_run", "best_val_log_loss", "best_test_accuracy", "best_test_log_loss", "mean_test_accuracy", "mean_test_log_loss"}}
-	for _, r := range rows {
-		out = append(out, []string{strconv.Itoa(r.Dim), strconv.Itoa(r.Runs), r.BestRun, ff(r.BestValLogLoss), ff(r.BestAccuracy),
-			ff(r.BestLogLoss), ff(r.MeanAccuracy), ff(r.MeanLogLoss)})
-	}
-	return writeAll(w, out)
+	return WriteCSV(w, rows)
 }

@@ -113,7 +113,7 @@ func (p *CBMMProblem) Len() int { return len(p.Cells) }
 // CBMM runs the hot loop of batched cBMM. The CPU backend is always
 // registered as "cpu"; a GPU backend registers itself (as "cuda") from a file
 // built only with its build tag.
-type CBMM interface {
+type CBMMDevice interface {
 	// Name is the device name the backend is registered under.
 	Name() string
 	// Load prepares a batch of problems of rank r and logistic scale σ and returns

@@ -20,15 +20,15 @@ type Encoders interface {
 	OnDevice(enc TextEncoder) (onDevice TextEncoder, ok bool, err error)
 }
 
-// EncoderOn returns enc running on device (by Resolve's rule): enc itself on
+// EncoderOn returns enc running on device (a resolved device, or "auto"): enc itself on
 // the CPU, on a device without the Encoders seam, or for an encoder kind the
 // device does not run (hash, precomputed, TF-IDF).
 func EncoderOn(device string, enc TextEncoder) (TextEncoder, error) {
-	name, err := Resolve(device)
+	_, name, err := Lookup[any](device)
 	if err != nil {
 		return nil, err
 	}
-	if name == CPU {
+	if registryName(name) == CPU {
 		return enc, nil
 	}
 	e, _, err := Lookup[Encoders](name)

@@ -86,7 +86,7 @@ type AdamW struct {
 
 // JEIRT makes a stepper that starts from p (which it may take over). A device
 // registers one with Register.
-type JEIRT func(p *JEIRTParams, opt AdamW) (JEIRTStepper, error)
+type NewJEIRTStepper func(p *JEIRTParams, opt AdamW) (JEIRTStepper, error)
 
 // JEIRTDropout draws the adapter's inverted-dropout masks from a counter-based
 // hash of (Seed, step, index) (splitmix64; Steele, Lea and Flood, "Fast

@@ -1,18 +1,26 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
-// The device names. A device registers what it implements of each seam (CBMM,
-// JEIRT) under its name; "cpu" always has both, "cuda" registers itself from
-// package cuda in a binary built with -tags jeirtcuda.
+// The device strings: the one selector of where the hot loops run, taken
+// from a --device flag or a config's train.device by the same rule
+// (Resolve). A device registers what it implements of each seam (CBMM,
+// JEIRT, Encoders) under its name; "cpu" always has them, "cuda" registers
+// itself from package cuda in a binary built with -tags jeirtcuda.
+// CPUFused is the CPU with the JE-IRT step written out by hand instead of
+// the Gorgonia graph step that plain "cpu" runs (every other seam is the
+// CPU's own).
 const (
-	Auto = "auto"
-	CPU  = "cpu"
-	CUDA = "cuda"
+	Auto     = "auto"
+	CPU      = "cpu"
+	CPUFused = "cpu:fused"
+	CUDA     = "cuda"
 )
 
 var (
@@ -40,9 +48,9 @@ func Register(device string, impl any) {
 
 func seam(impl any) string {
 	switch impl.(type) {
-	case CBMM:
+	case CBMMDevice:
 		return "cBMM"
-	case JEIRT:
+	case NewJEIRTStepper:
 		return "JE-IRT step"
 	case Encoders:
 		return "text encoder"
@@ -62,13 +70,29 @@ func Devices() []string {
 	return names
 }
 
-// Resolve applies the one device rule: "auto" (or "") is cuda when this binary
-// has it, else cpu; "cpu" is always there and "cuda" must be compiled in.
-// Every --device flag and every settings struct's Device go through it.
-func Resolve(device string) (string, error) {
+// resolutions counts Resolve's calls: one per run (see Resolutions).
+var resolutions atomic.Int64
+
+// Resolve applies the one device rule to a requested device: "auto" (or
+// "") is cuda when this binary has it, else cpu; "cpu" and "cpu:fused" are
+// always there and "cuda" must be compiled in. A run resolves its device
+// once, from its --device flag or its config, and hands the result down;
+// Lookup and EncoderOn take it as it is.
+func Resolve(request string) (string, error) {
+	resolutions.Add(1)
 	mu.Lock()
 	defer mu.Unlock()
-	return resolve(device)
+	return resolve(request)
+}
+
+// Resolutions is how many times this process has applied the device rule:
+// the test that a run resolves its device once counts it.
+func Resolutions() int64 { return resolutions.Load() }
+
+// Retired device names, refused with the name to use instead (for one
+// release).
+var retired = map[string]string{
+	"gorgonia": `device "gorgonia" was retired: use cpu (its default JE-IRT step is the Gorgonia graph; cpu:fused is the hand-written one)`,
 }
 
 func resolve(device string) (string, error) {
@@ -83,29 +107,62 @@ func resolve(device string) (string, error) {
 			return "", fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)")
 		}
 		return CUDA, nil
-	case CPU:
-		return CPU, nil
+	case CPU, CPUFused:
+		return device, nil
+	}
+	if msg, ok := retired[device]; ok {
+		return "", errors.New(msg)
 	}
 	if _, ok := devices[device]; ok {
 		return device, nil // a device registered under another name (tests)
 	}
-	return "", fmt.Errorf("device %q: unknown (want auto, cpu or cuda)", device)
+	return "", fmt.Errorf("device %q: unknown (want auto, cpu, cpu:fused or cuda)", device)
 }
 
-// Lookup resolves device by Resolve's rule and returns its implementation of
-// the seam T (CBMM or JEIRT) and the device's name.
+// registryName is the name a resolved device's implementations are
+// registered under: cpu:fused is the CPU's.
+func registryName(device string) string {
+	if device == CPUFused {
+		return CPU
+	}
+	return device
+}
+
+// Lookup returns device's implementation of the seam T (CBMM, JEIRT or
+// Encoders) and the device's name. device is a resolved device (Resolve's
+// result); a caller that resolved none may pass "auto" or "", which Lookup
+// resolves.
 func Lookup[T any](device string) (T, string, error) {
+	var zero T
+	if device == "" || device == Auto {
+		var err error
+		if device, err = Resolve(device); err != nil {
+			return zero, "", err
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	var zero T
 	name, err := resolve(device)
 	if err != nil {
 		return zero, "", err
 	}
-	for _, impl := range devices[name] {
+	for _, impl := range devices[registryName(name)] {
 		if t, ok := impl.(T); ok {
 			return t, name, nil
 		}
 	}
 	return zero, "", fmt.Errorf("device %s: no %T in this binary", name, zero)
+}
+
+// Implements reports whether the resolved device has an implementation of
+// T (for example CBMMSigned, the signed-loadings fit).
+func Implements[T any](device string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, impl := range devices[registryName(device)] {
+		if _, ok := impl.(T); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -4,7 +4,7 @@
 // far (Wainer et al., Computerized Adaptive Testing: A Primer, 2nd ed.,
 // 2000; van der Linden and Glas, Elements of Adaptive Testing, 2010).
 //
-// The bank is the items of a fit, P(correct) = sigmoid((θ·a_j + d_j)/σ). θ
+// The bank is the items of a fit, P(correct) = model.Sigmoid((θ·a_j + d_j)/σ). θ
 // is estimated after every answer as the posterior mode (MAP) under the
 // fit's normal prior, or at rank 1 optionally as the posterior mean (EAP),
 // with the posterior standard deviation as its standard error. The rules
@@ -17,11 +17,13 @@ package cat
 import (
 	"fmt"
 	"math"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Bank is an item bank: J items of slopes A (J x Rank, row-major) and
 // intercepts D on the logistic scale Sigma, P(correct | θ) =
-// sigmoid((θ·a_j + d_j)/σ), optionally in groups.
+// model.Sigmoid((θ·a_j + d_j)/σ), optionally in groups.
 type Bank struct {
 	Rank  int
 	Sigma float64 // σ; 0 means 1
@@ -85,7 +87,7 @@ func (b *Bank) logit(j int, theta []float64) float64 {
 }
 
 // Prob is P(correct) on item j at theta.
-func (b *Bank) Prob(j int, theta []float64) float64 { return sigmoid(b.logit(j, theta)) }
+func (b *Bank) Prob(j int, theta []float64) float64 { return model.Sigmoid(b.logit(j, theta)) }
 
 // Prior is the normal prior N(Mean, Cov) on θ (Cov Rank x Rank, row-major).
 type Prior struct {

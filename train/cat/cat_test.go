@@ -1,9 +1,12 @@
 package cat
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // randomBank draws a rank-r bank of J items: slopes U(0.3, 2.5) (of either
@@ -26,7 +29,7 @@ func randomBank(seed uint64, J, r int, sigma float64, signed bool) *Bank {
 
 // answerAt draws the answer of a model of ability theta to item j.
 func answerAt(b *Bank, j int, theta []float64, rng *rand.Rand) uint8 {
-	if rng.Float64() < sigmoid(b.logit(j, theta)) {
+	if rng.Float64() < model.Sigmoid(b.logit(j, theta)) {
 		return 1
 	}
 	return 0
@@ -299,9 +302,9 @@ func TestEstimatorsAgainstAGrid(t *testing.T) {
 		for k, j := range items {
 			x := b.logit(j, []float64{th})
 			if y[k] == 1 {
-				s -= softplus(-x)
+				s -= model.Softplus(-x)
 			} else {
-				s -= softplus(x)
+				s -= model.Softplus(x)
 			}
 		}
 		return s
@@ -461,18 +464,21 @@ func TestPlan(t *testing.T) {
 func TestPrepareErrors(t *testing.T) {
 	b2 := randomBank(1, 10, 2, 1, false)
 	for _, tc := range []struct {
-		test Test
-		bank *Bank
-		want string
+		test  Test
+		bank  *Bank
+		want  string
+		field string // the setting a FieldError names
 	}{
-		{Test{Rule: "max"}, randomBank(1, 10, 1, 1, false), `--rule "max"`},
-		{Test{Rule: KL}, b2, "kl is rank 1 only"},
-		{Test{Estimator: EAP}, b2, "eap is rank 1 only"},
-		{Test{Budget: -1}, b2, "--budget -1"},
-		{Test{TargetSE: math.NaN()}, b2, "--target-se"},
+		{Test{Rule: "max"}, randomBank(1, 10, 1, 1, false), `rule "max"`, "Rule"},
+		{Test{Rule: KL}, b2, "kl is rank 1 only", "Rule"},
+		{Test{Estimator: EAP}, b2, "eap is rank 1 only", "Estimator"},
+		{Test{Budget: -1}, b2, "budget -1", "Budget"},
+		{Test{TargetSE: math.NaN()}, b2, "target-se", "TargetSE"},
 	} {
-		if _, err := tc.test.Prepare(tc.bank); err == nil || !contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want %q", tc.test, err, tc.want)
+		_, err := tc.test.Prepare(tc.bank)
+		var fe *model.FieldError
+		if err == nil || !contains(err.Error(), tc.want) || !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: %v (field %v), want %q on %s", tc.test, err, fe, tc.want, tc.field)
 		}
 	}
 	bad := randomBank(1, 10, 1, 1, false)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -72,7 +73,7 @@ func newEstimator(b *Bank, prior Prior, name string) (estimator, error) {
 		return &mapEst{b: b, mu: prior.Mean, lam: lam, theta: append([]float64(nil), prior.Mean...)}, nil
 	case EAP:
 		if r != 1 {
-			return nil, fmt.Errorf("cat: --estimator eap is rank 1 only (the fit has rank %d); use map", r)
+			return nil, model.FieldErrorf("Estimator", "cat: {Estimator} eap is rank 1 only (the fit has rank %d); use map", r)
 		}
 		return newEAP(b, prior), nil
 	}
@@ -113,9 +114,9 @@ func (m *mapEst) objective(theta []float64) float64 {
 	for k, j := range m.items {
 		x := m.b.logit(j, theta)
 		if m.y[k] == 1 {
-			s -= softplus(-x)
+			s -= model.Softplus(-x)
 		} else {
-			s -= softplus(x)
+			s -= model.Softplus(x)
 		}
 	}
 	for k := 0; k < r; k++ {
@@ -137,7 +138,7 @@ func (m *mapEst) gradHess(theta []float64) (g, H []float64) {
 		}
 	}
 	for n, j := range m.items {
-		p := sigmoid(m.b.logit(j, theta))
+		p := model.Sigmoid(m.b.logit(j, theta))
 		res, w := float64(m.y[n])-p, p*(1-p)
 		a := m.b.A[j*r : (j+1)*r]
 		for k := 0; k < r; k++ {
@@ -219,9 +220,9 @@ func (e *eapEst) add(item int, y uint8) {
 		th[0] = t
 		x := e.b.logit(item, th)
 		if y == 1 {
-			e.logPost[g] -= softplus(-x)
+			e.logPost[g] -= model.Softplus(-x)
 		} else {
-			e.logPost[g] -= softplus(x)
+			e.logPost[g] -= model.Softplus(x)
 		}
 	}
 }
@@ -247,22 +248,6 @@ func (e *eapEst) estimate() (theta, cov []float64) {
 func (e *eapEst) precision([]float64) []float64 {
 	_, v := e.estimate()
 	return []float64{1 / math.Max(v[0], 1e-300)}
-}
-
-// softplus is log(1 + eˣ), stable for large |x|.
-func softplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
 
 // cholesky factors the symmetric positive definite r x r matrix M (row-major)

@@ -3,6 +3,8 @@ package cat
 import (
 	"math"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // criterion1 is a rank-1 selection criterion at the current θ whose value
@@ -166,14 +168,14 @@ type kl1 struct {
 func (k kl1) value(j int) float64 {
 	sig := k.b.sigma()
 	x := (k.b.A[j]*k.theta + k.b.D[j]) / sig
-	p := sigmoid(x)
+	p := model.Sigmoid(x)
 	a := k.b.A[j] / sig
-	spx := softplus(x)
+	spx := model.Softplus(x)
 	s := 0.0
 	for q, u := range glNodes {
 		y := x + a*k.delta*u
-		// KL(Ber(σ(x)) ‖ Ber(σ(y))) = softplus(y) − softplus(x) − σ(x)(y − x).
-		s += glWeights[q] * (softplus(y) - spx - p*(y-x))
+		// KL(Ber(σ(x)) ‖ Ber(σ(y))) = model.Softplus(y) − model.Softplus(x) − σ(x)(y − x).
+		s += glWeights[q] * (model.Softplus(y) - spx - p*(y-x))
 	}
 	return s * k.delta
 }

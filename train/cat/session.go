@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // Rules of item selection.
@@ -82,27 +84,27 @@ func (t Test) Prepare(b *Bank) (*Pool, error) {
 	case "", Fisher, DOptimal, Random:
 	case KL:
 		if b.Rank != 1 {
-			return nil, fmt.Errorf("cat: --rule kl is rank 1 only (the fit has rank %d); use fisher or d-optimal", b.Rank)
+			return nil, model.FieldErrorf("Rule", "cat: {Rule} kl is rank 1 only (the fit has rank %d); use fisher or d-optimal", b.Rank)
 		}
 	default:
-		return nil, fmt.Errorf("cat: --rule %q: want fisher, kl, d-optimal or random", t.Rule)
+		return nil, model.FieldErrorf("Rule", "cat: {Rule} %q: want fisher, kl, d-optimal or random", t.Rule)
 	}
 	switch {
 	case t.Budget < 0:
-		return nil, fmt.Errorf("cat: --budget %d must not be negative", t.Budget)
+		return nil, model.FieldErrorf("Budget", "cat: {Budget} %d must not be negative", t.Budget)
 	case t.MinItems < 0 || t.Budget > 0 && t.MinItems > t.Budget:
-		return nil, fmt.Errorf("cat: --min-items %d must be between 0 and the budget %d", t.MinItems, t.Budget)
+		return nil, model.FieldErrorf("MinItems", "cat: {MinItems} %d must be between 0 and the budget %d", t.MinItems, t.Budget)
 	case !(t.TargetSE >= 0) || math.IsInf(t.TargetSE, 0):
-		return nil, fmt.Errorf("cat: --target-se %v must be a positive number (or 0: none)", t.TargetSE)
+		return nil, model.FieldErrorf("TargetSE", "cat: {TargetSE} %v must be a positive number (or 0: none)", t.TargetSE)
 	case !(t.KLWidth >= 0) || math.IsInf(t.KLWidth, 0):
 		return nil, fmt.Errorf("cat: KL width %v", t.KLWidth)
 	case t.Balance && b.Group == nil:
 		return nil, fmt.Errorf("cat: content balancing needs item groups")
 	}
 	if t.Estimator == EAP && b.Rank != 1 {
-		return nil, fmt.Errorf("cat: --estimator eap is rank 1 only (the fit has rank %d); use map", b.Rank)
+		return nil, model.FieldErrorf("Estimator", "cat: {Estimator} eap is rank 1 only (the fit has rank %d); use map", b.Rank)
 	} else if t.Estimator != "" && t.Estimator != MAP && t.Estimator != EAP {
-		return nil, fmt.Errorf("cat: --estimator %q: want map or eap", t.Estimator)
+		return nil, model.FieldErrorf("Estimator", "cat: {Estimator} %q: want map or eap", t.Estimator)
 	}
 	p := &Pool{bank: b, test: t}
 	J := b.NumItems()

@@ -5,65 +5,8 @@ import (
 	"sort"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
-
-// Alignment is the directional-alignment diagnostic of a leave-benchmark-out
-// run (JE-IRT, Sec. 5): how far the held-out benchmark's questions point
-// where the training benchmarks' do. JE-IRT's P = sigmoid(q·m/|q| − |q|)
-// reads a question's direction q/|q| as what it tests, so a held-out
-// benchmark whose mean direction is far from the training directions asks
-// for abilities the model table has not been shown.
-type Alignment struct {
-	HeldOut []string `json:"held_out"`
-	// Cosine between the held-out items' mean unit direction and the
-	// training items' mean unit direction.
-	Cosine float64 `json:"cosine"`
-	// PerBenchmark: the cosine with each training benchmark's mean direction.
-	PerBenchmark map[string]float64 `json:"per_benchmark"`
-	// Nearest is the training benchmark with the largest cosine.
-	Nearest string `json:"nearest"`
-	// PerModel: for each model, the cosine between the mean direction of
-	// the held-out questions it answered and of the training questions it
-	// answered (the same for every model when every model answered every
-	// question); AccuracySpearman: Spearman's ρ across models between that
-	// cosine and the model's held-out accuracy (null when the cosines do not
-	// vary). Set by AddPerModel.
-	PerModel         map[string]float64 `json:"per_model,omitempty"`
-	AccuracySpearman model.Float        `json:"accuracy_spearman,omitempty"`
-}
-
-// AddPerModel fills a.PerModel and a.AccuracySpearman from the training and
-// test cells (indexed like q's rows and the same models) and the test
-// predictions p (one per testR cell).
-func (a *Alignment) AddPerModel(q []float32, dim int, trainR, testR *model.Responses, p []float64) {
-	N := len(testR.Models)
-	trainItems, testItems := make([][]int, N), make([][]int, N)
-	for c, i := range trainR.Model {
-		trainItems[i] = append(trainItems[i], int(trainR.Item[c]))
-	}
-	right, seen := make([]float64, N), make([]float64, N)
-	for c, i := range testR.Model {
-		testItems[i] = append(testItems[i], int(testR.Item[c]))
-		if (p[c] >= 0.5) == (testR.Label[c] == 1) {
-			right[i]++
-		}
-		seen[i]++
-	}
-	a.PerModel = map[string]float64{}
-	var cos, acc []float64
-	for i, name := range testR.Models {
-		if seen[i] == 0 || len(trainItems[i]) == 0 {
-			continue
-		}
-		c := Cosine(MeanDirection(q, dim, testItems[i]), MeanDirection(q, dim, trainItems[i]))
-		a.PerModel[name] = c
-		cos, acc = append(cos, c), append(acc, right[i]/seen[i])
-	}
-	a.AccuracySpearman = model.Float(math.NaN())
-	if len(cos) >= 3 {
-		a.AccuracySpearman = model.Float(Spearman(cos, acc))
-	}
-}
 
 // MeanDirection is the mean of the unit vectors q_j/|q_j| over items (rows of
 // the J x dim matrix q), not normalised; zero rows are skipped.
@@ -106,7 +49,7 @@ func Cosine(x, y []float64) float64 {
 // BenchmarkAlignment computes the Alignment of the held-out benchmarks held
 // for question embeddings q (J x dim, row j item j) grouped by group (one
 // entry per item; "" items are left out).
-func BenchmarkAlignment(q []float32, dim int, group []string, held []string) *Alignment {
+func BenchmarkAlignment(q []float32, dim int, group []string, held []string) *checkpoint.Alignment {
 	isHeld := map[string]bool{}
 	for _, h := range held {
 		isHeld[h] = true
@@ -123,7 +66,7 @@ func BenchmarkAlignment(q []float32, dim int, group []string, held []string) *Al
 			byGroup[g] = append(byGroup[g], j)
 		}
 	}
-	a := &Alignment{HeldOut: append([]string(nil), held...), PerBenchmark: map[string]float64{}}
+	a := &checkpoint.Alignment{HeldOut: append([]string(nil), held...), PerBenchmark: map[string]float64{}}
 	h := MeanDirection(q, dim, heldItems)
 	a.Cosine = Cosine(h, MeanDirection(q, dim, trainItems))
 	names := make([]string, 0, len(byGroup))
@@ -140,4 +83,37 @@ func BenchmarkAlignment(q []float32, dim int, group []string, held []string) *Al
 		}
 	}
 	return a
+}
+
+// AddPerModel fills a.PerModel and a.AccuracySpearman from the training and
+// test cells (indexed like q's rows and the same models) and the test
+// predictions p (one per testR cell).
+func AddPerModel(a *checkpoint.Alignment, q []float32, dim int, trainR, testR *model.Responses, p []float64) {
+	N := len(testR.Models)
+	trainItems, testItems := make([][]int, N), make([][]int, N)
+	for c, i := range trainR.Model {
+		trainItems[i] = append(trainItems[i], int(trainR.Item[c]))
+	}
+	right, seen := make([]float64, N), make([]float64, N)
+	for c, i := range testR.Model {
+		testItems[i] = append(testItems[i], int(testR.Item[c]))
+		if (p[c] >= 0.5) == (testR.Label[c] == 1) {
+			right[i]++
+		}
+		seen[i]++
+	}
+	a.PerModel = map[string]float64{}
+	var cos, acc []float64
+	for i, name := range testR.Models {
+		if seen[i] == 0 || len(trainItems[i]) == 0 {
+			continue
+		}
+		c := Cosine(MeanDirection(q, dim, testItems[i]), MeanDirection(q, dim, trainItems[i]))
+		a.PerModel[name] = c
+		cos, acc = append(cos, c), append(acc, right[i]/seen[i])
+	}
+	a.AccuracySpearman = model.Float(math.NaN())
+	if len(cos) >= 3 {
+		a.AccuracySpearman = model.Float(Spearman(cos, acc))
+	}
 }

@@ -47,7 +47,7 @@ func TestAlignmentPerModel(t *testing.T) {
 		Model: []int32{0, 0, 1, 1, 2, 2}, Item: []int32{6, 7, 6, 7, 6, 7}, Label: []uint8{1, 1, 1, 1, 1, 1}}
 	p := []float64{0.1, 0.2, 0.9, 0.8, 0.9, 0.2}
 	al := BenchmarkAlignment(q, 2, []string{"a", "a", "b", "b", "c", "c", "h", "h"}, []string{"h"})
-	al.AddPerModel(q, 2, trainR, testR, p)
+	AddPerModel(al, q, 2, trainR, testR, p)
 	if math.Abs(al.PerModel["m0"]+1) > 1e-9 || math.Abs(al.PerModel["m1"]) > 1e-9 || math.Abs(al.PerModel["m2"]+1/math.Sqrt2) > 1e-9 {
 		t.Errorf("per model %v", al.PerModel)
 	}

@@ -19,13 +19,13 @@ type Metrics struct {
 }
 
 // Scores are m as jeirt's JSON files carry them (NaN as null).
-func (m Metrics) Scores() Scores {
-	return Scores{Accuracy: model.Float(m.Accuracy), AUC: model.Float(m.AUC), Brier: model.Float(m.Brier),
+func (m Metrics) Scores() model.Scores {
+	return model.Scores{Accuracy: model.Float(m.Accuracy), AUC: model.Float(m.AUC), Brier: model.Float(m.Brier),
 		ECE: model.Float(m.ECE), LogLoss: model.Float(m.LogLoss), N: m.N}
 }
 
 // Metrics are s back in memory (NaN where s has null).
-func FromScores(s Scores) Metrics {
+func FromScores(s model.Scores) Metrics {
 	return Metrics{N: s.N, Accuracy: float64(s.Accuracy), AUC: float64(s.AUC), LogLoss: float64(s.LogLoss),
 		Brier: float64(s.Brier), ECE: float64(s.ECE)}
 }

@@ -48,7 +48,7 @@ func Split(r *model.Responses, opt SplitOptions) (trainR, valR, testR *model.Res
 	case "item":
 		units = r.NumItems()
 	default:
-		return nil, nil, nil, fmt.Errorf("split: unknown --by %q (want cell, model, item or benchmark)", opt.By)
+		return nil, nil, nil, model.FieldErrorf("By", "split: unknown {By} %q (want cell, model, item or benchmark)", opt.By)
 	}
 	nTest, nVal := count(opt.Test, units), count(opt.Val, units)
 	if nTest+nVal >= units {

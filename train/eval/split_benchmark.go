@@ -18,7 +18,7 @@ import (
 // r's model and item lists.
 func SplitByBenchmark(r *model.Responses, opt SplitOptions) (trainR, valR, testR *model.Responses, err error) {
 	if r.ItemGroup == nil {
-		return nil, nil, nil, fmt.Errorf("split by benchmark: the items have no groups; give an item file with a category or benchmark column (--items)")
+		return nil, nil, nil, model.FieldErrorf("Items", "split by benchmark: the items have no groups; give an item file with a category or benchmark column ({Items})")
 	}
 	groups := BenchmarkNames(r)
 	if len(groups) < 2 {
@@ -33,7 +33,7 @@ func SplitByBenchmark(r *model.Responses, opt SplitOptions) (trainR, valR, testR
 		}
 		for _, h := range opt.Hold {
 			if !known[h] {
-				return nil, nil, nil, fmt.Errorf("split by benchmark: --hold %q is not a benchmark of the data (have %s)", h, strings.Join(groups, ", "))
+				return nil, nil, nil, model.FieldErrorf("Hold", "split by benchmark: {Hold} %q is not a benchmark of the data (have %s)", h, strings.Join(groups, ", "))
 			}
 			held[h] = true
 		}

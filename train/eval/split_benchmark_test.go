@@ -52,7 +52,7 @@ func TestSplitByBenchmark(t *testing.T) {
 		opt  SplitOptions
 		want string
 	}{
-		{SplitOptions{By: "benchmark", Hold: []string{"nope"}, Val: 0.1}, `--hold "nope" is not a benchmark of the data (have arc, gsm, mmlu)`},
+		{SplitOptions{By: "benchmark", Hold: []string{"nope"}, Val: 0.1}, `hold "nope" is not a benchmark of the data (have arc, gsm, mmlu)`},
 		{SplitOptions{By: "benchmark", Hold: []string{"arc", "gsm", "mmlu"}, Val: 0.1}, "leaves nothing"},
 	} {
 		if _, _, _, err := Split(r, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -112,7 +112,7 @@ func TestSplitErrors(t *testing.T) {
 	}{
 		{SplitOptions{Val: 0.5, Test: 0.5}, "split: val 0.5 and test 0.5 must be non-negative with val+test < 1"},
 		{SplitOptions{Val: -0.1}, "split: val -0.1 and test 0 must be non-negative with val+test < 1"},
-		{SplitOptions{Test: 0.1, By: "row"}, `split: unknown --by "row" (want cell, model, item or benchmark)`},
+		{SplitOptions{Test: 0.1, By: "row"}, `split: unknown by "row" (want cell, model, item or benchmark)`},
 	}
 	for _, c := range cases {
 		if _, _, _, err := Split(r, c.opt); err == nil || err.Error() != c.want {

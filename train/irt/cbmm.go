@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -113,6 +114,12 @@ var DefaultGuessPrior = [2]float64{5, 17}
 // fitsGuess reports whether a 3PL fit fits its c_j (none given).
 func (c CBMM) fitsGuess() bool { return c.Guess == 0 && c.ItemGuess == nil }
 
+// FitsGuess reports whether c is a 3PL whose lower asymptotes are fitted.
+func (c CBMM) FitsGuess() bool { return c.withDefaults().Model == "3pl" && c.fitsGuess() }
+
+// WithDefaults is c with every zero setting replaced by its default.
+func (c CBMM) WithDefaults() CBMM { return c.withDefaults() }
+
 // guessFor returns the given (or, when fitted, the starting) c_j of problem
 // k with J items.
 func (c CBMM) guessFor(k, J int) ([]float64, error) {
@@ -167,7 +174,7 @@ func (c CBMM) FitBatch(ctx context.Context, rs []*model.Responses) ([]*model.IRT
 // the full fit and so need far fewer iterations.
 func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*model.IRT) ([]*model.IRT, error) {
 	c = c.withDefaults()
-	entered, enteredCPU := time.Now(), model.CPUSeconds()
+	entered, enteredCPU := time.Now(), fileio.CPUSeconds()
 	if c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0) {
 		return nil, fmt.Errorf("cbmm: sigma %v must be positive", c.Sigma)
 	}
@@ -206,7 +213,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	// family, and signed loadings one that fits them; "auto" falls back to
 	// the CPU, a named device that lacks them is an error.
 	family := weighted || c.Model != "2pl"
-	be, _, err := backend.Lookup[backend.CBMM](c.Device)
+	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +225,9 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			if family && !familyOK {
 				what = "cells of several trials, graded scores, the 1PL or the 3PL"
 			}
-			return nil, fmt.Errorf("cbmm: device %s cannot fit %s; use --device cpu", be.Name(), what)
+			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit %s; use {Device} cpu", be.Name(), what)
 		}
-		if be, _, err = backend.Lookup[backend.CBMM](backend.CPU); err != nil {
+		if be, _, err = backend.Lookup[backend.CBMMDevice](backend.CPU); err != nil {
 			return nil, err
 		}
 	}
@@ -341,7 +348,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	loss := make([]float64, K)
 	outcome := make([]backend.CBMMOutcome, K)
 	nActive := K
-	began, lastLog, beganCPU := time.Now(), time.Now(), model.CPUSeconds()
+	began, lastLog, beganCPU := time.Now(), time.Now(), fileio.CPUSeconds()
 	c.Log.Printf("cbmm: layout and start in %.2fs (%.2fs CPU)", began.Sub(entered).Seconds(), beganCPU-enteredCPU)
 	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
 		var err error
@@ -385,7 +392,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), model.CPUSeconds()-beganCPU)
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), fileio.CPUSeconds()-beganCPU)
 			} else {
 				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}

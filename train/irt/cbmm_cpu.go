@@ -225,7 +225,9 @@ func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) erro
 }
 
 // passA evaluates ℓ over the chunk's cells at the current parameters. With
-// update it also stores the surrogate target
+// update it also stores cBMM's surrogate target (Qu, Heng, Zeng and Liu
+// 2026, arXiv:2605.07046: the majorization step, Ỹ = X + 4σ·Y ⊙ σ(−Y ⊙ X/σ)
+// on Ω; the reference code's Ytilde)
 //
 //	ỹ_ij = x_ij + 4σ·y_ij·sigmoid(−y_ij·x_ij/σ)
 //
@@ -290,7 +292,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 					prod = 1
 				}
 				if update {
-					v := x + four*y*sg
+					v := x + four*y*sg // ỹ_ij = x_ij + 4σ·y_ij·sigmoid(−y_ij·x_ij/σ): cBMM's Ỹ
 					yt[k] = v
 					st += th
 					stt += th * th
@@ -327,7 +329,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			sp, sg := softplusSigmoid(t)
 			loss += sp
 			if update {
-				v := x + four*y*sg
+				v := x + four*y*sg // ỹ_ij, cBMM's Ỹ (as above)
 				yt[k] = v
 				// Normal equations of u_i = (θ_i, 1): G += u uᵀ, h += u ỹ.
 				for d1 := 0; d1 < r; d1++ {

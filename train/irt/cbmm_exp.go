@@ -16,12 +16,12 @@ const (
 	expLn2x64Lo  = 2.9815858269852933e-12 // ln2/64 − expLn2x64Hi
 )
 
-// expNeg returns e^x for x ≤ 0, within about 2 ulp of math.Exp, in a form
+// ExpNeg returns e^x for x ≤ 0, within about 2 ulp of math.Exp, in a form
 // the hot loop can inline: x = (64m + j)·ln2/64 + r with |r| ≤ ln2/128, so
 // e^x = 2^m · 2^(j/64) · e^r with a degree-5 polynomial for e^r (Tang's
 // table method; the truncation error r⁶/720 is below 4e-17). Below −708 it
 // returns 0 (the true value is under 1e-307).
-func expNeg(x float64) float64 {
+func ExpNeg(x float64) float64 {
 	if x < -708 {
 		return 0
 	}
@@ -37,7 +37,7 @@ func expNeg(x float64) float64 {
 // softplusSigmoid returns softplus(t) = log(1 + e^t) and sigmoid(t) from one
 // exponential, e^−|t| (the logistic loss of cBMM's cells and its derivative).
 func softplusSigmoid(t float64) (sp, sg float64) {
-	e := expNeg(-math.Abs(t))
+	e := ExpNeg(-math.Abs(t))
 	sg = 1 / (1 + e)
 	if t > 0 {
 		return t + math.Log(1+e), sg

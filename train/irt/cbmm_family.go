@@ -106,7 +106,7 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 				w, yb = float64(wt[k]), sc[k]
 			}
 			u := x * inv
-			e := expNeg(-math.Abs(u))
+			e := ExpNeg(-math.Abs(u))
 			lq := math.Log1p(e) // log(1 + e^−|u|)
 			sg := 1 / (1 + e)   // sigmoid(|u|)
 			pos := u >= 0

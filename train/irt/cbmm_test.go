@@ -13,46 +13,19 @@ import (
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
 
-func gen(t testing.TB, opt synth.Options) (*model.Responses, *synth.Truth) {
-	t.Helper()
-	r, truth, err := synth.Generate(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, truth
-}
-
-// assertMonotone fails if the loss history ever increases by more than the
-// rounding of a sum of |Ω| terms.
-func assertMonotone(t *testing.T, name string, h []float64) {
-	t.Helper()
-	for k := 1; k < len(h); k++ {
-		if h[k] > h[k-1]*(1+1e-12) {
-			t.Errorf("%s: loss rose at iteration %d: %.15g -> %.15g", name, k, h[k-1], h[k])
-		}
-	}
-}
-
-func column(v []float64, r, d int) []float64 {
-	out := make([]float64, len(v)/r)
-	for i := range out {
-		out[i] = v[i*r+d]
-	}
-	return out
-}
-
 func TestCBMMRecovers2PL(t *testing.T) {
-	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 2000, Missing: 0.2, Seed: 1})
+	r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 2000, Missing: 0.2, Seed: 1})
 	for _, acc := range []bool{false, true} {
 		fit, err := CBMM{Accelerate: acc}.Fit(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertMonotone(t, fmt.Sprintf("accelerate=%v", acc), fit.LossHistory)
+		irttest.AssertMonotone(t, fmt.Sprintf("accelerate=%v", acc), fit.LossHistory)
 		if !fit.Converged {
 			t.Errorf("accelerate=%v: not converged after %d iterations", acc, fit.Iterations)
 		}
@@ -66,13 +39,13 @@ func TestCBMMRecovers2PL(t *testing.T) {
 }
 
 func TestCBMMGauge(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 3})
+	r, _ := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 300, Missing: 0.1, Seed: 3})
 	fit, err := CBMM{Rank: 2, Tol: 1e-5}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for d := 0; d < 2; d++ {
-		th := column(fit.Theta, 2, d)
+		th := irttest.Column(fit.Theta, 2, d)
 		mu, sd := stat.PopMeanStdDev(th, nil)
 		if math.Abs(mu) > 1e-12 || math.Abs(sd-1) > 1e-12 {
 			t.Errorf("dimension %d: θ mean %g sd %g, want 0 and 1", d, mu, sd)
@@ -119,12 +92,12 @@ func canonicalCorrelations(t *testing.T, est, truth []float64, n, r int) []float
 }
 
 func TestCBMMRank2RecoversUpToRotation(t *testing.T) {
-	r, truth := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 300, Items: 1000, Missing: 0.2, Seed: 5})
+	r, truth := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 300, Items: 1000, Missing: 0.2, Seed: 5})
 	fit, err := CBMM{Rank: 2}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertMonotone(t, "rank 2", fit.LossHistory)
+	irttest.AssertMonotone(t, "rank 2", fit.LossHistory)
 	cc := canonicalCorrelations(t, fit.Theta, truth.Theta, 300, 2)
 	t.Logf("rank 2: %d iterations, canonical correlations θ: %.4f %.4f", fit.Iterations, cc[0], cc[1])
 	if cc[0] < 0.95 || cc[1] < 0.9 {
@@ -135,47 +108,12 @@ func TestCBMMRank2RecoversUpToRotation(t *testing.T) {
 	}
 }
 
-// respFromLabels builds Responses from a dense matrix with −1 for missing.
-func respFromLabels(y [][]int) *model.Responses {
-	r := &model.Responses{}
-	for i := range y {
-		r.Models = append(r.Models, fmt.Sprintf("m%d", i))
-	}
-	for j := range y[0] {
-		r.Items = append(r.Items, fmt.Sprintf("q%d", j))
-	}
-	for i, row := range y {
-		for j, v := range row {
-			if v >= 0 {
-				r.Model = append(r.Model, int32(i))
-				r.Item = append(r.Item, int32(j))
-				r.Label = append(r.Label, uint8(v))
-			}
-		}
-	}
-	return r
-}
-
-func denseFrom(r *model.Responses) [][]int {
-	y := make([][]int, r.NumModels())
-	for i := range y {
-		y[i] = make([]int, r.NumItems())
-		for j := range y[i] {
-			y[i][j] = -1
-		}
-	}
-	for c := range r.Label {
-		y[r.Model[c]][r.Item[c]] = int(r.Label[c])
-	}
-	return y
-}
-
 func TestCBMMLossMonotone(t *testing.T) {
-	base, truth := gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 400, Seed: 7})
+	base, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 80, Items: 400, Seed: 7})
 	rng := rand.New(rand.NewPCG(7, 8))
-	dense := denseFrom(base)
-	mcar := denseFrom(base)
-	mnar := denseFrom(base)
+	dense := irttest.DenseFrom(base)
+	mcar := irttest.DenseFrom(base)
+	mnar := irttest.DenseFrom(base)
 	for i := range mcar {
 		for j := range mcar[i] {
 			if rng.Float64() < 0.4 {
@@ -199,12 +137,12 @@ func TestCBMMLossMonotone(t *testing.T) {
 	for i := range dense {
 		dup[i] = append(append([]int(nil), dense[i]...), dense[i][:100]...)
 	}
-	constant := denseFrom(base)
+	constant := irttest.DenseFrom(base)
 	for j := range constant[3] {
 		constant[3][j] = 1
 		constant[4][j] = 0
 	}
-	itemConst := denseFrom(base)
+	itemConst := irttest.DenseFrom(base)
 	for i := range itemConst {
 		itemConst[i][0] = 1
 		itemConst[i][1] = 0
@@ -229,12 +167,12 @@ func TestCBMMLossMonotone(t *testing.T) {
 	for _, tc := range cases {
 		for _, acc := range []bool{false, true} {
 			name := fmt.Sprintf("%s/accelerate=%v", tc.name, acc)
-			fit, err := CBMM{Rank: tc.rank, Accelerate: acc, MaxIter: 300}.Fit(context.Background(), respFromLabels(tc.y))
+			fit, err := CBMM{Rank: tc.rank, Accelerate: acc, MaxIter: 300}.Fit(context.Background(), irttest.RespFromLabels(tc.y))
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			h := fit.LossHistory
-			assertMonotone(t, name, h)
+			irttest.AssertMonotone(t, name, h)
 			if len(h) < 3 || !(h[len(h)-1] < h[0]) {
 				t.Errorf("%s: loss did not decrease: %v", name, h)
 			}
@@ -250,7 +188,7 @@ func TestCBMMLossMonotone(t *testing.T) {
 func TestFitBatchEqualsFit(t *testing.T) {
 	var rs []*model.Responses
 	for s := int64(1); s <= 3; s++ {
-		r, _ := gen(t, synth.Options{Kind: "2pl", Models: 40 + 10*int(s), Items: 200, Missing: 0.1 * float64(s), Seed: s})
+		r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 40 + 10*int(s), Items: 200, Missing: 0.1 * float64(s), Seed: s})
 		rs = append(rs, r)
 	}
 	for _, cfg := range []CBMM{{}, {Rank: 2, Accelerate: true}, {Threads: 1}} {
@@ -273,7 +211,7 @@ func TestFitBatchEqualsFit(t *testing.T) {
 }
 
 func TestCBMMZeroValueAndErrors(t *testing.T) {
-	r := respFromLabels([][]int{{1, 0, 1}, {0, 0, 1}, {1, 1, 1}})
+	r := irttest.RespFromLabels([][]int{{1, 0, 1}, {0, 0, 1}, {1, 1, 1}})
 	fit, err := CBMM{}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +225,7 @@ func TestCBMMZeroValueAndErrors(t *testing.T) {
 	}
 	_, err = CBMM{Device: "cuda"}.Fit(context.Background(), r)
 	want := "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)"
-	if _, _, lookupErr := backend.Lookup[backend.CBMM]("cuda"); lookupErr == nil {
+	if _, _, lookupErr := backend.Lookup[backend.CBMMDevice]("cuda"); lookupErr == nil {
 		want = "" // a cuda build: the device exists
 	}
 	if want != "" && (err == nil || err.Error() != want) {
@@ -318,7 +256,7 @@ func TestExpNeg(t *testing.T) {
 		if k < 100 {
 			x = -float64(k) * 1e-3
 		}
-		got, want := expNeg(x), math.Exp(x)
+		got, want := ExpNeg(x), math.Exp(x)
 		if want < 1e-300 {
 			continue
 		}
@@ -327,7 +265,7 @@ func TestExpNeg(t *testing.T) {
 	if worst > 5e-16 {
 		t.Errorf("expNeg: worst relative error %g, want < 5e-16", worst)
 	}
-	if expNeg(0) != 1 || expNeg(-800) != 0 {
-		t.Errorf("expNeg(0) = %g, expNeg(-800) = %g", expNeg(0), expNeg(-800))
+	if ExpNeg(0) != 1 || ExpNeg(-800) != 0 {
+		t.Errorf("ExpNeg(0) = %g, ExpNeg(-800) = %g", ExpNeg(0), ExpNeg(-800))
 	}
 }

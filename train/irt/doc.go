@@ -4,11 +4,9 @@
 // majorization-minimization (Qu, Heng, Zeng and Liu, "An Interpretable and
 // Scalable Framework for Evaluating Large Language Models", arXiv:2605.07046,
 // 2026, and its reference code JackQuu/cBMM; the batched hot loop runs on a
-// train/backend device), the
-// same objective by L-BFGS, marginal maximum likelihood by EM (MML2PL), the
-// bootstrap, rank and item analyses, information-based item selection,
-// cross-validation, and FitJob, which turns a fit into the folder of package
-// model/irtfit.
+// train/backend device), the same objective by L-BFGS (LBFGS2PL) and
+// marginal maximum likelihood by EM (MML2PL), with the gauges that identify a
+// fit (StandardGauge, SignedGauge). What a fit says is package train/irtstat.
 //
 // Names follow cBMM's equations: theta, a, b (the intercept), sigma, yTilde
 // (Ỹ) and the observed cells Ω. Files that users read follow mirt instead

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // directLoss is the family's loss summed cell by cell with math's functions:
@@ -44,7 +43,7 @@ func TestFamilyLossIsTheLikelihood(t *testing.T) {
 		{Kind: "mirt", Rank: 2, Models: 40, Items: 60, Trials: 3, Seed: 6},
 		{Kind: "2pl", Models: 40, Items: 60, Guess: 0.2, Seed: 7},
 	} {
-		r, _ := gen(t, o)
+		r, _ := irttest.Gen(t, o)
 		for _, m := range []string{"2pl", "3pl"} {
 			c := CBMM{Rank: max(1, o.Rank), Model: m, MaxIter: 3, Guess: 0.2 * float64(len(m)-3+1)}
 			if m == "2pl" {
@@ -66,9 +65,9 @@ func TestFamilyLossIsTheLikelihood(t *testing.T) {
 // rank 1 and rank 2 (signed too), the 1PL, and the 3PL with c given and
 // fitted, with and without extrapolation.
 func TestFamilyLossMonotone(t *testing.T) {
-	binary, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Guess: 0.2, Missing: 0.1, Seed: 8})
-	trials, _ := gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 120, Trials: 6, Seed: 9})
-	graded, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Levels: 11, Seed: 10})
+	binary, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Guess: 0.2, Missing: 0.1, Seed: 8})
+	trials, _ := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: 60, Items: 120, Trials: 6, Seed: 9})
+	graded, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Levels: 11, Seed: 10})
 	for _, c := range []struct {
 		name string
 		r    *model.Responses
@@ -92,7 +91,7 @@ func TestFamilyLossMonotone(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			assertMonotone(t, fmt.Sprintf("%s, accelerate %v", c.name, acc), fit.LossHistory)
+			irttest.AssertMonotone(t, fmt.Sprintf("%s, accelerate %v", c.name, acc), fit.LossHistory)
 			allFinite(t, c.name, fit)
 			if c.fit.Model == "1pl" {
 				for _, a := range fit.A {
@@ -112,8 +111,8 @@ func recovery(fit *model.IRT, truth *synth.Truth) (th, a, b float64) {
 // Binomial 2PL, 150 models x 200 items with 1-10 trials per cell: θ, a
 // and b are recovered better than from one 0/1 answer per cell.
 func TestRecoverBinomial2PL(t *testing.T) {
-	one, truth := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3})
-	many, truth2 := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Trials: 10})
+	one, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3})
+	many, truth2 := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Trials: 10})
 	f1, err := CBMM{Accelerate: true}.Fit(context.Background(), one)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +136,7 @@ func TestRecoverBinomial2PL(t *testing.T) {
 // them): fitted without clamping, every parameter finite, θ, a, b recovered,
 // and θ in the order of the mean scores.
 func TestRecoverGraded2PL(t *testing.T) {
-	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Levels: 11})
+	r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Levels: 11})
 	zeros, ones := 0, 0
 	for c := range r.Label {
 		switch r.ScoreAt(c) {
@@ -166,7 +165,7 @@ func TestRecoverGraded2PL(t *testing.T) {
 // 3PL, 400 models x 200 items with c = 0.25: given (--guess 0.25) and
 // fitted (EM with the Beta(5, 17) prior).
 func TestRecover3PL(t *testing.T) {
-	r, truth := gen(t, synth.Options{Kind: "2pl", Models: 400, Items: 200, Seed: 3, Guess: 0.25})
+	r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 400, Items: 200, Seed: 3, Guess: 0.25})
 	given, err := CBMM{Accelerate: true, Model: "3pl", Guess: 0.25}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -193,97 +192,13 @@ func TestRecover3PL(t *testing.T) {
 	}
 }
 
-// On 3PL data (c = 0.25) the fitted 3PL predicts held-out cells better
-// than the 2PL on the same folds, from 0/1 answers and from 5 trials per
-// cell; the 3PL with the true c given does better still. The margins are
-// small (docs/irt.md): a 2PL with flatter slopes imitates a floor well.
-func Test3PLBeats2PLHeldOut(t *testing.T) {
-	for _, trials := range []int{0, 5} {
-		r, _ := gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 200, Seed: 11, Guess: 0.25, Trials: trials})
-		res, err := CrossValidateFits(context.Background(), []CBMM{{Accelerate: true}, {Accelerate: true, Model: "3pl"},
-			{Accelerate: true, Model: "3pl", Guess: 0.25}}, r, 5, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l2, l3, lc := res.Fits[0].Metrics.LogLoss, res.Fits[1].Metrics.LogLoss, res.Fits[2].Metrics.LogLoss
-		t.Logf("trials %d: held-out log loss 2PL %.5f, 3PL fitted %.5f, 3PL with c = 0.25 given %.5f; best %s", max(trials, 1), l2, l3, lc, res.Fits[res.Best].Name)
-		if !(l3 < l2 && lc < l3) {
-			t.Errorf("trials %d: held-out log loss 2PL %.5f, 3PL fitted %.5f, given %.5f: want given < fitted < 2PL", trials, l2, l3, lc)
-		}
-	}
-}
-
-// k of n trials written as successes,trials and the same trials written as
-// n repeated 0/1 rows (--duplicates trials) read to the same responses and
-// fit to the same parameters, bit for bit; and so with a bootstrap, which
-// resamples models and items and keeps each cell's trials.
-func TestTrialsFitEqualsRepeatedRows(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 50, Items: 80, Seed: 12, Trials: 5, Missing: 0.1})
-	dir := t.TempDir()
-	var kn, rows strings.Builder
-	kn.WriteString("model,item,successes,trials\n")
-	rows.WriteString("model,item,correct\n")
-	for c := range r.Label {
-		m, i := r.Models[r.Model[c]], r.Items[r.Item[c]]
-		k, n := int(r.SuccessesAt(c)), r.TrialsAt(c)
-		fmt.Fprintf(&kn, "%s,%s,%d,%d\n", m, i, k, n)
-		for s := 0; s < n; s++ {
-			y := 0
-			if s < k {
-				y = 1
-			}
-			fmt.Fprintf(&rows, "%s,%s,%d\n", m, i, y)
-		}
-	}
-	fits := make([]*model.IRT, 2)
-	boots := make([]*BootstrapResult, 2)
-	for k, f := range []struct{ name, body, dup string }{{"kn.csv", kn.String(), ""}, {"rows.csv", rows.String(), "trials"}} {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rr, _, err := read.File(p, read.Options{Duplicates: f.dup})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fitter := CBMM{Accelerate: true}
-		if fits[k], err = fitter.Fit(context.Background(), rr); err != nil {
-			t.Fatal(err)
-		}
-		if boots[k], err = (Bootstrap{B: 4, Seed: 1, Models: true, Fitter: fitter}).Run(context.Background(), rr, fits[k]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, b := fits[0], fits[1]
-	same := func(x, y []float64) bool {
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
-				return false
-			}
-		}
-		return true
-	}
-	if !same(a.Theta, b.Theta) || !same(a.A, b.A) || !same(a.B, b.B) || !same(a.LossHistory, b.LossHistory) {
-		t.Fatal("the fit of successes,trials differs from the fit of the same trials as repeated rows")
-	}
-	if !same(boots[0].ThetaSE, boots[1].ThetaSE) || !same(boots[0].ASE, boots[1].ASE) {
-		t.Fatal("the bootstraps differ")
-	}
-	if a.Iterations < 2 {
-		t.Fatalf("%d iterations", a.Iterations)
-	}
-}
-
 // Weighted problems, the 1PL and the 3PL need the whole family: a backend
 // without it is replaced by the CPU under "auto" and refused when named.
 func TestFamilyNeedsBackend(t *testing.T) {
 	backend.Register("binary-only", binaryOnly{})
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 20, Items: 30, Trials: 3, Seed: 13})
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 20, Items: 30, Trials: 3, Seed: 13})
 	_, err := CBMM{Device: "binary-only"}.Fit(context.Background(), r)
-	if err == nil || !strings.Contains(err.Error(), "cannot fit cells of several trials, graded scores, the 1PL or the 3PL; use --device cpu") {
+	if err == nil || !strings.Contains(err.Error(), "cannot fit cells of several trials, graded scores, the 1PL or the 3PL; use device cpu") {
 		t.Errorf("weighted on a binary-only device: %v", err)
 	}
 	if _, err := (CBMM{Model: "1pl", Rank: 2}).Fit(context.Background(), r); err == nil || !strings.Contains(err.Error(), "unidimensional") {
@@ -300,31 +215,6 @@ type binaryOnly struct{}
 func (binaryOnly) Name() string { return "binary-only" }
 func (binaryOnly) Load(p []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
 	return cpuBackend{}.Load(p, rank, sigma, threads)
-}
-
-// The item diagnostics of the family (diagnosePartFamily) are those of
-// 0/1 answers (diagnosePart) on 0/1 answers.
-func TestDiagnoseFamilyMatchesBinary(t *testing.T) {
-	r, _ := gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 80, Missing: 0.1, Seed: 14})
-	fit, err := CBMM{}.Fit(context.Background(), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	N := r.NumModels()
-	nObs, nRight := make([]int, N), make([]int, N)
-	for c, i := range r.Model {
-		nObs[i]++
-		nRight[i] += int(r.Label[c])
-	}
-	a, b := diagnosePart(r, fit, nObs, nRight, 0, N), diagnosePartFamily(r, fit, 0, N)
-	for k := range a.it {
-		if math.Abs(a.it[k]-b.it[k]) > 1e-9*math.Max(1, math.Abs(a.it[k])) {
-			t.Fatalf("slot %d of item %d: %v (0/1 path) vs %v (family path)", k%itemSlots, k/itemSlots, a.it[k], b.it[k])
-		}
-	}
-	if a.extreme != b.extreme || math.Abs(a.erSE2-b.erSE2) > 1e-9*a.erSE2 {
-		t.Errorf("extreme %d vs %d, Σ SE² %v vs %v", a.extreme, b.extreme, a.erSE2, b.erSE2)
-	}
 }
 
 // The graded benchmark shipped in configs/data/graded-synth (141 models x

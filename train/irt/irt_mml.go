@@ -81,7 +81,7 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 				j := r.Item[cell]
 				y := float64(r.Label[cell])*2 - 1
 				for q, th := range grid {
-					logL[q] -= softplusNeg(y * (a[j]*th + b[j]))
+					logL[q] -= model.Softplus(-(y * (a[j]*th + b[j])))
 				}
 			}
 			mx := math.Inf(-1)
@@ -107,7 +107,7 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		}
 		hist = append(hist, nll)
 		if math.IsNaN(nll) || math.IsInf(nll, 0) || nll > hist[0]+0.01*math.Abs(hist[0]) {
-			return nil, fmt.Errorf("mml: diverged at EM iteration %d: the marginal loss is %.4g, up from %.4g at the start (items answered all right or all wrong by groups of models separate perfectly, and their discrimination runs off); use --method cbmm, whose prior keeps a finite", iter, nll, hist[0])
+			return nil, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: the marginal loss is %.4g, up from %.4g at the start (items answered all right or all wrong by groups of models separate perfectly, and their discrimination runs off); use {Method} cbmm, whose prior keeps a finite", iter, nll, hist[0])
 		}
 		// M step: per item, Newton's method on the expected complete-data
 		// log-likelihood Σ_q k log p + (n − k) log(1 − p).
@@ -143,7 +143,7 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 				}
 			}
 			if math.IsNaN(aj) || math.IsInf(aj, 0) || math.IsNaN(bj) || math.IsInf(bj, 0) {
-				return nil, fmt.Errorf("mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use --method cbmm", iter, model.Clip(r.Items[j]), aj, bj)
+				return nil, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use {Method} cbmm", iter, model.Clip(r.Items[j]), aj, bj)
 			}
 			move = math.Max(move, math.Max(math.Abs(aj-a[j]), math.Abs(bj-b[j])))
 			a[j], b[j] = aj, bj
@@ -159,12 +159,4 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		m.Note = fmt.Sprintf("EM iteration limit %d reached while a parameter still moved more than %g per iteration", c.MaxIter, c.Tol)
 	}
 	return m, nil
-}
-
-// softplusNeg returns −log sigmoid(x) = log(1 + e^−x), stably.
-func softplusNeg(x float64) float64 {
-	if x > 0 {
-		return math.Log1p(math.Exp(-x))
-	}
-	return -x + math.Log1p(math.Exp(x))
 }

@@ -79,7 +79,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 			clear(acc)
 			loss := 0.0
 			for j := chunks[k]; j < chunks[k+1]; j++ {
-				aj := lbfgsSoftplus(alpha[j])
+				aj := model.Softplus(alpha[j])
 				var ga, gb float64
 				for _, cell := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
 					i := cell >> 1
@@ -153,18 +153,11 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 	}
 	copy(m.Theta, res.X[:N])
 	for j := 0; j < J; j++ {
-		m.A[j] = lbfgsSoftplus(res.X[N+j])
+		m.A[j] = model.Softplus(res.X[N+j])
 		m.B[j] = res.X[N+J+j]
 	}
 	StandardGauge(m)
 	return m, nil
-}
-
-func lbfgsSoftplus(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
 }
 
 type recorderFunc func(*optimize.Location, optimize.Operation) error

@@ -3,11 +3,10 @@
 // Theory", Yao et al., arXiv:2509.22888, 2025): question embeddings q_j = adapter(encoder(text_j)) and model
 // embeddings m_i with P(model i solves item j) = sigmoid(q_j·m_i/‖q_j‖ − ‖q_j‖),
 // trained by AdamW on the binary cross-entropy of the observed cells. The
-// step runs on a train/backend device (on the CPU: the fused hand-written
-// step, or the same loss as a Gorgonia graph, StepGraph).
+// step runs on a train/backend device (cpu: the same loss as a Gorgonia
+// graph, StepGraph; cpu:fused: the hand-written step, StepFused; cuda).
 //
-// Config and RunJEIRT are the `jeirt train` application: data, split,
-// encoder, training, baselines and the checkpoint with its metrics.json
-// (eval.RunMetrics). Questions and EmbedQuestions embed the questions of a
-// checkpoint for eval, add-model and route.
+// Trainer is the training; Questions and EncodeQuestions embed the
+// questions of a checkpoint for eval, add-model and route. The `jeirt train`
+// application (its config, the run, the checkpoint) is cmd/internal/trainrun.
 package jeirt

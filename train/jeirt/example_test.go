@@ -12,7 +12,7 @@ import (
 // Train JE-IRT on responses simulated from the JE-IRT model itself (40
 // models, 300 items with 16-dimensional features) and score the held-out
 // cells.
-func ExampleJEIRT() {
+func ExampleTrainer() {
 	r, truth, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 40, Items: 300, FeatureDim: 16, EmbedDim: 4, Seed: 1})
 	if err != nil {
 		panic(err)
@@ -25,7 +25,7 @@ func ExampleJEIRT() {
 	if err != nil {
 		panic(err)
 	}
-	fit, err := jeirt.JEIRT{Dim: 4, Epochs: 20, LR: 1e-2, Seed: 1}.Fit(context.Background(), train, val, features, 16)
+	fit, err := jeirt.Trainer{Dim: 4, Epochs: 20, LR: 1e-2, Seed: 1}.Fit(context.Background(), train, val, features, 16)
 	if err != nil {
 		panic(err)
 	}

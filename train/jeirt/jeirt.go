@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
-	"github.com/jeirt/jeirt/train/eval"
 )
 
 // JEIRT trains a joint-embedding IRT model (JE-IRT; Yao et al. 2025,
@@ -23,13 +24,13 @@ import (
 //
 // Zero fields take the defaults of DefaultConfig (Dim 256, Hidden 2D,
 // Dropout 0.5, Epochs 100, BatchSize 512, LR 1e-3, WeightDecay 0.3,
-// Gamma 0.97, Patience 10, Device "auto", Step "graph", Batching
+// Gamma 0.97, Patience 10, Device "auto", Batching
 // "by-question"); a negative Dropout, WeightDecay or Patience means none (no
 // dropout, no decay, never stop early). A fixed Seed gives the
 // same run twice, on the CPU and on a GPU (whose sums run in a fixed order).
 // The dropout masks are a hash of the seed, the step and the unit
 // (backend.JEIRTDropout), so the CPU and a GPU drop the same units.
-type JEIRT struct {
+type Trainer struct {
 	Dim     int     // d
 	Hidden  int     // adapter hidden width; 0 means 2·D
 	Dropout float64 // adapter dropout probability; 0 means 0.5, negative none
@@ -42,12 +43,12 @@ type JEIRT struct {
 	LR          float64
 	WeightDecay float64 // AdamW's decoupled decay; 0 means 0.3 (the reference's is 0.01), negative none
 	Gamma       float64
-	Patience    int    // epochs without a better validation loss before stopping; 0 means 10, negative never
-	Seed        int64  // initialisation, shuffling and dropout
-	Device      string // auto (""), cpu or cuda: see backend.Resolve
-	// Step is the CPU step: StepGraph ("" means it) or StepFused. A device
-	// other than the CPU has its own step and ignores it.
-	Step string
+	Patience    int   // epochs without a better validation loss before stopping; 0 means 10, negative never
+	Seed        int64 // initialisation, shuffling and dropout
+	// Device is where the steps run: a device Resolve returned (cpu, the
+	// Gorgonia graph step; cpu:fused, the hand-written one; cuda), or auto
+	// ("", resolved by Fit).
+	Device string
 	// Batching is "by-question" (a batch is all training pairs of a few
 	// questions, so the adapter runs once per question) or "per-pair" (a
 	// random batch of pairs, the adapter run once per pair, as the reference
@@ -59,7 +60,7 @@ type JEIRT struct {
 	MaxMemory int64
 
 	// Progress, when set, is called after every epoch.
-	Progress func(JEIRTEpoch)
+	Progress func(checkpoint.Epoch)
 	// Warn, when set, is called with each warning as it arises (also kept in
 	// JEIRTFit.Warnings): the learning rate has decayed below 1% of its start
 	// while the validation loss is still falling, or training reached the
@@ -67,18 +68,15 @@ type JEIRT struct {
 	Warn func(string)
 }
 
-// JEIRTEpoch reports one epoch (as metrics.json's history records it).
-type JEIRTEpoch = eval.Epoch
-
 // JEIRTFit is a trained model and how training went.
-type JEIRTFit struct {
+type Result struct {
 	Model           *model.JEIRT
 	Device          string
 	Step            string // the step that ran: StepGraph or StepFused on the CPU, else the device
 	BestEpoch       int
 	EpochsRun       int
 	SecondsPerEpoch float64 // mean training seconds per epoch
-	History         []JEIRTEpoch
+	History         []checkpoint.Epoch
 	Interrupted     bool // ctx was cancelled; Model is the best epoch so far
 	// Stop says why training stopped: "early stop at epoch N (no better
 	// validation loss for P epochs), best epoch M", "epoch limit N reached,
@@ -87,7 +85,9 @@ type JEIRTFit struct {
 	Warnings []string
 }
 
-func (t JEIRT) withDefaults(inputDim int) JEIRT {
+// WithDefaults is t with each zero field set to its default (see Trainer)
+// and each negative "none" made 0; Fit trains with it.
+func (t Trainer) WithDefaults(inputDim int) Trainer {
 	if t.Dim == 0 {
 		t.Dim = 256
 	}
@@ -123,8 +123,8 @@ func (t JEIRT) withDefaults(inputDim int) JEIRT {
 // Fit trains on the cells of trainR, early-stopping on valR. features holds
 // the encoder vector of every item of trainR.Items, row-major
 // (len(Items) x inputDim); trainR and valR share Models and Items.
-func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*JEIRTFit, error) {
-	t = t.withDefaults(inputDim)
+func (t Trainer) Fit(ctx context.Context, trainR, valR *model.Responses, features []float32, inputDim int) (*Result, error) {
+	t = t.WithDefaults(inputDim)
 	if !finite(t.LR) || t.LR <= 0 || !finite(t.WeightDecay) || t.WeightDecay < 0 {
 		return nil, fmt.Errorf("jeirt: train.lr (%g) must be finite and > 0 and train.weight_decay (%g) finite and >= 0", t.LR, t.WeightDecay)
 	}
@@ -141,24 +141,19 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 	if t.Batching != "by-question" && t.Batching != "per-pair" {
 		return nil, fmt.Errorf("jeirt: batching %q: want by-question or per-pair", t.Batching)
 	}
-	newStep, device, err := backend.Lookup[backend.JEIRT](t.Device)
+	newStep, device, err := backend.Lookup[backend.NewJEIRTStepper](t.Device)
 	if err != nil {
 		return nil, err
 	}
-	stepName := t.Step
-	if stepName == "" {
+	stepName := device // a GPU has its own step
+	switch device {
+	case backend.CPU:
 		stepName = StepGraph
-	}
-	switch stepName {
-	case StepGraph:
-		if device == backend.CPU {
-			newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
-				return newHostStepper(p, opt, newGraphGradient(p)), nil
-			}
+		newStep = func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+			return newHostStepper(p, opt, newGraphGradient(p)), nil
 		}
-	case StepFused:
-	default:
-		return nil, fmt.Errorf("jeirt: step %q: want %s or %s", t.Step, StepGraph, StepFused)
+	case backend.CPUFused:
+		stepName, device = StepFused, backend.CPU
 	}
 	if err := t.CheckMemory(inputDim, trainR.NumModels(), J, 0); err != nil {
 		return nil, err
@@ -170,10 +165,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 		return nil, err
 	}
 
-	fit := &JEIRTFit{Device: device, Step: stepName}
-	if device != backend.CPU {
-		fit.Step = device
-	}
+	fit := &Result{Device: device, Step: stepName}
 	var best *backend.JEIRTParams
 	bestLoss := math.Inf(1)
 	sinceBest := 0
@@ -252,7 +244,7 @@ func (t JEIRT) Fit(ctx context.Context, trainR, valR *model.Responses, features 
 			vl, va = evalLoss(cur, features, valR, nil)
 			_, ta = evalLoss(cur, features, trainR, monitor)
 		}
-		e := JEIRTEpoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
+		e := checkpoint.Epoch{Epoch: epoch, TrainLoss: lossSum / float64(batches), TrainAcc: ta, ValLoss: vl, ValAcc: va,
 			LR: lr, ExamplesPerSec: float64(pairs) / secs, Seconds: secs}
 		if (valR.Len() == 0 || (vl < bestLoss && !exploded(vl))) && !exploded(e.TrainLoss) {
 			if cur == nil {
@@ -317,15 +309,15 @@ const paramCopies = 6
 // residual, items x Dim, each held paramCopies times) and the items'
 // encoder vectors (features bytes, when they are yet to be made) would take
 // more than MaxMemory: before anything that large is allocated.
-func (t JEIRT) CheckMemory(inputDim, models, items int, features int64) error {
-	t = t.withDefaults(inputDim)
+func (t Trainer) CheckMemory(inputDim, models, items int, features int64) error {
+	t = t.WithDefaults(inputDim)
 	D, H, d := int64(inputDim), int64(t.Hidden), int64(t.Dim)
 	params := D*H + H + H*d + d + int64(models)*d
 	if t.Residual > 0 {
 		params += int64(items) * d
 	}
 	what := fmt.Sprintf("training JE-IRT (an adapter of %d x %d x %d for %d models and %d items)", inputDim, t.Hidden, t.Dim, models, items)
-	return model.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
+	return fileio.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
 }
 
 func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {
@@ -353,7 +345,7 @@ func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backe
 // schedule fills s with the epoch's batches in a seeded random order, as
 // indices into the items' encoder vectors (the step numbers and dropout
 // setting of s are left as they are).
-func (t JEIRT) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
+func (t Trainer) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
 	s.RowStart, s.PairStart = append(s.RowStart[:0], 0), append(s.PairStart[:0], 0)
 	s.Item, s.Row, s.Model, s.Label = s.Item[:0], s.Row[:0], s.Model[:0], s.Label[:0]
 	stepRow := 0 // the first row of the open step
@@ -482,7 +474,7 @@ func evalLoss(p *backend.JEIRTParams, features []float32, r *model.Responses, ce
 			c = int(cells[k])
 		}
 		y := float64(r.Label[c])
-		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+		loss += model.BCE(z, y)
 		if (z >= 0) == (y == 1) {
 			acc++
 		}

@@ -102,8 +102,8 @@ func BenchmarkJEIRTEpochEmbedLLM(b *testing.B) {
 			b.ResetTimer()
 			var secs, acc float64
 			for i := 0; i < b.N; i++ {
-				fit, err := JEIRT{Dim: 256, Dropout: 0.5, Epochs: 1, BatchSize: 512, LR: 5e-5, WeightDecay: 0.01, Seed: 1,
-					Batching: batching, Step: step}.Fit(context.Background(), tr, va, feat, 384)
+				fit, err := Trainer{Dim: 256, Dropout: 0.5, Epochs: 1, BatchSize: 512, LR: 5e-5, WeightDecay: 0.01, Seed: 1,
+					Batching: batching, Device: stepDevice[step]}.Fit(context.Background(), tr, va, feat, 384)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,8 +1,7 @@
 package jeirt
 
 import (
-	"math"
-
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -35,21 +34,8 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, 
 	f.q, f.gq, f.gh = grow32(f.q, U*d), grow32(f.gq, U*d), grow32(f.gh, U*H)
 
 	// Adapter forward: a = x·W1ᵀ + c1, h = dropout(relu(a)), q = h·W2ᵀ + c2 (+ r_j).
-	for u := 0; u < U; u++ {
-		copy(f.a[u*H:(u+1)*H], p.C1)
-		copy(f.q[u*d:(u+1)*d], p.C2)
-	}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(U, D, b.X), mat32(H, D, p.W1), 1, mat32(U, H, f.a))
-	for k, v := range f.a {
-		if v < 0 {
-			v = 0
-		}
-		if b.Mask != nil {
-			v *= b.Mask[k]
-		}
-		f.h[k] = v
-	}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat32(U, H, f.h), mat32(d, H, p.W2), 1, mat32(U, d, f.q))
+	adapter := model.JEIRT{InputDim: D, Hidden: H, Dim: d, W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2}
+	adapter.AdapterForward(b.X, U, b.Mask, f.a, f.h, f.q)
 	if p.R != nil {
 		for u, j := range b.Item {
 			axpy32(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
@@ -117,14 +103,6 @@ func sumSq32(x []float32) float64 {
 	return s
 }
 
-func logistic(z float64) float64 {
-	if z >= 0 {
-		return 1 / (1 + math.Exp(-z))
-	}
-	e := math.Exp(z)
-	return e / (1 + e)
-}
-
 // linkLoss returns the mean binary cross-entropy of the JE-IRT link over the
 // pairs k (question row[k] of Q, model mdl[k] of M, label[k]) and adds its
 // gradients to gq and gm. The link is JE-IRT's (Yao et al. 2025,
@@ -136,22 +114,17 @@ func linkLoss(Q, M, gq, gm []float32, d int, row, mdl []int32, label []float32) 
 	for k := range row {
 		u, i := int(row[k]), int(mdl[k])
 		q, m := Q[u*d:(u+1)*d], M[i*d:(i+1)*d]
-		var dot, ss float64
-		for c, qc := range q {
-			dot += float64(qc) * float64(m[c])
-			ss += float64(qc) * float64(qc)
-		}
-		n := math.Sqrt(ss)
-		z := dot/(n+1e-8) - n
+		z, dot, n := model.Link(q, m)
 		y := float64(label[k])
-		loss += math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
-		gz := (logistic(z) - y) * invB
+		loss += model.BCE(z, y)
+		gz := (model.Sigmoid(z) - y) * invB
 		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
-		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+1e-8)))
+		const eps = model.LinkEps
+		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))
 		gqu := gq[u*d : (u+1)*d]
-		axpy32(gqu, m, float32(gz/(n+1e-8)))
+		axpy32(gqu, m, float32(gz/(n+eps)))
 		if n > 0 {
-			axpy32(gqu, q, float32(-gz*(dot/(n*(n+1e-8)*(n+1e-8))+1/n)))
+			axpy32(gqu, q, float32(-gz*(dot/(n*(n+eps)*(n+eps))+1/n)))
 		}
 	}
 	return loss * invB

@@ -1,6 +1,8 @@
 package jeirt
 
 import (
+	_ "github.com/jeirt/jeirt/encoder/gblas" // the BLAS of the graphs
+
 	"fmt"
 	"hash"
 	"hash/fnv"

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -34,7 +36,7 @@ func TestJEIRTSynthRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit, err := JEIRT{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 200, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01, Gamma: 0.99,
+	fit, err := Trainer{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 200, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01, Gamma: 0.99,
 		Patience: 8, Seed: 1}.Fit(context.Background(), tr, va, feat, 32)
 	if err != nil {
 		t.Fatal(err)
@@ -72,15 +74,18 @@ func TestJEIRTSynthRecovery(t *testing.T) {
 	}
 }
 
-func smallFit(t *testing.T, step, batching string, residual float64) *JEIRTFit {
+// stepDevice is the CPU device that runs each step.
+var stepDevice = map[string]string{StepGraph: backend.CPU, StepFused: backend.CPUFused}
+
+func smallFit(t *testing.T, step, batching string, residual float64) *Result {
 	t.Helper()
 	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
 	tr, va, _, err := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit, err := JEIRT{Dim: 4, Hidden: 12, Dropout: 0.3, Residual: residual, Epochs: 2, BatchSize: 64, LR: 1e-2, WeightDecay: 0.01,
-		Seed: 9, Device: "cpu", Step: step, Batching: batching}.Fit(context.Background(), tr, va, feat, 8)
+	fit, err := Trainer{Dim: 4, Hidden: 12, Dropout: 0.3, Residual: residual, Epochs: 2, BatchSize: 64, LR: 1e-2, WeightDecay: 0.01,
+		Seed: 9, Device: stepDevice[step], Batching: batching}.Fit(context.Background(), tr, va, feat, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +129,7 @@ func TestJEIRTCancelKeepsBest(t *testing.T) {
 	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
 	tr, va, _, _ := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	ctx, cancel := context.WithCancel(context.Background())
-	fit, err := JEIRT{Dim: 4, Hidden: 12, Epochs: 50, LR: 1e-2, Seed: 1, Dropout: -1, WeightDecay: -1, Patience: -1, Progress: func(e JEIRTEpoch) {
+	fit, err := Trainer{Dim: 4, Hidden: 12, Epochs: 50, LR: 1e-2, Seed: 1, Dropout: -1, WeightDecay: -1, Patience: -1, Progress: func(e checkpoint.Epoch) {
 		if e.Epoch == 3 {
 			cancel()
 		}
@@ -146,9 +151,9 @@ func TestJEIRTGraphTrainsLikeFused(t *testing.T) {
 		t.Fatal(err)
 	}
 	acc := map[string]float64{}
-	for _, step := range []string{"", StepFused} {
-		fit, err := JEIRT{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 25, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01,
-			Gamma: 0.97, Seed: 1, Step: step}.Fit(context.Background(), tr, va, feat, 32)
+	for _, device := range []string{"", backend.CPUFused} {
+		fit, err := Trainer{Dim: 8, Hidden: 64, Dropout: 0.1, Epochs: 25, BatchSize: 256, LR: 3e-3, WeightDecay: 0.01,
+			Gamma: 0.97, Seed: 1, Device: device}.Fit(context.Background(), tr, va, feat, 32)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +177,7 @@ func TestJEIRTStopAndWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warned []string
-	fit, err := JEIRT{Dim: 4, Hidden: 32, Epochs: 6, BatchSize: 128, LR: 3e-3, Gamma: 0.3, Seed: 1,
+	fit, err := Trainer{Dim: 4, Hidden: 32, Epochs: 6, BatchSize: 128, LR: 3e-3, Gamma: 0.3, Seed: 1,
 		Warn: func(w string) { warned = append(warned, w) }}.Fit(context.Background(), tr, va, feat, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +190,7 @@ func TestJEIRTStopAndWarnings(t *testing.T) {
 		!strings.Contains(warned[0], "below 1% of its start") || !strings.Contains(warned[1], "raise train.epochs") {
 		t.Errorf("warnings %q, want the spent learning rate and the epoch limit", warned)
 	}
-	fit, err = JEIRT{Dim: 4, Hidden: 32, Epochs: 200, BatchSize: 128, LR: 3e-2, Gamma: 1, Patience: 2, Seed: 1}.Fit(context.Background(), tr, va, feat, 16)
+	fit, err = Trainer{Dim: 4, Hidden: 32, Epochs: 200, BatchSize: 128, LR: 3e-2, Gamma: 1, Patience: 2, Seed: 1}.Fit(context.Background(), tr, va, feat, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +205,7 @@ func TestJEIRTDivergenceIsAnError(t *testing.T) {
 	r, _, feat := synthJEIRT(t, 20, 60, 8, 4, 5)
 	tr, va, _, _ := eval.Split(r, eval.SplitOptions{Val: 0.1, Test: 0.1, Seed: 42})
 	for _, lr := range []float64{1000, 1e30, math.Inf(1), math.NaN()} {
-		fit, err := JEIRT{Dim: 4, Hidden: 12, Epochs: 5, LR: lr, Seed: 1}.Fit(context.Background(), tr, va, feat, 8)
+		fit, err := Trainer{Dim: 4, Hidden: 12, Epochs: 5, LR: lr, Seed: 1}.Fit(context.Background(), tr, va, feat, 8)
 		if err == nil || fit != nil {
 			t.Errorf("lr %v: fit %v, error %v", lr, fit, err)
 			continue

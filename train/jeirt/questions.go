@@ -8,12 +8,13 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // OpenCheckpointEncoder opens the encoder a checkpoint was trained with (or
 // ck.Encoder, when set) and checks that it still has the fingerprint the
 // manifest recorded (see encoder.OpenRecorded).
-func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
+func OpenCheckpointEncoder(ck *checkpoint.Checkpoint) (encoder.Encoder, error) {
 	enc, err := encoder.OpenRecorded(ck.Manifest.Encoder, ck.Dir, ck.Encoder)
 	if err != nil {
 		return nil, ck.InManifest(err)
@@ -34,7 +35,7 @@ func OpenCheckpointEncoder(ck *model.Checkpoint) (encoder.Encoder, error) {
 // item new to the checkpoint needs its text, unless the encoder serves
 // precomputed vectors by id. This is the one place that embeds the questions
 // of a checkpoint (jeirt eval, add-model, route eval).
-func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, want []bool, log model.Logf) (q [][]float32, newItems []int, newX [][]float32, err error) {
+func Questions(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, want []bool, log model.Logf) (q [][]float32, newItems []int, newX [][]float32, err error) {
 	m := ck.Model
 	itemRow := make(map[string]int, len(m.Items))
 	for j, id := range m.Items {
@@ -66,7 +67,7 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 			texts[k] = r.ItemText[j]
 		}
 		if !byID && strings.TrimSpace(texts[k]) == "" {
-			return nil, nil, nil, fmt.Errorf("item %q is not in the checkpoint and has no text to encode (give item texts with --items)", r.Items[j])
+			return nil, nil, nil, model.FieldErrorf("Items", "item %q is not in the checkpoint and has no text to encode (give item texts with {Items})", r.Items[j])
 		}
 	}
 	emb, newX, err := EncodeQuestions(ctx, ck, enc, ids, texts)
@@ -83,7 +84,7 @@ func Questions(ctx context.Context, ck *model.Checkpoint, r *model.Responses, wa
 // EmbedQuestions encodes questions (by id when enc serves precomputed
 // vectors, else their texts; see encoder.EncodeItems) and runs the
 // checkpoint's adapter on the vectors: one question embedding q per question.
-func EmbedQuestions(ctx context.Context, ck *model.Checkpoint, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
+func EmbedQuestions(ctx context.Context, ck *checkpoint.Checkpoint, enc encoder.Encoder, ids, texts []string) ([][]float32, error) {
 	q, _, err := EncodeQuestions(ctx, ck, enc, ids, texts)
 	return q, err
 }
@@ -93,7 +94,7 @@ func EmbedQuestions(ctx context.Context, ck *model.Checkpoint, enc encoder.Encod
 // (model.Domain) needs. An embedding that is not finite (weights that
 // overflow in use) is an error naming the checkpoint, the question and the
 // tensor, never a NaN probability.
-func EncodeQuestions(ctx context.Context, ck *model.Checkpoint, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
+func EncodeQuestions(ctx context.Context, ck *checkpoint.Checkpoint, enc encoder.Encoder, ids, texts []string) (q, x [][]float32, err error) {
 	m := ck.Model
 	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{})
 	if err != nil {

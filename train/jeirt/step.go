@@ -4,16 +4,16 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// The CPU device registers the fused hand-written step; JEIRT.Fit runs the
-// compiled Gorgonia graph (StepGraph) on the CPU unless the fused one is asked
-// for. The choice of step is a setting of the CPU, not a device.
+// The CPU device registers the fused hand-written step, which device
+// cpu:fused runs; Trainer.Fit runs the compiled Gorgonia graph (StepGraph) on
+// device cpu.
 func init() {
-	backend.Register(backend.CPU, backend.JEIRT(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
+	backend.Register(backend.CPU, backend.NewJEIRTStepper(func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		return newHostStepper(p, opt, newFusedGradient(p)), nil
 	}))
 }
 
-// The JE-IRT steps a CPU run can take (JEIRT.Step).
+// The JE-IRT steps a CPU run can take (Result.Step names the one that ran).
 const (
 	// StepGraph is the adapter, the link and the loss as a Gorgonia graph
 	// compiled once per batch-shape bucket and differentiated by Gorgonia

@@ -4,15 +4,26 @@ import (
 	"context"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
-// HeldOut is the add-model fit as jeirt.RunJEIRT's new-model experiment
-// (jeirt.RunOptions.Onboard): every model with cells in r is fitted onto ck
+// Onboarded is one held-out model fitted by HeldOut: the cells of r its row
+// was fitted on, the cells it was scored on, and on those the predicted
+// probabilities of its row and of its per-model mean.
+type Onboarded struct {
+	Name                string
+	FitCells, HeldCells []int32
+	Prob, ModelMeanProb []float64
+	Iterations          int
+	Converged           bool
+}
+
+// HeldOut is the add-model fit as the new-model experiment of a by-model
+// training split (the JE-IRT paper's): every model with cells in r is fitted onto ck
 // (AddModels with the default Onboard settings) from the fraction of its
 // cells drawn with seed and its name, and its row and its per-model mean
 // predict the rest of its cells.
-func HeldOut(ctx context.Context, ck *model.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]jeirt.Onboarded, error) {
+func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error) {
 	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, Log: log})
 	if err != nil {
 		return nil, err
@@ -26,13 +37,13 @@ func HeldOut(ctx context.Context, ck *model.Checkpoint, r *model.Responses, frac
 		}
 	}
 	byModel := r.ByModel()
-	out := make([]jeirt.Onboarded, 0, len(res.Added))
+	out := make([]Onboarded, 0, len(res.Added))
 	for _, a := range res.Added {
 		i := r.ModelIndex(a.Name)
 		fit, held := fractionSplit(byModel.Row(i), fraction, seed, a.Name)
 		heldR := r.Subset(held)
 		row := m.ModelEmbedding(nameIndex(m.Models)[a.Name])
-		out = append(out, jeirt.Onboarded{Name: a.Name, FitCells: fit, HeldCells: held,
+		out = append(out, Onboarded{Name: a.Name, FitCells: fit, HeldCells: held,
 			Prob: rowProbs(row, q, heldR), ModelMeanProb: meanRate(r, fit, heldR.Len()),
 			Iterations: a.Iterations, Converged: a.Converged})
 	}

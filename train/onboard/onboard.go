@@ -59,7 +59,9 @@ type NewtonInfo struct {
 	Objective  float64 // f at the solution
 }
 
-func (o Onboard) withDefaults() Onboard {
+// WithDefaults is o with each zero field set to its default (prior
+// population, shrink 0.1, l2 1, at most 50 Newton steps to tolerance 1e-9).
+func (o Onboard) WithDefaults() Onboard {
 	if o.Prior == "" {
 		o.Prior = "population"
 	}
@@ -80,7 +82,7 @@ func (o Onboard) withDefaults() Onboard {
 
 // PriorFor returns the prior Onboard uses for new rows of m.
 func (o Onboard) PriorFor(m *model.JEIRT) (Gaussian, error) {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	d := m.Dim
 	switch o.Prior {
 	case "l2":
@@ -162,7 +164,7 @@ type RowData struct {
 func (r *RowData) Add(q []float32, y uint8) {
 	nrm := model.Norm(q)
 	for _, v := range q {
-		r.U = append(r.U, float64(v)/(nrm+1e-8))
+		r.U = append(r.U, float64(v)/(nrm+model.LinkEps))
 	}
 	r.Norm = append(r.Norm, nrm)
 	r.Y = append(r.Y, y)
@@ -174,7 +176,7 @@ func (r *RowData) Len() int { return len(r.Y) }
 // FitRow returns the MAP row m for the cells in data under prior, by damped
 // Newton from the prior mean.
 func (o Onboard) FitRow(data *RowData, prior Gaussian) ([]float64, NewtonInfo, error) {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	d, n := data.Dim, data.Len()
 	if len(prior.Mean) != d || len(prior.Precision) != d*d {
 		return nil, NewtonInfo{}, fmt.Errorf("onboard: prior of dimension %d for rows of dimension %d", len(prior.Mean), d)
@@ -198,7 +200,7 @@ func (o Onboard) FitRow(data *RowData, prior Gaussian) ([]float64, NewtonInfo, e
 		var f float64
 		for j := range z {
 			z[j] -= data.Norm[j]
-			f += log1pExp(z[j]) - float64(data.Y[j])*z[j]
+			f += model.BCE(z[j], float64(data.Y[j]))
 		}
 		for k := range diff {
 			diff[k] = x[k] - prior.Mean[k]
@@ -291,14 +293,6 @@ func float32Row(m []float64) []float32 {
 		out[k] = float32(v)
 	}
 	return out
-}
-
-// log1pExp is log(1+e^z), stable for large |z|.
-func log1pExp(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
 }
 
 // Posterior returns the Laplace approximation of the posterior of a new row

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -31,27 +32,10 @@ type AddModelsOptions struct {
 	Log     model.Logf // progress lines; nil is silent
 }
 
-// AddedModel reports one onboarded model.
-type AddedModel struct {
-	Name       string `json:"name"`
-	Replaced   bool   `json:"replaced,omitempty"`
-	FitCells   int    `json:"fit_cells"`
-	HeldCells  int    `json:"held_cells"`
-	Iterations int    `json:"iterations"`
-	Converged  bool   `json:"converged"`
-	// On the held-out cells (Fraction < 1): the new row, the per-model mean
-	// baseline (the model's accuracy on its fit cells with add-one smoothing,
-	// (correct+1)/(n+2), so that it is never certain) and, when the checkpoint already had the model, its
-	// jointly trained row.
-	Heldout   *eval.Scores `json:"heldout,omitempty"`
-	ModelMean *eval.Scores `json:"model_mean,omitempty"`
-	Joint     *eval.Scores `json:"joint,omitempty"`
-}
-
 // AddModelsResult is the new checkpoint and what went into it.
 type AddModelsResult struct {
-	Checkpoint *model.Checkpoint
-	Added      []AddedModel
+	Checkpoint *checkpoint.Checkpoint
+	Added      []checkpoint.AddedModel
 	NewItems   int // items of the fitted cells the checkpoint had not seen, now added to it
 }
 
@@ -61,7 +45,7 @@ type AddModelsResult struct {
 // cells that ck has never seen are encoded with ck's encoder (its
 // fingerprint must match the manifest) and added to the checkpoint's items.
 // ck itself is not modified.
-func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, opt AddModelsOptions) (*AddModelsResult, error) {
+func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, opt AddModelsOptions) (*AddModelsResult, error) {
 	log := opt.Log
 	f := opt.Fraction
 	if f == 0 {
@@ -107,7 +91,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			}
 		}
 		if len(dup) > 0 {
-			return nil, fmt.Errorf("add-model: %s already in the checkpoint (pass --replace to refit, or --models to choose others): %s",
+			return nil, model.FieldErrorf("Replace", "add-model: %s already in the checkpoint (pass {Replace} to refit, or {Models} to choose others): %s",
 				plural(len(dup), "model is", "models are"), quoteList(dup, 5))
 		}
 	}
@@ -154,7 +138,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 		if err != nil {
 			return nil, fmt.Errorf("add-model: %s: %w", name, err)
 		}
-		a := AddedModel{Name: name, FitCells: len(fitCells[k]), HeldCells: len(heldCells[k]), Iterations: info.Iterations, Converged: info.Converged}
+		a := checkpoint.AddedModel{Name: name, FitCells: len(fitCells[k]), HeldCells: len(heldCells[k]), Iterations: info.Iterations, Converged: info.Converged}
 		row32 := float32Row(row)
 		for _, v := range row32 {
 			if v-v != 0 {
@@ -186,7 +170,7 @@ func AddModels(ctx context.Context, ck *model.Checkpoint, r *model.Responses, op
 			name, a.FitCells, a.HeldCells, info.Iterations, info.Converged)
 	}
 	man := ck.Manifest
-	res.Checkpoint = &model.Checkpoint{Manifest: man, Model: out}
+	res.Checkpoint = &checkpoint.Checkpoint{Manifest: man, Model: out}
 	return res, out.Check()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -117,14 +118,14 @@ func onboardCurve(b *testing.B, dir string) {
 		oldTrain = append(oldTrain, t...)
 		joint = append(joint, t...)
 	}
-	tr := jeirt.JEIRT{Dim: 256, Dropout: 0.5, Epochs: 30, BatchSize: 512, LR: 1e-3, WeightDecay: 0.01, Gamma: 0.97, Patience: 5, Seed: 42}
+	tr := jeirt.Trainer{Dim: 256, Dropout: 0.5, Epochs: 30, BatchSize: 512, LR: 1e-3, WeightDecay: 0.01, Gamma: 0.97, Patience: 5, Seed: 42}
 	start := time.Now()
 	// JEIRT_BENCH_CACHE keeps the two trained models between runs.
 	fitCached := func(name string, cells []int32) *model.JEIRT {
 		cache := os.Getenv("JEIRT_BENCH_CACHE")
 		path := filepath.Join(cache, filepath.Base(dir)+"-"+name+suffix)
 		if cache != "" {
-			if ck, err := model.LoadCheckpoint(path); err == nil {
+			if ck, err := checkpoint.Load(path); err == nil {
 				return ck.Model
 			}
 		}
@@ -134,7 +135,7 @@ func onboardCurve(b *testing.B, dir string) {
 		}
 		logf("%s: trained %s, %d epochs (best %d)", filepath.Base(dir), name, fit.EpochsRun, fit.BestEpoch)
 		if cache != "" {
-			if err := (&model.Checkpoint{Model: fit.Model}).Write(path, true); err != nil {
+			if err := (&checkpoint.Checkpoint{Model: fit.Model}).Write(path, true); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -106,7 +107,7 @@ func TestOnboardMatchesTruthOnSynthetic(t *testing.T) {
 		keep = append(keep, i)
 	}
 	m := checkpointFromTruth(r, truth, keep)
-	ck := &model.Checkpoint{Model: m}
+	ck := &checkpoint.Checkpoint{Model: m}
 	res, err := AddModels(context.Background(), ck, r, AddModelsOptions{Models: r.Models[:10], Fraction: 0.5, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestOnboardCloseToJointTraining(t *testing.T) {
 		trainAll = append(trainAll, fit[k:]...)
 		trainOld = append(trainOld, fit[k:]...)
 	}
-	tr := jeirt.JEIRT{Dim: 8, Hidden: 32, Dropout: -1, Epochs: 60, BatchSize: 256, LR: 3e-3, WeightDecay: -1, Gamma: 0.98, Patience: 8, Seed: 1}
+	tr := jeirt.Trainer{Dim: 8, Hidden: 32, Dropout: -1, Epochs: 60, BatchSize: 256, LR: 3e-3, WeightDecay: -1, Gamma: 0.98, Patience: 8, Seed: 1}
 	joint, err := tr.Fit(ctx, r.Subset(trainAll), r.Subset(valCells), features, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestOnboardCloseToJointTraining(t *testing.T) {
 	for _, i := range newModels {
 		names = append(names, r.Models[i])
 	}
-	res, err := AddModels(ctx, &model.Checkpoint{Model: base}, r.Subset(trainAll), AddModelsOptions{Models: names})
+	res, err := AddModels(ctx, &checkpoint.Checkpoint{Model: base}, r.Subset(trainAll), AddModelsOptions{Models: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,11 +240,11 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 	m.InputDim, m.Hidden = 8, 6
 	m.W1, m.C1, m.W2, m.C2 = randVec(rng, 48), randVec(rng, 6), randVec(rng, 24), randVec(rng, 4)
 	m.Items, m.Q = m.Items[:50], m.Q[:50*4] // items 51..60 are new to the checkpoint
-	man := model.Manifest{Encoder: model.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}
-	ck := &model.Checkpoint{Model: m, Manifest: man}
+	man := checkpoint.Manifest{Encoder: checkpoint.EncoderInfo{Spec: "hash:8", Fingerprint: enc.Fingerprint(), Dim: 8}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: man}
 
 	_, err = AddModels(ctx, ck, r, AddModelsOptions{Models: []string{"model_001", "model_003", "model_004"}})
-	if want := `add-model: 2 models are already in the checkpoint (pass --replace to refit, or --models to choose others): "model_003", "model_004"`; err == nil || err.Error() != want {
+	if want := `add-model: 2 models are already in the checkpoint (pass replace to refit, or models to choose others): "model_003", "model_004"`; err == nil || err.Error() != want {
 		t.Errorf("existing models: %v, want %q", err, want)
 	}
 	for _, c := range []struct {
@@ -287,7 +288,7 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 	}
 
 	// A checkpoint whose encoder no longer matches cannot encode new items.
-	bad := &model.Checkpoint{Model: m, Manifest: man}
+	bad := &checkpoint.Checkpoint{Model: m, Manifest: man}
 	bad.Manifest.Encoder.Fingerprint = "hash/v0/old"
 	_, err = AddModels(ctx, bad, r, AddModelsOptions{Models: []string{"model_001"}})
 	if want := "encoding 10 items the checkpoint has not seen: encoder hash:8 now has fingerprint hash/v1/fnv1a64/dim=8, but the checkpoint was trained with hash/v0/old: new questions cannot be encoded the same way"; err == nil || err.Error() != want {
@@ -296,7 +297,7 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 	noText := *r
 	noText.ItemText = nil
 	_, err = AddModels(ctx, ck, &noText, AddModelsOptions{Models: []string{"model_001"}})
-	if want := `item "item_00051" is not in the checkpoint and has no text to encode (give item texts with --items)`; err == nil || err.Error() != want {
+	if want := `item "item_00051" is not in the checkpoint and has no text to encode (give item texts with items)`; err == nil || err.Error() != want {
 		t.Errorf("no text: %v, want %q", err, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -55,19 +56,19 @@ func (o Round) Check() error {
 	case "", "v-optimal", "random":
 	case "d-optimal":
 		if answered {
-			return fmt.Errorf("add-model suggest: --data (answers) designs are v-optimal (or random); got --design d-optimal")
+			return model.FieldErrorf("Design", "add-model suggest: {AnsweredFile} (answers) designs are v-optimal (or random); got {Design} d-optimal")
 		}
 	default:
-		return fmt.Errorf("add-model: --design %q: want v-optimal, d-optimal or random", o.Design)
+		return model.FieldErrorf("Design", "add-model: {Design} %q: want v-optimal, d-optimal or random", o.Design)
 	}
 	if o.Model != "" && !answered {
-		return fmt.Errorf("add-model: --models goes with --data (the new models' answers)")
+		return model.FieldErrorf("Model", "add-model: {Model} goes with {AnsweredFile} (the new models' answers)")
 	}
 	return nil
 }
 
 // Suggest runs one round on checkpoint ck.
-func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult, error) {
+func (o Round) Suggest(ctx context.Context, ck *checkpoint.Checkpoint) (*RoundResult, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
@@ -118,14 +119,14 @@ func (o Round) Suggest(ctx context.Context, ck *model.Checkpoint) (*RoundResult,
 
 // answeredPosterior fits the new model's row from its answers so far and
 // returns the row's posterior and which candidate questions it has answered.
-func (o Round) answeredPosterior(ctx context.Context, ck *model.Checkpoint, res *RoundResult, prior Gaussian) (Gaussian, []bool, error) {
+func (o Round) answeredPosterior(ctx context.Context, ck *checkpoint.Checkpoint, res *RoundResult, prior Gaussian) (Gaussian, []bool, error) {
 	r := o.Answered
 	name := o.Model
 	switch {
 	case name != "" && strings.Contains(name, ","):
-		return Gaussian{}, nil, fmt.Errorf("add-model suggest: --data places one model; got --models %s", name)
+		return Gaussian{}, nil, model.FieldErrorf("Model", "add-model suggest: {AnsweredFile} places one model; got {Model} %s", name)
 	case name == "" && r.NumModels() != 1:
-		return Gaussian{}, nil, fmt.Errorf("%s: answers of %d models; pick the new one with --models NAME", o.AnsweredFile, r.NumModels())
+		return Gaussian{}, nil, model.FieldErrorf("Model", "%s: answers of %d models; pick the new one with {Model} NAME", o.AnsweredFile, r.NumModels())
 	case name == "":
 		name = r.Models[0]
 	}
@@ -184,7 +185,7 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 // read from the item-text file (or the responses, when they carry texts) its
 // training config names. Items it cannot find keep an empty text, and log
 // says so.
-func CheckpointTexts(ck *model.Checkpoint, log model.Logf) []string {
+func CheckpointTexts(ck *checkpoint.Checkpoint, log model.Logf) []string {
 	texts := make([]string, len(ck.Model.Items))
 	var cfg struct {
 		Data struct{ Responses, Items, Format, Train string } `json:"data"`

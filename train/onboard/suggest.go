@@ -194,7 +194,7 @@ func greedyDesign(ctx context.Context, q [][]float32, K int, prior Gaussian, w, 
 	for j, qj := range q {
 		nrm := model.Norm(qj)
 		for k, v := range qj {
-			U[j*d+k] = float64(v) / (nrm + 1e-8)
+			U[j*d+k] = float64(v) / (nrm + model.LinkEps)
 		}
 	}
 	// c_j = u_jᵀ C u_j, from V = U C.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // topicCheckpoint is a constructed map where design matters: d = 6 topics of
@@ -438,7 +439,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"data": map[string]string{"items": items}})
-	ck := &model.Checkpoint{Model: m, Manifest: model.Manifest{Config: cfg}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Config: cfg}}
 	var log strings.Builder
 	res, err := Round{K: 6, Design: "random", Seed: 3, Log: model.LogTo(&log)}.Suggest(context.Background(), ck)
 	if err != nil {
@@ -462,7 +463,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 	}
 	// No config: the texts stay empty and the log says to give --pool.
 	log.Reset()
-	if _, err := (Round{K: 2, Design: "random", Log: model.LogTo(&log)}).Suggest(context.Background(), &model.Checkpoint{Model: m}); err != nil {
+	if _, err := (Round{K: 2, Design: "random", Log: model.LogTo(&log)}).Suggest(context.Background(), &checkpoint.Checkpoint{Model: m}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "give --pool") {

@@ -1,6 +1,6 @@
-// Package route evaluates and configures routers: the policies of
-// model.Router checked against a checkpoint (NewRouter), the output formats of
-// `jeirt route` (WriteChoices), and RouteEval, which scores routing rules on
-// held-out questions against the best single model, random choice and the
-// oracle (the route CSV is WriteRouteCSV's).
+// Package route sends queries to models: the Router policy over a JE-IRT
+// checkpoint's P(correct) (max-p, min-p, lambda and margin rules, the
+// out-of-domain check), RouteEval, which scores routing rules on held-out
+// questions against the best single model, random choice and the oracle,
+// and the route files (costs, queries, the route CSV).
 package route

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -22,7 +23,7 @@ import (
 // models, a repeated model, a row without exactly two fields and a cost that
 // is not a finite non-negative number are errors naming the file and line.
 func ReadCosts(path string, models []string) ([]float64, error) {
-	f, err := model.OpenInput(path)
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
 // MeanCost are NaN where empty; Chosen is not in the file.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	var pts []RoutePoint
-	err := read.CSVRows(path, func(get read.CSVRow) error {
+	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
 		pts = append(pts, RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: get.OptNum("param"),
 			Accuracy: get.Num("accuracy"), TotalCost: get.OptNum("total_cost"), MeanCost: get.OptNum("mean_cost"),
 			Items: get.OptInt("items"), Fallbacks: get.OptInt("fallbacks")})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 func TestReadCosts(t *testing.T) {
@@ -100,7 +100,7 @@ func TestRouteCSVRoundTrip(t *testing.T) {
 		{Policy: "router", Rule: "min-p", Param: 0.6, Accuracy: 0.123456, TotalCost: 3, MeanCost: 1.5, Items: 2, Fallbacks: 1},
 	}
 	path := filepath.Join(t.TempDir(), "curve.csv")
-	if err := model.WriteFileAtomic(path, func(w io.Writer) error { return WriteRouteCSV(w, pts) }); err != nil {
+	if err := fileio.WriteFileAtomic(path, func(w io.Writer) error { return WriteRouteCSV(w, pts) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadRouteCSV(path)

@@ -133,15 +133,15 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 
 	type router struct {
 		pt        *RoutePoint
-		rt        model.Router
+		rt        Router
 		shortlist int // > 0: candidates are the first shortlist observed models of bestOrder
 	}
 	var routers []router
-	add := func(rule string, param float64, rt model.Router) *router {
+	add := func(rule string, param float64, rt Router) *router {
 		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
 		return &routers[len(routers)-1]
 	}
-	add("max-p", math.NaN(), model.Router{Model: m})
+	add("max-p", math.NaN(), Router{Model: m})
 	shortlists := opt.Shortlists
 	if shortlists == nil {
 		shortlists = DefaultShortlists
@@ -150,10 +150,10 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if t < 1 {
 			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
 		}
-		add("shortlist", float64(t), model.Router{Model: m}).shortlist = t
+		add("shortlist", float64(t), Router{Model: m}).shortlist = t
 	}
 	if opt.TunedMargin != nil {
-		add("margin-val", *opt.TunedMargin, model.Router{Model: m, Margin: *opt.TunedMargin})
+		add("margin-val", *opt.TunedMargin, Router{Model: m, Margin: *opt.TunedMargin})
 	}
 	margins := opt.Margins
 	if margins == nil {
@@ -166,7 +166,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if !(v >= 0) {
 			return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
 		}
-		add("margin", v, model.Router{Model: m, Margin: v})
+		add("margin", v, Router{Model: m, Margin: v})
 	}
 	if costs != nil {
 		minP := opt.MinP
@@ -174,7 +174,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			minP = DefaultMinP
 		}
 		for _, v := range minP {
-			add("min-p", v, model.Router{Model: m, Costs: costs, MinP: v})
+			add("min-p", v, Router{Model: m, Costs: costs, MinP: v})
 		}
 		lambda := opt.Lambda
 		if lambda == nil {
@@ -191,7 +191,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			}
 		}
 		for _, v := range lambda {
-			add("lambda", v, model.Router{Model: m, Costs: costs, Lambda: v})
+			add("lambda", v, Router{Model: m, Costs: costs, Lambda: v})
 		}
 	}
 	best := &RoutePoint{Policy: "best-single", Rule: "best-single", Param: math.NaN(), Chosen: m.Models[bestOrder[0]]}
@@ -229,7 +229,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	for k := range label {
 		label[k] = -1
 	}
-	var ps []model.ModelP
+	var ps []ModelP
 	var ranked []int
 	for j := 0; j < r.NumItems(); j++ {
 		var obs []int

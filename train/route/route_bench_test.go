@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -22,7 +23,7 @@ func routeBenchSetup(b *testing.B) (*model.JEIRT, encoder.Encoder, []string) {
 	var m *model.JEIRT
 	var enc encoder.Encoder
 	if dir := os.Getenv("JEIRT_ROUTE_CHECKPOINT"); dir != "" {
-		ck, err := model.LoadCheckpoint(dir)
+		ck, err := checkpoint.Load(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func routeBenchSetup(b *testing.B) (*model.JEIRT, encoder.Encoder, []string) {
 }
 
 // route runs what `jeirt route` does after loading: encode, adapter, choice.
-func routeTexts(b *testing.B, m *model.JEIRT, enc encoder.Encoder, rt *model.Router, texts []string) []model.Choice {
+func routeTexts(b *testing.B, m *model.JEIRT, enc encoder.Encoder, rt *Router, texts []string) []Choice {
 	vecs, err := enc.Encode(context.Background(), texts)
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +69,7 @@ func routeTexts(b *testing.B, m *model.JEIRT, enc encoder.Encoder, rt *model.Rou
 		x = append(x, v...)
 	}
 	q := m.QuestionEmbeddings(x, len(texts))
-	out := make([]model.Choice, len(texts))
+	out := make([]Choice, len(texts))
 	for k := range texts {
 		out[k] = rt.Route(q[k*m.Dim : (k+1)*m.Dim])
 	}
@@ -79,7 +80,7 @@ func routeTexts(b *testing.B, m *model.JEIRT, enc encoder.Encoder, rt *model.Rou
 // encoding, the adapter and the choice among all models.
 func BenchmarkRouteOneQuery(b *testing.B) {
 	m, enc, queries := routeBenchSetup(b)
-	rt := &model.Router{Model: m}
+	rt := &Router{Model: m}
 	b.ResetTimer()
 	for k := 0; k < b.N; k++ {
 		routeTexts(b, m, enc, rt, queries[k%len(queries):k%len(queries)+1])
@@ -89,7 +90,7 @@ func BenchmarkRouteOneQuery(b *testing.B) {
 // BenchmarkRoute10k routes 10,000 queries per op and reports queries/s.
 func BenchmarkRoute10k(b *testing.B) {
 	m, enc, queries := routeBenchSetup(b)
-	rt := &model.Router{Model: m}
+	rt := &Router{Model: m}
 	b.ResetTimer()
 	for k := 0; k < b.N; k++ {
 		routeTexts(b, m, enc, rt, queries)

@@ -12,10 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-
-	"github.com/jeirt/jeirt/model"
 )
 
 // Files renders root and every documented command under it, keyed by file
@@ -38,7 +37,7 @@ func Write(dir string, files map[string][]byte) error {
 		}
 	}
 	for name, body := range files {
-		if err := model.WriteFileAtomic(filepath.Join(dir, name), func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
+		if err := fileio.WriteFileAtomic(filepath.Join(dir, name), func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
 			return err
 		}
 	}

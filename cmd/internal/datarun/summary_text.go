@@ -1,0 +1,70 @@
+package datarun
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// WriteText prints the summary as jeirt data inspect does: one labelled
+// line per figure.
+func (s Summary) WriteText(w io.Writer) error {
+	gz := ""
+	if s.Gzip {
+		gz = ", gzip"
+	}
+	fmt.Fprintf(w, "file          %s\n", s.File)
+	fmt.Fprintf(w, "format        %s%s (%s)\n", s.Format, gz, s.Decided)
+	fmt.Fprintf(w, "models        %d\n", s.Models)
+	fmt.Fprintf(w, "items         %d", s.Items)
+	if s.ItemsWithText > 0 {
+		fmt.Fprintf(w, " (%d with text)", s.ItemsWithText)
+	}
+	if s.Groups > 0 {
+		fmt.Fprintf(w, " in %d groups", s.Groups)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "observed      %d of %d cells (density %.4f)\n", s.Observed, s.Models*s.Items, s.Density)
+	fmt.Fprintf(w, "mean correct  %.4f\n", s.MeanCorrect)
+	if s.TrialsMax <= 1 {
+		fmt.Fprintf(w, "trials        1 per cell\n")
+	} else {
+		fmt.Fprintf(w, "trials        %.2f per cell (min %d, max %d), %d in all\n", s.TrialsMean, s.TrialsMin, s.TrialsMax, s.Trials)
+	}
+	if s.GradedCells == 0 {
+		fmt.Fprintf(w, "graded        0 cells with a fractional score")
+	} else {
+		fmt.Fprintf(w, "graded        %d cells (%.4f) with a fractional score", s.GradedCells, s.GradedShare)
+	}
+	switch {
+	case s.ScoreLevels > 1000:
+		fmt.Fprintf(w, ", more than 1000 distinct scores")
+	case s.ScoreLevels > 0:
+		fmt.Fprintf(w, ", %d distinct scores", s.ScoreLevels)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "model acc.    min %.4f (%s), median %.4f, max %.4f (%s)\n",
+		s.ModelAccMin, s.ModelAccMinBy, s.ModelAccMedian, s.ModelAccMax, s.ModelAccMaxBy)
+	if s.ModelsNoCells > 0 {
+		fmt.Fprintf(w, "              %d models have no observed cell\n", s.ModelsNoCells)
+	}
+	fmt.Fprintf(w, "items         %d solved by nobody, %d by everybody, %d never observed\n", s.ItemsNobody, s.ItemsEveryone, s.ItemsNoCells)
+	fmt.Fprintf(w, "blank cells   %d\n", s.Blank)
+	_, err := fmt.Fprintf(w, "duplicates    %d cells with %d extra rows; %d conflicting, %d ties left missing\n",
+		s.DuplicateCells, s.DuplicateRows, s.Conflicts, s.TiesDropped)
+	return err
+}
+
+// WriteJSON writes the summary as indented JSON; accuracies that are NaN (no
+// observed cells) are written as -1, which JSON can carry.
+func (s Summary) WriteJSON(w io.Writer) error {
+	for _, p := range []*float64{&s.ModelAccMin, &s.ModelAccMedian, &s.ModelAccMax} {
+		if math.IsNaN(*p) {
+			*p = -1
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

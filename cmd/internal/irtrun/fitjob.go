@@ -1,0 +1,317 @@
+package irtrun
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
+)
+
+// CheckSettings reports settings of a fit folder that cannot be fitted
+// (errors name the irt fit flags).
+func CheckSettings(s irtfit.Settings) error {
+	switch {
+	case s.Rank < 1:
+		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
+	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
+		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
+	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
+		return fmt.Errorf("--min-a %v: must be finite and not negative", s.MinA)
+	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
+		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
+	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
+		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
+	case s.Method != "cbmm" && s.Rank != 1:
+		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
+	case s.Method != "cbmm" && s.Bootstrap > 0:
+		return fmt.Errorf("--bootstrap needs --method cbmm")
+	case s.Family() != "1pl" && s.Family() != "2pl" && s.Family() != "3pl":
+		return fmt.Errorf("--model %q: want 1pl, 2pl or 3pl", s.Model)
+	case s.Method != "cbmm" && s.Family() != "2pl":
+		return fmt.Errorf("--method %s fits the 2PL only (got --model %s; use --method cbmm)", s.Method, s.Family())
+	case s.Family() == "1pl" && s.Rank != 1:
+		return fmt.Errorf("--model 1pl is unidimensional (one common discrimination): it needs --rank 1 (got --rank %d)", s.Rank)
+	case s.Guess != "" && s.Family() != "3pl":
+		return fmt.Errorf("--guess %s: lower asymptotes need --model 3pl", model.Clip(s.Guess))
+	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
+		return fmt.Errorf("--guess-prior %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
+	case s.Method == "mml" && s.Sigma != 1:
+		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
+	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
+		return fmt.Errorf("--signed needs --method cbmm and --rank 2 or more (got --method %s --rank %d)", s.Method, s.Rank)
+	case s.MinAnswers < 0:
+		return fmt.Errorf("--min-answers %d: must not be negative (0: no threshold)", s.MinAnswers)
+	case s.MaxIter < 1:
+		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
+	case s.Bootstrap < 0 || s.Bootstrap == 1:
+		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
+	case !(s.Level > 0 && s.Level < 1):
+		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
+	}
+	return nil
+}
+
+// FitJob fits one or more response files with the same settings (cbmm: all
+// in one batched run of the backend's hot loop) and builds their fit folders.
+type FitJob struct {
+	Settings irtfit.Settings
+	Data     []string // the files, for settings.data and errors
+	Version  string   // the jeirt release, written into fit.json
+	// Log receives a line per fit and per bootstrap; nil is silent.
+	Log model.Logf
+	// Trace, when set, is called with file k's loss after each iteration and
+	// the seconds since the start (cbmm, lbfgs).
+	Trace func(k int, secs, loss float64)
+	// Device is the device the cBMM fits run on, as the run resolved it
+	// (backend.Resolve); "" means Settings.Device, resolved by each fit.
+	// Settings.Device stays the request, as fit.json records it.
+	Device string
+}
+
+// cbmm is the cBMM fitter of the job's settings, on its device.
+func (j FitJob) cbmm(set irtfit.Settings) irt.CBMM {
+	c := FromSettings(set)
+	if j.Device != "" {
+		c.Device = j.Device
+	}
+	return c
+}
+
+// cbmmFor is cbmm for the responses r, with the lower asymptotes settings.guess
+// gives them (FitterFor).
+func (j FitJob) cbmmFor(set irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
+	c, err := FitterFor(set, r)
+	if j.Device != "" {
+		c.Device = j.Device
+	}
+	return c, err
+}
+
+// Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
+type Fitted struct {
+	Fit      *model.IRT
+	Analysis *irtstat.Analysis
+	Folder   *irtfit.Folder
+}
+
+// Run fits rs (one per Data file) and returns the fits and the seconds the
+// fitting took; Analyze completes each one.
+func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, float64, error) {
+	set := j.Settings
+	start := time.Now()
+	record := func(k int, loss float64) {
+		if j.Trace != nil {
+			j.Trace(k, time.Since(start).Seconds(), loss)
+		}
+	}
+	for k, r := range rs {
+		if n := min(r.NumModels(), r.NumItems()); set.Rank > n {
+			return nil, 0, fmt.Errorf("%s: --rank %d needs at least %d models and %d items; the data has %d models and %d items", j.Data[k], set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems())
+		}
+	}
+	var fits []*model.IRT
+	var err error
+	switch set.Method {
+	case "cbmm":
+		c := j.cbmm(set)
+		if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
+			return nil, 0, fmt.Errorf("--guess %s names a column of one benchmark's items file; it cannot go with several --data files", model.Clip(set.Guess))
+		}
+		if len(rs) == 1 {
+			if c, err = j.cbmmFor(set, rs[0]); err != nil {
+				return nil, 0, err
+			}
+		}
+		c.Log = j.Log
+		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
+		fits, err = c.FitBatch(ctx, rs)
+	default:
+		fits = make([]*model.IRT, len(rs))
+		for k, r := range rs {
+			if r.Weighted() {
+				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
+			}
+			if set.Method == "lbfgs" {
+				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
+					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
+			} else {
+				fits[k], err = irt.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", j.Data[k], err)
+				break
+			}
+		}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*Fitted, len(fits))
+	for k, f := range fits {
+		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
+		// marginal fit integrates θ out, so only items can run off.
+		noteUnbounded(rs[k], f, set.Method != "mml")
+		out[k] = &Fitted{Fit: f}
+	}
+	return out, time.Since(start).Seconds(), nil
+}
+
+// Analyze reports on fit k of the job (taking secs for the fit itself), runs
+// its bootstrap when the settings ask for one, and builds its folder.
+func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitted, secs float64) error {
+	set := j.Settings
+	set.Data = j.Data[k]
+	fit := f.Fit
+	note := ""
+	if fit.Note != "" {
+		note = " (" + fit.Note + ")"
+	}
+	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v%s, %.2fs", set.Data, fit.Iterations,
+		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, note, secs)
+	minAnswers := set.MinAnswers
+	if minAnswers == 0 {
+		minAnswers = -1 // settings record 0 for none
+	}
+	an := irtstat.Analyze(r, fit, irtstat.AnalysisOptions{MinDiscrimination: set.MinA, RankMove: set.RankMove, MinAnswers: minAnswers, Threads: set.Threads})
+	var boot *irtstat.BootstrapResult
+	var bootSecs float64
+	if set.Bootstrap > 0 {
+		start := time.Now()
+		var err error
+		ranked := make([]bool, len(an.Rank))
+		for i, rk := range an.Rank {
+			ranked[i] = rk > 0
+		}
+		fitter, err := j.cbmmFor(set, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", set.Data, err)
+		}
+		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
+			MaxMemory: set.MaxMemory, Fitter: fitter, Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
+		if err != nil {
+			return fmt.Errorf("%s: %w", set.Data, err)
+		}
+		bootSecs = time.Since(start).Seconds()
+		j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
+	}
+	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
+	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
+	return nil
+}
+
+// noteUnbounded says in fit.Note which parameters the data r leave without a
+// finite estimate, and marks the fit not converged when nothing estimable is
+// left. An item answered only right (or only wrong) has its likelihood rise
+// for ever as d → ±∞, and under joint maximum likelihood (jointML) so has a
+// model's θ; setting those aside can leave others constant in turn, so they
+// are set aside until none is. When fewer than two models or two items keep
+// both kinds of answer, every parameter ran off to wherever the optimiser
+// stopped (all-correct data: d near 40, b near −70), whatever its own
+// stopping test said.
+func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool) {
+	N, J := r.NumModels(), r.NumItems()
+	outM, outI := make([]bool, N), make([]bool, J)
+	seenM, seenI := make([]bool, N), make([]bool, J)
+	for c := range r.Label {
+		seenM[r.Model[c]], seenI[r.Item[c]] = true, true
+	}
+	rightM, wrongM := make([]int, N), make([]int, N)
+	rightI, wrongI := make([]int, J), make([]int, J)
+	for changed := true; changed; {
+		changed = false
+		clear(rightM)
+		clear(wrongM)
+		clear(rightI)
+		clear(wrongI)
+		for c := range r.Label {
+			i, j := r.Model[c], r.Item[c]
+			if outM[i] || outI[j] {
+				continue
+			}
+			// A cell of several trials or a graded score can be partly
+			// right and partly wrong.
+			if k := r.SuccessesAt(c); k > 0 {
+				rightM[i]++
+				rightI[j]++
+			}
+			if k := r.SuccessesAt(c); k < float64(r.TrialsAt(c)) {
+				wrongM[i]++
+				wrongI[j]++
+			}
+		}
+		for j := range outI {
+			if !outI[j] && seenI[j] && (rightI[j] == 0 || wrongI[j] == 0) {
+				outI[j], changed = true, true
+			}
+		}
+		for i := range outM {
+			if jointML && !outM[i] && seenM[i] && (rightM[i] == 0 || wrongM[i] == 0) {
+				outM[i], changed = true, true
+			}
+		}
+	}
+	count := func(out, seen []bool) (n, kept int) {
+		for k := range out {
+			switch {
+			case out[k]:
+				n++
+			case seen[k]:
+				kept++
+			}
+		}
+		return n, kept
+	}
+	nI, keptI := count(outI, seenI)
+	nM, keptM := count(outM, seenM)
+	if !jointML { // models count when they answered a kept item
+		onKept := make([]bool, N)
+		for c := range r.Label {
+			onKept[r.Model[c]] = onKept[r.Model[c]] || !outI[r.Item[c]]
+		}
+		_, keptM = count(make([]bool, N), onKept)
+	}
+	if nI == 0 && nM == 0 {
+		return
+	}
+	var parts, params []string
+	if nI > 0 {
+		parts, params = append(parts, plural(nI, "item")), append(params, fmt.Sprintf("the d of %s", plural(nI, "item")))
+	}
+	if nM > 0 {
+		parts, params = append(parts, plural(nM, "model")), append(params, fmt.Sprintf("the θ of %s", plural(nM, "model")))
+	}
+	if keptM >= 2 && keptI >= 2 {
+		note := fmt.Sprintf("no finite estimate for %s answered only right or only wrong: written where the fit stopped", strings.Join(params, " and "))
+		if fit.Note != "" {
+			note = fit.Note + "; " + note
+		}
+		fit.Note = note
+		return
+	}
+	maxD, maxTheta := 0.0, 0.0
+	for _, v := range fit.B {
+		maxD = math.Max(maxD, math.Abs(v))
+	}
+	for _, v := range fit.Theta {
+		maxTheta = math.Max(maxTheta, math.Abs(v))
+	}
+	fit.Converged = false
+	fit.Note = fmt.Sprintf("degenerate data: setting aside the %s answered only right or only wrong leaves %s x %s; "+
+		"the likelihood has no finite optimum and every parameter is where the fit stopped (largest |d| %.3g, |θ| %.3g)",
+		strings.Join(parts, " and "), plural(keptM, "model"), plural(keptI, "item"), maxD, maxTheta)
+}
+
+// plural is "1 item", "2 items".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,177 @@
+package onboardrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/onboard"
+)
+
+// AddRun is jeirt add-model: it places the models of a responses file on a
+// checkpoint (AddModels) and writes the new checkpoint. The zero value needs
+// Checkpoint and Data.
+type AddRun struct {
+	Checkpoint string // input checkpoint folder (never modified)
+	Encoder    string // encoder override ("": the recorded one)
+	Data       string // responses of the new models
+	Read       read.Options
+	Out        string // new checkpoint folder ("": DefaultOut)
+	Force      bool   // replace Out when it is a checkpoint jeirt wrote
+	Options    onboard.AddModelsOptions
+	Version    string // the jeirt release, written into the manifest
+}
+
+// Run adds the models and writes the checkpoint; it returns the folder
+// written and the result.
+func (a AddRun) Run(ctx context.Context) (string, *onboard.AddModelsResult, error) {
+	ck, err := checkpoint.Open(a.Checkpoint, a.Encoder, a.Options.Log)
+	if err != nil {
+		return "", nil, err
+	}
+	r, _, err := read.File(a.Data, a.Read)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := onboard.AddModels(ctx, ck, r, a.Options)
+	if err != nil {
+		return "", nil, err
+	}
+	out := a.Out
+	if out == "" {
+		out = DefaultOut(a.Checkpoint, res.Added)
+	}
+	nc := res.Checkpoint
+	nc.Manifest.JEIRTVersion = a.Version
+	now := time.Now()
+	nc.Manifest.Created = now.UTC().Format(time.RFC3339)
+	set := checkpoint.OnboardSettings{Responses: a.Data, Fraction: a.Options.Fraction, Seed: a.Options.Seed, Prior: a.Options.WithDefaults().Prior}
+	if nc.Files, err = checkpoint.CarryFiles(a.Checkpoint, res.Added, set, now); err != nil {
+		return "", nil, err
+	}
+	return out, res, nc.Write(out, a.Force && a.Out != "")
+}
+
+// WriteAdded prints what AddRun did: as indented JSON, or as one line per
+// model (a table of held-out scores when some were held out) and the
+// "wrote" line.
+func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"checkpoint": out, "new_items": res.NewItems, "models": res.Added})
+	}
+	held, width := false, 32
+	for _, a := range res.Added {
+		held = held || a.Heldout != nil
+		width = max(width, len(a.Name))
+	}
+	if !held {
+		for _, a := range res.Added {
+			verb := "added"
+			if a.Replaced {
+				verb = "refitted"
+			}
+			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)\n", verb, a.Name, a.FitCells, a.Iterations)
+		}
+	} else {
+		fmt.Fprintf(w, "%-*s %6s %6s  %-24s %-24s %-24s\n", width, "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
+		cell := func(s *model.Scores) string {
+			if s == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.4f %.4f %.4f", s.Accuracy, s.AUC, s.LogLoss)
+		}
+		for _, a := range res.Added {
+			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
+		}
+	}
+	nc := res.Checkpoint
+	_, err := fmt.Fprintf(w, "wrote %s (%d models, %d items; %d items new)\n", out, nc.Model.NumModels(), nc.Model.NumItems(), res.NewItems)
+	return err
+}
+
+// SuggestRun is jeirt add-model suggest: one Round on a checkpoint, its
+// picks written as an items CSV. The zero value needs Checkpoint and K.
+type SuggestRun struct {
+	onboard.Round
+	Checkpoint string
+	Encoder    string
+	PoolFile   string // item-text file of candidates ("": the checkpoint's items)
+	Read       read.Options
+	Out        string // items CSV ("" or "-": w)
+}
+
+// Run reads the pool and the answers, suggests, and writes the picks.
+func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	log := s.Log
+	ck, err := checkpoint.Open(s.Checkpoint, s.Encoder, log)
+	if err != nil {
+		return err
+	}
+	if s.PoolFile != "" {
+		if s.Pool, err = read.Items(s.PoolFile); err != nil {
+			return err
+		}
+		if len(s.Pool.IDs) == 0 {
+			return fmt.Errorf("%s: no items", s.PoolFile)
+		}
+	}
+	if s.AnsweredFile != "" {
+		if s.Answered, _, err = read.File(s.AnsweredFile, s.Read); err != nil {
+			return err
+		}
+	}
+	res, err := s.Suggest(ctx, ck)
+	if err != nil {
+		return err
+	}
+	if res.Model != "" {
+		log.Printf("%s: %s answered %d questions (%d right); its row is fitted from them",
+			s.AnsweredFile, res.Model, res.Answers, res.AnsRight)
+	}
+	if s.Out == "" || s.Out == "-" {
+		return res.WriteCSV(w)
+	}
+	if err := fileio.WriteFileAtomic(s.Out, res.WriteCSV); err != nil {
+		return err
+	}
+	log.Printf("wrote %d suggested questions to %s", len(res.Picks), s.Out)
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// DefaultOut is the folder add-model writes by default: DIR.plus-NAME (one
+// model) or DIR.plus-N-models, with -2, -3, ... appended until the name is
+// free.
+func DefaultOut(ckDir string, added []checkpoint.AddedModel) string {
+	base := filepath.Clean(ckDir)
+	if len(added) == 1 {
+		base += ".plus-" + strings.Trim(unsafeName.ReplaceAllString(added[0].Name, "_"), "_")
+	} else {
+		base += fmt.Sprintf(".plus-%d-models", len(added))
+	}
+	out := base
+	for k := 2; ; k++ {
+		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = base + "-" + strconv.Itoa(k)
+	}
+}

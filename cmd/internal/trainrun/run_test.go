@@ -1,0 +1,235 @@
+package trainrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/eval"
+)
+
+func openFingerprint(spec string) (string, error) {
+	enc, err := encoder.Open(spec)
+	if err != nil {
+		return "", err
+	}
+	return enc.Fingerprint(), nil
+}
+
+// The whole `jeirt train` pipeline on a small simulated file: metrics.json has
+// the contract's keys, the checkpoint reloads bit for bit, and scoring the
+// test cells from the reloaded checkpoint (EvalCheckpoint) gives exactly the
+// test metrics training reported.
+func TestRunJEIRTPipeline(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 30, Items: 200, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	cfgText := `
+data: {responses: responses.csv, items: items.csv}
+encoder: {spec: "hash:64", cache: cache}
+model: {dim: 8, dropout: 0.2}
+train: {epochs: 4, lr: 3.0e-3, batch_size: 128}
+output: ckpt
+`
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfgText), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	res, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), Version: "test",
+		Results: func(_ string, m *checkpoint.RunMetrics) { PrintScoreTable(&log, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"epoch   4/4", "irt_2pl", "knn (k=", "wrote "} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "cache")); err != nil || len(entries) == 0 {
+		t.Errorf("encoder.cache: nothing cached (%v)", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "ckpt", "metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var met map[string]any
+	json.Unmarshal(raw, &met)
+	for _, k := range []string{"test", "val", "baselines", "best_epoch", "epochs_run", "seconds_per_epoch", "geometry", "step", "stop"} {
+		if _, ok := met[k]; !ok {
+			t.Errorf("metrics.json lacks %s", k)
+		}
+	}
+	base := met["baselines"].(map[string]any)
+	for _, k := range []string{"majority", "model_mean", "item_mean", "knn", "irt_2pl"} {
+		m, ok := base[k].(map[string]any)
+		if !ok {
+			t.Errorf("baselines lack %s", k)
+			continue
+		}
+		for _, f := range []string{"accuracy", "auc", "log_loss", "brier", "ece"} {
+			if _, ok := m[f]; !ok {
+				t.Errorf("baselines.%s lacks %s", k, f)
+			}
+		}
+	}
+	if g := met["geometry"].(map[string]any); g["projection_by_group"] == nil {
+		t.Errorf("synthetic items have topic groups, but geometry has no projection_by_group")
+	}
+
+	ck, err := checkpoint.Load(filepath.Join(dir, "ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The out-of-domain reference holds the training questions' encoder
+	// vectors: each is in domain, at distance 0 from itself.
+	dom, err := checkpoint.LoadDomain(filepath.Join(dir, "ckpt"))
+	if err != nil || dom == nil {
+		t.Fatalf("domain file: %v, %v", dom, err)
+	}
+	if dom.Dim != 64 || dom.NumReference() < 150 || dom.NumReference() > 200 || !(dom.Threshold > 0 && dom.Threshold < 1) {
+		t.Errorf("domain: dim %d, %d reference questions, threshold %v", dom.Dim, dom.NumReference(), dom.Threshold)
+	}
+	for k := 0; k < 5; k++ {
+		if d := dom.Distance(dom.Vectors[k*64 : (k+1)*64]); d > 1e-5 {
+			t.Errorf("reference question %d at distance %v from the reference", k, d)
+		}
+	}
+	if !reflect.DeepEqual(ck.Model, res.Fit.Model) || ck.Manifest.JEIRTVersion != "test" || ck.Manifest.Encoder.Fingerprint == "" {
+		t.Errorf("checkpoint does not reload to the trained model")
+	}
+	if _, err := Run(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second run into the same output: %v", err)
+	}
+
+	// Score the test cells through the file reader and the reloaded checkpoint.
+	_, _, testR, _, err := LoadSplits(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testFile := filepath.Join(dir, "test.csv")
+	if err := read.WriteLongCSV(testFile, testR); err != nil {
+		t.Fatal(err)
+	}
+	tr, _, err := read.File(testFile, read.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := EvalCheckpoint(context.Background(), ck, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Metrics.N != res.Metrics.Test.N || math.Abs(float64(ev.Metrics.LogLoss-res.Metrics.Test.LogLoss)) > 1e-12 || ev.Metrics.Accuracy != res.Metrics.Test.Accuracy {
+		t.Errorf("eval of the reloaded checkpoint %+v, training reported %+v", ev.Metrics, res.Metrics.Test)
+	}
+	// The test file holds no training cell: all of it is held out.
+	if ev.TrainingCells != 0 || ev.ValidationCells != 0 || ev.HeldoutCells != ev.Metrics.N || ev.Heldout == nil || *ev.Heldout != ev.Metrics {
+		t.Errorf("test file: %d training, %d validation, %d held-out cells, held-out scores %+v", ev.TrainingCells, ev.ValidationCells, ev.HeldoutCells, ev.Heldout)
+	}
+	// The whole responses file: the training cells are counted and the rest
+	// (validation and test) scored apart.
+	trainR, valR, _, all, _ := LoadSplits(cfg)
+	ev, err = EvalCheckpoint(context.Background(), ck, all, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.TrainingCells != trainR.Len() || ev.ValidationCells != valR.Len() || ev.HeldoutCells != all.Len()-trainR.Len() ||
+		ev.Heldout == nil || ev.Heldout.N != ev.HeldoutCells {
+		t.Errorf("whole file: %d training (want %d), %d validation (want %d), %d held out (want %d), held-out scores %+v",
+			ev.TrainingCells, trainR.Len(), ev.ValidationCells, valR.Len(), ev.HeldoutCells, all.Len()-trainR.Len(), ev.Heldout)
+	}
+	var text strings.Builder
+	ev.WriteText(&text, "ckpt", "responses.csv")
+	want := fmt.Sprintf("%d of them were training cells of the checkpoint; %d held out (%d of those validation cells", trainR.Len(), all.Len()-trainR.Len(), valR.Len())
+	if !strings.Contains(text.String(), want) || !strings.Contains(text.String(), "\njeirt, held-out cells ") {
+		t.Errorf("eval text:\n%s\nwant %q", text.String(), want)
+	}
+	// A checkpoint without a training config: the split is unknown, and said so.
+	ck.Manifest.Config = nil
+	if ev, err = EvalCheckpoint(context.Background(), ck, all, nil); err != nil || ev.Heldout != nil || ev.TrainingNote == "" {
+		t.Errorf("no config: %v, %+v", err, ev)
+	}
+}
+
+func TestEvalCheckpointNewItemsAndModels(t *testing.T) {
+	m := &model.JEIRT{InputDim: 4, Hidden: 3, Dim: 2, W1: make([]float32, 12), C1: []float32{1, 0, 0},
+		W2: []float32{1, 0, 0, 0, 0, 0}, C2: []float32{0, 0.5}, M: []float32{2, 0}, Models: []string{"a"}, Items: []string{"known"},
+		Q: []float32{0, 3}}
+	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Encoder: checkpoint.EncoderInfo{Spec: "hash:4", Fingerprint: "wrong"}}}
+	r := &model.Responses{Models: []string{"a", "b"}, Items: []string{"known", "new"}, ItemText: []string{"", "a new question"},
+		Model: []int32{0, 0, 1}, Item: []int32{0, 1, 1}, Label: []uint8{0, 1, 1}}
+	if _, err := EvalCheckpoint(context.Background(), ck, r, nil); err == nil || !strings.Contains(err.Error(), "but the checkpoint was trained with wrong") {
+		t.Fatalf("fingerprint mismatch: %v", err)
+	}
+	ck.Manifest.Encoder.Fingerprint = ""
+	enc, _ := openFingerprint("hash:4")
+	ck.Manifest.Encoder.Fingerprint = enc
+	ev, err := EvalCheckpoint(context.Background(), ck, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// known: q = (0,3): logit = 0 − 3; new: W1 = 0 so h = relu(c1) = (1,0,0), q = (1, 0.5):
+	// logit = 2/‖q‖ − ‖q‖ with ‖q‖ = √1.25.
+	n := math.Sqrt(1.25)
+	want := eval.Score([]float64{model.Sigmoid(-3), model.Sigmoid(2/n - n)}, []uint8{0, 1})
+	if ev.NewItems != 1 || ev.SkippedCells != 1 || !reflect.DeepEqual(ev.UnknownModels, []string{"b"}) || math.Abs(float64(ev.Metrics.LogLoss)-want.LogLoss) > 1e-6 {
+		t.Errorf("eval %+v, want log loss %v", ev, want.LogLoss)
+	}
+}
+
+func TestMergeResponses(t *testing.T) {
+	a := &model.Responses{Models: []string{"x", "y"}, Items: []string{"i1", "i2"}, ItemText: []string{"t1", ""},
+		Model: []int32{0, 1}, Item: []int32{1, 0}, Label: []uint8{1, 0}}
+	b := &model.Responses{Models: []string{"z", "x"}, Items: []string{"i2", "i3"}, ItemText: []string{"t2", "t3"},
+		Model: []int32{0, 1}, Item: []int32{0, 1}, Label: []uint8{0, 1}}
+	parts, all := MergeResponses(a, b)
+	if !reflect.DeepEqual(all.Models, []string{"x", "y", "z"}) || !reflect.DeepEqual(all.Items, []string{"i1", "i2", "i3"}) ||
+		!reflect.DeepEqual(all.ItemText, []string{"t1", "t2", "t3"}) {
+		t.Errorf("names %v %v %v", all.Models, all.Items, all.ItemText)
+	}
+	if !reflect.DeepEqual(parts[1].Model, []int32{2, 0}) || !reflect.DeepEqual(parts[1].Item, []int32{1, 2}) ||
+		!reflect.DeepEqual(all.Label, []uint8{1, 0, 0, 1}) {
+		t.Errorf("cells %v %v %v", parts[1].Model, parts[1].Item, all.Label)
+	}
+}
+
+// A run whose output folder another run is writing fails before it reads
+// any data, naming the holder.
+func TestRunJEIRTOutputTaken(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("data: {responses: missing.csv}\nencoder: {spec: \"hash:8\"}\noutput: ckpt\n"), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := fileio.LockOutput(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	_, err = Run(context.Background(), cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "being written by another run") {
+		t.Errorf("want the output-taken error before reading data, got %v", err)
+	}
+}

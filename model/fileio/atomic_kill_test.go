@@ -1,0 +1,158 @@
+package fileio
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// writeVersion writes dir as a folder of three files that all hold version,
+// replacing what is there.
+func writeVersion(dir, version string) error {
+	return WriteDirAtomic(dir, true, func(tmp string) error {
+		for _, name := range []string{"a", "b", "c"} {
+			if err := os.WriteFile(filepath.Join(tmp, name), []byte(version), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// folderVersion is the version dir holds, or an error when it is absent or
+// mixes versions.
+func folderVersion(dir string) (string, error) {
+	var got []string
+	for _, name := range []string{"a", "b", "c"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		got = append(got, string(b))
+	}
+	if got[0] != got[1] || got[1] != got[2] {
+		return "", errors.New("mixed versions " + strings.Join(got, ","))
+	}
+	return got[0], nil
+}
+
+// TestWriteDirAtomicHelper is the process the kill test runs and kills.
+func TestWriteDirAtomicHelper(t *testing.T) {
+	dir := os.Getenv("JEIRT_TEST_ATOMIC_DIR")
+	if dir == "" {
+		t.Skip("run by TestWriteDirAtomicKilled")
+	}
+	if err := writeVersion(dir, "new"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A --force replace killed at each step of the write (the test binary exits
+// at the step, running no cleanup) leaves the old folder or the new one,
+// complete, at the path; the next write removes what the killed one left.
+func TestWriteDirAtomicKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the atomic exchange is Linux's")
+	}
+	steps := []struct {
+		name, want string
+	}{{"filled", "old"}, {"synced", "old"}, {"exchanged", "new"}, {"parent-synced", "new"}, {"", "new"}}
+	for _, st := range steps {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "ck")
+		if err := writeVersion(dir, "old"); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWriteDirAtomicHelper$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "JEIRT_TEST_ATOMIC_DIR="+dir, "JEIRT_TEST_CRASH_AT="+st.name)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if st.name != "" && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+			t.Fatalf("killed at %s: want exit status 3, got %v\n%s", st.name, err, out)
+		}
+		if st.name == "" && err != nil {
+			t.Fatalf("unkilled run: %v\n%s", err, out)
+		}
+		got, err := folderVersion(dir)
+		if err != nil || got != st.want {
+			t.Errorf("killed at %q: folder holds %q (%v), want %q", st.name, got, err, st.want)
+		}
+		// The next write cleans up and succeeds.
+		if err := writeVersion(dir, "next"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := folderVersion(dir); err != nil || got != "next" {
+			t.Errorf("after the kill at %q, the next write gives %q (%v)", st.name, got, err)
+		}
+		left, _ := filepath.Glob(filepath.Join(parent, ".ck"+tempTag+"*"))
+		if len(left) != 0 {
+			t.Errorf("killed at %q: the next write left %v", st.name, left)
+		}
+	}
+}
+
+// Concurrent writers of one folder are serialised: each leaves a complete
+// folder, and the last one's version wins.
+func TestWriteDirAtomicConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ck")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for k := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = writeVersion(dir, strings.Repeat("v", k+1))
+		}()
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", k, err)
+		}
+	}
+	if _, err := folderVersion(dir); err != nil {
+		t.Error(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".ck.*"))
+	if len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
+// A run that claims an output folder makes a second claim fail at once,
+// naming the holder, while its own writes of the folder go ahead; the
+// released claim leaves no lock file.
+func TestLockOutput(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("output locks use flock")
+	}
+	dir := filepath.Join(t.TempDir(), "out", "ck")
+	release, err := LockOutput(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockOutput(dir)
+	if err == nil || !strings.Contains(err.Error(), "being written by another run") || !strings.Contains(err.Error(), "process ") {
+		t.Errorf("second claim: %v", err)
+	}
+	if err := writeVersion(dir, "mine"); err != nil {
+		t.Fatalf("write under the claim: %v", err)
+	}
+	release()
+	if _, err := os.Stat(lockPath(dir)); !os.IsNotExist(err) {
+		t.Errorf("lock file after release: %v", err)
+	}
+	again, err := LockOutput(dir)
+	if err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+	again()
+	if got, err := folderVersion(dir); err != nil || got != "mine" {
+		t.Errorf("folder holds %q (%v)", got, err)
+	}
+}

@@ -1,0 +1,138 @@
+package fileio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// returnsWithin runs f and fails the test if it has not returned after limit: a
+// hang is a failure, not a wait.
+func returnsWithin(t *testing.T, limit time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("still blocked after %s", limit)
+	}
+}
+
+func TestInputRefusesFoldersAndDevices(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "is a device, not a file"},
+		{"/dev/null", "is a device, not a file"},
+		{t.TempDir(), "is a folder, not a file"},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			continue
+		}
+		if _, err := ReadInputFile(c.path, 0); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+// A FIFO nobody writes to blocks only until the run is cancelled; one with
+// a writer reads like a file, and a silent writer's pipe gives way to the
+// cancellation too.
+func TestInputFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "p")
+	mkfifo(t, fifo)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	defer SetInputContext(ctx)()
+	returnsWithin(t, 20*time.Second, func() {
+		_, err := ReadInputFile(fifo, 0)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "a FIFO with no writer") {
+			t.Errorf("no writer: %v", err)
+		}
+	})
+
+	SetInputContext(context.Background())
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			io.WriteString(w, "a,b\n1,2\n")
+			w.Close()
+		}
+	}()
+	returnsWithin(t, 20*time.Second, func() {
+		b, err := ReadInputFile(fifo, 0)
+		if err != nil || string(b) != "a,b\n1,2\n" {
+			t.Errorf("with a writer: %q, %v", b, err)
+		}
+	})
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	SetInputContext(ctx2)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	w.WriteString("some but not all")
+	time.AfterFunc(200*time.Millisecond, cancel2)
+	returnsWithin(t, 20*time.Second, func() {
+		_, err := ReadInputFile("/dev/fd/"+strconv.Itoa(int(r.Fd())), 0)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a silent writer: %v", err)
+		}
+	})
+}
+
+// A file that grows while it is read is refused rather than read in part,
+// and a pipe is read only up to its limit.
+func TestInputGrowthAndLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "grows.csv")
+	mustWrite(t, path, "a,b\n")
+	in, err := OpenInput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(strings.Repeat("1,0\n", 1000))
+	f.Close()
+	if _, err := io.ReadAll(in); err == nil || !strings.Contains(err.Error(), "grew while it was read (it had 4 bytes when opened)") {
+		t.Errorf("growing file: %v", err)
+	}
+
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	go func() {
+		w.WriteString(strings.Repeat("x", 5000))
+		w.Close()
+	}()
+	_, err = ReadInputFile("/dev/fd/"+strconv.Itoa(int(r.Fd())), 1000, "a config")
+	if err == nil || !strings.Contains(err.Error(), "is larger than 1000 B, the most jeirt reads of a config") {
+		t.Errorf("pipe past its limit: %v", err)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	mustWrite(t, big, strings.Repeat("#", 2000))
+	if _, err := ReadInputFile(big, 1000, "a config"); err == nil || !strings.Contains(err.Error(), "is 2.0 KiB, larger than 1000 B") {
+		t.Errorf("file past its limit: %v", err)
+	}
+}
+
+func TestCheckMemory(t *testing.T) {
+	if err := CheckMemory("a table", 1<<30, 1<<20); err == nil || err.Error() !=
+		"a table would need about 1.0 GiB of memory, more than 1.0 MiB (max-memory); make it smaller or raise max-memory" {
+		t.Errorf("over --max-memory: %v", err)
+	}
+	if err := CheckMemory("a table", 1<<20, 1<<30); err != nil {
+		t.Error(err)
+	}
+	if m := AvailableMemory(); m > 0 && CheckMemory("the whole machine twice", 2*m+1<<40, 0) == nil {
+		t.Error("more than the available memory was allowed")
+	}
+}

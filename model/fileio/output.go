@@ -1,0 +1,488 @@
+package fileio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The output rule, the one every command's outputs go through:
+//
+//   - an output path that exists is refused unless the run has --force (an
+//     empty folder counts as absent: nothing can be lost);
+//   - --force replaces only what jeirt wrote: every output folder carries a
+//     marker file (OutputMarker) naming the command, the version and the
+//     files it wrote, and a folder without one, or holding anything else, is
+//     refused with the list of the foreign files; a single-file output is
+//     replaced only when it is a regular file;
+//   - an output that is, contains or lies inside any input of the run is
+//     refused before any work;
+//   - paths are resolved (symlinks followed, "out/sub/.." taken the way the
+//     system takes it) before any of these checks;
+//   - temporary names carry tempTag and a random suffix, and the clean-up of
+//     what a killed run left removes only temporary folders holding a marker.
+
+// OutputMarker is the file jeirt writes into every output folder it makes.
+const OutputMarker = ".jeirt-output.json"
+
+// tempTag is part of the name of every temporary file or folder jeirt makes
+// beside an output: ".NAME" + tempTag + random.
+const tempTag = ".jeirt-tmp-"
+
+// outputMarker is the marker's content.
+type outputMarker struct {
+	Jeirt   string `json:"jeirt"`   // the release that wrote the folder
+	Command string `json:"command"` // the command that wrote it
+	Written string `json:"written"` // when (RFC 3339, UTC)
+	// InProgress marks a temporary folder being filled.
+	InProgress bool `json:"in_progress,omitempty"`
+	// Files are the files it wrote, as slash paths relative to the folder.
+	Files []string `json:"files"`
+	// Later are path.Match patterns of files jeirt adds to the folder after
+	// it is written (a sweep's run logs and table).
+	Later []string `json:"later,omitempty"`
+}
+
+// outputWriter names the command and release recorded in the markers of
+// this process's outputs (SetOutputWriter).
+var outputWriter = struct {
+	sync.Mutex
+	command, version string
+}{command: "jeirt", version: "unknown"}
+
+// SetOutputWriter sets the command ("jeirt irt fit") and the release that
+// the markers of the folders written from now on name. The command line
+// sets it before each command runs.
+func SetOutputWriter(command, version string) {
+	outputWriter.Lock()
+	outputWriter.command, outputWriter.version = command, version
+	outputWriter.Unlock()
+}
+
+// Output is one output path of a run, as CheckOutput judges it.
+type Output struct {
+	Path   string   // the file or folder as the user gave it
+	Folder bool     // a folder (it will carry a marker) rather than one file
+	Force  bool     // --force: an existing output that jeirt wrote may be replaced
+	Inputs []string // every file or folder the run reads ("" entries are skipped)
+	Others []string // the run's other outputs: none may hold another
+	// Resumes says the run decides itself about an existing output, which
+	// it only adds to (a sweep resumes its own folder; a replace still goes
+	// through WriteDirAtomic): only the checks against inputs apply.
+	Resumes bool
+}
+
+// OutputError is an output refused by the output rule.
+type OutputError struct {
+	Path    string   // the output as given
+	Msg     string   // why, after the path
+	Foreign []string // files in an existing folder that jeirt did not write
+	More    bool     // Foreign is the start of a longer list
+}
+
+func (e *OutputError) Error() string {
+	msg := e.Path + " " + e.Msg
+	if len(e.Foreign) > 0 {
+		list := strings.Join(e.Foreign, ", ")
+		if e.More {
+			list += ", ..."
+		}
+		msg = strings.Replace(msg, "{foreign}", list, 1)
+	}
+	return msg
+}
+
+// ErrOutputExists is what an OutputError for an existing output without
+// --force wraps (errors.Is).
+var ErrOutputExists = errors.New("output exists")
+
+// Unwrap lets errors.Is(err, ErrOutputExists) find the plain "exists" case.
+func (e *OutputError) Unwrap() error {
+	if strings.HasPrefix(e.Msg, existsMsg) {
+		return ErrOutputExists
+	}
+	return nil
+}
+
+const existsMsg = "already exists"
+
+func existsError(p string) error {
+	return &OutputError{Path: p, Msg: existsMsg + "; pass --force to replace it (only what jeirt wrote is ever replaced), or choose another output"}
+}
+
+// CheckOutput applies the output rule to o before the run does any work,
+// and returns the resolved path the run should write.
+func CheckOutput(o Output) (string, error) {
+	if o.Path == "" {
+		return "", errors.New("no output path given")
+	}
+	out, err := ResolvePath(o.Path)
+	if err != nil {
+		return "", fmt.Errorf("output %s: %w", o.Path, err)
+	}
+	outInfo, outErr := os.Stat(out)
+	for k, in := range append(append([]string(nil), o.Inputs...), o.Others...) {
+		if in == "" {
+			continue
+		}
+		rin, err := ResolvePath(in)
+		if err != nil {
+			continue // an input that cannot be resolved is reported by its reader
+		}
+		what := "an input"
+		if k >= len(o.Inputs) {
+			what = "another output"
+		}
+		same := rin == out
+		if !same && outErr == nil {
+			if inInfo, err := os.Stat(rin); err == nil && os.SameFile(inInfo, outInfo) {
+				same = true
+			}
+		}
+		switch {
+		case same && what == "an input":
+			return "", &OutputError{Path: o.Path, Msg: fmt.Sprintf("is an input of this run (%s): writing it would destroy the input; choose another output", in)}
+		case same:
+			return "", &OutputError{Path: o.Path, Msg: fmt.Sprintf("is also another output of this run (%s); give each output its own path", in)}
+		case within(rin, out):
+			return "", &OutputError{Path: o.Path, Msg: fmt.Sprintf("contains %s of this run (%s): writing it would destroy it; choose another output", what, in)}
+		case within(out, rin):
+			return "", &OutputError{Path: o.Path, Msg: fmt.Sprintf("lies inside %s of this run (%s); choose an output outside it", what, in)}
+		}
+	}
+	if o.Resumes {
+		return out, nil
+	}
+	if err := checkExisting(o.Path, out, o.Folder, o.Force); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// checkExisting is the part of the rule about what is already at the
+// resolved path out (given as p).
+func checkExisting(p, out string, folder, force bool) error {
+	fi, err := os.Lstat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output %s: %w", p, err)
+	}
+	if !folder {
+		switch {
+		case fi.IsDir():
+			return &OutputError{Path: p, Msg: "is a folder; this output is one file: choose a file name"}
+		case !fi.Mode().IsRegular():
+			return &OutputError{Path: p, Msg: "is not a regular file (a device, a pipe or a socket): give a file name to write"}
+		case !force:
+			return existsError(p)
+		}
+		return nil
+	}
+	if !fi.IsDir() {
+		return &OutputError{Path: p, Msg: "exists and is not a folder; refusing to replace it even with --force: choose another output"}
+	}
+	if empty, err := emptyDir(out); err == nil && empty {
+		return nil
+	}
+	if !force {
+		return existsError(p)
+	}
+	foreign, more, marked, err := foreignFiles(out)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", p, err)
+	}
+	if !marked {
+		return &OutputError{Path: p, Foreign: foreign, More: more,
+			Msg: "was not written by this jeirt (it has no " + OutputMarker + "; it holds {foreign}); refusing to replace it even with --force: move it away or choose another output"}
+	}
+	if len(foreign) > 0 {
+		return &OutputError{Path: p, Foreign: foreign, More: more,
+			Msg: "holds files jeirt did not write ({foreign}); refusing to replace it even with --force: move them out or choose another output"}
+	}
+	return nil
+}
+
+// within reports whether path a lies strictly inside folder b (both
+// resolved and absolute).
+func within(a, b string) bool {
+	rel, err := filepath.Rel(b, a)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func emptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if len(names) == 0 && err != nil {
+		return true, nil
+	}
+	return false, nil
+}
+
+// ResolvePath returns the absolute path p names, with every symlink
+// followed and every ".." taken the way the system takes it (after the
+// link before it is followed, so "out/link/.." is the folder holding the
+// link's target). The part of p that does not exist yet is cleaned as text.
+func ResolvePath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		p = wd + string(filepath.Separator) + p
+	}
+	sep := string(filepath.Separator)
+	parts := strings.Split(p, sep)
+	resolved := sep
+	links := 0
+	for i := 0; i < len(parts); i++ {
+		c := parts[i]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				// Nothing below exists, so no link can change what the rest means.
+				return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > 255 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = sep
+		}
+		parts = append(strings.Split(target, sep), parts[i+1:]...)
+		i = -1
+	}
+	return resolved, nil
+}
+
+// maxForeignListed is how many foreign files an error lists.
+const maxForeignListed = 10
+
+// foreignFiles lists (up to maxForeignListed, more telling whether there
+// are others) the entries of folder dir that jeirt did not write, as slash
+// paths relative to dir. marked reports whether dir has a marker; without
+// one, every entry is foreign.
+func foreignFiles(dir string) (foreign []string, more, marked bool, err error) {
+	m, err := readMarker(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		entries, rerr := os.ReadDir(dir)
+		if rerr != nil {
+			return nil, false, false, rerr
+		}
+		for _, e := range entries {
+			if len(foreign) == maxForeignListed {
+				return foreign, true, false, nil
+			}
+			name := e.Name()
+			if e.IsDir() {
+				name += "/"
+			}
+			foreign = append(foreign, name)
+		}
+		return foreign, false, false, nil
+	}
+	if err != nil {
+		return nil, false, false, err
+	}
+	stop := errors.New("enough")
+	err = walkForeign(dir, "", m, func(rel string) error {
+		if len(foreign) == maxForeignListed {
+			more = true
+			return stop
+		}
+		foreign = append(foreign, rel)
+		return nil
+	})
+	if err != nil && err != stop {
+		return nil, false, true, err
+	}
+	return foreign, more, true, nil
+}
+
+// walkForeign calls found for every entry of dir (a folder whose marker is
+// m; rel is its path from the top) that m does not own. A sub-folder with a
+// marker of its own is judged by that marker.
+func walkForeign(dir, rel string, m *outputMarker, found func(string) error) error {
+	owned := map[string]bool{}
+	for _, f := range m.Files {
+		owned[f] = true
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			owned[d+"/"] = true
+		}
+	}
+	owns := func(p string) bool {
+		if owned[p] {
+			return true
+		}
+		for _, pat := range m.Later {
+			if ok, _ := path.Match(pat, p); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return filepath.WalkDir(dir, func(full string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if full == dir {
+			return nil
+		}
+		r, _ := filepath.Rel(dir, full)
+		r = filepath.ToSlash(r)
+		if r == OutputMarker {
+			return nil
+		}
+		if d.IsDir() {
+			if sub, err := readMarker(full); err == nil {
+				if sub.InProgress {
+					return filepath.SkipDir // a temporary folder a killed run left
+				}
+				if err := walkForeign(full, rel+r+"/", sub, found); err != nil {
+					return err
+				}
+				return filepath.SkipDir
+			}
+			if owned[r+"/"] || laterUnder(m.Later, r) {
+				return nil
+			}
+			if err := found(rel + r + "/"); err != nil {
+				return err
+			}
+			return filepath.SkipDir
+		}
+		if owns(r) || ownedTemp(r, owns) {
+			return nil
+		}
+		return found(rel + r)
+	})
+}
+
+// laterUnder reports whether a pattern of later files may match a file in
+// folder r.
+func laterUnder(later []string, r string) bool {
+	depth := strings.Count(r, "/") + 1
+	for _, pat := range later {
+		parts := strings.Split(pat, "/")
+		if len(parts) <= depth {
+			continue
+		}
+		if ok, _ := path.Match(strings.Join(parts[:depth], "/"), r); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedTemp reports whether r is the lock file or a temporary file of an
+// entry that jeirt owns (what a killed run leaves beside it).
+func ownedTemp(r string, owns func(string) bool) bool {
+	dir, base := path.Split(r)
+	if !strings.HasPrefix(base, ".") {
+		return false
+	}
+	name := base[1:]
+	if n, ok := strings.CutSuffix(name, ".lock"); ok {
+		return owns(dir+n) || owns(dir+n+"/")
+	}
+	if i := strings.Index(name, tempTag); i > 0 {
+		return owns(dir+name[:i]) || owns(dir+name[:i]+"/")
+	}
+	return false
+}
+
+// readMarker reads the marker of folder dir.
+func readMarker(dir string) (*outputMarker, error) {
+	b, err := ReadInputFile(filepath.Join(dir, OutputMarker), 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	m := &outputMarker{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("%s: not a jeirt marker: %w", filepath.Join(dir, OutputMarker), err)
+	}
+	return m, nil
+}
+
+// writeMarker writes the marker of folder dir: the files now in it (a
+// sub-folder with its own marker stands for itself), and later.
+func writeMarker(dir string, inProgress bool, later []string) error {
+	outputWriter.Lock()
+	m := outputMarker{Jeirt: outputWriter.version, Command: outputWriter.command,
+		Written: time.Now().UTC().Format(time.RFC3339), InProgress: inProgress, Files: []string{}, Later: later}
+	outputWriter.Unlock()
+	if !inProgress {
+		err := filepath.WalkDir(dir, func(full string, d fs.DirEntry, err error) error {
+			if err != nil || full == dir {
+				return err
+			}
+			r, _ := filepath.Rel(dir, full)
+			r = filepath.ToSlash(r)
+			if d.IsDir() {
+				if _, err := os.Stat(filepath.Join(full, OutputMarker)); err == nil {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if r != OutputMarker {
+				m.Files = append(m.Files, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.Sort(m.Files)
+	}
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, OutputMarker), append(b, '\n'), 0o644)
+}
+
+// hasTempMarker reports whether the folder dir, named like a temporary
+// folder of jeirt's, is one: it holds a marker.
+func hasTempMarker(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	_, err = readMarker(dir)
+	return err == nil
+}

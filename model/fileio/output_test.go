@@ -1,0 +1,174 @@
+package fileio
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func mustWrite(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ResolvePath takes ".." after a symlink the way the system does: the
+// parent of the link's target, not the folder holding the link.
+func TestResolvePath(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "far", "deep"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "out", "sub"), 0o755)
+	if err := os.Symlink(filepath.Join(dir, "far", "deep"), filepath.Join(dir, "out", "link")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	os.Symlink("out/link/../../far", filepath.Join(dir, "rel"))
+	for _, c := range []struct{ in, want string }{
+		{"out/sub/..", "out"},
+		{"out/link", "far/deep"},
+		{"out/link/..", "far"},
+		{"out/link/../new/x", "far/new/x"},
+		{"rel/deep", "far/deep"},
+		{"out/missing/../y", "out/y"},
+		{"./out//sub/.", "out/sub"},
+	} {
+		got, err := ResolvePath(filepath.Join(dir, "x", "..") + "/" + c.in)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if want := filepath.Join(dir, c.want); got != want {
+			t.Errorf("%s: %s, want %s", c.in, got, want)
+		}
+	}
+	os.Symlink("loop", filepath.Join(dir, "loop"))
+	if _, err := ResolvePath(filepath.Join(dir, "loop", "x")); err == nil {
+		t.Error("a symlink loop resolved")
+	}
+}
+
+// writeMarked writes dir as a jeirt output folder holding files.
+func writeMarked(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	if err := WriteDirAtomic(dir, false, func(tmp string) error {
+		for _, f := range files {
+			mustWrite(t, filepath.Join(tmp, f), f)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "dd", "r.csv")
+	mustWrite(t, data, "model,item,correct\n")
+	mustWrite(t, filepath.Join(dir, "proj", "thesis.tex"), "\\begin")
+	writeMarked(t, filepath.Join(dir, "fit"), "fit.json", "items.csv")
+	writeMarked(t, filepath.Join(dir, "mixed"), "fit.json")
+	mustWrite(t, filepath.Join(dir, "mixed", "notes.md"), "mine")
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	mustWrite(t, filepath.Join(dir, "sel.csv"), "old")
+	linked := filepath.Join(dir, "data-link")
+	os.Symlink(data, linked)
+	for _, c := range []struct {
+		name   string
+		o      Output
+		want   string // "" for no error
+		exists bool   // the error is ErrOutputExists
+	}{
+		{"new folder", Output{Path: filepath.Join(dir, "new"), Folder: true}, "", false},
+		{"empty folder", Output{Path: filepath.Join(dir, "empty"), Folder: true}, "", false},
+		{"existing without --force", Output{Path: filepath.Join(dir, "fit"), Folder: true}, "already exists; pass --force", true},
+		{"jeirt's folder with --force", Output{Path: filepath.Join(dir, "fit"), Folder: true, Force: true}, "", false},
+		{"a user's folder with --force", Output{Path: filepath.Join(dir, "proj"), Folder: true, Force: true}, "was not written by this jeirt (it has no .jeirt-output.json; it holds thesis.tex)", false},
+		{"a foreign file with --force", Output{Path: filepath.Join(dir, "mixed"), Folder: true, Force: true}, "holds files jeirt did not write (notes.md)", false},
+		{"contains the input", Output{Path: filepath.Join(dir, "dd"), Folder: true, Force: true, Inputs: []string{data}}, "contains an input of this run", false},
+		{"is the input", Output{Path: filepath.Join(dir, "fit"), Folder: true, Force: true, Inputs: []string{filepath.Join(dir, "fit")}}, "is an input of this run", false},
+		{"inside the input", Output{Path: filepath.Join(dir, "fit", "report"), Folder: true, Inputs: []string{filepath.Join(dir, "fit")}}, "lies inside an input of this run", false},
+		{"the input through ..", Output{Path: filepath.Join(dir, "dd", "x", ".."), Folder: true, Force: true, Inputs: []string{data}}, "contains an input", false},
+		{"the input through a link", Output{Path: linked, Force: true, Inputs: []string{data}}, "is an input of this run", false},
+		{"a file without --force", Output{Path: filepath.Join(dir, "sel.csv")}, "already exists; pass --force", true},
+		{"a file with --force", Output{Path: filepath.Join(dir, "sel.csv"), Force: true}, "", false},
+		{"a file output that is a folder", Output{Path: filepath.Join(dir, "fit"), Force: true}, "is a folder", false},
+		{"a folder output that is a file", Output{Path: filepath.Join(dir, "sel.csv"), Folder: true, Force: true}, "exists and is not a folder", false},
+		{"a device", Output{Path: "/dev/null", Force: true}, "is not a regular file", false},
+	} {
+		_, err := CheckOutput(c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		case err != nil && errors.Is(err, ErrOutputExists) != c.exists:
+			t.Errorf("%s: errors.Is(ErrOutputExists) = %v", c.name, !c.exists)
+		}
+	}
+	// Refusals touch nothing.
+	for _, f := range []string{"dd/r.csv", "proj/thesis.tex", "mixed/notes.md", "fit/fit.json", "sel.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// WriteDirAtomic applies the rule at write time too, and its marker lists
+// what it wrote, nested outputs standing for themselves.
+func TestWriteDirAtomicMarker(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	mustWrite(t, filepath.Join(out, "notes.md"), "mine")
+	err := WriteDirAtomic(out, true, func(string) error { t.Fatal("filled a folder it may not replace"); return nil })
+	if err == nil || !strings.Contains(err.Error(), "it holds notes.md") {
+		t.Errorf("replacing a user's folder: %v", err)
+	}
+	os.Remove(filepath.Join(out, "notes.md"))
+	writeMarked(t, out, "a.csv", "sub/b.csv")
+	m, err := readMarker(out)
+	if err != nil || strings.Join(m.Files, " ") != "a.csv sub/b.csv" || m.InProgress {
+		t.Errorf("marker %+v, %v", m, err)
+	}
+	// A nested output with its own marker, and a user's file beside it.
+	writeMarked(t, filepath.Join(out, "sub", "ck"), "w.safetensors")
+	if foreign, _, marked, err := foreignFiles(out); err != nil || !marked || len(foreign) != 0 {
+		t.Errorf("nested output: foreign %v, marked %v, %v", foreign, marked, err)
+	}
+	mustWrite(t, filepath.Join(out, "sub", "ck", "mine.txt"), "x")
+	if foreign, _, _, _ := foreignFiles(out); strings.Join(foreign, " ") != "sub/ck/mine.txt" {
+		t.Errorf("a user's file in a nested output: %v", foreign)
+	}
+}
+
+// The clean-up after a killed run removes the temporary folders jeirt
+// marked, never a user's folder named like one.
+func TestOrphanCleanupKeepsUserFolders(t *testing.T) {
+	parent := t.TempDir()
+	res := filepath.Join(parent, "res")
+	keep := []string{".res.tmp-mybackup", ".res.jeirt-tmp-mine", ".res.jeirt-tmp-x.old"}
+	for _, k := range keep {
+		mustWrite(t, filepath.Join(parent, k, "precious.txt"), k)
+	}
+	orphan := filepath.Join(parent, ".res.jeirt-tmp-123")
+	os.MkdirAll(orphan, 0o755)
+	if err := writeMarker(orphan, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	writeMarked(t, res, "a.csv")
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("a killed run's marked folder survived: %v", err)
+	}
+	for _, k := range keep {
+		if b, err := os.ReadFile(filepath.Join(parent, k, "precious.txt")); err != nil || string(b) != k {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package kernel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// EncoderShapes are the matrix products of the encoders' layers, as
+// torch.nn.Linear (rows × in times Wᵀ, W out × in): rows 4096 is a batch of
+// 32 texts of 128 tokens, 128 a single text.
+var EncoderShapes = []struct {
+	Name          string
+	Rows, In, Out int
+}{
+	{"MiniLM-qkv-b32", 4096, 384, 384}, {"MiniLM-ff1-b32", 4096, 384, 1536}, {"MiniLM-ff2-b32", 4096, 1536, 384},
+	{"MiniLM-qkv-b1", 128, 384, 384}, {"MiniLM-ff1-b1", 128, 384, 1536}, {"MiniLM-ff2-b1", 128, 1536, 384},
+	{"MPNet-ff1-b32", 4096, 768, 3072}, {"MPNet-ff2-b32", 4096, 3072, 768},
+	{"ModernBERT-base-Wqkv-b32", 4096, 768, 2304}, {"ModernBERT-base-Wo-b32", 4096, 1152, 768},
+	{"ModernBERT-large-Wi-b32", 4096, 1024, 5248}, {"ModernBERT-large-Wo-b32", 4096, 2624, 1024},
+}
+
+// BenchmarkSgemm times Linear (all cores) at each level and encoder shape,
+// and Gonum's Sgemm (Gorgonia's default BLAS) for comparison, in GFLOP/s
+// and GFLOP per CPU-second (which holds up on a shared machine).
+func BenchmarkSgemm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range EncoderShapes {
+		x, w, bias := randSlice(rng, s.Rows*s.In), randSlice(rng, s.Out*s.In), randSlice(rng, s.Out)
+		y := make([]float32, s.Rows*s.Out)
+		flops := 2 * float64(s.Rows) * float64(s.In) * float64(s.Out)
+		for _, l := range Levels() {
+			b.Run(fmt.Sprintf("%s/%v", s.Name, l), func(b *testing.B) {
+				old := SetLevel(l)
+				defer SetLevel(old)
+				cpu0 := cpuSeconds()
+				for i := 0; i < b.N; i++ {
+					Linear(y, x, w, bias, s.Rows, s.In, s.Out)
+				}
+				reportFlops(b, flops*float64(b.N), cpuSeconds()-cpu0)
+			})
+		}
+		b.Run(s.Name+"/gonum", func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, s.Rows, s.Out, s.In, 1, x, s.In, w, s.In, 0, y, s.Out)
+			}
+			reportFlops(b, flops*float64(b.N), cpuSeconds()-cpu0)
+		})
+	}
+}
+
+func reportFlops(b *testing.B, flops, cpu float64) {
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu > 0 {
+		b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
+	}
+}
+
+// BenchmarkAttentionProducts times the two products of one attention head
+// (128 queries, 128 keys, head size 32 and 64) on one goroutine, as the
+// encoders run them, one head per core.
+func BenchmarkAttentionProducts(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, dh := range []int{32, 64} {
+		q, k := randSlice(rng, 128*dh), randSlice(rng, 128*dh)
+		s := make([]float32, 128*128)
+		ctx := make([]float32, 128*dh)
+		for _, l := range Levels() {
+			b.Run(fmt.Sprintf("dh=%d/%v", dh, l), func(b *testing.B) {
+				old := SetLevel(l)
+				defer SetLevel(old)
+				for i := 0; i < b.N; i++ {
+					SgemmSerial(blas.NoTrans, blas.Trans, 128, 128, dh, 1, q, dh, k, dh, 0, s, 128)
+					SgemmSerial(blas.NoTrans, blas.NoTrans, 128, dh, 128, 1, s, 128, k, dh, 0, ctx, dh)
+				}
+				b.ReportMetric(4*128*128*float64(dh)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkElementwise times the vector kernels on a batch-32 MiniLM
+// layer's worth of values (4096 rows of 384, softmax rows of 128).
+func BenchmarkElementwise(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := randSlice(rng, 4096*384)
+	y := make([]float32, len(x))
+	g, be := randSlice(rng, 384), randSlice(rng, 384)
+	for _, l := range Levels() {
+		old := SetLevel(l)
+		b.Run("GELU/"+l.String(), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for i := 0; i < b.N; i++ {
+				GELU(y, x)
+			}
+		})
+		b.Run("Softmax/"+l.String(), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for i := 0; i < b.N; i++ {
+				copy(y, x)
+				for r := 0; r < len(y); r += 128 {
+					Softmax(y[r : r+128])
+				}
+			}
+		})
+		b.Run("LayerNorm/"+l.String(), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for i := 0; i < b.N; i++ {
+				for r := 0; r < len(y); r += 384 {
+					LayerNorm(y[r:r+384], x[r:r+384], g, be, 1e-12)
+				}
+			}
+		})
+		x64, y64 := make([]float64, len(x)), make([]float64, len(x))
+		for i, v := range x {
+			x64[i] = float64(v) * 4
+		}
+		for _, k := range []struct {
+			name string
+			f    func(dst, src []float64)
+		}{{"Exp64", Exp64}, {"Sigmoid64", Sigmoid64}} {
+			b.Run(k.name+"/"+l.String(), func(b *testing.B) {
+				b.SetBytes(int64(8 * len(x64)))
+				for i := 0; i < b.N; i++ {
+					k.f(y64, x64)
+				}
+			})
+		}
+		SetLevel(old)
+	}
+}

@@ -1,0 +1,137 @@
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+func detectCPU() Level {
+	switch {
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasFMA && cpu.X86.HasAVX2:
+		return AVX512
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return AVX2
+	}
+	return Go
+}
+
+// Cache blocks (see sgemm.go; kc is the largest depth block, balancedBlock
+// evens them out). kc·nr·4 bytes of the packed right panel stay in L1 (48 KB
+// on AVX-512, 24 KB on AVX2, whose machines may have a 32 KB L1); kc·nc·4
+// bytes of the packed right block (768 KB, 384 KB) and mc·kc·4 of the left
+// operand share L2 (1 MB on AVX-512 machines, 512 KB on older AVX2 ones).
+// Chosen by sweeping the encoder shapes on a Zen 5 (both levels): kc 384
+// against 256 gave up to 1.17x (one block for a depth of 384); mc and nc
+// within 3% either way.
+var (
+	avx2Ops = &ops{level: AVX2, mr: 6, nr: 16, kc: 384, mc: 96, nc: 256, kern: sgemmAVX2,
+		lanes: 8, exp: expAVX2, gelu: geluAVX2, sigmoid: sigmoidAVX2, exp64: exp64AVX2, sigmoid64: sigmoid64AVX2, max: maxAVX2, expSubSum: expSubSumAVX2, scale: scaleAVX2,
+		add: addAVX2, mul: mulAVX2, sum64: sum64AVX2, sumSqDev64: sumSqDev64AVX2, norm64: norm64AVX2,
+		packedFlopsPerElement: 40}
+	avx512Ops = &ops{level: AVX512, mr: 12, nr: 32, kc: 384, mc: 144, nc: 512, kern: sgemmAVX512,
+		lanes: 16, exp: expAVX512, gelu: geluAVX512, sigmoid: sigmoidAVX512, exp64: exp64AVX512, sigmoid64: sigmoid64AVX512, max: maxAVX512, expSubSum: expSubSumAVX512, scale: scaleAVX512,
+		add: addAVX512, mul: mulAVX512, sum64: sum64AVX512, sumSqDev64: sumSqDev64AVX512, norm64: norm64AVX512,
+		packedFlopsPerElement: 80}
+)
+
+func opsFor(l Level) *ops {
+	switch l {
+	case AVX512:
+		return avx512Ops
+	case AVX2:
+		return avx2Ops
+	}
+	return goOps
+}
+
+// The assembly of kernel_amd64.s; see internal/asmgen for what each does.
+
+//go:noescape
+func sgemmAVX2(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+
+//go:noescape
+func sgemmAVX512(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+
+//go:noescape
+func expAVX2(dst, src *float32, n int)
+
+//go:noescape
+func expAVX512(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX2(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX512(dst, src *float32, n int)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+//go:noescape
+func expSubSumAVX2(x *float32, n int, shift float32) float64
+
+//go:noescape
+func expSubSumAVX512(x *float32, n int, shift float32) float64
+
+//go:noescape
+func scaleAVX2(x *float32, n int, c float32)
+
+//go:noescape
+func scaleAVX512(x *float32, n int, c float32)
+
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func addAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func mulAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func sum64AVX2(x *float32, n int) float64
+
+//go:noescape
+func sum64AVX512(x *float32, n int) float64
+
+//go:noescape
+func sumSqDev64AVX2(x *float32, n int, mean float64) float64
+
+//go:noescape
+func sumSqDev64AVX512(x *float32, n int, mean float64) float64
+
+//go:noescape
+func norm64AVX2(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+//go:noescape
+func norm64AVX512(dst, src, gamma, beta *float32, n int, mean, inv float64)
+
+//go:noescape
+func fmaPeakAVX2(n int)
+
+//go:noescape
+func fmaPeakAVX512(n int)
+
+//go:noescape
+func clockAdds(n int)
+
+//go:noescape
+func sigmoidAVX2(dst, src *float32, n int)
+
+//go:noescape
+func sigmoidAVX512(dst, src *float32, n int)
+
+//go:noescape
+func exp64AVX2(dst, src *float64, n int)
+
+//go:noescape
+func exp64AVX512(dst, src *float64, n int)
+
+//go:noescape
+func sigmoid64AVX2(dst, src *float64, n int)
+
+//go:noescape
+func sigmoid64AVX512(dst, src *float64, n int)

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package model
-
-import "unsafe"
-
-func adviseHuge(unsafe.Pointer, uintptr) {}

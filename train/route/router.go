@@ -1,0 +1,254 @@
+package route
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
+)
+
+// Router picks, for a question embedding q, the model of a JE-IRT checkpoint
+// to send the question to, from P_i = σ(q·m_i/‖q‖ − ‖q‖) for every candidate
+// model i:
+//
+//   - without costs: the model with the highest P;
+//   - with costs and Lambda = 0: the cheapest model whose P is at least MinP,
+//     or, when none reaches MinP, the highest P (Choice.Fallback says so);
+//   - with costs and Lambda > 0: the highest P − Lambda·cost;
+//   - without costs and Margin > 0: the Default model, unless the highest-P
+//     candidate beats the Default's P by at least Margin (then that one).
+//     Margin 0 is the max-P rule and Margin +Inf always takes the Default.
+//
+// Ties go to the cheaper model, then the higher P, then the lower row of M,
+// so a choice is reproducible.
+type Router struct {
+	Model *model.JEIRT
+	// Candidates are the rows of Model.M to choose from; nil means all.
+	Candidates []int
+	// Costs is nil or holds the cost of every row of Model.M (NaN for a model
+	// that is never a candidate).
+	Costs  []float64
+	MinP   float64
+	Lambda float64
+	// Margin and Default (a row of M) make the margin rule. When Default is
+	// not among the candidates (for example a model that did not answer a
+	// held-out question), the rule falls back to the highest P.
+	Margin  float64
+	Default int
+
+	// Domain, when set, makes RouteChecked flag questions unlike the
+	// training questions (see Domain) and send them to Best, the model
+	// that does best on average (a row of M), instead of trusting the
+	// rule's extrapolated probabilities; KeepOutOfDomain keeps the rule's
+	// choice and only flags them. Best < 0 means no such model: the rule
+	// decides.
+	Domain          *checkpoint.Domain
+	Best            int
+	KeepOutOfDomain bool
+}
+
+// ModelP is one candidate's predicted probability of a correct answer.
+type ModelP struct {
+	Model int     // row of M
+	P     float64 // P(correct)
+	Cost  float64 // NaN without costs
+}
+
+// Choice is the Router's decision for one question.
+type Choice struct {
+	ModelP
+	// Rule is "max-p", "margin", "min-p" or "lambda".
+	Rule string
+	// Fallback is true when the min-p rule found no model with P ≥ MinP and
+	// chose the highest P instead.
+	Fallback bool
+	// Ranked is every candidate, highest P first (ties as for the choice).
+	Ranked []ModelP
+	// OutOfDomain is true when the Router's Domain found the question
+	// unlike every training question; Distance is its cosine distance to
+	// the nearest one (NaN without a Domain). An out-of-domain question
+	// sent to Router.Best has Rule "out-of-domain".
+	OutOfDomain bool
+	Distance    float64
+}
+
+// Rule names the rule Route applies.
+func (r *Router) Rule() string {
+	switch {
+	case r.Costs == nil && r.Margin > 0:
+		return "margin"
+	case r.Costs == nil:
+		return "max-p"
+	case r.Lambda > 0:
+		return "lambda"
+	default:
+		return "min-p"
+	}
+}
+
+// Check reports a router that cannot route: no candidates, a candidate out of
+// range, costs of the wrong length or a missing, negative or NaN cost of a
+// candidate.
+func (r *Router) Check() error {
+	n := r.Model.NumModels()
+	if r.Candidates != nil && len(r.Candidates) == 0 || n == 0 {
+		return fmt.Errorf("route: no candidate models")
+	}
+	for _, i := range r.Candidates {
+		if i < 0 || i >= n {
+			return fmt.Errorf("route: candidate row %d is not a model of the checkpoint (it has %d)", i, n)
+		}
+	}
+	if r.Costs != nil {
+		if len(r.Costs) != n {
+			return fmt.Errorf("route: %d costs for %d models", len(r.Costs), n)
+		}
+		for _, i := range r.candidates() {
+			if c := r.Costs[i]; !(c >= 0) || math.IsInf(c, 0) {
+				return fmt.Errorf("route: model %q has no valid cost (got %v)", r.Model.Models[i], c)
+			}
+		}
+	}
+	if !(r.MinP >= 0 && r.MinP <= 1) {
+		return fmt.Errorf("route: min-p %v is not in [0, 1]", r.MinP)
+	}
+	if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
+		return fmt.Errorf("route: lambda %v must be a non-negative number", r.Lambda)
+	}
+	if !(r.Margin >= 0) {
+		return fmt.Errorf("route: margin %v must be a non-negative number (or +Inf)", r.Margin)
+	}
+	if r.Margin > 0 {
+		if r.Costs != nil {
+			return fmt.Errorf("route: the margin rule does not weigh cost; use it without costs")
+		}
+		if r.Default < 0 || r.Default >= n {
+			return fmt.Errorf("route: default row %d is not a model of the checkpoint (it has %d)", r.Default, n)
+		}
+	}
+	return nil
+}
+
+func (r *Router) candidates() []int {
+	if r.Candidates != nil {
+		return r.Candidates
+	}
+	all := make([]int, r.Model.NumModels())
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// Route decides for the question embedding q (length Model.Dim).
+func (r *Router) Route(q []float32) Choice {
+	return r.Choose(r.Probs(q, nil))
+}
+
+// RouteChecked is Route with the out-of-domain check on the question's
+// encoder vector x (length Domain.Dim): without a Domain it is Route.
+func (r *Router) RouteChecked(q, x []float32) Choice {
+	if r.Domain == nil {
+		return r.Route(q)
+	}
+	ch := r.Choose(r.Probs(q, nil))
+	ch.Distance = r.Domain.Distance(x)
+	ch.OutOfDomain = ch.Distance > r.Domain.Threshold
+	if !ch.OutOfDomain || r.KeepOutOfDomain || r.Best < 0 {
+		return ch
+	}
+	for _, mp := range ch.Ranked {
+		if mp.Model == r.Best {
+			ch.ModelP, ch.Rule, ch.Fallback = mp, "out-of-domain", false
+			break
+		}
+	}
+	return ch
+}
+
+// Probs returns P(correct) of every candidate for question embedding q,
+// reusing buf when it is long enough.
+func (r *Router) Probs(q []float32, buf []ModelP) []ModelP {
+	cand := r.candidates()
+	if cap(buf) < len(cand) {
+		buf = make([]ModelP, len(cand))
+	}
+	buf = buf[:len(cand)]
+	for k, i := range cand {
+		c := math.NaN()
+		if r.Costs != nil {
+			c = r.Costs[i]
+		}
+		buf[k] = ModelP{Model: i, P: r.Model.Prob(i, q), Cost: c}
+	}
+	return buf
+}
+
+// Choose applies the rule to candidates' probabilities (as Probs returns
+// them); it sorts ps in place into Choice.Ranked.
+func (r *Router) Choose(ps []ModelP) Choice {
+	less := func(a, b ModelP) bool { // a before b in the ranking
+		if a.P != b.P {
+			return a.P > b.P
+		}
+		if r.Costs != nil && a.Cost != b.Cost {
+			return a.Cost < b.Cost
+		}
+		return a.Model < b.Model
+	}
+	sort.Slice(ps, func(x, y int) bool { return less(ps[x], ps[y]) })
+	ch := Choice{Rule: r.Rule(), Ranked: ps, Distance: math.NaN()}
+	best := -1
+	switch ch.Rule {
+	case "max-p":
+		best = 0
+	case "margin":
+		best = 0
+		for k, m := range ps {
+			// ps[0] has the highest P; switch away from the default only
+			// when that P beats the default's by at least Margin.
+			if m.Model == r.Default {
+				if ps[0].P-m.P < r.Margin {
+					best = k
+				}
+				break
+			}
+		}
+	case "lambda":
+		score := func(m ModelP) float64 { return m.P - r.Lambda*m.Cost }
+		for k, m := range ps {
+			if best < 0 || score(m) > score(ps[best]) ||
+				score(m) == score(ps[best]) && m.Cost < ps[best].Cost {
+				best = k
+			}
+		}
+	case "min-p":
+		for k, m := range ps {
+			if m.P >= r.MinP && (best < 0 || m.Cost < ps[best].Cost) {
+				best = k
+			}
+		}
+		if best < 0 {
+			best, ch.Fallback = 0, true
+		}
+	}
+	ch.ModelP = ps[best]
+	return ch
+}
+
+// Alternatives returns up to top candidates other than the chosen one,
+// highest P first.
+func (c Choice) Alternatives(top int) []ModelP {
+	var out []ModelP
+	for _, m := range c.Ranked {
+		if len(out) == top {
+			break
+		}
+		if m.Model != c.Model {
+			out = append(out, m)
+		}
+	}
+	return out
+}

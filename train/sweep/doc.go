@@ -1,4 +1,0 @@
-// Package sweep runs grids of `jeirt train` runs: sweep files, run folders, a
-// Slurm job array script (Emit), local runs (RunLocal) and the table of their
-// metrics.json files (CollectSweep).
-package sweep
