@@ -16,8 +16,8 @@
 //
 // Cells are dropped completely at random (MCAR) with probability Missing.
 //
-// The 2pl and mirt generators also give what modern harnesses record:
-// Guess > 0 adds a lower asymptote (the 3PL, P = c + (1 − c)·sigmoid(x));
+// The generators also give what modern harnesses record: Guess > 0 adds a
+// lower asymptote (2pl and mirt: the 3PL, P = c + (1 − c)·sigmoid(x));
 // Trials > 1 samples each cell n ~ U{1, …, Trials} times (k of n correct,
 // k ~ Binomial(n, P)); Levels > 1 grades each cell on Levels equally spaced
 // scores from 0 to 1, score = Binomial(Levels − 1, P)/(Levels − 1), so the
@@ -46,9 +46,9 @@ type Options struct {
 	FeatureDim int // D, item feature dimension for jeirt (default 32)
 	EmbedDim   int // d, embedding dimension of q and m for jeirt (default 8)
 
-	// 2pl and mirt only (see the package comment): the lower asymptote c
-	// of every item, the most trials per cell, the score levels of a graded
-	// benchmark (Trials and Levels exclusive; 0 or 1 means off).
+	// The lower asymptote c of every item (2pl and mirt), the most trials
+	// per cell, the score levels of a graded benchmark (Trials and Levels
+	// exclusive; 0 or 1 means off). See the package comment.
 	Guess  float64
 	Trials int
 	Levels int
@@ -87,8 +87,8 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 	if !(opt.Guess >= 0 && opt.Guess < 1) || opt.Trials < 0 || opt.Levels < 0 || opt.Trials > 1 && opt.Levels > 1 || opt.Trials > 1<<20 || opt.Levels > 1<<20 {
 		return nil, nil, fmt.Errorf("synth: guess %v must be in [0, 1), trials %d and levels %d at most 1048576 and not both above 1", opt.Guess, opt.Trials, opt.Levels)
 	}
-	if (opt.Guess > 0 || opt.Trials > 1 || opt.Levels > 1) && opt.Kind == "jeirt" {
-		return nil, nil, fmt.Errorf("synth: --guess, --trials and --levels apply to kinds 2pl and mirt")
+	if opt.Guess > 0 && opt.Kind == "jeirt" {
+		return nil, nil, fmt.Errorf("synth: --guess applies to kinds 2pl and mirt")
 	}
 	// Two streams: parameters and labels/missingness, so that changing the
 	// missing rate leaves the true parameters unchanged.
