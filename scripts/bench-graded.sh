@@ -32,22 +32,22 @@ for k in $(seq "$ROUNDS"); do
   (cd "$tmp/base" && go test -run '^$' -bench 'CBMMStepBinary' -benchtime 20x ./train/irt/) |
     awk -v b="$BASE" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print b, $1, $(NF-1) }' >>"$out"
   (cd "$root" && go test -run '^$' -bench 'CBMMFitFamily' -benchtime 2x ./train/irt/) |
-    awk '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print "this", $1, $(NF-1), $(NF-3), $3 / 1e9 }' >>"$out"
+    awk '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print "this", $1, $3 / 1e9, $(NF-3) }' >>"$out"
 done
 echo "load at the end: $(cut -d' ' -f1 /proc/loadavg)"
-# Medians per (code, benchmark): ns per cell (per cell and iteration for fits).
+# Medians per (code, benchmark): ns per cell of one iteration; seconds of a whole fit.
 sort -k1,2 -k3,3g "$out" | awk '
-  { key = $1 " " $2; v[key, ++n[key]] = $3; it[key] = $4; secs[key] = $5 }
+  { key = $1 " " $2; v[key, ++n[key]] = $3; it[key] = $4 }
   END {
     for (key in n) { m = n[key]; med[key] = (m % 2) ? v[key, (m+1)/2] : (v[key, m/2] + v[key, m/2+1]) / 2 }
-    printf "%-8s %-44s %12s\n", "code", "benchmark", "ns/cell"
-    for (key in med) { split(key, p, " "); printf "%-8s %-44s %12.3f%s\n", p[1], p[2], med[key], (it[key] != "" ? "   (" it[key] " iterations, " secs[key] " s)" : "") }
+    printf "%-8s %-44s %12s\n", "code", "benchmark", "ns/cell (fits: s)"
+    for (key in med) { split(key, p, " "); printf "%-8s %-44s %12.4f%s\n", p[1], p[2], med[key], (it[key] != "" ? "   (" it[key] " iterations)" : "") }
     bin = med["this BenchmarkCBMMStepFamily/binary"]
     for (key in med) if (key ~ /StepFamily/ && bin > 0) { split(key, p, " "); r[p[2]] = med[key] / bin }
     print ""
     for (k in r) printf "ratio to binary, one iteration: %-40s %.3f\n", k, r[k]
     fb = med["this BenchmarkCBMMFitFamily/binary"]
-    for (key in med) if (key ~ /FitFamily/ && fb > 0) { split(key, p, " "); printf "ratio to binary, whole fit (per cell and iteration): %-30s %.3f\n", p[2], med[key] / fb }
+    for (key in med) if (key ~ /FitFamily/ && fb > 0) { split(key, p, " "); printf "ratio to binary, whole fit (seconds): %-40s %.3f\n", p[2], med[key] / fb }
     for (key in med) if (key ~ /StepBinary/ && key !~ /^this/) { base = med[key] }
     if (base > 0) printf "binary iteration, this code over %s: %.3f\n", "'"$BASE"'", med["this BenchmarkCBMMStepBinary"] / base
   }' | sort
