@@ -137,15 +137,7 @@ func TestRecoverBinomial2PL(t *testing.T) {
 // and θ in the order of the mean scores.
 func TestRecoverGraded2PL(t *testing.T) {
 	r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 150, Items: 200, Seed: 3, Levels: 11})
-	zeros, ones := 0, 0
-	for c := range r.Label {
-		switch r.ScoreAt(c) {
-		case 0:
-			zeros++
-		case 1:
-			ones++
-		}
-	}
+	zeros, ones := exactScores(r)
 	if zeros == 0 || ones == 0 || r.GradedCells() == 0 {
 		t.Fatalf("want exact 0s, 1s and fractions: %d, %d, %d", zeros, ones, r.GradedCells())
 	}
@@ -226,15 +218,7 @@ func TestShippedGradedFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zeros, ones := 0, 0
-	for c := range r.Label {
-		switch r.ScoreAt(c) {
-		case 0:
-			zeros++
-		case 1:
-			ones++
-		}
-	}
+	zeros, ones := exactScores(r)
 	fit, err := CBMM{Accelerate: true}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -257,4 +241,17 @@ func allFinite(t *testing.T, name string, fit *model.IRT) {
 			t.Fatalf("%s: a parameter is %v", name, v)
 		}
 	}
+}
+
+// exactScores counts the cells scored exactly 0 and exactly 1.
+func exactScores(r *model.Responses) (zeros, ones int) {
+	for c := range r.Label {
+		switch r.ScoreAt(c) {
+		case 0:
+			zeros++
+		case 1:
+			ones++
+		}
+	}
+	return zeros, ones
 }
