@@ -76,7 +76,7 @@ func newAddModelCmd() *cobra.Command {
 	f.StringVar(&a.Out, "out", "", "new checkpoint folder (default DIR.plus-NAME); with --fit: the abilities.csv rows (default: stdout)")
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cli.PrintJSON(cmd, &asJSON)
 	withDevice(cmd)
 	// The old spelling of add-model suggest.
 	f.IntVar(&sug.K, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
@@ -94,7 +94,7 @@ func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, mode
 	if a.Checkpoint != "" {
 		return fmt.Errorf("add-model: --fit and --checkpoint are two kinds of map; give one")
 	}
-	for _, name := range []string{"fraction", "replace", "prior", "shrink", "l2", "encoder", "suggest", "answered", "pool", "json"} {
+	for _, name := range []string{"fraction", "replace", "prior", "shrink", "l2", "encoder", "suggest", "answered", "pool", "json", "print"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return fmt.Errorf("add-model: --%s goes with --checkpoint, not --fit", name)
 		}

@@ -61,7 +61,7 @@ func newDataInspectCmd() *cobra.Command {
 	}
 	addReadFlags(cmd, &opt)
 	cmd.Flags().StringVar(&data, "data", "", "response file (instead of the FILE argument)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cli.PrintJSON(cmd, &asJSON)
 	return cli.Guard(cmd, cli.Outputs{ArgsIn: true})
 }
 
@@ -83,12 +83,14 @@ func newDataSplitCmd() *cobra.Command {
 	addReadFlags(cmd, &s.Read)
 	cmd.Flags().StringVar(&s.Data, "data", "", "response file to split (required)")
 	cmd.Flags().StringVar(&s.Out, "out", "", "output folder for train.csv, val.csv, test.csv (required)")
-	cmd.Flags().Float64Var(&s.Options.Val, "val", 0.1, "fraction held out for validation")
-	cmd.Flags().Float64Var(&s.Options.Test, "test", 0.1, "fraction held out for test")
+	cmd.Flags().Float64Var(&s.Options.Val, "val-fraction", 0.1, "fraction held out for validation")
+	cmd.Flags().Float64Var(&s.Options.Test, "test-fraction", 0.1, "fraction held out for test")
 	cmd.Flags().Int64Var(&s.Options.Seed, "seed", 42, "random seed")
 	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
-	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
+	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test-fraction of them at random); validation is --val-fraction of the other items")
 	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	alias(cmd, "val", "val-fraction")
+	alias(cmd, "test", "test-fraction")
 	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/clidoc"
 )
 
@@ -12,7 +13,7 @@ import (
 // and an index) from the command tree itself, so flags and help text cannot
 // drift from docs/cli. It is hidden: users read the files it writes.
 func init() {
-	var out string
+	var out, check string
 	cmd := &cobra.Command{
 		Use:     "docs",
 		Short:   "Write the Markdown CLI reference (one file per command) to --out",
@@ -20,10 +21,17 @@ func init() {
 		Args:    cobra.NoArgs,
 		Example: `  jeirt docs --out docs/cli`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fmt.Errorf("docs: --out DIR is required")
+			if out == "" && check == "" {
+				return fmt.Errorf("docs: --out DIR (or --check DIR) is required")
 			}
-			files, err := clidoc.Files(rootCmd)
+			files, err := clidoc.Files(rootCmd, flagMeanings)
+			if err == nil && check != "" {
+				if err = clidoc.Check(check, files); err != nil {
+					return fmt.Errorf("docs: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date (%d files)\n", check, len(files))
+				return nil
+			}
 			if err == nil {
 				err = clidoc.Write(out, files)
 			}
@@ -35,5 +43,6 @@ func init() {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder to write the Markdown reference to (e.g. docs/cli)")
-	rootCmd.AddCommand(cmd)
+	cmd.Flags().StringVar(&check, "check", "", "compare the reference in this folder with the commands' and fail when it differs")
+	rootCmd.AddCommand(cli.Guard(cmd, cli.Outputs{}))
 }

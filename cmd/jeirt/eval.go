@@ -43,7 +43,7 @@ func newEvalCmd() *cobra.Command {
 	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
 	addReadFlags(cmd, &ro)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cli.PrintJSON(cmd, &asJSON)
 	return cli.Guard(withDevice(cmd), cli.Outputs{})
 }
 

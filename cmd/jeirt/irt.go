@@ -114,7 +114,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				if !cvJSON || cvOut != "" {
 					return needArgs(0, 0, "no arguments")(cmd, args)
 				}
-				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
+				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--print json prints the metrics as JSON)", args[0])
 			}
 			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
@@ -138,8 +138,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
-	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
+	cli.PrintJSON(cv, &cvJSON)
 
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),

@@ -42,9 +42,10 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&ro.Train, "data", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
 	cmd.Flags().BoolVar(&ro.KeepOutOfDomain, "keep-out-of-domain", false, "keep the rule's choice for queries unlike every training question (they are still flagged); default: send them to the best single model")
 	cmd.Flags().IntVar(&o.Top, "top", 3, "alternatives to list per query")
-	cmd.Flags().StringVar(&o.Output, "output", "table", "output format: table, csv or json (JSON lines)")
+	cmd.Flags().StringVar(&o.Print, "print", "table", "what to print on standard output: table, csv or json (JSON lines)")
 	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
+	alias(cmd, "output", "print")
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
@@ -52,7 +53,7 @@ func newRouteCmd() *cobra.Command {
 }
 
 // routeFormat is route's --format: the layout of --data. Its old use for
-// the output format (table, csv, json) is refused with the replacement.
+// the printed format (table, csv, json) is refused with the replacement.
 type routeFormat struct{ in *string }
 
 func (f *routeFormat) String() string {
@@ -64,10 +65,10 @@ func (f *routeFormat) String() string {
 func (f *routeFormat) Type() string { return "string" }
 func (f *routeFormat) Set(v string) error {
 	if v == "table" || v == "csv" || v == "json" {
-		return fmt.Errorf("--format %s for the output format was retired: use --output %s (--format is the layout of --data)", v, v)
+		return fmt.Errorf("--format %s for the printed format was retired: use --print %s (--format is the layout of --data)", v, v)
 	}
 	if !slices.Contains(read.Formats, v) {
-		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(read.Formats, "|"))
+		return fmt.Errorf("%q is not an input format (%s); the printed format is --print table|csv|json", v, strings.Join(read.Formats, "|"))
 	}
 	*f.in = v
 	return nil

@@ -14,7 +14,7 @@ func newSynthCmd() *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{
-		Use:     "synth --kind 2pl|mirt|jeirt --models N --items J --out DIR",
+		Use:     "synth --kind 2pl|mirt|jeirt --n-models N --n-items J --out DIR",
 		Short:   "Simulate responses with known ground truth, for recovery tests and benchmarks",
 		Long:    helpText("synth"),
 		Example: helpExamples("synth"),
@@ -43,8 +43,8 @@ func newSynthCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opt.Kind, "kind", "2pl", "generator: 2pl|mirt|jeirt")
-	f.IntVar(&opt.Models, "models", 100, "number of models N")
-	f.IntVar(&opt.Items, "items", 1000, "number of items J")
+	f.IntVar(&opt.Models, "n-models", 100, "number of models N")
+	f.IntVar(&opt.Items, "n-items", 1000, "number of items J")
 	f.IntVar(&opt.Rank, "rank", 0, "ability dimensions r for mirt (default 2; 2pl is 1)")
 	f.Float64Var(&opt.Missing, "missing", 0, "fraction of cells missing completely at random")
 	f.Int64Var(&opt.Seed, "seed", 1, "random seed")
@@ -52,6 +52,8 @@ func newSynthCmd() *cobra.Command {
 	f.IntVar(&opt.EmbedDim, "embed-dim", 8, "embedding dimension d of q and m (jeirt)")
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	alias(cmd, "models", "n-models")
+	alias(cmd, "items", "n-items")
 	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
