@@ -5,6 +5,7 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/datarun"
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
@@ -22,12 +23,18 @@ var dataCmd = &cobra.Command{
 // read.File, on a command that reads responses.
 func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
-	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
+	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text file joined by item id: CSV, TSV or JSONL with an id (item_id, task_id, instance_id, ...) and a text (text, problem_statement, prompt, question, instruct_prompt, ...)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
 	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
+	opt.Warn = model.LogTo(stderrOf{cmd})
 }
+
+// stderrOf writes to the command's standard error as it is when written to.
+type stderrOf struct{ cmd *cobra.Command }
+
+func (s stderrOf) Write(p []byte) (int, error) { return s.cmd.ErrOrStderr().Write(p) }
 
 func newDataInspectCmd() *cobra.Command {
 	var opt read.Options
@@ -48,6 +55,7 @@ func newDataInspectCmd() *cobra.Command {
 			if data == "" {
 				return needArgs(1, 1, "the responses file FILE (or --data FILE)")(cmd, args)
 			}
+			opt.Warn = nil // the summary says them
 			r, rep, err := read.File(data, opt)
 			if err != nil {
 				return err

@@ -35,6 +35,13 @@ duplicates    3 cells with 3 extra rows; 1 conflicting, 1 ties left missing
 	if err != nil || !strings.Contains(out, `"observed": 10,`) || !strings.Contains(out, "\"ties_left_missing\": 0\n") {
 		t.Errorf("--json: %v\n%s", err, out)
 	}
+	// The item-text column used is said; a BigCodeBench-like file's
+	// instruct_prompt is found.
+	os.WriteFile("bcb.csv", []byte("task_id,complete_prompt,instruct_prompt\na,def a(),Write a.\nb,def b(),Write b.\n"), 0o644)
+	out, err = runCmd(t, newDataInspectCmd(), "data.csv", "--items", "bcb.csv")
+	if err != nil || !strings.Contains(out, "items         4 (2 with text)\nitem text     column instruct_prompt of bcb.csv\n") {
+		t.Errorf("--items: %v\n%s", err, out)
+	}
 	os.WriteFile("bad.csv", []byte("model,item,label\nm,a,maybe\n"), 0o644)
 	_, err = runCmd(t, newDataInspectCmd(), "bad.csv")
 	if err == nil || err.Error() != `bad.csv:2: column "label": "maybe" is not a 0/1 label` {

@@ -32,6 +32,10 @@ type Summary struct {
 	ItemsEveryone int `json:"items_everybody_solved"`
 	ItemsNoCells  int `json:"items_without_cells"`
 	ItemsWithText int `json:"items_with_text"`
+	// ItemsFile and ItemTextColumn are the item-text file and its column
+	// read as the text.
+	ItemsFile      string `json:"items_file,omitempty"`
+	ItemTextColumn string `json:"item_text_column,omitempty"`
 	Groups        int `json:"groups"`
 
 	Blank          int `json:"blank_cells"`
@@ -39,6 +43,8 @@ type Summary struct {
 	DuplicateRows  int `json:"duplicate_rows"`
 	Conflicts      int `json:"duplicate_conflicts"`
 	TiesDropped    int `json:"ties_left_missing"`
+
+	Warning string `json:"warning,omitempty"`
 }
 
 // Summarize describes r, read as rep says.
@@ -46,7 +52,7 @@ func Summarize(r *model.Responses, rep *read.Report) Summary {
 	s := Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
-		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped}
+		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped, ItemsFile: rep.ItemsPath, ItemTextColumn: rep.ItemTextColumn, Warning: rep.Warning}
 	var acc []float64
 	s.ModelAccMin, s.ModelAccMax = math.NaN(), math.NaN()
 	for i, a := range r.ModelAccuracy() {
