@@ -36,7 +36,7 @@ type Summary struct {
 	// read as the text.
 	ItemsFile      string `json:"items_file,omitempty"`
 	ItemTextColumn string `json:"item_text_column,omitempty"`
-	Groups        int `json:"groups"`
+	Groups         int    `json:"groups"`
 
 	Blank          int `json:"blank_cells"`
 	DuplicateCells int `json:"duplicate_cells"`
