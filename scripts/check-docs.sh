@@ -4,6 +4,7 @@
 #   scripts/check-docs.sh          build jeirt, run the commands, fail on the first failure
 #   scripts/check-docs.sh --list   only print the commands it would run (and the skipped blocks)
 #   scripts/check-docs.sh --fix    rewrite the generated layout table of docs/development.md
+#   CHECK_DOCS_FILES="README.md docs/serve.md" scripts/check-docs.sh   only those files' commands
 #
 # Before the commands it checks what the docs say about the code: the layout
 # table of docs/development.md must be what `go run ./scripts/layout table`
@@ -43,6 +44,8 @@ fix=false
 
 files=(README.md)
 for f in docs/*.md; do files+=("$f"); done
+# CHECK_DOCS_FILES="README.md docs/serve.md" runs those files' commands only.
+if [ -n "${CHECK_DOCS_FILES:-}" ]; then read -r -a files <<<"$CHECK_DOCS_FILES"; fi
 
 # Extract: one record per command, "FILE:LINE<TAB>COMMAND"; skipped blocks
 # as "SKIP<TAB>FILE:LINE<TAB>WHAT".

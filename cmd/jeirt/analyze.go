@@ -51,7 +51,7 @@ func newAnalyzeCmd() *cobra.Command {
 	dir.Example = `  jeirt analyze groups --data configs/data/swebench-verified/response_matrix.csv --rule id-first --out out/swe-groups.csv
   jeirt analyze directions --checkpoint out/quickstart --groups out/swe-groups.csv --out out/swe-directions`
 	dir.Flags().StringVar(&dr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
-	dir.Flags().StringVar(&dr.Groups, "groups", "", groupsUsage+" (required)")
+	dir.Flags().StringVar(&dr.Groups, "groups", "", cli.GroupsUsage+" (required)")
 	alias(dir, "items", "groups")
 	dir.Flags().IntVar(&dr.K, "k", 0, "clusters (0: the number of categories)")
 	dir.Flags().IntVar(&dr.Restarts, "restarts", 10, "k-means++ restarts; the best total cosine is kept")
@@ -61,19 +61,11 @@ func newAnalyzeCmd() *cobra.Command {
 	probe := analysisCmd("probe --checkpoint DIR --groups GROUPS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
 		cobra.NoArgs, []string{"checkpoint", "axis"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
 			pr.Log = model.LogTo(os.Stderr)
-			if pr.Groups == "" && pr.Read.Items != "" {
-				// Before --groups, --items named the category file.
-				fmt.Fprintln(os.Stderr, "probe: --items for the categories is deprecated; use --groups (--items is the item texts of --data)")
-				pr.Groups = pr.Read.Items
-			}
-			if pr.Groups == "" {
-				return nil, fmt.Errorf("jeirt analyze probe: --groups is required")
-			}
 			return pr.Run(w)
 		})
 	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --groups out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`
 	addReadFlags(probe, &pr.Read)
-	probe.Flags().StringVar(&pr.Groups, "groups", "", groupsUsage+" (required)")
+	probe.Flags().StringVar(&pr.Groups, "groups", "", cli.GroupsUsage+" (required)")
 	probe.Flags().StringVar(&pr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
 	probe.Flags().StringVar(&pr.Axis, "axis", "", "two categories A,B: the axis points from B's mean question direction to A's (required)")
 	probe.Flags().StringVar(&pr.Data, "data", "", "responses, to add each model's accuracy on A and on B (optional)")
@@ -102,9 +94,6 @@ func newAnalyzeCmd() *cobra.Command {
 	cmd.AddCommand(cli.Guard(groups, cli.Outputs{Files: []string{"out"}}), dir, probe, icc, dims, lobo)
 	return cmd
 }
-
-// groupsUsage is the help of every --groups flag.
-const groupsUsage = "item-group CSV: an item id column and a category, benchmark or group column (jeirt analyze groups writes one)"
 
 // analysisCmd is a sub-command that checks its required flags, runs run
 // (which prints its summary and returns the files) and writes the files

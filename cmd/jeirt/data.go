@@ -28,13 +28,8 @@ func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
 	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
-	opt.Warn = model.LogTo(stderrOf{cmd})
+	opt.Warn = model.LogTo(cli.Stderr(cmd))
 }
-
-// stderrOf writes to the command's standard error as it is when written to.
-type stderrOf struct{ cmd *cobra.Command }
-
-func (s stderrOf) Write(p []byte) (int, error) { return s.cmd.ErrOrStderr().Write(p) }
 
 func newDataInspectCmd() *cobra.Command {
 	var opt read.Options

@@ -24,21 +24,18 @@ func init() {
 			if out == "" && check == "" {
 				return fmt.Errorf("docs: --out DIR (or --check DIR) is required")
 			}
-			files, err := clidoc.Files(rootCmd, flagMeanings)
-			if err == nil && check != "" {
-				if err = clidoc.Check(check, files); err != nil {
-					return fmt.Errorf("docs: %w", err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date (%d files)\n", check, len(files))
-				return nil
-			}
-			if err == nil {
+			files, err := clidoc.Files(rootCmd, cli.FlagMeanings)
+			msg := fmt.Sprintf("wrote %d files to %s", len(files), out)
+			switch {
+			case err == nil && check != "":
+				err, msg = clidoc.Check(check, files), fmt.Sprintf("%s is up to date (%d files)", check, len(files))
+			case err == nil:
 				err = clidoc.Write(out, files)
 			}
 			if err != nil {
 				return fmt.Errorf("docs: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d files to %s\n", len(files), out)
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			return nil
 		},
 	}

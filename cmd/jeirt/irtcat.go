@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
@@ -48,7 +49,7 @@ func newIRTCatCmd() *cobra.Command {
 	f.Float64Var(&c.Test.TargetSE, "target-se", 0, "stop once θ's standard error is at most S (0: no target)")
 	f.IntVar(&c.Test.MinItems, "min-items", 0, "ask at least this many items before --target-se may stop a test")
 	f.BoolVar(&c.ExcludeFlagged, "exclude-flagged", false, "never ask an item with a flag in the fit's items.csv (answers to them still count)")
-	f.StringVar(&c.Groups, "groups", "", groupsUsage+": the groups are balanced at their share of the bank")
+	f.StringVar(&c.Groups, "groups", "", cli.GroupsUsage+": the groups are balanced at their share of the bank")
 	f.StringVar(&c.GroupColumn, "group-column", "", "the group column of --groups (default: group, category or benchmark)")
 	f.Float64Var(&c.Test.KLWidth, "kl-width", 3, "c of the KL rule's interval θ ± c/√n")
 	f.Int64Var(&c.Seed, "seed", 42, "seed of --rule random (with each model's name)")

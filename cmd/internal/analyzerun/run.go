@@ -105,6 +105,14 @@ type ProbeRun struct {
 
 // Run is jeirt analyze probe.
 func (p ProbeRun) Run(w io.Writer) (Files, error) {
+	if p.Groups == "" && p.Read.Items != "" {
+		// Before --groups, --items named the category file.
+		p.Log.Printf("probe: --items for the categories is deprecated; use --groups (--items is the item texts of --data)")
+		p.Groups = p.Read.Items
+	}
+	if p.Groups == "" {
+		return nil, fmt.Errorf("jeirt analyze probe: --groups is required")
+	}
 	ab := strings.Split(p.Axis, ",")
 	if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
 		return nil, fmt.Errorf("--axis %q: want two categories, A,B", p.Axis)

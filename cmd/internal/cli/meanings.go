@@ -1,11 +1,17 @@
-package main
+package cli
 
-// flagMeanings gives every flag name of the command tree its one meaning,
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// FlagMeanings gives every flag name of the command tree its one meaning,
 // whatever the command: docs/cli/flags.md is generated from it (clidoc's
-// FlagTable), and a flag without an entry, or a name used with two kinds of
+// FlagTable, from `jeirt docs`), and a flag without an entry, or a name used with two kinds of
 // value, stops the generation. A new flag needs its line here; a new meaning
 // needs a new name.
-var flagMeanings = map[string]string{
+var FlagMeanings = map[string]string{
 	"accelerate":         "cBMM: extrapolated MM steps with a monotone safeguard",
 	"account":            "Slurm account",
 	"addr":               "address to listen on",
@@ -125,3 +131,14 @@ var flagMeanings = map[string]string{
 	"write-timeout":      "limit on writing an answer",
 	"z":                  "standard errors beyond which a fall is flagged",
 }
+
+// GroupsUsage is the help of every --groups flag.
+const GroupsUsage = "item-group CSV: an item id column and a category, benchmark or group column (jeirt analyze groups writes one)"
+
+// Stderr is cmd's standard error as it is when written to (a test may set
+// it after the flags are made).
+func Stderr(cmd *cobra.Command) io.Writer { return stderrOf{cmd} }
+
+type stderrOf struct{ cmd *cobra.Command }
+
+func (s stderrOf) Write(p []byte) (int, error) { return s.cmd.ErrOrStderr().Write(p) }
