@@ -135,50 +135,14 @@ if os.path.exists(icc):
         sys.exit("report-check: FAIL: the ICC legend is not beside the plot (it covers the curves)")
 
 path = sys.argv[1]
-data = open(path, "rb").read()
-if data[:8] != b"\x89PNG\r\n\x1a\n":
-    sys.exit(f"report-check: {path} is not a PNG")
-pos, idat, ihdr = 8, b"", None
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        ihdr = struct.unpack(">IIBBBBB", body)
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-w, h, depth, ctype, _, _, interlace = ihdr
-if depth != 8 or ctype not in (2, 6) or interlace:
-    sys.exit(f"report-check: unexpected PNG format (depth {depth}, colour type {ctype}, interlace {interlace})")
-bpp = 3 if ctype == 2 else 4
-raw = zlib.decompress(idat)
-stride = w * bpp
-prev = bytearray(stride)
+w, h, bpp, rows = decode(path)
 colours, nonwhite = set(), 0
-for y in range(h):
-    f = raw[y * (stride + 1)]
-    line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b = prev[x]
-        c = prev[x - bpp] if x >= bpp else 0
-        if f == 1:
-            line[x] = (line[x] + a) & 255
-        elif f == 2:
-            line[x] = (line[x] + b) & 255
-        elif f == 3:
-            line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            line[x] = (line[x] + pr) & 255
-    for x in range(0, stride, bpp * 2):  # every other pixel is plenty
+for line in rows:
+    for x in range(0, w * bpp, bpp * 2):  # every other pixel is plenty
         px = bytes(line[x:x + 3])
         colours.add(px)
         if px != b"\xff\xff\xff":
             nonwhite += 1
-    prev = line
 sampled = h * ((w + 1) // 2)
 share = nonwhite / sampled
 print(f"report-check: {path}: {w}x{h}, {len(colours)} distinct colours, {100 * share:.1f}% non-white pixels")
