@@ -27,13 +27,13 @@ func (s *Server) checkRoutable(st *state) error {
 	}
 	slices.Sort(upNames)
 	slices.Sort(unknown)
-	for _, name := range unknown {
-		s.set.Log.Printf("serve: warning: upstream %q of %s is not a model of the checkpoint (closest: %q): chats can name it, the router never chooses it",
-			name, s.set.Upstreams, model.Closest(name, ckNames))
-	}
 	p, _, _ := ParseRouterModel(RouterModel)
 	_, err := st.Router(p, s.hasUpstream)
 	if err == nil {
+		for _, name := range unknown {
+			s.set.Log.Printf("serve: warning: upstream %q of %s is not a model of the checkpoint (closest: %q): chats can name it, the router never chooses it",
+				name, s.set.Upstreams, model.Closest(name, ckNames))
+		}
 		return nil
 	}
 	var b strings.Builder
