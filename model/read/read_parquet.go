@@ -708,7 +708,7 @@ func readItemsParquet(in *fileio.Input) (t *ItemTable, err error) {
 		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
 	}
 	gc := findColumn(h, groupNames)
-	t = &ItemTable{}
+	t = &ItemTable{IDColumn: h[ic], TextColumn: h[tc]}
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
