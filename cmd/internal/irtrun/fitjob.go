@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
@@ -71,6 +72,16 @@ func (j FitJob) cbmm(set irtfit.Settings) irt.CBMM {
 		c.Device = j.Device
 	}
 	return c
+}
+
+// ran is the device the job's fits of set ran on: the resolved device of
+// cBMM (its bootstrap too), the CPU for the other methods; "" when the job
+// left cBMM's device to each fit.
+func (j FitJob) ran(set irtfit.Settings) string {
+	if set.Method != "cbmm" {
+		return backend.CPU
+	}
+	return j.Device
 }
 
 // Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
@@ -165,6 +176,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		bootSecs = time.Since(start).Seconds()
 		j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
 	}
+	set.DeviceResolved = j.ran(set)
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
 	return nil
