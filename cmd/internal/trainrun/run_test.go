@@ -3,6 +3,7 @@ package trainrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -231,5 +232,37 @@ func TestRunJEIRTOutputTaken(t *testing.T) {
 	_, err = Run(context.Background(), cfg, Options{})
 	if err == nil || !strings.Contains(err.Error(), "being written by another run") {
 		t.Errorf("want the output-taken error before reading data, got %v", err)
+	}
+}
+
+// A memory budget that holds the training but not the kNN baseline's dense
+// tables refuses the baseline with its estimate, and keeps the checkpoint
+// (written before the baselines run).
+func TestRunKNNOverMaxMemory(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 20, Items: 300, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	cfgText := "data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:8\"}\nmodel: {dim: 2, hidden: 4}\ntrain: {epochs: 1}\noutput: ckpt\n"
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfgText), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), cfg, Options{Version: "test", MaxMemory: 100000})
+	var fe *model.FieldError
+	if err == nil || !strings.Contains(err.Error(), "the kNN baseline (a table of the training labels of 20 models x 300 items") ||
+		!strings.Contains(err.Error(), "more than 97.7 KiB (max-memory)") || !errors.As(err, &fe) || fe.Field != "MaxMemory" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := checkpoint.Load(filepath.Join(dir, "ckpt")); err != nil {
+		t.Errorf("the trained checkpoint was not kept: %v", err)
 	}
 }
