@@ -48,7 +48,7 @@ func newRouteCmd() *cobra.Command {
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
-	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true})
+	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true, Flags: map[string]string{"Train": "--data"}})
 }
 
 // routeFormat is route's --format: the layout of --data. Its old use for

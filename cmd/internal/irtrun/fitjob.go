@@ -14,36 +14,36 @@ import (
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
-// CheckSettings reports settings of a fit folder that cannot be fitted
-// (errors name the irt fit flags).
+// CheckSettings reports settings of a fit folder that cannot be fitted, as
+// model.FieldErrors on the fields of irtfit.Settings.
 func CheckSettings(s irtfit.Settings) error {
 	switch {
 	case s.Rank < 1:
-		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
+		return model.FieldErrorf("Rank", "{Rank} %d: must be at least 1", s.Rank)
 	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
+		return model.FieldErrorf("Sigma", "{Sigma} %v: must be positive", s.Sigma)
 	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
-		return fmt.Errorf("--min-a %v: must be finite and not negative", s.MinA)
+		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
 	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
-		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
+		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
 	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
-		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
+		return model.FieldErrorf("Method", "{Method} %q: want cbmm, lbfgs or mml", s.Method)
 	case s.Method != "cbmm" && s.Rank != 1:
-		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
+		return model.FieldErrorf("Method", "{Method} %s fits rank 1 only (got {Rank} %d)", s.Method, s.Rank)
 	case s.Method != "cbmm" && s.Bootstrap > 0:
-		return fmt.Errorf("--bootstrap needs --method cbmm")
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} cbmm")
 	case s.Method == "mml" && s.Sigma != 1:
-		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
+		return model.FieldErrorf("Method", "{Method} mml uses sigma 1 (got {Sigma} %v)", s.Sigma)
 	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
-		return fmt.Errorf("--signed needs --method cbmm and --rank 2 or more (got --method %s --rank %d)", s.Method, s.Rank)
+		return model.FieldErrorf("Signed", "{Signed} needs {Method} cbmm and {Rank} 2 or more (got {Method} %s {Rank} %d)", s.Method, s.Rank)
 	case s.MinAnswers < 0:
-		return fmt.Errorf("--min-answers %d: must not be negative (0: no threshold)", s.MinAnswers)
+		return model.FieldErrorf("MinAnswers", "{MinAnswers} %d: must not be negative (0: no threshold)", s.MinAnswers)
 	case s.MaxIter < 1:
-		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
+		return model.FieldErrorf("MaxIter", "{MaxIter} %d: must be at least 1", s.MaxIter)
 	case s.Bootstrap < 0 || s.Bootstrap == 1:
-		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} %d: must be 0 (none) or at least 2", s.Bootstrap)
 	case !(s.Level > 0 && s.Level < 1):
-		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
+		return model.FieldErrorf("Level", "{Level} %v: must be in (0, 1)", s.Level)
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	}
 	for k, r := range rs {
 		if n := min(r.NumModels(), r.NumItems()); set.Rank > n {
-			return nil, 0, fmt.Errorf("%s: --rank %d needs at least %d models and %d items; the data has %d models and %d items", j.Data[k], set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems())
+			return nil, 0, fmt.Errorf("%s: %w", j.Data[k], model.FieldErrorf("Rank", "{Rank} %d needs at least %d models and %d items; the data has %d models and %d items", set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems()))
 		}
 	}
 	var fits []*model.IRT

@@ -83,11 +83,11 @@ func (c *Config) trainer(device string) jeirt.Trainer {
 // training models' cells.
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	log := opt.Log
-	// The output rule, before any work: an existing output needs --force
+	// The output rule, before any work: an existing output needs Replace
 	// and must be a folder jeirt wrote; the output may not be or hold an
 	// input (a config's "output: ." would be its own folder).
 	if _, err := fileio.CheckOutput(fileio.Output{Path: cfg.Output, Folder: true, Force: opt.Replace, Inputs: cfg.Inputs()}); err != nil {
-		return nil, fmt.Errorf("output: %w (set it with output: in the config or --set output=DIR)", err)
+		return nil, fmt.Errorf("output: %w %w", err, model.FieldErrorf("Set", "(set it with output: in the config or {Set} output=DIR)"))
 	}
 	// Claimed before training, so a second run on the same output fails now.
 	release, err := fileio.LockOutput(cfg.Output)
