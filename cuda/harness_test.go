@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,14 +31,7 @@ func init() {
 	backend.Register("cuda-harness", encoderSeam{open: openHost, dense: func(gpu.GPU) dense { return hostDense{} }})
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := harness.CloseTrace(); err != nil {
-		fmt.Fprintln(os.Stderr, "harness trace:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harness.Main(m) }
 
 // TestHarnessCoversEveryKernel: the harness compiles every __global__ of
 // kernels/*.cu, the Go side launches exactly those (kernels.Names), and the kernels' argument

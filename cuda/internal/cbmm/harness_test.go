@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,14 +25,7 @@ func init() {
 	backend.Register("cuda-harness", Backend{Device: "cuda-harness", Open: func() (gpu.GPU, error) { return harness.NewGPU(), nil }})
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := harness.CloseTrace(); err != nil {
-		fmt.Fprintln(os.Stderr, "harness trace:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harness.Main(m) }
 
 // TestHarnessThreads runs cBMM steps with every CUDA thread an OS thread and
 // checks that they give bit for bit what the fibers give (the kernels do not

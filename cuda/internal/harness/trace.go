@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"testing"
 
 	"github.com/jeirt/jeirt/cuda/internal/gpu"
 )
@@ -127,8 +128,20 @@ func (t *launchTracer) finish(r *traceRecord) {
 	}
 }
 
-// CloseTrace ends the JEIRT_HARNESS_TRACE file (a test binary's TestMain
-// calls it after the tests); without a trace it does nothing.
+// Main is the TestMain of a package whose tests launch on the harness: it
+// runs the tests, then ends the JEIRT_HARNESS_TRACE file (CloseTrace), and
+// exits with the tests' status (1 when the trace could not be written).
+func Main(m *testing.M) {
+	code := m.Run()
+	if err := CloseTrace(); err != nil {
+		fmt.Fprintln(os.Stderr, "harness trace:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// CloseTrace ends the JEIRT_HARNESS_TRACE file (Main calls it after the
+// tests); without a trace it does nothing.
 func CloseTrace() error {
 	t := tracer
 	if t == nil {

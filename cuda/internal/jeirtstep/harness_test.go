@@ -3,10 +3,8 @@
 package jeirtstep
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/jeirt/jeirt/cuda/internal/gpu"
@@ -20,13 +18,21 @@ import (
 // (package harness); the acceptance test against train's CPU step, through
 // jeirt.Trainer, is package cuda's.
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := harness.CloseTrace(); err != nil {
-		fmt.Fprintln(os.Stderr, "harness trace:", err)
-		code = 1
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// smallParams are the parameters of a small JE-IRT model with a residual,
+// the same values each time: N(0, 0.3²) draws of a fixed seed.
+func smallParams(D, H, dim, N, J int) *backend.JEIRTParams {
+	r := rand.New(rand.NewPCG(1, 2))
+	fill := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 0.3)
+		}
+		return x
 	}
-	os.Exit(code)
+	return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
+		W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
 }
 
 // TestHarnessJEIRTBatchErrors checks the batch validation messages.
@@ -106,18 +112,7 @@ func TestLaunchLimitsAtFullSize(t *testing.T) {
 func TestHarnessJEIRTDeterministic(t *testing.T) {
 	const D, H, dim, N, J, U, B = 16, 32, 8, 4, 10, 8, 24
 	rng := rand.New(rand.NewPCG(5, 9))
-	params := func() *backend.JEIRTParams {
-		r := rand.New(rand.NewPCG(1, 2))
-		fill := func(n int) []float32 {
-			x := make([]float32, n)
-			for i := range x {
-				x[i] = float32(r.NormFloat64() * 0.3)
-			}
-			return x
-		}
-		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
-			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
-	}
+	params := func() *backend.JEIRTParams { return smallParams(D, H, dim, N, J) }
 	var batches []*backend.JEIRTBatch
 	for range 3 {
 		b := &backend.JEIRTBatch{X: make([]float32, U*D), Item: make([]int32, U), Mask: make([]float32, U*H),
@@ -175,18 +170,7 @@ func TestHarnessJEIRTDeterministic(t *testing.T) {
 func TestHarnessJEIRTEpochDeterministic(t *testing.T) {
 	const D, H, dim, N, J = 16, 32, 8, 4, 10
 	rng := rand.New(rand.NewPCG(3, 4))
-	params := func() *backend.JEIRTParams {
-		r := rand.New(rand.NewPCG(1, 2))
-		fill := func(n int) []float32 {
-			x := make([]float32, n)
-			for i := range x {
-				x[i] = float32(r.NormFloat64() * 0.3)
-			}
-			return x
-		}
-		return &backend.JEIRTParams{InputDim: D, Hidden: H, Dim: dim, NumModels: N, NumItems: J, ResidualL2: 0.01,
-			W1: fill(H * D), C1: fill(H), W2: fill(dim * H), C2: fill(dim), M: fill(N * dim), R: fill(J * dim)}
-	}
+	params := func() *backend.JEIRTParams { return smallParams(D, H, dim, N, J) }
 	feats := make([]float32, J*D)
 	for i := range feats {
 		feats[i] = float32(rng.NormFloat64())
