@@ -361,7 +361,8 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 			return "wide-unnamed", "", nil
 		}
 	}
-	return "", "", &ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", clipJoin(h))}
+	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items")
+	return "", "", &ParseError{File: q.path, Err: fe, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); %s", clipJoin(h), fe)}
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
