@@ -18,16 +18,23 @@ var dataCmd = &cobra.Command{
 	Example: helpExamples("data-inspect"),
 }
 
-// addReadFlags registers --format, --items and --duplicates, the options of
-// read.File, on a command that reads responses.
+// addReadFlags registers --format, --items, --duplicates and --graded, the
+// options of read.File, on a command that reads responses.
 func addReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
-	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
+	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", duplicatesHelp)
+	cmd.Flags().BoolVar(&opt.Graded, "graded", false, gradedHelp)
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
 	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
 }
+
+// The help of --duplicates and --graded, wherever responses are read.
+const (
+	duplicatesHelp = "repeated (model, item) rows: majority (ties become missing)|first|error|trials (the rows are trials of one cell: k of n correct)"
+	gradedHelp     = "read labels strictly between 0 and 1 as graded scores (partial credit); without it such a label is an error"
+)
 
 func newDataInspectCmd() *cobra.Command {
 	var opt read.Options

@@ -23,6 +23,8 @@ models        3
 items         4
 observed      9 of 12 cells (density 0.7500)
 mean correct  0.5556
+trials        1 per cell
+graded        0 cells with a fractional score
 model acc.    min 0.3333 (m2), median 0.6667, max 0.6667 (m1)
 items         1 solved by nobody, 2 by everybody, 0 never observed
 blank cells   3

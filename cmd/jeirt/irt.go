@@ -14,6 +14,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// addGuessFlags registers --guess and --guess-prior, the 3PL's lower
+// asymptotes.
+func addGuessFlags(cmd *cobra.Command, set *irtfit.Settings) {
+	cmd.Flags().StringVar(&set.Guess, "guess", "", "3PL lower asymptotes: a number for every item (0.25), or a column of --items (n_options: c = 1/n; or c itself); default: fitted by EM")
+	cmd.Flags().Float64SliceVar(&set.GuessPrior, "guess-prior", nil, "Beta(α,β) prior on fitted lower asymptotes (default 5,17; 1,1: none)")
+}
+
 func init() { rootCmd.AddCommand(newIRTCmd()) }
 
 // newIRTCmd builds the irt command tree (fresh flags each call, for tests).
@@ -50,6 +57,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.StringArrayVar(&ff.Names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	addReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.StringVar(&set.Model, "model", "2pl", "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
+	addGuessFlags(fit, set)
 	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
@@ -104,6 +113,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var folds int
 	var cvOut string
 	var cvJSON bool
+	var cvModels []string
+	var cvRanks []int
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
@@ -116,7 +127,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				}
 				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
@@ -131,7 +142,9 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	addReadFlags(cv, &cvRead)
 	cf.IntVar(&folds, "folds", 10, "number of folds")
 	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
-	cf.IntVar(&cvSet.Rank, "rank", 1, "ability dimensions r")
+	cf.IntSliceVar(&cvRanks, "rank", []int{1}, "ability dimensions r; a list (1,2) cross-validates each rank on the same folds")
+	cf.StringSliceVar(&cvModels, "model", []string{"2pl"}, "1pl|2pl|3pl; a list (1pl,2pl,3pl) cross-validates each on the same folds, the lowest held-out log loss marked *")
+	addGuessFlags(cv, &cvSet)
 	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
 	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")

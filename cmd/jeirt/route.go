@@ -44,7 +44,8 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Top, "top", 3, "alternatives to list per query")
 	cmd.Flags().StringVar(&o.Output, "output", "table", "output format: table, csv or json (JSON lines)")
 	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
-	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
+	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", duplicatesHelp+" (of --data)")
+	cmd.Flags().BoolVar(&ro.TrainRead.Graded, "graded", false, gradedHelp+" (of --data)")
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
@@ -86,6 +87,8 @@ func newRouteEvalCmd() *cobra.Command {
 				return fmt.Errorf("route eval: --checkpoint and --data are required")
 			}
 			e.Log = model.LogTo(cmd.ErrOrStderr())
+			// --train's scores and repeated rows are read as --data's.
+			e.TrainRead.Graded, e.TrainRead.Duplicates = e.Read.Graded, e.Read.Duplicates
 			return e.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -93,7 +96,7 @@ func newRouteEvalCmd() *cobra.Command {
 	addEncoderFlag(cmd, &e.Encoder)
 	cmd.Flags().StringVar(&e.Data, "data", "", "held-out responses (questions the router did not train on)")
 	addReadFlags(cmd, &e.Read)
-	cmd.Flags().StringVar(&e.Train, "train", "", "training responses, to choose the best single model by accuracy")
+	cmd.Flags().StringVar(&e.Train, "train", "", "training responses, to choose the best single model by accuracy (--graded and --duplicates apply to it too)")
 	cmd.Flags().StringVar(&e.Val, "val", "", "validation responses on other held-out questions, to choose the margin δ (read like --data)")
 	cmd.Flags().Float64SliceVar(&e.Margins, "margin", nil, "`list` of margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
 	cmd.Flags().IntSliceVar(&e.Shortlists, "shortlist", nil, "`list` of shortlist sizes T to sweep: the highest P among the T best models (default 2,3,5,10)")

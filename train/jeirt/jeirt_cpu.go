@@ -63,7 +63,7 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch) 
 	}
 	clear(f.gq)
 	invB := 1 / float64(B)
-	loss := f.link.run(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label)
+	loss := f.link.run(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label, b.Weight)
 
 	// Residual: ∂/∂r_j of the pair-mean penalty λ‖r_j‖² and of the loss through q.
 	if p.R != nil {
@@ -143,7 +143,9 @@ type linkPass struct {
 }
 
 // run returns the mean loss over the pairs k (question row[k] of Q, model
-// mdl[k] of M, label[k]) and adds its gradients to gq and gm. The sums are
+// mdl[k] of M, label[k]) and adds its gradients to gq and gm; with weights
+// (trials), the trial-weighted mean Σ n·ℓ(z, ȳ)/Σ n, the label the fraction
+// ȳ = k/n as a soft target. The sums are
 // model.Link's (float64, on kernel.Dot64; the norm once per row), softplus
 // and σ of all z at once on the vector kernels:
 //
@@ -153,9 +155,16 @@ type linkPass struct {
 //
 // where the second term of ∂z/∂q is summed over a row's pairs before it is
 // added to the row once.
-func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label []float32) float64 {
+func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label, weight []float32) float64 {
 	B, U := len(row), len(Q)/d
 	invB := 1 / float64(B)
+	if weight != nil {
+		total := 0.0
+		for _, w := range weight {
+			total += float64(w)
+		}
+		invB = 1 / total
+	}
 	lp.norm, lp.coef = grow64(lp.norm, U), grow64(lp.coef, U)
 	lp.z, lp.dot = grow64(lp.z, B), grow64(lp.dot, B)
 	lp.sp, lp.sig = grow64(lp.sp, B), grow64(lp.sig, B)
@@ -184,8 +193,12 @@ func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label [
 	for k := range row {
 		u, i := int(row[k]), int(mdl[k])
 		y, z := float64(label[k]), lp.z[k]
-		loss += lp.sp[k] - y*z
-		gz := (lp.sig[k] - y) * invB
+		w := 1.0
+		if weight != nil {
+			w = float64(weight[k])
+		}
+		loss += w * (lp.sp[k] - y*z)
+		gz := w * (lp.sig[k] - y) * invB
 		n := lp.norm[u]
 		const eps = model.LinkEps
 		q := Q[u*d : (u+1)*d]

@@ -637,7 +637,7 @@ func (op *linkBCEOp) Do(vals ...G.Value) (G.Value, error) {
 	clear(gq)
 	clear(gm)
 	b := op.st.b
-	op.loss = op.pass.run(in[0], in[1], gq, gm, op.d, b.Row, b.Model, b.Label)
+	op.loss = op.pass.run(in[0], in[1], gq, gm, op.d, b.Row, b.Model, b.Label, b.Weight)
 	return G.NewF32(float32(op.loss)), nil
 }
 

@@ -34,6 +34,16 @@ type Summary struct {
 	ItemsWithText int `json:"items_with_text"`
 	Groups        int `json:"groups"`
 
+	// Trials per observed cell (all 1 for 0/1 answers) and the cells whose
+	// successes are a fraction (graded scores).
+	Trials      int64   `json:"trials"`
+	TrialsMean  float64 `json:"trials_per_cell_mean"`
+	TrialsMin   int     `json:"trials_per_cell_min"`
+	TrialsMax   int     `json:"trials_per_cell_max"`
+	GradedCells int     `json:"graded_cells"`
+	GradedShare float64 `json:"graded_share"`
+	ScoreLevels int     `json:"score_levels,omitempty"` // distinct scores k/n of graded data (0 when not graded)
+
 	Blank          int `json:"blank_cells"`
 	DuplicateCells int `json:"duplicate_cells"`
 	DuplicateRows  int `json:"duplicate_rows"`
@@ -47,6 +57,26 @@ func Summarize(r *model.Responses, rep *read.Report) Summary {
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
 		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped}
+	s.Trials, s.GradedCells = r.TotalTrials(), r.GradedCells()
+	if n := r.Len(); n > 0 {
+		s.TrialsMean, s.GradedShare = float64(s.Trials)/float64(n), float64(s.GradedCells)/float64(n)
+		s.TrialsMin, s.TrialsMax = 1, 1
+		for k, t := range r.Trials {
+			if k == 0 || int(t) < s.TrialsMin {
+				s.TrialsMin = int(t)
+			}
+			if k == 0 || int(t) > s.TrialsMax {
+				s.TrialsMax = int(t)
+			}
+		}
+	}
+	if s.GradedCells > 0 {
+		levels := map[float64]bool{}
+		for c := 0; c < r.Len() && len(levels) <= 1000; c++ {
+			levels[r.ScoreAt(c)] = true
+		}
+		s.ScoreLevels = len(levels)
+	}
 	var acc []float64
 	s.ModelAccMin, s.ModelAccMax = math.NaN(), math.NaN()
 	for i, a := range r.ModelAccuracy() {

@@ -287,7 +287,8 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 		it := f.Items[j]
 		a := f.Discrimination(j) * f.Sigma
 		b, sigma := it.D, f.Sigma
-		fn := plotter.NewFunction(func(t float64) float64 { return model.Sigmoid((a*t + b) / sigma) })
+		c3 := it.C // the 3PL's floor (0 for the 1PL and 2PL)
+		fn := plotter.NewFunction(func(t float64) float64 { return c3 + (1-c3)*model.Sigmoid((a*t+b)/sigma) })
 		fn.Samples = 200
 		fn.Color = c
 		fn.Width = vg.Points(1.6)

@@ -46,9 +46,13 @@ type DataConfig struct {
 	Responses string `yaml:"responses" json:"responses,omitempty"` // one responses file, split by Split
 	Items     string `yaml:"items" json:"items,omitempty"`         // optional item-text CSV (item_id,text)
 	Format    string `yaml:"format" json:"format"`                 // as read.Options.Format; default auto
-	Train     string `yaml:"train" json:"train,omitempty"`         // given split: all three of train, val, test
-	Val       string `yaml:"val" json:"val,omitempty"`
-	Test      string `yaml:"test" json:"test,omitempty"`
+	// Duplicates and Graded are read.Options': repeated rows (majority,
+	// first, error, trials) and fractional labels as graded scores.
+	Duplicates string `yaml:"duplicates" json:"duplicates,omitempty"`
+	Graded     bool   `yaml:"graded" json:"graded,omitempty"`
+	Train      string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
+	Val        string `yaml:"val" json:"val,omitempty"`
+	Test       string `yaml:"test" json:"test,omitempty"`
 }
 
 // SplitConfig is how data.responses is split into train, validation and test cells.
