@@ -51,7 +51,6 @@ type ops struct {
 	sum64                 func(x *float32, n int) float64
 	sumSqDev64            func(x *float32, n int, mean float64) float64
 	norm64                func(dst, src, gamma, beta *float32, n int, mean, inv float64)
-	adamW                 func(p, grad, m, v *float32, n int, c *float32)
 	axpy                  func(dst, x *float32, n int, alpha float32)
 	dot64                 func(x, y *float32, n int) float64
 	log1p64, softplus64   func(dst, src *float64, n int) // n a multiple of lanes/2

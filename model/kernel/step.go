@@ -35,7 +35,7 @@ func (a AdamW) Update(p, g, m, v []float32) {
 		n = vectorPart(len(p), o.lanes)
 		if n > 0 {
 			c := [8]float32{a.Beta1, 1 - a.Beta1, a.Beta2, 1 - a.Beta2, a.Decay, a.StepSize, a.InvSqrtBC2, a.Eps}
-			o.adamW(&p[0], &g[0], &m[0], &v[0], n, &c[0])
+			adamWAt(o.level, &p[0], &g[0], &m[0], &v[0], n, &c[0])
 		}
 	}
 	a.updateGo(p[n:], g[n:], m[n:], v[n:])

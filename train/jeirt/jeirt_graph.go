@@ -131,11 +131,11 @@ type jeirtGraph struct {
 // the calling goroutine. It is Gorgonia's TapeMachine without what the
 // JE-IRT step does not use (register reuse, batched cgo calls, the
 // watchers): TapeMachine.RunAll locks the calling OS thread and runs the
-// tape on a new goroutine, two thread handoffs per run, which cost the
-// graph step 10–15% of a step at the EmbedLLM size on a quiet 2-core VM
-// and half of it on a loaded one (a fused step behind the same handoffs
-// slowed down alike). TestGraphRunMatchesTapeMachine checks it against the
-// tape machine.
+// tape on a new goroutine, two thread handoffs per run: a fused step behind
+// the same handoffs, timed in turn with the plain one on a loaded 2-core VM
+// at the EmbedLLM size, was as slow as the graph step (1.09x at its fastest,
+// 2x at its median). TestGraphRunMatchesTapeMachine checks graphRun against
+// the tape machine.
 type graphRun struct {
 	nodes []*G.Node
 	args  [][]int // the positions in nodes of each node's children, in order

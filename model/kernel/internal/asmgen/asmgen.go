@@ -107,6 +107,8 @@ func Source() []byte {
 		}
 		g.unary64("log1p64", s, g.log1pBody)
 		g.unary64("softplus64", s, g.softplus64Body)
+		g.cells(s)
+		g.cellsWeighted(s)
 		g.fmaPeak(s)
 	}
 	g.clock()
