@@ -374,19 +374,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 		}
 		if update && len(cells) > 0 {
-			for d1 := 0; d1 < r; d1++ {
-				for d2 := 0; d2 < d1; d2++ {
-					G[d2*m+d1] = G[d1*m+d2]
-				}
-			}
-			for d := 0; d < r; d++ {
-				G[r*m+d] = G[d*m+r]
-			}
-			copy(ws.X[:r], aj)
-			ws.X[r] = pr.b[j]
-			ws.SolveInPlace(m, b.nonneg)
-			copy(aj, ws.X[:r])
-			pr.b[j] = ws.X[r]
+			b.solveItem(ws, G, m, aj, &pr.b[j])
 			b.addItem(pr, acc, j, cells, yt)
 		}
 	}
@@ -396,6 +384,26 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 // addItem adds item j's terms to the per-model θ-block normal equations acc:
 // Σ_j a_j a_jᵀ and Σ_j a_j (ỹ_ij − b_j) over the item's cells, with its new
 // (a_j, b_j) and its surrogate targets yt.
+// solveItem solves item j's normal equations G (lower triangle filled, m =
+// rank+1: the loadings aj then the intercept *bj) for (aj, *bj), from their
+// current values, nonnegative loadings when the batch asks for them.
+func (b *cpuBatch) solveItem(ws *backend.SmallNNLS, G []float64, m int, aj []float64, bj *float64) {
+	r := m - 1
+	for d1 := 0; d1 < r; d1++ {
+		for d2 := 0; d2 < d1; d2++ {
+			G[d2*m+d1] = G[d1*m+d2]
+		}
+	}
+	for d := 0; d < r; d++ {
+		G[r*m+d] = G[d*m+r]
+	}
+	copy(ws.X[:r], aj)
+	ws.X[r] = *bj
+	ws.SolveInPlace(m, b.nonneg)
+	copy(aj, ws.X[:r])
+	*bj = ws.X[r]
+}
+
 func (b *cpuBatch) addItem(pr *cpuProblem, acc []float64, j int, cells []uint32, yt []float64) {
 	r := b.rank
 	bj := pr.b[j]

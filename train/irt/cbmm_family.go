@@ -180,19 +180,7 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 				aj[0], pr.b[j] = backend.ItemSolve1(sw, st, stt, sy, sty, aj[0])
 			}
 		} else {
-			for d1 := 0; d1 < r; d1++ {
-				for d2 := 0; d2 < d1; d2++ {
-					G[d2*m+d1] = G[d1*m+d2]
-				}
-			}
-			for d := 0; d < r; d++ {
-				G[r*m+d] = G[d*m+r]
-			}
-			copy(ws.X[:r], aj)
-			ws.X[r] = pr.b[j]
-			ws.SolveInPlace(m, b.nonneg)
-			copy(aj, ws.X[:r])
-			pr.b[j] = ws.X[r]
+			b.solveItem(ws, G, m, aj, &pr.b[j])
 		}
 		if guess && b.fam.FitGuess && gj+fj+pa+pb > 0 {
 			pr.guess[j] = math.Min((gj+pa)/(gj+fj+pa+pb), b.fam.MaxGuess)
