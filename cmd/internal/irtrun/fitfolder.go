@@ -3,6 +3,7 @@ package irtrun
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
@@ -115,7 +116,24 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 			it.ALo, it.AHi, it.DLo, it.DHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
 			it.BLo, it.BHi = at(b.DiffLo, j), at(b.DiffHi, j)
 		}
+		if noDifficulty(it.Flag) {
+			it.B, it.SEB, it.BLo, it.BHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		}
 		f.Items = append(f.Items, it)
 	}
 	return f
+}
+
+// noDifficulty says whether an item with these flags has no finite
+// difficulty: when every model solved it, or none did, the likelihood keeps
+// rising as b goes to ∓∞ (the fit drives a towards 0 and −d/a past 1e14), so
+// b, se_b and b's interval are undefined (items.csv leaves them empty); d and
+// p_correct still say where the item sits.
+func noDifficulty(flag string) bool {
+	for _, f := range strings.Split(flag, ";") {
+		if f == irtstat.FlagNeverSolved || f == irtstat.FlagAlwaysSolved {
+			return true
+		}
+	}
+	return false
 }

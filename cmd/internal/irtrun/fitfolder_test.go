@@ -56,3 +56,51 @@ func TestFolderDifficultyRisesWithHardness(t *testing.T) {
 		t.Errorf("b inside its own bootstrap interval for only %d of %d items", inside, len(b))
 	}
 }
+
+// An item no model solved and one every model solved have no finite
+// difficulty: b, se_b and its interval are undefined (NaN, written empty),
+// not the 1e14-sized −d/a of a discrimination driven to 0, and they read
+// back as undefined; the other items keep b = −d/a.
+func TestFolderNoDifficultyForUnanimousItems(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 30, Seed: 5})
+	for c, j := range r.Item {
+		switch j {
+		case 0:
+			r.Label[c] = 0 // nobody solves item 0
+		case 1:
+			r.Label[c] = 1 // everybody solves item 1
+		}
+	}
+	set := irtfit.Settings{Method: "cbmm", Rank: 1, Sigma: 1, Tol: 1e-6, MaxIter: 1000, Accelerate: true, Bootstrap: 10, Level: 0.9, Seed: 1}
+	job := FitJob{Settings: set, Data: []string{"sim.csv"}}
+	fits, secs, err := job.Run(context.Background(), []*model.Responses{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Analyze(context.Background(), 0, r, fits[0], secs); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := irtfit.Write(dir, fits[0].Folder); err != nil {
+		t.Fatal(err)
+	}
+	back, err := irtfit.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, it := range back.Items {
+		switch j {
+		case 0, 1:
+			if !math.IsNaN(it.B) || !math.IsNaN(it.SEB) || !math.IsNaN(it.BLo) || !math.IsNaN(it.BHi) {
+				t.Errorf("item %s (%s): b %v, se_b %v, interval [%v, %v]; want all undefined", it.ID, it.Flag, it.B, it.SEB, it.BLo, it.BHi)
+			}
+			if math.IsNaN(it.D) || math.IsInf(it.D, 0) {
+				t.Errorf("item %s: d %v, want finite", it.ID, it.D)
+			}
+		default:
+			if got := -it.D / it.A[0]; it.Flag == "" && math.Abs(got-it.B) > 1e-9*math.Abs(got) {
+				t.Errorf("item %s: b %v, −d/a %v", it.ID, it.B, got)
+			}
+		}
+	}
+}
