@@ -255,6 +255,7 @@ mask() {
 		-e 's/"version": *"[^"]*"/"version": V/g' \
 		-e 's/[0-9]{8}T[0-9]{6}Z/STAMP/g' \
 		-e 's/127\.0\.0\.1:[0-9]+/127.0.0.1:PORT/g' \
+		-e 's/"created": *[0-9]+/"created": N/g' \
 		-e '/deprecated/d' \
 		-e '/^cbmm: iteration [0-9]+, loss/d' \
 		-e '/^cbmm: iteration [0-9]+, [0-9]+ of [0-9]+ fits/d' \
@@ -349,7 +350,7 @@ for f in $files; do
 				echo "CLOSE: $f ($close)"
 			else
 				differ "$f ($close)"
-				head -40 <<<"$d"
+				head -40 <<<"$d" | cut -c1-300
 			fi
 		fi
 	elif [[ "$f" == *.safetensors ]]; then
