@@ -8,6 +8,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
+	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
 
 // ItemTable is an item-text file: ids with their text and, optionally, group.
@@ -37,7 +39,7 @@ func Items(path string) (*ItemTable, error) {
 	if !in.Regular {
 		in.Limit(fileio.MemoryBudget(0), "an item-text file from a pipe")
 	}
-	if isParquet(in) {
+	if parquet.Is(in) {
 		return readItemsParquet(in)
 	}
 	br, gz, err := openText(in)
@@ -53,15 +55,15 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	ic := findColumn(h, itemTextIDNames)
+	ic := cell.FindColumn(h, itemTextIDNames)
 	if ic < 0 {
-		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))
+		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), cell.ClipJoin(h))
 	}
-	tc := findColumn(h, itemTextNames)
+	tc := cell.FindColumn(h, itemTextNames)
 	if tc < 0 {
-		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), clipJoin(h))
+		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), cell.ClipJoin(h))
 	}
-	gc := findColumn(h, groupNames)
+	gc := cell.FindColumn(h, cell.GroupNames)
 	t := &ItemTable{}
 	for {
 		f, err := s.next()
