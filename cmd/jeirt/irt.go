@@ -55,7 +55,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f, set := fit.Flags(), &ff.Settings
 	f.StringArrayVar(&ff.Data, "data", nil, "response file (required); repeat it to fit several files in one batched run, each into --out/NAME")
 	f.StringArrayVar(&ff.Names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
-	addReadFlags(fit, &ff.Read)
+	cli.ReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
 	f.StringVar(&set.Model, "model", "2pl", "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
 	addGuessFlags(fit, set)
@@ -125,7 +125,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				if !cvJSON || cvOut != "" {
 					return needArgs(0, 0, "no arguments")(cmd, args)
 				}
-				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
+				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--print json prints the metrics as JSON)", args[0])
 			}
 			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
@@ -139,7 +139,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	}
 	cf := cv.Flags()
 	cf.StringVar(&cvSet.Data, "data", "", "response file (required)")
-	addReadFlags(cv, &cvRead)
+	cli.ReadFlags(cv, &cvRead)
 	cf.IntVar(&folds, "folds", 10, "number of folds")
 	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
 	cf.IntSliceVar(&cvRanks, "rank", []int{1}, "ability dimensions r; a list (1,2) cross-validates each rank on the same folds")
@@ -151,8 +151,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
-	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
+	cli.PrintJSON(cv, &cvJSON)
 
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),

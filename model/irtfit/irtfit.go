@@ -99,16 +99,24 @@ type Doc struct {
 	Converged   bool      `json:"converged"`
 	// ConvergenceNote says why Converged is false, or which parameters the
 	// data leave without a finite estimate.
-	ConvergenceNote  string         `json:"convergence_note,omitempty"`
-	Seconds          float64        `json:"seconds"`
-	BootstrapSeconds float64        `json:"bootstrap_seconds,omitempty"`
-	KendallTau       model.Float    `json:"kendall_tau_vs_accuracy"`    // NaN (null) for a constant ranking
-	KendallNote      string         `json:"kendall_tau_note,omitempty"` // why KendallTau is null
-	RankMoves        []RankMove     `json:"rank_moves"`
-	FlagCounts       map[string]int `json:"flag_counts"`
-	GroupLoadings    []GroupLoading `json:"group_loadings,omitempty"`
-	BatchFits        int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
-	Gauge            string         `json:"gauge"`
+	ConvergenceNote  string  `json:"convergence_note,omitempty"`
+	Seconds          float64 `json:"seconds"`
+	BootstrapSeconds float64 `json:"bootstrap_seconds,omitempty"`
+	// BootstrapCompleted is the number of bootstrap replicates the
+	// intervals come from (settings.bootstrap asked for; fewer when the
+	// run was interrupted); absent without a bootstrap.
+	BootstrapCompleted *int `json:"bootstrap_completed,omitempty"`
+	// Interrupted says the run was stopped (Ctrl-C) during the bootstrap:
+	// the fit is complete, the intervals come from BootstrapCompleted
+	// replicates (none below 2).
+	Interrupted   bool           `json:"interrupted,omitempty"`
+	KendallTau    model.Float    `json:"kendall_tau_vs_accuracy"`    // NaN (null) for a constant ranking
+	KendallNote   string         `json:"kendall_tau_note,omitempty"` // why KendallTau is null
+	RankMoves     []RankMove     `json:"rank_moves"`
+	FlagCounts    map[string]int `json:"flag_counts"`
+	GroupLoadings []GroupLoading `json:"group_loadings,omitempty"`
+	BatchFits     int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
+	Gauge         string         `json:"gauge"`
 	// Parameterisation states items.csv's columns in words (Parameterisation).
 	Parameterisation string `json:"parameterisation,omitempty"`
 	// Diagnostics are the test's reliability figures and the rules of the

@@ -35,7 +35,7 @@ func readItemsParquet(in *fileio.Input) (*ItemTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ItemTable{IDs: t.IDs, Text: t.Text, Group: t.Group}, nil
+	return &ItemTable{IDs: t.IDs, Text: t.Text, Group: t.Group, IDColumn: t.IDColumn, TextColumn: t.TextColumn}, nil
 }
 
 // ConvertToParquet copies a CSV or TSV file (gzip transparent) to Parquet,

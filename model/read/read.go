@@ -49,6 +49,9 @@ type Options struct {
 	// time are those it was written for, without hashing the file: faster,
 	// and wrong for a file changed in place with its time restored.
 	CacheTrustMtime bool
+	// Warn receives warnings about the file, one line each (a matrix that
+	// looks transposed); they are in Report.Warnings too. Nil is silent.
+	Warn model.Logf
 }
 
 // Formats lists the accepted values of Options.Format.
@@ -78,8 +81,13 @@ type Report struct {
 	CachePath string
 
 	ItemsPath       string // the item-text file, if any
+	ItemTextColumn  string // its column (or JSON key) read as the text
 	ItemTexts       int    // items given a text
 	ItemTextUnknown int    // rows of the item-text file whose id is not an item of the responses
+
+	// Warning is what looked wrong but was read, "" when nothing did (also
+	// given to Options.Warn).
+	Warning string
 }
 
 // String renders the report as a few lines for people.
@@ -97,7 +105,7 @@ func (rep *Report) String() string {
 	fmt.Fprintf(&b, "duplicates: %d cells with %d extra rows, %d conflicting, %d ties left missing\n",
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
 	if rep.ItemsPath != "" {
-		fmt.Fprintf(&b, "item text: %d items from %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemsPath, rep.ItemTextUnknown)
+		fmt.Fprintf(&b, "item text: %d items from column %s of %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemTextColumn, rep.ItemsPath, rep.ItemTextUnknown)
 	}
 	return b.String()
 }
@@ -167,6 +175,10 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	}
 	if err := checkUTF8(path, r); err != nil {
 		return nil, rep, err
+	}
+	if w := transposedWarning(path, r, rep); w != "" {
+		rep.Warning = w
+		opt.Warn.Printf("warning: %s", w)
 	}
 	if opt.Items != "" {
 		if err := joinItemText(r, opt.Items, rep); err != nil {

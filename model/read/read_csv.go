@@ -32,6 +32,10 @@ type csvScanner struct {
 	rec     []byte // the current record, when it had to be copied
 	longBuf []byte // a line longer than the bufio buffer
 	pending bool   // the previous read ended at EOF
+	// keepCR keeps a \r\n line break inside a quoted field as \r\n (item
+	// texts, byte for byte); otherwise it is read as \n. lastCR says the
+	// line readLine returned ended in \r\n.
+	keepCR, lastCR bool
 
 	// unnamedIndex is set by decide for a matrix whose first column is an
 	// unnamed index: its orientation is settled after reading (readText).
@@ -83,6 +87,7 @@ func (s *csvScanner) readLine() ([]byte, error) {
 	}
 	s.line++
 	n := len(l)
+	s.lastCR = n > 1 && l[n-1] == '\n' && l[n-2] == '\r'
 	if n > 0 && l[n-1] == '\n' {
 		n--
 	}
@@ -135,6 +140,9 @@ func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
 				i := bytes.IndexByte(line[pos:], '"')
 				if i < 0 {
 					s.rec = append(s.rec, line[pos:]...)
+					if s.keepCR && s.lastCR {
+						s.rec = append(s.rec, '\r')
+					}
 					s.rec = append(s.rec, '\n')
 					if len(s.rec) > model.MaxLineBytes {
 						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", fileio.Bytes(model.MaxLineBytes))

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -423,4 +424,17 @@ func abs32(v float32) float32 {
 		return -v
 	}
 	return v
+}
+
+// ParseGuess reads a lower asymptote c given as text ("" is none, 0): a
+// number in [0, 1).
+func ParseGuess(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	c, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(c >= 0 && c < 1) {
+		return 0, model.FieldErrorf("Guess", "synth: {Guess} %q: want the lower asymptote c, a number in [0, 1)", s)
+	}
+	return c, nil
 }

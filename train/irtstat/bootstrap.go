@@ -53,7 +53,9 @@ type Bootstrap struct {
 // intervals, indexed like the full fit (θ N x r, A J x r, b J). Entries are NaN
 // where a model or item never appeared in a replicate.
 type BootstrapResult struct {
-	B                         int
+	// B is the number of replicates summarised: Requested, or fewer when
+	// the bootstrap was interrupted (see Interrupted).
+	B, Requested              int
 	Level                     float64
 	ThetaSE, ThetaLo, ThetaHi []float64
 	ASE, ALo, AHi             []float64
@@ -68,8 +70,24 @@ type BootstrapResult struct {
 	RankLo, RankHi []int
 }
 
+// Interrupted is Run's error when its context ended before every replicate
+// was fitted: Done replicates (whole batches) were, of Of. Run then returns
+// their summary too when Done is at least 2 (nil otherwise). It unwraps to
+// the context's error.
+type Interrupted struct {
+	Done, Of int
+	Err      error
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("bootstrap interrupted after %d of %d replicates: %v", e.Done, e.Of, e.Err)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 // Run fits B replicates of r and summarises them against full, the fit of r
-// itself (same Rank and Sigma).
+// itself (same Rank and Sigma). When ctx ends first, it summarises the
+// replicates done so far and says so (Interrupted).
 func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT) (*BootstrapResult, error) {
 	if bs.B == 0 {
 		bs.B = 200
@@ -113,7 +131,12 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	if fitter.ItemGuess != nil {
 		given = fitter.ItemGuess[0]
 	}
+	var stopped *Interrupted
 	for done := 0; done < bs.B; {
+		if err := ctx.Err(); err != nil {
+			stopped = &Interrupted{Done: done, Of: bs.B, Err: err}
+			break
+		}
 		n := min(bs.BatchSize, bs.B-done)
 		reps := make([]*model.Responses, n)
 		starts := make([]*model.IRT, n)
@@ -134,6 +157,10 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		// Each replicate starts from the full fit's parameters of the models
 		// and items it drew: the same optimum is reached in far fewer steps.
 		fits, err := f.FitBatchFrom(ctx, reps, starts)
+		if err != nil && ctx.Err() != nil { // the batch in flight is lost; the ones before are kept
+			stopped = &Interrupted{Done: done, Of: bs.B, Err: ctx.Err()}
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
@@ -166,7 +193,10 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		done += n
 		bs.Log.Printf("bootstrap: %d of %d replicates", done, bs.B)
 	}
-	res := &BootstrapResult{B: bs.B, Level: bs.Level}
+	if stopped != nil && stopped.Done < 2 {
+		return nil, stopped
+	}
+	res := &BootstrapResult{B: len(thetas), Requested: bs.B, Level: bs.Level}
 	lo, hi := (1-bs.Level)/2, 1-(1-bs.Level)/2
 	res.ThetaSE, res.ThetaLo, res.ThetaHi = summarise(thetas, N*rk, lo, hi)
 	res.ASE, res.ALo, res.AHi = summarise(as, J*rk, lo, hi)
@@ -207,6 +237,9 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		if !math.IsNaN(rl[i]) { // a model ranked in fewer than two replicates has no interval
 			res.RankLo[i], res.RankHi[i] = int(math.Floor(rl[i])), int(math.Ceil(rh[i]))
 		}
+	}
+	if stopped != nil {
+		return res, stopped
 	}
 	return res, nil
 }

@@ -32,7 +32,11 @@ type Summary struct {
 	ItemsEveryone int `json:"items_everybody_solved"`
 	ItemsNoCells  int `json:"items_without_cells"`
 	ItemsWithText int `json:"items_with_text"`
-	Groups        int `json:"groups"`
+	// ItemsFile and ItemTextColumn are the item-text file and its column
+	// read as the text.
+	ItemsFile      string `json:"items_file,omitempty"`
+	ItemTextColumn string `json:"item_text_column,omitempty"`
+	Groups         int    `json:"groups"`
 
 	// Trials per observed cell (all 1 for 0/1 answers) and the cells whose
 	// successes are a fraction (graded scores).
@@ -49,6 +53,8 @@ type Summary struct {
 	DuplicateRows  int `json:"duplicate_rows"`
 	Conflicts      int `json:"duplicate_conflicts"`
 	TiesDropped    int `json:"ties_left_missing"`
+
+	Warning string `json:"warning,omitempty"`
 }
 
 // Summarize describes r, read as rep says.
@@ -56,7 +62,7 @@ func Summarize(r *model.Responses, rep *read.Report) Summary {
 	s := Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
-		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped}
+		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped, ItemsFile: rep.ItemsPath, ItemTextColumn: rep.ItemTextColumn, Warning: rep.Warning}
 	s.Trials, s.GradedCells = r.TotalTrials(), r.GradedCells()
 	if n := r.Len(); n > 0 {
 		s.TrialsMean, s.GradedShare = float64(s.Trials)/float64(n), float64(s.GradedCells)/float64(n)

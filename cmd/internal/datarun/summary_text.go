@@ -25,6 +25,9 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, " in %d groups", s.Groups)
 	}
 	fmt.Fprintln(w)
+	if s.ItemsFile != "" {
+		fmt.Fprintf(w, "item text     column %s of %s\n", s.ItemTextColumn, s.ItemsFile)
+	}
 	fmt.Fprintf(w, "observed      %d of %d cells (density %.4f)\n", s.Observed, s.Models*s.Items, s.Density)
 	fmt.Fprintf(w, "mean correct  %.4f\n", s.MeanCorrect)
 	if s.TrialsMax <= 1 {
@@ -53,6 +56,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "blank cells   %d\n", s.Blank)
 	_, err := fmt.Fprintf(w, "duplicates    %d cells with %d extra rows; %d conflicting, %d ties left missing\n",
 		s.DuplicateCells, s.DuplicateRows, s.Conflicts, s.TiesDropped)
+	if s.Warning != "" {
+		_, err = fmt.Fprintf(w, "warning       %s\n", s.Warning)
+	}
 	return err
 }
 

@@ -2,6 +2,7 @@ package irtrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -99,6 +100,9 @@ type Fitted struct {
 	Fit      *model.IRT
 	Analysis *irtstat.Analysis
 	Folder   *irtfit.Folder
+	// Interrupted is set when the bootstrap was stopped: the folder holds
+	// the fit and the replicates done (fit.json says so).
+	Interrupted *irtstat.Interrupted
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -195,13 +199,31 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		}
 		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
 			MaxMemory: set.MaxMemory, Fitter: fitter, Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
+		bootSecs = time.Since(start).Seconds()
+		if errors.As(err, &f.Interrupted) {
+			err = nil
+			kept := "no intervals (fewer than 2 replicates)"
+			if boot != nil {
+				kept = fmt.Sprintf("intervals from those %d", boot.B)
+			}
+			j.Log.Printf("bootstrap %s: interrupted after %d of %d replicates in %.2fs; keeping the fit, %s", set.Data,
+				f.Interrupted.Done, set.Bootstrap, bootSecs, kept)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
-		bootSecs = time.Since(start).Seconds()
-		j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
+		if f.Interrupted == nil {
+			j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
+		}
 	}
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
+	if set.Bootstrap > 0 {
+		done := set.Bootstrap
+		if f.Interrupted != nil {
+			done, doc.Interrupted = f.Interrupted.Done, true
+		}
+		doc.BootstrapCompleted = &done
+	}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
 	return nil
 }

@@ -269,7 +269,32 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return res, keptAfterInterrupt(ff.Out, folders)
+}
+
+// keptAfterInterrupt is the error of a run whose bootstrap was interrupted
+// after out was written (nil when none was): what the folder holds, for the
+// terminal.
+func keptAfterInterrupt(out string, folders []*Fitted) error {
+	var parts []string
+	var cause error
+	for _, f := range folders {
+		if in := f.Interrupted; in != nil {
+			cause = in.Err
+			parts = append(parts, fmt.Sprintf("%d of %d bootstrap replicates", in.Done, in.Of))
+		}
+	}
+	if cause == nil {
+		return nil
+	}
+	what := "the fit and " + parts[0]
+	if len(folders) > 1 {
+		what = fmt.Sprintf("%d fits, %d with their bootstrap interrupted (%s)", len(folders), len(parts), strings.Join(parts, ", "))
+	}
+	return &model.KeptError{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
 }
 
 // runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit
@@ -293,7 +318,8 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device str
 	if err := fileio.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error { return irtfit.Write(tmp, fit.Folder) }); err != nil {
 		return nil, err
 	}
-	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}}, nil
+	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}},
+		keptAfterInterrupt(ff.Out, []*Fitted{fit})
 }
 
 // SelectFile keeps the fraction keep of the items of the fit folder dir by

@@ -110,8 +110,10 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 // the rule jeirt route applies without flags: the highest P among all models,
 // or, when the server has costs, the cheapest model with P ≥ 0.7.
 type RouteParams struct {
-	// Rule is "max-p", "min-p", "lambda" or "margin"; "" infers it from the
-	// other fields as jeirt route infers it from its flags.
+	// Rule is "max-p", "shortlist" (max-p among the Shortlist best models,
+	// DefaultShortlist of them when Shortlist is 0), "min-p", "lambda" or
+	// "margin"; "" infers it from the other fields as jeirt route infers it
+	// from its flags.
 	Rule   string   `json:"rule,omitempty"`
 	MinP   *float64 `json:"min_p,omitempty"`
 	Lambda *float64 `json:"lambda,omitempty"`
@@ -154,6 +156,11 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 	costRule := false
 	switch rule {
 	case "max-p":
+	case "shortlist":
+		rule = "max-p"
+		if p.Shortlist == 0 {
+			p.Shortlist = DefaultShortlist
+		}
 	case "min-p":
 		costRule = true
 		rt.MinP = 0.7
@@ -175,7 +182,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 		rt.Margin = *p.Margin
 	default:
-		return nil, badField("rule", "unknown rule %q: want max-p, min-p, lambda or margin", rule)
+		return nil, badField("rule", "unknown rule %q: want %s", rule, ruleNames())
 	}
 	if costRule && st.costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)

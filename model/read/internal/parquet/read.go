@@ -631,6 +631,9 @@ func resize[T any](s []T, n int) []T {
 // (nil without a category or benchmark column).
 type Items struct {
 	IDs, Text, Group []string
+	// IDColumn and TextColumn are the names of the columns read as the id
+	// and the text.
+	IDColumn, TextColumn string
 }
 
 // ReadItems reads an item-text table from the opened Parquet file: its id
@@ -654,7 +657,7 @@ func ReadItems(in *fileio.Input, idNames, textNames []string) (t *Items, err err
 		return nil, &cell.ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(textNames, ", "), cell.ClipJoin(h))}
 	}
 	gc := cell.FindColumn(h, cell.GroupNames)
-	t = &Items{}
+	t = &Items{IDColumn: h[ic], TextColumn: h[tc]}
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
