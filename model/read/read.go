@@ -114,6 +114,12 @@ func (rep *Report) String() string {
 // of a Parquet file), in the form
 //
 //	data.csv:1042: column "label": "maybe" is not a 0/1 label
+//
+// Its fields: File; RowGroup (Parquet: the 1-based row group, and Line is
+// then the 1-based row of the file); Line (1-based; 0 when the problem is
+// the whole file); Column (the column or JSON key at fault, if any); Key
+// (Column is a JSON key rather than a CSV column); Msg; Err (the underlying
+// error, if any, given by Unwrap).
 type ParseError = cell.ParseError
 
 // File reads item-level responses from path in any supported format,
