@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
@@ -30,7 +32,7 @@ func checkCBMMAgreement(t *testing.T, device string, tol float64, iters int) {
 			if tc.rank > 1 {
 				kind = "mirt"
 			}
-			rs := testProblems(t, kind, tc.rank, 5, 6, 7, 8)
+			rs := cbmmtest.Problems(t, kind, tc.rank, 5, 6, 7, 8)
 			fit := func(device string) []*model.IRT {
 				c := irt.CBMM{Rank: tc.rank, Tol: 1e-300, MaxIter: iters, Accelerate: tc.accelerate, Device: device}
 				out, err := c.FitBatch(context.Background(), rs)
@@ -154,7 +156,7 @@ func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 // checkSgemm compares the sgemm kernel on g with a float64 reference on
 // shapes that are not multiples of the 64 x 64 x 16 tile, in all four
 // transpositions.
-func checkSgemm(t *testing.T, g gpu) {
+func checkSgemm(t *testing.T, g gpu.GPU) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, sh := range [][3]int{{70, 130, 33}, {1, 256, 768}, {256, 300, 5}, {129, 1, 64}} {
 		M, N, K := sh[0], sh[1], sh[2]
@@ -178,17 +180,17 @@ func checkSgemm(t *testing.T, g gpu) {
 				return float64(B[k*N+j])
 			}
 			got := make([]float32, M*N)
-			bufs := &buffers{g: g}
-			err := g.do(func() error {
-				defer bufs.free()
-				pa, pb, pc := bufs.alloc("A", len(A), 4), bufs.alloc("B", len(B), 4), bufs.alloc("C", len(C), 4)
-				if err := firstErr(bufs.err, g.htod(pa, A), g.htod(pb, B), g.htod(pc, C)); err != nil {
+			bufs := &gpu.Buffers{G: g}
+			err := g.Do(func() error {
+				defer bufs.Free()
+				pa, pb, pc := bufs.Alloc("A", len(A), 4), bufs.Alloc("B", len(B), 4), bufs.Alloc("C", len(C), 4)
+				if err := gpu.FirstErr(bufs.Err, g.HtoD(pa, A), g.HtoD(pb, B), g.HtoD(pc, C)); err != nil {
 					return err
 				}
-				if err := g.launch("sgemm", blocks(N, 64), blocks(M, 64), 256, pa, pb, pc, M, N, K, tr[0], tr[1], 1.0, 0.5); err != nil {
+				if err := g.Launch("sgemm", gpu.Blocks(N, 64), gpu.Blocks(M, 64), 256, pa, pb, pc, M, N, K, tr[0], tr[1], 1.0, 0.5); err != nil {
 					return err
 				}
-				return g.dtoh(got, pc)
+				return g.DtoH(got, pc)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -7,39 +7,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/train/backend"
 )
-
-// testProblems returns K synthetic response matrices of different shapes.
-func testProblems(t testing.TB, kind string, rank int, seeds ...int64) []*model.Responses {
-	t.Helper()
-	var rs []*model.Responses
-	for k, s := range seeds {
-		r, _, err := synth.Generate(synth.Options{Kind: kind, Models: 25 + 7*k, Items: 60 + 13*k, Rank: rank, Missing: 0.3, Seed: s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
-	return rs
-}
-
-// randomStart fills a start point (A ≥ 0) from rng.
-func randomStart(rng *rand.Rand, n, j, r int) (theta, a, b []float64) {
-	theta, a, b = make([]float64, n*r), make([]float64, j*r), make([]float64, j)
-	for k := range theta {
-		theta[k] = rng.NormFloat64()
-	}
-	for k := range a {
-		a[k] = math.Abs(rng.NormFloat64())
-	}
-	for k := range b {
-		b[k] = rng.NormFloat64()
-	}
-	return
-}
 
 // checkStepsMatchCPU steps the batch of device next to train's CPU backend
 // from the same random start, with one problem going inactive half-way:
@@ -52,7 +23,7 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 		sigma float64
 	}{{"2pl", 1, 1}, {"mirt", 2, 1.7}, {"mirt", 3, 1}} {
 		t.Run(fmt.Sprintf("%s/rank%d", tc.kind, tc.rank), func(t *testing.T) {
-			rs := testProblems(t, tc.kind, tc.rank, 1, 2, 3)
+			rs := cbmmtest.Problems(t, tc.kind, tc.rank, 1, 2, 3)
 			probs := make([]*backend.CBMMProblem, len(rs))
 			for k, r := range rs {
 				probs[k] = backend.NewCBMMProblem(r)
@@ -76,7 +47,7 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 			cpu, dev := load("cpu"), load(device)
 			rng := rand.New(rand.NewPCG(7, 7))
 			for k, p := range probs {
-				th, a, b := randomStart(rng, p.N, p.J, tc.rank)
+				th, a, b := cbmmtest.RandomStart(rng, p.N, p.J, tc.rank)
 				cpu.Set(k, th, a, b)
 				dev.Set(k, th, a, b)
 			}
@@ -99,7 +70,7 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 				}
 			}
 			all := []bool{true, true, true}
-			if err := firstErr(cpu.Loss(context.Background(), all, lc), dev.Loss(context.Background(), all, ld)); err != nil {
+			if err := gpu.FirstErr(cpu.Loss(context.Background(), all, lc), dev.Loss(context.Background(), all, ld)); err != nil {
 				t.Fatal(err)
 			}
 			for k, p := range probs {
@@ -111,18 +82,10 @@ func checkStepsMatchCPU(t *testing.T, device string, tol float64, iters int) {
 				t2, a2, b2 := make([]float64, p.N*r), make([]float64, p.J*r), make([]float64, p.J)
 				cpu.Get(k, t1, a1, b1)
 				dev.Get(k, t2, a2, b2)
-				if d := max(maxRelDiff(t1, t2), maxRelDiff(a1, a2), maxRelDiff(b1, b2)); d > 100*tol {
+				if d := max(cbmmtest.MaxRelDiff(t1, t2), cbmmtest.MaxRelDiff(a1, a2), cbmmtest.MaxRelDiff(b1, b2)); d > 100*tol {
 					t.Errorf("problem %d: parameters differ by %.3g", k, d)
 				}
 			}
 		})
 	}
-}
-
-func maxRelDiff(x, y []float64) float64 {
-	m := 0.0
-	for i := range x {
-		m = math.Max(m, math.Abs(x[i]-y[i])/(1+math.Abs(x[i])))
-	}
-	return m
 }

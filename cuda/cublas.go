@@ -10,12 +10,13 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/cuda/internal/cublasdl"
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 )
 
 // cublasDense runs the linear layers with cuBLAS's cublasSgemm in
 // CUBLAS_DEFAULT_MATH: float32 inputs, float32 accumulation.
 type cublasDense struct {
-	g gpu
+	g gpu.GPU
 	h uintptr // the cublasHandle_t (package cublasdl)
 }
 
@@ -23,12 +24,12 @@ func (cublasDense) describe() string { return "cuBLAS cublasSgemm (float32, no T
 
 func (cublasDense) precision() Precision { return FP32 }
 
-func (c cublasDense) linear(y, x, w handle, n, out, in int) error {
+func (c cublasDense) linear(y, x, w gpu.Handle, n, out, in int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
 	if rc := cublasdl.Sgemm(c.h, uint64(y), uint64(x), uint64(w), n, out, in); rc != 0 {
-		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", ErrLaunch, n, in, out, c.g.name(), int(rc))
+		return fmt.Errorf("%w: cublasSgemm_v2 (%d x %d -> %d) on %s: status %d", gpu.ErrLaunch, n, in, out, c.g.Name(), int(rc))
 	}
 	return nil
 }
@@ -52,22 +53,22 @@ func (cublasTF32) describe() string {
 
 func (cublasTF32) precision() Precision { return TF32 }
 
-func (c cublasTF32) linear(y, x, w handle, n, out, in int) error {
+func (c cublasTF32) linear(y, x, w gpu.Handle, n, out, in int) error {
 	return c.gemmEx(y, x, w, n, out, in, cudaR32F, cublasCompute32FTF32)
 }
 
 // linearBF16 implements gemmBF16: cublasGemmEx on bfloat16 inputs
 // (CUDA_R_16BF) with float32 output and CUBLAS_COMPUTE_32F.
-func (c cublasDense) linearBF16(y, x16, w16 handle, n, out, in int) error {
+func (c cublasDense) linearBF16(y, x16, w16 gpu.Handle, n, out, in int) error {
 	return c.gemmEx(y, x16, w16, n, out, in, cudaR16BF, cublasCompute32F)
 }
 
-func (c cublasDense) gemmEx(y, x, w handle, n, out, in, ab, compute int) error {
+func (c cublasDense) gemmEx(y, x, w gpu.Handle, n, out, in, ab, compute int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
 	if rc := cublasdl.GemmEx(c.h, uint64(y), uint64(x), uint64(w), n, out, in, ab, compute); rc != 0 {
-		return fmt.Errorf("%w: cublasGemmEx (%d x %d -> %d, inputs type %d, compute type %d) on %s: status %d", ErrLaunch, n, in, out, ab, compute, c.g.name(), int(rc))
+		return fmt.Errorf("%w: cublasGemmEx (%d x %d -> %d, inputs type %d, compute type %d) on %s: status %d", gpu.ErrLaunch, n, in, out, ab, compute, c.g.Name(), int(rc))
 	}
 	return nil
 }
@@ -84,7 +85,7 @@ func (cublasBF16) describe() string {
 // with the float32 sgemm kernel within that precision's input rounding. A
 // reduced precision without cuBLAS is an error, not a silent float32: the
 // fingerprint would not say what made the vectors.
-func gpuReducedDense(g gpu, p Precision) (dense, error) {
+func gpuReducedDense(g gpu.GPU, p Precision) (dense, error) {
 	if p == FP32 {
 		return gpuDense(g), nil
 	}
@@ -107,7 +108,7 @@ func gpuReducedDense(g gpu, p Precision) (dense, error) {
 	if c, ok := d.(interface{ close() error }); ok {
 		// Drop the test product's bfloat16 weights: its buffers are freed,
 		// and their addresses may come back for other weights.
-		err = firstErr(err, g.do(c.close))
+		err = gpu.FirstErr(err, g.Do(c.close))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cuda: precision %s: %v", p, err)
@@ -121,8 +122,8 @@ var (
 	cublasErr    error
 )
 
-// sharedCuBLAS returns one cuBLAS handle for the reduced-precision products.
-func sharedCuBLAS(g gpu) (cublasDense, error) {
+// sharedCuBLAS returns one cuBLAS gpu.Handle for the reduced-precision products.
+func sharedCuBLAS(g gpu.GPU) (cublasDense, error) {
 	cublasOnce.Do(func() { cublasShared, cublasErr = openCuBLAS(g) })
 	return cublasShared, cublasErr
 }
@@ -135,7 +136,7 @@ var (
 // gpuDense returns the GPU's dense products: cuBLAS when libcublas loads and
 // agrees with the sgemm kernel on a test product (within float32 rounding),
 // else the sgemm kernel. JEIRT_GEMM=kernel forces the kernel.
-func gpuDense(g gpu) dense {
+func gpuDense(g gpu.GPU) dense {
 	denseOnce.Do(func() {
 		if os.Getenv("JEIRT_GEMM") == "kernel" {
 			denseImpl = kernelDense{g, ", as JEIRT_GEMM=kernel asks"}
@@ -173,8 +174,8 @@ var (
 )
 
 // loadCuBLAS loads libcublas once per process: the first candidate of the
-// search (cublasdl.DefaultSearch) that loads and makes a handle on g.
-func loadCuBLAS(g gpu) (cublasLib, error) {
+// search (cublasdl.DefaultSearch) that loads and makes a gpu.Handle on g.
+func loadCuBLAS(g gpu.GPU) (cublasLib, error) {
 	cublasLoadOnce.Do(func() {
 		cands, looked := cublasdl.DefaultSearch().Candidates()
 		_, cublasLoadErr = cublasdl.LoadFirst(cands, looked, func(c cublasdl.Candidate) error {
@@ -182,10 +183,10 @@ func loadCuBLAS(g gpu) (cublasLib, error) {
 				return err
 			}
 			var v int
-			if err := g.do(func() error {
+			if err := g.Do(func() error {
 				var rc int
 				if v, rc = cublasdl.Probe(); rc != 0 {
-					return fmt.Errorf("cublasCreate on %s: status %d", g.name(), rc)
+					return fmt.Errorf("cublasCreate on %s: status %d", g.Name(), rc)
 				}
 				return nil
 			}); err != nil {
@@ -200,15 +201,15 @@ func loadCuBLAS(g gpu) (cublasLib, error) {
 	return cublasLoaded, cublasLoadErr
 }
 
-func openCuBLAS(g gpu) (cublasDense, error) {
+func openCuBLAS(g gpu.GPU) (cublasDense, error) {
 	if _, err := loadCuBLAS(g); err != nil {
 		return cublasDense{}, fmt.Errorf("loading libcublas: %w", err)
 	}
 	c := cublasDense{g: g}
-	err := g.do(func() error {
+	err := g.Do(func() error {
 		var rc int
 		if c.h, rc = cublasdl.Create(); rc != 0 {
-			return fmt.Errorf("cublasCreate on %s: status %d", g.name(), int(rc))
+			return fmt.Errorf("cublasCreate on %s: status %d", g.Name(), int(rc))
 		}
 		return nil
 	})
@@ -217,7 +218,7 @@ func openCuBLAS(g gpu) (cublasDense, error) {
 
 // agree runs one product whose shape is no multiple of any tile on a and b:
 // they must agree within tol·Σ|x||w| per output.
-func agree(g gpu, a, b dense, tol float64) error {
+func agree(g gpu.GPU, a, b dense, tol float64) error {
 	const n, out, in = 67, 45, 131
 	rng := rand.New(rand.NewPCG(7, 8))
 	x, w := make([]float32, n*in), make([]float32, out*in)
@@ -228,15 +229,15 @@ func agree(g gpu, a, b dense, tol float64) error {
 		w[i] = float32(rng.NormFloat64())
 	}
 	ya, yb := make([]float32, n*out), make([]float32, n*out)
-	bufs := buffers{g: g}
-	defer g.do(bufs.free)
-	return g.do(func() error {
-		hx, hw, ha, hb := bufs.alloc("test x", n*in, 4), bufs.alloc("test w", out*in, 4), bufs.alloc("test y", n*out, 4), bufs.alloc("test y", n*out, 4)
-		if bufs.err != nil {
-			return bufs.err
+	bufs := gpu.Buffers{G: g}
+	defer g.Do(bufs.Free)
+	return g.Do(func() error {
+		hx, hw, ha, hb := bufs.Alloc("test x", n*in, 4), bufs.Alloc("test w", out*in, 4), bufs.Alloc("test y", n*out, 4), bufs.Alloc("test y", n*out, 4)
+		if bufs.Err != nil {
+			return bufs.Err
 		}
-		if err := firstErr(g.htod(hx, x), g.htod(hw, w), a.linear(ha, hx, hw, n, out, in), b.linear(hb, hx, hw, n, out, in),
-			g.dtoh(ya, ha), g.dtoh(yb, hb)); err != nil {
+		if err := gpu.FirstErr(g.HtoD(hx, x), g.HtoD(hw, w), a.linear(ha, hx, hw, n, out, in), b.linear(hb, hx, hw, n, out, in),
+			g.DtoH(ya, ha), g.DtoH(yb, hb)); err != nil {
 			return err
 		}
 		// Both sum in float32 in different orders: each may be off by about

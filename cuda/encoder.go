@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/encoder/tokenizer"
 	"github.com/jeirt/jeirt/encoder/transformer"
@@ -18,17 +19,13 @@ import (
 // gemm on the CPU harness). Tokenisation, length-sorted batching and the fingerprint are
 // the CPU encoder's, so vectors made here and on the CPU share one cache.
 
-// encoderKernels lists the kernels of kernels/encoder.cu.
-var encoderKernels = []string{"embed", "layer_norm", "bias_act", "geglu", "residual_add", "mpnet_rel_bias",
-	"rope", "attention_dh32", "attention_dh64", "attention_dh96", "attention_dh128", "pool", "l2_normalize", "to_bf16"}
-
 // maxHeadDim is the largest head size of the attention kernels.
 const maxHeadDim = 128
 
 // attentionKernel returns the attention kernel for heads of size dh: the
 // smallest capacity (32, 64, 96 or 128) that holds it.
 func attentionKernel(dh int) string {
-	return fmt.Sprintf("attention_dh%d", 32*blocks(dh, 32))
+	return fmt.Sprintf("attention_dh%d", 32*gpu.Blocks(dh, 32))
 }
 
 // attentionRows is ENC_QROWS of kernels/encoder.cu: query rows per block of
@@ -39,7 +36,7 @@ const attentionRows, attentionThreads = 16, 128
 type dense interface {
 	// linear sets y (n × out, row-major) = x·wᵀ with x n × in and w out × in
 	// (torch.nn.Linear's layout), all float32 device memory. Called inside do.
-	linear(y, x, w handle, n, out, in int) error
+	linear(y, x, w gpu.Handle, n, out, in int) error
 	// describe says what runs the products.
 	describe() string
 	// precision is the arithmetic of the products.
@@ -49,7 +46,7 @@ type dense interface {
 // kernelDense runs the linear layers with the sgemm kernel of
 // kernels/jeirt.cu: float32 inputs, float32 accumulation.
 type kernelDense struct {
-	g   gpu
+	g   gpu.GPU
 	why string // why not cuBLAS ("": not asked)
 }
 
@@ -57,8 +54,8 @@ func (k kernelDense) describe() string { return "sgemm kernel (float32)" + k.why
 
 func (kernelDense) precision() Precision { return FP32 }
 
-func (k kernelDense) linear(y, x, w handle, n, out, in int) error {
-	return k.g.launch("sgemm", blocks(out, 64), blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
+func (k kernelDense) linear(y, x, w gpu.Handle, n, out, in int) error {
+	return k.g.Launch("sgemm", gpu.Blocks(out, 64), gpu.Blocks(n, 64), 256, x, w, y, n, out, in, false, true, 1.0, 0.0)
 }
 
 // transformerEncoder is what the GPU forward needs of a CPU encoder: its
@@ -117,13 +114,13 @@ func (e *Encoder) SetPrecision(p string) error {
 		return nil
 	}
 	if e.reduced == nil {
-		return fmt.Errorf("cuda: precision %s is not available on %s (float32 only)", prec, f.g.name())
+		return fmt.Errorf("cuda: precision %s is not available on %s (float32 only)", prec, f.g.Name())
 	}
 	mm, err := e.reduced(prec)
 	if err != nil {
 		return err
 	}
-	if err := f.g.do(f.closeDense); err != nil {
+	if err := f.g.Do(f.closeDense); err != nil {
 		return err
 	}
 	f.mm = mm
@@ -152,11 +149,11 @@ func (e *Encoder) Close() error { return e.f.close() }
 // encoderSeam is backend.Encoders on a device: the transformer encoders'
 // forward on it, every other kind left as it is.
 type encoderSeam struct {
-	open  func() (gpu, error)
-	dense func(gpu) dense
+	open  func() (gpu.GPU, error)
+	dense func(gpu.GPU) dense
 	// reduced, when set, makes the dense products of a reduced precision
 	// for Encoder.SetPrecision.
-	reduced func(gpu, Precision) (dense, error)
+	reduced func(gpu.GPU, Precision) (dense, error)
 }
 
 func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, bool, error) {
@@ -180,7 +177,7 @@ func (s encoderSeam) OnDevice(enc backend.TextEncoder) (backend.TextEncoder, boo
 
 // newEncoder uploads the weights of enc (a *transformer.BERT, MPNet or
 // ModernBERT) to g.
-func newEncoder(g gpu, mm dense, enc encoder.Encoder) (*Encoder, error) {
+func newEncoder(g gpu.GPU, mm dense, enc encoder.Encoder) (*Encoder, error) {
 	t, ok := enc.(transformerEncoder)
 	if !ok {
 		return nil, fmt.Errorf("cuda: the %T encoder has no GPU forward (BERT, MPNet and ModernBERT folders have)", enc)
@@ -193,41 +190,41 @@ func newEncoder(g gpu, mm dense, enc encoder.Encoder) (*Encoder, error) {
 }
 
 type linearDev struct {
-	w, b    handle
+	w, b    gpu.Handle
 	out, in int
 }
 
 type layerDev struct {
 	q, k, v, o, in, out                      linearDev
-	attnNormW, attnNormB, mlpNormW, mlpNormB handle
+	attnNormW, attnNormB, mlpNormW, mlpNormB gpu.Handle
 }
 
 // encoderForward holds the weights on the device and the activation buffers
 // of the largest batch seen.
 type encoderForward struct {
 	mu sync.Mutex
-	g  gpu
+	g  gpu.GPU
 	mm dense
 	w  *transformer.Weights
 
-	weights buffers
+	weights gpu.Buffers
 	word, position, type0, embNormW, embNormB,
-	relBias, finalNormW, finalNormB handle
+	relBias, finalNormW, finalNormB gpu.Handle
 	layers []layerDev
 	closed bool
 
-	act   buffers
+	act   gpu.Buffers
 	n, l  int // tokens and length the activations were allocated for
 	batch int
-	bias  handle                // MPNet's relative position bias for length biasL
-	biasL int                   // 0: not computed
-	rope  map[float64][2]handle // ModernBERT's rotary tables by theta, for length l
+	bias  gpu.Handle                // MPNet's relative position bias for length biasL
+	biasL int                       // 0: not computed
+	rope  map[float64][2]gpu.Handle // ModernBERT's rotary tables by theta, for length l
 
 	// activations
-	x, h, o, q, k, v, ctx, inter, gate, ids, pos, mask, out handle
+	x, h, o, q, k, v, ctx, inter, gate, ids, pos, mask, out gpu.Handle
 }
 
-func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward, error) {
+func newEncoderForward(g gpu.GPU, mm dense, w *transformer.Weights) (*encoderForward, error) {
 	if w.Heads <= 0 || w.Hidden%w.Heads != 0 {
 		return nil, fmt.Errorf("cuda: hidden size %d over %d heads", w.Hidden, w.Heads)
 	}
@@ -239,16 +236,16 @@ func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward
 			return nil, fmt.Errorf("cuda: pooling mode %q is not supported", p)
 		}
 	}
-	f := &encoderForward{g: g, mm: mm, w: w, weights: buffers{g: g}, act: buffers{g: g}, rope: map[float64][2]handle{}}
-	err := g.do(func() error {
-		up := func(what string, v []float32) handle {
-			if v == nil || f.weights.err != nil {
+	f := &encoderForward{g: g, mm: mm, w: w, weights: gpu.Buffers{G: g}, act: gpu.Buffers{G: g}, rope: map[float64][2]gpu.Handle{}}
+	err := g.Do(func() error {
+		up := func(what string, v []float32) gpu.Handle {
+			if v == nil || f.weights.Err != nil {
 				return 0
 			}
-			h := f.weights.alloc(what, len(v), 4)
+			h := f.weights.Alloc(what, len(v), 4)
 			if h != 0 {
-				if err := g.htod(h, v); err != nil {
-					f.weights.err = err
+				if err := g.HtoD(h, v); err != nil {
+					f.weights.Err = err
 				}
 			}
 			return h
@@ -272,10 +269,10 @@ func newEncoderForward(g gpu, mm dense, w *transformer.Weights) (*encoderForward
 				mlpNormW: up(p+"MLP norm", l.MLPNormW), mlpNormB: up(p+"MLP norm bias", l.MLPNormB),
 			})
 		}
-		return f.weights.err
+		return f.weights.Err
 	})
 	if err != nil {
-		g.do(f.weights.free)
+		g.Do(f.weights.Free)
 		return nil, err
 	}
 	f.w = shapeOnly(w)
@@ -299,7 +296,7 @@ func (f *encoderForward) close() error {
 	defer f.mu.Unlock()
 	f.closed = true
 	f.n, f.batch, f.l = 0, 0, 0
-	return f.g.do(func() error { return firstErr(f.closeDense(), f.act.free(), f.weights.free()) })
+	return f.g.Do(func() error { return gpu.FirstErr(f.closeDense(), f.act.Free(), f.weights.Free()) })
 }
 
 // closeDense frees what the dense products keep on the device (bfloat16
@@ -326,7 +323,7 @@ func poolMode(p string) int {
 }
 
 // rowThreads is the block size of the one-block-per-row kernels.
-func rowThreads(d int) int { return 32 * min(8, blocks(d, 32)) }
+func rowThreads(d int) int { return 32 * min(8, gpu.Blocks(d, 32)) }
 
 // forward runs a batch and returns each encoding's pooled vector.
 func (f *encoderForward) forward(batch []tokenizer.Encoding) ([][]float32, error) {
@@ -351,16 +348,16 @@ func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float3
 	}
 	dim := w.Hidden * len(w.Pooling)
 	out := make([]float32, b*dim)
-	err := f.g.do(func() error {
+	err := f.g.Do(func() error {
 		if err := f.grow(b, l); err != nil {
 			return err
 		}
-		if err := firstErr(f.g.htod(f.ids, ids), f.g.htod(f.mask, mask)); err != nil {
+		if err := gpu.FirstErr(f.g.HtoD(f.ids, ids), f.g.HtoD(f.mask, mask)); err != nil {
 			return err
 		}
-		posH := handle(0)
+		posH := gpu.Handle(0)
 		if pos != nil {
-			if err := f.g.htod(f.pos, pos); err != nil {
+			if err := f.g.HtoD(f.pos, pos); err != nil {
 				return err
 			}
 			posH = f.pos
@@ -372,7 +369,7 @@ func (f *encoderForward) forwardPadded(b, l int, ids, pos []int32, mask []float3
 		if err := f.pool(h, b, l); err != nil {
 			return err
 		}
-		return f.g.dtoh(out, f.out)
+		return f.g.DtoH(out, f.out)
 	})
 	if err != nil {
 		return nil, err
@@ -390,7 +387,7 @@ func (f *encoderForward) grow(b, l int) error {
 	if n <= f.n && b <= f.batch && l <= f.l {
 		return nil
 	}
-	if err := f.act.free(); err != nil {
+	if err := f.act.Free(); err != nil {
 		return err
 	}
 	f.biasL = 0
@@ -399,22 +396,22 @@ func (f *encoderForward) grow(b, l int) error {
 	w := f.w
 	d, ff := w.Hidden, w.Intermediate
 	a := &f.act
-	f.x, f.h, f.o, f.ctx = a.alloc("hidden states", n*d, 4), a.alloc("normed states", n*d, 4), a.alloc("layer outputs", n*d, 4), a.alloc("attention context", n*d, 4)
+	f.x, f.h, f.o, f.ctx = a.Alloc("hidden states", n*d, 4), a.Alloc("normed states", n*d, 4), a.Alloc("layer outputs", n*d, 4), a.Alloc("attention context", n*d, 4)
 	if w.Arch == "modernbert" {
-		f.q = a.alloc("fused QKV", n*3*d, 4)
-		f.gate = a.alloc("GeGLU input", n*2*ff, 4)
+		f.q = a.Alloc("fused QKV", n*3*d, 4)
+		f.gate = a.Alloc("GeGLU input", n*2*ff, 4)
 	} else {
-		f.q, f.k, f.v = a.alloc("queries", n*d, 4), a.alloc("keys", n*d, 4), a.alloc("values", n*d, 4)
+		f.q, f.k, f.v = a.Alloc("queries", n*d, 4), a.Alloc("keys", n*d, 4), a.Alloc("values", n*d, 4)
 	}
-	f.inter = a.alloc("intermediate", n*ff, 4)
-	f.ids, f.pos, f.mask = a.alloc("token ids", n, 4), a.alloc("position ids", n, 4), a.alloc("attention mask", n, 4)
-	f.out = a.alloc("pooled vectors", b*d*max(1, len(w.Pooling)), 4)
+	f.inter = a.Alloc("intermediate", n*ff, 4)
+	f.ids, f.pos, f.mask = a.Alloc("token ids", n, 4), a.Alloc("position ids", n, 4), a.Alloc("attention mask", n, 4)
+	f.out = a.Alloc("pooled vectors", b*d*max(1, len(w.Pooling)), 4)
 	if w.Arch == "mpnet" {
-		f.bias = a.alloc("relative position bias", w.Heads*l*l, 4)
+		f.bias = a.Alloc("relative position bias", w.Heads*l*l, 4)
 	}
-	if a.err != nil {
-		err := a.err
-		a.free()
+	if a.Err != nil {
+		err := a.Err
+		a.Free()
 		f.n, f.batch, f.l = 0, 0, 0
 		return err
 	}
@@ -423,34 +420,34 @@ func (f *encoderForward) grow(b, l int) error {
 }
 
 // lin runs a linear layer and its bias (and GELU when gelu is set).
-func (f *encoderForward) lin(y, x handle, p linearDev, n int, gelu bool) error {
+func (f *encoderForward) lin(y, x gpu.Handle, p linearDev, n int, gelu bool) error {
 	if err := f.mm.linear(y, x, p.w, n, p.out, p.in); err != nil {
 		return err
 	}
 	if p.b == 0 && !gelu {
 		return nil
 	}
-	return f.g.launch("bias_act", blocks(n*p.out, 256), 1, 256, y, p.b, n, p.out, gelu)
+	return f.g.Launch("bias_act", gpu.Blocks(n*p.out, 256), 1, 256, y, p.b, n, p.out, gelu)
 }
 
-func (f *encoderForward) norm(y, x, res, gamma, beta handle, n int) error {
+func (f *encoderForward) norm(y, x, res, gamma, beta gpu.Handle, n int) error {
 	d := f.w.Hidden
-	return f.g.launch("layer_norm", n, 1, rowThreads(d), y, x, res, gamma, beta, n, d, f.w.Eps)
+	return f.g.Launch("layer_norm", n, 1, rowThreads(d), y, x, res, gamma, beta, n, d, f.w.Eps)
 }
 
 // attention launches the attention kernel on q, k, v of leading dimension ld.
-func (f *encoderForward) attention(q, k, v handle, ld, b, l int, bias handle, window int) error {
+func (f *encoderForward) attention(q, k, v gpu.Handle, ld, b, l int, bias gpu.Handle, window int) error {
 	w := f.w
 	dh := w.Hidden / w.Heads
-	return f.g.launch(attentionKernel(dh), b*w.Heads, blocks(l, attentionRows), attentionThreads, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
+	return f.g.Launch(attentionKernel(dh), b*w.Heads, gpu.Blocks(l, attentionRows), attentionThreads, f.ctx, q, k, v, f.mask, bias, b, l, w.Heads, dh, ld, window, math.Sqrt(float64(dh)))
 }
 
-// run runs the transformer and returns the handle of the last hidden states.
-func (f *encoderForward) run(b, l int, pos handle) (handle, error) {
+// run runs the transformer and returns the gpu.Handle of the last hidden states.
+func (f *encoderForward) run(b, l int, pos gpu.Handle) (gpu.Handle, error) {
 	w := f.w
 	n, d := b*l, w.Hidden
 	g := f.g
-	if err := g.launch("embed", blocks(n*d, 256), 1, 256, f.x, f.ids, pos, f.word, f.position, f.type0, n, d); err != nil {
+	if err := g.Launch("embed", gpu.Blocks(n*d, 256), 1, 256, f.x, f.ids, pos, f.word, f.position, f.type0, n, d); err != nil {
 		return 0, err
 	}
 	if err := f.norm(f.x, f.x, 0, f.embNormW, f.embNormB, n); err != nil {
@@ -459,10 +456,10 @@ func (f *encoderForward) run(b, l int, pos handle) (handle, error) {
 	if w.Arch == "modernbert" {
 		return f.runModern(b, l)
 	}
-	bias := handle(0)
+	bias := gpu.Handle(0)
 	if w.Arch == "mpnet" {
 		if f.biasL != l {
-			if err := g.launch("mpnet_rel_bias", blocks(l*l, 256), 1, 256, f.bias, f.relBias, l, w.Heads, w.Buckets, w.MaxDistance); err != nil {
+			if err := g.Launch("mpnet_rel_bias", gpu.Blocks(l*l, 256), 1, 256, f.bias, f.relBias, l, w.Heads, w.Buckets, w.MaxDistance); err != nil {
 				return 0, err
 			}
 			f.biasL = l
@@ -470,7 +467,7 @@ func (f *encoderForward) run(b, l int, pos handle) (handle, error) {
 		bias = f.bias
 	}
 	for _, p := range f.layers {
-		err := firstErr(
+		err := gpu.FirstErr(
 			f.lin(f.q, f.x, p.q, n, false),
 			f.lin(f.k, f.x, p.k, n, false),
 			f.lin(f.v, f.x, p.v, n, false),
@@ -490,7 +487,7 @@ func (f *encoderForward) run(b, l int, pos handle) (handle, error) {
 
 // runModern is ModernBERT's pre-norm layers (Warner et al. 2024): rotary
 // positions, global and sliding-window attention, GeGLU, a final norm.
-func (f *encoderForward) runModern(b, l int) (handle, error) {
+func (f *encoderForward) runModern(b, l int) (gpu.Handle, error) {
 	w := f.w
 	n, d, ff := b*l, w.Hidden, w.Intermediate
 	dh := d / w.Heads
@@ -502,11 +499,11 @@ func (f *encoderForward) runModern(b, l int) (handle, error) {
 			// Tables for the longest length allocated, which serve every
 			// shorter one (position p is row p), live with the activations.
 			cos, sin := w.Rope(lw.Theta, f.l)
-			tab = [2]handle{f.act.alloc("rotary cosines", len(cos), 4), f.act.alloc("rotary sines", len(sin), 4)}
-			if f.act.err != nil {
-				return 0, f.act.err
+			tab = [2]gpu.Handle{f.act.Alloc("rotary cosines", len(cos), 4), f.act.Alloc("rotary sines", len(sin), 4)}
+			if f.act.Err != nil {
+				return 0, f.act.Err
 			}
-			if err := firstErr(g.htod(tab[0], cos), g.htod(tab[1], sin)); err != nil {
+			if err := gpu.FirstErr(g.HtoD(tab[0], cos), g.HtoD(tab[1], sin)); err != nil {
 				return 0, err
 			}
 			f.rope[lw.Theta] = tab
@@ -518,18 +515,18 @@ func (f *encoderForward) runModern(b, l int) (handle, error) {
 			}
 			in = f.h
 		}
-		k, v := f.q+handle(4*d), f.q+handle(8*d)
-		err := firstErr(
+		k, v := f.q+gpu.Handle(4*d), f.q+gpu.Handle(8*d)
+		err := gpu.FirstErr(
 			f.lin(f.q, in, p.q, n, false),
-			g.launch("rope", blocks(n*w.Heads*dh/2, 256), 1, 256, f.q, k, tab[0], tab[1], n, l, w.Heads, dh, 3*d),
+			g.Launch("rope", gpu.Blocks(n*w.Heads*dh/2, 256), 1, 256, f.q, k, tab[0], tab[1], n, l, w.Heads, dh, 3*d),
 			f.attention(f.q, k, v, 3*d, b, l, 0, lw.Window),
 			f.lin(f.o, f.ctx, p.o, n, false),
-			g.launch("residual_add", blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
+			g.Launch("residual_add", gpu.Blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
 			f.norm(f.h, f.x, 0, p.mlpNormW, p.mlpNormB, n),
 			f.lin(f.gate, f.h, p.in, n, false),
-			g.launch("geglu", blocks(n*ff, 256), 1, 256, f.inter, f.gate, n, ff),
+			g.Launch("geglu", gpu.Blocks(n*ff, 256), 1, 256, f.inter, f.gate, n, ff),
 			f.lin(f.o, f.inter, p.out, n, false),
-			g.launch("residual_add", blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
+			g.Launch("residual_add", gpu.Blocks(n*d, 256), 1, 256, f.x, f.x, f.o, n*d),
 		)
 		if err != nil {
 			return 0, err
@@ -542,17 +539,17 @@ func (f *encoderForward) runModern(b, l int) (handle, error) {
 }
 
 // pool writes the pooled (and normalised) vectors of hidden states h to f.out.
-func (f *encoderForward) pool(h handle, b, l int) error {
+func (f *encoderForward) pool(h gpu.Handle, b, l int) error {
 	w := f.w
 	d := w.Hidden
 	dim := d * len(w.Pooling)
 	for i, p := range w.Pooling {
-		if err := f.g.launch("pool", b, 1, rowThreads(d), f.out, h, f.mask, b, l, d, poolMode(p), dim, i*d); err != nil {
+		if err := f.g.Launch("pool", b, 1, rowThreads(d), f.out, h, f.mask, b, l, d, poolMode(p), dim, i*d); err != nil {
 			return err
 		}
 	}
 	if w.Normalize {
-		return f.g.launch("l2_normalize", b, 1, rowThreads(dim), f.out, b, dim)
+		return f.g.Launch("l2_normalize", b, 1, rowThreads(dim), f.out, b, dim)
 	}
 	return nil
 }

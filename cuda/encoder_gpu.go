@@ -2,7 +2,10 @@
 
 package cuda
 
-import "github.com/jeirt/jeirt/encoder"
+import (
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
+	"github.com/jeirt/jeirt/encoder"
+)
 
 // OpenEncoder moves the forward pass of enc (a *transformer.BERT, MPNet or
 // ModernBERT, as encoder.Open returns for a model folder) to the GPU: tokens,
@@ -12,7 +15,7 @@ import "github.com/jeirt/jeirt/encoder"
 // kernels/encoder.cu. SetPrecision switches the linear layers to TF32 or
 // bfloat16 tensor cores. Close frees its device memory.
 func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
-	g, err := openDevice()
+	g, err := gpu.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -23,3 +26,6 @@ func OpenEncoder(enc encoder.Encoder) (*Encoder, error) {
 	e.reduced = func(p Precision) (dense, error) { return gpuReducedDense(g, p) }
 	return e, nil
 }
+
+// Name describes the GPU the cuda device runs on: "NVIDIA H200 (139.8 GiB)".
+func Name() (string, error) { return gpu.Describe() }

@@ -24,12 +24,12 @@ func TestGPUEncoderFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpu, err := newEncoder(g, kernelDense{g: g}, cpu)
+			dev, err := newEncoder(g, kernelDense{g: g}, cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer gpu.Close()
-			checkEncoderFixture(t, gpu, cpu, exp, false)
+			defer dev.Close()
+			checkEncoderFixture(t, dev, cpu, exp, false)
 		})
 	}
 }
@@ -46,12 +46,12 @@ func TestGPUEncoderDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gpu, err := newEncoder(g, mm, cpu)
+		dev, err := newEncoder(g, mm, cpu)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkEncoderFixture(t, gpu, cpu, exp, false)
-		gpu.Close()
+		checkEncoderFixture(t, dev, cpu, exp, false)
+		dev.Close()
 	}
 }
 
@@ -79,11 +79,11 @@ func TestGPUEncoderPrecision(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
-			gpu, err := newEncoder(g, mm, cpu)
+			dev, err := newEncoder(g, mm, cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := gpu.Encode(context.Background(), texts)
+			got, err := dev.Encode(context.Background(), texts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,10 +95,10 @@ func TestGPUEncoderPrecision(t *testing.T) {
 			if !(worst <= precisionTolerance[p]) {
 				t.Errorf("%s %s: off by %.3g, tolerance %g", name, p, worst, precisionTolerance[p])
 			}
-			if fp := gpu.Fingerprint(); fp != cpu.Fingerprint()+"/precision="+string(p) {
+			if fp := dev.Fingerprint(); fp != cpu.Fingerprint()+"/precision="+string(p) {
 				t.Errorf("%s %s: fingerprint %s", name, p, fp)
 			}
-			gpu.Close()
+			dev.Close()
 		}
 	}
 }
@@ -146,7 +146,7 @@ func BenchmarkEncoderThroughput(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := g.do(f.closeDense); err != nil {
+					if err := g.Do(f.closeDense); err != nil {
 						b.Fatal(err)
 					}
 					f.mm = mm

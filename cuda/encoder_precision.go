@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"math"
+
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 )
 
 // Precision is the arithmetic of the GPU encoder's linear layers, which
@@ -69,7 +71,7 @@ func roundMantissa(x float32, drop uint) float32 {
 // y (float32, n × out) = x·wᵀ, x (n × in) and w (out × in) bfloat16 arrays
 // as to_bf16 writes them.
 type gemmBF16 interface {
-	linearBF16(y, x16, w16 handle, n, out, in int) error
+	linearBF16(y, x16, w16 gpu.Handle, n, out, in int) error
 	describe() string
 }
 
@@ -77,15 +79,15 @@ type gemmBF16 interface {
 // is rounded to a bfloat16 copy on the device at its first use (kept until
 // close), each activation into a scratch buffer before its product.
 type bf16Dense struct {
-	g       gpu
+	g       gpu.GPU
 	mm      gemmBF16
-	weights map[handle]handle
-	x16     handle
+	weights map[gpu.Handle]gpu.Handle
+	x16     gpu.Handle
 	x16n    int // bfloat16 values x16 holds
 }
 
-func newBF16Dense(g gpu, mm gemmBF16) *bf16Dense {
-	return &bf16Dense{g: g, mm: mm, weights: map[handle]handle{}}
+func newBF16Dense(g gpu.GPU, mm gemmBF16) *bf16Dense {
+	return &bf16Dense{g: g, mm: mm, weights: map[gpu.Handle]gpu.Handle{}}
 }
 
 func (d *bf16Dense) precision() Precision { return BF16 }
@@ -93,34 +95,34 @@ func (d *bf16Dense) precision() Precision { return BF16 }
 func (d *bf16Dense) describe() string { return d.mm.describe() }
 
 // toBF16 launches to_bf16 for n values of src into dst.
-func (d *bf16Dense) toBF16(dst, src handle, n int) error {
-	return d.g.launch("to_bf16", blocks(blocks(n, 2), 256), 1, 256, dst, src, n)
+func (d *bf16Dense) toBF16(dst, src gpu.Handle, n int) error {
+	return d.g.Launch("to_bf16", gpu.Blocks(gpu.Blocks(n, 2), 256), 1, 256, dst, src, n)
 }
 
-func (d *bf16Dense) linear(y, x, w handle, n, out, in int) error {
+func (d *bf16Dense) linear(y, x, w gpu.Handle, n, out, in int) error {
 	if n == 0 || out == 0 || in == 0 {
 		return nil
 	}
 	w16, ok := d.weights[w]
 	if !ok {
-		h, err := d.g.alloc("bfloat16 weights", int64(2*blocks(out*in, 2)*2))
+		h, err := d.g.Alloc("bfloat16 weights", int64(2*gpu.Blocks(out*in, 2)*2))
 		if err != nil {
 			return err
 		}
 		if err := d.toBF16(h, w, out*in); err != nil {
-			d.g.free(h)
+			d.g.Free(h)
 			return err
 		}
 		d.weights[w], w16 = h, h
 	}
 	if n*in > d.x16n {
 		if d.x16 != 0 {
-			if err := d.g.free(d.x16); err != nil {
+			if err := d.g.Free(d.x16); err != nil {
 				return err
 			}
 			d.x16, d.x16n = 0, 0
 		}
-		h, err := d.g.alloc("bfloat16 activations", int64(2*blocks(n*in, 2)*2))
+		h, err := d.g.Alloc("bfloat16 activations", int64(2*gpu.Blocks(n*in, 2)*2))
 		if err != nil {
 			return err
 		}
@@ -136,13 +138,13 @@ func (d *bf16Dense) linear(y, x, w handle, n, out, in int) error {
 func (d *bf16Dense) close() error {
 	var first error
 	for w, h := range d.weights {
-		if err := d.g.free(h); err != nil && first == nil {
+		if err := d.g.Free(h); err != nil && first == nil {
 			first = err
 		}
 		delete(d.weights, w)
 	}
 	if d.x16 != 0 {
-		if err := d.g.free(d.x16); err != nil && first == nil {
+		if err := d.g.Free(d.x16); err != nil && first == nil {
 			first = err
 		}
 		d.x16, d.x16n = 0, 0

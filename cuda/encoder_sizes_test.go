@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
+	"github.com/jeirt/jeirt/cuda/internal/harness"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/encoder/transformer"
 	"github.com/jeirt/jeirt/train/backend"
@@ -106,7 +108,7 @@ func (dryDense) describe() string { return "none (dry run)" }
 
 func (dryDense) precision() Precision { return FP32 }
 
-func (dryDense) linear(y, x, w handle, n, out, in int) error { return nil }
+func (dryDense) linear(y, x, w gpu.Handle, n, out, in int) error { return nil }
 
 // TestEncoderLaunchLimitsAtFullSize runs the encoder forward of the three
 // gpu-check sizes at batch 256 x 128 tokens, and ModernBERT-large at 8 x
@@ -118,7 +120,7 @@ func TestEncoderLaunchLimitsAtFullSize(t *testing.T) {
 		size encoderSize
 		b, l int
 	}{{encoderSizes[0], 256, 128}, {encoderSizes[1], 256, 128}, {encoderSizes[2], 256, 128}, {encoderSizes[2], 8, 8192}} {
-		d := &dryGPU{launches: map[string][3]int{}}
+		d := harness.NewDry()
 		f, err := newEncoderForward(d, dryDense{}, sizedWeights(c.size, nil))
 		if err != nil {
 			t.Fatal(err)
@@ -134,13 +136,14 @@ func TestEncoderLaunchLimitsAtFullSize(t *testing.T) {
 			t.Fatalf("%s at %d x %d: %v", c.size.name, c.b, c.l, err)
 		}
 		k := attentionKernel(c.size.hidden / c.size.heads)
-		t.Logf("%s %d x %d: %s grid %v", c.size.name, c.b, c.l, k, d.launches[k])
+		g, _ := d.Largest(k)
+		t.Logf("%s %d x %d: %s grid %v", c.size.name, c.b, c.l, k, g)
 	}
 	// K (rows padded by one float), V, 16 queries, 32 mask values, and 16 x
 	// 32 scores and weights.
 	for _, dh := range []int{32, 64, 96, 128} {
 		k := attentionKernel(dh)
-		if n, want := staticShared()[k], int64(4*(32*(dh+1)+32*dh+16*dh+32+2*16*32)); n != want {
+		if n, want := harness.StaticShared()[k], int64(4*(32*(dh+1)+32*dh+16*dh+32+2*16*32)); n != want {
 			t.Errorf("%s's static shared memory from the PTX: %d bytes, want %d", k, n, want)
 		}
 	}

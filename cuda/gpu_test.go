@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -22,9 +24,9 @@ import (
 	"gorgonia.org/cu"
 )
 
-func mustDevice(t testing.TB) gpu {
+func mustDevice(t testing.TB) gpu.GPU {
 	t.Helper()
-	g, err := openDevice()
+	g, err := gpu.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,17 +50,18 @@ func TestDevice(t *testing.T) {
 // TestErrors checks that failures say what failed and match the exported errors.
 func TestErrors(t *testing.T) {
 	g := mustDevice(t)
-	err := g.do(func() error { return g.checkFree("a test batch", 1<<50) })
+	err := g.Do(func() error { return g.CheckFree("a test batch", 1<<50) })
 	if !errors.Is(err, ErrOutOfMemory) || !strings.HasPrefix(err.Error(), "cuda: out of device memory: a test batch needs 1073741824.0 MiB on ") {
 		t.Errorf("checkFree: %v", err)
 	}
-	err = g.do(func() error { _, err := g.alloc("a huge buffer", 1<<50); return err })
+	err = g.Do(func() error { _, err := g.Alloc("a huge buffer", 1<<50); return err })
 	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "allocating a huge buffer (1073741824.0 MiB) on ") {
 		t.Errorf("alloc: %v", err)
 	}
 	// 2048 threads per block is over every GPU's limit of 1024.
-	err = g.do(func() error {
-		return g.launch("jeirt_fwd2", 1, 1, 2048, handle(0), handle(0), handle(0), handle(0), handle(0), handle(0), 0, 0, 0)
+	err = g.Do(func() error {
+		h := gpu.Handle(0)
+		return g.Launch("jeirt_fwd2", 1, 1, 2048, h, h, h, h, h, h, 0, 0, 0)
 	})
 	if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), "launching jeirt_fwd2 (grid 1 x 1, 2048 threads)") {
 		t.Errorf("launch: %v", err)
@@ -117,7 +120,7 @@ func BenchmarkCBMMIteration(b *testing.B) {
 			defer batch.Close()
 			rng := rand.New(rand.NewPCG(5, 6))
 			for k := range probs {
-				th, a, bb := randomStart(rng, p.N, p.J, 1)
+				th, a, bb := cbmmtest.RandomStart(rng, p.N, p.J, 1)
 				batch.Set(k, th, a, bb)
 			}
 			active := make([]bool, c.K)

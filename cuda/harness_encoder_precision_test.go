@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/encoder"
 )
 
@@ -49,20 +50,20 @@ func TestHarnessToBF16(t *testing.T) {
 	for len(x) < 1001 {
 		x = append(x, float32(rng.NormFloat64()*math.Pow(10, rng.Float64()*8-4)))
 	}
-	bufs := buffers{g: host}
+	bufs := gpu.Buffers{G: host}
 	var got []float32
-	err := host.do(func() error {
-		src, dst := bufs.alloc("src", len(x), 4), bufs.alloc("dst", (len(x)+1)/2, 4)
-		if bufs.err != nil {
-			return bufs.err
+	err := host.Do(func() error {
+		src, dst := bufs.Alloc("src", len(x), 4), bufs.Alloc("dst", (len(x)+1)/2, 4)
+		if bufs.Err != nil {
+			return bufs.Err
 		}
 		d := newBF16Dense(host, hostBF16{})
-		if err := firstErr(host.htod(src, x), d.toBF16(dst, src, len(x))); err != nil {
+		if err := gpu.FirstErr(host.HtoD(src, x), d.toBF16(dst, src, len(x))); err != nil {
 			return err
 		}
 		var err error
 		got, err = hostBF16s(dst, len(x))
-		return firstErr(err, bufs.free())
+		return gpu.FirstErr(err, bufs.Free())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,18 +98,18 @@ func TestHarnessEncoderPrecision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpu, err := newEncoder(host, hostDense{}, cpu)
+			dev, err := newEncoder(host, hostDense{}, cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer gpu.Close()
-			gpu.reduced = func(p Precision) (dense, error) { return hostReduced(host, p) }
+			defer dev.Close()
+			dev.reduced = func(p Precision) (dense, error) { return hostReduced(host, p) }
 			texts := make([]string, len(exp.Sentences))
 			for i, s := range exp.Sentences {
 				texts[i] = s.Text
 			}
 			worst := func() float64 {
-				got, err := gpu.Encode(ctx, texts)
+				got, err := dev.Encode(ctx, texts)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,11 +124,11 @@ func TestHarnessEncoderPrecision(t *testing.T) {
 				ps = append(ps, FP32)
 			}
 			for _, p := range ps {
-				if err := gpu.SetPrecision(string(p)); err != nil {
+				if err := dev.SetPrecision(string(p)); err != nil {
 					t.Fatal(err)
 				}
 				w := worst()
-				fp := gpu.Fingerprint()
+				fp := dev.Fingerprint()
 				t.Logf("%s: max |diff| from the float64 reference %.2g over %d texts; fingerprint …%s", p, w, len(texts), fp[max(0, len(fp)-30):])
 				if p == FP32 {
 					if fp != cpu.Fingerprint() || !(w <= 2e-6) {
@@ -157,18 +158,18 @@ func TestHarnessEncoderPrecisionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := newEncoder(host, hostDense{}, cpu)
+	dev, err := newEncoder(host, hostDense{}, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gpu.Close()
-	if err := gpu.SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), "want fp32, tf32 or bf16") {
+	defer dev.Close()
+	if err := dev.SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), "want fp32, tf32 or bf16") {
 		t.Errorf("fp16: %v", err)
 	}
-	if err := gpu.SetPrecision("tf32"); err == nil {
+	if err := dev.SetPrecision("tf32"); err == nil {
 		t.Error("tf32 without reduced-precision products: no error")
 	}
-	if err := gpu.SetPrecision("fp32"); err != nil || gpu.Fingerprint() != cpu.Fingerprint() {
-		t.Errorf("fp32: %v, fingerprint %s", err, gpu.Fingerprint())
+	if err := dev.SetPrecision("fp32"); err != nil || dev.Fingerprint() != cpu.Fingerprint() {
+		t.Errorf("fp32: %v, fingerprint %s", err, dev.Fingerprint())
 	}
 }

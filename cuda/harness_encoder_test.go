@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/cuda/internal/harness"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/encoder/transformer"
@@ -26,7 +27,7 @@ import (
 // TF32 as the tensor cores take them.
 type hostDense struct{ p Precision }
 
-func hostFloats(h handle, n int) ([]float32, error) {
+func hostFloats(h gpu.Handle, n int) ([]float32, error) {
 	b, _, err := harness.Bytes(uintptr(h))
 	if err != nil {
 		return nil, err
@@ -46,12 +47,12 @@ func (d hostDense) precision() Precision {
 	return d.p
 }
 
-func (d hostDense) linear(y, x, w handle, n, out, in int) error {
+func (d hostDense) linear(y, x, w gpu.Handle, n, out, in int) error {
 	ys, err1 := hostFloats(y, n*out)
 	xs, err2 := hostFloats(x, n*in)
 	ws, err3 := hostFloats(w, out*in)
-	if err := firstErr(err1, err2, err3); err != nil {
-		return fmt.Errorf("%w: linear %d x %d -> %d: %v", ErrLaunch, n, in, out, err)
+	if err := gpu.FirstErr(err1, err2, err3); err != nil {
+		return fmt.Errorf("%w: linear %d x %d -> %d: %v", gpu.ErrLaunch, n, in, out, err)
 	}
 	if d.p == TF32 {
 		xs, ws = roundedCopy(xs, roundTF32), roundedCopy(ws, roundTF32)
@@ -75,7 +76,7 @@ type hostBF16 struct{}
 
 func (hostBF16) describe() string { return "host gemm on bfloat16 inputs (CPU harness)" }
 
-func hostBF16s(h handle, n int) ([]float32, error) {
+func hostBF16s(h gpu.Handle, n int) ([]float32, error) {
 	b, _, err := harness.Bytes(uintptr(h))
 	if err != nil {
 		return nil, err
@@ -90,12 +91,12 @@ func hostBF16s(h handle, n int) ([]float32, error) {
 	return v, nil
 }
 
-func (hostBF16) linearBF16(y, x16, w16 handle, n, out, in int) error {
+func (hostBF16) linearBF16(y, x16, w16 gpu.Handle, n, out, in int) error {
 	ys, err1 := hostFloats(y, n*out)
 	xs, err2 := hostBF16s(x16, n*in)
 	ws, err3 := hostBF16s(w16, out*in)
-	if err := firstErr(err1, err2, err3); err != nil {
-		return fmt.Errorf("%w: bfloat16 linear %d x %d -> %d: %v", ErrLaunch, n, in, out, err)
+	if err := gpu.FirstErr(err1, err2, err3); err != nil {
+		return fmt.Errorf("%w: bfloat16 linear %d x %d -> %d: %v", gpu.ErrLaunch, n, in, out, err)
 	}
 	gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, n, out, in, 1, xs, in, ws, in, 0, ys, out)
 	return nil
@@ -103,7 +104,7 @@ func (hostBF16) linearBF16(y, x16, w16 handle, n, out, in int) error {
 
 // hostReduced is the harness's encoderSeam.reduced: the dense products of
 // each precision, emulated.
-func hostReduced(g gpu, p Precision) (dense, error) {
+func hostReduced(g gpu.GPU, p Precision) (dense, error) {
 	switch p {
 	case TF32:
 		return hostDense{p: TF32}, nil
@@ -188,19 +189,19 @@ func TestHarnessEncoderFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpu, err := newEncoder(host, hostDense{}, cpu)
+			dev, err := newEncoder(host, hostDense{}, cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
-				if err := gpu.Close(); err != nil {
+				if err := dev.Close(); err != nil {
 					t.Error(err)
 				}
 			}()
-			if gpu.Fingerprint() != cpu.Fingerprint() || gpu.Dim() != cpu.Dim() {
-				t.Fatalf("GPU encoder %s dim %d, CPU %s dim %d", gpu.Fingerprint(), gpu.Dim(), cpu.Fingerprint(), cpu.Dim())
+			if dev.Fingerprint() != cpu.Fingerprint() || dev.Dim() != cpu.Dim() {
+				t.Fatalf("GPU encoder %s dim %d, CPU %s dim %d", dev.Fingerprint(), dev.Dim(), cpu.Fingerprint(), cpu.Dim())
 			}
-			checkEncoderFixture(t, gpu, cpu, exp, false)
+			checkEncoderFixture(t, dev, cpu, exp, false)
 			if m, ok := cpu.(*transformer.ModernBERT); ok && exp.Sentences[0].MeanNormalized != nil {
 				// Mean pooling, as modernbert-embed pools.
 				m.Pooling = []string{transformer.PoolMean}
@@ -215,7 +216,7 @@ func TestHarnessEncoderFixtures(t *testing.T) {
 	}
 }
 
-func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *encoderFixture, meanPooled bool) {
+func checkEncoderFixture(t *testing.T, dev *Encoder, cpu encoder.Encoder, exp *encoderFixture, meanPooled bool) {
 	t.Helper()
 	const tol = 2e-6
 	ctx := context.Background()
@@ -229,7 +230,7 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 		}
 		return exp.Sentences[i].PooledNormalized
 	}
-	all, err := gpu.Encode(ctx, texts)
+	all, err := dev.Encode(ctx, texts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 	}
 	var worstAlone, worstBatch, worstCPU float64
 	for i := range texts {
-		alone, err := gpu.Encode(ctx, texts[i:i+1])
+		alone, err := dev.Encode(ctx, texts[i:i+1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +267,7 @@ func checkEncoderFixture(t *testing.T, gpu *Encoder, cpu encoder.Encoder, exp *e
 	for _, i := range pb.SentenceIndices {
 		pbTexts = append(pbTexts, texts[i])
 	}
-	got, err := gpu.Encode(ctx, pbTexts)
+	got, err := dev.Encode(ctx, pbTexts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,16 +291,16 @@ func TestHarnessEncoderPooling(t *testing.T) {
 	for _, norm := range []bool{false, true} {
 		cpu.Pooling = []string{transformer.PoolCLS, transformer.PoolMax, transformer.PoolMean, transformer.PoolMeanSqrtLen}
 		cpu.Normalize = norm
-		gpu, err := newEncoder(host, hostDense{}, cpu)
+		dev, err := newEncoder(host, hostDense{}, cpu)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err1 := gpu.Encode(context.Background(), texts)
+		got, err1 := dev.Encode(context.Background(), texts)
 		want, err2 := cpu.Encode(context.Background(), texts)
-		if err := firstErr(err1, err2, gpu.Close()); err != nil {
+		if err := gpu.FirstErr(err1, err2, dev.Close()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := gpu.Encode(context.Background(), texts); err == nil {
+		if _, err := dev.Encode(context.Background(), texts); err == nil {
 			t.Error("a closed GPU encoder encoded")
 		}
 		for i := range texts {
@@ -363,26 +364,26 @@ func TestHarnessAttention(t *testing.T) {
 		}
 		scale := math.Sqrt(float64(c.dh))
 		got := make([]float32, b*l*d)
-		bufs := buffers{g: host}
-		err := host.do(func() error {
-			hq, hm, hc := bufs.alloc("qkv", len(qkv), 4), bufs.alloc("mask", len(mask), 4), bufs.alloc("ctx", len(got), 4)
-			hb := handle(0)
+		bufs := gpu.Buffers{G: host}
+		err := host.Do(func() error {
+			hq, hm, hc := bufs.Alloc("qkv", len(qkv), 4), bufs.Alloc("mask", len(mask), 4), bufs.Alloc("ctx", len(got), 4)
+			hb := gpu.Handle(0)
 			if bias != nil {
-				hb = bufs.alloc("bias", len(bias), 4)
+				hb = bufs.Alloc("bias", len(bias), 4)
 			}
-			if bufs.err != nil {
-				return bufs.err
+			if bufs.Err != nil {
+				return bufs.Err
 			}
-			if err := firstErr(host.htod(hq, qkv), host.htod(hm, mask)); err != nil {
+			if err := gpu.FirstErr(host.HtoD(hq, qkv), host.HtoD(hm, mask)); err != nil {
 				return err
 			}
 			if bias != nil {
-				if err := host.htod(hb, bias); err != nil {
+				if err := host.HtoD(hb, bias); err != nil {
 					return err
 				}
 			}
 			f := &encoderForward{g: host, w: &transformer.Weights{Hidden: d, Heads: heads}, mask: hm, ctx: hc}
-			return firstErr(f.attention(hq, hq+handle(4*d), hq+handle(8*d), ld, b, l, hb, c.window), host.dtoh(got, hc), bufs.free())
+			return gpu.FirstErr(f.attention(hq, hq+gpu.Handle(4*d), hq+gpu.Handle(8*d), ld, b, l, hb, c.window), host.DtoH(got, hc), bufs.Free())
 		})
 		if err != nil {
 			t.Fatal(err)

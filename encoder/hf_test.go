@@ -134,8 +134,9 @@ func TestOpenRecorded(t *testing.T) {
 	if got.Fingerprint() != info.Fingerprint {
 		t.Errorf("fingerprint %s, want %s", got.Fingerprint(), info.Fingerprint)
 	}
-	if _, err := OpenRecorded(info, filepath.Join(root, "ck"), ""); err == nil || !strings.Contains(err.Error(), "--encoder") {
-		t.Errorf("encoder gone: error %v, want one suggesting --encoder", err)
+	var setting *model.FieldError
+	if _, err := OpenRecorded(info, filepath.Join(root, "ck"), ""); err == nil || !strings.Contains(err.Error(), "give its location with encoder SPEC") || !errors.As(err, &setting) || setting.Field != "Encoder" {
+		t.Errorf("encoder gone: error %v, want one suggesting the encoder setting (--encoder)", err)
 	}
 	_, err = OpenRecorded(info, "", "hash:32")
 	var fe *FingerprintError

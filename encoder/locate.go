@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 )
@@ -89,7 +90,7 @@ func (e *FingerprintError) Error() string {
 }
 
 // OpenRecorded opens the encoder a checkpoint's manifest records; dir is the
-// checkpoint folder. With override (a command's --encoder SPEC) only that
+// checkpoint folder. With override (a command's encoder setting) only that
 // spec is tried; otherwise, in order, the recorded spec (when it names no
 // file, or a file that exists), the absolute Path, and RelPath from dir. A
 // fitted encoder (tfidf) is rebuilt from the files stored in the checkpoint,
@@ -107,7 +108,7 @@ func OpenRecorded(info checkpoint.EncoderInfo, dir, override string) (Encoder, e
 			for _, name := range []string{checkpoint.TFIDFVocabFile, checkpoint.TFIDFWeightsFile} {
 				b, err := fileio.ReadInputFile(filepath.Join(override, name), 0, "a TF-IDF file")
 				if err != nil {
-					return nil, fmt.Errorf("--encoder %s: %w", override, err)
+					return nil, fmt.Errorf("%w: %w", model.FieldErrorf("Encoder", "{Encoder} %s", override), err)
 				}
 				files[name] = b
 			}
@@ -142,7 +143,7 @@ func OpenRecorded(info checkpoint.EncoderInfo, dir, override string) (Encoder, e
 			if info.RelPath != "" {
 				looked = append(looked, filepath.Join(dir, filepath.FromSlash(info.RelPath)))
 			}
-			return nil, fmt.Errorf("the checkpoint's encoder %s (fingerprint %s) is not found; looked at %s; give its location with --encoder SPEC",
+			return nil, model.FieldErrorf("Encoder", "the checkpoint's encoder %s (fingerprint %s) is not found; looked at %s; give its location with {Encoder} SPEC",
 				info.Spec, info.Fingerprint, strings.Join(looked, ", "))
 		}
 	}

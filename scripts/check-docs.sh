@@ -9,10 +9,11 @@
 # Before the commands it checks what the docs say about the code: the layout
 # table of docs/development.md must be what `go run ./scripts/layout table`
 # gives (the packages' doc comments and imports), every backticked pkg.Name
-# of README.md and docs/*.md must exist (`layout apinames`), and no package
-# may be past the size limits (`layout limits`), and docs/cli must be what the
-# commands give (`jeirt docs --check docs/cli`, which also fails when a flag
-# has no meaning in the flag table or one name has two kinds of value).
+# of README.md and docs/*.md must exist (`layout apinames`), no package
+# may be past the size limits (`layout limits`), no import may point up
+# a floor (`layout imports`), and docs/cli must be what the commands give
+# (`jeirt docs --check docs/cli`, which also fails when a flag has no meaning
+# in the flag table or one name has two kinds of value).
 #
 # It reads the fenced ```sh blocks, in file order (README.md first, then docs/*.md
 # by name), and takes every line that starts with `jeirt `, `./jeirt ` or
@@ -124,6 +125,7 @@ if ! limits=$(go run ./scripts/layout limits 2>&1); then
 	echo "$limits" >&2
 	exit 1
 fi
+go run ./scripts/layout imports
 
 tmp=$(mktemp -d)
 echo "== building jeirt"

@@ -44,6 +44,11 @@ fi
 echo "building jeirt from the working tree" >&2
 go build -o "$scratch/jeirt-new" ./cmd/jeirt
 
+base_old_spelling=1
+if git merge-base --is-ancestor 67d555e "$base_commit" 2>/dev/null; then
+	base_old_spelling=0
+fi
+
 data=$root/configs/data/swebench-verified
 config=$root/configs/quickstart.yaml
 
@@ -59,8 +64,9 @@ run_all() {
 		"$@" >"$out/log/$name.txt" 2>&1 || echo "exit status $?" >>"$out/log/$name.txt"
 	}
 	# pick BASE_ARG NEW_ARG: the spelling of one argument each binary takes
-	# (for a setting renamed between the two).
-	pick() { if [[ $is_base == 1 ]]; then echo "$1"; else echo "$2"; fi; }
+	# (for a setting renamed between the two: train.step became train.device
+	# in 67d555e, so a base from then on takes the new spelling too).
+	pick() { if [[ $is_base == 1 && $base_old_spelling == 1 ]]; then echo "$1"; else echo "$2"; fi; }
 
 	# data: inspect, split, parquet; synth.
 	step data-inspect "$bin" data inspect "$data/response_matrix.csv" --items "$data/item_content.csv"

@@ -2,13 +2,14 @@
 # Runs jeirt's CUDA kernels (cuda/kernels/*.cu) on the CPU, without a GPU or
 # CUDA headers (g++ and Go are enough):
 #
-#   1. package cuda's harness tests: the batched cBMM and JE-IRT step code on
-#      the real kernel sources against train's CPU code (each CUDA thread a
+#   1. the harness tests of packages cuda, cuda/internal/cbmm and
+#      cuda/internal/jeirtstep: the batched cBMM and JE-IRT step code on the
+#      real kernel sources against train's CPU code (each CUDA thread a
 #      fiber), one launch with each CUDA thread an OS thread, the sm_90 launch
 #      limits, and the text encoder's GPU forward (BERT, MPNet, ModernBERT,
 #      a host gemm standing in for the dense products) against the three
-#      fixtures' reference vectors; they record launches, with inputs and
-#      outputs, to a trace;
+#      fixtures' reference vectors; each package records launches, with
+#      inputs and outputs, to a trace of its own, and the traces are joined;
 #   2. the replay driver (cuda/internal/harness/replay) built three ways,
 #      plain, with ThreadSanitizer, and with AddressSanitizer + UBSan, runs
 #      every recorded launch again with each CUDA thread an OS thread and
@@ -18,8 +19,9 @@
 #      memory);
 #   4. the device costs of a cBMM iteration and of a JE-IRT epoch, its steps
 #      and its validation (launches, host<->device bytes, synchronisations,
-#      device memory) at full size, counted by go test -run TestCosts ./cuda/
-#      without running the kernels; for cBMM both the passes of one iteration
+#      device memory) at full size, counted by go test -run TestCosts
+#      ./cuda/internal/cbmm ./cuda/internal/jeirtstep without running the
+#      kernels; for cBMM both the passes of one iteration
 #      and a whole accelerated fit as train/irt drives it (per iteration, and
 #      once per fit).
 #
@@ -41,13 +43,26 @@ errors=0
 races=0
 tests=0
 
-echo "== go test ./cuda/ -run Harness (the kernels against train's CPU code; records $work/trace.bin)"
-if ! JEIRT_HARNESS_TRACE=$work/trace.bin go test -count=1 -timeout 20m -run 'Harness' -v ./cuda/ >"$work/go.log" 2>&1; then
-	cat "$work/go.log"
-	echo "cuda-cpu-check: the harness tests failed" >&2
-	errors=$((errors + 1))
-fi
-grep -E '^(--- |ok|FAIL)' "$work/go.log"
+# Each package's test binary writes its own trace (one at a time: a trace is
+# one process's); the replay reads them joined, one header and every record.
+harness_pkgs=(./cuda/ ./cuda/internal/cbmm/ ./cuda/internal/jeirtstep/)
+: >"$work/go.log"
+for i in "${!harness_pkgs[@]}"; do
+	pkg=${harness_pkgs[$i]}
+	echo "== go test $pkg -run Harness (the kernels against train's CPU code; records $work/trace-$i.bin)"
+	if ! JEIRT_HARNESS_TRACE=$work/trace-$i.bin go test -count=1 -timeout 20m -run 'Harness' -v "$pkg" >"$work/go-$i.log" 2>&1; then
+		cat "$work/go-$i.log"
+		echo "cuda-cpu-check: the harness tests of $pkg failed" >&2
+		errors=$((errors + 1))
+	fi
+	grep -E '^(--- |ok|FAIL)' "$work/go-$i.log"
+	cat "$work/go-$i.log" >>"$work/go.log"
+	if [ "$i" = 0 ]; then
+		cp "$work/trace-$i.bin" "$work/trace.bin" 2>/dev/null || true
+	else
+		tail -c +9 "$work/trace-$i.bin" >>"$work/trace.bin" 2>/dev/null || true
+	fi
+done
 gotests=$(grep -c '^--- PASS' "$work/go.log")
 tests=$((tests + gotests))
 
@@ -90,8 +105,8 @@ echo "== scripts/ptxas-report.sh"
 if ! scripts/ptxas-report.sh; then
 	errors=$((errors + 1))
 fi
-echo "== go test ./cuda/ -run TestCosts (device costs per cBMM iteration and JE-IRT epoch, counted)"
-if ! go test -count=1 -run 'TestCosts' -v ./cuda/ >"$work/costs.log" 2>&1; then
+echo "== go test -run TestCosts ./cuda/internal/cbmm ./cuda/internal/jeirtstep (device costs per cBMM iteration and JE-IRT epoch, counted)"
+if ! go test -count=1 -run 'TestCosts' -v ./cuda/internal/cbmm ./cuda/internal/jeirtstep >"$work/costs.log" 2>&1; then
 	cat "$work/costs.log"
 	echo "cuda-cpu-check: the cost counts failed" >&2
 	errors=$((errors + 1))

@@ -8,7 +8,8 @@
 #       bin/cuda.test                 go test -c -tags jeirtcuda ./cuda/
 #       bin/transformer.test          go test -c ./encoder/transformer/ (the CPU encoder benchmarks)
 #           (all four built with -trimpath -ldflags='-s -w')
-#       cuda/kernels/*.cu, *.ptx      read by cuda.test's TestPTXExportsKernels
+#       cuda/kernels/*.cu, *.ptx      the kernel sources and the PTX the binaries embed, beside
+#                                     cuda.test as in a checkout (its harness tests read the .cu)
 #       fixtures/tiny-{bert,mpnet,modernbert}   from ../shared/fixtures
 #       peers/gen_synth.py, common.py, peer_jeirt_torch.py, peer_2pl_torch.py   from ../shared/bench/peers
 #       scripts/gpu_torch_peers.py    the peers on the GPU, the encoders from transformers

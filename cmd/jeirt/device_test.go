@@ -11,6 +11,9 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/runner"
 	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -99,6 +102,51 @@ func TestTrainResolvesDeviceOnce(t *testing.T) {
 		var cfg trainrun.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &cfg); err != nil || cfg.Train.Device != c.recorded {
 			t.Errorf("%s: the manifest's config records train.device %q (%v), want %q", c.name, cfg.Train.Device, err, c.recorded)
+		}
+	}
+}
+
+// One run of irt fit (a bootstrap's replicates included), irt select (its
+// refit, from the device the fit recorded) and irt cv (every fold) resolves
+// its device once; fit.json records the request and what ran.
+func TestIRTResolvesDeviceOnce(t *testing.T) {
+	if _, err := backend.Resolve("cuda"); err == nil {
+		t.Skip("this build has CUDA: auto is cuda")
+	}
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 20, Items: 40, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "r.csv")
+	if err := read.WriteLongCSV(data, r); err != nil {
+		t.Fatal(err)
+	}
+	fit := filepath.Join(dir, "fit")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"fit", []string{"fit", "--data", data, "--bootstrap", "3", "--out", fit}},
+		{"fit --device cpu", []string{"fit", "--data", data, "--device", "cpu", "--out", filepath.Join(dir, "fit-cpu")}},
+		{"select", []string{"select", "--fit", fit, "--keep", "0.5", "--out", filepath.Join(dir, "kept.csv")}},
+		{"cv", []string{"cv", "--data", data, "--folds", "3"}},
+	} {
+		before := backend.Resolutions()
+		if msg, err := runCmd(t, newIRTCmd(), c.args...); err != nil {
+			t.Fatalf("irt %s: %v\n%s", c.name, err, msg)
+		}
+		if n := backend.Resolutions() - before; n != 1 {
+			t.Errorf("irt %s: the device was resolved %d times in one run, want once", c.name, n)
+		}
+	}
+	for dir, want := range map[string]string{fit: "auto", filepath.Join(dir, "fit-cpu"): "cpu"} {
+		f, err := irtfit.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc := f.Doc; doc.Settings.Device != want || doc.Settings.DeviceResolved != "cpu" {
+			t.Errorf("%s: fit.json records device %q, device_resolved %q; want %s and cpu", dir, doc.Settings.Device, doc.Settings.DeviceResolved, want)
 		}
 	}
 }

@@ -87,6 +87,19 @@ func TestIRTFitSelectCV(t *testing.T) {
 	if tau := doc["kendall_tau_vs_accuracy"].(float64); tau < 0.7 {
 		t.Errorf("Kendall τ %g", tau)
 	}
+	// The device as asked for and as it ran (one device resolution, by the
+	// command); a fit folder written before device_resolved still reads.
+	settings := doc["settings"].(map[string]any)
+	if settings["device"] != "auto" || settings["device_resolved"] != "cpu" {
+		t.Errorf("fit.json settings: device %v, device_resolved %v; want auto and cpu", settings["device"], settings["device_resolved"])
+	}
+	delete(settings, "device_resolved")
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "fit.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// An existing folder is not replaced without --force.
 	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", data, "--out", out); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second fit into %s: %v", out, err)
@@ -219,12 +232,13 @@ func TestIRTFitMethodsAndTrace(t *testing.T) {
 		var doc struct {
 			Loss     float64 `json:"loss"`
 			Settings struct {
-				Method string `json:"method"`
+				Method         string `json:"method"`
+				DeviceResolved string `json:"device_resolved"`
 			} `json:"settings"`
 		}
 		b, _ := os.ReadFile(filepath.Join(out, "fit.json"))
-		if err := json.Unmarshal(b, &doc); err != nil || doc.Settings.Method != method {
-			t.Fatalf("%s fit.json: %v, method %q", method, err, doc.Settings.Method)
+		if err := json.Unmarshal(b, &doc); err != nil || doc.Settings.Method != method || doc.Settings.DeviceResolved != "cpu" {
+			t.Fatalf("%s fit.json: %v, method %q, device_resolved %q", method, err, doc.Settings.Method, doc.Settings.DeviceResolved)
 		}
 		final[method] = doc.Loss
 	}

@@ -47,7 +47,7 @@ func newRouteCmd() *cobra.Command {
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
-	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true})
+	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true, Flags: map[string]string{"Train": "--data"}})
 }
 
 func newRouteEvalCmd() *cobra.Command {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // The output rule, the one every command's outputs go through:
@@ -81,7 +83,9 @@ type Output struct {
 	Resumes bool
 }
 
-// OutputError is an output refused by the output rule.
+// OutputError is an output refused by the output rule. A message that
+// names the force setting ({Force} in Msg; the command line's --force) is a
+// model.FieldError on Force, which Unwrap gives.
 type OutputError struct {
 	Path    string   // the output as given
 	Msg     string   // why, after the path
@@ -90,6 +94,14 @@ type OutputError struct {
 }
 
 func (e *OutputError) Error() string {
+	if fe := e.field(); fe != nil {
+		return fe.Error()
+	}
+	return e.text()
+}
+
+// text is the message, {Force} left as it is.
+func (e *OutputError) text() string {
 	msg := e.Path + " " + e.Msg
 	if len(e.Foreign) > 0 {
 		list := strings.Join(e.Foreign, ", ")
@@ -101,22 +113,36 @@ func (e *OutputError) Error() string {
 	return msg
 }
 
+// field is the error as a model.FieldError on Force, or nil when its
+// message does not name the setting.
+func (e *OutputError) field() *model.FieldError {
+	if !strings.Contains(e.Msg, "{Force}") {
+		return nil
+	}
+	return &model.FieldError{Field: "Force", Msg: e.text()}
+}
+
 // ErrOutputExists is what an OutputError for an existing output without
-// --force wraps (errors.Is).
+// Force wraps (errors.Is).
 var ErrOutputExists = errors.New("output exists")
 
-// Unwrap lets errors.Is(err, ErrOutputExists) find the plain "exists" case.
-func (e *OutputError) Unwrap() error {
-	if strings.HasPrefix(e.Msg, existsMsg) {
-		return ErrOutputExists
+// Unwrap lets errors.Is(err, ErrOutputExists) find the plain "exists" case,
+// and errors.As find the model.FieldError.
+func (e *OutputError) Unwrap() []error {
+	var errs []error
+	if fe := e.field(); fe != nil {
+		errs = append(errs, fe)
 	}
-	return nil
+	if strings.HasPrefix(e.Msg, existsMsg) {
+		errs = append(errs, ErrOutputExists)
+	}
+	return errs
 }
 
 const existsMsg = "already exists"
 
 func existsError(p string) error {
-	return &OutputError{Path: p, Msg: existsMsg + "; pass --force to replace it (only what jeirt wrote is ever replaced), or choose another output"}
+	return &OutputError{Path: p, Msg: existsMsg + "; pass {Force} to replace it (only what jeirt wrote is ever replaced), or choose another output"}
 }
 
 // CheckOutput applies the output rule to o before the run does any work,
@@ -190,7 +216,7 @@ func checkExisting(p, out string, folder, force bool) error {
 		return nil
 	}
 	if !fi.IsDir() {
-		return &OutputError{Path: p, Msg: "exists and is not a folder; refusing to replace it even with --force: choose another output"}
+		return &OutputError{Path: p, Msg: "exists and is not a folder; refusing to replace it even with {Force}: choose another output"}
 	}
 	if empty, err := emptyDir(out); err == nil && empty {
 		return nil
@@ -204,11 +230,11 @@ func checkExisting(p, out string, folder, force bool) error {
 	}
 	if !marked {
 		return &OutputError{Path: p, Foreign: foreign, More: more,
-			Msg: "was not written by this jeirt (it has no " + OutputMarker + "; it holds {foreign}); refusing to replace it even with --force: move it away or choose another output"}
+			Msg: "was not written by this jeirt (it has no " + OutputMarker + "; it holds {foreign}); refusing to replace it even with {Force}: move it away or choose another output"}
 	}
 	if len(foreign) > 0 {
 		return &OutputError{Path: p, Foreign: foreign, More: more,
-			Msg: "holds files jeirt did not write ({foreign}); refusing to replace it even with --force: move them out or choose another output"}
+			Msg: "holds files jeirt did not write ({foreign}); refusing to replace it even with {Force}: move them out or choose another output"}
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 func mustWrite(t *testing.T, path, text string) {
@@ -88,7 +90,7 @@ func TestCheckOutput(t *testing.T) {
 	}{
 		{"new folder", Output{Path: filepath.Join(dir, "new"), Folder: true}, "", false},
 		{"empty folder", Output{Path: filepath.Join(dir, "empty"), Folder: true}, "", false},
-		{"existing without --force", Output{Path: filepath.Join(dir, "fit"), Folder: true}, "already exists; pass --force", true},
+		{"existing without --force", Output{Path: filepath.Join(dir, "fit"), Folder: true}, "already exists; pass force", true},
 		{"jeirt's folder with --force", Output{Path: filepath.Join(dir, "fit"), Folder: true, Force: true}, "", false},
 		{"a user's folder with --force", Output{Path: filepath.Join(dir, "proj"), Folder: true, Force: true}, "was not written by this jeirt (it has no .jeirt-output.json; it holds thesis.tex)", false},
 		{"a foreign file with --force", Output{Path: filepath.Join(dir, "mixed"), Folder: true, Force: true}, "holds files jeirt did not write (notes.md)", false},
@@ -97,7 +99,7 @@ func TestCheckOutput(t *testing.T) {
 		{"inside the input", Output{Path: filepath.Join(dir, "fit", "report"), Folder: true, Inputs: []string{filepath.Join(dir, "fit")}}, "lies inside an input of this run", false},
 		{"the input through ..", Output{Path: filepath.Join(dir, "dd", "x", ".."), Folder: true, Force: true, Inputs: []string{data}}, "contains an input", false},
 		{"the input through a link", Output{Path: linked, Force: true, Inputs: []string{data}}, "is an input of this run", false},
-		{"a file without --force", Output{Path: filepath.Join(dir, "sel.csv")}, "already exists; pass --force", true},
+		{"a file without --force", Output{Path: filepath.Join(dir, "sel.csv")}, "already exists; pass force", true},
 		{"a file with --force", Output{Path: filepath.Join(dir, "sel.csv"), Force: true}, "", false},
 		{"a file output that is a folder", Output{Path: filepath.Join(dir, "fit"), Force: true}, "is a folder", false},
 		{"a folder output that is a file", Output{Path: filepath.Join(dir, "sel.csv"), Folder: true, Force: true}, "exists and is not a folder", false},
@@ -111,6 +113,12 @@ func TestCheckOutput(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case err != nil && errors.Is(err, ErrOutputExists) != c.exists:
 			t.Errorf("%s: errors.Is(ErrOutputExists) = %v", c.name, !c.exists)
+		}
+		// The messages that name the force setting are field errors on it
+		// (the command line shows --force).
+		var fe *model.FieldError
+		if err != nil && strings.Contains(err.Error(), "force") != (errors.As(err, &fe) && fe.Field == "Force") {
+			t.Errorf("%s: %v: a field error on Force is %v", c.name, err, fe)
 		}
 	}
 	// Refusals touch nothing.

@@ -54,7 +54,8 @@ type Settings struct {
 	Tol             float64  `json:"tol"`
 	MaxIter         int      `json:"max_iter"`
 	Accelerate      bool     `json:"accelerate"`
-	Device          string   `json:"device"`
+	Device          string   `json:"device"`                    // the device asked for (auto, cpu, cuda), as given
+	DeviceResolved  string   `json:"device_resolved,omitempty"` // the device it ran on (absent in older fits)
 	Threads         int      `json:"threads"`
 	Bootstrap       int      `json:"bootstrap"`
 	BootstrapModels bool     `json:"bootstrap_models"`

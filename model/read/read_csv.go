@@ -279,7 +279,8 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		s.unnamedIndex = true
 		return "wide-items", "", nil
 	}
-	return "", "", s.errorf(1, "", "cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns", model.Clip(header[0]))
+	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns")
+	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", model.Clip(header[0]), fe)}
 }
 
 // eachRow calls row with each data row (counted in rep and checked to have as

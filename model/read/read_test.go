@@ -3,6 +3,7 @@ package read
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -351,8 +352,11 @@ func TestDuplicates(t *testing.T) {
 		}
 	}
 	_, _, err := File("data.csv", Options{Duplicates: "error"})
-	want := `data.csv:5: duplicate row for model "m1", item "q1" (first at line 2; use --duplicates majority, first or trials to resolve)`
-	if err == nil || err.Error() != want {
+	// The setting is named as the library names it (the command line shows
+	// --duplicates).
+	want := `data.csv:5: duplicate row for model "m1", item "q1" (first at line 2; use duplicates majority, first or trials to resolve)`
+	var fe *model.FieldError
+	if err == nil || err.Error() != want || !errors.As(err, &fe) || fe.Field != "Duplicates" {
 		t.Errorf("error policy: %v\nwant %s", err, want)
 	}
 	// Wide files can repeat a model row.
@@ -388,7 +392,7 @@ func TestBadInput(t *testing.T) {
 		{"no model column", map[string]string{"data.csv": "who,item,label\nm,a,1\n"}, Options{Format: "long"},
 			"data.csv:1: no model column (want one of model, model_name, model_id, subject_id); header is who,item,label"},
 		{"undecidable header", map[string]string{"data.csv": "who,item,score\nm,a,1\n"}, Options{},
-			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns`},
+			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use format long|wide|wide-items|pyirt|patterns`},
 		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Format: "xlsx"},
 			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt or patterns)`},
 		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Duplicates: "mean"},

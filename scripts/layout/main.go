@@ -4,6 +4,7 @@
 //
 //	go run ./scripts/layout table            the layout table (package, doc, imports)
 //	go run ./scripts/layout limits           lines and exported names per package; exit 1 over a limit
+//	go run ./scripts/layout imports          exit 1 on an import that points up a floor (every build tag)
 //	go run ./scripts/layout exports DIR      the exported names of the package in DIR
 //	go run ./scripts/layout apinames FILE... check every backticked pkg.Name the files cite
 package main
@@ -35,9 +36,7 @@ const (
 
 // exceptions are packages allowed over the line limit, with the reason
 // docs/development.md gives ("Limits").
-var exceptions = map[string]string{
-	"cuda": "one device layer written against one gpu interface",
-}
+var exceptions = map[string]string{}
 
 type pkg struct {
 	ImportPath string
@@ -54,7 +53,7 @@ type pkg struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: layout table|limits|exports DIR|apinames FILE...")
+		fmt.Fprintln(os.Stderr, "usage: layout table|limits|imports|exports DIR|apinames FILE...")
 		os.Exit(2)
 	}
 	var err error
@@ -63,6 +62,8 @@ func main() {
 		err = table()
 	case "limits":
 		err = limits()
+	case "imports":
+		err = imports()
 	case "exports":
 		var names []string
 		names, err = exported(os.Args[2], nil)
@@ -78,10 +79,10 @@ func main() {
 	}
 }
 
-func packages() ([]pkg, error) {
-	out, err := exec.Command("go", "list", "-json", "./...").Output()
+func packages(flags ...string) ([]pkg, error) {
+	out, err := exec.Command("go", append(append([]string{"list", "-json"}, flags...), "./...")...).Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list: %w", err)
+		return nil, fmt.Errorf("go list %s: %w", strings.Join(flags, " "), err)
 	}
 	var ps []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -267,6 +268,91 @@ func limits() error {
 	if len(over) > 0 {
 		return fmt.Errorf("over the limits:\n  %s", strings.Join(over, "\n  "))
 	}
+	return nil
+}
+
+// floors are the import rules of docs/development.md ("Layout"): a package
+// under a prefix never imports a package under one of its banned prefixes,
+// but the allowed ones. The floors from the bottom: model, encoder, train
+// (and the GPU beside it, which reaches train only through the seam), the
+// applications and the command tree in cmd.
+var floors = []struct {
+	prefix         string
+	banned, allows []string
+}{
+	{"model", []string{"encoder", "train", "cuda", "cmd", "scripts"}, nil},
+	{"encoder", []string{"train", "cuda", "cmd", "scripts"}, nil},
+	{"train", []string{"cuda", "cmd", "scripts"}, nil},
+	{"cuda", []string{"train", "cmd", "scripts"}, []string{"train/backend"}},
+	{"", []string{"cmd"}, nil}, // nothing outside cmd/ imports cmd/...
+}
+
+// under reports whether the package path p (module-relative) is prefix or
+// below it ("" is every package).
+func under(p, prefix string) bool {
+	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+// upward lists the imports of package from (module-relative, as are the
+// imports) that point up a floor.
+func upward(from string, imports []string) []string {
+	var bad []string
+	found := map[string]bool{}
+	for _, f := range floors {
+		if !under(from, f.prefix) || f.prefix == "" && under(from, "cmd") {
+			continue
+		}
+	next:
+		for _, im := range imports {
+			for _, a := range f.allows {
+				if under(im, a) {
+					continue next
+				}
+			}
+			for _, b := range f.banned {
+				if under(im, b) && !found[im] {
+					found[im] = true
+					bad = append(bad, fmt.Sprintf("%s imports %s", from, im))
+					continue next
+				}
+			}
+		}
+	}
+	return bad
+}
+
+// imports checks the import rules on the non-test imports of every package,
+// in the default build and in the builds with the module's tags (the
+// CUDA build's, OpenBLAS's).
+func imports() error {
+	seen := map[string]bool{}
+	var bad []string
+	n := 0
+	for _, tags := range [][]string{nil, {"-tags", "jeirtcuda"}, {"-tags", "openblas"}} {
+		ps, err := packages(tags...)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			var im []string
+			for _, i := range p.Imports {
+				if strings.HasPrefix(i, module+"/") {
+					im = append(im, short(i))
+				}
+			}
+			n += len(im)
+			for _, b := range upward(short(p.ImportPath), im) {
+				if !seen[b] {
+					seen[b] = true
+					bad = append(bad, b)
+				}
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("imports that point up a floor (docs/development.md, Layout):\n  %s", strings.Join(bad, "\n  "))
+	}
+	fmt.Printf("layout: %d imports of the module, in 3 builds, point down\n", n)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // The device strings: the one selector of where the hot loops run, taken
@@ -104,7 +106,7 @@ func resolve(device string) (string, error) {
 		return CPU, nil
 	case CUDA:
 		if _, ok := devices[CUDA]; !ok {
-			return "", fmt.Errorf("device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)")
+			return "", model.FieldErrorf("Device", "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs {Device} cuda commands in it)")
 		}
 		return CUDA, nil
 	case CPU, CPUFused:

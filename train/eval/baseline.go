@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // The baselines predict P(correct) for the cells of a Responses from the
@@ -127,6 +129,9 @@ type KNN struct {
 	Dim      int
 	// Threads is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
 	Threads int
+	// MaxMemory is the memory, in bytes, the dense way's tables may take
+	// (fileio.CheckMemory); 0 means the machine's available memory.
+	MaxMemory int64
 }
 
 // Fit returns predictions for the test cells and the k chosen on val. It
@@ -367,6 +372,9 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 		})
 	}
 	// Dense: each asked question against every question with training cells.
+	if err := kn.checkDenseMemory(trainR.NumModels(), J, len(cand), block); err != nil {
+		return nil, "", err
+	}
 	const walk = 4 * 100
 	label := denseTrainLabels(trainR)
 	candX := gather(cand, nil)
@@ -423,6 +431,16 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 		}
 	}
 	return out, "per item", nil
+}
+
+// checkDenseMemory refuses, with the estimate, the dense way's tables when
+// they would take more than MaxMemory: the N x J table of training labels,
+// a block of similarities of block asked questions against the cand
+// questions with training cells, and their vectors.
+func (kn KNN) checkDenseMemory(N, J, cand, block int) error {
+	need := int64(N)*int64(J) + 4*int64(block)*int64(cand) + 4*int64(cand+block)*int64(kn.Dim)
+	what := fmt.Sprintf("the kNN baseline (a table of the training labels of %d models x %d items, and similarities of %d questions at a time against %d)", N, J, block, cand)
+	return fileio.CheckMemory(what, need, kn.MaxMemory)
 }
 
 // denseTrainLabels is an N x J table of training labels, −1 where unobserved.

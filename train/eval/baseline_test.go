@@ -7,9 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Two models, four items; item vectors place items 0,1 together and 2,3 together.
@@ -159,6 +161,29 @@ func TestKNNNeighboursBothWays(t *testing.T) {
 			cancel()
 			if _, _, err := kn.Fit(ctx, trainR, valR, testR); !errors.Is(err, context.Canceled) {
 				t.Errorf("cancelled: %v", err)
+			}
+			// A memory budget below the dense way's tables refuses them,
+			// with the estimate, before they are made.
+			kn.MaxMemory = 1000
+			_, _, err = kn.Fit(context.Background(), trainR, valR, testR)
+			if c.way == "per model" {
+				if err != nil {
+					t.Errorf("the per-model way under a budget of 1000 B: %v", err)
+				}
+				return
+			}
+			N, cand := int64(trainR.NumModels()), int64(0)
+			seen := map[int32]bool{}
+			for _, j := range trainR.Item {
+				if !seen[j] {
+					seen[j], cand = true, cand+1
+				}
+			}
+			need := N*int64(c.items) + 4*256*cand + 4*(cand+256)*D
+			var fe *model.FieldError
+			if want := fmt.Sprintf("the kNN baseline (a table of the training labels of %d models x %d items, and similarities of 256 questions at a time against %d) would need about %s of memory, more than 1000 B (max-memory)",
+				N, c.items, cand, fileio.Bytes(need)); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fe) || fe.Field != "MaxMemory" {
+				t.Errorf("under a budget of 1000 B: %v\nwant %s", err, want)
 			}
 		})
 	}

@@ -224,7 +224,7 @@ func TestCBMMZeroValueAndErrors(t *testing.T) {
 		t.Errorf("θ %v not ordered by accuracy", fit.Theta)
 	}
 	_, err = CBMM{Device: "cuda"}.Fit(context.Background(), r)
-	want := "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs --device cuda commands in it)"
+	want := "device cuda: this jeirt binary was built without CUDA; build the CUDA runner with scripts/build-cuda.sh (it writes bin/jeirt-cuda, and a bin/jeirt that runs device cuda commands in it)"
 	if _, _, lookupErr := backend.Lookup[backend.CBMMDevice]("cuda"); lookupErr == nil {
 		want = "" // a cuda build: the device exists
 	}

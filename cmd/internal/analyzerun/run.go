@@ -115,7 +115,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	}
 	ab := strings.Split(p.Axis, ",")
 	if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
-		return nil, fmt.Errorf("--axis %q: want two categories, A,B", p.Axis)
+		return nil, model.FieldErrorf("Axis", "{Axis} %q: want two categories, A,B", p.Axis)
 	}
 	ck, err := checkpoint.Open(p.Checkpoint, "", p.Log)
 	if err != nil {

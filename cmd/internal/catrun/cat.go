@@ -55,15 +55,15 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 	live := c.Data == ""
 	switch {
 	case c.Fit == "":
-		return nil, fmt.Errorf("--fit is required")
+		return nil, model.FieldErrorf("Fit", "{Fit} is required")
 	case live && c.Next < 1:
-		return nil, fmt.Errorf("give --data FILE (simulate: replay held-out models' answers) or --next N (live: the next N questions to ask)")
+		return nil, model.FieldErrorf("Data", "give {Data} FILE (simulate: replay held-out models' answers) or {Next} N (live: the next N questions to ask)")
 	case !live && (c.Answers != "" || c.Next > 0):
-		return nil, fmt.Errorf("--data (simulate) cannot go with --answers or --next (live)")
+		return nil, model.FieldErrorf("Data", "{Data} (simulate) cannot go with {Answers} or {Next} (live)")
 	case !live && c.Test.Budget == 0 && c.Test.TargetSE == 0:
-		return nil, fmt.Errorf("give --budget N or --target-se S (or both): when to stop each simulated test")
+		return nil, model.FieldErrorf("Budget", "give {Budget} N or {TargetSE} S (or both): when to stop each simulated test")
 	case c.GroupColumn != "" && c.Groups == "":
-		return nil, fmt.Errorf("--group-column goes with --groups FILE")
+		return nil, model.FieldErrorf("GroupColumn", "{GroupColumn} goes with {Groups} FILE")
 	}
 	if err := checkOut(c.Out, c.Force); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 			}
 		}
 		if len(models) == 0 {
-			return fmt.Errorf("%s: every model is in the fit %s; name the models to test with --models", c.Data, c.Fit)
+			return model.FieldErrorf("Models", "%s: every model is in the fit %s; name the models to test with {Models}", c.Data, c.Fit)
 		}
 	}
 	inFit := map[string]bool{}
@@ -260,7 +260,7 @@ func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) e
 		case 1:
 			models = c.Models
 		default:
-			return fmt.Errorf("--models: without --answers there is one new model to ask (got %d names)", len(c.Models))
+			return model.FieldErrorf("Models", "{Models}: without {Answers} there is one new model to ask (got %d names)", len(c.Models))
 		}
 		items, ys = [][]int{nil}, [][]uint8{nil}
 	}

@@ -112,7 +112,7 @@ func (f *Fit) answersOf(r *model.Responses, path string, models []string, log mo
 	seen := map[string]bool{}
 	for k, name := range models {
 		if seen[name] {
-			return nil, nil, nil, fmt.Errorf("--models: %q is named twice", name)
+			return nil, nil, nil, model.FieldErrorf("Models", "{Models}: %q is named twice", name)
 		}
 		seen[name] = true
 		i := r.ModelIndex(name)
@@ -190,7 +190,7 @@ func checkOut(out string, force bool) error {
 		return nil
 	}
 	if _, err := os.Stat(out); err == nil && !force {
-		return fmt.Errorf("%s already exists (choose another --out or pass --force)", out)
+		return model.FieldErrorf("Out", "%s already exists (choose another {Out} or pass {Force})", out)
 	}
 	return nil
 }

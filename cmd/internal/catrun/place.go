@@ -2,7 +2,6 @@ package catrun
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
@@ -52,7 +51,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 		return nil, err
 	}
 	if p.Estimator == cat.EAP && f.Bank.Rank > 1 {
-		return nil, fmt.Errorf("--estimator eap is rank 1 only (the fit has rank %d); use map", f.Bank.Rank)
+		return nil, model.FieldErrorf("Estimator", "{Estimator} eap is rank 1 only (the fit has rank %d); use map", f.Bank.Rank)
 	}
 	level := p.Level
 	if level == 0 {
@@ -62,7 +61,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 		level = 0.95
 	}
 	if !(level > 0 && level < 1) {
-		return nil, fmt.Errorf("--level %v must be in (0, 1)", level)
+		return nil, model.FieldErrorf("Level", "{Level} %v must be in (0, 1)", level)
 	}
 	r, err := readAnswers(p.Data, p.Read, p.Log)
 	if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,10 +74,10 @@ func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
 		defer fileio.SetInputContext(c.Context())()
 		fileio.SetOutputWriter(c.CommandPath(), Version)
 		if err := checkOutputs(c, args, o); err != nil {
-			return err
+			return showFlags(err, o)
 		}
 		if err := resolveDevice(c, o); err != nil {
-			return err
+			return showFlags(err, o)
 		}
 		return showFlags(run(c, args), o)
 	}
@@ -282,26 +281,49 @@ var Version string
 // binary without it hands cuda and auto runs to the jeirt-cuda runner.
 var CUDABuilt bool
 
-// showFlags shows a library's field error in err (a model.FieldError, which
-// names settings as its struct does) with the command's flag names:
-// "--" + model.FieldName(field), or o.Flags[field].
+// showFlags shows the library's field errors in err (model.FieldErrors,
+// which name settings as their structs do; every one in err's tree) with the
+// command's flag names: "--" + model.FieldName(field), or o.Flags[field].
 func showFlags(err error, o Outputs) error {
-	var fe *model.FieldError
-	if err == nil || !errors.As(err, &fe) {
-		return err
+	if err == nil {
+		return nil
 	}
-	lib := fe.Error()
-	flags := fe.Render(func(f string) string {
+	flag := func(f string) string {
 		if n, ok := o.Flags[f]; ok {
 			return n
 		}
 		return "--" + model.FieldName(f)
-	})
+	}
 	msg := err.Error()
-	if !strings.Contains(msg, lib) {
+	shown := msg
+	for _, fe := range fieldErrors(err, nil) {
+		if lib := fe.Error(); strings.Contains(shown, lib) {
+			shown = strings.Replace(shown, lib, fe.Render(flag), 1)
+		}
+	}
+	if shown == msg {
 		return err
 	}
-	return &shownError{msg: strings.Replace(msg, lib, flags, 1), err: err}
+	return &shownError{msg: shown, err: err}
+}
+
+// fieldErrors appends the model.FieldErrors of err's tree to fes, outermost
+// first.
+func fieldErrors(err error, fes []*model.FieldError) []*model.FieldError {
+	if fe, ok := err.(*model.FieldError); ok {
+		fes = append(fes, fe)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if e := u.Unwrap(); e != nil {
+			fes = fieldErrors(e, fes)
+		}
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			fes = fieldErrors(e, fes)
+		}
+	}
+	return fes
 }
 
 // shownError is an error with its text rewritten for the command line.

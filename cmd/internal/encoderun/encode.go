@@ -2,7 +2,6 @@ package encoderun
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +42,7 @@ func (e EncodeFile) onDevice(enc encoder.Encoder) (encoder.Encoder, error) {
 		// fingerprint (and so its cache entries) says so.
 		p, ok := on.(interface{ SetPrecision(string) error })
 		if !ok {
-			return nil, fmt.Errorf("encode: --precision %s needs the encoder's forward pass on the GPU (--device cuda and a model folder)", e.Precision)
+			return nil, model.FieldErrorf("Precision", "encode: {Precision} %s needs the encoder's forward pass on the GPU ({Device} cuda and a model folder)", e.Precision)
 		}
 		if err := p.SetPrecision(e.Precision); err != nil {
 			return nil, err
@@ -65,7 +64,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 		e.Precision = "fp32"
 	}
 	if e.Precision != "fp32" && e.Precision != "tf32" && e.Precision != "bf16" {
-		return fmt.Errorf("encode: --precision %q: want fp32, tf32 or bf16", e.Precision)
+		return model.FieldErrorf("Precision", "encode: {Precision} %q: want fp32, tf32 or bf16", e.Precision)
 	}
 	shard, nShards, err := ParseShard(e.Shard)
 	if err != nil {
@@ -176,7 +175,7 @@ func ParseShard(s string) (int, int, error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("encode: --shard %q: want i/n with 0 <= i < n, e.g. 0/4", s)
+		return 0, 0, model.FieldErrorf("Shard", "encode: {Shard} %q: want i/n with 0 <= i < n, e.g. 0/4", s)
 	}
 	return i, n, nil
 }

@@ -2,6 +2,7 @@ package irtrun
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -35,7 +36,8 @@ func TestCheckSettingsRefusesNaN(t *testing.T) {
 func TestFitJobRankAboveData(t *testing.T) {
 	r := irttest.Guttman(2, 2)
 	job := FitJob{Settings: irtfit.Settings{Rank: 5, Sigma: 1, Method: "cbmm", MaxIter: 10, Level: 0.95}, Data: []string{"r.csv"}}
-	if _, _, err := job.Run(context.Background(), []*model.Responses{r}); err == nil || !strings.Contains(err.Error(), "--rank 5") {
+	var fe *model.FieldError
+	if _, _, err := job.Run(context.Background(), []*model.Responses{r}); err == nil || !strings.Contains(err.Error(), "r.csv: rank 5 needs") || !errors.As(err, &fe) || fe.Field != "Rank" {
 		t.Errorf("got %v", err)
 	}
 }

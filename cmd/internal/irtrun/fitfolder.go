@@ -1,7 +1,6 @@
 package irtrun
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
@@ -41,7 +40,7 @@ func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
 		return c, nil
 	}
 	if s.Items == "" {
-		return c, fmt.Errorf("--guess %s names a column of the items file: give it with --items", model.Clip(s.Guess))
+		return c, model.FieldErrorf("Guess", "{Guess} %s names a column of the items file: give it with {Items}", model.Clip(s.Guess))
 	}
 	g, err := read.ItemGuess(s.Items, s.Guess, r.Items)
 	if err != nil {

@@ -11,50 +11,51 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
-// CheckSettings reports settings of a fit folder that cannot be fitted
-// (errors name the irt fit flags).
+// CheckSettings reports settings of a fit folder that cannot be fitted, as
+// model.FieldErrors on the fields of irtfit.Settings.
 func CheckSettings(s irtfit.Settings) error {
 	switch {
 	case s.Rank < 1:
-		return fmt.Errorf("--rank %d: must be at least 1", s.Rank)
+		return model.FieldErrorf("Rank", "{Rank} %d: must be at least 1", s.Rank)
 	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return fmt.Errorf("--sigma %v: must be positive", s.Sigma)
+		return model.FieldErrorf("Sigma", "{Sigma} %v: must be positive", s.Sigma)
 	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
-		return fmt.Errorf("--min-a %v: must be finite and not negative", s.MinA)
+		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
 	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
-		return fmt.Errorf("--tol %v: must not be negative", s.Tol)
+		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
 	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
-		return fmt.Errorf("--method %q: want cbmm, lbfgs or mml", s.Method)
+		return model.FieldErrorf("Method", "{Method} %q: want cbmm, lbfgs or mml", s.Method)
 	case s.Method != "cbmm" && s.Rank != 1:
-		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
+		return model.FieldErrorf("Method", "{Method} %s fits rank 1 only (got {Rank} %d)", s.Method, s.Rank)
 	case s.Method != "cbmm" && s.Bootstrap > 0:
-		return fmt.Errorf("--bootstrap needs --method cbmm")
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} cbmm")
 	case s.Family() != "1pl" && s.Family() != "2pl" && s.Family() != "3pl":
-		return fmt.Errorf("--model %q: want 1pl, 2pl or 3pl", s.Model)
+		return model.FieldErrorf("Model", "{Model} %q: want 1pl, 2pl or 3pl", s.Model)
 	case s.Method != "cbmm" && s.Family() != "2pl":
-		return fmt.Errorf("--method %s fits the 2PL only (got --model %s; use --method cbmm)", s.Method, s.Family())
+		return model.FieldErrorf("Method", "{Method} %s fits the 2PL only (got {Model} %s; use {Method} cbmm)", s.Method, s.Family())
 	case s.Family() == "1pl" && s.Rank != 1:
-		return fmt.Errorf("--model 1pl is unidimensional (one common discrimination): it needs --rank 1 (got --rank %d)", s.Rank)
+		return model.FieldErrorf("Model", "{Model} 1pl is unidimensional (one common discrimination): it needs {Rank} 1 (got {Rank} %d)", s.Rank)
 	case s.Guess != "" && s.Family() != "3pl":
-		return fmt.Errorf("--guess %s: lower asymptotes need --model 3pl", model.Clip(s.Guess))
+		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} 3pl", model.Clip(s.Guess))
 	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
-		return fmt.Errorf("--guess-prior %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
+		return model.FieldErrorf("GuessPrior", "{GuessPrior} %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
 	case s.Method == "mml" && s.Sigma != 1:
-		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
+		return model.FieldErrorf("Method", "{Method} mml uses sigma 1 (got {Sigma} %v)", s.Sigma)
 	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
-		return fmt.Errorf("--signed needs --method cbmm and --rank 2 or more (got --method %s --rank %d)", s.Method, s.Rank)
+		return model.FieldErrorf("Signed", "{Signed} needs {Method} cbmm and {Rank} 2 or more (got {Method} %s {Rank} %d)", s.Method, s.Rank)
 	case s.MinAnswers < 0:
-		return fmt.Errorf("--min-answers %d: must not be negative (0: no threshold)", s.MinAnswers)
+		return model.FieldErrorf("MinAnswers", "{MinAnswers} %d: must not be negative (0: no threshold)", s.MinAnswers)
 	case s.MaxIter < 1:
-		return fmt.Errorf("--max-iter %d: must be at least 1", s.MaxIter)
+		return model.FieldErrorf("MaxIter", "{MaxIter} %d: must be at least 1", s.MaxIter)
 	case s.Bootstrap < 0 || s.Bootstrap == 1:
-		return fmt.Errorf("--bootstrap %d: must be 0 (none) or at least 2", s.Bootstrap)
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} %d: must be 0 (none) or at least 2", s.Bootstrap)
 	case !(s.Level > 0 && s.Level < 1):
-		return fmt.Errorf("--level %v: must be in (0, 1)", s.Level)
+		return model.FieldErrorf("Level", "{Level} %v: must be in (0, 1)", s.Level)
 	}
 	return nil
 }
@@ -95,6 +96,16 @@ func (j FitJob) cbmmFor(set irtfit.Settings, r *model.Responses) (irt.CBMM, erro
 	return c, err
 }
 
+// ran is the device the job's fits of set ran on: the resolved device of
+// cBMM (its bootstrap too), the CPU for the other methods; "" when the job
+// left cBMM's device to each fit.
+func (j FitJob) ran(set irtfit.Settings) string {
+	if set.Method != "cbmm" {
+		return backend.CPU
+	}
+	return j.Device
+}
+
 // Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
 type Fitted struct {
 	Fit      *model.IRT
@@ -117,7 +128,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	}
 	for k, r := range rs {
 		if n := min(r.NumModels(), r.NumItems()); set.Rank > n {
-			return nil, 0, fmt.Errorf("%s: --rank %d needs at least %d models and %d items; the data has %d models and %d items", j.Data[k], set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems())
+			return nil, 0, fmt.Errorf("%s: %w", j.Data[k], model.FieldErrorf("Rank", "{Rank} %d needs at least %d models and %d items; the data has %d models and %d items", set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems()))
 		}
 	}
 	var fits []*model.IRT
@@ -126,7 +137,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	case "cbmm":
 		c := j.cbmm(set)
 		if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
-			return nil, 0, fmt.Errorf("--guess %s names a column of one benchmark's items file; it cannot go with several --data files", model.Clip(set.Guess))
+			return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", model.Clip(set.Guess))
 		}
 		if len(rs) == 1 {
 			if c, err = j.cbmmFor(set, rs[0]); err != nil {
@@ -216,6 +227,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 			j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
 		}
 	}
+	set.DeviceResolved = j.ran(set)
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
 	if set.Bootstrap > 0 {
 		done := set.Bootstrap

@@ -188,17 +188,17 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	log := ff.Log
 	batch := len(ff.Data) > 1 || len(ff.Names) > 0
 	if len(ff.Names) > 0 && len(ff.Names) != len(ff.Data) {
-		return nil, fmt.Errorf("--name given %d time(s) for %d --data file(s): give one per file, in the same order, or none", len(ff.Names), len(ff.Data))
+		return nil, model.FieldErrorf("Names", "{Names} given %d time(s) for %d {Data} file(s): give one per file, in the same order, or none", len(ff.Names), len(ff.Data))
 	}
 	if batch && ff.Read.Items != "" {
-		return nil, fmt.Errorf("--items names the item texts of one benchmark; it cannot go with several --data files")
+		return nil, model.FieldErrorf("Items", "{Items} names the item texts of one benchmark; it cannot go with several {Data} files")
 	}
 	dirs, err := irtfit.OutNames(ff.Data, ff.Names)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(ff.Out); err == nil && !ff.Force {
-		return nil, fmt.Errorf("%s already exists (choose another --out or pass --force)", ff.Out)
+		return nil, model.FieldErrorf("Out", "%s already exists (choose another {Out} or pass {Force})", ff.Out)
 	}
 	if set.Joint {
 		return ff.runJoint(ctx, set, device, dirs)
@@ -301,7 +301,7 @@ func keptAfterInterrupt(out string, folders []*Fitted) error {
 // folder in Out; names (irtfit.OutNames) name the item groups.
 func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device string, names []string) ([]FileFit, error) {
 	if ff.Read.Items != "" {
-		return nil, fmt.Errorf("--items names the item texts of one benchmark; it cannot go with --joint")
+		return nil, model.FieldErrorf("Items", "{Items} names the item texts of one benchmark; it cannot go with {Joint}")
 	}
 	rs := make([]*model.Responses, len(ff.Data))
 	for k, path := range ff.Data {
@@ -340,7 +340,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	}
 	fit := folder.IRT()
 	if !(keep > 0 && keep <= 1) {
-		return "", fmt.Errorf("--keep: keep %v must be in (0, 1]", keep)
+		return "", model.FieldErrorf("Keep", "{Keep}: keep %v must be in (0, 1]", keep)
 	}
 	// cand: the items selection may choose from (all, or the unflagged).
 	pool, cand, flagged := fit, []int(nil), 0
@@ -353,7 +353,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		}
 		flagged = len(fit.Items) - len(cand)
 		if len(cand) == 0 {
-			return "", fmt.Errorf("%s: every item is flagged; nothing is left to select (drop --exclude-flagged)", dir)
+			return "", model.FieldErrorf("ExcludeFlagged", "%s: every item is flagged; nothing is left to select (drop {ExcludeFlagged})", dir)
 		}
 		pool = subFit(fit, cand)
 		sub := make([]float64, len(cand))
@@ -372,10 +372,10 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	case "benchmirt":
 		items, at, err = irtstat.BenchMIRTSelect(pool, keep, bins)
 	default:
-		return "", fmt.Errorf("--rule %q: want info or benchmirt", rule)
+		return "", model.FieldErrorf("Rule", "{Rule} %q: want info or benchmirt", rule)
 	}
 	if err != nil {
-		return "", fmt.Errorf("--keep: %w", err)
+		return "", fmt.Errorf("%w: %w", model.FieldErrorf("Keep", "{Keep}"), err)
 	}
 	if cand != nil {
 		for k, j := range items {
@@ -471,7 +471,7 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 		}
 	}
 	if folds < 2 {
-		return nil, 0, fmt.Errorf("--folds %d: need at least 2", folds)
+		return nil, 0, model.FieldErrorf("Folds", "{Folds} %d: need at least 2", folds)
 	}
 	device, err := runDevice(set, device)
 	if err != nil {

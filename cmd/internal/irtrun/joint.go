@@ -18,10 +18,10 @@ import (
 // dimension. It returns the fit and the joined matrix.
 func FitJoint(ctx context.Context, j FitJob, names []string, rs []*model.Responses) (*Fitted, *model.Responses, error) {
 	if len(rs) < 2 {
-		return nil, nil, fmt.Errorf("--joint needs at least two --data files, got %d", len(rs))
+		return nil, nil, model.FieldErrorf("Joint", "{Joint} needs at least two {Data} files, got %d", len(rs))
 	}
 	if len(j.Data) != len(rs) {
-		return nil, nil, fmt.Errorf("--joint: %d --data paths for %d matrices", len(j.Data), len(rs))
+		return nil, nil, model.FieldErrorf("Joint", "{Joint}: %d {Data} paths for %d matrices", len(j.Data), len(rs))
 	}
 	r, err := model.JoinBenchmarks(names, rs)
 	if err != nil {

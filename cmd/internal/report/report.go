@@ -85,7 +85,7 @@ func integer(v int) Cell { return Cell{Text: strconv.Itoa(v), Sort: strconv.Itoa
 // Build reads the inputs and draws every figure they allow.
 func Build(opt Options) (*Report, error) {
 	if opt.Checkpoint == "" && opt.Fit == "" && opt.RouteCSV == "" {
-		return nil, fmt.Errorf("report: give --checkpoint, --fit or --route-csv (or several)")
+		return nil, model.FieldErrorf("Checkpoint", "report: give {Checkpoint}, {Fit} or {RouteCSV} (or several)")
 	}
 	log := opt.Log
 	if opt.Label <= 0 {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"math"
@@ -335,7 +336,8 @@ func TestReportPartialInputs(t *testing.T) {
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), "item error rates come from the IRT fit instead") {
 		t.Errorf("notes: %v", rep.Notes)
 	}
-	if _, err := Build(Options{}); err == nil || err.Error() != "report: give --checkpoint, --fit or --route-csv (or several)" {
+	var fe *model.FieldError
+	if _, err := Build(Options{}); err == nil || err.Error() != "report: give checkpoint, fit or route-csv (or several)" || !errors.As(err, &fe) {
 		t.Errorf("no inputs: %v", err)
 	}
 }

@@ -35,7 +35,8 @@ type RouterOptions struct {
 }
 
 // NewRouter builds the router of checkpoint ck that o describes, checking
-// every option against the checkpoint (errors name the flag).
+// every option against the checkpoint (errors are model.FieldErrors on the
+// fields of RouterOptions).
 func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, error) {
 	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
 	if err != nil {
@@ -69,7 +70,7 @@ func setDomain(ck *checkpoint.Checkpoint, rt *route.Router, keep bool) error {
 	return nil
 }
 
-// baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
+// baseRouter checks Models, Costs, MinP and Lambda against the checkpoint.
 func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*route.Router, error) {
 	m := ck.Model
 	rt := &route.Router{Model: m, MinP: minP, Lambda: lambda}
@@ -82,7 +83,7 @@ func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, mi
 		for _, name := range models {
 			i := indexOfName(m.Models, name)
 			if i < 0 {
-				return nil, fmt.Errorf("route: --models: %q is not a model of the checkpoint (it has %d: %s)",
+				return nil, model.FieldErrorf("Models", "route: {Models}: %q is not a model of the checkpoint (it has %d: %s)",
 					name, m.NumModels(), ShortList(m.Models, 5))
 			}
 			if !seen[i] {
@@ -91,15 +92,15 @@ func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, mi
 			}
 		}
 		if len(rt.Candidates) == 0 {
-			return nil, fmt.Errorf("route: --models names no model")
+			return nil, model.FieldErrorf("Models", "route: {Models} names no model")
 		}
 	}
 	if costsPath == "" {
 		if lambda != 0 {
-			return nil, fmt.Errorf("route: --lambda weighs cost; it needs --costs")
+			return nil, model.FieldErrorf("Lambda", "route: {Lambda} weighs cost; it needs {Costs}")
 		}
 		if minPSet {
-			return nil, fmt.Errorf("route: --min-p picks the cheapest good-enough model; it needs --costs")
+			return nil, model.FieldErrorf("MinP", "route: {MinP} picks the cheapest good-enough model; it needs {Costs}")
 		}
 	} else {
 		costs, err := route.ReadCosts(costsPath, m.Models)
@@ -108,7 +109,7 @@ func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, mi
 		}
 		for _, i := range rt.Candidates {
 			if math.IsNaN(costs[i]) {
-				return nil, fmt.Errorf("%s: no cost for model %q (price every model routed to, or choose them with --models)", costsPath, m.Models[i])
+				return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", costsPath, m.Models[i])
 			}
 		}
 		rt.Costs = costs
@@ -120,30 +121,30 @@ func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, mi
 }
 
 // setReference applies the rules that rank models by a reference score (the
-// accuracy on --data, else the highest mean predicted P over the
-// checkpoint's questions): --shortlist keeps rt's T best candidates, and
-// --margin sets δ and the default model (--default, else the best candidate).
+// accuracy on the Train responses, else the highest mean predicted P over
+// the checkpoint's questions): Shortlist keeps rt's T best candidates, and
+// Margin sets δ and the default model (Default, else the best candidate).
 func setReference(ck *checkpoint.Checkpoint, rt *route.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
 	if shortlist < 0 {
-		return fmt.Errorf("route: --shortlist %d must not be negative", shortlist)
+		return model.FieldErrorf("Shortlist", "route: {Shortlist} %d must not be negative", shortlist)
 	}
 	if defaultName != "" && margin == 0 {
-		return fmt.Errorf("route: --default is the default model of the margin rule; it needs --margin")
+		return model.FieldErrorf("Default", "route: {Default} is the default model of the margin rule; it needs {Margin}")
 	}
 	if margin == 0 && shortlist == 0 {
 		if trainPath != "" {
-			return fmt.Errorf("route: --data ranks the models for --margin or --shortlist; it needs one of them")
+			return model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin} or {Shortlist}; it needs one of them")
 		}
 		return nil
 	}
 	if !(margin >= 0) {
-		return fmt.Errorf("route: --margin %v must be a non-negative number (or inf)", margin)
+		return model.FieldErrorf("Margin", "route: {Margin} %v must be a non-negative number (or inf)", margin)
 	}
 	if margin > 0 && costsPath != "" {
-		return fmt.Errorf("route: --margin does not weigh cost; use it without --costs")
+		return model.FieldErrorf("Margin", "route: {Margin} does not weigh cost; use it without {Costs}")
 	}
 	if defaultName != "" && trainPath != "" {
-		return fmt.Errorf("route: give --default or --data, not both")
+		return model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
 	}
 	m := ck.Model
 	ref := route.MeanPredictedP(m)
@@ -163,10 +164,10 @@ func setReference(ck *checkpoint.Checkpoint, rt *route.Router, margin float64, s
 	if defaultName != "" {
 		rt.Default = indexOfName(m.Models, defaultName)
 		if rt.Default < 0 {
-			return fmt.Errorf("route: --default: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), ShortList(m.Models, 5))
+			return model.FieldErrorf("Default", "route: {Default}: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), ShortList(m.Models, 5))
 		}
 		if !slices.Contains(rt.Candidates, rt.Default) {
-			return fmt.Errorf("route: --default: %q is not one of the candidates (--models, --shortlist)", defaultName)
+			return model.FieldErrorf("Default", "route: {Default}: %q is not one of the candidates ({Models}, {Shortlist})", defaultName)
 		}
 		return rt.Check()
 	}

@@ -37,10 +37,10 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 		o.Print = "table"
 	}
 	if o.Print != "table" && o.Print != "csv" && o.Print != "json" {
-		return fmt.Errorf("route: --print %q: want table, csv or json", o.Print)
+		return model.FieldErrorf("Print", "route: {Print} %q: want table, csv or json", o.Print)
 	}
 	if o.Top < 0 {
-		return fmt.Errorf("route: --top %d must not be negative", o.Top)
+		return model.FieldErrorf("Top", "route: {Top} %d must not be negative", o.Top)
 	}
 	log := o.Log
 	start := time.Now()
@@ -182,7 +182,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	} else if len(e.MinP) > 0 || len(e.Lambda) > 0 {
-		return fmt.Errorf("route eval: --min-p and --lambda sweeps need --costs")
+		return model.FieldErrorf("Costs", "route eval: {MinP} and {Lambda} sweeps need {Costs}")
 	}
 	if e.Train != "" {
 		if opt.Reference, err = TrainReference(ck.Model, e.Train, e.TrainRead); err != nil {

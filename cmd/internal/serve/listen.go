@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // ListenAndServe is jeirt serve: it opens the server of set, listens on
@@ -21,7 +23,7 @@ func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr st
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("serve: --addr %s: %w", addr, err)
+		return fmt.Errorf("%w: %w", model.FieldErrorf("Addr", "serve: {Addr} %s", addr), err)
 	}
 	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) && set.Token == "" {
 		log.Printf("serve: warning: listening on %s without a token (--token-env): anyone who can reach it can use it", ln.Addr())

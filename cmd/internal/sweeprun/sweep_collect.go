@@ -49,7 +49,7 @@ func ReadSweepManifest(dir string) (*SweepManifest, error) {
 	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "a sweep manifest")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a sweep folder: no %s (write one with jeirt sweep --emit)", dir, SweepManifestFile)
+			return nil, model.FieldErrorf("Emit", "%s is not a sweep folder: no %s (write one with jeirt sweep {Emit})", dir, SweepManifestFile)
 		}
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
 
@@ -75,10 +76,10 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 		for _, name := range slices.Sorted(maps.Keys(files)) {
 			old, err := os.ReadFile(filepath.Join(abs, name))
 			if err != nil {
-				return nil, fmt.Errorf("%s exists and is not this sweep's folder (no %s); choose another --out or pass --force to replace it", dir, name)
+				return nil, model.FieldErrorf("Out", "%s exists and is not this sweep's folder (no %s); choose another {Out} or pass {Force} to replace it", dir, name)
 			}
 			if !bytes.Equal(old, files[name]) {
-				return nil, fmt.Errorf("%s already holds a different sweep (%s differs); choose another --out or pass --force to replace it", dir, name)
+				return nil, model.FieldErrorf("Out", "%s already holds a different sweep (%s differs); choose another {Out} or pass {Force} to replace it", dir, name)
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(top)) {

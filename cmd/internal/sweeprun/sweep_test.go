@@ -3,6 +3,7 @@ package sweeprun
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -209,7 +210,8 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	other = t.TempDir()
 	os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)
 	_, err = s.Emit(other, EmitOptions{})
-	if err == nil || err.Error() != other+" exists and is not this sweep's folder (no runs/000/config.yaml); choose another --out or pass --force to replace it" {
+	var fe *model.FieldError
+	if err == nil || err.Error() != other+" exists and is not this sweep's folder (no runs/000/config.yaml); choose another out or pass force to replace it" || !errors.As(err, &fe) || fe.Field != "Out" {
 		t.Errorf("emitting into an unrelated folder: %v", err)
 	}
 	// --force replaces what jeirt wrote, and nothing else.

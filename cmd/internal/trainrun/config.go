@@ -448,10 +448,10 @@ func (c *Config) SetAll(overrides []string) error {
 	for _, o := range overrides {
 		k, v, ok := strings.Cut(o, "=")
 		if !ok {
-			return fmt.Errorf("--set %q: want key=value, e.g. model.dim=128", o)
+			return model.FieldErrorf("Set", "{Set} %q: want key=value, e.g. model.dim=128", o)
 		}
 		if err := c.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-			return fmt.Errorf("--set %s", err)
+			return fmt.Errorf("%w %w", model.FieldErrorf("Set", "{Set}"), err)
 		}
 	}
 	return nil

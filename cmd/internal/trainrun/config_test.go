@@ -1,11 +1,13 @@
 package trainrun
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
@@ -93,14 +95,16 @@ func TestConfigSet(t *testing.T) {
 		t.Errorf("Set: %+v", c)
 	}
 	for _, tc := range []struct{ kv, want string }{
-		{"model.dims=1", "--set unknown key model.dims (known: model.dim, model.dropout, model.hidden, model.residual)"},
-		{"model.dim=abc", `--set model.dim: "abc" is not a valid integer`},
-		{"model=1", "--set model is a section; set one of its keys, e.g. model.dim"},
-		{"output.x=1", "--set unknown key output.x (output is a single value)"},
-		{"train.lr", `--set "train.lr": want key=value, e.g. model.dim=128`},
+		{"model.dims=1", "set unknown key model.dims (known: model.dim, model.dropout, model.hidden, model.residual)"},
+		{"model.dim=abc", `set model.dim: "abc" is not a valid integer`},
+		{"model=1", "set model is a section; set one of its keys, e.g. model.dim"},
+		{"output.x=1", "set unknown key output.x (output is a single value)"},
+		{"train.lr", `set "train.lr": want key=value, e.g. model.dim=128`},
 	} {
+		// The library names the setting Set (the command line shows --set).
 		err := c.SetAll([]string{tc.kv})
-		if err == nil || err.Error() != tc.want {
+		var fe *model.FieldError
+		if err == nil || err.Error() != tc.want || !errors.As(err, &fe) || fe.Field != "Set" {
 			t.Errorf("%s: got %v, want %s", tc.kv, err, tc.want)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model/checkpoint"
-	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -21,16 +20,7 @@ import (
 // joint fit on the same cells; metrics.json names them.
 func TestRunJEIRTByModelOnboards(t *testing.T) {
 	dir := t.TempDir()
-	r, _, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 40, Items: 400, Seed: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
-		t.Fatal(err)
-	}
-	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
-		t.Fatal(err)
-	}
+	writeSynth(t, dir, synth.Options{Kind: "jeirt", Models: 40, Items: 400, Seed: 8})
 	cfg := DefaultConfig()
 	cfg.Data.Responses, cfg.Data.Items = filepath.Join(dir, "responses.csv"), filepath.Join(dir, "items.csv")
 	cfg.Output = filepath.Join(dir, "ckpt")

@@ -34,7 +34,8 @@ type Options struct {
 	Replace     bool   // replace an existing output folder
 	NoBaselines bool   // skip the baseline table (faster, for sweeps)
 	// MaxMemory is the memory, in bytes, training may ask for at once
-	// (Trainer.CheckMemory); 0 means the machine's available memory.
+	// (Trainer.CheckMemory), and so may the kNN baseline (eval.KNN); 0
+	// means the machine's available memory.
 	MaxMemory int64
 	// Device is the run's device as the command resolved it from the
 	// config's train.device (backend.Resolve); "" resolves it here. The
@@ -82,11 +83,11 @@ func (c *Config) trainer(device string) jeirt.Trainer {
 // training models' cells.
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	log := opt.Log
-	// The output rule, before any work: an existing output needs --force
+	// The output rule, before any work: an existing output needs Replace
 	// and must be a folder jeirt wrote; the output may not be or hold an
 	// input (a config's "output: ." would be its own folder).
 	if _, err := fileio.CheckOutput(fileio.Output{Path: cfg.Output, Folder: true, Force: opt.Replace, Inputs: cfg.Inputs()}); err != nil {
-		return nil, fmt.Errorf("output: %w (set it with output: in the config or --set output=DIR)", err)
+		return nil, fmt.Errorf("output: %w %w", err, model.FieldErrorf("Set", "(set it with output: in the config or {Set} output=DIR)"))
 	}
 	// Claimed before training, so a second run on the same output fails now.
 	release, err := fileio.LockOutput(cfg.Output)
@@ -243,7 +244,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		}
 		met.Warnings = warnings
 		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
-		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, log)
+		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, opt.MaxMemory, log)
 		if errors.Is(err, context.Canceled) {
 			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
 			met.Baselines, met.KNNK = nil, 0
@@ -502,15 +503,16 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 }
 
 // RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
-// knn (k chosen on valR) and irt_2pl (cBMM, on the run's device).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, log model.Logf) (map[string]model.Scores, int, error) {
+// knn (k chosen on valR; its tables within maxMemory bytes, 0 meaning the
+// machine's available memory) and irt_2pl (cBMM, on the run's device).
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, maxMemory int64, log model.Logf) (map[string]model.Scores, int, error) {
 	out := map[string]model.Scores{
 		"majority":   eval.ScoreResponses(eval.MajorityPredict(trainR, testR), testR).Scores(),
 		"model_mean": eval.ScoreResponses(eval.ModelMeanPredict(trainR, testR), testR).Scores(),
 		"item_mean":  eval.ScoreResponses(eval.ItemMeanPredict(trainR, testR), testR).Scores(),
 	}
 	start := time.Now()
-	pk, k, err := eval.KNN{Features: features, Dim: dim}.Fit(ctx, trainR, valR, testR)
+	pk, k, err := eval.KNN{Features: features, Dim: dim, MaxMemory: maxMemory}.Fit(ctx, trainR, valR, testR)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,6 +3,7 @@ package trainrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -34,16 +35,7 @@ func openFingerprint(spec string) (string, error) {
 // test metrics training reported.
 func TestRunJEIRTPipeline(t *testing.T) {
 	dir := t.TempDir()
-	r, _, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 30, Items: 200, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
-		t.Fatal(err)
-	}
-	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
-		t.Fatal(err)
-	}
+	writeSynth(t, dir, synth.Options{Kind: "jeirt", Models: 30, Items: 200, Seed: 4})
 	cfgText := `
 data: {responses: responses.csv, items: items.csv}
 encoder: {spec: "hash:64", cache: cache}
@@ -232,4 +224,44 @@ func TestRunJEIRTOutputTaken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "being written by another run") {
 		t.Errorf("want the output-taken error before reading data, got %v", err)
 	}
+}
+
+// A memory budget that holds the training but not the kNN baseline's dense
+// tables refuses the baseline with its estimate, and keeps the checkpoint
+// (written before the baselines run).
+func TestRunKNNOverMaxMemory(t *testing.T) {
+	dir := t.TempDir()
+	writeSynth(t, dir, synth.Options{Kind: "jeirt", Models: 20, Items: 300, Seed: 5})
+	cfgText := "data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:8\"}\nmodel: {dim: 2, hidden: 4}\ntrain: {epochs: 1}\noutput: ckpt\n"
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(cfgText), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), cfg, Options{Version: "test", MaxMemory: 100000})
+	var fe *model.FieldError
+	if err == nil || !strings.Contains(err.Error(), "the kNN baseline (a table of the training labels of 20 models x 300 items") ||
+		!strings.Contains(err.Error(), "more than 97.7 KiB (max-memory)") || !errors.As(err, &fe) || fe.Field != "MaxMemory" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := checkpoint.Load(filepath.Join(dir, "ckpt")); err != nil {
+		t.Errorf("the trained checkpoint was not kept: %v", err)
+	}
+}
+
+// writeSynth simulates responses with opt and writes them to dir as
+// responses.csv (long) and items.csv (the item texts).
+func writeSynth(t *testing.T, dir string, opt synth.Options) *model.Responses {
+	t.Helper()
+	r, _, err := synth.Generate(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

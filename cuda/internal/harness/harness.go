@@ -6,9 +6,11 @@
 // __shared__, __syncthreads, warp shuffles, atomics) and launched by
 // launch.cpp, which runs every CUDA thread of a block as a thread of its own
 // and checks each launch against sm_90's limits. It needs no CUDA header or
-// driver; package cuda's tests run the GPU code on it against train's CPU
-// code, and scripts/cuda-cpu-check.sh replays recorded launches under
-// ThreadSanitizer and AddressSanitizer (replay/).
+// driver; the tests of package cuda and its internal packages run the GPU
+// code on it against train's CPU code, and scripts/cuda-cpu-check.sh replays
+// recorded launches under ThreadSanitizer and AddressSanitizer (replay/).
+// GPU and Dry are package gpu's device interface on the harness: one runs the
+// kernels, one only checks and counts their launches.
 package harness
 
 /*

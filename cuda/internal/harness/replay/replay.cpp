@@ -1,6 +1,7 @@
-// replay: runs the kernel launches package cuda's tests recorded on the CPU
-// harness (JEIRT_HARNESS_TRACE) again, with every CUDA thread an OS thread,
-// and compares each launch's outputs with the recorded ones. Built three ways
+// replay: runs the kernel launches the tests of package cuda and its internal
+// packages recorded on the CPU harness (JEIRT_HARNESS_TRACE) again, with
+// every CUDA thread an OS thread, and compares each launch's outputs with the
+// recorded ones. Built three ways
 // by scripts/cuda-cpu-check.sh: plain, with -fsanitize=thread, and with
 // -fsanitize=address,undefined. Each allocation is its own exact-size heap
 // block, so AddressSanitizer sees any access past it.

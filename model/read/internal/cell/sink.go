@@ -332,9 +332,10 @@ func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
 	}
 	c.compact(len(r.Models))
 	if policy == "error" && c.dup.found {
-		return rep, &ParseError{File: file, Line: int(c.dup.secondLine),
-			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority, first or trials to resolve)",
-				model.Clip(r.Models[c.dup.model]), model.Clip(r.Items[c.dup.item]), c.dup.firstLine)}
+		fe := model.FieldErrorf("Duplicates", "use {Duplicates} majority, first or trials to resolve")
+		return rep, &ParseError{File: file, Line: int(c.dup.secondLine), Err: fe,
+			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; %s)",
+				model.Clip(r.Models[c.dup.model]), model.Clip(r.Items[c.dup.item]), c.dup.firstLine, fe)}
 	}
 	if policy == "trials" && len(c.counts) > 0 {
 		c.weigh()

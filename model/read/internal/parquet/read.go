@@ -339,7 +339,8 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 			return "wide-unnamed", "", nil
 		}
 	}
-	return "", "", &cell.ParseError{File: q.path, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); use --format long|wide|wide-items", cell.ClipJoin(h))}
+	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items")
+	return "", "", &cell.ParseError{File: q.path, Err: fe, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); %s", cell.ClipJoin(h), fe)}
 }
 
 // Layout says how Read read a file: the layout read and why (for

@@ -1,52 +1,30 @@
-package cuda
+package cbmm
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
+	"github.com/jeirt/jeirt/cuda/kernels"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
-)
-
-// MaxRank is the largest cBMM rank the GPU kernels handle (one kernel per
-// rank, so that the accumulators stay in registers).
-const MaxRank = 8
-
-// Kernel names, as the PTX exports them (checked against the committed PTX by
-// a test that needs no GPU).
-var (
-	cbmmKernels  = cbmmKernelNames()
-	jeirtKernels = []string{"sgemm", "jeirt_fwd1", "jeirt_fwd2", "pair_link", "jeirt_bwd1", "jeirt_bwd2", "jeirt_eval_cells", "jeirt_eval_sum", "adamw"}
 )
 
 // checkBatchSize fails when a batch is too large for the kernels: cells and
 // items are 32-bit indices, and the passes launch one block per item and per
 // model (gridDim.x is at most 2³¹ − 1).
 func checkBatchSize(cells, items, models int64) error {
-	if cells > math.MaxUint32 || items > maxGridX || models > maxGridX {
-		return fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels (32-bit cell indices, at most %d items or models: one block each); fit it in several batches", cells, items, models, maxGridX)
+	if cells > math.MaxUint32 || items > gpu.MaxGridX || models > gpu.MaxGridX {
+		return fmt.Errorf("cuda: batch of %d cells, %d items and %d models is too large for the kernels (32-bit cell indices, at most %d items or models: one block each); fit it in several batches", cells, items, models, gpu.MaxGridX)
 	}
 	return nil
 }
 
-// cbmmKernelNames lists the per-rank passes (cbmm_item_pass_r1 to _r8,
-// cbmm_model_pass_r1 to _r8), cbmm_sum_loss, and the fit's control:
-// cbmm_sum_decide and cbmm_extrapolate.
-func cbmmKernelNames() []string {
-	var names []string
-	for _, pass := range []string{"item", "model"} {
-		for r := 1; r <= MaxRank; r++ {
-			names = append(names, fmt.Sprintf("cbmm_%s_pass_r%d", pass, r))
-		}
-	}
-	return append(names, "cbmm_sum_loss", "cbmm_sum_decide", "cbmm_extrapolate")
-}
-
-// cbmmLayout is a batch of K cBMM problems concatenated for the kernels. The
+// layout is a batch of K cBMM problems concatenated for the kernels. The
 // items of all problems form one global item list and the models one global
 // model list; θ, A and b of problem k are the rows ModelBase[k]: and
 // ItemBase[k]: of the concatenated θ (Nt x r), A (Jt x r) and b (Jt).
-type cbmmLayout struct {
+type layout struct {
 	K, Rank int
 	Nt, Jt  int
 
@@ -68,14 +46,14 @@ type cbmmLayout struct {
 	ModelProb  []int32 // Nt
 }
 
-// newCBMMLayout concatenates problems; it fails when the batch is too large
+// newLayout concatenates problems; it fails when the batch is too large
 // for the kernels' 32-bit cell and item indices.
-func newCBMMLayout(problems []*backend.CBMMProblem, rank int) (*cbmmLayout, error) {
-	if rank < 1 || rank > MaxRank {
-		return nil, model.FieldErrorf("Device", "cuda: rank %d: the GPU kernels handle ranks 1 to %d (use {Device} cpu)", rank, MaxRank)
+func newLayout(problems []*backend.CBMMProblem, rank int) (*layout, error) {
+	if rank < 1 || rank > kernels.MaxRank {
+		return nil, model.FieldErrorf("Device", "cuda: rank %d: the GPU kernels handle ranks 1 to %d (use {Device} cpu)", rank, kernels.MaxRank)
 	}
 	K := len(problems)
-	l := &cbmmLayout{K: K, Rank: rank, ItemBase: make([]int64, K+1), ModelBase: make([]int64, K+1)}
+	l := &layout{K: K, Rank: rank, ItemBase: make([]int64, K+1), ModelBase: make([]int64, K+1)}
 	var cells int64
 	for k, p := range problems {
 		if len(p.ItemStart) != p.J+1 || int(p.ItemStart[p.J]) != len(p.Cells) {
@@ -167,13 +145,13 @@ func blockThreads(cells int64, segments int) int {
 }
 
 // deviceBytes is the device memory a loaded batch takes.
-func (l *cbmmLayout) deviceBytes() int64 {
-	return cbmmDeviceBytes(int64(len(l.Cells)), int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank))
+func (l *layout) deviceBytes() int64 {
+	return batchBytes(int64(len(l.Cells)), int64(l.Nt), int64(l.Jt), int64(l.K), int64(l.Rank))
 }
 
-// cbmmDeviceBytes is the device memory of a batch of k problems with cells
+// batchBytes is the device memory of a batch of k problems with cells
 // cells, n models and j items in all, at rank r.
-func cbmmDeviceBytes(cells, n, j, k, r int64) int64 {
+func batchBytes(cells, n, j, k, r int64) int64 {
 	b := cells * (4 + 8 + 4 + 4) // Cells, yTilde, ModelCell, ModelItem
 	b += (j+1)*8 + j*4 + (n+1)*8 + n*4 + (k+1)*8 + k
 	b += (3*(n*r+j*r+j) + j) * 8 // θ, A, b (current, kept MM point, step start), item losses
@@ -193,28 +171,4 @@ func unpackLower(G, p []float64, n int) []float64 {
 		}
 	}
 	return p[e:]
-}
-
-// residualCoef writes, for each row u of batch b, the weight of the residual
-// penalty λ·(pairs of item j)/B on the first row of each item j and 0 on the
-// others, so that the device adds λ·mean over pairs of ‖r_j‖² once per item,
-// as train's CPU step does.
-func residualCoef(b *backend.JEIRTBatch, lambda float64, coef []float32) []float32 {
-	U := b.Rows()
-	coef = coef[:0]
-	for range U {
-		coef = append(coef, 0)
-	}
-	count := make(map[int32]int, U)
-	for _, r := range b.Row {
-		count[b.Item[r]]++
-	}
-	invB := 1 / float64(len(b.Row))
-	for u, j := range b.Item {
-		if c := count[j]; c > 0 {
-			coef[u] = float32(lambda * float64(c) * invB)
-			count[j] = 0
-		}
-	}
-	return coef
 }

@@ -1,14 +1,13 @@
-package cuda
+package cbmm
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
+	"github.com/jeirt/jeirt/cuda/kernels"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 )
@@ -18,12 +17,12 @@ import (
 // (with its global model and label) and once model-major (pointing back at
 // it, in increasing item order).
 func TestCBMMLayout(t *testing.T) {
-	rs := testProblems(t, "2pl", 1, 11, 12, 13)
+	rs := cbmmtest.Problems(t, "2pl", 1, 11, 12, 13)
 	probs := make([]*backend.CBMMProblem, len(rs))
 	for k, r := range rs {
 		probs[k] = backend.NewCBMMProblem(r)
 	}
-	l, err := newCBMMLayout(probs, 1)
+	l, err := newLayout(probs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,17 +93,17 @@ func TestCBMMLayout(t *testing.T) {
 
 func TestCBMMLayoutErrors(t *testing.T) {
 	p := &backend.CBMMProblem{N: 2, J: 1, ItemStart: []int32{0, 2}, Cells: []uint32{0<<1 | 1, 2 << 1}}
-	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item 0 has a cell of model 2, but there are 2 models" {
+	if _, err := newLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item 0 has a cell of model 2, but there are 2 models" {
 		t.Fatalf("err = %v", err)
 	}
 	p.Cells[1] = 1 << 1
-	_, err := newCBMMLayout([]*backend.CBMMProblem{p}, MaxRank+1)
+	_, err := newLayout([]*backend.CBMMProblem{p}, kernels.MaxRank+1)
 	var fe *model.FieldError
 	if err == nil || err.Error() != "cuda: rank 9: the GPU kernels handle ranks 1 to 8 (use device cpu)" || !errors.As(err, &fe) || fe.Field != "Device" {
 		t.Fatalf("err = %v", err)
 	}
 	p.ItemStart = []int32{0, 1}
-	if _, err := newCBMMLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item offsets do not match its 2 cells" {
+	if _, err := newLayout([]*backend.CBMMProblem{p}, 1); err == nil || err.Error() != "cuda: problem 0: item offsets do not match its 2 cells" {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -134,68 +133,9 @@ func TestPackedEntries(t *testing.T) {
 	}
 }
 
-// TestPTXExportsKernels checks that the committed PTX, which the cuda build
-// embeds, exports every kernel the Go side launches, with its argument count,
-// and was generated from the current .cu sources for compute_70.
-func TestPTXExportsKernels(t *testing.T) {
-	for file, names := range map[string][]string{"cbmm": cbmmKernels, "jeirt": jeirtKernels, "encoder": encoderKernels} {
-		ptx, err := os.ReadFile(filepath.Join("kernels", file+".ptx"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := os.ReadFile(filepath.Join("kernels", file+".cu"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(ptx), ".target sm_70") {
-			t.Errorf("%s.ptx is not compiled for compute_70", file)
-		}
-		entries := regexp.MustCompile(`\.entry (\w+)\(([^)]*)\)`).FindAllStringSubmatch(string(ptx), -1)
-		params := map[string]int{}
-		for _, e := range entries {
-			params[e[1]] = strings.Count(e[2], ".param")
-		}
-		for _, n := range names {
-			m := regexp.MustCompile(`__global__ void ` + n + `\(([^)]*)\)`).FindStringSubmatch(string(src))
-			if m == nil {
-				t.Errorf("%s.cu has no kernel %s", file, n)
-				continue
-			}
-			ps := m[1]
-			if regexp.MustCompile(`^\w+$`).MatchString(ps) {
-				// A parameter-list macro (the per-rank cBMM kernels).
-				d := regexp.MustCompile(`(?m)^#define ` + ps + ` ((?:.*\\\n)*.*)$`).FindStringSubmatch(string(src))
-				if d == nil {
-					t.Errorf("%s.cu: kernel %s's parameters %s are not a #define", file, n, ps)
-					continue
-				}
-				ps = d[1]
-			}
-			want := strings.Count(ps, ",") + 1
-			if params[n] != want {
-				t.Errorf("%s.ptx: kernel %s has %d parameters, the source %d (run go generate ./cuda/)", file, n, params[n], want)
-			}
-		}
-		if len(params) != len(names) {
-			t.Errorf("%s.ptx exports %d kernels, Go launches %d", file, len(params), len(names))
-		}
-	}
-}
-
-func TestResidualCoef(t *testing.T) {
-	// Rows 0 and 2 are item 5 (per-pair batching repeats a question), row 1 item 7.
-	b := &backend.JEIRTBatch{Item: []int32{5, 7, 5}, Row: []int32{0, 1, 2, 2, 1}, Model: make([]int32, 5), Label: make([]float32, 5)}
-	got := residualCoef(b, 0.5, nil)
-	want := []float32{0.5 * 3 / 5, 0.5 * 2 / 5, 0}
-	if !slices.Equal(got, want) {
-		t.Fatalf("coef = %v, want %v", got, want)
-	}
-}
-
-// TestLimits: batches over the kernels' grid and index limits are refused
-// before anything is allocated, and launches over sm_90's limits before
-// they reach the driver.
-func TestLimits(t *testing.T) {
+// TestBatchSize: batches over the kernels' grid and index limits are
+// refused before anything is allocated.
+func TestBatchSize(t *testing.T) {
 	if err := checkBatchSize(10, 1<<31, 5); err == nil || !strings.Contains(err.Error(), "at most 2147483647 items or models") {
 		t.Errorf("2³¹ items: %v", err)
 	}
@@ -203,23 +143,6 @@ func TestLimits(t *testing.T) {
 		t.Error("2³² cells: no error")
 	}
 	if err := checkBatchSize(1<<32-1, 1<<31-1, 1<<31-1); err != nil {
-		t.Errorf("at the limits: %v", err)
-	}
-	for _, c := range []struct {
-		x, y, block int
-		want        string
-	}{
-		{1 << 31, 1, 256, "gridDim.x 2147483648 is over the limit of 2147483647"},
-		{1, 65536, 256, "gridDim.y 65536 is over the limit of 65535"},
-		{1, 1, 2048, "2048 threads per block is over the limit of 1024"},
-		{0, 1, 256, "empty grid"},
-	} {
-		err := checkGrid("k", c.x, c.y, c.block)
-		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("grid %d x %d, %d threads: %v; want %q", c.x, c.y, c.block, err, c.want)
-		}
-	}
-	if err := checkGrid("k", 1<<31-1, 65535, 1024); err != nil {
 		t.Errorf("at the limits: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build jeirtcuda
 
-package cuda
+package gpu
 
 /*
 #cgo LDFLAGS: -lcuda
@@ -22,7 +22,7 @@ import (
 const pinnedBytes = 1 << 20
 
 // openStream makes the device's stream and its page-locked staging buffer;
-// inside do. The stream is created blocking (CU_STREAM_DEFAULT), so that
+// inside Do. The stream is created blocking (CU_STREAM_DEFAULT), so that
 // it stays ordered with work on the legacy default stream (cuBLAS's, whose
 // handle is not given a stream): asynchronous copies and launches on a
 // stream of our own, without a race with anything on stream 0.
@@ -34,7 +34,7 @@ func (d *device) openStream() error {
 	var p unsafe.Pointer
 	if r := C.cuMemAllocHost(&p, C.size_t(pinnedBytes)); r != C.CUDA_SUCCESS {
 		s.Destroy()
-		return fmt.Errorf("cuda: allocating %s of page-locked host memory for %s: CUDA error %d", mib(pinnedBytes), d.label, int(r))
+		return fmt.Errorf("cuda: allocating %s of page-locked host memory for %s: CUDA error %d", MiB(pinnedBytes), d.label, int(r))
 	}
 	d.stream, d.pinned = s, unsafe.Slice((*byte)(p), pinnedBytes)
 	return nil
@@ -44,7 +44,7 @@ func (d *device) openStream() error {
 // them: through the page-locked buffer when they fit, else straight into
 // p (pageable, which the driver stages). A kernel fault of an earlier
 // launch surfaces here.
-func (d *device) copyDown(p unsafe.Pointer, src handle, n int64) error {
+func (d *device) copyDown(p unsafe.Pointer, src Handle, n int64) error {
 	if n <= int64(len(d.pinned)) {
 		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&d.pinned[0]), cu.DevicePtr(src), n, d.stream); err != nil {
 			return err

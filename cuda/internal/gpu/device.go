@@ -1,9 +1,8 @@
 //go:build jeirtcuda
 
-package cuda
+package gpu
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"math"
@@ -12,21 +11,13 @@ import (
 	"unsafe"
 
 	_ "github.com/jeirt/jeirt/cuda/internal/cuinit" // before gorgonia.org/cu's init: see there
+	"github.com/jeirt/jeirt/cuda/kernels"
 	"gorgonia.org/cu"
 )
 
-//go:embed kernels/cbmm.ptx
-var cbmmPTX string
-
-//go:embed kernels/jeirt.ptx
-var jeirtPTX string
-
-//go:embed kernels/encoder.ptx
-var encoderPTX string
-
 // device is GPU 0 (as CUDA_VISIBLE_DEVICES numbers them) with its primary
-// context and the jeirt kernels loaded: the gpu of the cuda build. Every
-// driver call goes through do, which holds the lock and makes the context
+// context and the kernels of package kernels loaded: the GPU of the cuda build. Every
+// driver call goes through Do, which holds the lock and makes the context
 // current on a locked OS thread; kernels and copies run in order on the
 // device's own stream (device_stream.go), and copies down wait for it.
 type device struct {
@@ -52,7 +43,7 @@ var stickyErrors = []error{cu.IllegalAddress, cu.LaunchFailed, cu.MisalignedAddr
 	cu.HardwareStackError, cu.InvalidPc, cu.Assert, cu.LaunchTimeout, cu.EccUncorrectable}
 
 // noteFault records err as the context's fault when it is a sticky error;
-// inside do.
+// inside Do.
 func (d *device) noteFault(err error, during string) {
 	if d.fault != nil || err == nil {
 		return
@@ -71,8 +62,9 @@ var (
 	openDevErr error
 )
 
-// openDevice returns the process's device, opening it on first use.
-func openDevice() (gpu, error) {
+// Open returns the process's device, opening it on first use; after a
+// kernel fault it returns the fault.
+func Open() (GPU, error) {
 	openOnce.Do(func() { openDev, openDevErr = open() })
 	if openDevErr != nil {
 		return nil, openDevErr
@@ -103,22 +95,19 @@ func open() (*device, error) {
 	if d.ctx, err = d.dev.RetainPrimaryCtx(); err != nil {
 		return nil, fmt.Errorf("cuda: creating a context on %s: %w", d.label, err)
 	}
-	err = d.do(func() error {
+	err = d.Do(func() error {
 		if err := d.openStream(); err != nil {
 			return err
 		}
-		for _, m := range []struct {
-			file, ptx string
-			names     []string
-		}{{"cbmm", cbmmPTX, cbmmKernels}, {"jeirt", jeirtPTX, jeirtKernels}, {"encoder", encoderPTX, encoderKernels}} {
-			mod, err := cu.LoadData(m.ptx)
+		for _, m := range kernels.Modules() {
+			mod, err := cu.LoadData(m.PTX)
 			if err != nil {
-				return fmt.Errorf("cuda: loading kernels/%s.ptx (PTX for compute_70, CUDA 11.8) on %s: %w", m.file, d.label, err)
+				return fmt.Errorf("cuda: loading kernels/%s.ptx (PTX for compute_70, CUDA 11.8) on %s: %w", m.File, d.label, err)
 			}
-			for _, name := range m.names {
+			for _, name := range m.Names {
 				fn, err := mod.Function(name)
 				if err != nil {
-					return fmt.Errorf("cuda: kernels/%s.ptx has no kernel %s: %w", m.file, name, err)
+					return fmt.Errorf("cuda: kernels/%s.ptx has no kernel %s: %w", m.File, name, err)
 				}
 				d.fns[name] = fn
 			}
@@ -131,17 +120,17 @@ func open() (*device, error) {
 	return d, nil
 }
 
-// Name describes the GPU the cuda device runs on: "NVIDIA H200 (139.8 GiB)".
-func Name() (string, error) {
-	if _, err := openDevice(); err != nil {
+// Describe says which GPU Open opens: "NVIDIA H200 (139.8 GiB)".
+func Describe() (string, error) {
+	if _, err := Open(); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s (%.1f GiB)", openDev.label, float64(openDev.total)/(1<<30)), nil
 }
 
-func (d *device) name() string { return d.label }
+func (d *device) Name() string { return d.label }
 
-func (d *device) do(f func() error) error {
+func (d *device) Do(f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	runtime.LockOSThread()
@@ -155,8 +144,8 @@ func (d *device) do(f func() error) error {
 	return f()
 }
 
-// alloc allocates plain device memory (never managed memory).
-func (d *device) alloc(what string, n int64) (handle, error) {
+// Alloc allocates plain device memory (never managed memory).
+func (d *device) Alloc(what string, n int64) (Handle, error) {
 	if n == 0 {
 		n = 8 // a valid address for an empty buffer
 	}
@@ -164,30 +153,30 @@ func (d *device) alloc(what string, n int64) (handle, error) {
 	if err != nil {
 		if errors.Is(err, cu.OutOfMemory) {
 			free, total, _ := cu.MemInfo()
-			return 0, fmt.Errorf("%w: allocating %s (%s) on %s, %s free of %s", ErrOutOfMemory, what, mib(n), d.label, mib(free), mib(total))
+			return 0, fmt.Errorf("%w: allocating %s (%s) on %s, %s free of %s", ErrOutOfMemory, what, MiB(n), d.label, MiB(free), MiB(total))
 		}
-		return 0, fmt.Errorf("cuda: allocating %s (%s) on %s: %w", what, mib(n), d.label, err)
+		return 0, fmt.Errorf("cuda: allocating %s (%s) on %s: %w", what, MiB(n), d.label, err)
 	}
-	return handle(p), nil
+	return Handle(p), nil
 }
 
-func (d *device) free(h handle) error {
+func (d *device) Free(h Handle) error {
 	if err := cu.MemFree(cu.DevicePtr(h)); err != nil {
 		return fmt.Errorf("cuda: freeing device memory on %s: %w", d.label, err)
 	}
 	return nil
 }
 
-func (d *device) checkFree(what string, need int64) error {
+func (d *device) CheckFree(what string, need int64) error {
 	free, total, err := cu.MemInfo()
 	if err == nil && need > free {
-		return fmt.Errorf("%w: %s needs %s on %s, %s free of %s", ErrOutOfMemory, what, mib(need), d.label, mib(free), mib(total))
+		return fmt.Errorf("%w: %s needs %s on %s, %s free of %s", ErrOutOfMemory, what, MiB(need), d.label, MiB(free), MiB(total))
 	}
 	return nil
 }
 
-func (d *device) htod(dst handle, src any) error {
-	p, n := sliceBytes(src)
+func (d *device) HtoD(dst Handle, src any) error {
+	p, n := SliceBytes(src)
 	if n == 0 {
 		return nil
 	}
@@ -200,9 +189,9 @@ func (d *device) htod(dst handle, src any) error {
 	return nil
 }
 
-// dtoh copies from the device; a kernel fault from an earlier launch surfaces here.
-func (d *device) dtoh(dst any, src handle) error {
-	p, n := sliceBytes(dst)
+// DtoH copies from the device; a kernel fault from an earlier launch surfaces here.
+func (d *device) DtoH(dst any, src Handle) error {
+	p, n := SliceBytes(dst)
 	if n == 0 {
 		return nil
 	}
@@ -215,12 +204,12 @@ func (d *device) dtoh(dst any, src handle) error {
 
 func (d *device) copyErr(op string, n int64, err error) error {
 	if d.last != "" && !errors.Is(err, cu.InvalidValue) {
-		return fmt.Errorf("%w: %s (%s) on %s after kernel %s: %v", ErrLaunch, op, mib(n), d.label, d.last, err)
+		return fmt.Errorf("%w: %s (%s) on %s after kernel %s: %v", ErrLaunch, op, MiB(n), d.label, d.last, err)
 	}
-	return fmt.Errorf("cuda: %s (%s) on %s: %w", op, mib(n), d.label, err)
+	return fmt.Errorf("cuda: %s (%s) on %s: %w", op, MiB(n), d.label, err)
 }
 
-func (d *device) memset0(h handle, n int64) error {
+func (d *device) Memset0(h Handle, n int64) error {
 	if n == 0 {
 		return nil
 	}
@@ -231,9 +220,9 @@ func (d *device) memset0(h handle, n int64) error {
 	return nil
 }
 
-// launch passes every argument as 64 bits: gorgonia.org/cu copies 8 bytes
+// Launch passes every argument as 64 bits: gorgonia.org/cu copies 8 bytes
 // per argument, so the kernels take long long, double and pointers only.
-func (d *device) launch(name string, gridX, gridY, block int, args ...any) error {
+func (d *device) Launch(name string, gridX, gridY, block int, args ...any) error {
 	if gridX == 0 || gridY == 0 {
 		return nil
 	}
@@ -241,14 +230,14 @@ func (d *device) launch(name string, gridX, gridY, block int, args ...any) error
 	if !ok {
 		return fmt.Errorf("%w: no kernel %s is loaded", ErrLaunch, name)
 	}
-	if err := checkGrid(name, gridX, gridY, block); err != nil {
+	if err := CheckGrid(name, gridX, gridY, block); err != nil {
 		return fmt.Errorf("%w on %s", err, d.label)
 	}
 	vals := make([]uint64, len(args))
 	ptrs := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
-		case handle:
+		case Handle:
 			vals[i] = uint64(v)
 		case int:
 			vals[i] = uint64(int64(v))

@@ -1,4 +1,9 @@
-package cuda
+// Package cbmm is batched cBMM on a GPU (backend.CBMMDevice; Qu, Heng, Zeng
+// and Liu 2026, arXiv:2605.07046): a batch of problems concatenated for the
+// kernels of cuda/kernels/cbmm.cu (the layout), and each iteration's passes,
+// decisions and extrapolation run on the device, written against package
+// gpu's device interface.
+package cbmm
 
 import (
 	"context"
@@ -6,10 +11,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// cbmmBackend is batched cBMM on a GPU (backend.CBMM): per iteration,
+// Backend is batched cBMM on a GPU (backend.CBMMDevice): per iteration,
 // cbmm_item_pass_rR (loss, surrogate and item block) over the items of every
 // active problem, cbmm_sum_loss, and cbmm_model_pass_rR (θ block) over their
 // models, one kernel of each per rank R. Every block is solved on the device
@@ -20,66 +26,67 @@ import (
 // accelerated iteration is four launches and one copy down of nine bytes per
 // problem (the loss and the outcome), and the parameters cross PCIe only in
 // the first Set and the last Get.
-type cbmmBackend struct {
-	device string              // registered name: "cuda"
-	open   func() (gpu, error) // the device, opened on first use
+type Backend struct {
+	Device string                  // registered name: "cuda"
+	Open   func() (gpu.GPU, error) // the device, opened on first use
 }
 
-func (c cbmmBackend) Name() string { return c.device }
+func (c Backend) Name() string { return c.Device }
 
 // Available reports why the backend cannot run, or nil.
-func (c cbmmBackend) Available() error { _, err := c.open(); return err }
+func (c Backend) Available() error { _, err := c.Open(); return err }
 
-func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+// Load implements backend.CBMMDevice.
+func (c Backend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
 	for k, p := range problems {
 		if p.Weighted() { // the kernels fit 0/1 answers (train/irt sends the others to the CPU)
 			return nil, fmt.Errorf("problem %d has cells of several trials or graded scores: the CUDA backend fits 0/1 answers only", k)
 		}
 	}
-	l, err := newCBMMLayout(problems, rank)
+	l, err := newLayout(problems, rank)
 	if err != nil {
 		return nil, err
 	}
-	g, err := c.open()
+	g, err := c.Open()
 	if err != nil {
 		return nil, err
 	}
-	b := &cbmmBatch{g: g, l: l, sigma: sigma, bufs: &buffers{g: g},
+	b := &batch{g: g, l: l, sigma: sigma, bufs: &gpu.Buffers{G: g},
 		itemThreads:  blockThreads(int64(len(l.Cells)), l.Jt),
 		modelThreads: blockThreads(int64(len(l.Cells)), l.Nt),
 		activeHost:   make([]uint8, l.K), lossHost: make([]float64, l.K), reportHost: make([]uint8, 9*l.K)}
 	r := rank
-	err = g.do(func() error {
-		if err := g.checkFree(fmt.Sprintf("a batch of %d cBMM problems (%d cells)", l.K, len(l.Cells)), l.deviceBytes()); err != nil {
+	err = g.Do(func() error {
+		if err := g.CheckFree(fmt.Sprintf("a batch of %d cBMM problems (%d cells)", l.K, len(l.Cells)), l.deviceBytes()); err != nil {
 			return err
 		}
 		m := b.bufs
-		b.dCells = m.alloc("cells", len(l.Cells), 4)
-		b.dItemStart = m.alloc("item offsets", l.Jt+1, 8)
-		b.dItemProb = m.alloc("item problems", l.Jt, 4)
-		b.dItemBase = m.alloc("problem offsets", l.K+1, 8)
-		b.dModelStart = m.alloc("model offsets", l.Nt+1, 8)
-		b.dModelCell = m.alloc("model-major cells", len(l.Cells), 4)
-		b.dModelItem = m.alloc("model-major items", len(l.Cells), 4)
-		b.dModelProb = m.alloc("model problems", l.Nt, 4)
-		b.dActive = m.alloc("active flags", l.K, 1)
-		b.dTheta = m.alloc("theta", l.Nt*r, 8)
-		b.dA = m.alloc("A", l.Jt*r, 8)
-		b.dB = m.alloc("b", l.Jt, 8)
-		b.dYTilde = m.alloc("surrogate targets", len(l.Cells), 8)
-		b.dItemLoss = m.alloc("item losses", l.Jt, 8)
-		b.dMTheta = m.alloc("theta (MM point)", l.Nt*r, 8)
-		b.dMA = m.alloc("A (MM point)", l.Jt*r, 8)
-		b.dMB = m.alloc("b (MM point)", l.Jt, 8)
-		b.dPTheta = m.alloc("theta (step start)", l.Nt*r, 8)
-		b.dPA = m.alloc("A (step start)", l.Jt*r, 8)
-		b.dPB = m.alloc("b (step start)", l.Jt, 8)
-		b.dCtl = m.alloc("control states", l.K*ctlWords, 8)
+		b.dCells = m.Alloc("cells", len(l.Cells), 4)
+		b.dItemStart = m.Alloc("item offsets", l.Jt+1, 8)
+		b.dItemProb = m.Alloc("item problems", l.Jt, 4)
+		b.dItemBase = m.Alloc("problem offsets", l.K+1, 8)
+		b.dModelStart = m.Alloc("model offsets", l.Nt+1, 8)
+		b.dModelCell = m.Alloc("model-major cells", len(l.Cells), 4)
+		b.dModelItem = m.Alloc("model-major items", len(l.Cells), 4)
+		b.dModelProb = m.Alloc("model problems", l.Nt, 4)
+		b.dActive = m.Alloc("active flags", l.K, 1)
+		b.dTheta = m.Alloc("theta", l.Nt*r, 8)
+		b.dA = m.Alloc("A", l.Jt*r, 8)
+		b.dB = m.Alloc("b", l.Jt, 8)
+		b.dYTilde = m.Alloc("surrogate targets", len(l.Cells), 8)
+		b.dItemLoss = m.Alloc("item losses", l.Jt, 8)
+		b.dMTheta = m.Alloc("theta (MM point)", l.Nt*r, 8)
+		b.dMA = m.Alloc("A (MM point)", l.Jt*r, 8)
+		b.dMB = m.Alloc("b (MM point)", l.Jt, 8)
+		b.dPTheta = m.Alloc("theta (step start)", l.Nt*r, 8)
+		b.dPA = m.Alloc("A (step start)", l.Jt*r, 8)
+		b.dPB = m.Alloc("b (step start)", l.Jt, 8)
+		b.dCtl = m.Alloc("control states", l.K*ctlWords, 8)
 		// The losses (K doubles) and then the outcomes (K bytes): what the
 		// host reads after an iteration, in one copy.
-		b.dLoss = m.alloc("losses and outcomes", 9*l.K, 1)
-		if m.err != nil {
-			return m.err
+		b.dLoss = m.Alloc("losses and outcomes", 9*l.K, 1)
+		if m.Err != nil {
+			return m.Err
 		}
 		ctl := make([]float64, 0, l.K*ctlWords)
 		for range l.K {
@@ -87,31 +94,31 @@ func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float
 			ctl = append(ctl, s.Last, s.Beta, s.StepBeta, 0, 0)
 		}
 		// Parameters start at zero until Set.
-		return firstErr(g.htod(b.dCells, l.Cells), g.htod(b.dItemStart, l.ItemStart), g.htod(b.dItemProb, l.ItemProb),
-			g.htod(b.dItemBase, l.ItemBase), g.htod(b.dModelStart, l.ModelStart), g.htod(b.dModelCell, l.ModelCell),
-			g.htod(b.dModelItem, l.ModelItem), g.htod(b.dModelProb, l.ModelProb),
-			g.htod(b.dCtl, ctl),
-			g.memset0(b.dTheta, int64(2*l.Nt*r)), g.memset0(b.dA, int64(2*l.Jt*r)), g.memset0(b.dB, int64(2*l.Jt)))
+		return gpu.FirstErr(g.HtoD(b.dCells, l.Cells), g.HtoD(b.dItemStart, l.ItemStart), g.HtoD(b.dItemProb, l.ItemProb),
+			g.HtoD(b.dItemBase, l.ItemBase), g.HtoD(b.dModelStart, l.ModelStart), g.HtoD(b.dModelCell, l.ModelCell),
+			g.HtoD(b.dModelItem, l.ModelItem), g.HtoD(b.dModelProb, l.ModelProb),
+			g.HtoD(b.dCtl, ctl),
+			g.Memset0(b.dTheta, int64(2*l.Nt*r)), g.Memset0(b.dA, int64(2*l.Jt*r)), g.Memset0(b.dB, int64(2*l.Jt)))
 	})
 	if err != nil {
-		g.do(b.bufs.free)
+		g.Do(b.bufs.Free)
 		return nil, err
 	}
 	return b, nil
 }
 
-type cbmmBatch struct {
-	g     gpu
-	l     *cbmmLayout
+type batch struct {
+	g     gpu.GPU
+	l     *layout
 	sigma float64
-	bufs  *buffers
+	bufs  *gpu.Buffers
 
 	itemThreads, modelThreads int
 
-	dCells, dItemStart, dItemProb, dItemBase           handle
-	dModelStart, dModelCell, dModelItem, dModelProb    handle
-	dActive, dTheta, dA, dB, dYTilde, dItemLoss, dLoss handle
-	dMTheta, dMA, dMB, dPTheta, dPA, dPB, dCtl         handle // the fit's control (Iterate)
+	dCells, dItemStart, dItemProb, dItemBase           gpu.Handle
+	dModelStart, dModelCell, dModelItem, dModelProb    gpu.Handle
+	dActive, dTheta, dA, dB, dYTilde, dItemLoss, dLoss gpu.Handle
+	dMTheta, dMA, dMB, dPTheta, dPA, dPB, dCtl         gpu.Handle // the fit's control (Iterate)
 
 	activeHost []uint8 // the active flags on the device
 	activeSent bool    // activeHost is on the device
@@ -121,7 +128,7 @@ type cbmmBatch struct {
 }
 
 // setActive uploads the active flags when they changed since the last upload.
-func (b *cbmmBatch) setActive(active []bool) error {
+func (b *batch) setActive(active []bool) error {
 	same := b.activeSent
 	for k, a := range active {
 		v := uint8(0)
@@ -135,7 +142,7 @@ func (b *cbmmBatch) setActive(active []bool) error {
 		return nil
 	}
 	b.activeSent = false
-	if err := b.g.htod(b.dActive, b.activeHost); err != nil {
+	if err := b.g.HtoD(b.dActive, b.activeHost); err != nil {
 		return err
 	}
 	b.activeSent = true
@@ -143,35 +150,35 @@ func (b *cbmmBatch) setActive(active []bool) error {
 }
 
 // itemPass launches cbmm_item_pass_rR (R the rank) and cbmm_sum_loss.
-func (b *cbmmBatch) itemPass(update bool) error {
+func (b *batch) itemPass(update bool) error {
 	l := b.l
-	if err := b.g.launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
+	if err := b.g.Launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
 		b.dTheta, b.dA, b.dB, b.dYTilde, b.dItemLoss, l.Jt, b.sigma, update); err != nil {
 		return err
 	}
-	return b.g.launch("cbmm_sum_loss", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dLoss, l.K)
+	return b.g.Launch("cbmm_sum_loss", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dLoss, l.K)
 }
 
 // modelPass launches cbmm_model_pass_rR over the models of the problems
 // whose flag (one byte per problem) has bit 0 set.
-func (b *cbmmBatch) modelPass(flags handle) error {
+func (b *batch) modelPass(flags gpu.Handle) error {
 	l := b.l
-	return b.g.launch(fmt.Sprintf("cbmm_model_pass_r%d", l.Rank), l.Nt, 1, b.modelThreads, b.dModelStart, b.dModelCell, b.dModelItem, b.dModelProb,
+	return b.g.Launch(fmt.Sprintf("cbmm_model_pass_r%d", l.Rank), l.Nt, 1, b.modelThreads, b.dModelStart, b.dModelCell, b.dModelItem, b.dModelProb,
 		flags, b.dA, b.dB, b.dYTilde, b.dTheta, l.Nt)
 }
 
 // extrapolate launches cbmm_extrapolate over every parameter of the batch:
 // the outcomes of the last cbmm_sum_decide, or with only ≥ 0 the return of
 // problem only to its kept MM point.
-func (b *cbmmBatch) extrapolate(only int) error {
+func (b *batch) extrapolate(only int) error {
 	l := b.l
 	n := (l.Nt+l.Jt)*l.Rank + l.Jt
-	return b.g.launch("cbmm_extrapolate", blocks(n, 256), 1, 256, b.dModelProb, b.dItemProb, b.dLoss, b.dCtl,
+	return b.g.Launch("cbmm_extrapolate", gpu.Blocks(n, 256), 1, 256, b.dModelProb, b.dItemProb, b.dLoss, b.dCtl,
 		b.dTheta, b.dA, b.dB, b.dMTheta, b.dMA, b.dMB, b.dPTheta, b.dPA, b.dPB, l.Nt, l.Jt, l.Rank, l.K, true, only)
 }
 
-func (b *cbmmBatch) readLoss(active []bool, loss []float64) error {
-	if err := b.g.dtoh(b.lossHost, b.dLoss); err != nil {
+func (b *batch) readLoss(active []bool, loss []float64) error {
+	if err := b.g.DtoH(b.lossHost, b.dLoss); err != nil {
 		return err
 	}
 	for k, a := range active {
@@ -182,18 +189,18 @@ func (b *cbmmBatch) readLoss(active []bool, loss []float64) error {
 	return nil
 }
 
-func (b *cbmmBatch) check(ctx context.Context) error {
+func (b *batch) check(ctx context.Context) error {
 	if b.err != nil {
 		return b.err
 	}
 	return ctx.Err()
 }
 
-func (b *cbmmBatch) Loss(ctx context.Context, active []bool, loss []float64) error {
+func (b *batch) Loss(ctx context.Context, active []bool, loss []float64) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	return b.g.do(func() error {
+	return b.g.Do(func() error {
 		if err := b.setActive(active); err != nil {
 			return err
 		}
@@ -204,11 +211,11 @@ func (b *cbmmBatch) Loss(ctx context.Context, active []bool, loss []float64) err
 	})
 }
 
-func (b *cbmmBatch) Step(ctx context.Context, active []bool, loss []float64) error {
+func (b *batch) Step(ctx context.Context, active []bool, loss []float64) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	return b.g.do(func() error {
+	return b.g.Do(func() error {
 		if err := b.setActive(active); err != nil {
 			return err
 		}
@@ -228,23 +235,23 @@ func (b *cbmmBatch) Step(ctx context.Context, active []bool, loss []float64) err
 // acceleration cbmm_extrapolate; then one copy down of the losses and
 // outcomes. The active flags go up only when the caller changed them
 // otherwise than by the convergence the device saw.
-func (b *cbmmBatch) Iterate(ctx context.Context, active []bool, tol float64, accelerate bool, loss []float64, outcome []backend.CBMMOutcome) error {
+func (b *batch) Iterate(ctx context.Context, active []bool, tol float64, accelerate bool, loss []float64, outcome []backend.CBMMOutcome) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	return b.g.do(func() error {
+	return b.g.Do(func() error {
 		if err := b.setActive(active); err != nil {
 			return err
 		}
 		l := b.l
-		if err := b.g.launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
+		if err := b.g.Launch(fmt.Sprintf("cbmm_item_pass_r%d", l.Rank), l.Jt, 1, b.itemThreads, b.dCells, b.dItemStart, b.dItemProb, b.dActive,
 			b.dTheta, b.dA, b.dB, b.dYTilde, b.dItemLoss, l.Jt, b.sigma, true); err != nil {
 			return err
 		}
-		if err := b.g.launch("cbmm_sum_decide", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dCtl, b.dLoss, l.K, tol, accelerate); err != nil {
+		if err := b.g.Launch("cbmm_sum_decide", l.K, 1, 256, b.dItemLoss, b.dItemBase, b.dActive, b.dCtl, b.dLoss, l.K, tol, accelerate); err != nil {
 			return err
 		}
-		outcomes := b.dLoss + handle(8*l.K)
+		outcomes := b.dLoss + gpu.Handle(8*l.K)
 		if err := b.modelPass(outcomes); err != nil {
 			return err
 		}
@@ -253,7 +260,7 @@ func (b *cbmmBatch) Iterate(ctx context.Context, active []bool, tol float64, acc
 				return err
 			}
 		}
-		if err := b.g.dtoh(b.reportHost, b.dLoss); err != nil {
+		if err := b.g.DtoH(b.reportHost, b.dLoss); err != nil {
 			return err
 		}
 		for k, a := range active {
@@ -273,26 +280,26 @@ func (b *cbmmBatch) Iterate(ctx context.Context, active []bool, tol float64, acc
 
 // Revert returns problem k to the MM point it was last extrapolated from
 // (backend.CBMMIterator).
-func (b *cbmmBatch) Revert(k int) error {
+func (b *batch) Revert(k int) error {
 	if b.err != nil {
 		return b.err
 	}
-	return b.g.do(func() error { return b.extrapolate(k) })
+	return b.g.Do(func() error { return b.extrapolate(k) })
 }
 
 // ranges returns the element ranges of problem k's θ, A and b.
-func (b *cbmmBatch) ranges(k int) (t0, t1, a0, a1, b0, b1 int64) {
+func (b *batch) ranges(k int) (t0, t1, a0, a1, b0, b1 int64) {
 	l, r := b.l, int64(b.l.Rank)
 	return l.ModelBase[k] * r, l.ModelBase[k+1] * r, l.ItemBase[k] * r, l.ItemBase[k+1] * r, l.ItemBase[k], l.ItemBase[k+1]
 }
 
 // Get copies problem k's parameters out. A device error (which Get cannot
 // return) fills them with NaN and is returned by the next Step, Loss or Close.
-func (b *cbmmBatch) Get(k int, theta, a, bb []float64) {
+func (b *batch) Get(k int, theta, a, bb []float64) {
 	t0, t1, a0, a1, b0, b1 := b.ranges(k)
-	err := b.g.do(func() error {
-		return firstErr(b.g.dtoh(theta[:t1-t0], b.dTheta+handle(8*t0)),
-			b.g.dtoh(a[:a1-a0], b.dA+handle(8*a0)), b.g.dtoh(bb[:b1-b0], b.dB+handle(8*b0)))
+	err := b.g.Do(func() error {
+		return gpu.FirstErr(b.g.DtoH(theta[:t1-t0], b.dTheta+gpu.Handle(8*t0)),
+			b.g.DtoH(a[:a1-a0], b.dA+gpu.Handle(8*a0)), b.g.DtoH(bb[:b1-b0], b.dB+gpu.Handle(8*b0)))
 	})
 	if err != nil {
 		for _, s := range [][]float64{theta, a, bb} {
@@ -306,22 +313,22 @@ func (b *cbmmBatch) Get(k int, theta, a, bb []float64) {
 
 // Set copies problem k's parameters in (a device error is returned by the
 // next Step, Loss or Close).
-func (b *cbmmBatch) Set(k int, theta, a, bb []float64) {
+func (b *batch) Set(k int, theta, a, bb []float64) {
 	t0, t1, a0, a1, b0, b1 := b.ranges(k)
-	b.fail(b.g.do(func() error {
-		return firstErr(b.g.htod(b.dTheta+handle(8*t0), theta[:t1-t0]),
-			b.g.htod(b.dA+handle(8*a0), a[:a1-a0]), b.g.htod(b.dB+handle(8*b0), bb[:b1-b0]))
+	b.fail(b.g.Do(func() error {
+		return gpu.FirstErr(b.g.HtoD(b.dTheta+gpu.Handle(8*t0), theta[:t1-t0]),
+			b.g.HtoD(b.dA+gpu.Handle(8*a0), a[:a1-a0]), b.g.HtoD(b.dB+gpu.Handle(8*b0), bb[:b1-b0]))
 	}))
 }
 
-func (b *cbmmBatch) fail(err error) {
+func (b *batch) fail(err error) {
 	if err != nil && b.err == nil {
 		b.err = err
 	}
 }
 
-func (b *cbmmBatch) Close() error {
-	err := b.g.do(b.bufs.free)
+func (b *batch) Close() error {
+	err := b.g.Do(b.bufs.Free)
 	if b.err != nil {
 		return b.err
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cuda
+package cbmm
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
+	"github.com/jeirt/jeirt/cuda/internal/harness"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 )
@@ -34,7 +37,7 @@ func TestHarnessIterate(t *testing.T) {
 			if tc.rank > 1 {
 				kind = "mirt"
 			}
-			rs := testProblems(t, kind, tc.rank, 21, 22, 23)
+			rs := cbmmtest.Problems(t, kind, tc.rank, 21, 22, 23)
 			probs := make([]*backend.CBMMProblem, len(rs))
 			for k, r := range rs {
 				probs[k] = backend.NewCBMMProblem(r)
@@ -44,7 +47,7 @@ func TestHarnessIterate(t *testing.T) {
 			type point struct{ theta, a, b []float64 }
 			starts := make([]point, K)
 			for k, p := range probs {
-				starts[k].theta, starts[k].a, starts[k].b = randomStart(rng, p.N, p.J, tc.rank)
+				starts[k].theta, starts[k].a, starts[k].b = cbmmtest.RandomStart(rng, p.N, p.J, tc.rank)
 			}
 			clone := func(p point) point {
 				return point{slices.Clone(p.theta), slices.Clone(p.a), slices.Clone(p.b)}
@@ -52,7 +55,7 @@ func TestHarnessIterate(t *testing.T) {
 			// run fits the batch for tc.iters iterations and returns the
 			// outcomes, then the losses and the final parameters.
 			run := func(onDevice bool) ([]backend.CBMMOutcome, []float64) {
-				be := cbmmBackend{device: "test", open: func() (gpu, error) { return newHostGPU(), nil }}
+				be := Backend{Device: "test", Open: func() (gpu.GPU, error) { return harness.NewGPU(), nil }}
 				batch, err := be.Load(probs, tc.rank, 1, 1)
 				if err != nil {
 					t.Fatal(err)
@@ -137,10 +140,10 @@ func TestHarnessIterate(t *testing.T) {
 				t.Fatalf("outcomes: host %v, device %v", hostOuts, devOuts)
 			}
 			if !slices.Equal(hostVals, devVals) {
-				t.Errorf("host and device control differ: %.3g relative", maxRelDiff(hostVals, devVals))
+				t.Errorf("host and device control differ: %.3g relative", cbmmtest.MaxRelDiff(hostVals, devVals))
 			}
 			if !slices.Equal(devOuts, againOuts) || !slices.Equal(devVals, againVals) {
-				t.Errorf("two runs on the device differ: %.3g relative", maxRelDiff(devVals, againVals))
+				t.Errorf("two runs on the device differ: %.3g relative", cbmmtest.MaxRelDiff(devVals, againVals))
 			}
 			n := map[backend.CBMMOutcome]int{}
 			for _, o := range devOuts {
@@ -162,7 +165,7 @@ func TestHarnessIterate(t *testing.T) {
 // (the SVD start, the device's control, the final Loss and Get) of the same
 // seed give bit-identical parameters on the harness.
 func TestHarnessCBMMFitDeterministic(t *testing.T) {
-	rs := testProblems(t, "mirt", 2, 31, 32)
+	rs := cbmmtest.Problems(t, "mirt", 2, 31, 32)
 	fit := func() []float64 {
 		c := irt.CBMM{Rank: 2, Tol: 1e-300, MaxIter: 10, Accelerate: true, Device: "cuda-harness"}
 		out, err := c.FitBatch(context.Background(), rs)
@@ -177,7 +180,7 @@ func TestHarnessCBMMFitDeterministic(t *testing.T) {
 	}
 	a, b := fit(), fit()
 	if !slices.Equal(a, b) {
-		t.Errorf("two fits differ: %.3g relative", maxRelDiff(a, b))
+		t.Errorf("two fits differ: %.3g relative", cbmmtest.MaxRelDiff(a, b))
 	}
 	if len(a) == 0 || slices.ContainsFunc(a, math.IsNaN) {
 		t.Errorf("no parameters or NaN")

@@ -1,4 +1,10 @@
-package cuda
+// Package jeirtstep is the JE-IRT training step on a GPU
+// (backend.NewJEIRTStepper): the parameters, their gradients and AdamW's
+// moments on the device, whole epochs of the kernels of
+// cuda/kernels/jeirt.cu with one copy down, and the validation scored there,
+// written against package gpu's device interface. The model is Yao et al.'s
+// (2025, arXiv:2509.22888).
+package jeirtstep
 
 import (
 	"context"
@@ -7,10 +13,11 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// jeirtStepper is the JE-IRT training step on a GPU (backend.JEIRTStepper
+// stepper is the JE-IRT training step on a GPU (backend.JEIRTStepper
 // and backend.JEIRTEpochStepper): the parameters, their gradients and
 // AdamW's moments stay on the device, in one contiguous buffer each. Epoch
 // runs a whole epoch with the items' encoder vectors uploaded once
@@ -19,8 +26,8 @@ import (
 // copy down of the steps' losses at the end: no synchronisation inside the
 // epoch. Step runs one batch the same way, its vectors and mask uploaded with
 // it.
-type jeirtStepper struct {
-	g   gpu
+type stepper struct {
+	g   gpu.GPU
 	p   *backend.JEIRTParams // host copy, current when !stale
 	opt backend.AdamW
 	t   int
@@ -28,28 +35,28 @@ type jeirtStepper struct {
 	stale bool
 	err   error
 
-	bufs                *buffers
-	param, grad, mo, ve []handle  // per parameter array, in Slices order, in one buffer each
-	sizes, offs         []int     // each array's length and offset in floats
-	total               int       // the buffers' length in floats
-	all                 []float32 // Params' staging for the whole parameter buffer
+	bufs                *gpu.Buffers
+	param, grad, mo, ve []gpu.Handle // per parameter array, in Slices order, in one buffer each
+	sizes, offs         []int        // each array's length and offset in floats
+	total               int          // the buffers' length in floats
+	all                 []float32    // Params' staging for the whole parameter buffer
 
 	// The items' encoder vectors (SetFeatures).
-	feats *buffers
-	dF    handle
+	feats *gpu.Buffers
+	dF    gpu.Handle
 	nF    int
 
 	// The schedule's index lists and floats, and the step's work buffers,
 	// grown as needed.
-	sched                  *buffers
+	sched                  *gpu.Buffers
 	intsCap, floatsCap     int
-	dInts, dFloats         handle
-	work                   *buffers
+	dInts, dFloats         gpu.Handle
+	work                   *gpu.Buffers
 	caps                   jeirtCaps
-	dX, dMask              handle // Step's batch vectors and mask
-	dH, dQ, dGQ, dGH       handle
-	dLoss, dPen, dStepLoss handle
-	dCoefM                 handle
+	dX, dMask              gpu.Handle // Step's batch vectors and mask
+	dH, dQ, dGQ, dGH       gpu.Handle
+	dLoss, dPen, dStepLoss gpu.Handle
+	dCoefM                 gpu.Handle
 
 	plan     jeirtPlan
 	lossHost []float64
@@ -58,10 +65,10 @@ type jeirtStepper struct {
 	// items and models in one buffer, their labels in another, the question
 	// embeddings of every item, a chunk of adapter activations, the block
 	// sums and the results.
-	eval                            *buffers
+	eval                            *gpu.Buffers
 	evalSets                        []jeirtEvalSet
-	dEvalInts, dEvalLabel, dQAll    handle
-	dHChunk, dEvalPart, dEvalResult handle
+	dEvalInts, dEvalLabel, dQAll    gpu.Handle
+	dHChunk, dEvalPart, dEvalResult gpu.Handle
 	evalChunk                       int
 	evalHost                        []float64
 }
@@ -87,18 +94,18 @@ const (
 	pR
 )
 
-// jeirtBackend returns a backend.JEIRT on the device open returns.
-func jeirtBackend(open func() (gpu, error)) backend.NewJEIRTStepper {
+// Backend returns the JE-IRT step on the device open returns.
+func Backend(open func() (gpu.GPU, error)) backend.NewJEIRTStepper {
 	return func(p *backend.JEIRTParams, opt backend.AdamW) (backend.JEIRTStepper, error) {
 		g, err := open()
 		if err != nil {
 			return nil, err
 		}
-		return newJEIRTStepper(g, p, opt)
+		return newStepper(g, p, opt)
 	}
 }
 
-func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtStepper, error) {
+func newStepper(g gpu.GPU, p *backend.JEIRTParams, opt backend.AdamW) (*stepper, error) {
 	if opt.Beta1 == 0 {
 		opt.Beta1 = 0.9
 	}
@@ -108,8 +115,8 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 	if opt.Eps == 0 {
 		opt.Eps = 1e-8
 	}
-	s := &jeirtStepper{g: g, p: p, opt: opt, bufs: &buffers{g: g}, feats: &buffers{g: g}, sched: &buffers{g: g}, work: &buffers{g: g}, eval: &buffers{g: g}}
-	err := g.do(func() error {
+	s := &stepper{g: g, p: p, opt: opt, bufs: &gpu.Buffers{G: g}, feats: &gpu.Buffers{G: g}, sched: &gpu.Buffers{G: g}, work: &gpu.Buffers{G: g}, eval: &gpu.Buffers{G: g}}
+	err := g.Do(func() error {
 		// One contiguous buffer each for the parameters, gradients and
 		// AdamW moments (every array starting on a 256-byte boundary, the
 		// padding zero), so that one adamw launch updates them all.
@@ -120,44 +127,44 @@ func newJEIRTStepper(g gpu, p *backend.JEIRTParams, opt backend.AdamW) (*jeirtSt
 			n += (len(x) + 63) &^ 63
 		}
 		s.total = n
-		if err := g.checkFree("the JE-IRT parameters, gradients and AdamW moments", 4*4*int64(n)); err != nil {
+		if err := g.CheckFree("the JE-IRT parameters, gradients and AdamW moments", 4*4*int64(n)); err != nil {
 			return err
 		}
-		var base [4]handle
+		var base [4]gpu.Handle
 		for i, what := range []string{"parameters", "gradients", "AdamW m", "AdamW v"} {
-			base[i] = s.bufs.alloc("the JE-IRT "+what, n, 4)
+			base[i] = s.bufs.Alloc("the JE-IRT "+what, n, 4)
 		}
-		if s.bufs.err != nil {
-			return s.bufs.err
+		if s.bufs.Err != nil {
+			return s.bufs.Err
 		}
 		for _, h := range base {
-			if err := g.memset0(h, int64(n)); err != nil {
+			if err := g.Memset0(h, int64(n)); err != nil {
 				return err
 			}
 		}
 		for k, x := range p.Slices() {
-			off := handle(4 * offs[k])
+			off := gpu.Handle(4 * offs[k])
 			s.param = append(s.param, base[0]+off)
 			s.grad = append(s.grad, base[1]+off)
 			s.mo = append(s.mo, base[2]+off)
 			s.ve = append(s.ve, base[3]+off)
 			s.sizes = append(s.sizes, len(x))
 			s.offs = append(s.offs, offs[k])
-			if err := g.htod(s.param[k], x); err != nil {
+			if err := g.HtoD(s.param[k], x); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		g.do(s.bufs.free)
+		g.Do(s.bufs.Free)
 		return nil, err
 	}
 	// backend.JEIRTStepper has no Close: free the device memory when the
 	// stepper is garbage (Close frees it at once; freeing twice is a no-op).
-	runtime.AddCleanup(s, func(b [5]*buffers) {
-		g.do(func() error { return firstErr(b[0].free(), b[1].free(), b[2].free(), b[3].free(), b[4].free()) })
-	}, [5]*buffers{s.bufs, s.feats, s.sched, s.work, s.eval})
+	runtime.AddCleanup(s, func(b [5]*gpu.Buffers) {
+		g.Do(func() error { return gpu.FirstErr(b[0].Free(), b[1].Free(), b[2].Free(), b[3].Free(), b[4].Free()) })
+	}, [5]*gpu.Buffers{s.bufs, s.feats, s.sched, s.work, s.eval})
 	return s, nil
 }
 
@@ -239,8 +246,9 @@ func (pl *jeirtPlan) add(p *backend.JEIRTParams, item, xRow, row, model []int32,
 	st.label = len(pl.floats)
 	pl.floats = append(pl.floats, label...)
 	if p.R != nil {
-		// Item slots in order of first appearance, each weighted λ·pairs_j/B
-		// (residualCoef's weights).
+		// Item slots in order of first appearance, each weighted λ·pairs_j/B,
+		// so that the device adds λ·mean over pairs of ‖r_j‖² once per item,
+		// as train's CPU step does.
 		if pl.slot == nil {
 			pl.slot = map[int32]int32{}
 		}
@@ -275,16 +283,16 @@ func (pl *jeirtPlan) add(p *backend.JEIRTParams, item, xRow, row, model []int32,
 
 // checkPairs validates a step's indices against the parameters' shapes (its
 // items too when items); the messages name the pair or row.
-func (s *jeirtStepper) checkPairs(item, row, model []int32, label []float32, items bool) error {
+func (s *stepper) checkPairs(item, row, model []int32, label []float32, items bool) error {
 	p := s.p
 	U, B := len(item), len(row)
 	switch {
 	case B == 0 || U == 0:
 		return fmt.Errorf("batch has %d rows and %d pairs", U, B)
-	case U > 64*maxGridY || 32*int64(max(U, B)) > 256*maxGridX:
+	case U > 64*gpu.MaxGridY || 32*int64(max(U, B)) > 256*gpu.MaxGridX:
 		// The adapter kernels have a row of 64-row tiles in y; the link
 		// kernel a warp per row.
-		return fmt.Errorf("batch has %d rows and %d pairs, over the %d rows a GPU step takes; use smaller batches", U, B, 64*maxGridY)
+		return fmt.Errorf("batch has %d rows and %d pairs, over the %d rows a GPU step takes; use smaller batches", U, B, 64*gpu.MaxGridY)
 	case len(model) != B || len(label) != B:
 		return fmt.Errorf("batch has %d pairs but %d models and %d labels", B, len(model), len(label))
 	}
@@ -309,17 +317,17 @@ func (s *jeirtStepper) checkPairs(item, row, model []int32, label []float32, ite
 
 // grow makes the schedule and work buffers hold the plan (and a Step's
 // vectors and mask); inside do.
-func (s *jeirtStepper) grow() error {
+func (s *stepper) grow() error {
 	pl, p := &s.plan, s.p
 	if len(pl.ints) > s.intsCap || len(pl.floats) > s.floatsCap {
-		if err := s.sched.free(); err != nil {
+		if err := s.sched.Free(); err != nil {
 			return err
 		}
 		s.intsCap, s.floatsCap = max(len(pl.ints), s.intsCap), max(len(pl.floats), s.floatsCap)
-		s.dInts = s.sched.alloc("the JE-IRT schedule's index lists", s.intsCap, 4)
-		s.dFloats = s.sched.alloc("the JE-IRT schedule's labels and residual weights", max(s.floatsCap, 1), 4)
-		if err := s.sched.err; err != nil {
-			s.sched.free()
+		s.dInts = s.sched.Alloc("the JE-IRT schedule's index lists", s.intsCap, 4)
+		s.dFloats = s.sched.Alloc("the JE-IRT schedule's labels and residual weights", max(s.floatsCap, 1), 4)
+		if err := s.sched.Err; err != nil {
+			s.sched.Free()
 			s.intsCap, s.floatsCap = 0, 0
 			return err
 		}
@@ -327,26 +335,26 @@ func (s *jeirtStepper) grow() error {
 	if s.caps.holds(pl.need) {
 		return nil
 	}
-	if err := s.work.free(); err != nil {
+	if err := s.work.Free(); err != nil {
 		return err
 	}
 	c := s.caps
 	n := pl.need
 	c = jeirtCaps{max(c.rows, n.rows), max(c.pairs, n.pairs), max(c.slots, n.slots, 1), max(c.steps, n.steps), max(c.x, n.x, 1), max(c.mask, n.mask, 1)}
 	U, B, m := c.rows, c.pairs, s.work
-	s.dX = m.alloc("batch encoder vectors", c.x, 4)
-	s.dMask = m.alloc("dropout mask", c.mask, 4)
-	s.dH = m.alloc("adapter activations", U*p.Hidden, 4)
-	s.dQ = m.alloc("question embeddings", U*p.Dim, 4)
-	s.dGQ = m.alloc("question embedding gradients", U*p.Dim, 4)
-	s.dGH = m.alloc("activation gradients", U*p.Hidden, 4)
-	s.dLoss = m.alloc("pair losses", B, 8)
-	s.dPen = m.alloc("residual penalties", c.slots, 8)
-	s.dCoefM = m.alloc("pair model-gradient factors", B, 4)
-	s.dStepLoss = m.alloc("step losses", c.steps, 8)
-	if m.err != nil {
-		err := m.err
-		m.free()
+	s.dX = m.Alloc("batch encoder vectors", c.x, 4)
+	s.dMask = m.Alloc("dropout mask", c.mask, 4)
+	s.dH = m.Alloc("adapter activations", U*p.Hidden, 4)
+	s.dQ = m.Alloc("question embeddings", U*p.Dim, 4)
+	s.dGQ = m.Alloc("question embedding gradients", U*p.Dim, 4)
+	s.dGH = m.Alloc("activation gradients", U*p.Hidden, 4)
+	s.dLoss = m.Alloc("pair losses", B, 8)
+	s.dPen = m.Alloc("residual penalties", c.slots, 8)
+	s.dCoefM = m.Alloc("pair model-gradient factors", B, 4)
+	s.dStepLoss = m.Alloc("step losses", c.steps, 8)
+	if m.Err != nil {
+		err := m.Err
+		m.Free()
 		s.caps = jeirtCaps{}
 		return err
 	}
@@ -367,22 +375,22 @@ func dropoutArgs(d backend.JEIRTDropout) (keep24 int, scale, hscale float64) {
 // runStep launches step k of the plan (its loss to stepLoss[k]) and its AdamW
 // update at learning rate lr, with the encoder vectors F and the uploaded
 // mask (0: drop with the hash of the step's key); inside do.
-func (s *jeirtStepper) runStep(k int, F, mask handle, drop backend.JEIRTDropout, lr float64) error {
+func (s *stepper) runStep(k int, F, mask gpu.Handle, drop backend.JEIRTDropout, lr float64) error {
 	g, p, st := s.g, s.p, &s.plan.steps[k]
-	in := func(off int) handle { return s.dInts + handle(4*off) }
-	fl := func(off int) handle { return s.dFloats + handle(4*off) }
+	in := func(off int) gpu.Handle { return s.dInts + gpu.Handle(4*off) }
+	fl := func(off int) gpu.Handle { return s.dFloats + gpu.Handle(4*off) }
 	U, B := st.U, st.B
 	D, H, d, N := p.InputDim, p.Hidden, p.Dim, p.NumModels
 	keep24, scale, hscale := dropoutArgs(drop)
 	W1, C1, W2, C2, M := s.param[pW1], s.param[pC1], s.param[pW2], s.param[pC2], s.param[pM]
-	var R, gR, coef, pen handle
+	var R, gR, coef, pen gpu.Handle
 	if p.R != nil {
 		R, gR, coef, pen = s.param[pR], s.grad[pR], fl(st.coef), s.dPen
 	}
-	hTiles := blocks(H, 64)
-	bwd1 := hTiles*blocks(d, 64) + hTiles*blocks(U, 64) + blocks(d, 32) + blocks(N, 8)
+	hTiles := gpu.Blocks(H, 64)
+	bwd1 := hTiles*gpu.Blocks(d, 64) + hTiles*gpu.Blocks(U, 64) + gpu.Blocks(d, 32) + gpu.Blocks(N, 8)
 	if p.R != nil {
-		bwd1 += blocks(st.slots, 8)
+		bwd1 += gpu.Blocks(st.slots, 8)
 	}
 	t := s.t + 1
 	bc1 := 1 - math.Pow(s.opt.Beta1, float64(t))
@@ -392,21 +400,21 @@ func (s *jeirtStepper) runStep(k int, F, mask handle, drop backend.JEIRTDropout,
 		gx, gy int
 		args   []any
 	}{
-		{"jeirt_fwd1", hTiles, blocks(U, 64), []any{F, in(st.xRow), W1, C1, mask, s.dH, U, D, H, int(st.key), keep24, scale}},
-		{"jeirt_fwd2", blocks(d, 64), blocks(U, 64), []any{s.dH, W2, C2, R, in(st.item), s.dQ, U, H, d}},
-		{"pair_link", blocks(32*U, 256), 1, []any{s.dQ, M, in(st.rowStart), in(st.rowPairs), in(st.model), fl(st.label),
+		{"jeirt_fwd1", hTiles, gpu.Blocks(U, 64), []any{F, in(st.xRow), W1, C1, mask, s.dH, U, D, H, int(st.key), keep24, scale}},
+		{"jeirt_fwd2", gpu.Blocks(d, 64), gpu.Blocks(U, 64), []any{s.dH, W2, C2, R, in(st.item), s.dQ, U, H, d}},
+		{"pair_link", gpu.Blocks(32*U, 256), 1, []any{s.dQ, M, in(st.rowStart), in(st.rowPairs), in(st.model), fl(st.label),
 			s.dLoss, s.dCoefM, s.dGQ, U, d, 1 / float64(B)}},
 		{"jeirt_bwd1", bwd1, 1, []any{s.dGQ, s.dH, W2, mask, hscale, s.grad[pW2], s.dGH, s.grad[pC2], s.dQ,
 			in(st.row), in(st.modelStart), in(st.modelPairs), s.dCoefM, s.grad[pM],
 			R, in(st.itemOf), in(st.itemStart), in(st.itemRows), coef, gR, pen, U, H, d, N, st.slots}},
-		{"jeirt_bwd2", blocks(D, 64)*blocks(H, 64) + blocks(H, 32) + 1, 1, []any{s.dGH, F, in(st.xRow), s.grad[pW1], s.grad[pC1],
-			s.dLoss, pen, s.dStepLoss + handle(8*k), U, D, H, B, st.slots}},
+		{"jeirt_bwd2", gpu.Blocks(D, 64)*gpu.Blocks(H, 64) + gpu.Blocks(H, 32) + 1, 1, []any{s.dGH, F, in(st.xRow), s.grad[pW1], s.grad[pC1],
+			s.dLoss, pen, s.dStepLoss + gpu.Handle(8*k), U, D, H, B, st.slots}},
 		// AdamW on every parameter array at once, with PyTorch's bias
 		// corrections (the padding between the arrays stays zero).
-		{"adamw", blocks(s.total, 256), 1, []any{s.param[0], s.grad[0], s.mo[0], s.ve[0], s.total,
+		{"adamw", gpu.Blocks(s.total, 256), 1, []any{s.param[0], s.grad[0], s.mo[0], s.ve[0], s.total,
 			1 - lr*s.opt.WeightDecay, s.opt.Beta1, s.opt.Beta2, lr / bc1, 1 / math.Sqrt(bc2), s.opt.Eps}},
 	} {
-		if err := g.launch(l.name, l.gx, l.gy, 256, l.args...); err != nil {
+		if err := g.Launch(l.name, l.gx, l.gy, 256, l.args...); err != nil {
 			return err
 		}
 	}
@@ -416,7 +424,7 @@ func (s *jeirtStepper) runStep(k int, F, mask handle, drop backend.JEIRTDropout,
 
 // Step runs one batch: its vectors, index lists and mask go up (four
 // copies), six launches, its loss comes down.
-func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) {
+func (s *stepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
@@ -444,21 +452,21 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 	pl.need.x, pl.need.mask = len(b.X), len(b.Mask)
 	s.lossHost = grow64(s.lossHost, 1)
 	g := s.g
-	err := g.do(func() error {
+	err := g.Do(func() error {
 		if err := s.grow(); err != nil {
 			return err
 		}
-		mask := handle(0)
+		mask := gpu.Handle(0)
 		if b.Mask != nil {
 			mask = s.dMask
 		}
-		if err := firstErr(g.htod(s.dX, b.X), g.htod(s.dInts, pl.ints), g.htod(s.dFloats, pl.floats), g.htod(s.dMask, b.Mask)); err != nil {
+		if err := gpu.FirstErr(g.HtoD(s.dX, b.X), g.HtoD(s.dInts, pl.ints), g.HtoD(s.dFloats, pl.floats), g.HtoD(s.dMask, b.Mask)); err != nil {
 			return err
 		}
 		if err := s.runStep(0, s.dX, mask, backend.JEIRTDropout{}, lr); err != nil {
 			return err
 		}
-		return g.dtoh(s.lossHost, s.dStepLoss)
+		return g.DtoH(s.lossHost, s.dStepLoss)
 	})
 	if err != nil {
 		s.err = err
@@ -469,33 +477,33 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 }
 
 // SetFeatures uploads every item's encoder vector, for Epoch.
-func (s *jeirtStepper) SetFeatures(features []float32) error {
+func (s *stepper) SetFeatures(features []float32) error {
 	p := s.p
 	if len(features) != p.NumItems*p.InputDim {
 		return fmt.Errorf("cuda: JE-IRT features have %d values for %d items of dimension %d", len(features), p.NumItems, p.InputDim)
 	}
-	return s.g.do(func() error {
+	return s.g.Do(func() error {
 		if s.nF != len(features) {
-			if err := s.feats.free(); err != nil {
+			if err := s.feats.Free(); err != nil {
 				return err
 			}
 			s.nF = 0
-			if err := s.g.checkFree("the items' encoder vectors", 4*int64(len(features))); err != nil {
+			if err := s.g.CheckFree("the items' encoder vectors", 4*int64(len(features))); err != nil {
 				return err
 			}
-			s.dF = s.feats.alloc("the items' encoder vectors", max(len(features), 1), 4)
-			if s.feats.err != nil {
-				return s.feats.err
+			s.dF = s.feats.Alloc("the items' encoder vectors", max(len(features), 1), 4)
+			if s.feats.Err != nil {
+				return s.feats.Err
 			}
 			s.nF = len(features)
 		}
-		return s.g.htod(s.dF, features)
+		return s.g.HtoD(s.dF, features)
 	})
 }
 
 // Epoch runs the schedule's steps: two copies up, six launches a step, one
 // copy down (the steps' losses).
-func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr float64, loss []float64) ([]float64, error) {
+func (s *stepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr float64, loss []float64) ([]float64, error) {
 	if s.err != nil {
 		return loss[:0], s.err
 	}
@@ -530,11 +538,11 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 	}
 	g := s.g
 	ran := 0
-	err := g.do(func() error {
+	err := g.Do(func() error {
 		if err := s.grow(); err != nil {
 			return err
 		}
-		if err := firstErr(g.htod(s.dInts, pl.ints), g.htod(s.dFloats, pl.floats)); err != nil {
+		if err := gpu.FirstErr(g.HtoD(s.dInts, pl.ints), g.HtoD(s.dFloats, pl.floats)); err != nil {
 			return err
 		}
 		for k := range n {
@@ -550,7 +558,7 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 			return nil
 		}
 		s.lossHost = grow64(s.lossHost, ran)
-		return g.dtoh(s.lossHost, s.dStepLoss)
+		return g.DtoH(s.lossHost, s.dStepLoss)
 	})
 	if ran > 0 {
 		s.stale = true
@@ -564,7 +572,7 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 }
 
 // SetEvalCells uploads the cell sets Evaluate scores, in two copies.
-func (s *jeirtStepper) SetEvalCells(sets []backend.JEIRTCells) error {
+func (s *stepper) SetEvalCells(sets []backend.JEIRTCells) error {
 	for _, c := range sets {
 		if c.Weight != nil {
 			return errors.New("cuda: the JE-IRT step fits 0/1 answers; cells of several trials or graded scores train on the CPU (device cpu or cpu:fused)")
@@ -592,27 +600,27 @@ func (s *jeirtStepper) SetEvalCells(sets []backend.JEIRTCells) error {
 		evs = append(evs, jeirtEvalSet{item: len(ints), model: len(ints) + n, label: len(labels), n: n})
 		ints = append(append(ints, c.Item...), c.Model...)
 		labels = append(labels, c.Label...)
-		most = max(most, blocks(n, 8))
+		most = max(most, gpu.Blocks(n, 8))
 	}
-	return s.g.do(func() error {
-		if err := s.eval.free(); err != nil {
+	return s.g.Do(func() error {
+		if err := s.eval.Free(); err != nil {
 			return err
 		}
 		s.evalSets = nil
 		s.evalChunk = max(min(J, 8192), 1)
 		m := s.eval
-		s.dEvalInts = m.alloc("the evaluation cells' items and models", len(ints), 4)
-		s.dEvalLabel = m.alloc("the evaluation cells' labels", max(len(labels), 1), 4)
-		s.dQAll = m.alloc("every item's question embedding", max(J*p.Dim, 1), 4)
-		s.dHChunk = m.alloc("the evaluation's adapter activations", s.evalChunk*p.Hidden, 4)
-		s.dEvalPart = m.alloc("the evaluation's block sums", 2*most, 8)
-		s.dEvalResult = m.alloc("the evaluation's results", max(2*len(evs), 1), 8)
-		if m.err != nil {
-			err := m.err
-			m.free()
+		s.dEvalInts = m.Alloc("the evaluation cells' items and models", len(ints), 4)
+		s.dEvalLabel = m.Alloc("the evaluation cells' labels", max(len(labels), 1), 4)
+		s.dQAll = m.Alloc("every item's question embedding", max(J*p.Dim, 1), 4)
+		s.dHChunk = m.Alloc("the evaluation's adapter activations", s.evalChunk*p.Hidden, 4)
+		s.dEvalPart = m.Alloc("the evaluation's block sums", 2*most, 8)
+		s.dEvalResult = m.Alloc("the evaluation's results", max(2*len(evs), 1), 8)
+		if m.Err != nil {
+			err := m.Err
+			m.Free()
 			return err
 		}
-		if err := firstErr(s.g.htod(s.dEvalInts, ints), s.g.htod(s.dEvalLabel, labels)); err != nil {
+		if err := gpu.FirstErr(s.g.HtoD(s.dEvalInts, ints), s.g.HtoD(s.dEvalLabel, labels)); err != nil {
 			return err
 		}
 		s.evalSets = evs
@@ -623,7 +631,7 @@ func (s *jeirtStepper) SetEvalCells(sets []backend.JEIRTCells) error {
 // Evaluate computes every item's question embedding (two launches per 8,192
 // items), scores each set of SetEvalCells (two launches) and reads the
 // results in one copy.
-func (s *jeirtStepper) Evaluate(loss, acc []float64) ([]float64, []float64, error) {
+func (s *stepper) Evaluate(loss, acc []float64) ([]float64, []float64, error) {
 	loss, acc = loss[:0], acc[:0]
 	if s.err != nil {
 		return loss, acc, s.err
@@ -633,21 +641,21 @@ func (s *jeirtStepper) Evaluate(loss, acc []float64) ([]float64, []float64, erro
 	}
 	p, g := s.p, s.g
 	D, H, d, J := p.InputDim, p.Hidden, p.Dim, p.NumItems
-	var R handle
+	var R gpu.Handle
 	if p.R != nil {
 		R = s.param[pR]
 	}
 	s.evalHost = grow64(s.evalHost, 2*len(s.evalSets))
-	err := g.do(func() error {
+	err := g.Do(func() error {
 		for r0 := 0; r0 < J; r0 += s.evalChunk {
 			C := min(s.evalChunk, J-r0)
-			ids := s.dEvalInts + handle(4*r0)
-			if err := g.launch("jeirt_fwd1", blocks(H, 64), blocks(C, 64), 256, s.dF, ids, s.param[pW1], s.param[pC1], handle(0), s.dHChunk,
+			ids := s.dEvalInts + gpu.Handle(4*r0)
+			if err := g.Launch("jeirt_fwd1", gpu.Blocks(H, 64), gpu.Blocks(C, 64), 256, s.dF, ids, s.param[pW1], s.param[pC1], gpu.Handle(0), s.dHChunk,
 				C, D, H, 0, 1<<24, 1.0); err != nil {
 				return err
 			}
-			if err := g.launch("jeirt_fwd2", blocks(d, 64), blocks(C, 64), 256, s.dHChunk, s.param[pW2], s.param[pC2], R, ids,
-				s.dQAll+handle(4*r0*d), C, H, d); err != nil {
+			if err := g.Launch("jeirt_fwd2", gpu.Blocks(d, 64), gpu.Blocks(C, 64), 256, s.dHChunk, s.param[pW2], s.param[pC2], R, ids,
+				s.dQAll+gpu.Handle(4*r0*d), C, H, d); err != nil {
 				return err
 			}
 		}
@@ -655,16 +663,16 @@ func (s *jeirtStepper) Evaluate(loss, acc []float64) ([]float64, []float64, erro
 			if e.n == 0 {
 				continue
 			}
-			nb := blocks(e.n, 8)
-			if err := g.launch("jeirt_eval_cells", nb, 1, 256, s.dQAll, s.param[pM], s.dEvalInts+handle(4*e.item), s.dEvalInts+handle(4*e.model),
-				s.dEvalLabel+handle(4*e.label), s.dEvalPart, e.n, d); err != nil {
+			nb := gpu.Blocks(e.n, 8)
+			if err := g.Launch("jeirt_eval_cells", nb, 1, 256, s.dQAll, s.param[pM], s.dEvalInts+gpu.Handle(4*e.item), s.dEvalInts+gpu.Handle(4*e.model),
+				s.dEvalLabel+gpu.Handle(4*e.label), s.dEvalPart, e.n, d); err != nil {
 				return err
 			}
-			if err := g.launch("jeirt_eval_sum", 1, 1, 256, s.dEvalPart, s.dEvalResult+handle(16*k), nb, e.n); err != nil {
+			if err := g.Launch("jeirt_eval_sum", 1, 1, 256, s.dEvalPart, s.dEvalResult+gpu.Handle(16*k), nb, e.n); err != nil {
 				return err
 			}
 		}
-		return g.dtoh(s.evalHost, s.dEvalResult)
+		return g.DtoH(s.evalHost, s.dEvalResult)
 	})
 	if err != nil {
 		s.err = err
@@ -691,7 +699,7 @@ func grow64(s []float64, n int) []float64 {
 // changed them.
 // A device error (which Params cannot return) fills them with NaN and is
 // returned by the next Step.
-func (s *jeirtStepper) Params() *backend.JEIRTParams {
+func (s *stepper) Params() *backend.JEIRTParams {
 	if !s.stale {
 		return s.p
 	}
@@ -699,7 +707,7 @@ func (s *jeirtStepper) Params() *backend.JEIRTParams {
 	if len(s.all) != s.total {
 		s.all = make([]float32, s.total)
 	}
-	err := s.g.do(func() error { return s.g.dtoh(s.all, s.param[0]) })
+	err := s.g.Do(func() error { return s.g.DtoH(s.all, s.param[0]) })
 	if err == nil {
 		for k, x := range s.p.Slices() {
 			copy(x, s.all[s.offs[k]:])
@@ -721,8 +729,8 @@ func (s *jeirtStepper) Params() *backend.JEIRTParams {
 }
 
 // Close frees the device buffers now.
-func (s *jeirtStepper) Close() error {
-	return s.g.do(func() error {
-		return firstErr(s.eval.free(), s.work.free(), s.sched.free(), s.feats.free(), s.bufs.free())
+func (s *stepper) Close() error {
+	return s.g.Do(func() error {
+		return gpu.FirstErr(s.eval.Free(), s.work.Free(), s.sched.Free(), s.feats.Free(), s.bufs.Free())
 	})
 }
