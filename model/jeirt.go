@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	"github.com/jeirt/jeirt/model/kernel"
 )
 
 // JEIRT is a joint-embedding IRT model (JE-IRT; Yao et al., "JE-IRT: A
@@ -114,14 +113,7 @@ func (m *JEIRT) QuestionEmbeddings(x []float32, n int) []float32 {
 // one, is added by the caller.
 func (m *JEIRT) AdapterForward(x []float32, n int, mask, a, h, q []float32) {
 	H, d := m.Hidden, m.Dim
-	for r := 0; r < n; r++ {
-		copy(a[r*H:(r+1)*H], m.C1)
-		copy(q[r*d:(r+1)*d], m.C2)
-	}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas32.General{Rows: n, Cols: m.InputDim, Stride: m.InputDim, Data: x},
-		blas32.General{Rows: H, Cols: m.InputDim, Stride: m.InputDim, Data: m.W1},
-		1, blas32.General{Rows: n, Cols: H, Stride: H, Data: a})
+	kernel.Linear(a[:n*H], x[:n*m.InputDim], m.W1, m.C1, n, m.InputDim, H)
 	for k, v := range a[:n*H] {
 		if v < 0 {
 			v = 0
@@ -131,10 +123,7 @@ func (m *JEIRT) AdapterForward(x []float32, n int, mask, a, h, q []float32) {
 		}
 		h[k] = v
 	}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas32.General{Rows: n, Cols: H, Stride: H, Data: h},
-		blas32.General{Rows: d, Cols: H, Stride: H, Data: m.W2},
-		1, blas32.General{Rows: n, Cols: d, Stride: d, Data: q})
+	kernel.Linear(q[:n*d], h[:n*H], m.W2, m.C2, n, H, d)
 }
 
 // QuestionEmbeddingsChecked is QuestionEmbeddings that checks each output

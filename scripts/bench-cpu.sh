@@ -13,8 +13,11 @@
 #            random weights, 128 tokens, the default build; against the same forwards
 #            in PyTorch (scripts/bench_bert_torch.py, Debian's python3-torch); the
 #            MiniLM rows again with -tags openblas when libopenblas-dev is installed
-#   cbmm     hook: the cBMM cell pass (scripts/bench-cbmm.sh), not run here yet
-#   jeirt    hook: the JE-IRT epoch (scripts/bench_jeirt_epoch.sh), not run here yet
+#   cbmm     cBMM to a 1e-6 loss gap at 112 x 36,000 (scripts/bench-cbmm.sh): jeirt against
+#            numpy cBMM and scipy L-BFGS-B, and the cells per second of its iterations
+#   jeirt    one JE-IRT epoch at the EmbedLLM size by question, no dropout
+#            (scripts/bench_jeirt_epoch.sh): the graph and the fused step against the
+#            PyTorch peer with the same batching, pairs per second and validation accuracy
 #
 #   scripts/bench-cpu.sh [benchtime, default 3x]
 #
@@ -139,19 +142,44 @@ section_encoder() {
 	done
 }
 
-# HOOK (cBMM cell pass): run the cBMM comparison of scripts/bench-cbmm.sh here (jeirt
-# against numpy cBMM and scipy L-BFGS-B to the 1e-6 gap at 112 x 36,000) and add its rows:
-#   echo "cbmm|112 x 36,000|<jeirt s>||||<numpy s>|<ratio>" >>"$rows"
+# cBMM to a 1e-6 loss gap at 112 x 36,000 (scripts/bench-cbmm.sh: jeirt, numpy cBMM and
+# scipy L-BFGS-B in one run), with the cell rate of jeirt's iterations.
 section_cbmm() {
-	echo "cbmm|112 x 36,000 to a 1e-6 gap|not run by this script yet|||||" >>"$rows"
+	echo "== cbmm: 2PL to a 1e-6 gap, 112 x 36,000, 10% missing (scripts/bench-cbmm.sh)"
+	scripts/bench-cbmm.sh "$tmp/cbmm" 2>&1 | tee "$tmp/cbmm.txt"
+	gap() { awk -F'|' -v m="$1" '{gsub(/ /, "", $2)} $2 == m {gsub(/ /, "", $4); print $4}' "$tmp/cbmm.txt"; }
+	iters() { awk -F'|' -v m="$1" '{gsub(/ /, "", $2)} $2 == m {gsub(/ /, "", $3); print $3}' "$tmp/cbmm.txt"; }
+	j=$(gap cbmm-accel)
+	np=$(gap mm-numpy)
+	sp=$(gap lbfgs-scipy)
+	# The plain MM run's cell rate: observed cells x iterations / its seconds to the gap.
+	cells=$(awk -F, 'NR > 1 {n++} END {print n + 0}' "$tmp/cbmm/data/responses.csv")
+	rate=$(awk -v c="$cells" -v i="$(iters cbmm)" -v s="$(gap cbmm)" 'BEGIN {if (s > 0) printf "%.0f M cells/s", c * i / s / 1e6}')
+	echo "cbmm|112 x 36,000 to a 1e-6 gap, vs numpy cBMM ($rate)|$j s||||$np s|$(ratio "$np" "$j")" >>"$rows"
+	echo "cbmm|112 x 36,000 to a 1e-6 gap, vs scipy L-BFGS-B|$j s||||$sp s|$(ratio "$sp" "$j")" >>"$rows"
 }
 
-# HOOK (JE-IRT step): run the epoch comparison of scripts/bench_jeirt_epoch.sh here (the
-# default graph step and the fused one against the by-question PyTorch peer) and add
-# its rows:
-#   echo "jeirt|epoch, EmbedLLM size|<pairs/s>||||<peer pairs/s>|<ratio>" >>"$rows"
+# One JE-IRT epoch at the EmbedLLM size by question, no dropout (scripts/bench_jeirt_epoch.sh:
+# the default graph step and the fused one through jeirt train, then the PyTorch peer with
+# the same batching), in pairs per second; the GFLOP/s are the adapter's products alone
+# (forward and the two backward products: 6·D·H + 6·H·d flops per question of the epoch).
 section_jeirt() {
-	echo "jeirt|epoch, EmbedLLM size|not run by this script yet|||||" >>"$rows"
+	echo "== jeirt: one epoch at the EmbedLLM size, by question (scripts/bench_jeirt_epoch.sh)"
+	scripts/bench_jeirt_epoch.sh "${JEIRT_BENCH_JEIRT_WORK:-/tmp/jeirt-bench-embedllm}" 2>&1 | tee "$tmp/jeirt.txt"
+	line=$(grep '^summary:' "$tmp/jeirt.txt")
+	field() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	pairs=$(field pairs)
+	t=$(field torch_s)
+	tp=$(awk -v p="$pairs" -v s="$t" 'BEGIN {printf "%.0f", p / s}')
+	gflop=$(awk 'BEGIN {print 6 * 36000 * (384 * 768 + 768 * 256) / 1e9}')
+	for step in graph fused; do
+		s=$(field "${step}_s")
+		p=$(awk -v p="$pairs" -v s="$s" 'BEGIN {printf "%.0f", p / s}')
+		g=$(awk -v f="$gflop" -v s="$s" 'BEGIN {printf "%.1f", f / s}')
+		name="epoch, EmbedLLM size, by question, $step step (val acc $(field "${step}_acc"), peer $(field torch_acc))"
+		echo "jeirt|$name|$p pairs/s|$g||top|$tp pairs/s|$(ratio "$t" "$s")" >>"$rows"
+	done
+	echo "jeirt|graph step's epoch / fused step's|$(awk -v g="$(field graph_s)" -v f="$(field fused_s)" 'BEGIN {printf "%.3f", g / f}')||||||" >>"$rows"
 }
 
 for section in $sections; do

@@ -133,3 +133,112 @@ func BenchmarkElementwise(b *testing.B) {
 		SetLevel(old)
 	}
 }
+
+// jeirtProducts lists the five products of a step with U rows: the two
+// forward products x·W1ᵀ and h·W2ᵀ, and the backward ones gqᵀ·h (∂W2),
+// gq·W2 (∂h) and ghᵀ·x (∂W1).
+func jeirtProducts(U int) []struct {
+	name    string
+	tA, tB  blas.Transpose
+	m, n, k int
+} {
+	const D, H, d = 384, 768, 256
+	return []struct {
+		name    string
+		tA, tB  blas.Transpose
+		m, n, k int
+	}{
+		{"xW1t", blas.NoTrans, blas.Trans, U, H, D},
+		{"hW2t", blas.NoTrans, blas.Trans, U, d, H},
+		{"gqtH", blas.Trans, blas.NoTrans, d, H, U},
+		{"gqW2", blas.NoTrans, blas.NoTrans, U, H, d},
+		{"ghtX", blas.Trans, blas.NoTrans, H, D, U},
+	}
+}
+
+// BenchmarkSgemmJEIRT times the products of a JE-IRT step (all cores) at
+// each level and Gonum's.
+func BenchmarkSgemmJEIRT(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, U := range []int{6, 512} {
+		for _, p := range jeirtProducts(U) {
+			lda, ldb := p.k, p.n
+			if p.tA == blas.Trans {
+				lda = p.m
+			}
+			if p.tB == blas.Trans {
+				ldb = p.k
+			}
+			a, bb, c := randSlice(rng, p.m*p.k), randSlice(rng, p.k*p.n), make([]float32, p.m*p.n)
+			flops := 2 * float64(p.m) * float64(p.n) * float64(p.k)
+			run := func(name string, f func()) {
+				b.Run(fmt.Sprintf("U=%d/%s/%s", U, p.name, name), func(b *testing.B) {
+					cpu0 := cpuSeconds()
+					for i := 0; i < b.N; i++ {
+						f()
+					}
+					reportFlops(b, flops*float64(b.N), cpuSeconds()-cpu0)
+				})
+			}
+			for _, l := range Levels() {
+				run(l.String(), func() {
+					old := SetLevel(l)
+					Sgemm(p.tA, p.tB, p.m, p.n, p.k, 1, a, lda, bb, ldb, 0, c, p.n)
+					SetLevel(old)
+				})
+			}
+			run("gonum", func() {
+				gonum.Implementation{}.Sgemm(p.tA, p.tB, p.m, p.n, p.k, 1, a, lda, bb, ldb, 0, c, p.n)
+			})
+		}
+	}
+}
+
+// BenchmarkAdamW times one AdamW update of a JE-IRT adapter's worth of
+// parameters (384·768 + 768·256 + 112·256, EmbedLLM size) on one goroutine,
+// at each level.
+func BenchmarkAdamW(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	n := 384*768 + 768*256 + 112*256
+	p, g, m, v := randSlice(rng, n), randSlice(rng, n), make([]float32, n), make([]float32, n)
+	a := AdamW{Beta1: 0.9, Beta2: 0.999, Decay: 1 - 1e-3*0.01, StepSize: 1e-3, InvSqrtBC2: 1, Eps: 1e-8}
+	for _, l := range Levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			old := SetLevel(l)
+			defer SetLevel(old)
+			b.SetBytes(int64(28 * n)) // read p, g, m, v; write p, m, v
+			for i := 0; i < b.N; i++ {
+				a.Update(p, g, m, v)
+			}
+		})
+	}
+}
+
+// BenchmarkLogisticCells times the cBMM cell pass of one item (with the
+// targets) at each level: 100 cells of 112 models, as an EmbedLLM-sized
+// item with 10% of its cells missing, and 1,000 cells.
+func BenchmarkLogisticCells(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	theta := make([]float64, 1000)
+	for i := range theta {
+		theta[i] = rng.NormFloat64()
+	}
+	for _, n := range []int{100, 1000} {
+		cells := make([]uint32, n)
+		for k := range cells {
+			cells[k] = uint32(rng.IntN(min(n+12, len(theta))))<<1 | uint32(rng.IntN(2))
+		}
+		yt := make([]float64, n)
+		c := LogisticCells{A: 1.1, B: -0.3, Sigma: 1}
+		for _, l := range Levels() {
+			b.Run(fmt.Sprintf("cells=%d/%v", n, l), func(b *testing.B) {
+				old := SetLevel(l)
+				defer SetLevel(old)
+				for i := 0; i < b.N; i++ {
+					c.Binary(cells, theta, yt)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/cell")
+			})
+		}
+	}
+}

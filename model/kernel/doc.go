@@ -1,8 +1,10 @@
-// Package kernel holds the dense float32 kernels of the encoders (and of any
-// other code that wants them): a blocked, multi-threaded SGEMM with the
-// arguments of blas.Float32's Sgemm, torch.nn.Linear on top of it, and the
-// vectorised elementwise kernels of a transformer layer (exp, exact GELU,
-// softmax, LayerNorm, add, multiply).
+// Package kernel holds the dense kernels of the encoders and the trainers
+// (and of any other code that wants them): a blocked, multi-threaded SGEMM
+// with the arguments of blas.Float32's Sgemm (and paths for products of a
+// few rows), torch.nn.Linear on top of it, the vectorised elementwise
+// kernels of a transformer layer (exp, exact GELU, softmax, LayerNorm, add,
+// multiply), AdamW's update, axpy, float64 dot products, log1p and softplus,
+// and cBMM's cell pass (LogisticCells).
 //
 // Each kernel has three implementations, picked once at start by CPU
 // feature: AVX-512 (F and DQ), AVX2 with FMA, and pure Go. The assembly is

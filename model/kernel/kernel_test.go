@@ -207,6 +207,63 @@ func TestSgemm(t *testing.T) {
 	})
 }
 
+// TestSgemmFewRows checks the few-rows paths (A·Bᵀ on at most dotMaxRows
+// rows, the depth a multiple of the lanes: x·Wᵀ on a few inputs; op(A)·B on
+// at most rowsMaxRows: gy·W) at many row counts, column counts off their
+// groups, each beta, with and without a bias, padded strides, on 1 to 3
+// goroutines; and NaN and ±Inf through the first.
+func TestSgemmFewRows(t *testing.T) {
+	forLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, uint64(Current())))
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 18, 31, dotMaxRows, dotMaxRows + 1} {
+			for _, n := range []int{1, 3, 4, 5, 8, 37, 300} {
+				for _, k := range []int{16, 48, 384} {
+					tc := gemmCase{tB: true, m: m, n: n, k: k,
+						pad:   []int{0, 0, 1, 7}[rng.IntN(4)],
+						alpha: []float32{1, 1, -0.75}[rng.IntN(3)],
+						beta:  []float32{0, 1, 0.5}[rng.IntN(3)],
+						bias:  rng.IntN(2) == 0,
+					}
+					runGemmCase(t, rng, tc, 1+rng.IntN(3))
+				}
+			}
+		}
+		// The few-rows path with op(B) = B (gy·W): every row count to
+		// rowsMaxRows + 1, column counts off the panels of both levels,
+		// op(A) either way.
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 24, 25, rowsMaxRows - 1, rowsMaxRows, rowsMaxRows + 1} {
+			for _, n := range []int{1, 15, 16, 17, 64, 65, 200} {
+				tc := gemmCase{tA: rng.IntN(2) == 0, m: m, n: n, k: []int{1, 5, 96, 257}[rng.IntN(4)],
+					pad:   []int{0, 0, 1, 7}[rng.IntN(4)],
+					alpha: []float32{1, 1, -0.75}[rng.IntN(3)],
+					beta:  []float32{0, 1, 0.5}[rng.IntN(3)],
+					bias:  rng.IntN(2) == 0,
+				}
+				runGemmCase(t, rng, tc, 1+rng.IntN(3))
+			}
+		}
+		specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+		for trial := 0; trial < 40; trial++ {
+			m, n, k := 1+rng.IntN(dotMaxRows), 1+rng.IntN(70), 16*(1+rng.IntN(4))
+			a, b := randSlice(rng, m*k), randSlice(rng, n*k)
+			for q := 0; q < 3; q++ {
+				a[rng.IntN(len(a))] = specials[rng.IntN(3)]
+				b[rng.IntN(len(b))] = specials[rng.IntN(3)]
+			}
+			c := make([]float32, m*n)
+			Sgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, b, k, 0, c, n)
+			ref, bound := refGemm(false, true, m, n, k, 1, a, k, b, k, 0, nil, n, nil)
+			for i, got := range c {
+				want := ref[i]
+				if !(math.IsNaN(want) && math.IsNaN(float64(got))) && !(math.IsInf(want, 0) && float64(got) == want) &&
+					!(math.Abs(float64(got)-want) <= bound[i]) {
+					t.Fatalf("trial %d (m=%d n=%d k=%d): C[%d] = %g, want %g", trial, m, n, k, i, got, want)
+				}
+			}
+		}
+	})
+}
+
 // TestSgemmEncoderShapes checks the products of the encoders' layers
 // (torch.nn.Linear: op(B) = Wᵀ) at batch 1's 128 rows, through Linear and
 // the package Sgemm.

@@ -32,6 +32,13 @@ type ops struct {
 	// the depth, the rows and the columns (see sgemm.go).
 	mr, nr, kc, mc, nc int
 	kern               func(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+	// rows is the 6×rowsNR micro-kernel of a product with few rows and op(B)
+	// = B, read in place (see rows.go); none at the pure-Go level.
+	rows   rowsKernel
+	rowsNR int
+	// sdot[i−1] is the kernel of a product A·Wᵀ on i rows of A (see sdot.go);
+	// none at the pure-Go level.
+	sdot []sdotKernel
 	// lanes is the float32 vector width: the vector kernels below take n a
 	// multiple of it (norm64 a multiple of lanes/2).
 	lanes                 int
@@ -44,7 +51,10 @@ type ops struct {
 	sum64                 func(x *float32, n int) float64
 	sumSqDev64            func(x *float32, n int, mean float64) float64
 	norm64                func(dst, src, gamma, beta *float32, n int, mean, inv float64)
-	packedFlopsPerElement float64 // rough cost of packing one element, in flops
+	axpy                  func(dst, x *float32, n int, alpha float32)
+	dot64                 func(x, y *float32, n int) float64
+	log1p64, softplus64   func(dst, src *float64, n int) // n a multiple of lanes/2
+	packedFlopsPerElement float64                        // rough cost of packing one element, in flops
 }
 
 var goOps = &ops{level: Go, mr: goMR, nr: goNR, kc: 256, mc: 64, nc: 512, kern: sgemmGo, packedFlopsPerElement: 2}

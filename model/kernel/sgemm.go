@@ -151,6 +151,14 @@ func (g *gemm) run(threads int) {
 		return
 	}
 	o := use
+	switch {
+	case g.useDot(o):
+		g.runDot(o, threads)
+		return
+	case g.useRows(o):
+		g.runRows(o, threads)
+		return
+	}
 	if float64(g.m)*float64(g.n)*float64(g.k)*2 < minParallelFlops {
 		threads = 1
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jeirt/jeirt/model/kernel"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -91,7 +92,8 @@ type cpuProblem struct {
 	chunkLoss      []float64
 	ws             []*backend.SmallNNLS // per chunk, rank > 1
 	modelG, modelH []float64
-	guess          []float64 // the 3PL's c_j (nil otherwise)
+	guess          []float64   // the 3PL's c_j (nil otherwise)
+	q              [][]float64 // per chunk, weighted cells on the vector kernel: each cell's 1 + e^−|u|
 }
 
 func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
@@ -101,6 +103,9 @@ func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 	pr.acc = make([][]float64, nc)
 	pr.ws = make([]*backend.SmallNNLS, nc)
 	pr.yTilde = make([][]float64, nc)
+	if p.Weighted() {
+		pr.q = make([][]float64, nc)
+	}
 	for c := range pr.acc {
 		pr.acc[c] = make([]float64, p.N*(r*r+r))
 		pr.ws[c] = backend.NewSmallNNLS(r + 1)
@@ -109,6 +114,9 @@ func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 			most = max(most, p.ItemStart[j+1]-p.ItemStart[j])
 		}
 		pr.yTilde[c] = make([]float64, most)
+		if pr.q != nil {
+			pr.q[c] = make([]float64, most)
+		}
 	}
 	pr.chunkLoss = make([]float64, nc)
 	pr.modelG = make([]float64, r*r)
@@ -247,6 +255,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	r := b.rank
 	inv, four := 1/b.sigma, 4*b.sigma
 	theta := pr.theta
+	vectorCells := kernel.Current() != kernel.Go
 	loss := 0.0
 	ws := pr.ws[c]
 	acc := pr.acc[c]
@@ -257,6 +266,26 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
 		cells := p.Cells[lo:hi]
 		yt := pr.yTilde[c][:hi-lo]
+		if r == 1 && vectorCells {
+			// The same pass on model/kernel's vector kernel (the loop
+			// below is its pure-Go level, kept as it was).
+			var ytv []float64
+			if update {
+				ytv = yt
+			}
+			s := kernel.LogisticCells{A: pr.a[j], B: pr.b[j], Sigma: b.sigma}.Binary(cells, theta, ytv)
+			loss += s.Loss
+			if update && len(cells) > 0 {
+				aj := pr.a[j]
+				if b.fam.FixedA {
+					pr.b[j] = (s.Target - aj*s.Theta) / float64(len(cells))
+				} else {
+					pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), s.Theta, s.Theta2, s.Target, s.ThetaTarget, aj)
+				}
+				b.addItem(pr, acc, j, cells, yt)
+			}
+			continue
+		}
 		if r == 1 {
 			aj, bj := pr.a[j], pr.b[j]
 			var st, stt, sy, sty float64

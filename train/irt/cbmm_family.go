@@ -3,6 +3,7 @@ package irt
 import (
 	"math"
 
+	"github.com/jeirt/jeirt/model/kernel"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -277,6 +278,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		}
 	}
 	counted := 0
+	vector := kernel.Current() != kernel.Go
 	for j := pr.chunks[c]; j < pr.chunks[c+1]; j++ {
 		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
 		cells := p.Cells[lo:hi]
@@ -285,7 +287,34 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		yt := pr.yTilde[c][:hi-lo]
 		aj, bj := pr.a[j], pr.b[j]
 		var sw, st, stt, sy, sty float64
+		if vector {
+			// The same pass on model/kernel's vector kernel (the loop below
+			// is its pure-Go level, kept as it was); the log part from its
+			// factors q, as below.
+			var ytv []float64
+			if update {
+				ytv = yt
+			}
+			q := pr.q[c][:len(cells)]
+			s := kernel.LogisticCells{A: aj, B: bj, Sigma: b.sigma}.Weighted(cells, wt, sc, theta, ytv, q)
+			loss += s.Linear
+			for k, qk := range q {
+				if n := int(wt[k]); n <= maxProdWeight {
+					prod[n] *= qk
+				} else {
+					loss += float64(wt[k]) * math.Log(qk)
+				}
+				counted++
+				if counted&511 == 0 {
+					flush()
+				}
+			}
+			sw, st, stt, sy, sty = s.Trials, s.Theta, s.Theta2, s.Target, s.ThetaTarget
+		}
 		for k, cell := range cells {
+			if vector {
+				break
+			}
 			th := theta[cell>>1]
 			x := th*aj + bj
 			w, yb := float64(wt[k]), sc[k]

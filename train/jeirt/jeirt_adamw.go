@@ -2,9 +2,8 @@ package jeirt
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
+	"github.com/jeirt/jeirt/model/kernel"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -14,7 +13,8 @@ import (
 //	m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²
 //	θ ← θ − lr · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
 //
-// applied to every parameter (PyTorch's default parameter group decays all).
+// applied to every parameter (PyTorch's default parameter group decays all),
+// in float32 on kernel.AdamW (vectorised, the same bits at every level).
 type adamW struct {
 	backend.AdamW
 	t    int
@@ -43,37 +43,12 @@ func (a *adamW) step(lr float64, params, grads [][]float32) {
 	a.t++
 	bc1 := 1 - math.Pow(a.Beta1, float64(a.t))
 	bc2 := 1 - math.Pow(a.Beta2, float64(a.t))
-	decay := float32(1 - lr*a.WeightDecay)
-	b1, b2 := float32(a.Beta1), float32(a.Beta2)
-	stepSize := float32(lr / bc1)
-	invSqrtBc2 := float32(1 / math.Sqrt(bc2))
-	eps := float32(a.Eps)
-	update := func(p, g, m, v []float32) {
-		for k := range p {
-			gk := g[k]
-			mk := b1*m[k] + (1-b1)*gk
-			vk := b2*v[k] + (1-b2)*gk*gk
-			m[k], v[k] = mk, vk
-			p[k] = p[k]*decay - stepSize*mk/(float32(math.Sqrt(float64(vk)))*invSqrtBc2+eps)
-		}
-	}
-	// Split the large arrays over the cores; the result does not depend on the split.
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
+	k := kernel.AdamW{Beta1: float32(a.Beta1), Beta2: float32(a.Beta2), Decay: float32(1 - lr*a.WeightDecay),
+		StepSize: float32(lr / bc1), InvSqrtBC2: float32(1 / math.Sqrt(bc2)), Eps: float32(a.Eps)}
+	// The large arrays are split over the cores; the result does not depend
+	// on the split.
 	for i, p := range params {
-		if len(p) < 1<<15 || workers == 1 {
-			update(p, grads[i], a.m[i], a.v[i])
-			continue
-		}
-		chunk := (len(p) + workers - 1) / workers
-		for lo := 0; lo < len(p); lo += chunk {
-			hi := min(lo+chunk, len(p))
-			wg.Add(1)
-			go func(p, g, m, v []float32) {
-				defer wg.Done()
-				update(p, g, m, v)
-			}(p[lo:hi], grads[i][lo:hi], a.m[i][lo:hi], a.v[i][lo:hi])
-		}
+		g, m, v := grads[i], a.m[i], a.v[i]
+		kernel.ParallelRange(len(p), 1<<15, func(lo, hi int) { k.Update(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) })
 	}
-	wg.Wait()
 }

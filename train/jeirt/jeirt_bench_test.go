@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
@@ -75,6 +77,38 @@ func benchmarkStep(b *testing.B, perPair bool) {
 // 512 pairs, with the fused and the graph step.
 func BenchmarkJEIRTStepByQuestion(b *testing.B) { benchmarkStep(b, false) }
 func BenchmarkJEIRTStepPerPair(b *testing.B)    { benchmarkStep(b, true) }
+
+// BenchmarkJEIRTGraphOverFused runs the fused and the graph step in turn on
+// one EmbedLLM-sized batch by question (each on its own copy of the
+// parameters) and reports each one's fastest step and the ratio of the
+// fastest and of the median steps: alternating the two, the ratio holds up
+// on a machine others are using, where the times themselves do not.
+func BenchmarkJEIRTGraphOverFused(b *testing.B) {
+	pf, batch := embedLLMBatch(false)
+	pg := pf.Clone()
+	fused := newHostStepper(pf, backend.AdamW{WeightDecay: 0.01}, newFusedGradient(pf))
+	graph := newHostStepper(pg, backend.AdamW{WeightDecay: 0.01}, newGraphGradient(pg))
+	for _, s := range []*hostStepper{fused, graph} {
+		if _, err := s.Step(batch, 1e-4); err != nil { // compile outside the timing
+			b.Fatal(err)
+		}
+	}
+	var tf, tg []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		fused.Step(batch, 1e-4)
+		t1 := time.Now()
+		graph.Step(batch, 1e-4)
+		tf, tg = append(tf, t1.Sub(t0).Seconds()), append(tg, time.Since(t1).Seconds())
+	}
+	sort.Float64s(tf)
+	sort.Float64s(tg)
+	b.ReportMetric(tf[0]*1e6, "fused-min-µs")
+	b.ReportMetric(tg[0]*1e6, "graph-min-µs")
+	b.ReportMetric(tg[0]/tf[0], "ratio-min")
+	b.ReportMetric(tg[b.N/2]/tf[b.N/2], "ratio-median")
+}
 
 // One epoch on EmbedLLM-sized synthetic data: 112 models x 36,000 questions,
 // D = 384, d = 256, 3.6 M cells, 80/10/10 cell split, by-question batches of

@@ -1,17 +1,22 @@
 package jeirt
 
 import (
+	"math"
+
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/kernel"
 	"github.com/jeirt/jeirt/train/backend"
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // fusedGradient is the JE-IRT loss and gradient written out by hand: the
-// adapter's matrix products go to gonum's blocked, multi-threaded Sgemm and
-// the per-pair link is one loop. Buffers are reused across steps.
+// adapter's matrix products go to model/kernel's blocked, multi-threaded
+// Sgemm and the link to one vectorised pass over the pairs (linkPass).
+// Buffers are reused across steps.
 type fusedGradient struct {
 	a, h, q, gq, gh []float32 // U x Hidden, U x Hidden, U x Dim, U x Dim, U x Hidden
+	link            linkPass
+	g               *backend.JEIRTParams // the gradient
 }
 
 func newFusedGradient(p *backend.JEIRTParams) *fusedGradient { return &fusedGradient{} }
@@ -23,11 +28,14 @@ func grow32(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-func mat32(rows, cols int, data []float32) blas32.General {
-	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data}
+func grow64(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
 }
 
-func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, g *backend.JEIRTParams) (float64, error) {
+func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch) ([][]float32, float64, error) {
 	U, B := b.Rows(), len(b.Row)
 	D, H, d := p.InputDim, p.Hidden, p.Dim
 	f.a, f.h = grow32(f.a, U*H), grow32(f.h, U*H)
@@ -38,17 +46,24 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, 
 	adapter.AdapterForward(b.X, U, b.Mask, f.a, f.h, f.q)
 	if p.R != nil {
 		for u, j := range b.Item {
-			axpy32(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+			kernel.Axpy(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
 		}
 	}
 
 	// Link and loss, per pair: z = q·m/(‖q‖+ε) − ‖q‖, ℓ = softplus(z) − y·z.
-	for _, s := range g.Slices() {
-		clear(s)
+	// The gradients of M, R and q are sums from zero; linearBackward
+	// writes the others whole.
+	if !sameShape(f.g, p) {
+		f.g = p.ZeroLike()
+	}
+	g := f.g
+	clear(g.M)
+	if g.R != nil {
+		clear(g.R)
 	}
 	clear(f.gq)
 	invB := 1 / float64(B)
-	loss := linkLoss(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label, b.Weight)
+	loss := f.link.run(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label, b.Weight)
 
 	// Residual: ∂/∂r_j of the pair-mean penalty λ‖r_j‖² and of the loss through q.
 	if p.R != nil {
@@ -58,87 +73,144 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, 
 		}
 		for u, j := range b.Item {
 			r, gr := p.R[int(j)*d:(int(j)+1)*d], g.R[int(j)*d:(int(j)+1)*d]
-			axpy32(gr, f.gq[u*d:(u+1)*d], 1)
+			kernel.Axpy(gr, f.gq[u*d:(u+1)*d], 1)
 			if c := count[j]; c > 0 {
 				w := p.ResidualL2 * float64(c) * invB
-				loss += w * sumSq32(r)
-				axpy32(gr, r, float32(2*w))
+				loss += w * kernel.Dot64(r, r)
+				kernel.Axpy(gr, r, float32(2*w))
 				count[j] = 0 // a question on several rows (per-pair) is penalised once per pair, counted above
 			}
 		}
 	}
 
 	// Adapter backward.
-	for u := 0; u < U; u++ {
-		axpy32(g.C2, f.gq[u*d:(u+1)*d], 1)
+	linearBackward(g.W2, g.C2, f.gh, f.gq, f.h, p.W2, U, H, d)
+	reluMaskBackward(f.gh, f.gh, f.a, b.Mask)
+	linearBackward(g.W1, g.C1, nil, f.gh, b.X, nil, U, D, H)
+	return f.g.Slices(), loss, nil
+}
+
+// sameShape reports whether g (nil: no) has p's slices, length for length.
+func sameShape(g, p *backend.JEIRTParams) bool {
+	if g == nil || len(g.Slices()) != len(p.Slices()) {
+		return false
 	}
-	blas32.Gemm(blas.Trans, blas.NoTrans, 1, mat32(U, d, f.gq), mat32(U, H, f.h), 0, mat32(d, H, g.W2))
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, mat32(U, d, f.gq), mat32(d, H, p.W2), 0, mat32(U, H, f.gh))
-	for k, v := range f.a {
-		switch {
-		case v <= 0:
-			f.gh[k] = 0
-		case b.Mask != nil:
-			f.gh[k] *= b.Mask[k]
+	for k, s := range p.Slices() {
+		if len(g.Slices()[k]) != len(s) {
+			return false
 		}
 	}
-	for u := 0; u < U; u++ {
-		axpy32(g.C1, f.gh[u*H:(u+1)*H], 1)
-	}
-	blas32.Gemm(blas.Trans, blas.NoTrans, 1, mat32(U, H, f.gh), mat32(U, D, b.X), 0, mat32(H, D, g.W1))
-	return loss, nil
+	return true
 }
 
-func axpy32(dst, src []float32, alpha float32) {
-	for k, v := range src {
-		dst[k] += alpha * v
+// linearBackward is the gradient of y = x·Wᵀ + c (x rows x in, W out x in)
+// given gy = ∂ℓ/∂y: gW = gyᵀ·x, gc = Σ_rows gy (from zero) and, when gx is
+// not nil, gx = gy·W.
+func linearBackward(gW, gc, gx, gy, x, w []float32, rows, in, out int) {
+	clear(gc)
+	for u := 0; u < rows; u++ {
+		kernel.Axpy(gc, gy[u*out:(u+1)*out], 1)
+	}
+	kernel.Sgemm(blas.Trans, blas.NoTrans, out, in, rows, 1, gy, out, x, in, 0, gW, in)
+	if gx != nil {
+		kernel.Sgemm(blas.NoTrans, blas.NoTrans, rows, in, out, 1, gy, out, w, in, 0, gx, in)
 	}
 }
 
-func sumSq32(x []float32) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
+// reluMaskBackward is the gradient of h = relu(a) ⊙ mask (mask nil: none):
+// gA = gH where a > 0, times the mask, else 0. gA may be gH.
+func reluMaskBackward(gA, gH, a, mask []float32) {
+	for k, v := range a {
+		switch {
+		case v <= 0:
+			gA[k] = 0
+		case mask != nil:
+			gA[k] = gH[k] * mask[k]
+		default:
+			gA[k] = gH[k]
+		}
 	}
-	return s
 }
 
-// linkLoss returns the mean binary cross-entropy of the JE-IRT link over the
-// pairs k (question row[k] of Q, model mdl[k] of M, label[k]) and adds its
-// gradients to gq and gm. The link is JE-IRT's (Yao et al. 2025,
-// arXiv:2509.22888): z = q·m/(‖q‖+ε) − ‖q‖, P(correct) = σ(z), with loss
-// ℓ = softplus(z) − y·z computed stably; with weights (trials), the
-// trial-weighted mean, y the fraction k/n.
-func linkLoss(Q, M, gq, gm []float32, d int, row, mdl []int32, label, weight []float32) float64 {
-	invB := 1 / float64(len(row))
+// linkPass is the binary cross-entropy of the JE-IRT link over a batch's
+// pairs and its gradient, with its buffers. The link is JE-IRT's (Yao et
+// al. 2025, arXiv:2509.22888), as model.Link computes it: z = q·m/(‖q‖+ε) −
+// ‖q‖, P(correct) = σ(z), with loss ℓ = softplus(z) − y·z (model.BCE).
+type linkPass struct {
+	norm, coef []float64 // per row: ‖q‖, and the coefficient of q in ∂ℓ/∂q
+	z, dot, sp []float64 // per pair: z, q·m, softplus(z)
+	sig        []float64 // per pair: σ(z)
+}
+
+// run returns the mean loss over the pairs k (question row[k] of Q, model
+// mdl[k] of M, label[k]) and adds its gradients to gq and gm; with weights
+// (trials), the trial-weighted mean Σ n·ℓ(z, ȳ)/Σ n, the label the fraction
+// ȳ = k/n as a soft target. The sums are
+// model.Link's (float64, on kernel.Dot64; the norm once per row), softplus
+// and σ of all z at once on the vector kernels:
+//
+//	∂ℓ/∂z = σ(z) − y
+//	∂z/∂m = q/(‖q‖+ε)
+//	∂z/∂q = m/(‖q‖+ε) − ((q·m)/(‖q‖(‖q‖+ε)²) + 1/‖q‖)·q
+//
+// where the second term of ∂z/∂q is summed over a row's pairs before it is
+// added to the row once.
+func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label, weight []float32) float64 {
+	B, U := len(row), len(Q)/d
+	invB := 1 / float64(B)
 	if weight != nil {
-		// The trial-weighted mean: Σ n·ℓ(z, ȳ)/Σ n, with a fraction ȳ = k/n as
-		// the soft target.
 		total := 0.0
 		for _, w := range weight {
 			total += float64(w)
 		}
 		invB = 1 / total
 	}
+	lp.norm, lp.coef = grow64(lp.norm, U), grow64(lp.coef, U)
+	lp.z, lp.dot = grow64(lp.z, B), grow64(lp.dot, B)
+	lp.sp, lp.sig = grow64(lp.sp, B), grow64(lp.sig, B)
+	// The rows no pair refers to (a graph bucket's padding) need no norm.
+	used := lp.coef
+	clear(used)
+	for _, u := range row {
+		used[u] = 1
+	}
+	for u := range U {
+		if used[u] != 0 {
+			q := Q[u*d : (u+1)*d]
+			lp.norm[u] = math.Sqrt(kernel.Dot64(q, q))
+		}
+	}
+	for k := range row {
+		u, i := int(row[k]), int(mdl[k])
+		dot := kernel.Dot64(Q[u*d:(u+1)*d], M[i*d:(i+1)*d])
+		n := lp.norm[u]
+		lp.dot[k], lp.z[k] = dot, dot/(n+model.LinkEps)-n
+	}
+	kernel.Softplus64(lp.sp, lp.z)
+	kernel.Sigmoid64(lp.sig, lp.z)
+	clear(lp.coef)
 	var loss float64
 	for k := range row {
 		u, i := int(row[k]), int(mdl[k])
-		q, m := Q[u*d:(u+1)*d], M[i*d:(i+1)*d]
-		z, dot, n := model.Link(q, m)
-		y := float64(label[k])
+		y, z := float64(label[k]), lp.z[k]
 		w := 1.0
 		if weight != nil {
 			w = float64(weight[k])
 		}
-		loss += w * model.BCE(z, y)
-		gz := w * (model.Sigmoid(z) - y) * invB
-		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
+		loss += w * (lp.sp[k] - y*z)
+		gz := w * (lp.sig[k] - y) * invB
+		n := lp.norm[u]
 		const eps = model.LinkEps
-		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))
-		gqu := gq[u*d : (u+1)*d]
-		axpy32(gqu, m, float32(gz/(n+eps)))
+		q := Q[u*d : (u+1)*d]
+		kernel.Axpy(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))
+		kernel.Axpy(gq[u*d:(u+1)*d], M[i*d:(i+1)*d], float32(gz/(n+eps)))
 		if n > 0 {
-			axpy32(gqu, q, float32(-gz*(dot/(n*(n+eps)*(n+eps))+1/n)))
+			lp.coef[u] -= gz * (lp.dot[k]/(n*(n+eps)*(n+eps)) + 1/n)
+		}
+	}
+	for u := range U {
+		if lp.coef[u] != 0 {
+			kernel.Axpy(gq[u*d:(u+1)*d], Q[u*d:(u+1)*d], float32(lp.coef[u]))
 		}
 	}
 	return loss * invB

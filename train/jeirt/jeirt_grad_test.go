@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/train/backend"
+	G "gorgonia.org/gorgonia"
 )
 
 // tinyProblem is a batch with repeated questions and models, dropout and
@@ -53,6 +54,18 @@ func tinyProblem(residual bool, perPair bool) (*backend.JEIRTParams, *backend.JE
 		}
 	}
 	return p, b
+}
+
+// gradInto runs gf on batch b at p and copies its gradient into g.
+func gradInto(gf gradientFunc, p *backend.JEIRTParams, b *backend.JEIRTBatch, g *backend.JEIRTParams) (float64, error) {
+	grads, loss, err := gf.gradient(p, b)
+	if err != nil {
+		return 0, err
+	}
+	for k, s := range g.Slices() {
+		copy(s, grads[k])
+	}
+	return loss, nil
 }
 
 func TestJEIRTGraphGradientFiniteDifference(t *testing.T) {
@@ -108,7 +121,7 @@ func TestJEIRTFusedMatchesGraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lf, _ := newFusedGradient(p).gradient(p, b, gf)
+			lf, _ := gradInto(newFusedGradient(p), p, b, gf)
 			if math.Abs(lg-lf) > 1e-6 {
 				t.Errorf("loss: graph %v, fused %v", lg, lf)
 			}
@@ -174,7 +187,7 @@ func TestJEIRTGraphMatchesFused(t *testing.T) {
 					b.Mask = nil // and a batch without dropout
 				}
 				gc, gr, gf := p.ZeroLike(), p.ZeroLike(), p.ZeroLike()
-				lc, err := graph.gradient(p, b, gc)
+				lc, err := gradInto(graph, p, b, gc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -182,9 +195,23 @@ func TestJEIRTGraphMatchesFused(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				lf, _ := newFusedGradient(p).gradient(p, b, gf)
+				lf, _ := gradInto(newFusedGradient(p), p, b, gf)
 				if math.Abs(lc-lr) > 1e-5*math.Abs(lr) || math.Abs(lc-lf) > 1e-5*math.Abs(lf) {
 					t.Errorf("round %d loss: graph %v, float64 graph %v, fused %v", round, lc, lr, lf)
+				}
+				if !tc.residual {
+					// Without the residual the graph's ops are the fused
+					// step's calls: the same bits.
+					if lc != lf {
+						t.Errorf("round %d loss: graph %v, fused %v, want the same bits", round, lc, lf)
+					}
+					for s := range gc.Slices() {
+						for k, v := range gc.Slices()[s] {
+							if w := gf.Slices()[s][k]; math.Float32bits(v) != math.Float32bits(w) {
+								t.Errorf("round %d %s[%d]: graph %v, fused %v, want the same bits", round, names[s], k, v, w)
+							}
+						}
+					}
 				}
 				for s := range gc.Slices() {
 					var scale float64
@@ -214,12 +241,12 @@ func TestJEIRTCompiledGraphFiniteDifference(t *testing.T) {
 	p, b := tinyProblem(true, false)
 	graph := newGraphGradient(p)
 	g := p.ZeroLike()
-	if _, err := graph.gradient(p, b, g); err != nil {
+	if _, err := gradInto(graph, p, b, g); err != nil {
 		t.Fatal(err)
 	}
 	const h = 1.0 / 256
 	lossAt := func() float64 {
-		l, err := graph.gradient(p, b, p.ZeroLike())
+		l, err := gradInto(graph, p, b, p.ZeroLike())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,5 +265,55 @@ func TestJEIRTCompiledGraphFiniteDifference(t *testing.T) {
 				t.Errorf("param %d[%d]: graph gradient %.6f, finite difference %.6f", s, k, got, fd)
 			}
 		}
+	}
+}
+
+// graphRun (the loop the graph step runs its graphs with) against
+// Gorgonia's own tape machine on the same compiled graphs, with and without
+// the residual (whose penalty and gather are Gorgonia's ops): the same loss
+// and gradients, bit for bit.
+func TestGraphRunMatchesTapeMachine(t *testing.T) {
+	for _, residual := range []bool{false, true} {
+		p, b := tinyProblem(residual, false)
+		st := &graphState{b: b}
+		jg, err := buildJEIRTGraph(p, b.Rows(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if residual {
+			for _, r := range b.Row {
+				jg.rowW[r] += 1 / float32(len(b.Row))
+			}
+			for k, j := range b.Item {
+				jg.item[k] = int(j)
+			}
+		}
+		if err := jg.run.all(); err != nil {
+			t.Fatal(err)
+		}
+		var ours [][]float32
+		for _, n := range jg.grads {
+			ours = append(ours, append([]float32(nil), jg.run.value(n).Data().([]float32)...))
+		}
+		loss := jg.link.loss
+		vm := G.NewTapeMachine(jg.g)
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		if jg.link.loss != loss {
+			t.Errorf("residual %v: loss %v, tape machine %v", residual, loss, jg.link.loss)
+		}
+		for k, n := range jg.params {
+			gv, err := n.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range gv.Data().([]float32) {
+				if math.Float32bits(v) != math.Float32bits(ours[k][i]) {
+					t.Fatalf("residual %v: gradient of %s[%d] %v, tape machine %v", residual, n.Name(), i, ours[k][i], v)
+				}
+			}
+		}
+		vm.Close()
 	}
 }

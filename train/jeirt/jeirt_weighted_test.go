@@ -34,11 +34,11 @@ func TestJEIRTWeightedEqualsExpandedTrials(t *testing.T) {
 		}
 		for name, grad := range map[string]gradientFunc{"fused": newFusedGradient(p), "graph": newGraphGradient(p)} {
 			gw, ge := p.ZeroLike(), p.ZeroLike()
-			lw, err := grad.gradient(p, w, gw)
+			lw, err := gradInto(grad, p, w, gw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			le, err := grad.gradient(p, e, ge)
+			le, err := gradInto(grad, p, e, ge)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,29 +26,32 @@ const (
 	StepFused = "fused"
 )
 
-// gradientFunc computes the mean loss of batch b at p and writes its gradient into g.
+// gradientFunc computes the mean loss of batch b at p and its gradient,
+// one slice per entry of p.Slices(), held by the gradientFunc until its next
+// call (so that AdamW reads the graph's gradients where the graph wrote
+// them).
 type gradientFunc interface {
-	gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, g *backend.JEIRTParams) (float64, error)
+	gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch) (grad [][]float32, loss float64, err error)
 }
 
 // hostStepper keeps the parameters in host memory and applies AdamW after a
 // gradient computed by grad.
 type hostStepper struct {
-	p, g *backend.JEIRTParams
+	p    *backend.JEIRTParams
 	grad gradientFunc
 	opt  *adamW
 }
 
 func newHostStepper(p *backend.JEIRTParams, opt backend.AdamW, grad gradientFunc) *hostStepper {
-	return &hostStepper{p: p, g: p.ZeroLike(), grad: grad, opt: newAdamW(opt, p.Slices())}
+	return &hostStepper{p: p, grad: grad, opt: newAdamW(opt, p.Slices())}
 }
 
 func (s *hostStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) {
-	loss, err := s.grad.gradient(s.p, b, s.g)
+	g, loss, err := s.grad.gradient(s.p, b)
 	if err != nil {
 		return 0, err
 	}
-	s.opt.step(lr, s.p.Slices(), s.g.Slices())
+	s.opt.step(lr, s.p.Slices(), g)
 	return loss, nil
 }
 

@@ -85,6 +85,7 @@ func Source() []byte {
 	g := &gen{}
 	for _, s := range isas {
 		g.sgemm(s)
+		g.sgemmRows(s)
 		g.unary("exp", s, g.expBody)
 		g.unary("gelu", s, g.geluBody)
 		g.unary("sigmoid", s, g.sigmoidBody)
@@ -98,6 +99,16 @@ func Source() []byte {
 		g.sum64(s)
 		g.sumSqDev64(s)
 		g.norm64(s)
+		g.adamW(s)
+		g.axpy(s)
+		g.dot64(s)
+		for mi := 1; mi <= sdotRows(s); mi++ {
+			g.sdot(s, mi)
+		}
+		g.unary64("log1p64", s, g.log1pBody)
+		g.unary64("softplus64", s, g.softplus64Body)
+		g.cells(s)
+		g.cellsWeighted(s)
 		g.fmaPeak(s)
 	}
 	g.clock()
@@ -135,10 +146,31 @@ func Source() []byte {
 //
 //	func sgemmISA(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
 func (g *gen) sgemm(s isa) {
-	mr, nv := 6, 2
+	mr := 6
 	if s.avx512 {
 		mr = 12
 	}
+	g.sgemmOf(s, "sgemm", mr, 2, false)
+}
+
+// sgemmRows emits the micro-kernel of a product with few rows and op(B) = B
+// (gy·W, a Linear layer's input gradient): as sgemm, but B̂ is B itself,
+// row p at b + p·ldb elements, so that a weight matrix is read in place, once
+// per block of rows, instead of packed for a few rows of C. AVX-512 6×64 (24
+// zmm, four for a row of B̂), AVX2 6×16.
+//
+//	func sgemmRowsISA(kc int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, bias *float32, load int, alpha float32)
+func (g *gen) sgemmRows(s isa) {
+	nv := 2
+	if s.avx512 {
+		nv = 4
+	}
+	g.sgemmOf(s, "sgemmRows", 6, nv, true)
+}
+
+// sgemmOf emits an mr×(nv·lanes) micro-kernel; strided takes B̂ in place
+// (the ldb argument) rather than packed.
+func (g *gen) sgemmOf(s isa, name string, mr, nv int, strided bool) {
 	nr := nv * s.lanes
 	acc := func(i, v int) string { return s.r(i*nv + v) }
 	bReg := func(v int) string { return s.r(mr*nv + v) }
@@ -147,13 +179,28 @@ func (g *gen) sgemm(s isa) {
 		nb = 32 - mr*nv - nv
 	}
 	bc := func(k int) string { return s.r(mr*nv + nv + k%nb) }
-	g.comment("sgemm%s: the %d×%d micro-kernel (see asmgen.sgemm).", s.name, mr, nr)
-	g.text("sgemm", s, 76)
+	// The frame: ldb (strided only) after b.
+	off := func(o int) int {
+		if strided && o >= 40 {
+			return o + 8
+		}
+		return o
+	}
+	g.comment("%s%s: the %d×%d micro-kernel (see asmgen.%s).", name, s.name, mr, nr, name)
+	frame := 76
+	if strided {
+		frame = 84
+	}
+	g.text(name, s, frame)
 	g.ins("MOVQ kc+0(FP), CX")
 	g.ins("MOVQ a+8(FP), AX")
 	g.ins("MOVQ rsa+16(FP), R8")
 	g.ins("MOVQ csa+24(FP), R11")
 	g.ins("MOVQ b+32(FP), BX")
+	if strided {
+		g.ins("MOVQ ldb+40(FP), R13")
+		g.ins("SHLQ $2, R13")
+	}
 	g.ins("LEAQ (R8)(R8*2), R9")  // 3·rsa
 	g.ins("LEAQ (R8)(R8*4), R10") // 5·rsa
 	if mr == 12 {
@@ -168,7 +215,14 @@ func (g *gen) sgemm(s isa) {
 	nbc := 0
 	step := func(u int) {
 		for v := 0; v < nv; v++ {
-			g.ins("VMOVUPS %d(BX), %s", (u*nr+v*s.lanes)*4, bReg(v))
+			o := (u*nr + v*s.lanes) * 4
+			if strided {
+				o = v * s.width()
+			}
+			g.ins("VMOVUPS %d(BX), %s", o, bReg(v))
+		}
+		if strided {
+			g.ins("ADDQ R13, BX")
 		}
 		for i := 0; i < mr; i++ {
 			base := "AX"
@@ -194,7 +248,9 @@ func (g *gen) sgemm(s isa) {
 	for u := 0; u < 4; u++ {
 		step(u)
 	}
-	g.ins("ADDQ $%d, BX", 4*nr*4)
+	if !strided {
+		g.ins("ADDQ $%d, BX", 4*nr*4)
+	}
 	g.ins("DECQ R12")
 	g.ins("JNZ loop4")
 	g.label("tail")
@@ -202,17 +258,25 @@ func (g *gen) sgemm(s isa) {
 	g.ins("JZ store")
 	g.label("loop1")
 	step(0)
-	g.ins("ADDQ $%d, BX", nr*4)
+	if !strided {
+		g.ins("ADDQ $%d, BX", nr*4)
+	}
 	g.ins("DECQ CX")
 	g.ins("JNZ loop1")
 
 	g.label("store")
-	alpha, bias := bReg(0), []string{bReg(1), bc(0)}
-	g.ins("MOVQ c+40(FP), DI")
-	g.ins("MOVQ ldc+48(FP), SI")
+	// alpha, and the bias in the registers of B̂ and a broadcast.
+	alpha := bReg(0)
+	bias := []string{}
+	for v := 1; v < nv; v++ {
+		bias = append(bias, bReg(v))
+	}
+	bias = append(bias, bc(0))
+	g.ins("MOVQ c+%d(FP), DI", off(40))
+	g.ins("MOVQ ldc+%d(FP), SI", off(48))
 	g.ins("SHLQ $2, SI")
-	g.ins("VBROADCASTSS alpha+72(FP), %s", alpha)
-	g.ins("MOVQ bias+56(FP), R13")
+	g.ins("VBROADCASTSS alpha+%d(FP), %s", off(72), alpha)
+	g.ins("MOVQ bias+%d(FP), R13", off(56))
 	g.ins("TESTQ R13, R13")
 	g.ins("JZ nobias")
 	for v := 0; v < nv; v++ {
@@ -230,7 +294,7 @@ func (g *gen) sgemm(s isa) {
 			g.ins("VADDPS %s, %s, %s", bias[v], acc(i, v), acc(i, v))
 		}
 	}
-	g.ins("MOVQ load+64(FP), R13")
+	g.ins("MOVQ load+%d(FP), R13", off(64))
 	g.ins("TESTQ R13, R13")
 	g.ins("JZ overwrite")
 	for i := 0; i < mr; i++ {
