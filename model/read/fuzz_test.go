@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jeirt/jeirt/model/read/internal/cache"
 )
 
 // The readers must never panic, hang or allocate far beyond the input: every
@@ -105,7 +107,7 @@ func FuzzReadParquet(f *testing.F) {
 		bad[len(bad)/3] ^= 0x5a
 		f.Add(uint8(k), bad)
 	}
-	if b, err := os.ReadFile("testdata/page-size-2g.parquet"); err == nil {
+	if b, err := os.ReadFile("internal/parquet/testdata/page-size-2g.parquet"); err == nil {
 		f.Add(uint8(3), b)
 	}
 	formats := []string{"auto", "long", "wide", "wide-items"}
@@ -163,10 +165,10 @@ func FuzzReadCache(f *testing.F) {
 	bad[len(bad)/2] ^= 0x40
 	f.Add(bad)
 	// Impossible contents with a checksum that matches: a model twice.
-	key, _ := readCacheKey(rep.CachePath)
+	key, _ := cache.ReadKey(rep.CachePath)
 	twice := cloneResponses(want)
 	twice.Models[1] = twice.Models[0]
-	writeCache(rep.CachePath, key, twice, rep)
+	cache.Write(rep.CachePath, key, twice, rep.summary())
 	if b, err := os.ReadFile(rep.CachePath); err == nil {
 		f.Add(b)
 	}

@@ -7,16 +7,15 @@ package read
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
+	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
 
 // Options says how to read a response file. The zero value reads any
@@ -111,48 +110,17 @@ func (rep *Report) String() string {
 	return b.String()
 }
 
-// ParseError reports bad input at a line of a file, in the form
+// ParseError reports bad input at a line of a file (a row of a row group
+// of a Parquet file), in the form
 //
 //	data.csv:1042: column "label": "maybe" is not a 0/1 label
-type ParseError struct {
-	File     string
-	RowGroup int    // Parquet: the 1-based row group, and Line is then the 1-based row of the file
-	Line     int    // 1-based; 0 when the problem is the whole file
-	Column   string // the column (or JSON key) at fault, if any
-	Key      bool   // Column is a JSON key rather than a CSV column
-	Msg      string
-	Err      error // underlying error, if any
-}
-
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	switch {
-	case e.RowGroup > 0 && e.Line > 0:
-		fmt.Fprintf(&b, ": row group %d, row %d", e.RowGroup, e.Line)
-	case e.RowGroup > 0:
-		fmt.Fprintf(&b, ": row group %d", e.RowGroup)
-	case e.Line > 0:
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Column != "" {
-		kind := "column"
-		if e.Key {
-			kind = "key"
-		}
-		fmt.Fprintf(&b, "%s %q: ", kind, model.Clip(e.Column))
-	}
-	if len(e.Msg) > 4*model.MaxQuote {
-		b.WriteString(model.Clip(e.Msg[:4*model.MaxQuote]))
-		fmt.Fprintf(&b, "… (%d bytes)", len(e.Msg))
-	} else {
-		b.WriteString(e.Msg)
-	}
-	return b.String()
-}
-
-func (e *ParseError) Unwrap() error { return e.Err }
+//
+// Its fields: File; RowGroup (Parquet: the 1-based row group, and Line is
+// then the 1-based row of the file); Line (1-based; 0 when the problem is
+// the whole file); Column (the column or JSON key at fault, if any); Key
+// (Column is a JSON key rather than a CSV column); Msg; Err (the underlying
+// error, if any, given by Unwrap).
+type ParseError = cell.ParseError
 
 // File reads item-level responses from path in any supported format,
 // decompressing gzip transparently, and joins item texts from opt.Items.
@@ -198,15 +166,11 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	cache := cacheFor(in, opt)
 	var r *model.Responses
 	switch {
-	case isParquet(in):
+	case parquet.Is(in):
 		if format == "pyirt" || format == "patterns" {
 			return nil, rep, fmt.Errorf("%s: a Parquet file cannot be read as %s (want long, wide or wide-items)", path, format)
 		}
-		cells := newCellSink(dup == "error")
-		r, err = readParquet(in, format, opt.Graded, cells, rep)
-		if err == nil {
-			err = cells.finish(r, dup, path, rep)
-		}
+		r, err = readParquet(in, format, dup, opt.Graded, rep)
 	case cache == nil:
 		r, err = readText(in, format, dup, opt.Graded, rep)
 	default:
@@ -242,7 +206,7 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 	rep.Gzip = gz
 
 	s := newCSVScanner(path, br, gz)
-	cells := newCellSink(dup == "error")
+	cells := cell.NewSink(dup == "error")
 	if format == "auto" {
 		format, rep.Why, err = s.decide()
 		if err != nil {
@@ -257,7 +221,7 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 		}
 	}
 	rep.Format = format
-	lp := &labelParser{graded: graded}
+	lp := &cell.Labels{Graded: graded}
 	switch format {
 	case "long":
 		r, err = readLong(s, cells, lp, rep)
@@ -276,10 +240,22 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := cells.finish(r, dup, path, rep); err != nil {
+	if err := rep.finish(cells, r, dup, path); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// finish resolves the duplicate cells of r held by cells by the policy dup
+// (cell.Sink.Finish), and adds what the sink counted to rep.
+func (rep *Report) finish(cells *cell.Sink, r *model.Responses, dup, path string) error {
+	t, err := cells.Finish(r, dup, path)
+	rep.Blank += t.Blank
+	rep.DuplicateCells += t.DuplicateCells
+	rep.DuplicateRows += t.DuplicateRows
+	rep.Conflicts += t.Conflicts
+	rep.TiesDropped += t.TiesDropped
+	return err
 }
 
 // orientUnnamed settles a matrix whose first column is an unnamed index (as
@@ -287,11 +263,11 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 // since benchmarks have more items than models. A matrix with fewer rows than
 // columns is turned so its rows are the models; a square one keeps rows as
 // items. --format wide or wide-items overrides the rule.
-func orientUnnamed(r *model.Responses, cells *cellSink, rep *Report) {
+func orientUnnamed(r *model.Responses, cells *cell.Sink, rep *Report) {
 	rows, cols := len(r.Items), len(r.Models)
 	if rows < cols {
 		r.Models, r.Items = r.Items, r.Models
-		cells.transpose()
+		cells.Transpose()
 		rep.Format = "wide"
 		rep.Why = fmt.Sprintf("first column is an unnamed index; %d rows x %d columns: models on the shorter side, so rows are models (--format wide-items reads rows as items)", rows, cols)
 		return
@@ -322,188 +298,6 @@ func openText(in *fileio.Input) (br *bufio.Reader, gz bool, err error) {
 	return in.Reader, false, nil
 }
 
-// Label parsing: 0/1, 0.0/1.0, -1/1, true/false (any case); blank, NA and NaN
-// are missing. A file may not mix 0 and -1 as its wrong answer. With graded,
-// a decimal strictly between 0 and 1 is a score (one trial, that fraction of
-// a success); "k/n" is k successes in n trials (k a fraction only with graded).
-type labelParser struct {
-	zeroLine, minusLine int // first line with a 0 and with a -1 label
-	fracLine            int // first line with a fraction (a score or k/n)
-	graded              bool
-	// k and n are the successes and trials of the last labelCounts.
-	k float64
-	n int32
-}
-
-const (
-	labelMissing = 2
-	labelBad     = 3
-	// labelCounts: the label is k successes in n trials (labelParser.k, .n),
-	// not one 0/1 answer.
-	labelCounts = 4
-)
-
-func (lp *labelParser) parse(b []byte, line int) (uint8, error) {
-	b = bytes.TrimSpace(b)
-	switch len(b) {
-	case 0:
-		return labelMissing, nil
-	case 1:
-		switch b[0] {
-		case '1':
-			return 1, nil
-		case '0':
-			return lp.zero(line)
-		}
-	case 2:
-		if b[0] == '-' && b[1] == '1' {
-			return lp.minus(line)
-		}
-	case 3:
-		if b[1] == '.' && b[2] == '0' {
-			switch b[0] {
-			case '1':
-				return 1, nil
-			case '0':
-				return lp.zero(line)
-			}
-		}
-	}
-	switch strings.ToLower(string(b)) {
-	case "true":
-		return 1, nil
-	case "false":
-		return 0, nil
-	case "na", "nan", "n/a", "null":
-		return labelMissing, nil
-	}
-	if v, ok := parseFloatLabel(b); ok {
-		switch {
-		case v == 1:
-			return 1, nil
-		case v == 0:
-			return lp.zero(line)
-		case v == -1:
-			return lp.minus(line)
-		case lp.graded && v > 0 && v < 1:
-			return lp.counts(v, 1, line)
-		}
-	}
-	if i := bytes.IndexByte(b, '/'); i > 0 {
-		k, kok := parseFloatLabel(bytes.TrimSpace(b[:i]))
-		n, nerr := strconv.ParseInt(string(bytes.TrimSpace(b[i+1:])), 10, 32)
-		switch {
-		case !kok || nerr != nil || n < 0:
-			return labelBad, nil
-		case n == 0 && k == 0:
-			return labelMissing, nil
-		case k < 0 || k > float64(n):
-			return 0, fmt.Errorf("is not k successes in n trials with 0 ≤ k ≤ n")
-		case k != math.Trunc(k) && !lp.graded:
-			return 0, fmt.Errorf("has a fractional number of successes (use --graded for graded scores)")
-		}
-		return lp.counts(k, int32(n), line)
-	}
-	return labelBad, nil
-}
-
-// counts records k successes in n trials, refusing a file that also has -1
-// labels (a score or a count has no -1/1 reading).
-func (lp *labelParser) counts(k float64, n int32, line int) (uint8, error) {
-	if lp.fracLine == 0 {
-		lp.fracLine = line
-	}
-	if lp.minusLine != 0 {
-		return 0, fmt.Errorf("is a score or a count of trials, but line %d has -1: scores are in [0, 1] and wrong answers 0", lp.minusLine)
-	}
-	lp.k, lp.n = k, n
-	return labelCounts, nil
-}
-
-func (lp *labelParser) zero(line int) (uint8, error) {
-	if lp.zeroLine == 0 {
-		lp.zeroLine = line
-		if lp.minusLine != 0 {
-			return 0, fmt.Errorf("is 0, but line %d has -1: the file mixes 0/1 and -1/1 labels", lp.minusLine)
-		}
-	}
-	return 0, nil
-}
-
-func (lp *labelParser) minus(line int) (uint8, error) {
-	if lp.minusLine == 0 {
-		lp.minusLine = line
-		if lp.zeroLine != 0 {
-			return 0, fmt.Errorf("is -1, but line %d has 0: the file mixes 0/1 and -1/1 labels", lp.zeroLine)
-		}
-		if lp.fracLine != 0 {
-			return 0, fmt.Errorf("is -1, but line %d has a score or a count of trials: scores are in [0, 1] and wrong answers 0", lp.fracLine)
-		}
-	}
-	return 0, nil
-}
-
-// label parses one cell value and turns failures into a ParseError.
-func (lp *labelParser) label(file string, line int, column string, b []byte) (uint8, error) {
-	y, err := lp.parse(b, line)
-	if err != nil {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", model.Clip(string(b)), err.Error())}
-	}
-	if y == labelBad {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: lp.badLabel(b)}
-	}
-	return y, nil
-}
-
-// badLabel says why b is not a label, with the flag that reads a fraction.
-func (lp *labelParser) badLabel(b []byte) string {
-	q := model.Clip(string(b))
-	v, ok := parseFloatLabel(bytes.TrimSpace(b))
-	switch {
-	case ok && v > 0 && v < 1:
-		return fmt.Sprintf("%q is not a 0/1 label (for graded scores in [0, 1] use --graded)", q)
-	case lp.graded:
-		return fmt.Sprintf("%q is not a 0/1 label, a score in [0, 1] or k/n", q)
-	}
-	return fmt.Sprintf("%q is not a 0/1 label", q)
-}
-
-func parseFloatLabel(b []byte) (float64, bool) {
-	// Only plain decimals such as 1.00 or -1.0, not 1e0 or 0x1.
-	if !isDecimal(string(b)) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	return v, err == nil
-}
-
-func isDecimal(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' || s[0] == '+' {
-		s = s[1:]
-	}
-	dot, digits := false, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return false
-		}
-	}
-	return digits > 0
-}
-
-// nameTable maps names to dense indices in order of first appearance.
-type nameTable struct {
-	index map[string]int32
-	list  []string
-}
-
 // checkUTF8 refuses model names and item ids that are not UTF-8 text:
 // written to a manifest or a CSV they would turn into U+FFFD and no longer
 // match the file they came from.
@@ -519,37 +313,4 @@ func checkUTF8(path string, r *model.Responses) error {
 		}
 	}
 	return nil
-}
-
-func newNameTable() *nameTable { return &nameTable{index: map[string]int32{}} }
-
-// id returns the index of name, adding it if new; the lookup with a []byte key
-// does not allocate.
-func (t *nameTable) id(name []byte) int32 {
-	if v, ok := t.index[string(name)]; ok {
-		return v
-	}
-	s := string(name)
-	v := int32(len(t.list))
-	t.index[s] = v
-	t.list = append(t.list, s)
-	return v
-}
-
-// clipJoin joins a header's names with commas for an error message, stopping
-// once the text passes model.MaxQuote bytes.
-func clipJoin(h []string) string {
-	var b strings.Builder
-	for i, s := range h {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if b.Len()+len(s) > model.MaxQuote {
-			b.WriteString(model.Clip(s))
-			fmt.Fprintf(&b, "… (%d columns)", len(h))
-			break
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }

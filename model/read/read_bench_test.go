@@ -145,6 +145,32 @@ func BenchmarkReadCached(b *testing.B) {
 	}
 }
 
+// BenchmarkReadParquet reads the 112 x 36,000 long file of
+// BenchmarkReadLongEmbedLLMSize as Parquet (ConvertToParquet: dictionary-coded
+// string columns, one row group of 1,048,576 rows at a time), in seconds per
+// load.
+func BenchmarkReadParquet(b *testing.B) {
+	dir := b.TempDir()
+	path, pq := filepath.Join(dir, "embedllm-size.csv"), filepath.Join(dir, "embedllm-size.parquet")
+	if err := writeEmbedLLMSize(path); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ConvertToParquet(path, pq, 0); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		r, _, err := File(pq, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Len() < 3_600_000 || r.NumModels() != 112 || r.NumItems() != 36000 {
+			b.Fatalf("read %d models, %d items, %d cells", r.NumModels(), r.NumItems(), r.Len())
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/load")
+}
+
 // BenchmarkHashText is the content hash alone: one read of the file through
 // the input reader into xxHash64, in MB per second.
 func BenchmarkHashText(b *testing.B) {

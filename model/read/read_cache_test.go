@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read/internal/cache"
 )
 
 // writeCacheTestCSV writes a long CSV with duplicates, blanks, texts and groups.
@@ -229,11 +230,11 @@ func sameLabels(a, b *model.Responses) bool {
 // item named twice, one cell twice) is not used.
 func TestResponseCacheImpossible(t *testing.T) {
 	dir := t.TempDir()
-	cache := filepath.Join(dir, "cache")
+	cacheDir := filepath.Join(dir, "cache")
 	path := filepath.Join(dir, "r.csv")
 	writeCacheTestCSV(t, path, 5, 20)
-	want, rep := cachedRead(t, path, cache)
-	key, err := readCacheKey(rep.CachePath)
+	want, rep := cachedRead(t, path, cacheDir)
+	key, err := cache.ReadKey(rep.CachePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,10 +247,10 @@ func TestResponseCacheImpossible(t *testing.T) {
 	} {
 		r := cloneResponses(want)
 		c.bad(r)
-		if err := writeCache(rep.CachePath, key, r, rep); err != nil {
+		if err := cache.Write(rep.CachePath, key, r, rep.summary()); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		got, rep2 := cachedRead(t, path, cache)
+		got, rep2 := cachedRead(t, path, cacheDir)
 		if !strings.HasPrefix(rep2.Cache, "rebuilt (damaged") {
 			t.Errorf("%s: cache %q, want rebuilt", c.name, rep2.Cache)
 		}
@@ -257,16 +258,16 @@ func TestResponseCacheImpossible(t *testing.T) {
 	}
 	// One cell twice: the second cell's item made the first's, the
 	// checksum made right. Cells are written sorted, so the writer cannot.
-	if err := writeCache(rep.CachePath, key, want, rep); err != nil {
+	if err := cache.Write(rep.CachePath, key, want, rep.summary()); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(rep.CachePath)
 	n := want.Len()
 	items := len(b) - 4 - (n+7)/8 - 4*n
 	copy(b[items+4:items+8], b[items:items+4])
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
 	os.WriteFile(rep.CachePath, b, 0o644)
-	got, rep2 := cachedRead(t, path, cache)
+	got, rep2 := cachedRead(t, path, cacheDir)
 	if !strings.HasPrefix(rep2.Cache, "rebuilt (damaged") {
 		t.Errorf("a cell twice: cache %q, want rebuilt", rep2.Cache)
 	}

@@ -8,39 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
-
-// A stream of repeated rows is resolved as it comes in: the cells held stay
-// within twice the distinct cells (or compactMin), not the rows read.
-func TestCellSinkBound(t *testing.T) {
-	defer func(v int) { compactMin = v }(compactMin)
-	compactMin = 1000
-	c := newCellSink(false)
-	most := 0
-	const distinct, rows = 300, 1_000_000
-	for k := 0; k < rows; k++ {
-		c.add(int32(k%3), int32(k%distinct/3), uint8(k/7%2), k+2)
-		most = max(most, c.held())
-	}
-	if most > max(compactMin, 2*distinct) {
-		t.Errorf("held %d cells for %d distinct cells in %d rows", most, distinct, rows)
-	}
-	r := &model.Responses{Models: []string{"a", "b", "c"}, Items: make([]string, distinct/3)}
-	rep := &Report{}
-	if err := c.finish(r, "first", "x", rep); err != nil {
-		t.Fatal(err)
-	}
-	if r.Len() != distinct || rep.DuplicateCells != distinct || rep.DuplicateRows != rows-distinct {
-		t.Errorf("%d cells, report %+v", r.Len(), rep)
-	}
-	t.Logf("%d rows, %d distinct cells: at most %d cells held", rows, distinct, most)
-}
 
 // Resolving while streaming gives what resolving once at the end gives, for
 // every policy and layout, on files with many duplicates in random order.
 func TestStreamingDuplicatesSame(t *testing.T) {
-	defer func(v int) { compactMin = v }(compactMin)
+	defer func(v int) { cell.CompactMin = v }(cell.CompactMin)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var long, wide strings.Builder
 	long.WriteString("model,item,label\n")
@@ -63,7 +37,7 @@ func TestStreamingDuplicatesSame(t *testing.T) {
 	for _, file := range []string{"long.csv", "wide.csv", "long.csv.gz", "items.csv", "unnamed.csv"} {
 		for _, policy := range []string{"majority", "first", "error"} {
 			read := func(min int) (string, *Report) {
-				compactMin = min
+				cell.CompactMin = min
 				r, rep, err := File(file, Options{Duplicates: policy, NoCache: true})
 				if err != nil {
 					return err.Error(), nil
@@ -73,7 +47,7 @@ func TestStreamingDuplicatesSame(t *testing.T) {
 			want, wantRep := read(1 << 30)
 			for _, min := range []int{1, 7, 100} {
 				if got, rep := read(min); got != want || !reflect.DeepEqual(rep, wantRep) {
-					t.Errorf("%s, %s, compactMin %d: got %.200s %+v\nwant %.200s %+v", file, policy, min, got, rep, want, wantRep)
+					t.Errorf("%s, %s, cell.CompactMin %d: got %.200s %+v\nwant %.200s %+v", file, policy, min, got, rep, want, wantRep)
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
 // csvScanner reads CSV or TSV records without allocating per record: a line
@@ -262,17 +263,17 @@ func (s *csvScanner) decide() (format, why string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if c, ok := findLongColumns(header); ok {
-		return "long", "header has " + c.describe(header), nil
+	if c, ok := cell.FindLongColumns(header); ok {
+		return "long", "header has " + c.Describe(header), nil
 	}
-	if k := findColumn(header, freqNames); k >= 0 {
+	if k := cell.FindColumn(header, cell.FreqNames); k >= 0 {
 		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", model.Clip(header[k])), nil
 	}
 	first0 := strings.ToLower(header[0])
 	switch {
-	case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
+	case contains(cell.ModelNames, first0) || first0 == "name" || first0 == "subject":
 		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", model.Clip(header[0]), len(header)-1), nil
-	case contains(itemNames, first0) || first0 == "question" || first0 == "id":
+	case contains(cell.ItemNames, first0) || first0 == "question" || first0 == "id":
 		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", model.Clip(header[0]), len(header)-1), nil
 	case first0 == "" || first0 == "unnamed: 0" || first0 == "index":
 		s.unnamedIndex = true
@@ -280,63 +281,6 @@ func (s *csvScanner) decide() (format, why string, err error) {
 	}
 	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns")
 	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", model.Clip(header[0]), fe)}
-}
-
-// Column names, compared case-insensitively, in order of preference.
-var (
-	modelNames = []string{"model", "model_name", "model_id", "subject_id"}
-	itemNames  = []string{"item", "item_id", "prompt_id", "question_id"}
-	labelNames = []string{"correct", "label", "y", "response"}
-	// A long file of cells with several trials: successes and trials
-	// columns (without a successes column, the label column counts them).
-	successNames = []string{"successes", "k", "n_correct", "num_correct"}
-	trialNames   = []string{"trials", "n", "n_trials", "num_trials", "attempts", "samples"}
-	textNames    = []string{"text", "prompt"}
-	groupNames   = []string{"category", "benchmark"}
-	freqNames    = []string{"freq", "frequency"}
-)
-
-// findColumn returns the index of the first of names present in header, or -1.
-func findColumn(header []string, names []string) int {
-	for _, n := range names {
-		for k, h := range header {
-			if strings.EqualFold(h, n) {
-				return k
-			}
-		}
-	}
-	return -1
-}
-
-// longColumns are the columns of a long file: label is the label column,
-// or with trials the successes column (a successes column, else the label
-// column holding counts); trials is -1 for 0/1 labels.
-type longColumns struct{ model, item, label, trials, text, group int }
-
-func findLongColumns(header []string) (longColumns, bool) {
-	c := longColumns{
-		model:  findColumn(header, modelNames),
-		item:   findColumn(header, itemNames),
-		label:  findColumn(header, labelNames),
-		trials: findColumn(header, trialNames),
-		text:   findColumn(header, textNames),
-		group:  findColumn(header, groupNames),
-	}
-	if c.trials >= 0 {
-		if k := findColumn(header, successNames); k >= 0 {
-			c.label = k
-		}
-	}
-	return c, c.model >= 0 && c.item >= 0 && c.label >= 0
-}
-
-// describe names the columns found, for Report.Why.
-func (c longColumns) describe(h []string) string {
-	if c.trials >= 0 {
-		return fmt.Sprintf("model column %q, item column %q, successes column %q and trials column %q",
-			model.Clip(h[c.model]), model.Clip(h[c.item]), model.Clip(h[c.label]), model.Clip(h[c.trials]))
-	}
-	return fmt.Sprintf("model column %q, item column %q and label column %q", model.Clip(h[c.model]), model.Clip(h[c.item]), model.Clip(h[c.label]))
 }
 
 // eachRow calls row with each data row (counted in rep and checked to have as

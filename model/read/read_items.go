@@ -11,6 +11,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
+	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
 
 // ItemTable is an item-text file: ids with their text and, optionally, group.
@@ -49,7 +51,7 @@ func Items(path string) (*ItemTable, error) {
 	if !in.Regular {
 		in.Limit(fileio.MemoryBudget(0), "an item-text file from a pipe")
 	}
-	if isParquet(in) {
+	if parquet.Is(in) {
 		return readItemsParquet(in)
 	}
 	br, gz, err := openText(in)
@@ -70,15 +72,15 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	ic := findColumn(h, itemTextIDNames)
+	ic := cell.FindColumn(h, itemTextIDNames)
 	if ic < 0 {
-		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))
+		return nil, s.errorf(1, "", "no item id column (want one of %s); header is %s", strings.Join(itemTextIDNames, ", "), cell.ClipJoin(h))
 	}
-	tc := findColumn(h, itemTextNames)
+	tc := cell.FindColumn(h, itemTextNames)
 	if tc < 0 {
-		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), clipJoin(h))
+		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), cell.ClipJoin(h))
 	}
-	gc := findColumn(h, groupNames)
+	gc := cell.FindColumn(h, cell.GroupNames)
 	t := &ItemTable{IDColumn: h[ic], TextColumn: h[tc]}
 	for {
 		f, err := s.next()
@@ -156,15 +158,15 @@ func (t *ItemTable) addJSONLine(path string, line int, b []byte, groupKey *strin
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		ic, tc := findColumn(keys, itemTextIDNames), findColumn(keys, itemTextNames)
+		ic, tc := cell.FindColumn(keys, itemTextIDNames), cell.FindColumn(keys, itemTextNames)
 		if ic < 0 {
-			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no item id key (want one of %s); keys are %s", strings.Join(itemTextIDNames, ", "), clipJoin(keys))}
+			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no item id key (want one of %s); keys are %s", strings.Join(itemTextIDNames, ", "), cell.ClipJoin(keys))}
 		}
 		if tc < 0 {
-			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no text key (want one of %s); keys are %s", strings.Join(itemTextNames, ", "), clipJoin(keys))}
+			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no text key (want one of %s); keys are %s", strings.Join(itemTextNames, ", "), cell.ClipJoin(keys))}
 		}
 		t.IDColumn, t.TextColumn = keys[ic], keys[tc]
-		if gc := findColumn(keys, groupNames); gc >= 0 {
+		if gc := cell.FindColumn(keys, cell.GroupNames); gc >= 0 {
 			*groupKey = keys[gc]
 			t.Group = []string{}
 		}

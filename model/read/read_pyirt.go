@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
 // readPyIRT reads py-irt JSONL: one object per line,
@@ -18,8 +19,8 @@ import (
 //
 // with labels as numbers, booleans or strings; null is missing. Items are
 // numbered in order of first appearance.
-func readPyIRT(file string, br *bufio.Reader, cells *cellSink, lp *labelParser, rep *Report, gz bool) (*model.Responses, error) {
-	models, items := newNameTable(), newNameTable()
+func readPyIRT(file string, br *bufio.Reader, cells *cell.Sink, lp *cell.Labels, rep *Report, gz bool) (*model.Responses, error) {
+	models, items := cell.NewNames(), cell.NewNames()
 	line := 0
 	var long []byte
 	for {
@@ -51,7 +52,7 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, lp *labelParser, 
 		}
 		if len(bytes.TrimSpace(l)) > 0 {
 			rep.Rows++
-			if perr := pyirtLine(file, line, l, models, items, cells, lp, rep); perr != nil {
+			if perr := pyirtLine(file, line, l, models, items, cells, lp); perr != nil {
 				return nil, perr
 			}
 		}
@@ -62,10 +63,10 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, lp *labelParser, 
 	if rep.Rows == 0 {
 		return nil, &ParseError{File: file, Msg: "the file is empty (no JSON lines)"}
 	}
-	return &model.Responses{Models: models.list, Items: items.list}, nil
+	return &model.Responses{Models: models.List, Items: items.List}, nil
 }
 
-func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells *cellSink, lp *labelParser, rep *Report) error {
+func pyirtLine(file string, line int, l []byte, models, items *cell.Names, cells *cell.Sink, lp *cell.Labels) error {
 	bad := func(format string, args ...any) error {
 		return &ParseError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -136,7 +137,7 @@ func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells 
 	if !seen {
 		return bad(`no "responses"`)
 	}
-	m := models.id(subject)
+	m := models.ID(subject)
 	for _, r := range responses {
 		v := []byte(r.value)
 		if len(v) > 0 && v[0] == '"' {
@@ -146,16 +147,16 @@ func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells 
 		} else if string(v) == "null" {
 			v = nil
 		}
-		y, err := lp.parse(v, line)
-		if err != nil || y == labelBad {
-			msg := strings.Replace(lp.badLabel(v), fmt.Sprintf("%q", model.Clip(string(v))), strings.TrimSpace(string(r.value)), 1)
+		y, err := lp.Parse(v, line)
+		if err != nil || y == cell.Bad {
+			msg := strings.Replace(lp.BadLabel(v), fmt.Sprintf("%q", model.Clip(string(v))), strings.TrimSpace(string(r.value)), 1)
 			if err != nil {
 				msg = fmt.Sprintf("%s %v", r.value, err)
 			}
 			return &ParseError{File: file, Line: line, Column: "responses." + r.item, Key: true, Msg: msg}
 		}
-		i := items.id([]byte(r.item))
-		cells.addLabel(m, i, y, lp, line, rep)
+		i := items.ID([]byte(r.item))
+		cells.AddLabel(m, i, y, lp, line)
 	}
 	return nil
 }

@@ -6,24 +6,25 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
 // readWide reads a matrix: model-major (one row per model, one column per item)
 // or, when itemMajor, item-major (one row per item, one column per model).
 // The first column names the row; blank cells are missing.
-func readWide(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report, itemMajor bool) (*model.Responses, error) {
+func readWide(s *csvScanner, cells *cell.Sink, lp *cell.Labels, rep *Report, itemMajor bool) (*model.Responses, error) {
 	h := s.header
 	if len(h) < 2 {
-		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
+		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", cell.ClipJoin(h))
 	}
-	rows, cols := newNameTable(), newNameTable()
+	rows, cols := cell.NewNames(), cell.NewNames()
 	colID := make([]int32, len(h))
 	first := map[int32]int{}
 	for k := 1; k < len(h); k++ {
 		if h[k] == "" {
 			return nil, s.errorf(1, "", "column %d has no name", k+1)
 		}
-		colID[k] = cols.id([]byte(h[k]))
+		colID[k] = cols.ID([]byte(h[k]))
 		if prev, dup := first[colID[k]]; dup {
 			return nil, s.errorf(1, h[k], "columns %d and %d have the same name: rename one (a repeated column is not merged)", prev+1, k+1)
 		}
@@ -37,9 +38,9 @@ func readWide(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report, item
 		if len(f[0]) == 0 {
 			return s.errorf(s.start, h[0], "empty %s", rowKind)
 		}
-		row := rows.id(f[0])
+		row := rows.ID(f[0])
 		for k := 1; k < len(f); k++ {
-			y, err := lp.label(s.file, s.start, h[k], f[k])
+			y, err := lp.Label(s.file, s.start, h[k], f[k])
 			if err != nil {
 				return err
 			}
@@ -47,29 +48,29 @@ func readWide(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report, item
 			if itemMajor {
 				m, i = colID[k], row
 			}
-			cells.addLabel(m, i, y, lp, s.start, rep)
+			cells.AddLabel(m, i, y, lp, s.start)
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if itemMajor {
-		return &model.Responses{Models: cols.list, Items: rows.list}, nil
+		return &model.Responses{Models: cols.List, Items: rows.List}, nil
 	}
-	return &model.Responses{Models: rows.list, Items: cols.list}, nil
+	return &model.Responses{Models: rows.List, Items: cols.List}, nil
 }
 
 // readPatterns reads a response-pattern table (as in R's mirt and ltm data
 // sets): one column per item, a freq column, and one row per distinct pattern
 // that stands for freq respondents. Respondents are named r0001, r0002, ... in
 // row order.
-func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, error) {
+func readPatterns(s *csvScanner, cells *cell.Sink, rep *Report) (*model.Responses, error) {
 	h := s.header
-	fc := findColumn(h, freqNames)
+	fc := cell.FindColumn(h, cell.FreqNames)
 	if fc < 0 {
-		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(freqNames, ", "), clipJoin(h))
+		return nil, s.errorf(1, "", "no freq column (want one of %s); header is %s", strings.Join(cell.FreqNames, ", "), cell.ClipJoin(h))
 	}
-	items := newNameTable()
+	items := cell.NewNames()
 	colID := make([]int32, len(h))
 	for k := range h {
 		if k == fc {
@@ -78,7 +79,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 		if h[k] == "" {
 			return nil, s.errorf(1, "", "column %d has no name", k+1)
 		}
-		colID[k] = items.id([]byte(h[k]))
+		colID[k] = items.ID([]byte(h[k]))
 	}
 	type pattern struct {
 		freq   int
@@ -86,7 +87,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 	}
 	var patterns []pattern
 	total, cellTotal := 0, 0
-	var lp labelParser
+	var lp cell.Labels
 	if err := s.eachRow(rep, func(f [][]byte) error {
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
@@ -103,10 +104,10 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 			if k == fc {
 				continue
 			}
-			if p.labels[k], err = lp.label(s.file, s.start, h[k], f[k]); err != nil {
+			if p.labels[k], err = lp.Label(s.file, s.start, h[k], f[k]); err != nil {
 				return err
 			}
-			if p.labels[k] == labelCounts {
+			if p.labels[k] == cell.Counts {
 				return s.errorf(s.start, h[k], "%q: a response-pattern table holds 0/1 answers", model.Clip(string(f[k])))
 			}
 		}
@@ -118,7 +119,7 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 		return nil, err
 	}
 	width := max(4, len(strconv.Itoa(total)))
-	r := &model.Responses{Items: items.list, Models: make([]string, 0, total)}
+	r := &model.Responses{Items: items.List, Models: make([]string, 0, total)}
 	for _, p := range patterns {
 		for n := 0; n < p.freq; n++ {
 			m := int32(len(r.Models))
@@ -127,11 +128,11 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 				if k == fc {
 					continue
 				}
-				if y == labelMissing {
-					rep.Blank++
+				if y == cell.Missing {
+					cells.Blank++
 					continue
 				}
-				cells.add(m, colID[k], y, 0)
+				cells.Add(m, colID[k], y, 0)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package read
+package parquet
 
 import (
 	"fmt"
@@ -7,49 +7,29 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/parquet-go/parquet-go"
 )
 
-// ConvertToParquet copies a CSV or TSV file (gzip transparent) to Parquet,
-// column for column and row for row: every column becomes a
-// dictionary-encoded, Snappy-compressed string column of the same name, in
-// rows groups of rowGroup rows (0 means 1,048,576). Reading the Parquet file
-// back gives the same responses as reading the text, in the same order. The
-// output is written atomically. An unnamed first column (a pandas index)
-// is named "index".
-func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
+// Write writes a table of text fields to dst as Parquet, column for column
+// and row for row: every column becomes a dictionary-encoded,
+// Snappy-compressed string column named as in header, in row groups of
+// rowGroup rows (0 means 1,048,576). An unnamed first column (a pandas index)
+// is named "index". next gives each row's fields, as many as header has, and
+// io.EOF after the last; they may alias a buffer that the next call reuses.
+// src names the table in errors. The output is written atomically.
+func Write(src, dst string, header []string, rowGroup int, next func() ([][]byte, error)) (rows int, err error) {
 	if rowGroup <= 0 {
 		rowGroup = 1 << 20
 	}
-	in, err := fileio.OpenInput(src)
+	schema, err := stringSchema(header)
 	if err != nil {
-		return 0, err
-	}
-	defer in.Close()
-	br, gz, err := openText(in)
-	if err != nil {
-		return 0, err
-	}
-	s := newCSVScanner(src, br, gz)
-	first, err := s.peekFirstLine()
-	if err != nil {
-		return 0, err
-	}
-	if len(first) > 0 && first[0] == '{' {
-		return 0, &ParseError{File: src, Line: 1, Msg: "a JSONL file cannot be converted to Parquet (want CSV or TSV with a header)"}
-	}
-	h, err := s.readHeader()
-	if err != nil {
-		return 0, err
-	}
-	schema, err := stringSchema(h)
-	if err != nil {
-		return 0, &ParseError{File: src, Line: 1, Msg: err.Error(), Err: err}
+		return 0, &cell.ParseError{File: src, Line: 1, Msg: err.Error(), Err: err}
 	}
 	err = fileio.WriteFileAtomic(dst, func(w io.Writer) error {
 		// Page buffers sized for the column count: a wide file has thousands
 		// of columns, each with its own buffer.
-		page := min(256<<10, max(4<<10, (64<<20)/len(h)))
+		page := min(256<<10, max(4<<10, (64<<20)/len(header)))
 		pw := parquet.NewWriter(w, schema, parquet.MaxRowsPerRowGroup(int64(rowGroup)), parquet.PageBufferSize(page))
 		const batch = 4096
 		buf := make([]parquet.Row, batch)
@@ -64,17 +44,14 @@ func ConvertToParquet(src, dst string, rowGroup int) (rows int, err error) {
 			return err
 		}
 		for {
-			fields, err := s.next()
+			fields, err := next()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				return err
 			}
-			if len(fields) != len(h) {
-				return s.errorf(s.start, "", "row has %d fields, header has %d", len(fields), len(h))
-			}
-			// The fields alias the scanner's buffer: copy them into the batch's
+			// The fields alias next's buffer: copy them into the batch's
 			// arena (an append that moves the arena leaves earlier rows pointing
 			// at the old copy, which stays valid).
 			row := buf[n][:0]

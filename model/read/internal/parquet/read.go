@@ -1,4 +1,14 @@
-package read
+// Package parquet is the Parquet side of package model/read: it reads
+// item-level responses (into a cell.Sink) and item-text tables from Parquet
+// files, checking every page header against the file before the library
+// reads it, and writes text tables as Parquet.
+//
+// It uses github.com/parquet-go/parquet-go, a pure-Go library (no cgo, a
+// small dependency tree) that decodes one column chunk at a time, so a file
+// is read row group by row group and never held whole; its dictionary pages
+// let a string column of model or item names be mapped to ids once per
+// distinct name instead of once per cell.
+package parquet
 
 import (
 	"bytes"
@@ -6,22 +16,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/parquet-go/parquet-go"
 )
 
-// Parquet input, read with github.com/parquet-go/parquet-go: a pure-Go
-// library (no cgo, a small dependency tree) that decodes one column chunk at a
-// time, so a file is read row group by row group and never held whole; its
-// dictionary pages let a string column of model or item names be mapped to ids
-// once per distinct name instead of once per cell.
-//
 // The layouts and column names are those of the CSV readers: long (a model,
 // an item and a label column, optionally text and category) or wide (the
 // first column names the rows, one column per item or model). Labels may be
@@ -31,9 +36,9 @@ import (
 // parquetMagic starts (and ends) every Parquet file.
 var parquetMagic = []byte("PAR1")
 
-// isParquet reports whether the opened file starts with the Parquet magic
-// (peeked, not consumed).
-func isParquet(in *fileio.Input) bool {
+// Is reports whether the opened file starts with the Parquet magic (peeked,
+// not consumed).
+func Is(in *fileio.Input) bool {
 	head, err := in.Peek(len(parquetMagic))
 	return err == nil && bytes.Equal(head, parquetMagic)
 }
@@ -52,7 +57,7 @@ type pqFile struct {
 // the file's error; deferred by the Parquet readers.
 func recoverParquet(path string, err *error) {
 	if p := recover(); p != nil {
-		*err = &ParseError{File: path, Msg: "not a readable Parquet file (a damaged file): " + model.Clip(fmt.Sprint(p))}
+		*err = &cell.ParseError{File: path, Msg: "not a readable Parquet file (a damaged file): " + model.Clip(fmt.Sprint(p))}
 	}
 }
 
@@ -61,7 +66,7 @@ func recoverParquet(path string, err *error) {
 func openParquet(in *fileio.Input) (*pqFile, error) {
 	path := in.Path
 	if !in.Regular {
-		return nil, &ParseError{File: path, Msg: "a Parquet file is read from its end, so it cannot come from a pipe: copy it to a file first"}
+		return nil, &cell.ParseError{File: path, Msg: "a Parquet file is read from its end, so it cannot come from a pipe: copy it to a file first"}
 	}
 	f := in.File
 	st, err := f.Stat()
@@ -73,22 +78,22 @@ func openParquet(in *fileio.Input) (*pqFile, error) {
 	// given (a damaged length asks for up to 4 GB).
 	var tail [8]byte
 	if st.Size() < 12 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: %d bytes is too short", st.Size())}
+		return nil, &cell.ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: %d bytes is too short", st.Size())}
 	}
 	if _, err := f.ReadAt(tail[:], st.Size()-8); err != nil {
 		return nil, err
 	}
 	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n+12 > st.Size() {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: its footer claims %d bytes of the file's %d (a damaged file)", n, st.Size())}
+		return nil, &cell.ParseError{File: path, Msg: fmt.Sprintf("not a readable Parquet file: its footer claims %d bytes of the file's %d (a damaged file)", n, st.Size())}
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, &ParseError{File: path, Msg: "not a readable Parquet file: " + err.Error(), Err: err}
+		return nil, &cell.ParseError{File: path, Msg: "not a readable Parquet file: " + err.Error(), Err: err}
 	}
 	q := &pqFile{path: path, f: f, pf: pf}
 	for _, c := range pf.Root().Columns() {
 		if !c.Leaf() {
-			return nil, &ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
+			return nil, &cell.ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
 		}
 		q.header = append(q.header, c.Name())
 	}
@@ -103,7 +108,7 @@ func (q *pqFile) Close() error { return nil }
 
 // errorAt locates a problem at a row group (0-based g) and a file row (0-based).
 func (q *pqFile) errorAt(g int, row int64, column, format string, args ...any) error {
-	return &ParseError{File: q.path, RowGroup: g + 1, Line: int(row + 1), Column: column, Msg: fmt.Sprintf(format, args...)}
+	return &cell.ParseError{File: q.path, RowGroup: g + 1, Line: int(row + 1), Column: column, Msg: fmt.Sprintf(format, args...)}
 }
 
 // each calls fn for every value of column k of row group rg, with the row's
@@ -188,7 +193,7 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 
 // pqNames maps the values of a name column (strings or integers) to ids.
 type pqNames struct {
-	tab     *nameTable
+	tab     *cell.Names
 	small   []int32 // id of integer name v, for 0 <= v < len(small); -1 unset
 	last    []byte
 	lastID  int32
@@ -197,7 +202,7 @@ type pqNames struct {
 	num     []byte
 }
 
-func newPQNames() *pqNames { return &pqNames{tab: newNameTable(), lastID: -1} }
+func newPQNames() *pqNames { return &pqNames{tab: cell.NewNames(), lastID: -1} }
 
 // id returns the id of v, or -1 when v is null or empty.
 func (n *pqNames) id(v parquet.Value) int32 {
@@ -210,7 +215,7 @@ func (n *pqNames) id(v parquet.Value) int32 {
 		if n.lastID >= 0 && bytes.Equal(b, n.last) {
 			return n.lastID
 		}
-		n.lastID = n.tab.id(b)
+		n.lastID = n.tab.ID(b)
 		n.last = append(n.last[:0], b...)
 		return n.lastID
 	case parquet.Int32, parquet.Int64:
@@ -223,12 +228,12 @@ func (n *pqNames) id(v parquet.Value) int32 {
 				return id
 			}
 			n.num = strconv.AppendInt(n.num[:0], x, 10)
-			id := n.tab.id(n.num)
+			id := n.tab.ID(n.num)
 			n.small[x] = id
 			return id
 		}
 		n.num = strconv.AppendInt(n.num[:0], x, 10)
-		return n.tab.id(n.num)
+		return n.tab.ID(n.num)
 	}
 	if v.IsNull() {
 		return -1
@@ -237,7 +242,7 @@ func (n *pqNames) id(v parquet.Value) int32 {
 	if s == "" {
 		return -1
 	}
-	return n.tab.id([]byte(s))
+	return n.tab.ID([]byte(s))
 }
 
 // dictID maps dictionary index idx of d to an id, once per distinct index.
@@ -260,14 +265,13 @@ func (n *pqNames) dictID(d parquet.Dictionary, idx int32) int32 {
 	return id
 }
 
-// pqLabel turns one Parquet value into 0, 1, labelMissing or labelCounts
-// (a graded score with lp.graded, or a "k/n" string: lp.k, lp.n), or an
+// pqLabel turns one Parquet value into 0, 1, cell.Missing or cell.Counts
+// (a graded score with lp.Graded, or a "k/n" string: lp.K, lp.N), or an
 // error message; line is used to report 0/1 mixed with -1/1 as in CSV.
-func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
+func pqLabel(lp *cell.Labels, v parquet.Value, line int) (uint8, string) {
 	if v.IsNull() {
-		return labelMissing, ""
+		return cell.Missing, ""
 	}
-	var x float64
 	switch v.Kind() {
 	case parquet.Boolean:
 		if v.Boolean() {
@@ -275,53 +279,27 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 		}
 		return 0, ""
 	case parquet.Int32, parquet.Int64:
-		x = float64(v.Int64())
+		return lp.Number(float64(v.Int64()), line)
 	case parquet.Float:
-		x = float64(v.Float())
+		return lp.Number(float64(v.Float()), line)
 	case parquet.Double:
-		x = v.Double()
+		return lp.Number(v.Double(), line)
 	case parquet.ByteArray, parquet.FixedLenByteArray:
-		y, err := lp.parse(v.ByteArray(), line)
+		y, err := lp.Parse(v.ByteArray(), line)
 		if err != nil {
 			return 0, fmt.Sprintf("%q %s", model.Clip(string(v.ByteArray())), err.Error())
 		}
-		if y == labelBad {
-			return 0, lp.badLabel(v.ByteArray())
+		if y == cell.Bad {
+			return 0, lp.BadLabel(v.ByteArray())
 		}
 		return y, ""
-	default:
-		return 0, fmt.Sprintf("a %s value is not a 0/1 label", v.Kind())
 	}
-	var err error
-	switch {
-	case math.IsNaN(x):
-		return labelMissing, ""
-	case x == 1:
-		return 1, ""
-	case x == 0:
-		_, err = lp.zero(line)
-	case x == -1:
-		_, err = lp.minus(line)
-	case lp.graded && x > 0 && x < 1:
-		y, err := lp.counts(x, 1, line)
-		if err != nil {
-			return 0, fmt.Sprintf("%v %s", x, err.Error())
-		}
-		return y, ""
-	case x > 0 && x < 1:
-		return 0, fmt.Sprintf("%v is not a 0/1 label (for graded scores in [0, 1] use --graded)", x)
-	default:
-		return 0, fmt.Sprintf("%v is not a 0/1 label", x)
-	}
-	if err != nil {
-		return 0, fmt.Sprintf("%v %s", x, err.Error())
-	}
-	return 0, ""
+	return 0, fmt.Sprintf("a %s value is not a 0/1 label", v.Kind())
 }
 
 // pqText is a Parquet value as the text a CSV field would hold (numbers as
 // plain decimals), nil for null: successes and trials columns are checked by
-// parseCounts, as in CSV.
+// cell.ParseCounts, as in CSV.
 func pqText(v parquet.Value, buf []byte) []byte {
 	switch v.Kind() {
 	case parquet.Boolean:
@@ -347,69 +325,80 @@ func pqText(v parquet.Value, buf []byte) []byte {
 // decideParquet picks long or wide from the column names as decide does for CSV.
 func decideParquet(q *pqFile) (format, why string, err error) {
 	h := q.header
-	if c, ok := findLongColumns(h); ok {
-		return "long", "Parquet columns have " + c.describe(h), nil
+	if c, ok := cell.FindLongColumns(h); ok {
+		return "long", "Parquet columns have " + c.Describe(h), nil
 	}
 	if len(h) > 0 {
 		first0 := strings.ToLower(h[0])
 		switch {
-		case contains(modelNames, first0) || first0 == "name" || first0 == "subject":
+		case slices.Contains(cell.ModelNames, first0) || first0 == "name" || first0 == "subject":
 			return "wide", fmt.Sprintf("Parquet: first column %q names the models; %d item columns", h[0], len(h)-1), nil
-		case contains(itemNames, first0) || first0 == "question" || first0 == "id":
+		case slices.Contains(cell.ItemNames, first0) || first0 == "question" || first0 == "id":
 			return "wide-items", fmt.Sprintf("Parquet: first column %q names the items; %d model columns", h[0], len(h)-1), nil
 		case first0 == "" || first0 == "index" || first0 == "__index_level_0__" || first0 == "unnamed: 0":
 			return "wide-unnamed", "", nil
 		}
 	}
 	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items")
-	return "", "", &ParseError{File: q.path, Err: fe, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); %s", clipJoin(h), fe)}
+	return "", "", &cell.ParseError{File: q.path, Err: fe, Msg: fmt.Sprintf("cannot tell the layout from the Parquet columns %s (want model, item and label columns, or a first column naming models or items); %s", cell.ClipJoin(h), fe)}
 }
 
-// readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(in *fileio.Input, format string, graded bool, cells *cellSink, rep *Report) (r *model.Responses, err error) {
+// Layout says how Read read a file: the layout read and why (for
+// read.Report), the rows read, and whether the first column is an unnamed
+// index (as pandas writes it), whose orientation the caller settles by shape
+// once the file is read (the rows are then taken as items).
+type Layout struct {
+	Format, Why string
+	Rows        int
+	Unnamed     bool
+}
+
+// Read reads responses from the opened Parquet file in in the long or wide
+// layout (format auto, long, wide or wide-items) into cells; the names come
+// back in the responses, the cells in the sink, to be finished by the caller.
+// The file must be a regular file: Parquet is read from its end.
+func Read(in *fileio.Input, format string, graded bool, cells *cell.Sink) (r *model.Responses, lay Layout, err error) {
 	defer recoverParquet(in.Path, &err)
 	q, err := openParquet(in)
 	if err != nil {
-		return nil, err
+		return nil, lay, err
 	}
 	defer q.Close()
 	if format == "auto" {
-		if format, rep.Why, err = decideParquet(q); err != nil {
-			return nil, err
+		if format, lay.Why, err = decideParquet(q); err != nil {
+			return nil, lay, err
 		}
 	} else {
-		rep.Why = "given by --format"
+		lay.Why = "given by --format"
 	}
-	rep.Format = format
+	lay.Format = format
 	switch format {
 	case "wide-unnamed":
 		// An unnamed index (pandas): orientation by shape, as for CSV.
-		rep.Format = "wide-items"
-		r, err := readParquetWide(q, cells, graded, rep, true)
-		if err == nil {
-			orientUnnamed(r, cells, rep)
-		}
-		return r, err
+		lay.Format, lay.Unnamed = "wide-items", true
+		r, err = readParquetWide(q, cells, graded, &lay, true)
 	case "long":
-		return readParquetLong(q, cells, graded, rep)
+		r, err = readParquetLong(q, cells, graded, &lay)
 	case "wide":
-		return readParquetWide(q, cells, graded, rep, false)
+		r, err = readParquetWide(q, cells, graded, &lay, false)
 	case "wide-items":
-		return readParquetWide(q, cells, graded, rep, true)
+		r, err = readParquetWide(q, cells, graded, &lay, true)
+	default:
+		err = fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", in.Path, format)
 	}
-	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", in.Path, format)
+	return r, lay, err
 }
 
-func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*model.Responses, error) {
+func readParquetLong(q *pqFile, cells *cell.Sink, graded bool, lay *Layout) (*model.Responses, error) {
 	h := q.header
-	c, ok := findLongColumns(h)
+	c, ok := cell.FindLongColumns(h)
 	if !ok {
-		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("no model, item and label columns (want one of %s; one of %s; one of %s); columns are %s",
-			strings.Join(modelNames, ", "), strings.Join(itemNames, ", "), strings.Join(labelNames, ", "), clipJoin(h))}
+		return nil, &cell.ParseError{File: q.path, Msg: fmt.Sprintf("no model, item and label columns (want one of %s; one of %s; one of %s); columns are %s",
+			strings.Join(cell.ModelNames, ", "), strings.Join(cell.ItemNames, ", "), strings.Join(cell.LabelNames, ", "), cell.ClipJoin(h))}
 	}
 	models, items := newPQNames(), newPQNames()
 	var text, group []string
-	lp := labelParser{graded: graded}
+	lp := cell.Labels{Graded: graded}
 	var m, it []int32
 	var y []uint8
 	// ks and ns: each row's successes and trials, once a row group has a
@@ -422,7 +411,7 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 	var labelDict parquet.Dictionary
 	var dictLabels []uint8
 	var row0 int64
-	reserveCells(cells, q.pf.NumRows())
+	cells.Reserve(q.pf.NumRows())
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
 		m, it, y = resize(m, n), resize(it, n), resize(y, n)
@@ -446,42 +435,42 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 				func(i int, v parquet.Value) error { return check(i, tab.id(v)) },
 				func(i int, d parquet.Dictionary, idx int32) error { return check(i, tab.dictID(d, idx)) })
 		}
-		if err := names(c.model, models, m, "model name"); err != nil {
+		if err := names(c.Model, models, m, "model name"); err != nil {
 			return nil, q.wrap(g, err)
 		}
-		if err := names(c.item, items, it, "item id"); err != nil {
+		if err := names(c.Item, items, it, "item id"); err != nil {
 			return nil, q.wrap(g, err)
 		}
 		label := func(i int, v parquet.Value) error {
 			l, msg := pqLabel(&lp, v, int(row0)+i+1)
 			if msg != "" {
-				return q.errorAt(g, row0+int64(i), h[c.label], "%s", msg)
+				return q.errorAt(g, row0+int64(i), h[c.Label], "%s", msg)
 			}
-			y[i], lastCounts = l, l == labelCounts
-			if l == labelCounts {
-				y[i] = model.RoundedLabel(lp.k, int(lp.n))
-				counts(i, lp.k, lp.n)
+			y[i], lastCounts = l, l == cell.Counts
+			if l == cell.Counts {
+				y[i] = model.RoundedLabel(lp.K, int(lp.N))
+				counts(i, lp.K, lp.N)
 			}
 			return nil
 		}
-		if c.trials >= 0 {
+		if c.Trials >= 0 {
 			// Successes and trials columns: each row checked as in CSV.
 			kText = resize(kText, n)
-			if err := q.each(rg, c.label, func(i int, v parquet.Value) error {
+			if err := q.each(rg, c.Label, func(i int, v parquet.Value) error {
 				kText[i] = pqText(v, kText[i])
 				return nil
 			}, nil); err != nil {
 				return nil, q.wrap(g, err)
 			}
 			var nb []byte
-			if err := q.each(rg, c.trials, func(i int, v parquet.Value) error {
+			if err := q.each(rg, c.Trials, func(i int, v parquet.Value) error {
 				nb = pqText(v, nb)
-				k, t, msg, col := parseCounts(kText[i], nb, graded)
+				k, t, msg, col := cell.ParseCounts(kText[i], nb, graded)
 				if msg != "" {
-					return q.errorAt(g, row0+int64(i), h[[]int{c.label, c.trials}[col]], "%s", msg)
+					return q.errorAt(g, row0+int64(i), h[[]int{c.Label, c.Trials}[col]], "%s", msg)
 				}
 				if t == 0 {
-					y[i] = labelMissing
+					y[i] = cell.Missing
 					return nil
 				}
 				y[i] = model.RoundedLabel(k, int(t))
@@ -492,7 +481,7 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 			}, nil); err != nil {
 				return nil, q.wrap(g, err)
 			}
-		} else if err := q.each(rg, c.label, label, func(i int, d parquet.Dictionary, idx int32) error {
+		} else if err := q.each(rg, c.Label, label, func(i int, d parquet.Dictionary, idx int32) error {
 			// A dictionary-encoded label column: each distinct value is parsed
 			// once; a value never seen before goes through label, which also
 			// keeps the 0/1 versus -1/1 check. Counts and scores are parsed
@@ -500,10 +489,10 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 			if d != labelDict {
 				labelDict, dictLabels = d, dictLabels[:0]
 				for k := d.Len(); k > 0; k-- {
-					dictLabels = append(dictLabels, labelBad)
+					dictLabels = append(dictLabels, cell.Bad)
 				}
 			}
-			if idx >= 0 && int(idx) < len(dictLabels) && dictLabels[idx] != labelBad {
+			if idx >= 0 && int(idx) < len(dictLabels) && dictLabels[idx] != cell.Bad {
 				y[i] = dictLabels[idx]
 				return nil
 			}
@@ -520,13 +509,13 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 		for _, tc := range []struct {
 			col  int
 			list *[]string
-		}{{c.text, &text}, {c.group, &group}} {
+		}{{c.Text, &text}, {c.Group, &group}} {
 			if tc.col < 0 {
 				continue
 			}
 			if err := q.each(rg, tc.col, func(i int, v parquet.Value) error {
 				if !v.IsNull() {
-					*tc.list = setFirst(*tc.list, int(it[i]), []byte(v.String()))
+					*tc.list = cell.SetFirst(*tc.list, int(it[i]), []byte(v.String()))
 				}
 				return nil
 			}, nil); err != nil {
@@ -536,48 +525,48 @@ func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*mod
 		if len(isCount) > 0 {
 			for i := range y {
 				switch {
-				case y[i] == labelMissing:
-					rep.Blank++
+				case y[i] == cell.Missing:
+					cells.Blank++
 				case isCount[i]:
-					cells.addCounts(m[i], it[i], ks[i], ns[i], int(row0)+i+1)
+					cells.AddCounts(m[i], it[i], ks[i], ns[i], int(row0)+i+1)
 				default:
-					cells.add(m[i], it[i], y[i], int(row0)+i+1)
+					cells.Add(m[i], it[i], y[i], int(row0)+i+1)
 				}
 			}
 		} else {
-			addCells(cells, m, it, y, int(row0), rep)
+			cells.AddRows(m, it, y, int(row0))
 		}
-		rep.Rows += n
+		lay.Rows += n
 		row0 += int64(n)
 	}
-	if rep.Rows == 0 {
-		return nil, &ParseError{File: q.path, Msg: "no data rows"}
+	if lay.Rows == 0 {
+		return nil, &cell.ParseError{File: q.path, Msg: "no data rows"}
 	}
-	r := &model.Responses{Models: models.tab.list, Items: items.tab.list}
-	if c.text >= 0 {
-		r.ItemText = padTo(text, len(r.Items))
+	r := &model.Responses{Models: models.tab.List, Items: items.tab.List}
+	if c.Text >= 0 {
+		r.ItemText = cell.PadTo(text, len(r.Items))
 	}
-	if c.group >= 0 {
-		r.ItemGroup = padTo(group, len(r.Items))
+	if c.Group >= 0 {
+		r.ItemGroup = cell.PadTo(group, len(r.Items))
 	}
 	return r, nil
 }
 
-func readParquetWide(q *pqFile, cells *cellSink, graded bool, rep *Report, itemMajor bool) (*model.Responses, error) {
+func readParquetWide(q *pqFile, cells *cell.Sink, graded bool, lay *Layout, itemMajor bool) (*model.Responses, error) {
 	h := q.header
 	if len(h) < 2 {
-		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", clipJoin(h))}
+		return nil, &cell.ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", cell.ClipJoin(h))}
 	}
-	rows, cols := newPQNames(), newNameTable()
+	rows, cols := newPQNames(), cell.NewNames()
 	colID := make([]int32, len(h))
 	for k := 1; k < len(h); k++ {
-		colID[k] = cols.id([]byte(h[k]))
+		colID[k] = cols.ID([]byte(h[k]))
 	}
 	rowKind := "model name"
 	if itemMajor {
 		rowKind = "item id"
 	}
-	lp := labelParser{graded: graded}
+	lp := cell.Labels{Graded: graded}
 	var ids []int32
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
@@ -605,81 +594,31 @@ func readParquetWide(q *pqFile, cells *cellSink, graded bool, rep *Report, itemM
 				if itemMajor {
 					m, it = colID[k], ids[i]
 				}
-				cells.addLabel(m, it, l, &lp, line, rep)
+				cells.AddLabel(m, it, l, &lp, line)
 				return nil
 			}, nil); err != nil {
 				return nil, q.wrap(g, err)
 			}
 		}
-		rep.Rows += n
+		lay.Rows += n
 		row0 += int64(n)
 	}
-	if rep.Rows == 0 {
-		return nil, &ParseError{File: q.path, Msg: "no data rows"}
+	if lay.Rows == 0 {
+		return nil, &cell.ParseError{File: q.path, Msg: "no data rows"}
 	}
 	if itemMajor {
-		return &model.Responses{Models: cols.list, Items: rows.tab.list}, nil
+		return &model.Responses{Models: cols.List, Items: rows.tab.List}, nil
 	}
-	return &model.Responses{Models: rows.tab.list, Items: cols.list}, nil
+	return &model.Responses{Models: rows.tab.List, Items: cols.List}, nil
 }
 
 // wrap locates a decoding error of the library at its row group.
 func (q *pqFile) wrap(g int, err error) error {
-	var pe *ParseError
+	var pe *cell.ParseError
 	if errors.As(err, &pe) {
 		return err
 	}
-	return &ParseError{File: q.path, RowGroup: g + 1, Msg: "corrupt Parquet data: " + err.Error(), Err: err}
-}
-
-// reserveCells makes room for rows cells in the sink at once (a Parquet file
-// says how many rows it has), so that the cells are not copied as they grow.
-func reserveCells(cells *cellSink, rows int64) {
-	if rows <= 0 || rows > 1<<31-1 {
-		return
-	}
-	n := int(rows)
-	cells.model = append(fileio.MakeLarge[int32](n)[:0], cells.model...)
-	cells.item = append(fileio.MakeLarge[int32](n)[:0], cells.item...)
-	cells.label = append(fileio.MakeLarge[uint8](n)[:0], cells.label...)
-	if cells.keepLines {
-		cells.line = append(fileio.MakeLarge[int32](n)[:0], cells.line...)
-	}
-}
-
-// addCells adds a row group's cells (file rows row0+1...) to the sink,
-// skipping missing labels, a run of observed cells at a time.
-func addCells(cells *cellSink, m, it []int32, y []uint8, row0 int, rep *Report) {
-	if cells.succ != nil { // the sink keeps successes and trials: one cell at a time
-		for i, l := range y {
-			if l == labelMissing {
-				rep.Blank++
-				continue
-			}
-			cells.add(m[i], it[i], l, row0+i+1)
-		}
-		return
-	}
-	for i := 0; i < len(y); {
-		if y[i] == labelMissing {
-			rep.Blank++
-			i++
-			continue
-		}
-		k := i
-		for k < len(y) && y[k] != labelMissing {
-			k++
-		}
-		cells.model = append(cells.model, m[i:k]...)
-		cells.item = append(cells.item, it[i:k]...)
-		cells.label = append(cells.label, y[i:k]...)
-		if cells.keepLines {
-			for l := i; l < k; l++ {
-				cells.line = append(cells.line, int32(row0+l+1))
-			}
-		}
-		i = k
-	}
+	return &cell.ParseError{File: q.path, RowGroup: g + 1, Msg: "corrupt Parquet data: " + err.Error(), Err: err}
 }
 
 func resize[T any](s []T, n int) []T {
@@ -689,9 +628,19 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// readItemsParquet reads an item-text table from Parquet with the column
-// names of Items.
-func readItemsParquet(in *fileio.Input) (t *ItemTable, err error) {
+// Items is an item-text table: ids with their text and, optionally, group
+// (nil without a category or benchmark column).
+type Items struct {
+	IDs, Text, Group []string
+	// IDColumn and TextColumn are the names of the columns read as the id
+	// and the text.
+	IDColumn, TextColumn string
+}
+
+// ReadItems reads an item-text table from the opened Parquet file: its id
+// column is the first of idNames it has, its text column the first of
+// textNames, its group column one of cell.GroupNames.
+func ReadItems(in *fileio.Input, idNames, textNames []string) (t *Items, err error) {
 	path := in.Path
 	defer recoverParquet(path, &err)
 	q, err := openParquet(in)
@@ -700,16 +649,16 @@ func readItemsParquet(in *fileio.Input) (t *ItemTable, err error) {
 	}
 	defer q.Close()
 	h := q.header
-	ic := findColumn(h, itemTextIDNames)
+	ic := cell.FindColumn(h, idNames)
 	if ic < 0 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no item id column (want one of %s); columns are %s", strings.Join(itemTextIDNames, ", "), clipJoin(h))}
+		return nil, &cell.ParseError{File: path, Msg: fmt.Sprintf("no item id column (want one of %s); columns are %s", strings.Join(idNames, ", "), cell.ClipJoin(h))}
 	}
-	tc := findColumn(h, itemTextNames)
+	tc := cell.FindColumn(h, textNames)
 	if tc < 0 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
+		return nil, &cell.ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(textNames, ", "), cell.ClipJoin(h))}
 	}
-	gc := findColumn(h, groupNames)
-	t = &ItemTable{IDColumn: h[ic], TextColumn: h[tc]}
+	gc := cell.FindColumn(h, cell.GroupNames)
+	t = &Items{IDColumn: h[ic], TextColumn: h[tc]}
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())

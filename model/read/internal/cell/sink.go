@@ -1,24 +1,29 @@
-package read
+package cell
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
-// compactMin is the fewest cells a sink holds before it resolves the
-// duplicates read so far (see cellSink); a variable so tests can lower it.
-var compactMin = 1 << 24
+// CompactMin is the fewest cells a sink holds before it resolves the
+// duplicates read so far (see Sink); a variable so tests can lower it.
+var CompactMin = 1 << 24
 
-// cellSink collects cells as read, in file order, and resolves duplicate
+// Sink collects cells as read, in file order, and resolves duplicate
 // (model, item) rows by sorting each model's cells by item (no map over
 // cells). So that a file of repeated rows (a gzip of one row a billion times)
 // does not keep every row until the end, the sink resolves what it holds
 // whenever it has grown to twice the distinct cells of its last resolution
-// (and at least compactMin): the cells held are then never more than about
-// twice the distinct cells read, plus compactMin.
-type cellSink struct {
+// (and at least CompactMin): the cells held are then never more than about
+// twice the distinct cells read, plus CompactMin.
+type Sink struct {
+	// Blank counts the cells given as blank or NA: AddLabel counts those it
+	// is given, a reader that skips one itself adds it.
+	Blank int
+
 	model, item []int32
 	label       []uint8
 	line        []int32 // file line of each cell, kept only to report duplicates as errors
@@ -57,9 +62,12 @@ type dupRows struct {
 	firstLine, secondLine int32
 }
 
-func newCellSink(keepLines bool) *cellSink { return &cellSink{keepLines: keepLines} }
+// NewSink returns an empty sink; keepLines keeps each cell's line, to name
+// the lines of a duplicate under the error policy.
+func NewSink(keepLines bool) *Sink { return &Sink{keepLines: keepLines} }
 
-func (c *cellSink) add(m, i int32, y uint8, line int) {
+// Add adds a cell of one 0/1 answer y, read at line.
+func (c *Sink) Add(m, i int32, y uint8, line int) {
 	c.model = append(c.model, m)
 	c.item = append(c.item, i)
 	c.label = append(c.label, y)
@@ -70,16 +78,16 @@ func (c *cellSink) add(m, i int32, y uint8, line int) {
 	if c.keepLines {
 		c.line = append(c.line, int32(line))
 	}
-	if len(c.label) >= c.nextCompact && len(c.label) >= compactMin {
+	if len(c.label) >= c.nextCompact && len(c.label) >= CompactMin {
 		c.compact(0)
 	}
 }
 
-// addCounts adds a cell of k successes in n trials (k may be a fraction: a
+// AddCounts adds a cell of k successes in n trials (k may be a fraction: a
 // graded score); the sink keeps successes and trials from the first such cell.
-func (c *cellSink) addCounts(m, i int32, k float64, n int32, line int) {
+func (c *Sink) AddCounts(m, i int32, k float64, n int32, line int) {
 	if n == 1 && (k == 0 || k == 1) {
-		c.add(m, i, uint8(k), line)
+		c.Add(m, i, uint8(k), line)
 		return
 	}
 	c.weigh()
@@ -88,21 +96,21 @@ func (c *cellSink) addCounts(m, i int32, k float64, n int32, line int) {
 	c.add2(m, i, model.RoundedLabel(k, int(n)), line)
 }
 
-// addLabel adds a parsed label (lp.parse's code) as a cell: a missing one
-// is counted blank, labelCounts is lp's successes and trials.
-func (c *cellSink) addLabel(m, i int32, y uint8, lp *labelParser, line int, rep *Report) {
+// AddLabel adds a parsed label (a code of Labels.Parse) as a cell: Missing
+// is counted blank, Counts is lp's successes and trials.
+func (c *Sink) AddLabel(m, i int32, y uint8, lp *Labels, line int) {
 	switch y {
-	case labelMissing:
-		rep.Blank++
-	case labelCounts:
-		c.addCounts(m, i, lp.k, lp.n, line)
+	case Missing:
+		c.Blank++
+	case Counts:
+		c.AddCounts(m, i, lp.K, lp.N, line)
 	default:
-		c.add(m, i, y, line)
+		c.Add(m, i, y, line)
 	}
 }
 
 // weigh starts keeping successes and trials, for the cells held too.
-func (c *cellSink) weigh() {
+func (c *Sink) weigh() {
 	if c.succ != nil {
 		return
 	}
@@ -114,23 +122,23 @@ func (c *cellSink) weigh() {
 }
 
 // add2 is add for a cell whose successes and trials are already appended.
-func (c *cellSink) add2(m, i int32, y uint8, line int) {
+func (c *Sink) add2(m, i int32, y uint8, line int) {
 	c.model = append(c.model, m)
 	c.item = append(c.item, i)
 	c.label = append(c.label, y)
 	if c.keepLines {
 		c.line = append(c.line, int32(line))
 	}
-	if len(c.label) >= c.nextCompact && len(c.label) >= compactMin {
+	if len(c.label) >= c.nextCompact && len(c.label) >= CompactMin {
 		c.compact(0)
 	}
 }
 
-// held is the number of cells the sink holds.
-func (c *cellSink) held() int { return len(c.label) }
+// Held is the number of cells the sink holds.
+func (c *Sink) Held() int { return len(c.label) }
 
-// transpose swaps the roles of models and items.
-func (c *cellSink) transpose() {
+// Transpose swaps the roles of models and items.
+func (c *Sink) Transpose() {
 	c.model, c.item = c.item, c.model
 	c.dup.model, c.dup.item = c.dup.item, c.dup.model
 }
@@ -140,7 +148,7 @@ func (c *cellSink) transpose() {
 // and 1s in c.counts. nm is the number of models, or 0 to find it. Cells
 // already grouped by model (a wide model-major file, or a long file sorted by
 // model) are resolved in place, without a second copy of the cells.
-func (c *cellSink) compact(nm int) {
+func (c *Sink) compact(nm int) {
 	n := len(c.label)
 	if nm == 0 {
 		for _, m := range c.model {
@@ -303,18 +311,29 @@ func (c *cellSink) compact(nm int) {
 	c.nextCompact = 2 * len(label)
 }
 
-// finish resolves duplicate (model, item) rows by policy and stores the cells
+// Tally is what a sink counted besides its cells (read.Report shows it).
+type Tally struct {
+	Blank          int // cells given as blank or NA: missing
+	DuplicateCells int // (model, item) cells with more than one row
+	DuplicateRows  int // rows beyond the first for those cells
+	Conflicts      int // duplicate cells whose rows disagree
+	TiesDropped    int // conflicts with as many 0s as 1s, left missing (majority policy)
+}
+
+// Finish resolves duplicate (model, item) rows by policy and stores the cells
 // in r sorted by (model, item): majority (rows of one 0/1 trial each), first,
 // error, or trials (the rows' successes and trials added up, so that k of n
-// repeated 0/1 rows make one cell of k successes in n trials).
-func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) error {
+// repeated 0/1 rows make one cell of k successes in n trials). It returns
+// what it counted, so far as it got on an error, and empties the sink.
+func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
+	rep := Tally{Blank: c.Blank}
 	if n := len(c.label); n > 1<<31-1 {
-		return fmt.Errorf("%s: %d cells is more than jeirt can hold", file, n)
+		return rep, fmt.Errorf("%s: %d cells is more than jeirt can hold", file, n)
 	}
 	c.compact(len(r.Models))
 	if policy == "error" && c.dup.found {
 		fe := model.FieldErrorf("Duplicates", "use {Duplicates} majority, first or trials to resolve")
-		return &ParseError{File: file, Line: int(c.dup.secondLine), Err: fe,
+		return rep, &ParseError{File: file, Line: int(c.dup.secondLine), Err: fe,
 			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; %s)",
 				model.Clip(r.Models[c.dup.model]), model.Clip(r.Items[c.dup.item]), c.dup.firstLine, fe)}
 	}
@@ -334,7 +353,7 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 				switch policy {
 				case "majority":
 					if d.mixed {
-						return &ParseError{File: file, Msg: fmt.Sprintf("%d rows for model %q, item %q hold trials or graded scores: --duplicates majority resolves 0/1 answers only (use --duplicates trials to add them up, or first)",
+						return rep, &ParseError{File: file, Msg: fmt.Sprintf("%d rows for model %q, item %q hold trials or graded scores: --duplicates majority resolves 0/1 answers only (use --duplicates trials to add them up, or first)",
 							d.rows, model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]))}
 					}
 					switch {
@@ -351,7 +370,7 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 					}
 				case "trials":
 					if d.trials > 1<<31-1 {
-						return &ParseError{File: file, Msg: fmt.Sprintf("model %q, item %q: %d trials in all is more than jeirt can hold in one cell",
+						return rep, &ParseError{File: file, Msg: fmt.Sprintf("model %q, item %q: %d trials in all is more than jeirt can hold in one cell",
 							model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]), d.trials)}
 					}
 					succ[p], trials[p] = d.succ, int32(d.trials)
@@ -370,7 +389,58 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 	}
 	r.Model, r.Item, r.Label, r.Successes, r.Trials = mod, item, label, succ, trials
 	r.Normalize()
-	*c = cellSink{}
+	*c = Sink{}
 	r.Invalidate()
-	return nil
+	return rep, nil
+}
+
+// Reserve makes room for rows cells at once (a Parquet file says how many
+// rows it has), so that the cells are not copied as they grow.
+func (c *Sink) Reserve(rows int64) {
+	if rows <= 0 || rows > 1<<31-1 {
+		return
+	}
+	n := int(rows)
+	c.model = append(fileio.MakeLarge[int32](n)[:0], c.model...)
+	c.item = append(fileio.MakeLarge[int32](n)[:0], c.item...)
+	c.label = append(fileio.MakeLarge[uint8](n)[:0], c.label...)
+	if c.keepLines {
+		c.line = append(fileio.MakeLarge[int32](n)[:0], c.line...)
+	}
+}
+
+// AddRows adds the cells of rows row0+1... (model m[k], item it[k], label
+// y[k], a 0/1 answer or Missing), counting the missing ones blank, a run of
+// observed cells at a time.
+func (c *Sink) AddRows(m, it []int32, y []uint8, row0 int) {
+	if c.succ != nil { // the sink keeps successes and trials: one cell at a time
+		for i, l := range y {
+			if l == Missing {
+				c.Blank++
+				continue
+			}
+			c.Add(m[i], it[i], l, row0+i+1)
+		}
+		return
+	}
+	for i := 0; i < len(y); {
+		if y[i] == Missing {
+			c.Blank++
+			i++
+			continue
+		}
+		k := i
+		for k < len(y) && y[k] != Missing {
+			k++
+		}
+		c.model = append(c.model, m[i:k]...)
+		c.item = append(c.item, it[i:k]...)
+		c.label = append(c.label, y[i:k]...)
+		if c.keepLines {
+			for l := i; l < k; l++ {
+				c.line = append(c.line, int32(row0+l+1))
+			}
+		}
+		i = k
+	}
 }

@@ -1,13 +1,18 @@
-package read
+package parquet
 
 import (
+	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -18,7 +23,7 @@ import (
 func TestReadParquetPageSize(t *testing.T) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	_, _, err := File("testdata/page-size-2g.parquet", Options{Format: "long", NoCache: true})
+	_, err := readFile("testdata/page-size-2g.parquet", "long")
 	runtime.ReadMemStats(&m1)
 	if err == nil || !strings.Contains(err.Error(), "(a damaged file)") {
 		t.Fatalf("got %v, want a damaged-file error", err)
@@ -33,11 +38,8 @@ func TestReadParquetPageSize(t *testing.T) {
 // would allocate gigabytes for its rows) is refused.
 func TestReadParquetRowCount(t *testing.T) {
 	dir := t.TempDir()
-	src, dst := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.parquet")
-	os.WriteFile(src, []byte(layoutSeeds[0].body), 0o644)
-	if _, err := ConvertToParquet(src, dst, 0); err != nil {
-		t.Fatal(err)
-	}
+	dst := filepath.Join(dir, "s.parquet")
+	writeRows(t, dst, "model,item,label", "m1,q1,1", "m1,q2,0", "m2,q1,1")
 	b, _ := os.ReadFile(dst)
 	footer := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
 	start := len(b) - 8 - footer
@@ -59,12 +61,38 @@ func TestReadParquetRowCount(t *testing.T) {
 	os.WriteFile(p, out, 0o644)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	_, _, err = File(p, Options{NoCache: true})
+	_, err = readFile(p, "auto")
 	runtime.ReadMemStats(&m1)
 	if err == nil || !strings.Contains(err.Error(), "row group 1: 1000000000 rows in") {
 		t.Fatalf("got %v", err)
 	}
 	if a := m1.TotalAlloc - m0.TotalAlloc; a > 16<<20 {
 		t.Errorf("allocated %d bytes", a)
+	}
+}
+
+// readFile reads the Parquet file path in the layout format.
+func readFile(path, format string) (*model.Responses, error) {
+	in, err := fileio.OpenInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	r, _, err := Read(in, format, false, cell.NewSink(false))
+	return r, err
+}
+
+// writeRows writes the comma-separated header and rows to path with Write.
+func writeRows(t *testing.T, path, header string, rows ...string) {
+	t.Helper()
+	k := 0
+	if _, err := Write("rows", path, strings.Split(header, ","), 0, func() ([][]byte, error) {
+		if k == len(rows) {
+			return nil, io.EOF
+		}
+		k++
+		return bytes.Split([]byte(rows[k-1]), []byte(",")), nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,22 @@
-package read
+// Package cache writes and loads the binary response cache of package
+// model/read: the cells read from a text file, so that a later read of the
+// same content loads them instead of parsing the text. One file per (text
+// file, reader options) under the cache folder (Path):
+//
+//	magic "JEIRTRC2" | key: options (32 bytes), size, modification time and
+//	xxHash64 of the text file (8 bytes each) | counts and the read report |
+//	names | cells per model (uint32 each) | item of each cell (int32) |
+//	labels, one bit per cell | with trials: trials of each cell (int32) |
+//	with successes: successes of each cell (float64) | CRC-32C of everything
+//	before (4 bytes)
+//
+// all little-endian. The options part is a SHA-256 of the reader's options;
+// the hash covers every byte of the text file, so a cache is used only for
+// the content it was written from, whatever the file's size or time say
+// (unless the reader is told to trust the time). Cells are stored sorted by
+// (model, item), as the readers leave them, so the model of each cell is a
+// run length and a 90-million-cell file caches in about 4.1 bytes per cell.
+package cache
 
 import (
 	"crypto/sha256"
@@ -15,41 +33,22 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
 
-// The binary response cache. One file per (text file, reader options) under
-// the cache folder:
-//
-//	magic "JEIRTRC2" | key: options (32 bytes), size, modification time and
-//	xxHash64 of the text file (8 bytes each) | counts and the read report |
-//	names | cells per model (uint32 each) | item of each cell (int32) |
-//	labels, one bit per cell | with trials: trials of each cell (int32) |
-//	with successes: successes of each cell (float64) | CRC-32C of everything
-//	before (4 bytes)
-//
-// all little-endian. The options part is a SHA-256 of the reader's options;
-// the hash covers every byte of the text file, so a cache is used only for
-// the content it was written from, whatever the file's size or time say
-// (unless Options.CacheTrustMtime). Cells are stored sorted by (model,
-// item), as the readers leave them, so the model of each cell is a run
-// length and a 90-million-cell file caches in about 4.1 bytes per cell.
-
-const (
-	cacheMagic      = "JEIRTRC2"
-	defaultCacheMin = 64 << 20
-)
+const cacheMagic = "JEIRTRC2"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// littleEndian is true on the hosts whose memory order matches the cache's,
-// where int32 slices are written and read without conversion.
-var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+// LittleEndian is true on the hosts whose memory order matches the cache's,
+// where int32 slices are written and read without conversion: the only hosts
+// that cache.
+var LittleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
 
-// cacheFile returns the cache path for path read with format and dup.
-func cacheFile(dir, path, format, dup string) (string, error) {
+// Path returns the cache file under dir ("" means jeirt/responses under the
+// user cache folder) for the text file path read with format and dup.
+func Path(dir, path, format, dup string) (string, error) {
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
@@ -65,120 +64,26 @@ func cacheFile(dir, path, format, dup string) (string, error) {
 	return filepath.Join(dir, hex.EncodeToString(h[:16])+".cells"), nil
 }
 
-// cacheKey is what a cache was written for: the reader's options and the
-// text file's size, modification time and content hash.
-type cacheKey struct {
-	opts  [32]byte
-	size  int64
-	mtime int64
-	sum   uint64
+// Key is what a cache was written for: the reader's options (OptionsKey)
+// and the text file's size, modification time (Unix nanoseconds) and
+// content hash (xxHash64).
+type Key struct {
+	Options [32]byte
+	Size    int64
+	ModTime int64
+	Sum     uint64
 }
 
-const cacheKeyBytes = 32 + 3*8
+const keyBytes = 32 + 3*8
 
-func optionsKey(format, dup string) [32]byte {
+// OptionsKey is the key of the reader's options format and dup.
+func OptionsKey(format, dup string) [32]byte {
 	return sha256.Sum256([]byte(cacheMagic + "\x00" + format + "\x00" + dup))
 }
 
-// textCache is the hashing of a text file that may be cached: the hash
-// sees every byte read from the file from its first.
-type textCache struct {
-	h *xxhash.Digest
-}
-
-// cacheFor starts hashing in when it is a regular text file large enough
-// to be cached with opt, and returns nil otherwise.
-func cacheFor(in *fileio.Input, opt Options) *textCache {
-	threshold := opt.CacheMin
-	if threshold == 0 {
-		threshold = defaultCacheMin
-	}
-	if opt.NoCache || !in.Regular || in.Size < threshold || !littleEndian {
-		return nil
-	}
-	c := &textCache{h: xxhash.New()}
-	in.Hash(c.h)
-	return c
-}
-
-// readTextCached reads a text file through the cache. The cache is loaded
-// while the file is hashed; when the hash is not the one the cache was
-// written for, the file is parsed (and hashed again as it is) and the cache
-// rewritten.
-func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
-	path := in.Path
-	dupKey := dup
-	if opt.Graded {
-		dupKey += "\x00graded"
-	}
-	cpath, err := cacheFile(opt.CacheDir, path, format, dupKey)
-	if err != nil {
-		return readText(in, format, dup, opt.Graded, rep)
-	}
-	rep.CachePath = cpath
-	want := cacheKey{opts: optionsKey(format, dupKey), size: in.Size, mtime: in.ModTime.UnixNano()}
-	why := ""
-	switch have, err := readCacheKey(cpath); {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		why = err.Error()
-	case have.opts != want.opts:
-		why = "the options changed"
-	case have.size != want.size:
-		why = "the file changed size"
-	case opt.CacheTrustMtime && have.mtime == want.mtime:
-		if r, saved, _, err := loadCache(cpath); err == nil {
-			*rep = *saved
-			rep.Path, rep.Cache, rep.CachePath = path, "loaded (size and modification time trusted, not hashed)", cpath
-			return r, nil
-		} else {
-			why = err.Error()
-		}
-	default:
-		// Hash the whole file while the cache loads.
-		hashed := make(chan error, 1)
-		go func() { hashed <- in.Drain() }()
-		r, saved, got, lerr := loadCache(cpath)
-		if err := <-hashed; err != nil {
-			return nil, &ParseError{File: path, Msg: err.Error(), Err: err}
-		}
-		switch {
-		case lerr != nil:
-			why = lerr.Error()
-		case got.sum != tc.h.Sum64() || got.opts != want.opts || got.size != want.size:
-			why = "the file's content changed"
-		default:
-			*rep = *saved
-			rep.Path, rep.Cache, rep.CachePath = path, "loaded", cpath
-			return r, nil
-		}
-		if err := in.Rewind(); err != nil {
-			return nil, err
-		}
-		tc.h.Reset()
-	}
-	r, err := readText(in, format, dup, opt.Graded, rep)
-	if err != nil {
-		return nil, err
-	}
-	// The key is of the bytes just parsed: to the end of the file.
-	if err := in.Drain(); err != nil {
-		return nil, &ParseError{File: path, Msg: err.Error(), Err: err}
-	}
-	want.sum = tc.h.Sum64()
-	rep.Cache = "written"
-	if why != "" {
-		rep.Cache = "rebuilt (" + why + ")"
-	}
-	if err := writeCache(cpath, want, r, rep); err != nil {
-		rep.Cache = "not written (" + err.Error() + ")"
-	}
-	return r, nil
-}
-
-// readCacheKey reads the key at the start of the cache file path.
-func readCacheKey(path string) (cacheKey, error) {
-	var k cacheKey
+// ReadKey reads the key at the start of the cache file path.
+func ReadKey(path string) (Key, error) {
+	var k Key
 	if err := regularCache(path); err != nil {
 		return k, err
 	}
@@ -187,7 +92,7 @@ func readCacheKey(path string) (cacheKey, error) {
 		return k, err
 	}
 	defer in.Close()
-	var head [len(cacheMagic) + cacheKeyBytes]byte
+	var head [len(cacheMagic) + keyBytes]byte
 	if _, err := io.ReadFull(in, head[:]); err != nil {
 		return k, errDamaged
 	}
@@ -213,21 +118,21 @@ func regularCache(path string) error {
 	return nil
 }
 
-func decodeKey(b []byte) cacheKey {
-	var k cacheKey
-	copy(k.opts[:], b[:32])
-	k.size = int64(binary.LittleEndian.Uint64(b[32:]))
-	k.mtime = int64(binary.LittleEndian.Uint64(b[40:]))
-	k.sum = binary.LittleEndian.Uint64(b[48:])
+func decodeKey(b []byte) Key {
+	var k Key
+	copy(k.Options[:], b[:32])
+	k.Size = int64(binary.LittleEndian.Uint64(b[32:]))
+	k.ModTime = int64(binary.LittleEndian.Uint64(b[40:]))
+	k.Sum = binary.LittleEndian.Uint64(b[48:])
 	return k
 }
 
-func (k cacheKey) encode() []byte {
-	b := make([]byte, cacheKeyBytes)
-	copy(b, k.opts[:])
-	binary.LittleEndian.PutUint64(b[32:], uint64(k.size))
-	binary.LittleEndian.PutUint64(b[40:], uint64(k.mtime))
-	binary.LittleEndian.PutUint64(b[48:], k.sum)
+func (k Key) encode() []byte {
+	b := make([]byte, keyBytes)
+	copy(b, k.Options[:])
+	binary.LittleEndian.PutUint64(b[32:], uint64(k.Size))
+	binary.LittleEndian.PutUint64(b[40:], uint64(k.ModTime))
+	binary.LittleEndian.PutUint64(b[48:], k.Sum)
 	return b
 }
 
@@ -263,7 +168,21 @@ func (c *cacheWriter) strs(list []string) {
 	}
 }
 
-func writeCache(path string, key cacheKey, r *model.Responses, rep *Report) error {
+// Summary is what a cache keeps of the read report besides the cells: the
+// layout read and why, whether the text was gzip-compressed, the rows read,
+// and the counts of blank and duplicate cells (read.Report's fields of the
+// same names).
+type Summary struct {
+	Format, Why string
+	Gzip        bool
+	Rows, Blank int
+
+	DuplicateCells, DuplicateRows, Conflicts, TiesDropped int
+}
+
+// Write writes the cache file path for r, read with the report rep from the
+// text file of key, atomically. The cells must be sorted by (model, item).
+func Write(path string, key Key, r *model.Responses, rep Summary) error {
 	n := r.Len()
 	counts := make([]uint32, r.NumModels())
 	for c, m := range r.Model {
@@ -404,31 +323,32 @@ func (c *cacheReader) strs() []string {
 	return out
 }
 
-// loadCache reads the cache file path, verifying its checksum and that its
+// Load reads the cache file path, verifying its checksum and that its
 // contents are possible (names unique, cells in range and each (model,
 // item) once), and returns its key; it returns an error wrapping
 // os.ErrNotExist when there is none.
-func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
-	var key cacheKey
+func Load(path string) (*model.Responses, Summary, Key, error) {
+	var none Summary
+	var key Key
 	if err := regularCache(path); err != nil {
-		return nil, nil, key, err
+		return nil, none, key, err
 	}
 	in, err := fileio.OpenInput(path)
 	if err != nil {
-		return nil, nil, key, err
+		return nil, none, key, err
 	}
 	defer in.Close()
 	if !in.Regular {
-		return nil, nil, key, errDamaged
+		return nil, none, key, errDamaged
 	}
 	c := &cacheReader{r: in, crc: crc32.New(castagnoli), left: in.Size - 4}
-	var head [len(cacheMagic) + cacheKeyBytes]byte
+	var head [len(cacheMagic) + keyBytes]byte
 	c.bytes(head[:])
 	if c.err != nil || string(head[:len(cacheMagic)]) != cacheMagic {
-		return nil, nil, key, errDamaged
+		return nil, none, key, errDamaged
 	}
 	key = decodeKey(head[len(cacheMagic):])
-	rep := &Report{Format: c.str(), Why: c.str()}
+	rep := Summary{Format: c.str(), Why: c.str()}
 	var v [7]uint64
 	for k := range v {
 		v[k] = c.u64()
@@ -446,7 +366,7 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	}
 	n := c.size(4)
 	if c.err != nil {
-		return nil, nil, key, c.err
+		return nil, none, key, c.err
 	}
 	// The cells are read straight into their slices; their checksum runs on
 	// one goroutine while the others check and unpack them.
@@ -459,13 +379,13 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	}
 	if flags&4 != 0 {
 		if int64(n)*4 > c.left {
-			return nil, nil, key, errDamaged
+			return nil, none, key, errDamaged
 		}
 		r.Trials = fileio.MakeLarge[int32](n)
 	}
 	if flags&8 != 0 {
 		if int64(n)*8 > c.left {
-			return nil, nil, key, errDamaged
+			return nil, none, key, errDamaged
 		}
 		r.Successes = fileio.MakeLarge[float64](n)
 	}
@@ -482,16 +402,16 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	parts := [][]byte{countBytes, itemBytes, bits, trialBytes, succBytes}
 	for _, b := range parts {
 		if int64(len(b)) > c.left {
-			return nil, nil, key, errDamaged
+			return nil, none, key, errDamaged
 		}
 		if _, err := io.ReadFull(c.r, b); err != nil {
-			return nil, nil, key, errDamaged
+			return nil, none, key, errDamaged
 		}
 		c.left -= int64(len(b))
 	}
 	var tail [4]byte
 	if _, err := io.ReadFull(c.r, tail[:]); err != nil || c.left != 0 {
-		return nil, nil, key, errDamaged
+		return nil, none, key, errDamaged
 	}
 	crcDone := make(chan uint32, 1)
 	go func() {
@@ -521,7 +441,7 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 		// The checksum is checked first: impossible contents (ids out of
 		// range, a name or a cell twice) are refused even when it matches,
 		// rather than trusted.
-		return nil, nil, key, errDamaged
+		return nil, none, key, errDamaged
 	}
 	return r, rep, key, nil
 }

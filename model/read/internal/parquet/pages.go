@@ -1,9 +1,10 @@
-package read
+package parquet
 
 import (
 	"fmt"
 	"io"
 
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -44,7 +45,7 @@ func (q *pqFile) checkPages(size int64) error {
 			bytes += max(cc.MetaData.TotalCompressedSize, 0)
 		}
 		if rg.NumRows < 0 || rg.NumRows > maxRowsFloor+8*maxRowsPerBit*bytes {
-			return &ParseError{File: q.path, RowGroup: g + 1,
+			return &cell.ParseError{File: q.path, RowGroup: g + 1,
 				Msg: fmt.Sprintf("%d rows in %d bytes of columns (a damaged file)", rg.NumRows, bytes)}
 		}
 		for k, cc := range rg.Columns {
@@ -54,7 +55,7 @@ func (q *pqFile) checkPages(size int64) error {
 				column = fmt.Sprintf("column %q", q.header[k])
 			}
 			damaged := func(format string, args ...any) error {
-				return &ParseError{File: q.path, RowGroup: g + 1,
+				return &cell.ParseError{File: q.path, RowGroup: g + 1,
 					Msg: fmt.Sprintf("%s: %s (a damaged file)", column, fmt.Sprintf(format, args...))}
 			}
 			off := md.DataPageOffset

@@ -1,0 +1,87 @@
+package cell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jeirt/jeirt/model"
+)
+
+// Column names of the layouts, compared case-insensitively, in order of
+// preference.
+var (
+	ModelNames = []string{"model", "model_name", "model_id", "subject_id"}
+	ItemNames  = []string{"item", "item_id", "prompt_id", "question_id"}
+	LabelNames = []string{"correct", "label", "y", "response"}
+	// A long file of cells with several trials: successes and trials
+	// columns (without a successes column, the label column counts them).
+	SuccessNames = []string{"successes", "k", "n_correct", "num_correct"}
+	TrialNames   = []string{"trials", "n", "n_trials", "num_trials", "attempts", "samples"}
+	TextNames    = []string{"text", "prompt"}
+	GroupNames   = []string{"category", "benchmark"}
+	FreqNames    = []string{"freq", "frequency"}
+)
+
+// FindColumn returns the index of the first of names present in header, or -1.
+func FindColumn(header []string, names []string) int {
+	for _, n := range names {
+		for k, h := range header {
+			if strings.EqualFold(h, n) {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// LongColumns are the columns of a long file, -1 where absent: Label is the
+// label column, or with Trials the successes column (a successes column,
+// else the label column holding counts); Trials is -1 for 0/1 labels.
+type LongColumns struct{ Model, Item, Label, Trials, Text, Group int }
+
+// FindLongColumns finds the columns of a long file in header, and reports
+// whether it has model, item and label columns.
+func FindLongColumns(header []string) (LongColumns, bool) {
+	c := LongColumns{
+		Model:  FindColumn(header, ModelNames),
+		Item:   FindColumn(header, ItemNames),
+		Label:  FindColumn(header, LabelNames),
+		Trials: FindColumn(header, TrialNames),
+		Text:   FindColumn(header, TextNames),
+		Group:  FindColumn(header, GroupNames),
+	}
+	if c.Trials >= 0 {
+		if k := FindColumn(header, SuccessNames); k >= 0 {
+			c.Label = k
+		}
+	}
+	return c, c.Model >= 0 && c.Item >= 0 && c.Label >= 0
+}
+
+// Describe names the columns found, for Report.Why.
+func (c LongColumns) Describe(h []string) string {
+	if c.Trials >= 0 {
+		return fmt.Sprintf("model column %q, item column %q, successes column %q and trials column %q",
+			model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]), model.Clip(h[c.Trials]))
+	}
+	return fmt.Sprintf("model column %q, item column %q and label column %q", model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]))
+}
+
+// SetFirst records v for item i unless the item already has a non-empty value.
+func SetFirst(list []string, i int, v []byte) []string {
+	for len(list) <= i {
+		list = append(list, "")
+	}
+	if list[i] == "" && len(v) > 0 {
+		list[i] = string(v)
+	}
+	return list
+}
+
+// PadTo pads list with empty strings to n.
+func PadTo(list []string, n int) []string {
+	for len(list) < n {
+		list = append(list, "")
+	}
+	return list
+}
