@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/runner"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
@@ -164,6 +165,9 @@ func runSafety(t *testing.T, project string, c safetyCase) {
 	copyTree(t, project, dir)
 	t.Chdir(dir)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	// No CUDA runner: a jeirt-cuda on this machine's PATH would be probed
+	// first, and on a loaded machine its probe can outlast a short case.
+	t.Setenv(runner.EnvRunner, filepath.Join(dir, "no-runner"))
 	if c.setup != nil {
 		c.setup(t, dir)
 	}

@@ -78,14 +78,17 @@ func Find() (Runner, error) {
 // Probe runs `runner device probe` and returns the device it names, or why
 // the runner cannot use a GPU (the first line it printed to standard error,
 // or how it failed).
-func (r Runner) Probe(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+func (r Runner) Probe(parent context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, ProbeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.Path, "device", "probe")
 	cmd.Env = append(os.Environ(), EnvChild+"=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if err := parent.Err(); err != nil { // the command was stopped, not the probe
+		return "", fmt.Errorf("%s device probe: %w", r.Path, err)
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return "", fmt.Errorf("%s device probe: no answer within %s", r.Path, ProbeTimeout)
 	}
