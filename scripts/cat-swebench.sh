@@ -20,15 +20,24 @@ DATA=configs/data/swebench-verified/response_matrix.csv
 mkdir -p "$OUT"
 go build -o "$OUT/jeirt" ./cmd/jeirt
 J="$OUT/jeirt"
+# q CMD...: runs CMD quietly; when it fails, says which command and what it printed.
+q() {
+	local log
+	log=$("$@" 2>&1) || {
+		echo "cat-swebench: failed: $*" >&2
+		tail -5 <<<"$log" >&2
+		exit 1
+	}
+}
 for seed in $SEEDS; do
 	S="$OUT/s$seed"
-	"$J" data split --data "$DATA" --by model --val 0 --test 0.075 --seed "$seed" --out "$S-split" --force >/dev/null 2>&1
-	"$J" irt fit --data "$S-split/train.csv" --out "$S-fit" --force >/dev/null 2>&1
-	"$J" irt fit --data "$S-split/train.csv" --rank 2 --signed --out "$S-fit-r2" --force >/dev/null 2>&1
+	q "$J" data split --data "$DATA" --by model --val 0 --test 0.075 --seed "$seed" --out "$S-split" --force
+	q "$J" irt fit --data "$S-split/train.csv" --out "$S-fit" --force
+	q "$J" irt fit --data "$S-split/train.csv" --rank 2 --signed --out "$S-fit-r2" --force
 	run() { # name, fit, flags...
 		local name=$1 fit=$2
 		shift 2
-		"$J" irt cat --fit "$fit" --data "$S-split/test.csv" --seed "$seed" --out "$S-$name" --force "$@" >/dev/null 2>&1
+		q "$J" irt cat --fit "$fit" --data "$S-split/test.csv" --seed "$seed" --out "$S-$name" --force "$@"
 	}
 	for rule in fisher kl random; do
 		run "b50-$rule" "$S-fit" --rule "$rule" --budget 50
