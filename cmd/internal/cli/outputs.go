@@ -52,7 +52,7 @@ type Outputs struct {
 // inputFlags are the flags, of any command, that name a file or folder the
 // command reads.
 var inputFlags = []string{"data", "items", "config", "checkpoint", "fit", "cache", "train", "val", "costs",
-	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams"}
+	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams", "foreign"}
 
 // Guard makes cmd apply the output rule and the input context before its
 // RunE (see above), adding --force when it has outputs and no --force yet.

@@ -151,6 +151,7 @@ func (s *Server) routes() {
 	handle("POST /v1/route", "route", false, s.route)
 	handle("POST /v1/predict", "predict", false, s.predict)
 	handle("GET /v1/models", "models", false, s.models)
+	handle("GET /v1/router", "router", false, s.router)
 	handle("POST /v1/models", "onboard", true, s.onboard)
 	handle("POST /v1/chat/completions", "chat", false, s.chat)
 	handle("POST /admin/reload", "reload", true, s.reload)

@@ -26,6 +26,7 @@ type state struct {
 	encMu  *sync.Mutex // serialises Encode for encoders not known to be safe for concurrent use
 	costs  []float64   // per row of M; nil without costs (NaN: a model without a price)
 	ref    []float64   // mean predicted P over the checkpoint's questions (route.MeanPredictedP)
+	rank   []float64   // what ranks the models for routing (route.Reference: the recorded training accuracies, else ref)
 	index  map[string]int
 	loaded time.Time
 	// domain is the checkpoint's out-of-domain reference (nil for a
@@ -50,6 +51,10 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
+	st.rank = st.ref
+	if ck.Manifest.Routing != nil {
+		st.rank = route.Reference(ck)
+	}
 	if st.domain, err = checkpoint.LoadDomain(dir); err != nil {
 		return nil, err
 	}
@@ -107,17 +112,20 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 }
 
 // RouteParams are the routing settings of one request; their zero value is
-// the rule jeirt route applies without flags: the highest P among all models,
-// or, when the server has costs, the cheapest model with P ≥ 0.7.
+// the rule jeirt route applies without flags: the checkpoint's recorded
+// default rule, or, for a checkpoint without one, the highest P among all
+// models (with server costs, the cheapest model with P ≥ 0.7).
 type RouteParams struct {
-	// Rule is "max-p", "min-p", "lambda" or "margin"; "" infers it from the
-	// other fields as jeirt route infers it from its flags.
+	// Rule is "default", "max-p", "min-p", "lambda" or "margin"; "" is the
+	// default without other fields, else inferred from them as jeirt route
+	// infers it from its flags.
 	Rule   string   `json:"rule,omitempty"`
 	MinP   *float64 `json:"min_p,omitempty"`
 	Lambda *float64 `json:"lambda,omitempty"`
 	Margin *float64 `json:"margin,omitempty"`
-	// Shortlist keeps the T models with the highest mean predicted P over the
-	// checkpoint's questions (jeirt route --shortlist without --data).
+	// Shortlist keeps the T models with the best recorded training accuracy
+	// (else the highest mean predicted P over the checkpoint's questions;
+	// jeirt route --shortlist without --data).
 	Shortlist int `json:"shortlist,omitempty"`
 	// Models restricts the candidates; nil means all (with a cost rule, all
 	// that have a price).
@@ -127,7 +135,8 @@ type RouteParams struct {
 	Default string `json:"default,omitempty"`
 	// KeepOutOfDomain keeps the rule's choice for a query unlike every
 	// training question (it is still flagged); by default such a query goes
-	// to the candidate with the highest mean predicted P.
+	// to the candidate ranked first (the best recorded training accuracy,
+	// else the highest mean predicted P).
 	KeepOutOfDomain bool `json:"keep_out_of_domain,omitempty"`
 }
 
@@ -137,6 +146,9 @@ type RouteParams struct {
 // naming the field.
 func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
 	m := st.model()
+	if p.usesDefault() && (p.Rule == "default" || st.ck.Manifest.Routing != nil) {
+		return st.defaultRouter(p, allowed)
+	}
 	rule := p.Rule
 	if rule == "" {
 		switch {
@@ -175,7 +187,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 		rt.Margin = *p.Margin
 	default:
-		return nil, badField("rule", "unknown rule %q: want max-p, min-p, lambda or margin", rule)
+		return nil, badField("rule", "unknown rule %q: want default, max-p, min-p, lambda or margin", rule)
 	}
 	if costRule && st.costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
@@ -228,12 +240,12 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 	}
 	if p.Shortlist > 0 {
-		rt.Candidates = route.Shortlist(st.ref, rt.Candidates, p.Shortlist)
+		rt.Candidates = route.Shortlist(st.rank, rt.Candidates, p.Shortlist)
 	}
 	if costRule {
 		rt.Costs = st.costs
 	}
-	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.ref, rt.Candidates), p.KeepOutOfDomain
+	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.rank, rt.Candidates), p.KeepOutOfDomain
 	if rule == "margin" {
 		if p.Default != "" {
 			i, ok := st.index[p.Default]
@@ -242,7 +254,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 			}
 			rt.Default = i
 		} else {
-			rt.Default = route.BestSingle(st.ref, rt.Candidates)
+			rt.Default = route.BestSingle(st.rank, rt.Candidates)
 		}
 	}
 	if err := rt.Check(); err != nil {
