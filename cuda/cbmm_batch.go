@@ -31,6 +31,11 @@ func (c cbmmBackend) Name() string { return c.device }
 func (c cbmmBackend) Available() error { _, err := c.open(); return err }
 
 func (c cbmmBackend) Load(problems []*backend.CBMMProblem, rank int, sigma float64, threads int) (backend.CBMMBatch, error) {
+	for k, p := range problems {
+		if p.Weighted() { // the kernels fit 0/1 answers (train/irt sends the others to the CPU)
+			return nil, fmt.Errorf("problem %d has cells of several trials or graded scores: the CUDA backend fits 0/1 answers only", k)
+		}
+	}
 	l, err := newCBMMLayout(problems, rank)
 	if err != nil {
 		return nil, err

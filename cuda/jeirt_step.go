@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -419,6 +420,9 @@ func (s *jeirtStepper) Step(b *backend.JEIRTBatch, lr float64) (float64, error) 
 	if s.err != nil {
 		return 0, s.err
 	}
+	if b.Weight != nil {
+		return 0, errors.New("cuda: the JE-IRT step fits 0/1 answers; cells of several trials or graded scores train on the CPU (device cpu or cpu:fused)")
+	}
 	p := s.p
 	U := b.Rows()
 	if err := s.checkPairs(b.Item, b.Row, b.Model, b.Label, p.R != nil); err != nil {
@@ -495,6 +499,9 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 	if s.err != nil {
 		return loss[:0], s.err
 	}
+	if sc.Weight != nil {
+		return loss[:0], errors.New("cuda: the JE-IRT step fits 0/1 answers; cells of several trials or graded scores train on the CPU (device cpu or cpu:fused)")
+	}
 	p := s.p
 	if s.nF == 0 {
 		return loss[:0], fmt.Errorf("cuda: JE-IRT epoch before SetFeatures")
@@ -558,6 +565,11 @@ func (s *jeirtStepper) Epoch(ctx context.Context, sc *backend.JEIRTSchedule, lr 
 
 // SetEvalCells uploads the cell sets Evaluate scores, in two copies.
 func (s *jeirtStepper) SetEvalCells(sets []backend.JEIRTCells) error {
+	for _, c := range sets {
+		if c.Weight != nil {
+			return errors.New("cuda: the JE-IRT step fits 0/1 answers; cells of several trials or graded scores train on the CPU (device cpu or cpu:fused)")
+		}
+	}
 	p := s.p
 	J := p.NumItems
 	ints := make([]int32, J, J+64)

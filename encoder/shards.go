@@ -56,11 +56,12 @@ func MergeShards(shards []*Vectors, names []string, order []string, orderName st
 	return ordered, nil
 }
 
-// ReadTexts reads an items CSV (by read.Items) or, for any other
-// extension, one text per line with the line number as id.
+// ReadTexts reads an item-text file (read.Items: .csv, .tsv, .jsonl or
+// .parquet, gzip allowed) or, for any other extension, one text per line
+// with the line number as id.
 func ReadTexts(path string) (ids, texts []string, err error) {
-	lower := strings.ToLower(path)
-	if strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".csv.gz") {
+	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	if strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".tsv") || strings.HasSuffix(lower, ".jsonl") || strings.HasSuffix(lower, ".parquet") {
 		t, err := read.Items(path)
 		if err != nil {
 			return nil, nil, err

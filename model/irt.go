@@ -19,6 +19,11 @@ type IRT struct {
 	A      []float64 // J x r, row-major: a_j = A[j*r:(j+1)*r]
 	B      []float64 // J
 	Signed bool      // loadings of either sign (see the gauge above)
+	// Family is the response function: "2pl" (also ""), "1pl" (every a_j
+	// the same) or "3pl" (C holds each item's lower asymptote c_j, so that
+	// P = c_j + (1 − c_j)·sigmoid(x_ij/σ)). C is nil without an asymptote.
+	Family string
+	C      []float64 // J, or nil
 
 	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
 	Iterations  int
@@ -38,13 +43,41 @@ func (m *IRT) Logit(i, j int) float64 {
 	return x
 }
 
-// Prob returns P(model i answers item j correctly) = sigmoid(x_ij/σ).
+// Prob returns P(model i answers item j correctly) = sigmoid(x_ij/σ), or
+// c_j + (1 − c_j)·sigmoid(x_ij/σ) with a lower asymptote (the 3PL).
 func (m *IRT) Prob(i, j int) float64 {
 	s := m.Sigma
 	if s == 0 {
 		s = 1
 	}
-	return Sigmoid(m.Logit(i, j) / s)
+	return m.Guessing(j, Sigmoid(m.Logit(i, j)/s))
+}
+
+// Guessing lifts item j's 2PL probability p to the 3PL's c_j + (1 − c_j)·p;
+// without asymptotes (C nil) it returns p.
+func (m *IRT) Guessing(j int, p float64) float64 {
+	if m.C == nil {
+		return p
+	}
+	return m.C[j] + (1-m.C[j])*p
+}
+
+// Families are the response functions a fit can have (IRT.Family).
+var Families = []string{"1pl", "2pl", "3pl"}
+
+// Response3PL is P = c + (1 − c)·sigmoid(x/σ) and the item information
+// I(x) = (a²/σ²)·(P − c)²(1 − P)/((1 − c)²P) per unit of a² (multiply by
+// ‖a‖²; Lord 1980, eq. 5-5), which is a²p(1 − p)/σ² with c = 0.
+func Response3PL(x, sigma, c float64) (p, info float64) {
+	s := Sigmoid(x / sigma)
+	p = c + (1-c)*s
+	if c == 0 {
+		return p, s * (1 - s) / (sigma * sigma)
+	}
+	if p <= 0 {
+		return p, 0
+	}
+	return p, (1 - s) * s * s * (1 - c) / (p * sigma * sigma)
 }
 
 // Sigmoid is the logistic function, stable for large |x|.

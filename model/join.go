@@ -85,9 +85,7 @@ func JoinBenchmarks(names []string, rs []*Responses) (*Responses, error) {
 			}
 		}
 		for c := range r.Label {
-			out.Model = append(out.Model, mmap[r.Model[c]])
-			out.Item = append(out.Item, imap[r.Item[c]])
-			out.Label = append(out.Label, r.Label[c])
+			out.AppendFrom(mmap[r.Model[c]], imap[r.Item[c]], r, c)
 		}
 	}
 	// A prefixed id could still meet an unprefixed one ("a/x" and a/"x").

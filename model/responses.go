@@ -9,12 +9,19 @@ import (
 	"sort"
 )
 
-// Responses is a set of observed (model, item, correct) cells. Unobserved cells
-// are simply absent: they are missing, never zero. Cells are stored compactly as
-// int32 indices and one byte per label, so millions of cells cost a few bytes each.
+// Responses is a set of observed (model, item) cells, each a number of
+// successes out of a number of trials. Unobserved cells are simply absent: they
+// are missing, never zero. Cells are stored compactly as int32 indices and one
+// byte per label, so millions of cells cost a few bytes each.
 //
 // Cell c says that model Models[Model[c]] answered item Items[Item[c]] correctly
-// when Label[c] == 1 and incorrectly when Label[c] == 0.
+// when Label[c] == 1 and incorrectly when Label[c] == 0. That is all binary data
+// (one 0/1 answer per cell) needs, and Trials and Successes are then nil.
+// A cell of several trials (a question sampled n times, k of them correct) or
+// a graded score (partial credit in [0, 1], a fraction of one trial's success)
+// has its trials n_c = Trials[c] (1 when Trials is nil) and successes k_c =
+// Successes[c] (Label[c] when Successes is nil), 0 ≤ k_c ≤ n_c; Label[c] is
+// then the rounded outcome, 1 when k_c/n_c ≥ ½ (RoundedLabel).
 type Responses struct {
 	Models []string // model names, index = model id
 	Items  []string // item ids, index = item index
@@ -25,7 +32,11 @@ type Responses struct {
 
 	Model []int32 // per cell: model index
 	Item  []int32 // per cell: item index
-	Label []uint8 // per cell: 1 correct, 0 incorrect
+	Label []uint8 // per cell: 1 correct, 0 incorrect (the rounded outcome of a cell of several trials or a score)
+
+	// Trials and Successes are nil for binary data (every cell one 0/1 trial).
+	Trials    []int32   // per cell: trials n ≥ 1; nil: one trial per cell
+	Successes []float64 // per cell: successes k in [0, n], fractional for a graded score; nil: Label
 
 	byModel, byItem *Index
 }
@@ -58,10 +69,19 @@ func (r *Responses) Density() float64 {
 	return float64(r.Len()) / n
 }
 
-// MeanCorrect is the fraction of observed cells that are correct.
+// MeanCorrect is the fraction of observed cells that are correct; with trials
+// or scores, the successes over the trials of all cells (Σk/Σn).
 func (r *Responses) MeanCorrect() float64 {
 	if r.Len() == 0 {
 		return 0
+	}
+	if r.Weighted() {
+		var k, n float64
+		for c := range r.Label {
+			k += r.SuccessesAt(c)
+			n += float64(r.TrialsAt(c))
+		}
+		return k / n
 	}
 	s := 0
 	for _, l := range r.Label {
@@ -107,24 +127,35 @@ func buildIndex(key []int32, rows int) *Index {
 }
 
 // ModelAccuracy returns each model's fraction correct over its observed cells
-// (NaN for a model with none).
-func (r *Responses) ModelAccuracy() []float64 { return rowMeans(r.ByModel(), r.Label) }
+// (NaN for a model with none); with trials or scores, its successes over its
+// trials (Σk/Σn).
+func (r *Responses) ModelAccuracy() []float64 { return r.rowMeans(r.ByModel()) }
 
 // ItemAccuracy returns each item's fraction correct over its observed cells
-// (NaN for an item with none).
-func (r *Responses) ItemAccuracy() []float64 { return rowMeans(r.ByItem(), r.Label) }
+// (NaN for an item with none); with trials or scores, Σk/Σn over its cells.
+func (r *Responses) ItemAccuracy() []float64 { return r.rowMeans(r.ByItem()) }
 
-func rowMeans(ix *Index, label []uint8) []float64 {
+func (r *Responses) rowMeans(ix *Index) []float64 {
 	out := make([]float64, len(ix.Start)-1)
+	weighted := r.Weighted()
 	for i := range out {
 		row := ix.Row(i)
 		if len(row) == 0 {
 			out[i] = nan()
 			continue
 		}
+		if weighted {
+			var k, n float64
+			for _, c := range row {
+				k += r.SuccessesAt(int(c))
+				n += float64(r.TrialsAt(int(c)))
+			}
+			out[i] = k / n
+			continue
+		}
 		s := 0
 		for _, c := range row {
-			s += int(label[c])
+			s += int(r.Label[c])
 		}
 		out[i] = float64(s) / float64(len(row))
 	}
@@ -138,6 +169,18 @@ func (r *Responses) Subset(cells []int32) *Responses {
 		Model: make([]int32, len(cells)), Item: make([]int32, len(cells)), Label: make([]uint8, len(cells))}
 	for k, c := range cells {
 		s.Model[k], s.Item[k], s.Label[k] = r.Model[c], r.Item[c], r.Label[c]
+	}
+	if r.Trials != nil {
+		s.Trials = make([]int32, len(cells))
+		for k, c := range cells {
+			s.Trials[k] = r.Trials[c]
+		}
+	}
+	if r.Successes != nil {
+		s.Successes = make([]float64, len(cells))
+		for k, c := range cells {
+			s.Successes[k] = r.Successes[c]
+		}
 	}
 	return s
 }
@@ -157,10 +200,21 @@ func indexOf(names []string, name string) int {
 	return -1
 }
 
-// Validate checks that every cell refers to a known model and item and has a 0/1 label.
+// Validate checks that every cell refers to a known model and item and has a
+// 0/1 label, and that trials and successes, where given, are possible (n ≥ 1,
+// 0 ≤ k ≤ n, finite) with the label their rounded outcome.
 func (r *Responses) Validate() error {
 	if len(r.Model) != len(r.Item) || len(r.Item) != len(r.Label) {
 		return fmt.Errorf("responses: %d model, %d item and %d label entries", len(r.Model), len(r.Item), len(r.Label))
+	}
+	if r.Trials != nil && len(r.Trials) != len(r.Label) || r.Successes != nil && len(r.Successes) != len(r.Label) {
+		return fmt.Errorf("responses: %d trial and %d success entries for %d cells", len(r.Trials), len(r.Successes), len(r.Label))
+	}
+	for c := 0; r.Weighted() && c < len(r.Label); c++ {
+		n, k := r.TrialsAt(c), r.SuccessesAt(c)
+		if n < 1 || !(k >= 0 && k <= float64(n)) || r.Label[c] != RoundedLabel(k, n) {
+			return fmt.Errorf("responses: cell %d has %v successes of %d trials and label %d (want 1 ≤ trials, 0 ≤ successes ≤ trials, label the rounded outcome)", c, k, n, r.Label[c])
+		}
 	}
 	if r.ItemText != nil && len(r.ItemText) != len(r.Items) {
 		return fmt.Errorf("responses: %d item texts for %d items", len(r.ItemText), len(r.Items))
@@ -191,6 +245,6 @@ func (r *Responses) SortCells() {
 		return r.Item[ca] < r.Item[cb]
 	})
 	s := r.Subset(perm)
-	r.Model, r.Item, r.Label = s.Model, s.Item, s.Label
+	r.Model, r.Item, r.Label, r.Trials, r.Successes = s.Model, s.Item, s.Label, s.Trials, s.Successes
 	r.Invalidate()
 }

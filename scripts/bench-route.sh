@@ -67,5 +67,5 @@ while [ "$(wc -l <"$OUT/q10k.txt")" -lt 10000 ]; do
 	awk -v have="$(wc -l <"$OUT/q10k.txt")" 'NR > 1 && length($0) > 20 && have + n < 10000 { print; n++ }' \
 		"$OUT/swebench-verified-items/items.csv" >>"$OUT/q10k.txt"
 done
-/usr/bin/time -f "10,000 queries, whole process: %e s wall" "$J" route "$OUT/q10k.txt" --checkpoint "$CK" --output csv >/dev/null
+/usr/bin/time -f "10,000 queries, whole process: %e s wall" "$J" route "$OUT/q10k.txt" --checkpoint "$CK" --print csv >/dev/null
 JEIRT_ROUTE_CHECKPOINT="$CK" go test -run '^$' -bench 'BenchmarkRoute' -benchtime 20x ./train/route/ | grep Benchmark

@@ -4,18 +4,28 @@
 #   scripts/check-docs.sh          build jeirt, run the commands, fail on the first failure
 #   scripts/check-docs.sh --list   only print the commands it would run (and the skipped blocks)
 #   scripts/check-docs.sh --fix    rewrite the generated layout table of docs/development.md
+#   CHECK_DOCS_FILES="README.md docs/serve.md" scripts/check-docs.sh   only those files' commands
 #
 # Before the commands it checks what the docs say about the code: the layout
 # table of docs/development.md must be what `go run ./scripts/layout table`
 # gives (the packages' doc comments and imports), every backticked pkg.Name
 # of README.md and docs/*.md must exist (`layout apinames`), and no package
-# may be past the size limits (`layout limits`).
+# may be past the size limits (`layout limits`), and docs/cli must be what the
+# commands give (`jeirt docs --check docs/cli`, which also fails when a flag
+# has no meaning in the flag table or one name has two kinds of value).
 #
 # It reads the fenced ```sh blocks, in file order (README.md first, then docs/*.md
 # by name), and takes every line that starts with `jeirt `, `./jeirt ` or
-# `go run ./cmd/jeirt` (or pipes into jeirt: `echo ... | jeirt route -`), and
-# the lines that make inputs for them (starting with printf, echo, awk, mkdir
-# or cp); a line ending in a backslash continues on the next. A block with a comment line
+# `go run ./cmd/jeirt` (or pipes into jeirt: `echo ... | jeirt route -`), the
+# lines that make inputs for them (starting with printf, echo, awk, mkdir
+# or cp), `go run ./scripts/fake-upstream`, `curl` and `export`; a line ending
+# in a backslash continues on the next. A line ending in `&` runs in the
+# background until its block ends (then it and its children are stopped); an
+# `export` line sets the variable for the lines after it; curl runs with
+# --fail-with-body, so an HTTP error fails the check. So that two checks on
+# one machine do not collide, the service's address 127.0.0.1:8080 and the
+# fake upstream's 127.0.0.1:9000 are replaced by free ports (a `jeirt serve`
+# without --addr gets one). A block with a comment line
 # `# needs: WHAT` (gpu, slurm, shared, network, model, long) is skipped and
 # counted. Each command runs from a scratch folder holding a copy of configs/
 # and scripts/, with a freshly built jeirt first on PATH, under a timeout
@@ -34,6 +44,8 @@ fix=false
 
 files=(README.md)
 for f in docs/*.md; do files+=("$f"); done
+# CHECK_DOCS_FILES="README.md docs/serve.md" runs those files' commands only.
+if [ -n "${CHECK_DOCS_FILES:-}" ]; then read -r -a files <<<"$CHECK_DOCS_FILES"; fi
 
 # Extract: one record per command, "FILE:LINE<TAB>COMMAND"; skipped blocks
 # as "SKIP<TAB>FILE:LINE<TAB>WHAT".
@@ -47,6 +59,7 @@ extract() {
 	FNR == 1 { inblock = 0 }
 	/^[ \t]*```/ {
 		if (!inblock) {
+			nblock++
 			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = "" }
 			else inblock = 2
 		} else {
@@ -66,8 +79,9 @@ extract() {
 		}
 		if (cmd ~ /\\$/) { sub(/\\$/, "", cmd); cont = cmd; next }
 		cont = ""
-		if (cmd ~ /^(\.\/)?jeirt / || cmd ~ /^go run \.\/cmd\/jeirt/ || cmd ~ /\| *(\.\/)?jeirt / || cmd ~ /^(printf|echo|awk|mkdir|cp) /) {
-			cmds[++n] = FILENAME ":" start "\t" cmd
+		if (cmd ~ /^(\.\/)?jeirt / || cmd ~ /^go run \.\/cmd\/jeirt/ || cmd ~ /\| *(\.\/)?jeirt / || cmd ~ /^(printf|echo|awk|mkdir|cp|curl|export) / ||
+			cmd ~ /^go run \.\/scripts\/fake-upstream/) {
+			cmds[++n] = FILENAME ":" start "\t" cmd "\t" nblock
 		}
 	}
 	' "${files[@]}"
@@ -103,37 +117,81 @@ if ! diff -u docs/development.md <(layout_doc docs/development.md "$table") >&2;
 fi
 rm -f "$table"
 go run ./scripts/layout apinames README.md docs/*.md
+# docs/cli (every command's page and flags.md, the table of every flag with
+# its one meaning) must be what the commands give.
+go run ./cmd/jeirt docs --check docs/cli
 if ! limits=$(go run ./scripts/layout limits 2>&1); then
 	echo "$limits" >&2
 	exit 1
 fi
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 echo "== building jeirt"
 go build -o "$tmp/bin/jeirt" ./cmd/jeirt
+go build -o "$tmp/bin/fake-upstream" ./scripts/fake-upstream
 work=$tmp/work
 mkdir -p "$work"
 cp -r configs scripts "$work/"
 export PATH=$tmp/bin:$PATH
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+serve_port=$(free_port)
+upstream_port=$(free_port)
+
+# Background jobs of the current block: started by this script in their own
+# process group, stopped (the group) when the block ends or the script exits.
+bg_pids=()
+stop_background() {
+	local pid
+	for pid in "${bg_pids[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || true
+	done
+	for pid in "${bg_pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	bg_pids=()
+}
+trap 'stop_background; rm -rf "$tmp"' EXIT
 
 # Flags whose value is an output or not a path (it need not exist yet).
 is_output_flag() {
 	case "$1" in
-	--out | --trace | --cache | --addr | --partition | --time | --set | --name | --models | --default | --encoder | --design | --shard) return 0 ;;
+	--out | --trace | --cache | --addr | --token-env | --partition | --time | --set | --name | --models | --default | --encoder | --design | --shard) return 0 ;;
 	esac
 	return 1
 }
 
-ran=0 skipped=0 blocks=0
+ran=0 skipped=0 blocks=0 block=""
 while IFS=$'\t' read -r where cmd extra; do
 	if [ "$where" = SKIP ]; then
 		blocks=$((blocks + 1))
 		echo "-- skip block $cmd (needs: $extra)"
 		continue
 	fi
+	if [ "$extra" != "$block" ]; then
+		stop_background
+		block=$extra
+	fi
 	cmd=${cmd//.\/jeirt /jeirt }
 	cmd=${cmd//go run .\/cmd\/jeirt/jeirt}
+	cmd=${cmd//go run .\/scripts\/fake-upstream/fake-upstream}
+	cmd=${cmd//127.0.0.1:8080/127.0.0.1:$serve_port}
+	cmd=${cmd//127.0.0.1:9000/127.0.0.1:$upstream_port}
+	if [[ $cmd == jeirt\ serve\ * ]] && [[ $cmd != *--addr* ]]; then
+		cmd="jeirt serve --addr 127.0.0.1:$serve_port ${cmd#jeirt serve }"
+	fi
+	if [[ $cmd == curl\ * ]]; then
+		cmd="curl --fail-with-body ${cmd#curl }"
+	fi
+	if [[ $cmd == export\ * ]]; then
+		echo "-- $where: $cmd"
+		eval "$cmd"
+		continue
+	fi
+	background=false
+	if [[ $cmd =~ [^\&]\&[[:space:]]*$ ]]; then
+		background=true
+		cmd=${cmd%&*}
+	fi
 	# The arguments of the jeirt part (after the last pipe), comments dropped.
 	part=${cmd##*| }
 	toks=()
@@ -154,9 +212,20 @@ while IFS=$'\t' read -r where cmd extra; do
 		fi
 		prev=$t
 	done
+	if $background; then
+		echo "-- $where: $cmd& (in the background until the block ends)"
+		log="$tmp/bg.${#bg_pids[@]}.log"
+		(cd "$work" && exec setsid bash -c "exec $cmd" >"$log" 2>&1) &
+		bg_pids+=($!)
+		ran=$((ran + 1))
+		continue
+	fi
 	echo "-- $where: $cmd"
 	if ! (cd "$work" && timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$tmp/log" 2>&1); then
 		tail -20 "$tmp/log" >&2
+		for f in "$tmp"/bg.*.log; do
+			[ -e "$f" ] && { echo "(a background job said:)" >&2; tail -20 "$f" >&2; }
+		done
 		echo "FAIL $where: $cmd" >&2
 		exit 1
 	fi

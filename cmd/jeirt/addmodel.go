@@ -52,7 +52,7 @@ func newAddModelCmd() *cobra.Command {
 			case sug.PoolFile != "":
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
-			opt.Models, opt.Log, a.Version = modelList(models), model.LogTo(cmd.ErrOrStderr()), version
+			opt.Models, opt.Log, a.Version = cli.ModelList(models), model.LogTo(cmd.ErrOrStderr()), version
 			a.Force, _ = cmd.Flags().GetBool("force")
 			out, res, err := a.Run(cmd.Context())
 			if err != nil {
@@ -69,14 +69,14 @@ func newAddModelCmd() *cobra.Command {
 	addEncoderFlag(cmd, &a.Encoder)
 	f.StringVar(&a.Data, "data", "", "responses of the new models (any format jeirt reads)")
 	alias(cmd, "responses", "data")
-	addReadFlags(cmd, &a.Read)
+	cli.ReadFlags(cmd, &a.Read)
 	f.StringVar(&models, "models", "", "comma-separated models of --data to add (default: all)")
 	f.Float64Var(&opt.Fraction, "fraction", 1, "fraction of each model's answers to fit on; the rest are scored")
 	f.Int64Var(&opt.Seed, "seed", 42, "seed of the --fraction draw")
 	f.StringVar(&a.Out, "out", "", "new checkpoint folder (default DIR.plus-NAME); with --fit: the abilities.csv rows (default: stdout)")
 	f.BoolVar(&opt.Replace, "replace", false, "refit models the checkpoint already has")
 	addPriorFlags(cmd, &opt.Onboard)
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cli.PrintJSON(cmd, &asJSON)
 	withDevice(cmd)
 	// The old spelling of add-model suggest.
 	f.IntVar(&sug.K, "suggest", 0, "suggest K questions to ask a new model instead of adding one")
@@ -94,7 +94,7 @@ func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, mode
 	if a.Checkpoint != "" {
 		return fmt.Errorf("add-model: --fit and --checkpoint are two kinds of map; give one")
 	}
-	for _, name := range []string{"fraction", "replace", "prior", "shrink", "l2", "encoder", "suggest", "answered", "pool", "json"} {
+	for _, name := range []string{"fraction", "replace", "prior", "shrink", "l2", "encoder", "suggest", "answered", "pool", "json", "print"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return fmt.Errorf("add-model: --%s goes with --checkpoint, not --fit", name)
 		}
@@ -102,7 +102,7 @@ func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, mode
 	if a.Data == "" {
 		return fmt.Errorf("add-model --fit: --data is required (the new models' answers, any subset of the fit's items)")
 	}
-	place.Data, place.Read, place.Out, place.Models, place.Log = a.Data, a.Read, a.Out, modelList(models), model.LogTo(cmd.ErrOrStderr())
+	place.Data, place.Read, place.Out, place.Models, place.Log = a.Data, a.Read, a.Out, cli.ModelList(models), model.LogTo(cmd.ErrOrStderr())
 	_, err := place.Run(cmd.Context(), cmd.OutOrStdout())
 	return err
 }
@@ -149,7 +149,7 @@ func newSuggestCmd() *cobra.Command {
 	addSuggestFlags(cmd, &sug)
 	f.StringVar(&sug.AnsweredFile, "data", "", "the new model's answers so far; pick the next K questions at its fitted row")
 	alias(cmd, "answered", "data")
-	addReadFlags(cmd, &sug.Read)
+	cli.ReadFlags(cmd, &sug.Read)
 	addPriorFlags(cmd, &sug.Onboard)
 	withDevice(cmd)
 	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, Flags: onboardFlags})

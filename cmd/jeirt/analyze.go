@@ -37,34 +37,35 @@ func newAnalyzeCmd() *cobra.Command {
 			return err
 		},
 	}
-	addReadFlags(groups, &ro)
+	cli.ReadFlags(groups, &ro)
 	groups.Flags().StringVar(&data, "data", "", "response file (required)")
 	groups.Flags().StringVar(&rule, "rule", analyze.RuleTextBracket, "text-bracket (a leading [name] of the text), id-stem (the id without a trailing _123) or id-first (the id up to its first _ - / :)")
 	groups.Flags().StringVar(&out, "out", "", "item file to write (required)")
 
 	var dr analyzerun.DirectionsRun
-	dir := analysisCmd("directions --checkpoint DIR --items ITEMS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
-		cobra.NoArgs, []string{"checkpoint", "items"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
+	dir := analysisCmd("directions --checkpoint DIR --groups GROUPS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
+		cobra.NoArgs, []string{"checkpoint", "groups"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
 			dr.Log = model.LogTo(os.Stderr)
 			return dr.Run(w)
 		})
 	dir.Example = `  jeirt analyze groups --data configs/data/swebench-verified/response_matrix.csv --rule id-first --out out/swe-groups.csv
-  jeirt analyze directions --checkpoint out/quickstart --items out/swe-groups.csv --out out/swe-directions`
+  jeirt analyze directions --checkpoint out/quickstart --groups out/swe-groups.csv --out out/swe-directions`
 	dir.Flags().StringVar(&dr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
-	dir.Flags().StringVar(&dr.Items, "items", "", "item file with a category or benchmark column (required)")
+	dir.Flags().StringVar(&dr.Groups, "groups", "", cli.GroupsUsage+" (required)")
+	alias(dir, "items", "groups")
 	dir.Flags().IntVar(&dr.K, "k", 0, "clusters (0: the number of categories)")
 	dir.Flags().IntVar(&dr.Restarts, "restarts", 10, "k-means++ restarts; the best total cosine is kept")
 	dir.Flags().Int64Var(&dr.Seed, "seed", 0, "seed")
 
 	var pr analyzerun.ProbeRun
-	probe := analysisCmd("probe --checkpoint DIR --items ITEMS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
-		cobra.NoArgs, []string{"checkpoint", "items", "axis"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
+	probe := analysisCmd("probe --checkpoint DIR --groups GROUPS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
+		cobra.NoArgs, []string{"checkpoint", "axis"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
 			pr.Log = model.LogTo(os.Stderr)
 			return pr.Run(w)
 		})
-	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --items out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`
-	addReadFlags(probe, &pr.Read)
-	probe.Flags().Lookup("items").Usage = "item file with a category or benchmark column (required)"
+	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --groups out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`
+	cli.ReadFlags(probe, &pr.Read)
+	probe.Flags().StringVar(&pr.Groups, "groups", "", cli.GroupsUsage+" (required)")
 	probe.Flags().StringVar(&pr.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train (required)")
 	probe.Flags().StringVar(&pr.Axis, "axis", "", "two categories A,B: the axis points from B's mean question direction to A's (required)")
 	probe.Flags().StringVar(&pr.Data, "data", "", "responses, to add each model's accuracy on A and on B (optional)")

@@ -36,7 +36,7 @@ func TestAnalyzeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := runCmd(t, newAnalyzeCmd(), "directions", "--checkpoint", p("ckpt"), "--items", p("items.csv"), "--out", p("dir"))
+	out, err := runCmd(t, newAnalyzeCmd(), "directions", "--checkpoint", p("ckpt"), "--groups", p("items.csv"), "--out", p("dir"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestAnalyzeCommands(t *testing.T) {
 		t.Errorf("clusters.csv last row %v", last)
 	}
 
-	out, err = runCmd(t, newAnalyzeCmd(), "probe", "--checkpoint", p("ckpt"), "--items", p("items.csv"), "--axis", "topic_01,topic_02",
+	out, err = runCmd(t, newAnalyzeCmd(), "probe", "--checkpoint", p("ckpt"), "--groups", p("items.csv"), "--axis", "topic_01,topic_02",
 		"--data", p("responses.csv"), "--out", p("probe"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestAnalyzeCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "200 items in 1 categories") {
 		t.Errorf("groups: %v\n%s", err, out)
 	}
-	if _, err := runCmd(t, newAnalyzeCmd(), "probe", "--checkpoint", p("ckpt"), "--items", p("items.csv"), "--axis", "topic_01", "--out", p("p2")); err == nil {
+	if _, err := runCmd(t, newAnalyzeCmd(), "probe", "--checkpoint", p("ckpt"), "--groups", p("items.csv"), "--axis", "topic_01", "--out", p("p2")); err == nil {
 		t.Error("probe --axis with one category: no error")
 	}
 }

@@ -13,7 +13,7 @@ func TestDataSplitByBenchmarkAndJointFit(t *testing.T) {
 	p := func(s string) string { return filepath.Join(dir, s) }
 	os.WriteFile(p("r.csv"), []byte("model,q1,q2,q3,q4,q5,q6\nm1,1,0,1,1,0,1\nm2,0,0,1,0,1,1\nm3,1,1,1,0,0,0\nm4,0,1,0,1,1,0\n"), 0o644)
 	os.WriteFile(p("items.csv"), []byte("item_id,text,category\nq1,a,arc\nq2,b,arc\nq3,c,gsm\nq4,d,gsm\nq5,e,mmlu\nq6,f,mmlu\n"), 0o644)
-	out, err := runCmd(t, newDataSplitCmd(), "--data", p("r.csv"), "--items", p("items.csv"), "--by", "benchmark", "--hold", "gsm", "--val", "0.25", "--out", p("split"))
+	out, err := runCmd(t, newDataSplitCmd(), "--data", p("r.csv"), "--items", p("items.csv"), "--by", "benchmark", "--hold", "gsm", "--val-fraction", "0.25", "--out", p("split"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,17 +18,6 @@ var dataCmd = &cobra.Command{
 	Example: helpExamples("data-inspect"),
 }
 
-// addReadFlags registers --format, --items and --duplicates, the options of
-// read.File, on a command that reads responses.
-func addReadFlags(cmd *cobra.Command, opt *read.Options) {
-	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
-	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text CSV joined by item id (item_id,text / problem_statement / content; prompt_id,prompt)")
-	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", "repeated (model, item) rows: majority (ties become missing)|first|error")
-	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
-	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
-	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
-}
-
 func newDataInspectCmd() *cobra.Command {
 	var opt read.Options
 	var asJSON bool
@@ -48,6 +37,7 @@ func newDataInspectCmd() *cobra.Command {
 			if data == "" {
 				return needArgs(1, 1, "the responses file FILE (or --data FILE)")(cmd, args)
 			}
+			opt.Warn = nil // the summary says them
 			r, rep, err := read.File(data, opt)
 			if err != nil {
 				return err
@@ -59,9 +49,9 @@ func newDataInspectCmd() *cobra.Command {
 			return s.WriteText(cmd.OutOrStdout())
 		},
 	}
-	addReadFlags(cmd, &opt)
+	cli.ReadFlags(cmd, &opt)
 	cmd.Flags().StringVar(&data, "data", "", "response file (instead of the FILE argument)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cli.PrintJSON(cmd, &asJSON)
 	return cli.Guard(cmd, cli.Outputs{ArgsIn: true})
 }
 
@@ -80,15 +70,17 @@ func newDataSplitCmd() *cobra.Command {
 			return s.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
-	addReadFlags(cmd, &s.Read)
+	cli.ReadFlags(cmd, &s.Read)
 	cmd.Flags().StringVar(&s.Data, "data", "", "response file to split (required)")
 	cmd.Flags().StringVar(&s.Out, "out", "", "output folder for train.csv, val.csv, test.csv (required)")
-	cmd.Flags().Float64Var(&s.Options.Val, "val", 0.1, "fraction held out for validation")
-	cmd.Flags().Float64Var(&s.Options.Test, "test", 0.1, "fraction held out for test")
+	cmd.Flags().Float64Var(&s.Options.Val, "val-fraction", 0.1, "fraction held out for validation")
+	cmd.Flags().Float64Var(&s.Options.Test, "test-fraction", 0.1, "fraction held out for test")
 	cmd.Flags().Int64Var(&s.Options.Seed, "seed", 42, "random seed")
 	cmd.Flags().StringVar(&s.Options.By, "by", "cell", "what is held out: cell|model|item|benchmark (whole item groups: the category or benchmark column of --items)")
-	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test of them at random); validation is --val of the other items")
+	cmd.Flags().StringSliceVar(&s.Options.Hold, "hold", nil, "with --by benchmark: the benchmark(s) held out for test (default: --test-fraction of them at random); validation is --val-fraction of the other items")
 	cmd.Flags().BoolVar(&s.Force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
+	alias(cmd, "val", "val-fraction")
+	alias(cmd, "test", "test-fraction")
 	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 

@@ -23,6 +23,8 @@ models        3
 items         4
 observed      9 of 12 cells (density 0.7500)
 mean correct  0.5556
+trials        1 per cell
+graded        0 cells with a fractional score
 model acc.    min 0.3333 (m2), median 0.6667, max 0.6667 (m1)
 items         1 solved by nobody, 2 by everybody, 0 never observed
 blank cells   3
@@ -31,9 +33,16 @@ duplicates    3 cells with 3 extra rows; 1 conflicting, 1 ties left missing
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
-	out, err = runCmd(t, newDataInspectCmd(), "data.csv", "--json", "--duplicates", "first")
+	out, err = runCmd(t, newDataInspectCmd(), "data.csv", "--print", "json", "--duplicates", "first")
 	if err != nil || !strings.Contains(out, `"observed": 10,`) || !strings.Contains(out, "\"ties_left_missing\": 0\n") {
 		t.Errorf("--json: %v\n%s", err, out)
+	}
+	// The item-text column used is said; a BigCodeBench-like file's
+	// instruct_prompt is found.
+	os.WriteFile("bcb.csv", []byte("task_id,complete_prompt,instruct_prompt\na,def a(),Write a.\nb,def b(),Write b.\n"), 0o644)
+	out, err = runCmd(t, newDataInspectCmd(), "data.csv", "--items", "bcb.csv")
+	if err != nil || !strings.Contains(out, "items         4 (2 with text)\nitem text     column instruct_prompt of bcb.csv\n") {
+		t.Errorf("--items: %v\n%s", err, out)
 	}
 	os.WriteFile("bad.csv", []byte("model,item,label\nm,a,maybe\n"), 0o644)
 	_, err = runCmd(t, newDataInspectCmd(), "bad.csv")
@@ -45,14 +54,14 @@ duplicates    3 cells with 3 extra rows; 1 conflicting, 1 ties left missing
 func TestDataSplitCommand(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if _, err := runCmd(t, newSynthCmd(), "--kind", "jeirt", "--models", "20", "--items", "50", "--missing", "0.1", "--out", "syn"); err != nil {
+	if _, err := runCmd(t, newSynthCmd(), "--kind", "jeirt", "--n-models", "20", "--n-items", "50", "--missing", "0.1", "--out", "syn"); err != nil {
 		t.Fatal(err)
 	}
 	all, _, err := read.File("syn/responses.csv", read.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--data", "syn/responses.csv", "--items", "syn/items.csv", "--out", "split", "--by", "model", "--val", "0.1", "--test", "0.2", "--seed", "3"}
+	args := []string{"--data", "syn/responses.csv", "--items", "syn/items.csv", "--out", "split", "--by", "model", "--val-fraction", "0.1", "--test-fraction", "0.2", "--seed", "3"}
 	out, err := runCmd(t, newDataSplitCmd(), args...)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +107,7 @@ func TestDataSplitCommand(t *testing.T) {
 		t.Error("same seed wrote a different test.csv")
 	}
 	// A part with no cells writes no file, and the table says so.
-	out, err = runCmd(t, newDataSplitCmd(), "--data", "syn/responses.csv", "--out", "noval", "--val", "0", "--test", "0.2")
+	out, err = runCmd(t, newDataSplitCmd(), "--data", "syn/responses.csv", "--out", "noval", "--val-fraction", "0", "--test-fraction", "0.2")
 	if _, serr := os.Stat("noval/val.csv"); err != nil || !os.IsNotExist(serr) || !strings.Contains(out, "  val   no cells: val.csv not written\n") {
 		t.Errorf("--val 0: %v, %v\n%s", err, serr, out)
 	}

@@ -13,7 +13,7 @@ import (
 func newDeviceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "device", Short: "The compute devices this binary can use", Args: cobra.ArbitraryArgs, RunE: groupRun,
 		Example: "  jeirt device probe"}
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(cli.Guard(&cobra.Command{
 		Use:   "probe",
 		Short: "Print the GPU this binary would use, or why there is none (exit 1)",
 		Args:  cobra.NoArgs, Example: "  jeirt device probe",
@@ -25,7 +25,7 @@ func newDeviceCmd() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), dev)
 			return nil
 		},
-	})
+	}, cli.Outputs{}))
 	return cmd
 }
 

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 )
 
 // TestCLIReferenceUpToDate regenerates the CLI reference into a temporary
@@ -54,4 +58,28 @@ func TestCLIReferenceUpToDate(t *testing.T) {
 			t.Errorf("docs/cli/%s is out of date; run: go run ./cmd/jeirt docs --out docs/cli", n)
 		}
 	}
+}
+
+// TestEveryCommandGuarded: every command that does work goes through
+// cli.Guard (the output rule before any work, one message naming --force,
+// the input context), new ones included; only groups of subcommands and
+// cobra's own help and completion commands do not.
+func TestEveryCommandGuarded(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() || c == rootCmd || c.Name() == "help" || c.Name() == "completion" || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		switch c.CommandPath() {
+		case "jeirt irt", "jeirt data", "jeirt analyze", "jeirt device":
+			return // groups (groupRun): they only name their subcommands
+		}
+		if c.Annotations[cli.GuardedAnnotation] == "" {
+			t.Errorf("%s does not go through cli.Guard", c.CommandPath())
+		}
+	}
+	walk(rootCmd)
 }

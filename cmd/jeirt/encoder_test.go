@@ -116,7 +116,7 @@ func TestTrainEncoderMovedCheckpoint(t *testing.T) {
 			t.Chdir(elsewhere)
 			queries := writeFile(t, "q.txt", "sort a list of strings in python\nthe integral of a polynomial\n")
 			ckDir := filepath.Join(moved, "runs", "ck")
-			out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ckDir, "--output", "csv", "--top", "0")
+			out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ckDir, "--print", "csv", "--top", "0")
 			if err != nil {
 				t.Fatalf("route from another directory: %v\n%s", err, log)
 			}

@@ -42,8 +42,8 @@ func newEvalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&ckDir, "checkpoint", "", "checkpoint folder written by jeirt train")
 	addEncoderFlag(cmd, &encSpec)
 	cmd.Flags().StringVar(&data, "data", "", "responses file to score")
-	addReadFlags(cmd, &ro)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cli.ReadFlags(cmd, &ro)
+	cli.PrintJSON(cmd, &asJSON)
 	return cli.Guard(withDevice(cmd), cli.Outputs{})
 }
 

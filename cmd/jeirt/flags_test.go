@@ -18,7 +18,7 @@ func TestDeprecatedAliases(t *testing.T) {
 	writeHandCheckpoint(t, ck, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
 	trainCSV := writeFile(t, filepath.Join(dir, "train.csv"), "model,item,correct\nbig,t1,0\nmid,t1,1\nsmall,t1,0\nbig,t2,1\nmid,t2,1\n")
 	queries := writeFile(t, filepath.Join(dir, "q.txt"), "what is 2+2?\n")
-	newOut, newLog, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--output", "csv", "--margin", "0.2", "--data", trainCSV, "--format", "long")
+	newOut, newLog, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--print", "csv", "--margin", "0.2", "--data", trainCSV, "--format", "long")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,13 +27,13 @@ func TestDeprecatedAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--format", "csv")
-	if want := `invalid argument "csv" for "--format" flag: --format csv for the output format was retired: use --output csv (--format is the layout of --data)`; err == nil || err.Error() != want {
+	if want := `invalid argument "csv" for "--format" flag: --format csv for the printed format was retired: use --print csv (--format is the layout of --data)`; err == nil || err.Error() != want {
 		t.Errorf("route --format csv: %v, want %q", err, want)
 	}
 	if oldOut != newOut || !strings.HasPrefix(newOut, "id,model,p,cost,fallback,out_of_domain,alt_1,p_1,alt_2,p_2,alt_3,p_3\n1,mid,") {
 		t.Errorf("old spellings print\n%s\nnew ones\n%s", oldOut, newOut)
 	}
-	for _, want := range []string{"route: --train is deprecated; use --data\n", "route: --train-format is deprecated; use --format\n"} {
+	for _, want := range []string{"route: --train is deprecated; use --data\n", "route: --train-format is deprecated; use --format\n", "route: --output is deprecated; use --print\n"} {
 		if strings.Count(oldLog, want) != 1 {
 			t.Errorf("log %q: want one %q", oldLog, want)
 		}
@@ -78,7 +78,7 @@ func TestDeprecatedAliases(t *testing.T) {
 	// irt cv --json FILE is retired for --out FILE; --json alone prints JSON.
 	writeTinyResponses(t, "tiny.csv", 12, 30, 1)
 	_, err = runCmd(t, newIRTCmd(), "cv", "--data", "tiny.csv", "--folds", "2", "--threads", "1", "--json", "old.json")
-	if want := "irt cv: --json FILE was retired: use --out old.json (--json alone prints the metrics as JSON)"; err == nil || err.Error() != want {
+	if want := "irt cv: --json FILE was retired: use --out old.json (--print json prints the metrics as JSON)"; err == nil || err.Error() != want {
 		t.Errorf("irt cv --json FILE: %v, want %q", err, want)
 	}
 	if _, err := os.Stat("old.json"); !os.IsNotExist(err) {
@@ -91,9 +91,39 @@ func TestDeprecatedAliases(t *testing.T) {
 	if !strings.Contains(string(a), `"baseline"`) {
 		t.Errorf("irt cv --out wrote\n%s", a)
 	}
-	out, _, err = runSplit(t, newIRTCmd(), "cv", "--data", "tiny.csv", "--folds", "2", "--threads", "1", "--json")
-	if err != nil || strings.TrimSpace(out) != strings.TrimSpace(string(a)) {
-		t.Errorf("irt cv --json: %v\n%s", err, out)
+	out, log, err = runSplit(t, newIRTCmd(), "cv", "--data", "tiny.csv", "--folds", "2", "--threads", "1", "--json")
+	if err != nil || strings.TrimSpace(out) != strings.TrimSpace(string(a)) || strings.Count(log, "cv: --json is deprecated; use --print json\n") != 1 {
+		t.Errorf("irt cv --json: %v\n%s\nlog %q", err, out, log)
+	}
+	if out2, log, err := runSplit(t, newIRTCmd(), "cv", "--data", "tiny.csv", "--folds", "2", "--threads", "1", "--print", "json"); err != nil || out2 != out || strings.Contains(log, "deprecated") {
+		t.Errorf("irt cv --print json: %v, log %q\n%s", err, log, out2)
+	}
+
+	// synth --models/--items (counts) are --n-models/--n-items; data split
+	// --val/--test are --val-fraction/--test-fraction.
+	if _, log, err := runSplit(t, newSynthCmd(), "--kind", "2pl", "--models", "4", "--items", "6", "--out", "syn-old"); err != nil ||
+		log != "synth: --models is deprecated; use --n-models\nsynth: --items is deprecated; use --n-items\n" && log != "synth: --items is deprecated; use --n-items\nsynth: --models is deprecated; use --n-models\n" {
+		t.Errorf("synth --models --items: %v, log %q", err, log)
+	}
+	if _, err := runCmd(t, newSynthCmd(), "--kind", "2pl", "--n-models", "4", "--n-items", "6", "--out", "syn-new"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ = os.ReadFile("syn-old/responses.csv")
+	b, _ = os.ReadFile("syn-new/responses.csv")
+	if len(a) == 0 || string(a) != string(b) || strings.Count(string(a), "\n") != 25 {
+		t.Errorf("synth old and new spellings differ:\n%s\n%s", a, b)
+	}
+	_, log, err = runSplit(t, newDataSplitCmd(), "--data", "syn-new/responses.csv", "--val", "0.25", "--test", "0.25", "--out", "split-old")
+	if err != nil || !strings.Contains(log, "split: --val is deprecated; use --val-fraction\n") {
+		t.Errorf("data split --val: %v, log %q", err, log)
+	}
+	if _, err := runCmd(t, newDataSplitCmd(), "--data", "syn-new/responses.csv", "--val-fraction", "0.25", "--test-fraction", "0.25", "--out", "split-new"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ = os.ReadFile("split-old/val.csv")
+	b, _ = os.ReadFile("split-new/val.csv")
+	if len(a) == 0 || string(a) != string(b) {
+		t.Errorf("data split --val and --val-fraction differ:\n%s\n%s", a, b)
 	}
 }
 
@@ -109,6 +139,12 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"rout"}, "unknown command \"rout\" for \"jeirt\"\n\nDid you mean this?\n\troute"},
 		{[]string{"irt", "fitt"}, "unknown command \"fitt\" for \"jeirt irt\"; did you mean jeirt irt fit?"},
 		{[]string{"route", "--checkpoint", "ck"}, "route: needs QUERIES: a text file with one query per line, a JSONL file, or - for standard input, got 0 argument(s)\nexample:\n  echo \"Fix the off-by-one error in the pagination helper\" | jeirt route - --checkpoint out/quickstart --top 5"},
+		{[]string{"irt", "fit", "--input", "x.csv"}, "unknown flag: --input (did you mean --data?)"},
+		{[]string{"train", "--cfg", "c.yaml"}, "unknown flag: --cfg (did you mean --config?)"},
+		{[]string{"encode", "--input-file", "x.csv"}, "unknown flag: --input-file (jeirt encode takes --batch, --cache, --device, --encoder, --force, --items, --out, --precision, --shard, --verbose; see jeirt encode --help)"},
+		{[]string{"route", "q.txt", "--output-format", "csv"}, "unknown flag: --output-format (jeirt route takes "},
+		{[]string{"synth", "--models", "3", "--num-items", "4"}, "unknown flag: --num-items (did you mean --n-items?)"},
+		{[]string{"data", "split", "-o", "x"}, "unknown shorthand flag: 'o' in -o (jeirt's flags are long, --name; jeirt data split takes "},
 		{[]string{"data", "inspect"}, "data inspect: needs the responses file FILE (or --data FILE), got 0 argument(s)\nexample:\n  jeirt data inspect configs/data/swebench-verified/response_matrix.csv \\\n      --items"},
 	} {
 		_, err := runCmd(t, rootCmd, c.args...)
@@ -117,6 +153,12 @@ func TestSuggestions(t *testing.T) {
 		}
 	}
 	rootCmd.SetArgs(nil)
+	if got := cli.SuggestFlag(newRouteCmd(), "zzzzzz"); got != "" {
+		t.Errorf("suggestion for a name like no flag: %q", got)
+	}
+	if got := cli.SuggestFlag(newRouteCmd(), "output"); got != "print" { // route has no --out: the printed format
+		t.Errorf("route --output: %q", got)
+	}
 	if got := cli.SuggestFlag(newRouteCmd(), "zzzzzz"); got != "" {
 		t.Errorf("suggestion for a name like no flag: %q", got)
 	}

@@ -14,6 +14,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// addGuessFlags registers --guess and --guess-prior, the 3PL's lower
+// asymptotes.
+func addGuessFlags(cmd *cobra.Command, set *irtfit.Settings) {
+	cmd.Flags().StringVar(&set.Guess, "guess", "", "3PL lower asymptotes: a number for every item (0.25), or a column of --items (n_options: c = 1/n; or c itself); default: fitted by EM")
+	cmd.Flags().Float64SliceVar(&set.GuessPrior, "guess-prior", nil, "Beta(α,β) prior on fitted lower asymptotes (default 5,17; 1,1: none)")
+}
+
 func init() { rootCmd.AddCommand(newIRTCmd()) }
 
 // newIRTCmd builds the irt command tree (fresh flags each call, for tests).
@@ -48,8 +55,10 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f, set := fit.Flags(), &ff.Settings
 	f.StringArrayVar(&ff.Data, "data", nil, "response file (required); repeat it to fit several files in one batched run, each into --out/NAME")
 	f.StringArrayVar(&ff.Names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
-	addReadFlags(fit, &ff.Read)
+	cli.ReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
+	f.StringVar(&set.Model, "model", "2pl", "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
+	addGuessFlags(fit, set)
 	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
@@ -104,6 +113,8 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var folds int
 	var cvOut string
 	var cvJSON bool
+	var cvModels []string
+	var cvRanks []int
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
@@ -114,9 +125,9 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				if !cvJSON || cvOut != "" {
 					return needArgs(0, 0, "no arguments")(cmd, args)
 				}
-				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--json alone prints the metrics as JSON)", args[0])
+				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--print json prints the metrics as JSON)", args[0])
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
 			if err != nil {
 				return err
 			}
@@ -128,18 +139,20 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	}
 	cf := cv.Flags()
 	cf.StringVar(&cvSet.Data, "data", "", "response file (required)")
-	addReadFlags(cv, &cvRead)
+	cli.ReadFlags(cv, &cvRead)
 	cf.IntVar(&folds, "folds", 10, "number of folds")
 	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
-	cf.IntVar(&cvSet.Rank, "rank", 1, "ability dimensions r")
+	cf.IntSliceVar(&cvRanks, "rank", []int{1}, "ability dimensions r; a list (1,2) cross-validates each rank on the same folds")
+	cf.StringSliceVar(&cvModels, "model", []string{"2pl"}, "1pl|2pl|3pl; a list (1pl,2pl,3pl) cross-validates each on the same folds, the lowest held-out log loss marked *")
+	addGuessFlags(cv, &cvSet)
 	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
 	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
 	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
 	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
-	cf.BoolVar(&cvJSON, "json", false, "print the metrics as JSON instead of the table")
 	_ = cv.MarkFlagRequired("data")
+	cli.PrintJSON(cv, &cvJSON)
 
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),

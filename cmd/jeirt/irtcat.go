@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ func newIRTCatCmd() *cobra.Command {
 		Example: helpExamples("irt-cat"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c.Models, c.Version, c.Log = modelList(models), version, model.LogTo(cmd.ErrOrStderr())
+			c.Models, c.Version, c.Log = cli.ModelList(models), version, model.LogTo(cmd.ErrOrStderr())
 			res, err := c.Run(cmd.Context(), cmd.OutOrStdout())
 			if err != nil {
 				return err
@@ -41,14 +42,14 @@ func newIRTCatCmd() *cobra.Command {
 	f.StringVar(&models, "models", "", "comma-separated models to test (simulate, default: those of --data the fit does not have) or of --answers to continue")
 	f.StringVar(&c.Answers, "answers", "", "live: the answers given so far (any responses format); continue from them")
 	f.IntVar(&c.Next, "next", 0, "live: print the next N questions to ask each model (next.csv)")
-	addReadFlags(cmd, &c.Read)
+	cli.ReadFlags(cmd, &c.Read)
 	f.StringVar(&c.Test.Rule, "rule", "fisher", "fisher (maximum information; D-optimal at rank > 1), kl (Chang-Ying KL information, rank 1), d-optimal or random")
 	f.StringVar(&c.Test.Estimator, "estimator", "map", "θ: map (posterior mode under the fit's prior) or eap (posterior mean, rank 1)")
 	f.IntVar(&c.Test.Budget, "budget", 0, "stop after N items per model (0: no cap)")
 	f.Float64Var(&c.Test.TargetSE, "target-se", 0, "stop once θ's standard error is at most S (0: no target)")
 	f.IntVar(&c.Test.MinItems, "min-items", 0, "ask at least this many items before --target-se may stop a test")
 	f.BoolVar(&c.ExcludeFlagged, "exclude-flagged", false, "never ask an item with a flag in the fit's items.csv (answers to them still count)")
-	f.StringVar(&c.Groups, "groups", "", "item-group CSV (an item id column and a group column): balance the groups at their share of the bank")
+	f.StringVar(&c.Groups, "groups", "", cli.GroupsUsage+": the groups are balanced at their share of the bank")
 	f.StringVar(&c.GroupColumn, "group-column", "", "the group column of --groups (default: group, category or benchmark)")
 	f.Float64Var(&c.Test.KLWidth, "kl-width", 3, "c of the KL rule's interval θ ± c/√n")
 	f.Int64Var(&c.Seed, "seed", 42, "seed of --rule random (with each model's name)")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
@@ -35,6 +36,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := rootCmd.ExecuteContext(ctx); err != nil {
+		var kept *model.KeptError
+		if errors.As(err, &kept) {
+			fmt.Fprintln(os.Stderr, "jeirt:", kept)
+			os.Exit(130)
+		}
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "jeirt: interrupted; nothing was written")
 			os.Exit(130)

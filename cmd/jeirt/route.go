@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/routerun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +23,7 @@ func newRouteCmd() *cobra.Command {
 			if o.Checkpoint == "" {
 				return fmt.Errorf("route: --checkpoint is required")
 			}
-			o.Router.Models, o.Router.MinPSet, o.Log = modelList(models), cmd.Flags().Changed("min-p"), model.LogTo(cmd.ErrOrStderr())
+			o.Router.Models, o.Router.MinPSet, o.Log = cli.ModelList(models), cmd.Flags().Changed("min-p"), model.LogTo(cmd.ErrOrStderr())
 			return o.Route(cmd.Context(), args[0], cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -43,35 +40,15 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&ro.Train, "data", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
 	cmd.Flags().BoolVar(&ro.KeepOutOfDomain, "keep-out-of-domain", false, "keep the rule's choice for queries unlike every training question (they are still flagged); default: send them to the best single model")
 	cmd.Flags().IntVar(&o.Top, "top", 3, "alternatives to list per query")
-	cmd.Flags().StringVar(&o.Output, "output", "table", "output format: table, csv or json (JSON lines)")
-	cmd.Flags().Var(&routeFormat{in: &ro.TrainRead.Format}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
-	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", "repeated (model, item) rows of --data: majority (ties become missing)|first|error")
+	cmd.Flags().StringVar(&o.Print, "print", "table", "what to print on standard output: table, csv or json (JSON lines)")
+	cmd.Flags().Var(&cli.FormatValue{In: &ro.TrainRead.Format}, "format", "format of --data: auto|long|wide|wide-items|pyirt|patterns")
+	cmd.Flags().StringVar(&ro.TrainRead.Duplicates, "duplicates", "majority", cli.DuplicatesHelp+" (of --data)")
+	cmd.Flags().BoolVar(&ro.TrainRead.Graded, "graded", false, cli.GradedHelp+" (of --data)")
+	alias(cmd, "output", "print")
 	alias(cmd, "train", "data")
 	alias(cmd, "train-format", "format")
 	cmd.AddCommand(newRouteEvalCmd())
 	return cli.Guard(withDevice(cmd), cli.Outputs{ArgsIn: true})
-}
-
-// routeFormat is route's --format: the layout of --data. Its old use for
-// the output format (table, csv, json) is refused with the replacement.
-type routeFormat struct{ in *string }
-
-func (f *routeFormat) String() string {
-	if *f.in == "" {
-		return "auto"
-	}
-	return *f.in
-}
-func (f *routeFormat) Type() string { return "string" }
-func (f *routeFormat) Set(v string) error {
-	if v == "table" || v == "csv" || v == "json" {
-		return fmt.Errorf("--format %s for the output format was retired: use --output %s (--format is the layout of --data)", v, v)
-	}
-	if !slices.Contains(read.Formats, v) {
-		return fmt.Errorf("%q is not an input format (%s); the output format is --output table|csv|json", v, strings.Join(read.Formats, "|"))
-	}
-	*f.in = v
-	return nil
 }
 
 func newRouteEvalCmd() *cobra.Command {
@@ -90,14 +67,16 @@ func newRouteEvalCmd() *cobra.Command {
 				return fmt.Errorf("route eval: --splits %d must be positive", e.Splits)
 			}
 			e.Log, e.Device = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd)
+			// --train's scores and repeated rows are read as --data's.
+			e.TrainRead.Graded, e.TrainRead.Duplicates = e.Read.Graded, e.Read.Duplicates
 			return e.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&e.Checkpoint, "checkpoint", "", "checkpoint folder")
 	addEncoderFlag(cmd, &e.Encoder)
 	cmd.Flags().StringVar(&e.Data, "data", "", "held-out responses (questions the router did not train on)")
-	addReadFlags(cmd, &e.Read)
-	cmd.Flags().StringVar(&e.Train, "train", "", "training responses, to choose the best single model by accuracy")
+	cli.ReadFlags(cmd, &e.Read)
+	cmd.Flags().StringVar(&e.Train, "train", "", "training responses, to choose the best single model by accuracy (--graded and --duplicates apply to it too)")
 	cmd.Flags().StringVar(&e.Val, "val", "", "validation responses on other held-out questions, to choose the margin δ (read like --data)")
 	cmd.Flags().Float64SliceVar(&e.Margins, "margin", nil, "`list` of margin values δ to sweep (default 0,0.01,...,0.5,inf; inf is always added)")
 	cmd.Flags().IntSliceVar(&e.Shortlists, "shortlist", nil, "`list` of shortlist sizes T to sweep: the highest P among the T best models (default 2,3,5,10)")
@@ -108,29 +87,14 @@ func newRouteEvalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&e.Foreign, "foreign", "", "queries from outside the benchmark (one per line, e.g. configs/ood-prompts.txt): report how many the out-of-domain check flags")
 	cmd.Flags().IntVar(&e.Splits, "splits", 0, "without --checkpoint: split the questions of --data K times (seeds --seed, --seed+1, ...), train a checkpoint on each and score it on its test questions")
 	cmd.Flags().Int64Var(&e.Seed, "seed", 1, "with --splits: the first split's seed")
-	cmd.Flags().Float64Var(&e.SplitVal, "split-val", 0.1, "with --splits: the share of questions held out for validation (early stopping, the margin δ)")
-	cmd.Flags().Float64Var(&e.SplitTest, "split-test", 0.2, "with --splits: the share of questions held out for the test")
+	cmd.Flags().Float64Var(&e.SplitVal, "val-fraction", 0.1, "with --splits: the fraction of questions held out for validation (early stopping, the margin δ)")
+	cmd.Flags().Float64Var(&e.SplitTest, "test-fraction", 0.2, "with --splits: the fraction of questions held out for test")
 	cmd.Flags().StringVar(&e.Config, "config", "", "with --splits: the training config (its data, split and output are the splits'); default: jeirt train's defaults (hash encoder, quickstart settings)")
 	cmd.Flags().StringArrayVar(&e.Set, "set", nil, "with --splits: override a training config key, e.g. --set route.folds=3 (repeatable)")
 	for _, n := range []string{"margin", "min-p", "lambda"} {
 		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
 	}
 	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}})
-}
-
-// modelList is --models as a list: nil when not given, empty (an error) when
-// it names no model.
-func modelList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	out := []string{}
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func init() { rootCmd.AddCommand(newRouteCmd()) }

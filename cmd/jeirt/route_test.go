@@ -63,7 +63,7 @@ func TestRouteCommand(t *testing.T) {
 	queries := writeFile(t, filepath.Join(dir, "q.txt"), "what is 2+2?\n\nname a prime\n")
 	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
 
-	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--output", "csv", "--top", "1")
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--print", "csv", "--top", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRouteCommand(t *testing.T) {
 	// Costs with min-p, from standard input, as JSON lines.
 	cmd := newRouteCmd()
 	cmd.SetIn(strings.NewReader(`{"id": "q1", "text": "hello"}` + "\n"))
-	out, _, err = runSplit(t, cmd, "-", "--checkpoint", ck, "--costs", costs, "--min-p", "0.7", "--output", "json", "--top", "2")
+	out, _, err = runSplit(t, cmd, "-", "--checkpoint", ck, "--costs", costs, "--min-p", "0.7", "--print", "json", "--top", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestRouteCommand(t *testing.T) {
 		{[]string{"--min-p", "0.95"}, "1,big,0.9000,10,true"},
 		{[]string{"--min-p", "0.7", "--models", "big,small"}, "1,big,0.9000,10,false"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--costs", costs, "--print", "csv", "--top", "0"}, c.args...)
 		out, _, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -131,7 +131,7 @@ func TestRouteCommand(t *testing.T) {
 		{[]string{"--costs", partCosts}, partCosts + `: no cost for model "mid" (price every model routed to, or choose them with --models)`},
 		{[]string{"--lambda", "0.1"}, "route: --lambda weighs cost; it needs --costs"},
 		{[]string{"--min-p", "0.8"}, "route: --min-p picks the cheapest good-enough model; it needs --costs"},
-		{[]string{"--output", "xml"}, `route: --output "xml": want table, csv or json`},
+		{[]string{"--print", "xml"}, `route: --print "xml": want table, csv or json`},
 	} {
 		_, err := runCmd(t, newRouteCmd(), append([]string{queries, "--checkpoint", ck}, c.args...)...)
 		if err == nil || err.Error() != c.want {
@@ -253,7 +253,7 @@ func TestRouteMargin(t *testing.T) {
 		{[]string{"--margin", "0.2", "--default", "small", "--models", "mid,small"}, "1,small,"},
 		{[]string{"--margin", "0.1", "--default", "small", "--models", "mid,small"}, "1,mid,"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--output", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--print", "csv", "--top", "0"}, c.args...)
 		out, log, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -277,7 +277,7 @@ func TestRouteMargin(t *testing.T) {
 		{[]string{"--shortlist", "1", "--models", "mid,small"}, "1,mid,"},
 		{[]string{"--shortlist", "2", "--data", trainCSV, "--margin", "0.2"}, "1,mid,"},
 	} {
-		args := append([]string{queries, "--checkpoint", ck, "--output", "csv", "--top", "0"}, c.args...)
+		args := append([]string{queries, "--checkpoint", ck, "--print", "csv", "--top", "0"}, c.args...)
 		out, _, err := runSplit(t, newRouteCmd(), args...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
@@ -387,7 +387,7 @@ func TestAddModelCommand(t *testing.T) {
 	if want := ck + " is an input of this run (" + ck + "): writing it would destroy the input; choose another output"; err == nil || err.Error() != want {
 		t.Errorf("--out existing: %v", err)
 	}
-	out, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--fraction", "0.5", "--json")
+	out, _, err = runSplit(t, newAddModelCmd(), "--checkpoint", ck, "--responses", resp, "--models", "newbie", "--fraction", "0.5", "--print", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestRouteOutOfDomain(t *testing.T) {
 	writeFile(t, filepath.Join(ck, checkpoint.DomainFile), string(b))
 	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
 	queries := writeFile(t, filepath.Join(dir, "q.txt"), "sort the list of numbers\nQuelle est la capitale de la France ?\n")
-	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0")
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--print", "csv", "--top", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func TestRouteOutOfDomain(t *testing.T) {
 	if out != want || !strings.Contains(log, "route: 1 of 2 queries are out of domain") || !strings.Contains(log, "sent to the rule's fallback, the best single model big") {
 		t.Errorf("got\n%s\nlog %s\nwant\n%s", out, log, want)
 	}
-	out, log, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--output", "csv", "--top", "0", "--keep-out-of-domain")
+	out, log, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--print", "csv", "--top", "0", "--keep-out-of-domain")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ func symlinkOrSkip(t *testing.T, target, link string) {
 // inspectJSON is what jeirt data inspect --json says of file with args.
 func inspectJSON(t *testing.T, file string, args ...string) map[string]any {
 	t.Helper()
-	out, err := runCmd(t, newDataInspectCmd(), append([]string{"--json", file}, args...)...)
+	out, err := runCmd(t, newDataInspectCmd(), append([]string{"--print", "json", file}, args...)...)
 	if err != nil {
 		t.Fatalf("inspect %s: %v\n%s", file, err, out)
 	}
@@ -445,7 +445,7 @@ func TestSafetyFiles(t *testing.T) {
 		{name: "a folder as --data", cmd: newDataInspectCmd, args: []string{"--data", "dd"}, want: "dd is a folder, not a file"},
 		{name: "a pipe as --data, like <(cat r.csv)", cmd: newDataInspectCmd,
 			setup: func(t *testing.T, dir string) { os.Symlink(pipeFrom(t, data), filepath.Join(dir, "piped.csv")) },
-			args:  []string{"--json", "--data", "piped.csv"},
+			args:  []string{"--print", "json", "--data", "piped.csv"},
 			check: func(t *testing.T, dir, out string) {
 				var m map[string]any
 				json.Unmarshal([]byte(out), &m)
@@ -460,7 +460,7 @@ func TestSafetyFiles(t *testing.T) {
 				zw.Close()
 				os.Symlink(pipeFrom(t, gz.Bytes()), filepath.Join(dir, "piped.csv.gz"))
 			},
-			args: []string{"--json", "--data", "piped.csv.gz"},
+			args: []string{"--print", "json", "--data", "piped.csv.gz"},
 			check: func(t *testing.T, dir, out string) {
 				var m map[string]any
 				json.Unmarshal([]byte(out), &m)
@@ -565,7 +565,7 @@ func TestSafetyStdinHelper(t *testing.T) {
 	if out == "" {
 		t.Skip("run by TestSafetyStdin")
 	}
-	got, err := runCmd(t, newDataInspectCmd(), "--json", "--data", "/dev/stdin")
+	got, err := runCmd(t, newDataInspectCmd(), "--print", "json", "--data", "/dev/stdin")
 	if err != nil {
 		t.Fatal(err, got)
 	}

@@ -414,7 +414,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			ck := svHand(t, nil)
 			svEditManifest(t, ck, func(m map[string]any) { delete(m, "sha256"); m["format_version"] = 1 })
 			q := writeFile(t, filepath.Join(t.TempDir(), "q.txt"), "hello\n")
-			out, log, err := runSplit(t, newRouteCmd(), q, "--checkpoint", ck, "--output", "csv")
+			out, log, err := runSplit(t, newRouteCmd(), q, "--checkpoint", ck, "--print", "csv")
 			if err != nil || !strings.Contains(out, "1,big,0.9000") {
 				t.Fatalf("route: %v\n%s", err, out)
 			}
@@ -583,7 +583,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			if !strings.Contains(out, "jeirt, all cells         1.0000      n/a") || !strings.Contains(out, "n/a: AUC needs both right and wrong answers; the 3 cells hold one kind only") {
 				t.Errorf("eval:\n%s", out)
 			}
-			js, _, err := runSplit(t, newEvalCmd(), "--checkpoint", ck, "--data", data, "--json")
+			js, _, err := runSplit(t, newEvalCmd(), "--checkpoint", ck, "--data", data, "--print", "json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -605,7 +605,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		}},
 		{"irt cv --json of one-class folds writes null, not a JSON error", func(t *testing.T) {
 			data := svConstant(t, t.TempDir(), 6, 8)
-			out, err := runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "2", "--json")
+			out, err := runCmd(t, newIRTCmd(), "cv", "--data", data, "--folds", "2", "--print", "json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -648,14 +648,15 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				t.Errorf("leaked: %s", body)
 			}
 		}},
-		{"a password in base_url: masked in the 502, the log and /v1/models", func(t *testing.T) {
+		{"a password in base_url: masked in the 502, the log and /v1/jeirt/models", func(t *testing.T) {
 			ts, log := svServe(t, svHand(t, nil), svUpstreams(t, "http://alice:s3cr3t-Pa55@127.0.0.1:1/v1", "k"))
 			code, body := post(t, ts.URL+"/v1/chat/completions", `{"model":"big","messages":[{"role":"user","content":"hi"}]}`)
-			models := get(t, ts.URL+"/v1/models")
+			models := get(t, ts.URL+"/v1/jeirt/models")
+			list := get(t, ts.URL+"/v1/models")
 			if code != 502 || !strings.Contains(body, "alice:***@127.0.0.1:1") || !strings.Contains(models, "alice:***@127.0.0.1:1") {
 				t.Errorf("502 %d %s; models %s", code, body, models)
 			}
-			for what, s := range map[string]string{"body": body, "log": log.String(), "models": models} {
+			for what, s := range map[string]string{"body": body, "log": log.String(), "models": models, "OpenAI list": list} {
 				if strings.Contains(s, "s3cr3t") {
 					t.Errorf("the password leaked in the %s: %s", what, s)
 				}
@@ -664,8 +665,9 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"a key in base_url's query: masked", func(t *testing.T) {
 			ts, log := svServe(t, svHand(t, nil), svUpstreams(t, "http://127.0.0.1:1/v1?key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "k"))
 			_, body := post(t, ts.URL+"/v1/chat/completions", `{"model":"big","messages":[{"role":"user","content":"hi"}]}`)
-			models := get(t, ts.URL+"/v1/models")
-			for what, s := range map[string]string{"body": body, "log": log.String(), "models": models} {
+			models := get(t, ts.URL+"/v1/jeirt/models")
+			list := get(t, ts.URL+"/v1/models")
+			for what, s := range map[string]string{"body": body, "log": log.String(), "models": models, "OpenAI list": list} {
 				if strings.Contains(s, "9tSrke72") {
 					t.Errorf("the key leaked in the %s: %s", what, s)
 				}

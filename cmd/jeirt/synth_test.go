@@ -41,7 +41,7 @@ func TestSynthCommandDeterministicAndRereads(t *testing.T) {
 		var outs [2]string
 		for k := range outs {
 			outs[k] = filepath.Join(dir, c.kind+string(rune('a'+k)))
-			args := append([]string{"--kind", c.kind, "--models", "17", "--items", "60", "--missing", "0.25", "--seed", "9", "--out", outs[k]}, c.args...)
+			args := append([]string{"--kind", c.kind, "--n-models", "17", "--n-items", "60", "--missing", "0.25", "--seed", "9", "--out", outs[k]}, c.args...)
 			if _, err := runCmd(t, newSynthCmd(), args...); err != nil {
 				t.Fatal(err)
 			}
@@ -116,11 +116,11 @@ func TestSynthCommandDeterministicAndRereads(t *testing.T) {
 		}
 	}
 	// An existing folder is not overwritten without --force.
-	_, err := runCmd(t, newSynthCmd(), "--kind", "2pl", "--models", "3", "--items", "4", "--out", filepath.Join(dir, "2pla"))
+	_, err := runCmd(t, newSynthCmd(), "--kind", "2pl", "--n-models", "3", "--n-items", "4", "--out", filepath.Join(dir, "2pla"))
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("existing --out: %v", err)
 	}
-	if _, err := runCmd(t, newSynthCmd(), "--kind", "2pl", "--models", "3", "--items", "4", "--out", filepath.Join(dir, "2pla"), "--force"); err != nil {
+	if _, err := runCmd(t, newSynthCmd(), "--kind", "2pl", "--n-models", "3", "--n-items", "4", "--out", filepath.Join(dir, "2pla"), "--force"); err != nil {
 		t.Errorf("--force: %v", err)
 	}
 }

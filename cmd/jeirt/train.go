@@ -46,6 +46,9 @@ func newTrainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, note := range trainrun.SetPathNotes(configPath, overrides) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
+			}
 			_, err = trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)

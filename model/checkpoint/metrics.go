@@ -82,12 +82,15 @@ type RunMetrics struct {
 	SecondsPerEpoch float64  `json:"seconds_per_epoch"`
 	Geometry        Geometry `json:"geometry"`
 
-	Device      string         `json:"device"`
-	Step        string         `json:"step"` // graph or fused on the CPU, else the device
-	Stop        string         `json:"stop"` // why training stopped
-	Warnings    []string       `json:"warnings,omitempty"`
-	Batching    string         `json:"batching"`
-	SplitBy     string         `json:"split_by"`
+	Device   string   `json:"device"`
+	Step     string   `json:"step"` // graph or fused on the CPU, else the device
+	Stop     string   `json:"stop"` // why training stopped
+	Warnings []string `json:"warnings,omitempty"`
+	Batching string   `json:"batching"`
+	SplitBy  string   `json:"split_by"`
+	// Scoring states how cells of several trials or graded scores were
+	// scored (ScoringFractions); empty for 0/1 answers.
+	Scoring     string         `json:"scoring,omitempty"`
 	Cells       map[string]int `json:"cells"` // train, val, test
 	Interrupted bool           `json:"interrupted,omitempty"`
 	// By-model split: the held-out models (not in the trained table), each
@@ -171,3 +174,7 @@ type Alignment struct {
 	PerModel         map[string]float64 `json:"per_model,omitempty"`
 	AccuracySpearman model.Float        `json:"accuracy_spearman,omitempty"`
 }
+
+// ScoringFractions is RunMetrics.Scoring for cells of several trials or
+// graded scores.
+const ScoringFractions = "cells of several trials or graded scores: log loss, Brier and ECE on the fractions k/n, weighted by trials; accuracy and AUC of the rounded outcome (correct when k/n >= 1/2, predicted correct when p >= 1/2)"

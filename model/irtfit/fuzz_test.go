@@ -20,6 +20,9 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"settings": {"rank": 1, "min_answers": 5}, "converged": false, "convergence_note": "degenerate data", "kendall_tau_vs_accuracy": null, "kendall_tau_note": "θ is the same for all 2"}`),
 		[]byte("model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag\nm1,0.5,,,,1,,,0.75,1,40,\nlucky,3.8,,,,,,,1,,1,few_answers\n"),
 		[]byte("item,a,d,b,se_a,se_d,se_b,p_correct,n_obs,flag\nq1,2,1,-0.5,,,,0.8,5,\nq2,0,9,,,,,1,2,few_answers\n"))
+	// A 3PL fit with lower asymptotes and trials per item.
+	f.Add([]byte(`{"settings": {"rank": 1, "model": "3pl", "guess": "n_options"}}`), []byte("model,theta,accuracy\nm1,0.5,0.75\n"),
+		[]byte("item,a,d,b,c,se_a,se_d,se_b,se_c,p_correct,n_obs,trials,flag\nq1,2,1,-0.5,0.25,,,,,0.8,5,12,\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, fit, abilities, items []byte) {
 		for name, b := range map[string][]byte{"fit.json": fit, "abilities.csv": abilities, "items.csv": items} {

@@ -34,8 +34,17 @@ type Settings struct {
 	Format     string `json:"format"`
 	Items      string `json:"items,omitempty"`
 	Duplicates string `json:"duplicates"`
+	Graded     bool   `json:"graded,omitempty"` // fractional labels read as graded scores
 	Rank       int    `json:"rank"`
 	Signed     bool   `json:"signed,omitempty"`
+	// Model is the response function: "1pl", "2pl" or "3pl" ("" in older
+	// folders: the 2pl). Guess is the 3PL's lower asymptotes: "" fitted,
+	// a number (every item's c), or a column of the Items file (option
+	// counts, c = 1/n, or c itself); GuessPrior the Beta(α, β) prior on
+	// fitted c.
+	Model      string    `json:"model,omitempty"`
+	Guess      string    `json:"guess,omitempty"`
+	GuessPrior []float64 `json:"guess_prior,omitempty"`
 	// Joint: the --data files (JointData, named JointNames) were fitted as
 	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
 	Joint           bool     `json:"joint,omitempty"`
@@ -90,16 +99,24 @@ type Doc struct {
 	Converged   bool      `json:"converged"`
 	// ConvergenceNote says why Converged is false, or which parameters the
 	// data leave without a finite estimate.
-	ConvergenceNote  string         `json:"convergence_note,omitempty"`
-	Seconds          float64        `json:"seconds"`
-	BootstrapSeconds float64        `json:"bootstrap_seconds,omitempty"`
-	KendallTau       model.Float    `json:"kendall_tau_vs_accuracy"`    // NaN (null) for a constant ranking
-	KendallNote      string         `json:"kendall_tau_note,omitempty"` // why KendallTau is null
-	RankMoves        []RankMove     `json:"rank_moves"`
-	FlagCounts       map[string]int `json:"flag_counts"`
-	GroupLoadings    []GroupLoading `json:"group_loadings,omitempty"`
-	BatchFits        int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
-	Gauge            string         `json:"gauge"`
+	ConvergenceNote  string  `json:"convergence_note,omitempty"`
+	Seconds          float64 `json:"seconds"`
+	BootstrapSeconds float64 `json:"bootstrap_seconds,omitempty"`
+	// BootstrapCompleted is the number of bootstrap replicates the
+	// intervals come from (settings.bootstrap asked for; fewer when the
+	// run was interrupted); absent without a bootstrap.
+	BootstrapCompleted *int `json:"bootstrap_completed,omitempty"`
+	// Interrupted says the run was stopped (Ctrl-C) during the bootstrap:
+	// the fit is complete, the intervals come from BootstrapCompleted
+	// replicates (none below 2).
+	Interrupted   bool           `json:"interrupted,omitempty"`
+	KendallTau    model.Float    `json:"kendall_tau_vs_accuracy"`    // NaN (null) for a constant ranking
+	KendallNote   string         `json:"kendall_tau_note,omitempty"` // why KendallTau is null
+	RankMoves     []RankMove     `json:"rank_moves"`
+	FlagCounts    map[string]int `json:"flag_counts"`
+	GroupLoadings []GroupLoading `json:"group_loadings,omitempty"`
+	BatchFits     int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
+	Gauge         string         `json:"gauge"`
 	// Parameterisation states items.csv's columns in words (Parameterisation).
 	Parameterisation string `json:"parameterisation,omitempty"`
 	// Diagnostics are the test's reliability figures and the rules of the
@@ -122,6 +139,17 @@ type Diagnostics struct {
 	// Columns states items.csv's diagnostic columns in words.
 	Columns string `json:"columns"`
 }
+
+// Family is the fit's response function, "2pl" for older folders.
+func (s Settings) Family() string {
+	if s.Model == "" {
+		return "2pl"
+	}
+	return s.Model
+}
+
+// Parameterisation3PL is Parameterisation for a 3PL fit.
+const Parameterisation3PL = "mirt slope-intercept with a lower asymptote: P = c + (1 - c) sigmoid((theta.a + d)/sigma); a slope(s), d intercept, c lower asymptote (guessing); b difficulty = -d/a at rank 1 (mirt IRTpars, where P = (1 + c)/2), -d/|a| (MDIFF) at rank > 1; b rises with difficulty"
 
 // Parameterisation of items.csv, as fit.json states it. Folders written
 // before it existed have no "d" column: their "b" is the intercept, and Read
@@ -179,6 +207,11 @@ type Item struct {
 	// standardised values.
 	ItemTotal, ItemRest            float64
 	Infit, InfitZ, Outfit, OutfitZ float64
+	// C is the 3PL's lower asymptote and SEC its bootstrap SE (NaN when
+	// the fit has none, or no bootstrap of fitted c); Trials the trials of
+	// the item's observed cells (NaN for 0/1 answers: one per cell).
+	C, SEC float64
+	Trials float64
 }
 
 // Flags are the item's flags (Flag split at ";").
@@ -221,12 +254,42 @@ func (f *Folder) IRT() *model.IRT {
 		m.Models = append(m.Models, fm.Name)
 		m.Theta = append(m.Theta, fm.Theta...)
 	}
+	m.Family = f.Doc.Settings.Family()
 	for _, it := range f.Items {
 		m.Items = append(m.Items, it.ID)
 		m.A = append(m.A, it.A...)
 		m.B = append(m.B, it.D)
+		if m.Family == "3pl" {
+			m.C = append(m.C, it.C)
+		}
 	}
 	return m
+}
+
+// TrialsPerAnswer is each item's mean trials per observed cell (1 for 0/1
+// answers): the factor by which its information grows.
+func (f *Folder) TrialsPerAnswer() []float64 {
+	out := make([]float64, len(f.Items))
+	for j, it := range f.Items {
+		out[j] = 1
+		if !math.IsNaN(it.Trials) && it.NObs > 0 {
+			out[j] = it.Trials / float64(it.NObs)
+		}
+	}
+	return out
+}
+
+// has3PL reports whether the folder's items carry lower asymptotes.
+func (f *Folder) has3PL() bool { return f.Doc.Settings.Family() == "3pl" }
+
+// hasTrials reports whether some item has trials recorded.
+func (f *Folder) hasTrials() bool {
+	for _, it := range f.Items {
+		if !math.IsNaN(it.Trials) && it.Trials != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Write puts abilities.csv, items.csv and fit.json into dir, each atomically.
@@ -335,8 +398,20 @@ func writeItems(w io.Writer, f *Folder) error {
 	hdr := []string{"item"}
 	hdr = append(hdr, cols("a", rk)...)
 	hdr = append(hdr, "d", "b")
+	guess, trials := f.has3PL(), f.hasTrials()
+	if guess {
+		hdr = append(hdr, "c")
+	}
 	hdr = append(hdr, cols("se_a", rk)...)
-	hdr = append(hdr, "se_d", "se_b", "p_correct", "n_obs", "flag")
+	hdr = append(hdr, "se_d", "se_b")
+	if guess {
+		hdr = append(hdr, "se_c")
+	}
+	hdr = append(hdr, "p_correct", "n_obs")
+	if trials {
+		hdr = append(hdr, "trials")
+	}
+	hdr = append(hdr, "flag")
 	if rk == 1 {
 		hdr = append(hdr, "a_lo", "a_hi", "d_lo", "d_hi", "b_lo", "b_hi")
 	}
@@ -349,8 +424,19 @@ func writeItems(w io.Writer, f *Folder) error {
 		row := []string{it.ID}
 		row = dims(row, it.A, rk)
 		row = append(row, ff(it.D), ff(it.B))
+		if guess {
+			row = append(row, ff(it.C))
+		}
 		row = dims(row, it.SEA, rk)
-		row = append(row, ff(it.SED), ff(it.SEB), ff(it.PCorrect), strconv.Itoa(it.NObs), it.Flag)
+		row = append(row, ff(it.SED), ff(it.SEB))
+		if guess {
+			row = append(row, ff(it.SEC))
+		}
+		row = append(row, ff(it.PCorrect), strconv.Itoa(it.NObs))
+		if trials {
+			row = append(row, ff(it.Trials))
+		}
+		row = append(row, it.Flag)
 		if rk == 1 {
 			row = append(row, ff(it.ALo), ff(it.AHi), ff(it.DLo), ff(it.DHi), ff(it.BLo), ff(it.BHi))
 		}
@@ -385,6 +471,9 @@ func Read(dir string) (*Folder, error) {
 	if rk < 1 || rk > model.MaxDim {
 		return nil, fmt.Errorf("%s: settings.rank %d is not a rank (1 to %d)", p, rk, model.MaxDim)
 	}
+	if fam := f.Doc.Settings.Family(); fam != "1pl" && fam != "2pl" && fam != "3pl" {
+		return nil, fmt.Errorf("%s: settings.model %q is not 1pl, 2pl or 3pl", p, model.Clip(fam))
+	}
 	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
@@ -418,7 +507,10 @@ func Read(dir string) (*Folder, error) {
 	}
 	err = fileio.CSVRows(filepath.Join(dir, "items.csv"), func(get fileio.CSVRow) error {
 		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
-			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi")}
+			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), C: get.OptNum("c"), SEC: get.OptNum("se_c"), Trials: get.OptNum("trials")}
+		if f.has3PL() && !(it.C >= 0 && it.C < 1) {
+			return fmt.Errorf("%s: item %q: the 3PL's lower asymptote c %v is not in [0, 1)", filepath.Join(dir, "items.csv"), model.Clip(it.ID), it.C)
+		}
 		it.A = nums(get, "a", true)
 		it.SEA = nums(get, "se_a", false)
 		for k, v := range it.diagnostics() {

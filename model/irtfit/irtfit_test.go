@@ -29,10 +29,15 @@ func TestOutNames(t *testing.T) {
 func TestWriteReadRoundTrip(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
-		rank int
-		boot bool
-	}{{1, false}, {1, true}, {2, false}, {2, true}} {
-		f := &Folder{Doc: Doc{Version: "0.1.0", Settings: Settings{Method: "cbmm", Data: "r.csv", Rank: tc.rank, Sigma: 1},
+		rank  int
+		boot  bool
+		guess bool // a 3PL with trials per cell: items.csv's c, se_c and trials
+	}{{1, false, false}, {1, true, false}, {2, false, false}, {2, true, false}, {1, true, true}, {2, false, true}} {
+		set := Settings{Method: "cbmm", Data: "r.csv", Rank: tc.rank, Sigma: 1}
+		if tc.guess {
+			set.Model, set.Guess, set.GuessPrior = "3pl", "n_options", []float64{5, 17}
+		}
+		f := &Folder{Doc: Doc{Version: "0.1.0", Settings: set,
 			Models: 2, Items: 2, Observed: 4, LossHistory: []float64{3, 2.5}, Loss: 2.5, Iterations: 2,
 			KendallTau: model.Float(nan), RankMoves: []RankMove{}, FlagCounts: map[string]int{"never_solved": 1, "uninformative": 1, "weak_item_total": 1}, Gauge: GaugeJML,
 			Diagnostics: &Diagnostics{CronbachAlpha: 0.75, AlphaMissing: "person-mean", MarginalReliability: 0.5, EmpiricalReliability: 0.625,
@@ -74,6 +79,12 @@ func TestWriteReadRoundTrip(t *testing.T) {
 				it.ItemTotal, it.ItemRest, it.Infit, it.InfitZ, it.Outfit, it.OutfitZ = nan, nan, nan, nan, nan, nan
 			}
 			it.B = model.Difficulty(it.A, it.D)
+			if tc.guess {
+				it.C, it.SEC, it.Trials = 0.25-0.05*float64(j), nan, float64(7+j)
+				if tc.boot {
+					it.SEC = 0.0625
+				}
+			}
 			if tc.boot {
 				it.SEA, it.SED, it.SEB = vec(0.2), 0.3, 0.25
 				if tc.rank == 1 {
@@ -113,6 +124,13 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if it := got.Items[0]; it.ItemTotal != 0.25 || it.ItemRest != -0.125 || it.Infit != 1.0625 || it.InfitZ != 0.5 || it.Outfit != 1.75 || it.OutfitZ != 2.5 ||
 			!reflect.DeepEqual(it.Flags(), []string{"uninformative", "weak_item_total"}) || !math.IsNaN(got.Items[1].Infit) {
 			t.Errorf("rank %d boot %v: diagnostics read back as %+v", tc.rank, tc.boot, it)
+		}
+		if tc.guess {
+			fit := got.IRT()
+			if fit.Family != "3pl" || !reflect.DeepEqual(fit.C, []float64{0.25, 0.2}) || got.Items[1].Trials != 8 ||
+				!reflect.DeepEqual(got.TrialsPerAnswer(), []float64{3.5, 4}) || tc.boot && got.Items[0].SEC != 0.0625 {
+				t.Errorf("rank %d boot %v: 3PL read back as %s, c %v, trials %v", tc.rank, tc.boot, fit.Family, fit.C, got.TrialsPerAnswer())
+			}
 		}
 		if got.Models[0].Name != f.Models[0].Name || got.Models[1].RankLo != f.Models[1].RankLo || got.Items[1].Flag != "never_solved" ||
 			!reflect.DeepEqual(got.Models[0].Theta, f.Models[0].Theta) || !reflect.DeepEqual(got.IRT(), f.IRT()) {

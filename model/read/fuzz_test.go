@@ -27,6 +27,18 @@ var layoutSeeds = []struct {
 	{"auto", "model\titem\tlabel\nm\tq\t-1\nm\tr\t1\n"},
 	{"auto", "a,b\n\"x\n"},
 	{"long", "model,item,label\nm,q,1.00\nm,q,1\n"},
+	// Cells of several trials and graded scores (read with --graded and
+	// --duplicates trials by the fuzz targets' option bits).
+	{"long", "model,item,successes,trials\nm1,q1,3,5\nm1,q2,0,2\nm2,q1,,0\n"},
+	{"long", "model,item,correct,n\nm1,q1,0.5,1\nm1,q1,1,1\nm2,q2,2.5,4\n"},
+	{"wide", "model,q1,q2\nm1,3/4,0.25\nm2,1,0/0\nm1,0.5,1\n"},
+	{"pyirt", `{"subject_id":"m1","responses":{"q1":0.5,"q2":"2/3"}}` + "\n"},
+}
+
+// fuzzOptions reads the fuzzed option byte: the format (formats[b % len]),
+// bit 4 --graded, bits 5-6 the duplicates policy.
+func fuzzOptions(b uint8, formats []string) Options {
+	return Options{Format: formats[int(b&15)%len(formats)], Graded: b&16 != 0, Duplicates: DuplicatePolicies[int(b>>5)%len(DuplicatePolicies)], NoCache: true}
 }
 
 func FuzzReadFile(f *testing.F) {
@@ -34,6 +46,7 @@ func FuzzReadFile(f *testing.F) {
 		for k, format := range []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns"} {
 			if format == s.format || format == "auto" {
 				f.Add(uint8(k), []byte(s.body))
+				f.Add(uint8(k|16|3<<5), []byte(s.body)) // --graded --duplicates trials
 			}
 		}
 	}
@@ -51,7 +64,7 @@ func FuzzReadFile(f *testing.F) {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		checkRead(t, p, formats[int(format)%len(formats)])
+		checkRead(t, p, fuzzOptions(format, formats))
 	})
 }
 
@@ -78,7 +91,7 @@ func FuzzReadItems(f *testing.F) {
 // the reader: every input gives responses or an error.
 func FuzzReadParquet(f *testing.F) {
 	dir := f.TempDir()
-	for k, s := range layoutSeeds[:3] {
+	for k, s := range append(layoutSeeds[:3:3], layoutSeeds[len(layoutSeeds)-4:len(layoutSeeds)-1]...) {
 		src, dst := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.parquet")
 		os.WriteFile(src, []byte(s.body), 0o644)
 		if _, err := ConvertToParquet(src, dst, 0); err != nil {
@@ -86,6 +99,7 @@ func FuzzReadParquet(f *testing.F) {
 		}
 		b, _ := os.ReadFile(dst)
 		f.Add(uint8(k), b)
+		f.Add(uint8(k|16|3<<5), b)
 		f.Add(uint8(k), b[:len(b)/2])
 		bad := append([]byte(nil), b...)
 		bad[len(bad)/3] ^= 0x5a
@@ -100,14 +114,14 @@ func FuzzReadParquet(f *testing.F) {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		checkRead(t, p, formats[int(format)%len(formats)])
+		checkRead(t, p, fuzzOptions(format, formats))
 	})
 }
 
-// checkRead reads path as format and fails on an oversized error or a cell
-// outside the names read.
-func checkRead(t *testing.T, path, format string) {
-	r, _, err := File(path, Options{Format: format, NoCache: true})
+// checkRead reads path with opt and fails on an oversized error, a cell
+// outside the names read, or impossible trials and successes.
+func checkRead(t *testing.T, path string, opt Options) {
+	r, _, err := File(path, opt)
 	if err != nil {
 		if len(err.Error()) > 4096 {
 			t.Errorf("error of %d bytes", len(err.Error()))
@@ -119,6 +133,12 @@ func checkRead(t *testing.T, path, format string) {
 			t.Fatalf("cell %d out of range: model %d item %d label %d", c, r.Model[c], r.Item[c], r.Label[c])
 		}
 	}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !opt.Graded && r.GradedCells() > 0 {
+		t.Fatalf("%d graded cells read without --graded", r.GradedCells())
+	}
 }
 
 // FuzzReadCache replaces a response file's binary cache with other bytes:
@@ -127,8 +147,8 @@ func checkRead(t *testing.T, path, format string) {
 func FuzzReadCache(f *testing.F) {
 	dir := f.TempDir()
 	src := filepath.Join(dir, "r.csv")
-	os.WriteFile(src, []byte("model,item,label\nm1,q1,1\nm1,q2,0\nm2,q1,1\nm2,q2,1\nm1,q1,0\n"), 0o644)
-	opt := Options{CacheDir: filepath.Join(dir, "cache"), CacheMin: -1}
+	os.WriteFile(src, []byte("model,item,label\nm1,q1,1\nm1,q2,0.5\nm2,q1,1\nm2,q2,1\nm1,q1,0\nm3,q1,2/3\n"), 0o644)
+	opt := Options{CacheDir: filepath.Join(dir, "cache"), CacheMin: -1, Graded: true, Duplicates: "trials"}
 	want, rep, err := File(src, opt)
 	if err != nil || rep.Cache != "written" {
 		f.Fatalf("writing the cache: %v (%q)", err, rep.Cache)
@@ -161,7 +181,8 @@ func FuzzReadCache(f *testing.F) {
 			t.Fatalf("with a damaged cache: %v", err)
 		}
 		if !slices.Equal(got.Label, want.Label) || !slices.Equal(got.Model, want.Model) || !slices.Equal(got.Item, want.Item) ||
-			!slices.Equal(got.Models, want.Models) || !slices.Equal(got.Items, want.Items) {
+			!slices.Equal(got.Models, want.Models) || !slices.Equal(got.Items, want.Items) ||
+			!slices.Equal(got.Trials, want.Trials) || !slices.Equal(got.Successes, want.Successes) {
 			t.Fatal("a damaged cache changed the responses")
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,8 +29,13 @@ type Options struct {
 	// (item_id,text; item_id,problem_statement; item_id,content; prompt_id,prompt ...).
 	Items string
 	// Duplicates says what to do with several rows for one (model, item) cell:
-	// majority (the default; ties become missing), first, or error.
+	// majority (the default; ties become missing), first, error, or trials
+	// (the rows are trials of one cell: their successes and trials add up).
 	Duplicates string
+	// Graded reads labels strictly between 0 and 1 as graded scores (partial
+	// credit: a fraction of one trial's success). Without it such a label is
+	// an error, as it is for every reader of 0/1 labels.
+	Graded bool
 
 	// NoCache reads a text file directly, neither loading nor writing the
 	// binary response cache (see File).
@@ -44,10 +50,16 @@ type Options struct {
 	// time are those it was written for, without hashing the file: faster,
 	// and wrong for a file changed in place with its time restored.
 	CacheTrustMtime bool
+	// Warn receives warnings about the file, one line each (a matrix that
+	// looks transposed); they are in Report.Warnings too. Nil is silent.
+	Warn model.Logf
 }
 
 // Formats lists the accepted values of Options.Format.
 var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns"}
+
+// DuplicatePolicies lists the accepted values of Options.Duplicates.
+var DuplicatePolicies = []string{"majority", "first", "error", "trials"}
 
 // Report says what a reader decided and what it found.
 type Report struct {
@@ -70,8 +82,13 @@ type Report struct {
 	CachePath string
 
 	ItemsPath       string // the item-text file, if any
+	ItemTextColumn  string // its column (or JSON key) read as the text
 	ItemTexts       int    // items given a text
 	ItemTextUnknown int    // rows of the item-text file whose id is not an item of the responses
+
+	// Warning is what looked wrong but was read, "" when nothing did (also
+	// given to Options.Warn).
+	Warning string
 }
 
 // String renders the report as a few lines for people.
@@ -89,7 +106,7 @@ func (rep *Report) String() string {
 	fmt.Fprintf(&b, "duplicates: %d cells with %d extra rows, %d conflicting, %d ties left missing\n",
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
 	if rep.ItemsPath != "" {
-		fmt.Fprintf(&b, "item text: %d items from %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemsPath, rep.ItemTextUnknown)
+		fmt.Fprintf(&b, "item text: %d items from column %s of %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemTextColumn, rep.ItemsPath, rep.ItemTextUnknown)
 	}
 	return b.String()
 }
@@ -166,8 +183,8 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	if dup == "" {
 		dup = "majority"
 	}
-	if dup != "majority" && dup != "first" && dup != "error" {
-		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first or error)", dup)
+	if !contains(DuplicatePolicies, dup) {
+		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first, error or trials)", dup)
 	}
 	in, err := fileio.OpenInput(path)
 	if err != nil {
@@ -186,12 +203,12 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 			return nil, rep, fmt.Errorf("%s: a Parquet file cannot be read as %s (want long, wide or wide-items)", path, format)
 		}
 		cells := newCellSink(dup == "error")
-		r, err = readParquet(in, format, cells, rep)
+		r, err = readParquet(in, format, opt.Graded, cells, rep)
 		if err == nil {
 			err = cells.finish(r, dup, path, rep)
 		}
 	case cache == nil:
-		r, err = readText(in, format, dup, rep)
+		r, err = readText(in, format, dup, opt.Graded, rep)
 	default:
 		r, err = readTextCached(in, cache, format, dup, opt, rep)
 	}
@@ -200,6 +217,10 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	}
 	if err := checkUTF8(path, r); err != nil {
 		return nil, rep, err
+	}
+	if w := transposedWarning(path, r, rep); w != "" {
+		rep.Warning = w
+		opt.Warn.Printf("warning: %s", w)
 	}
 	if opt.Items != "" {
 		if err := joinItemText(r, opt.Items, rep); err != nil {
@@ -211,7 +232,7 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 
 // readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
 // resolves its duplicate cells.
-func readText(in *fileio.Input, format, dup string, rep *Report) (*model.Responses, error) {
+func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*model.Responses, error) {
 	var r *model.Responses
 	path := in.Path
 	br, gz, err := openText(in)
@@ -236,20 +257,21 @@ func readText(in *fileio.Input, format, dup string, rep *Report) (*model.Respons
 		}
 	}
 	rep.Format = format
+	lp := &labelParser{graded: graded}
 	switch format {
 	case "long":
-		r, err = readLong(s, cells, rep)
+		r, err = readLong(s, cells, lp, rep)
 	case "wide":
-		r, err = readWide(s, cells, rep, false)
+		r, err = readWide(s, cells, lp, rep, false)
 	case "wide-items":
-		r, err = readWide(s, cells, rep, true)
+		r, err = readWide(s, cells, lp, rep, true)
 		if err == nil && s.unnamedIndex {
 			orientUnnamed(r, cells, rep)
 		}
 	case "patterns":
 		r, err = readPatterns(s, cells, rep)
 	case "pyirt":
-		r, err = readPyIRT(path, s.r, cells, rep, gz)
+		r, err = readPyIRT(path, s.r, cells, lp, rep, gz)
 	}
 	if err != nil {
 		return nil, err
@@ -301,14 +323,24 @@ func openText(in *fileio.Input) (br *bufio.Reader, gz bool, err error) {
 }
 
 // Label parsing: 0/1, 0.0/1.0, -1/1, true/false (any case); blank, NA and NaN
-// are missing. A file may not mix 0 and -1 as its wrong answer.
+// are missing. A file may not mix 0 and -1 as its wrong answer. With graded,
+// a decimal strictly between 0 and 1 is a score (one trial, that fraction of
+// a success); "k/n" is k successes in n trials (k a fraction only with graded).
 type labelParser struct {
 	zeroLine, minusLine int // first line with a 0 and with a -1 label
+	fracLine            int // first line with a fraction (a score or k/n)
+	graded              bool
+	// k and n are the successes and trials of the last labelCounts.
+	k float64
+	n int32
 }
 
 const (
 	labelMissing = 2
 	labelBad     = 3
+	// labelCounts: the label is k successes in n trials (labelParser.k, .n),
+	// not one 0/1 answer.
+	labelCounts = 4
 )
 
 func (lp *labelParser) parse(b []byte, line int) (uint8, error) {
@@ -346,16 +378,46 @@ func (lp *labelParser) parse(b []byte, line int) (uint8, error) {
 		return labelMissing, nil
 	}
 	if v, ok := parseFloatLabel(b); ok {
-		switch v {
-		case 1:
+		switch {
+		case v == 1:
 			return 1, nil
-		case 0:
+		case v == 0:
 			return lp.zero(line)
-		case -1:
+		case v == -1:
 			return lp.minus(line)
+		case lp.graded && v > 0 && v < 1:
+			return lp.counts(v, 1, line)
 		}
 	}
+	if i := bytes.IndexByte(b, '/'); i > 0 {
+		k, kok := parseFloatLabel(bytes.TrimSpace(b[:i]))
+		n, nerr := strconv.ParseInt(string(bytes.TrimSpace(b[i+1:])), 10, 32)
+		switch {
+		case !kok || nerr != nil || n < 0:
+			return labelBad, nil
+		case n == 0 && k == 0:
+			return labelMissing, nil
+		case k < 0 || k > float64(n):
+			return 0, fmt.Errorf("is not k successes in n trials with 0 ≤ k ≤ n")
+		case k != math.Trunc(k) && !lp.graded:
+			return 0, fmt.Errorf("has a fractional number of successes (use --graded for graded scores)")
+		}
+		return lp.counts(k, int32(n), line)
+	}
 	return labelBad, nil
+}
+
+// counts records k successes in n trials, refusing a file that also has -1
+// labels (a score or a count has no -1/1 reading).
+func (lp *labelParser) counts(k float64, n int32, line int) (uint8, error) {
+	if lp.fracLine == 0 {
+		lp.fracLine = line
+	}
+	if lp.minusLine != 0 {
+		return 0, fmt.Errorf("is a score or a count of trials, but line %d has -1: scores are in [0, 1] and wrong answers 0", lp.minusLine)
+	}
+	lp.k, lp.n = k, n
+	return labelCounts, nil
 }
 
 func (lp *labelParser) zero(line int) (uint8, error) {
@@ -374,6 +436,9 @@ func (lp *labelParser) minus(line int) (uint8, error) {
 		if lp.zeroLine != 0 {
 			return 0, fmt.Errorf("is -1, but line %d has 0: the file mixes 0/1 and -1/1 labels", lp.zeroLine)
 		}
+		if lp.fracLine != 0 {
+			return 0, fmt.Errorf("is -1, but line %d has a score or a count of trials: scores are in [0, 1] and wrong answers 0", lp.fracLine)
+		}
 	}
 	return 0, nil
 }
@@ -385,9 +450,22 @@ func (lp *labelParser) label(file string, line int, column string, b []byte) (ui
 		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", model.Clip(string(b)), err.Error())}
 	}
 	if y == labelBad {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q is not a 0/1 label", model.Clip(string(b)))}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: lp.badLabel(b)}
 	}
 	return y, nil
+}
+
+// badLabel says why b is not a label, with the flag that reads a fraction.
+func (lp *labelParser) badLabel(b []byte) string {
+	q := model.Clip(string(b))
+	v, ok := parseFloatLabel(bytes.TrimSpace(b))
+	switch {
+	case ok && v > 0 && v < 1:
+		return fmt.Sprintf("%q is not a 0/1 label (for graded scores in [0, 1] use --graded)", q)
+	case lp.graded:
+		return fmt.Sprintf("%q is not a 0/1 label, a score in [0, 1] or k/n", q)
+	}
+	return fmt.Sprintf("%q is not a 0/1 label", q)
 }
 
 func parseFloatLabel(b []byte) (float64, bool) {

@@ -26,7 +26,9 @@ import (
 //	magic "JEIRTRC2" | key: options (32 bytes), size, modification time and
 //	xxHash64 of the text file (8 bytes each) | counts and the read report |
 //	names | cells per model (uint32 each) | item of each cell (int32) |
-//	labels, one bit per cell | CRC-32C of everything before (4 bytes)
+//	labels, one bit per cell | with trials: trials of each cell (int32) |
+//	with successes: successes of each cell (float64) | CRC-32C of everything
+//	before (4 bytes)
 //
 // all little-endian. The options part is a SHA-256 of the reader's options;
 // the hash covers every byte of the text file, so a cache is used only for
@@ -105,12 +107,16 @@ func cacheFor(in *fileio.Input, opt Options) *textCache {
 // rewritten.
 func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
 	path := in.Path
-	cpath, err := cacheFile(opt.CacheDir, path, format, dup)
+	dupKey := dup
+	if opt.Graded {
+		dupKey += "\x00graded"
+	}
+	cpath, err := cacheFile(opt.CacheDir, path, format, dupKey)
 	if err != nil {
-		return readText(in, format, dup, rep)
+		return readText(in, format, dup, opt.Graded, rep)
 	}
 	rep.CachePath = cpath
-	want := cacheKey{opts: optionsKey(format, dup), size: in.Size, mtime: in.ModTime.UnixNano()}
+	want := cacheKey{opts: optionsKey(format, dupKey), size: in.Size, mtime: in.ModTime.UnixNano()}
 	why := ""
 	switch have, err := readCacheKey(cpath); {
 	case errors.Is(err, os.ErrNotExist):
@@ -151,7 +157,7 @@ func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Opt
 		}
 		tc.h.Reset()
 	}
-	r, err := readText(in, format, dup, rep)
+	r, err := readText(in, format, dup, opt.Graded, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +295,12 @@ func writeCache(path string, key cacheKey, r *model.Responses, rep *Report) erro
 		if r.ItemGroup != nil {
 			flags |= 2
 		}
+		if r.Trials != nil {
+			flags |= 4
+		}
+		if r.Successes != nil {
+			flags |= 8
+		}
 		c.u64(flags)
 		if r.ItemText != nil {
 			c.strs(r.ItemText)
@@ -308,6 +320,12 @@ func writeCache(path string, key cacheKey, r *model.Responses, rep *Report) erro
 			bits[k>>3] |= (y & 1) << (k & 7)
 		}
 		c.bytes(bits)
+		if r.Trials != nil && n > 0 {
+			c.bytes(unsafe.Slice((*byte)(unsafe.Pointer(&r.Trials[0])), 4*n))
+		}
+		if r.Successes != nil && n > 0 {
+			c.bytes(unsafe.Slice((*byte)(unsafe.Pointer(&r.Successes[0])), 8*n))
+		}
 		if c.err != nil {
 			return c.err
 		}
@@ -435,15 +453,34 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	counts := make([]uint32, len(r.Models))
 	r.Item = fileio.MakeLarge[int32](n)
 	bits := make([]byte, (n+7)/8)
-	var countBytes, itemBytes []byte
+	var countBytes, itemBytes, trialBytes, succBytes []byte
 	if len(counts) > 0 {
 		countBytes = unsafe.Slice((*byte)(unsafe.Pointer(&counts[0])), 4*len(counts))
 	}
+	if flags&4 != 0 {
+		if int64(n)*4 > c.left {
+			return nil, nil, key, errDamaged
+		}
+		r.Trials = fileio.MakeLarge[int32](n)
+	}
+	if flags&8 != 0 {
+		if int64(n)*8 > c.left {
+			return nil, nil, key, errDamaged
+		}
+		r.Successes = fileio.MakeLarge[float64](n)
+	}
 	if n > 0 {
 		itemBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Item[0])), 4*n)
+		if r.Trials != nil {
+			trialBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Trials[0])), 4*n)
+		}
+		if r.Successes != nil {
+			succBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Successes[0])), 8*n)
+		}
 	}
 	sum := c.crc.Sum32()
-	for _, b := range [][]byte{countBytes, itemBytes, bits} {
+	parts := [][]byte{countBytes, itemBytes, bits, trialBytes, succBytes}
+	for _, b := range parts {
 		if int64(len(b)) > c.left {
 			return nil, nil, key, errDamaged
 		}
@@ -459,7 +496,7 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 	crcDone := make(chan uint32, 1)
 	go func() {
 		s := sum
-		for _, b := range [][]byte{countBytes, itemBytes, bits} {
+		for _, b := range parts {
 			s = crc32.Update(s, castagnoli, b)
 		}
 		crcDone <- s
@@ -478,6 +515,8 @@ func loadCache(path string) (*model.Responses, *Report, cacheKey, error) {
 		ok = unpackCells(r, counts, bits)
 	}
 	ok = ok && uniqueNames(r.Models) && uniqueNames(r.Items)
+	// Trials and successes must be possible and agree with the labels.
+	ok = ok && flags < 16 && (!r.Weighted() || r.Validate() == nil)
 	if binary.LittleEndian.Uint32(tail[:]) != <-crcDone || !ok {
 		// The checksum is checked first: impossible contents (ids out of
 		// range, a name or a cell twice) are refused even when it matches,

@@ -23,6 +23,10 @@ type cellSink struct {
 	label       []uint8
 	line        []int32 // file line of each cell, kept only to report duplicates as errors
 	keepLines   bool
+	// succ and trials are each cell's successes and trials, nil until the
+	// first cell that is not one 0/1 trial (addCounts) arrives.
+	succ   []float64
+	trials []int32
 
 	// Cells [0, merged) were resolved: one per (model, item), each
 	// standing for rows that all come before the cells after merged in the
@@ -36,9 +40,15 @@ type cellSink struct {
 	dup dupRows
 }
 
-// dupCount is how many rows a resolved cell stands for, and how many of them
-// are 1s.
-type dupCount struct{ rows, ones int32 }
+// dupCount is how many rows a resolved cell stands for, how many of them
+// are 1s (rounded outcomes), the sums of their successes and trials, and
+// whether any of them was not one 0/1 trial.
+type dupCount struct {
+	rows, ones int32
+	succ       float64
+	trials     int64
+	mixed      bool
+}
 
 // dupRows locates the first duplicate for the error policy.
 type dupRows struct {
@@ -50,6 +60,61 @@ type dupRows struct {
 func newCellSink(keepLines bool) *cellSink { return &cellSink{keepLines: keepLines} }
 
 func (c *cellSink) add(m, i int32, y uint8, line int) {
+	c.model = append(c.model, m)
+	c.item = append(c.item, i)
+	c.label = append(c.label, y)
+	if c.succ != nil {
+		c.succ = append(c.succ, float64(y))
+		c.trials = append(c.trials, 1)
+	}
+	if c.keepLines {
+		c.line = append(c.line, int32(line))
+	}
+	if len(c.label) >= c.nextCompact && len(c.label) >= compactMin {
+		c.compact(0)
+	}
+}
+
+// addCounts adds a cell of k successes in n trials (k may be a fraction: a
+// graded score); the sink keeps successes and trials from the first such cell.
+func (c *cellSink) addCounts(m, i int32, k float64, n int32, line int) {
+	if n == 1 && (k == 0 || k == 1) {
+		c.add(m, i, uint8(k), line)
+		return
+	}
+	c.weigh()
+	c.succ = append(c.succ, k)
+	c.trials = append(c.trials, n)
+	c.add2(m, i, model.RoundedLabel(k, int(n)), line)
+}
+
+// addLabel adds a parsed label (lp.parse's code) as a cell: a missing one
+// is counted blank, labelCounts is lp's successes and trials.
+func (c *cellSink) addLabel(m, i int32, y uint8, lp *labelParser, line int, rep *Report) {
+	switch y {
+	case labelMissing:
+		rep.Blank++
+	case labelCounts:
+		c.addCounts(m, i, lp.k, lp.n, line)
+	default:
+		c.add(m, i, y, line)
+	}
+}
+
+// weigh starts keeping successes and trials, for the cells held too.
+func (c *cellSink) weigh() {
+	if c.succ != nil {
+		return
+	}
+	c.succ = make([]float64, len(c.label), cap(c.label))
+	c.trials = make([]int32, len(c.label), cap(c.label))
+	for k, y := range c.label {
+		c.succ[k], c.trials[k] = float64(y), 1
+	}
+}
+
+// add2 is add for a cell whose successes and trials are already appended.
+func (c *cellSink) add2(m, i int32, y uint8, line int) {
 	c.model = append(c.model, m)
 	c.item = append(c.item, i)
 	c.label = append(c.label, y)
@@ -99,13 +164,18 @@ func (c *cellSink) compact(nm int) {
 		start[i+1] += start[i]
 	}
 	var perm []int32
-	var mod, item, line []int32
+	var mod, item, line, trials []int32
 	var label []uint8
+	var succ []float64
+	weighted := c.succ != nil
 	if grouped {
 		// Written in place: position w never passes the segment being read,
-		// and the segment's items, labels and lines are copied out first
-		// (keys, seg, segLine).
+		// and the segment's items, labels, lines, successes and trials are
+		// copied out first (keys, seg, segLine, segSucc, segTrials).
 		mod, item, label, line = c.model[:0], c.item[:0], c.label[:0], c.line[:0]
+		if weighted {
+			succ, trials = c.succ[:0], c.trials[:0]
+		}
 	} else {
 		perm = make([]int32, n)
 		next := slices.Clone(start[:nm])
@@ -117,8 +187,14 @@ func (c *cellSink) compact(nm int) {
 		if c.keepLines {
 			line = make([]int32, 0, n)
 		}
+		if weighted {
+			succ, trials = make([]float64, 0, n), make([]int32, 0, n)
+		}
 	}
 	srcLabel, srcLine, merged, old := c.label, c.line, c.merged, c.counts
+	srcSucc, srcTrials := c.succ, c.trials
+	var segSucc []float64
+	var segTrials []int32
 	counts := map[int32]dupCount{}
 	var keys []uint64
 	var seg []uint8
@@ -137,6 +213,8 @@ func (c *cellSink) compact(nm int) {
 		}
 		labelOf := func(k int) uint8 { return srcLabel[k] }
 		lineOf := func(k int) int32 { return srcLine[k] }
+		succOf := func(k int) float64 { return srcSucc[k] }
+		trialsOf := func(k int) int32 { return srcTrials[k] }
 		if perm == nil {
 			seg = append(seg[:0], srcLabel[lo:hi]...)
 			labelOf = func(k int) uint8 { return seg[k-lo] }
@@ -144,15 +222,26 @@ func (c *cellSink) compact(nm int) {
 				segLine = append(segLine[:0], srcLine[lo:hi]...)
 				lineOf = func(k int) int32 { return segLine[k-lo] }
 			}
+			if weighted {
+				segSucc = append(segSucc[:0], srcSucc[lo:hi]...)
+				segTrials = append(segTrials[:0], srcTrials[lo:hi]...)
+				succOf = func(k int) float64 { return segSucc[k-lo] }
+				trialsOf = func(k int) int32 { return segTrials[k-lo] }
+			}
 		}
-		// rowsOf gives the rows and 1s cell k stands for.
+		// rowsOf gives the rows, 1s, successes and trials cell k stands for.
 		rowsOf := func(k int) dupCount {
 			if k < merged && len(old) > 0 {
 				if d, ok := old[int32(k)]; ok {
 					return d
 				}
 			}
-			return dupCount{1, int32(labelOf(k))}
+			y := labelOf(k)
+			if !weighted {
+				return dupCount{rows: 1, ones: int32(y), succ: float64(y), trials: 1}
+			}
+			sk, nk := succOf(k), trialsOf(k)
+			return dupCount{rows: 1, ones: int32(y), succ: sk, trials: int64(nk), mixed: nk != 1 || sk != float64(y)}
 		}
 		if !slices.IsSorted(keys) { // a file sorted by model and item needs no sort
 			slices.Sort(keys)
@@ -164,12 +253,20 @@ func (c *cellSink) compact(nm int) {
 				b++
 			}
 			first := int(uint32(keys[a]))
-			d := rowsOf(first)
-			if b-a > 1 || d.rows > 1 {
+			// Most cells are one row never merged before: rowsOf only for the others.
+			repeated := b-a > 1
+			if !repeated && first < merged && len(old) > 0 {
+				_, repeated = old[int32(first)]
+			}
+			if repeated {
+				d := rowsOf(first)
 				for _, k := range keys[a+1 : b] {
 					e := rowsOf(int(uint32(k)))
 					d.rows += e.rows
 					d.ones += e.ones
+					d.succ += e.succ
+					d.trials += e.trials
+					d.mixed = d.mixed || e.mixed
 				}
 				counts[int32(len(label))] = d
 			}
@@ -188,6 +285,10 @@ func (c *cellSink) compact(nm int) {
 			if c.keepLines {
 				line = append(line, lineOf(first))
 			}
+			if weighted {
+				succ = append(succ, succOf(first))
+				trials = append(trials, trialsOf(first))
+			}
 			a = b
 		}
 	}
@@ -197,12 +298,15 @@ func (c *cellSink) compact(nm int) {
 		c.dup = dup
 	}
 	c.model, c.item, c.label, c.line = mod, item, label, line
+	c.succ, c.trials = succ, trials
 	c.merged, c.counts = len(label), counts
 	c.nextCompact = 2 * len(label)
 }
 
 // finish resolves duplicate (model, item) rows by policy and stores the cells
-// in r sorted by (model, item).
+// in r sorted by (model, item): majority (rows of one 0/1 trial each), first,
+// error, or trials (the rows' successes and trials added up, so that k of n
+// repeated 0/1 rows make one cell of k successes in n trials).
 func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) error {
 	if n := len(c.label); n > 1<<31-1 {
 		return fmt.Errorf("%s: %d cells is more than jeirt can hold", file, n)
@@ -210,20 +314,28 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 	c.compact(len(r.Models))
 	if policy == "error" && c.dup.found {
 		return &ParseError{File: file, Line: int(c.dup.secondLine),
-			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority or first to resolve)",
+			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; use --duplicates majority, first or trials to resolve)",
 				model.Clip(r.Models[c.dup.model]), model.Clip(r.Items[c.dup.item]), c.dup.firstLine)}
 	}
-	mod, item, label := c.model, c.item, c.label
+	if policy == "trials" && len(c.counts) > 0 {
+		c.weigh()
+	}
+	mod, item, label, succ, trials := c.model, c.item, c.label, c.succ, c.trials
 	if len(c.counts) > 0 {
 		w := 0
 		for p := range label {
 			if d, ok := c.counts[int32(p)]; ok {
 				rep.DuplicateCells++
 				rep.DuplicateRows += int(d.rows) - 1
-				if d.ones != 0 && d.ones != d.rows {
+				if d.mixed || d.ones != 0 && d.ones != d.rows {
 					rep.Conflicts++
 				}
-				if policy == "majority" {
+				switch policy {
+				case "majority":
+					if d.mixed {
+						return &ParseError{File: file, Msg: fmt.Sprintf("%d rows for model %q, item %q hold trials or graded scores: --duplicates majority resolves 0/1 answers only (use --duplicates trials to add them up, or first)",
+							d.rows, model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]))}
+					}
 					switch {
 					case 2*d.ones > d.rows:
 						label[p] = 1
@@ -233,14 +345,30 @@ func (c *cellSink) finish(r *model.Responses, policy, file string, rep *Report) 
 						rep.TiesDropped++
 						continue
 					}
+					if succ != nil {
+						succ[p] = float64(label[p])
+					}
+				case "trials":
+					if d.trials > 1<<31-1 {
+						return &ParseError{File: file, Msg: fmt.Sprintf("model %q, item %q: %d trials in all is more than jeirt can hold in one cell",
+							model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]), d.trials)}
+					}
+					succ[p], trials[p] = d.succ, int32(d.trials)
 				}
 			}
 			mod[w], item[w], label[w] = mod[p], item[p], label[p]
+			if succ != nil {
+				succ[w], trials[w] = succ[p], trials[p]
+			}
 			w++
 		}
 		mod, item, label = mod[:w], item[:w], label[:w]
+		if succ != nil {
+			succ, trials = succ[:w], trials[:w]
+		}
 	}
-	r.Model, r.Item, r.Label = mod, item, label
+	r.Model, r.Item, r.Label, r.Successes, r.Trials = mod, item, label, succ, trials
+	r.Normalize()
 	*c = cellSink{}
 	r.Invalidate()
 	return nil

@@ -31,6 +31,10 @@ type csvScanner struct {
 	rec     []byte // the current record, when it had to be copied
 	longBuf []byte // a line longer than the bufio buffer
 	pending bool   // the previous read ended at EOF
+	// keepCR keeps a \r\n line break inside a quoted field as \r\n (item
+	// texts, byte for byte); otherwise it is read as \n. lastCR says the
+	// line readLine returned ended in \r\n.
+	keepCR, lastCR bool
 
 	// unnamedIndex is set by decide for a matrix whose first column is an
 	// unnamed index: its orientation is settled after reading (readText).
@@ -82,6 +86,7 @@ func (s *csvScanner) readLine() ([]byte, error) {
 	}
 	s.line++
 	n := len(l)
+	s.lastCR = n > 1 && l[n-1] == '\n' && l[n-2] == '\r'
 	if n > 0 && l[n-1] == '\n' {
 		n--
 	}
@@ -134,6 +139,9 @@ func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
 				i := bytes.IndexByte(line[pos:], '"')
 				if i < 0 {
 					s.rec = append(s.rec, line[pos:]...)
+					if s.keepCR && s.lastCR {
+						s.rec = append(s.rec, '\r')
+					}
 					s.rec = append(s.rec, '\n')
 					if len(s.rec) > model.MaxLineBytes {
 						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", fileio.Bytes(model.MaxLineBytes))
@@ -255,7 +263,7 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		return "", "", err
 	}
 	if c, ok := findLongColumns(header); ok {
-		return "long", fmt.Sprintf("header has model column %q, item column %q and label column %q", model.Clip(header[c.model]), model.Clip(header[c.item]), model.Clip(header[c.label])), nil
+		return "long", "header has " + c.describe(header), nil
 	}
 	if k := findColumn(header, freqNames); k >= 0 {
 		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", model.Clip(header[k])), nil
@@ -278,9 +286,13 @@ var (
 	modelNames = []string{"model", "model_name", "model_id", "subject_id"}
 	itemNames  = []string{"item", "item_id", "prompt_id", "question_id"}
 	labelNames = []string{"correct", "label", "y", "response"}
-	textNames  = []string{"text", "prompt"}
-	groupNames = []string{"category", "benchmark"}
-	freqNames  = []string{"freq", "frequency"}
+	// A long file of cells with several trials: successes and trials
+	// columns (without a successes column, the label column counts them).
+	successNames = []string{"successes", "k", "n_correct", "num_correct"}
+	trialNames   = []string{"trials", "n", "n_trials", "num_trials", "attempts", "samples"}
+	textNames    = []string{"text", "prompt"}
+	groupNames   = []string{"category", "benchmark"}
+	freqNames    = []string{"freq", "frequency"}
 )
 
 // findColumn returns the index of the first of names present in header, or -1.
@@ -295,17 +307,35 @@ func findColumn(header []string, names []string) int {
 	return -1
 }
 
-type longColumns struct{ model, item, label, text, group int }
+// longColumns are the columns of a long file: label is the label column,
+// or with trials the successes column (a successes column, else the label
+// column holding counts); trials is -1 for 0/1 labels.
+type longColumns struct{ model, item, label, trials, text, group int }
 
 func findLongColumns(header []string) (longColumns, bool) {
 	c := longColumns{
-		model: findColumn(header, modelNames),
-		item:  findColumn(header, itemNames),
-		label: findColumn(header, labelNames),
-		text:  findColumn(header, textNames),
-		group: findColumn(header, groupNames),
+		model:  findColumn(header, modelNames),
+		item:   findColumn(header, itemNames),
+		label:  findColumn(header, labelNames),
+		trials: findColumn(header, trialNames),
+		text:   findColumn(header, textNames),
+		group:  findColumn(header, groupNames),
+	}
+	if c.trials >= 0 {
+		if k := findColumn(header, successNames); k >= 0 {
+			c.label = k
+		}
 	}
 	return c, c.model >= 0 && c.item >= 0 && c.label >= 0
+}
+
+// describe names the columns found, for Report.Why.
+func (c longColumns) describe(h []string) string {
+	if c.trials >= 0 {
+		return fmt.Sprintf("model column %q, item column %q, successes column %q and trials column %q",
+			model.Clip(h[c.model]), model.Clip(h[c.item]), model.Clip(h[c.label]), model.Clip(h[c.trials]))
+	}
+	return fmt.Sprintf("model column %q, item column %q and label column %q", model.Clip(h[c.model]), model.Clip(h[c.item]), model.Clip(h[c.label]))
 }
 
 // eachRow calls row with each data row (counted in rep and checked to have as

@@ -2,8 +2,11 @@ package read
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -15,19 +18,28 @@ type ItemTable struct {
 	IDs   []string
 	Text  []string
 	Group []string // nil when the file has no category or benchmark column
+	// IDColumn and TextColumn are the file's names of the columns (or JSON
+	// keys) read as the id and the text.
+	IDColumn, TextColumn string
 }
 
-// Column names of item-text files, compared case-insensitively.
+// Column names of item-text files, compared case-insensitively, in order of
+// preference: a file with several text columns (BigCodeBench's
+// complete_prompt and instruct_prompt) gives the text of the first.
 var (
-	itemTextIDNames = []string{"item_id", "item", "prompt_id", "question_id", "id"}
-	itemTextNames   = []string{"text", "problem_statement", "content", "prompt", "question"}
+	itemTextIDNames = []string{"item_id", "item", "prompt_id", "question_id", "id", "task_id", "instance_id", "problem_id", "example_id", "uid", "qid"}
+	itemTextNames   = []string{"text", "problem_statement", "content", "prompt", "question", "instruct_prompt", "problem", "input",
+		"query", "instruction", "question_text", "statement", "complete_prompt", "description"}
 )
 
-// Items reads an item-text CSV (gzip transparent): an id column
-// (item_id, item, prompt_id, question_id or id), a text column (text,
-// problem_statement, content, prompt or question) and optionally a category or
-// benchmark column. Quoted fields may span lines. A Parquet file with the same
-// columns is read as well.
+// Items reads an item-text file (gzip transparent): a CSV or TSV with an id
+// column (item_id, item, prompt_id, question_id, id, task_id, instance_id,
+// ...), a text column (text, problem_statement, content, prompt, question,
+// instruct_prompt, problem, input, ...; the first present wins) and
+// optionally a category or benchmark column; or JSON lines with the same
+// keys ({"id": "q1", "text": "..."}); or a Parquet file with the same
+// columns. Texts are kept byte for byte: a quoted CSV field keeps its line
+// breaks as written, \r\n included (encoding/csv would make them \n).
 func Items(path string) (*ItemTable, error) {
 	in, err := fileio.OpenInput(path)
 	if err != nil {
@@ -44,11 +56,16 @@ func Items(path string) (*ItemTable, error) {
 	if err != nil {
 		return nil, err
 	}
+	head, _ := br.Peek(1 << 10)
+	if head = bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf"); len(head) > 0 && head[0] == '{' {
+		return readItemsJSONL(path, br, gz)
+	}
 	return readItems(path, br, gz)
 }
 
 func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 	s := newCSVScanner(path, br, gz)
+	s.keepCR = true
 	h, err := s.readHeader()
 	if err != nil {
 		return nil, err
@@ -62,7 +79,7 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 		return nil, s.errorf(1, "", "no text column (want one of %s); header is %s", strings.Join(itemTextNames, ", "), clipJoin(h))
 	}
 	gc := findColumn(h, groupNames)
-	t := &ItemTable{}
+	t := &ItemTable{IDColumn: h[ic], TextColumn: h[tc]}
 	for {
 		f, err := s.next()
 		if err == io.EOF {
@@ -86,6 +103,106 @@ func readItems(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
 	return t, nil
 }
 
+// readItemsJSONL reads an item-text file of JSON lines: one object per
+// line with an id key and a text key of Items' names (the first line's
+// keys decide which) and optionally category or benchmark. An id may be a
+// string or an integer; the text must be a string.
+func readItemsJSONL(path string, br *bufio.Reader, gz bool) (*ItemTable, error) {
+	t := &ItemTable{}
+	var groupKey string
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > model.MaxLineBytes {
+			return nil, &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s", fileio.Bytes(model.MaxLineBytes))}
+		}
+		if len(b) > 0 {
+			line++
+			if err := t.addJSONLine(path, line, bytes.TrimSpace(b), &groupKey); err != nil {
+				return nil, err
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			msg := err.Error()
+			if gz {
+				msg = "corrupt gzip data: " + msg
+			}
+			return nil, &ParseError{File: path, Line: line + 1, Msg: msg, Err: err}
+		}
+	}
+	if len(t.IDs) == 0 {
+		return nil, &ParseError{File: path, Msg: "no items (want one JSON object per line, {\"id\": ..., \"text\": ...})"}
+	}
+	return t, nil
+}
+
+func (t *ItemTable) addJSONLine(path string, line int, b []byte, groupKey *string) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return &ParseError{File: path, Line: line, Msg: "not a JSON object: " + err.Error()}
+	}
+	if t.IDColumn == "" {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		ic, tc := findColumn(keys, itemTextIDNames), findColumn(keys, itemTextNames)
+		if ic < 0 {
+			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no item id key (want one of %s); keys are %s", strings.Join(itemTextIDNames, ", "), clipJoin(keys))}
+		}
+		if tc < 0 {
+			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("no text key (want one of %s); keys are %s", strings.Join(itemTextNames, ", "), clipJoin(keys))}
+		}
+		t.IDColumn, t.TextColumn = keys[ic], keys[tc]
+		if gc := findColumn(keys, groupNames); gc >= 0 {
+			*groupKey = keys[gc]
+			t.Group = []string{}
+		}
+	}
+	id, err := jsonID(obj[t.IDColumn])
+	if err != nil || id == "" {
+		return &ParseError{File: path, Line: line, Column: t.IDColumn, Msg: "want a non-empty string or integer id"}
+	}
+	var text string
+	if raw, ok := obj[t.TextColumn]; !ok || json.Unmarshal(raw, &text) != nil {
+		return &ParseError{File: path, Line: line, Column: t.TextColumn, Msg: "want a string"}
+	}
+	t.IDs, t.Text = append(t.IDs, id), append(t.Text, text)
+	if t.Group != nil {
+		var g string
+		if raw, ok := obj[*groupKey]; ok && json.Unmarshal(raw, &g) != nil {
+			return &ParseError{File: path, Line: line, Column: *groupKey, Msg: "want a string"}
+		}
+		t.Group = append(t.Group, g)
+	}
+	return nil
+}
+
+// jsonID is an id given as a JSON string or integer.
+func jsonID(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil || strings.ContainsAny(n.String(), ".eE") {
+		return "", fmt.Errorf("not a string or integer")
+	}
+	return n.String(), nil
+}
+
 // joinItemText sets r.ItemText (and r.ItemGroup, when the file has groups and
 // r has none) from an item-text file, matching by id; the file's text replaces
 // any text from the response file, and a repeated id's last row wins.
@@ -94,7 +211,7 @@ func joinItemText(r *model.Responses, path string, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	rep.ItemsPath = path
+	rep.ItemsPath, rep.ItemTextColumn = path, t.TextColumn
 	index := make(map[string]int, len(r.Items))
 	for j, id := range r.Items {
 		index[id] = j

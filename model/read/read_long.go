@@ -1,14 +1,19 @@
 package read
 
 import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
 )
 
 // readLong reads one row per (model, item) cell: model, item and label
-// columns found by name, with optional text and category columns.
-func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, error) {
+// columns found by name (or successes and trials columns), with optional
+// text and category columns.
+func readLong(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report) (*model.Responses, error) {
 	h := s.header
 	c, ok := findLongColumns(h)
 	if !ok {
@@ -23,7 +28,6 @@ func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, er
 	}
 	models, items := newNameTable(), newNameTable()
 	var text, group []string
-	var lp labelParser
 	if err := s.eachRow(rep, func(f [][]byte) error {
 		if len(f[c.model]) == 0 {
 			return s.errorf(s.start, h[c.model], "empty model name")
@@ -39,15 +43,23 @@ func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, er
 		if c.group >= 0 {
 			group = setFirst(group, int(i), f[c.group])
 		}
+		if c.trials >= 0 {
+			k, n, msg, col := parseCounts(f[c.label], f[c.trials], lp.graded)
+			switch {
+			case msg != "":
+				return s.errorf(s.start, h[[]int{c.label, c.trials}[col]], "%s", msg)
+			case n == 0:
+				rep.Blank++
+			default:
+				cells.addCounts(m, i, k, n, s.start)
+			}
+			return nil
+		}
 		y, err := lp.label(s.file, s.start, h[c.label], f[c.label])
 		if err != nil {
 			return err
 		}
-		if y == labelMissing {
-			rep.Blank++
-			return nil
-		}
-		cells.add(m, i, y, s.start)
+		cells.addLabel(m, i, y, lp, s.start, rep)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -60,6 +72,54 @@ func readLong(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses, er
 		r.ItemGroup = padTo(group, len(r.Items))
 	}
 	return r, nil
+}
+
+// parseCounts reads a cell of k successes (kb) in n trials (nb): n a whole
+// number, 0 ≤ k ≤ n, k whole unless graded. A blank or NA trials value, or
+// 0 trials with 0 (or blank) successes, is a missing cell (n = 0). A
+// problem comes back as a message and the field at fault (0: successes, 1:
+// trials).
+func parseCounts(kb, nb []byte, graded bool) (k float64, n int32, msg string, col int) {
+	kb, nb = bytes.TrimSpace(kb), bytes.TrimSpace(nb)
+	if isMissingText(nb) {
+		if !isMissingText(kb) {
+			return 0, 0, fmt.Sprintf("%q successes with no trials", model.Clip(string(kb))), 1
+		}
+		return 0, 0, "", 0
+	}
+	t, err := strconv.ParseInt(string(nb), 10, 32)
+	if err != nil || t < 0 {
+		if v, ok := parseFloatLabel(nb); ok && v == math.Trunc(v) && v >= 0 && v < 1<<31 {
+			t, err = int64(v), nil // 5.0
+		} else {
+			return 0, 0, fmt.Sprintf("%q is not a number of trials (a whole number, at least 0)", model.Clip(string(nb))), 1
+		}
+	}
+	if isMissingText(kb) {
+		if t == 0 {
+			return 0, 0, "", 0
+		}
+		return 0, 0, fmt.Sprintf("no successes given for %d trials", t), 0
+	}
+	k, ok := parseFloatLabel(kb)
+	switch {
+	case !ok || k < 0:
+		return 0, 0, fmt.Sprintf("%q is not a number of successes (at least 0)", model.Clip(string(kb))), 0
+	case k > float64(t):
+		return 0, 0, fmt.Sprintf("%s successes in %d trials: more successes than trials", model.Clip(string(kb)), t), 0
+	case k != math.Trunc(k) && !graded:
+		return 0, 0, fmt.Sprintf("%q is a fractional number of successes (use --graded for graded scores)", model.Clip(string(kb))), 0
+	}
+	return k, int32(t), "", 0
+}
+
+// isMissingText is a blank, NA or NaN field.
+func isMissingText(b []byte) bool {
+	switch strings.ToLower(string(b)) {
+	case "", "na", "nan", "n/a", "null":
+		return true
+	}
+	return false
 }
 
 // setFirst records v for item i unless the item already has a non-empty value.

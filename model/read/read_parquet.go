@@ -260,8 +260,9 @@ func (n *pqNames) dictID(d parquet.Dictionary, idx int32) int32 {
 	return id
 }
 
-// pqLabel turns one Parquet value into 0, 1 or labelMissing, or an error
-// message; line is used to report 0/1 mixed with -1/1 as in CSV.
+// pqLabel turns one Parquet value into 0, 1, labelMissing or labelCounts
+// (a graded score with lp.graded, or a "k/n" string: lp.k, lp.n), or an
+// error message; line is used to report 0/1 mixed with -1/1 as in CSV.
 func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 	if v.IsNull() {
 		return labelMissing, ""
@@ -285,7 +286,7 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 			return 0, fmt.Sprintf("%q %s", model.Clip(string(v.ByteArray())), err.Error())
 		}
 		if y == labelBad {
-			return 0, fmt.Sprintf("%q is not a 0/1 label", model.Clip(string(v.ByteArray())))
+			return 0, lp.badLabel(v.ByteArray())
 		}
 		return y, ""
 	default:
@@ -301,6 +302,14 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 		_, err = lp.zero(line)
 	case x == -1:
 		_, err = lp.minus(line)
+	case lp.graded && x > 0 && x < 1:
+		y, err := lp.counts(x, 1, line)
+		if err != nil {
+			return 0, fmt.Sprintf("%v %s", x, err.Error())
+		}
+		return y, ""
+	case x > 0 && x < 1:
+		return 0, fmt.Sprintf("%v is not a 0/1 label (for graded scores in [0, 1] use --graded)", x)
 	default:
 		return 0, fmt.Sprintf("%v is not a 0/1 label", x)
 	}
@@ -310,11 +319,36 @@ func pqLabel(lp *labelParser, v parquet.Value, line int) (uint8, string) {
 	return 0, ""
 }
 
+// pqText is a Parquet value as the text a CSV field would hold (numbers as
+// plain decimals), nil for null: successes and trials columns are checked by
+// parseCounts, as in CSV.
+func pqText(v parquet.Value, buf []byte) []byte {
+	switch v.Kind() {
+	case parquet.Boolean:
+		if v.Boolean() {
+			return append(buf[:0], '1')
+		}
+		return append(buf[:0], '0')
+	case parquet.Int32, parquet.Int64:
+		return strconv.AppendInt(buf[:0], v.Int64(), 10)
+	case parquet.Float:
+		return strconv.AppendFloat(buf[:0], float64(v.Float()), 'f', -1, 32)
+	case parquet.Double:
+		return strconv.AppendFloat(buf[:0], v.Double(), 'f', -1, 64)
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return append(buf[:0], v.ByteArray()...)
+	}
+	if v.IsNull() {
+		return nil
+	}
+	return append(buf[:0], v.String()...)
+}
+
 // decideParquet picks long or wide from the column names as decide does for CSV.
 func decideParquet(q *pqFile) (format, why string, err error) {
 	h := q.header
 	if c, ok := findLongColumns(h); ok {
-		return "long", fmt.Sprintf("Parquet columns have model %q, item %q and label %q", h[c.model], h[c.item], h[c.label]), nil
+		return "long", "Parquet columns have " + c.describe(h), nil
 	}
 	if len(h) > 0 {
 		first0 := strings.ToLower(h[0])
@@ -331,7 +365,7 @@ func decideParquet(q *pqFile) (format, why string, err error) {
 }
 
 // readParquet reads responses from a Parquet file in the long or wide layout.
-func readParquet(in *fileio.Input, format string, cells *cellSink, rep *Report) (r *model.Responses, err error) {
+func readParquet(in *fileio.Input, format string, graded bool, cells *cellSink, rep *Report) (r *model.Responses, err error) {
 	defer recoverParquet(in.Path, &err)
 	q, err := openParquet(in)
 	if err != nil {
@@ -350,22 +384,22 @@ func readParquet(in *fileio.Input, format string, cells *cellSink, rep *Report) 
 	case "wide-unnamed":
 		// An unnamed index (pandas): orientation by shape, as for CSV.
 		rep.Format = "wide-items"
-		r, err := readParquetWide(q, cells, rep, true)
+		r, err := readParquetWide(q, cells, graded, rep, true)
 		if err == nil {
 			orientUnnamed(r, cells, rep)
 		}
 		return r, err
 	case "long":
-		return readParquetLong(q, cells, rep)
+		return readParquetLong(q, cells, graded, rep)
 	case "wide":
-		return readParquetWide(q, cells, rep, false)
+		return readParquetWide(q, cells, graded, rep, false)
 	case "wide-items":
-		return readParquetWide(q, cells, rep, true)
+		return readParquetWide(q, cells, graded, rep, true)
 	}
 	return nil, fmt.Errorf("%s: format %s cannot be read from Parquet (want long, wide or wide-items)", in.Path, format)
 }
 
-func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses, error) {
+func readParquetLong(q *pqFile, cells *cellSink, graded bool, rep *Report) (*model.Responses, error) {
 	h := q.header
 	c, ok := findLongColumns(h)
 	if !ok {
@@ -374,9 +408,16 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 	}
 	models, items := newPQNames(), newPQNames()
 	var text, group []string
-	var lp labelParser
+	lp := labelParser{graded: graded}
 	var m, it []int32
 	var y []uint8
+	// ks and ns: each row's successes and trials, once a row group has a
+	// cell that is not one 0/1 answer (nil until then).
+	var ks []float64
+	var ns []int32
+	var isCount []bool
+	var kText [][]byte
+	lastCounts := false
 	var labelDict parquet.Dictionary
 	var dictLabels []uint8
 	var row0 int64
@@ -384,6 +425,14 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())
 		m, it, y = resize(m, n), resize(it, n), resize(y, n)
+		isCount = isCount[:0]
+		counts := func(i int, k float64, t int32) {
+			if len(isCount) == 0 {
+				isCount, ks, ns = resize(isCount, n), resize(ks, n), resize(ns, n)
+				clear(isCount)
+			}
+			isCount[i], ks[i], ns[i] = true, k, t
+		}
 		names := func(col int, tab *pqNames, out []int32, what string) error {
 			check := func(i int, id int32) error {
 				if id < 0 {
@@ -407,13 +456,46 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 			if msg != "" {
 				return q.errorAt(g, row0+int64(i), h[c.label], "%s", msg)
 			}
-			y[i] = l
+			y[i], lastCounts = l, l == labelCounts
+			if l == labelCounts {
+				y[i] = model.RoundedLabel(lp.k, int(lp.n))
+				counts(i, lp.k, lp.n)
+			}
 			return nil
 		}
-		if err := q.each(rg, c.label, label, func(i int, d parquet.Dictionary, idx int32) error {
+		if c.trials >= 0 {
+			// Successes and trials columns: each row checked as in CSV.
+			kText = resize(kText, n)
+			if err := q.each(rg, c.label, func(i int, v parquet.Value) error {
+				kText[i] = pqText(v, kText[i])
+				return nil
+			}, nil); err != nil {
+				return nil, q.wrap(g, err)
+			}
+			var nb []byte
+			if err := q.each(rg, c.trials, func(i int, v parquet.Value) error {
+				nb = pqText(v, nb)
+				k, t, msg, col := parseCounts(kText[i], nb, graded)
+				if msg != "" {
+					return q.errorAt(g, row0+int64(i), h[[]int{c.label, c.trials}[col]], "%s", msg)
+				}
+				if t == 0 {
+					y[i] = labelMissing
+					return nil
+				}
+				y[i] = model.RoundedLabel(k, int(t))
+				if t != 1 || k != float64(y[i]) {
+					counts(i, k, t)
+				}
+				return nil
+			}, nil); err != nil {
+				return nil, q.wrap(g, err)
+			}
+		} else if err := q.each(rg, c.label, label, func(i int, d parquet.Dictionary, idx int32) error {
 			// A dictionary-encoded label column: each distinct value is parsed
 			// once; a value never seen before goes through label, which also
-			// keeps the 0/1 versus -1/1 check.
+			// keeps the 0/1 versus -1/1 check. Counts and scores are parsed
+			// every time (they are not a code).
 			if d != labelDict {
 				labelDict, dictLabels = d, dictLabels[:0]
 				for k := d.Len(); k > 0; k-- {
@@ -427,7 +509,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 			if err := label(i, d.Index(idx)); err != nil {
 				return err
 			}
-			if idx >= 0 && int(idx) < len(dictLabels) {
+			if idx >= 0 && int(idx) < len(dictLabels) && !lastCounts {
 				dictLabels[idx] = y[i]
 			}
 			return nil
@@ -450,7 +532,20 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 				return nil, q.wrap(g, err)
 			}
 		}
-		addCells(cells, m, it, y, int(row0), rep)
+		if len(isCount) > 0 {
+			for i := range y {
+				switch {
+				case y[i] == labelMissing:
+					rep.Blank++
+				case isCount[i]:
+					cells.addCounts(m[i], it[i], ks[i], ns[i], int(row0)+i+1)
+				default:
+					cells.add(m[i], it[i], y[i], int(row0)+i+1)
+				}
+			}
+		} else {
+			addCells(cells, m, it, y, int(row0), rep)
+		}
 		rep.Rows += n
 		row0 += int64(n)
 	}
@@ -467,7 +562,7 @@ func readParquetLong(q *pqFile, cells *cellSink, rep *Report) (*model.Responses,
 	return r, nil
 }
 
-func readParquetWide(q *pqFile, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
+func readParquetWide(q *pqFile, cells *cellSink, graded bool, rep *Report, itemMajor bool) (*model.Responses, error) {
 	h := q.header
 	if len(h) < 2 {
 		return nil, &ParseError{File: q.path, Msg: fmt.Sprintf("a wide file needs a name column and at least one more column; columns are %s", clipJoin(h))}
@@ -481,7 +576,7 @@ func readParquetWide(q *pqFile, cells *cellSink, rep *Report, itemMajor bool) (*
 	if itemMajor {
 		rowKind = "item id"
 	}
-	var lp labelParser
+	lp := labelParser{graded: graded}
 	var ids []int32
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
@@ -505,15 +600,11 @@ func readParquetWide(q *pqFile, cells *cellSink, rep *Report, itemMajor bool) (*
 				if msg != "" {
 					return q.errorAt(g, row0+int64(i), h[k], "%s", msg)
 				}
-				if l == labelMissing {
-					rep.Blank++
-					return nil
-				}
+				m, it := ids[i], colID[k]
 				if itemMajor {
-					cells.add(colID[k], ids[i], l, line)
-				} else {
-					cells.add(ids[i], colID[k], l, line)
+					m, it = colID[k], ids[i]
 				}
+				cells.addLabel(m, it, l, &lp, line, rep)
 				return nil
 			}, nil); err != nil {
 				return nil, q.wrap(g, err)
@@ -558,6 +649,16 @@ func reserveCells(cells *cellSink, rows int64) {
 // addCells adds a row group's cells (file rows row0+1...) to the sink,
 // skipping missing labels, a run of observed cells at a time.
 func addCells(cells *cellSink, m, it []int32, y []uint8, row0 int, rep *Report) {
+	if cells.succ != nil { // the sink keeps successes and trials: one cell at a time
+		for i, l := range y {
+			if l == labelMissing {
+				rep.Blank++
+				continue
+			}
+			cells.add(m[i], it[i], l, row0+i+1)
+		}
+		return
+	}
 	for i := 0; i < len(y); {
 		if y[i] == labelMissing {
 			rep.Blank++
@@ -607,7 +708,7 @@ func readItemsParquet(in *fileio.Input) (t *ItemTable, err error) {
 		return nil, &ParseError{File: path, Msg: fmt.Sprintf("no text column (want one of %s); columns are %s", strings.Join(itemTextNames, ", "), clipJoin(h))}
 	}
 	gc := findColumn(h, groupNames)
-	t = &ItemTable{}
+	t = &ItemTable{IDColumn: h[ic], TextColumn: h[tc]}
 	var row0 int64
 	for g, rg := range q.pf.RowGroups() {
 		n := int(rg.NumRows())

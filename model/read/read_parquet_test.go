@@ -46,6 +46,10 @@ func sameResponses(t *testing.T, a, b *model.Responses) {
 		t.Errorf("item groups differ")
 	case !slices.Equal(a.Model, b.Model) || !slices.Equal(a.Item, b.Item) || !slices.Equal(a.Label, b.Label):
 		t.Errorf("cells differ: %d vs %d", a.Len(), b.Len())
+	case !slices.Equal(a.Trials, b.Trials) || (a.Trials == nil) != (b.Trials == nil):
+		t.Errorf("trials differ")
+	case !slices.Equal(a.Successes, b.Successes) || (a.Successes == nil) != (b.Successes == nil):
+		t.Errorf("successes differ")
 	}
 }
 

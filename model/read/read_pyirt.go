@@ -18,9 +18,8 @@ import (
 //
 // with labels as numbers, booleans or strings; null is missing. Items are
 // numbered in order of first appearance.
-func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *Report, gz bool) (*model.Responses, error) {
+func readPyIRT(file string, br *bufio.Reader, cells *cellSink, lp *labelParser, rep *Report, gz bool) (*model.Responses, error) {
 	models, items := newNameTable(), newNameTable()
-	var lp labelParser
 	line := 0
 	var long []byte
 	for {
@@ -52,7 +51,7 @@ func readPyIRT(file string, br *bufio.Reader, cells *cellSink, rep *Report, gz b
 		}
 		if len(bytes.TrimSpace(l)) > 0 {
 			rep.Rows++
-			if perr := pyirtLine(file, line, l, models, items, cells, &lp, rep); perr != nil {
+			if perr := pyirtLine(file, line, l, models, items, cells, lp, rep); perr != nil {
 				return nil, perr
 			}
 		}
@@ -149,18 +148,14 @@ func pyirtLine(file string, line int, l []byte, models, items *nameTable, cells 
 		}
 		y, err := lp.parse(v, line)
 		if err != nil || y == labelBad {
-			msg := fmt.Sprintf("%s is not a 0/1 label", strings.TrimSpace(string(r.value)))
+			msg := strings.Replace(lp.badLabel(v), fmt.Sprintf("%q", model.Clip(string(v))), strings.TrimSpace(string(r.value)), 1)
 			if err != nil {
 				msg = fmt.Sprintf("%s %v", r.value, err)
 			}
 			return &ParseError{File: file, Line: line, Column: "responses." + r.item, Key: true, Msg: msg}
 		}
 		i := items.id([]byte(r.item))
-		if y == labelMissing {
-			rep.Blank++
-			continue
-		}
-		cells.add(m, i, y, line)
+		cells.addLabel(m, i, y, lp, line, rep)
 	}
 	return nil
 }

@@ -351,7 +351,7 @@ func TestDuplicates(t *testing.T) {
 		}
 	}
 	_, _, err := File("data.csv", Options{Duplicates: "error"})
-	want := `data.csv:5: duplicate row for model "m1", item "q1" (first at line 2; use --duplicates majority or first to resolve)`
+	want := `data.csv:5: duplicate row for model "m1", item "q1" (first at line 2; use --duplicates majority, first or trials to resolve)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error policy: %v\nwant %s", err, want)
 	}
@@ -392,7 +392,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Format: "xlsx"},
 			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt or patterns)`},
 		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Duplicates: "mean"},
-			`unknown duplicates policy "mean" (want majority, first or error)`},
+			`unknown duplicates policy "mean" (want majority, first, error or trials)`},
 		{"ragged row", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,1\n"}, Options{},
 			"data.csv:3: row has 2 fields, header has 3"},
 		{"empty file", map[string]string{"data.csv": ""}, Options{},
@@ -408,7 +408,7 @@ func TestBadInput(t *testing.T) {
 		{"non-numeric in wide", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,0,abc\n"}, Options{},
 			`data.csv:3: column "q2": "abc" is not a 0/1 label`},
 		{"non-numeric in wide-items", map[string]string{"data.csv": ",gpt,claude\n0,1.0,0.5\n"}, Options{},
-			`data.csv:2: column "claude": "0.5" is not a 0/1 label`},
+			`data.csv:2: column "claude": "0.5" is not a 0/1 label (for graded scores in [0, 1] use --graded)`},
 		{"unterminated quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"fine\",1\nm,b,\"never\nclosed,0\nm,c,x,1\n"}, Options{},
 			`data.csv:3: column "prompt": quoted field is never closed (the file ends at line 5)`},
 		{"text after closing quote", map[string]string{"data.csv": "model,item,prompt,correct\nm,a,\"quoted\"tail,1\n"}, Options{},
@@ -426,9 +426,9 @@ func TestBadInput(t *testing.T) {
 		{"repeated wide column", map[string]string{"data.csv": "model,q1,q2,q1\nm,1,0,0\n"}, Options{},
 			`data.csv:1: column "q1": columns 2 and 4 have the same name: rename one (a repeated column is not merged)`},
 		{"no item id column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "name,text\nq1,hello\n"}, Options{Items: "items.csv"},
-			"items.csv:1: no item id column (want one of item_id, item, prompt_id, question_id, id); header is name,text"},
+			"items.csv:1: no item id column (want one of item_id, item, prompt_id, question_id, id, task_id, instance_id, problem_id, example_id, uid, qid); header is name,text"},
 		{"no text column in item text", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,body\nq1,hello\n"}, Options{Items: "items.csv"},
-			"items.csv:1: no text column (want one of text, problem_statement, content, prompt, question); header is item_id,body"},
+			"items.csv:1: no text column (want one of text, problem_statement, content, prompt, question, instruct_prompt, problem, input, query, instruction, question_text, statement, complete_prompt, description); header is item_id,body"},
 		{"item text matches nothing", map[string]string{"data.csv": "model,q1\nm,1\n", "items.csv": "item_id,text\n1,hello\n"}, Options{Items: "items.csv"},
 			`items.csv: none of its 1 item ids matches an item of data.csv (first id "1", first item "q1")`},
 		{"gzip corrupt header", map[string]string{"data.csv.gz": "\x1f\x8b\x00garbage"}, Options{},

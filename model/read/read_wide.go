@@ -11,7 +11,7 @@ import (
 // readWide reads a matrix: model-major (one row per model, one column per item)
 // or, when itemMajor, item-major (one row per item, one column per model).
 // The first column names the row; blank cells are missing.
-func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*model.Responses, error) {
+func readWide(s *csvScanner, cells *cellSink, lp *labelParser, rep *Report, itemMajor bool) (*model.Responses, error) {
 	h := s.header
 	if len(h) < 2 {
 		return nil, s.errorf(1, "", "a wide file needs a name column and at least one more column; header is %s", clipJoin(h))
@@ -33,7 +33,6 @@ func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*mod
 	if itemMajor {
 		rowKind = "item id"
 	}
-	var lp labelParser
 	if err := s.eachRow(rep, func(f [][]byte) error {
 		if len(f[0]) == 0 {
 			return s.errorf(s.start, h[0], "empty %s", rowKind)
@@ -44,15 +43,11 @@ func readWide(s *csvScanner, cells *cellSink, rep *Report, itemMajor bool) (*mod
 			if err != nil {
 				return err
 			}
-			if y == labelMissing {
-				rep.Blank++
-				continue
-			}
+			m, i := row, colID[k]
 			if itemMajor {
-				cells.add(colID[k], row, y, s.start)
-			} else {
-				cells.add(row, colID[k], y, s.start)
+				m, i = colID[k], row
 			}
+			cells.addLabel(m, i, y, lp, s.start, rep)
 		}
 		return nil
 	}); err != nil {
@@ -110,6 +105,9 @@ func readPatterns(s *csvScanner, cells *cellSink, rep *Report) (*model.Responses
 			}
 			if p.labels[k], err = lp.label(s.file, s.start, h[k], f[k]); err != nil {
 				return err
+			}
+			if p.labels[k] == labelCounts {
+				return s.errorf(s.start, h[k], "%q: a response-pattern table holds 0/1 answers", model.Clip(string(f[k])))
 			}
 		}
 		patterns = append(patterns, p)

@@ -3,6 +3,7 @@ package read
 import (
 	"bufio"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -12,6 +13,10 @@ import (
 // WriteLongCSV writes r as a long CSV, one row per observed cell in cell order:
 //
 //	model,item,correct[,category]
+//
+// or, when cells have several trials, model,item,successes,trials[,category].
+// A graded score is written as its fraction (read it back with Options.Graded,
+// --graded).
 //
 // A model or item with no observed cell gets one row with a blank label, so
 // that reading the file back gives the same models and items (a blank label is
@@ -34,11 +39,15 @@ func writeLong(w io.Writer, r *model.Responses, placeholders bool) error {
 	models := quoteAll(r.Models)
 	items := quoteAll(r.Items)
 	var groups []string
+	label := "correct"
+	if r.Trials != nil {
+		label = "successes,trials"
+	}
 	if r.ItemGroup != nil {
 		groups = quoteAll(r.ItemGroup)
-		bw.WriteString("model,item,correct,category\n")
+		bw.WriteString("model,item," + label + ",category\n")
 	} else {
-		bw.WriteString("model,item,correct\n")
+		bw.WriteString("model,item," + label + "\n")
 	}
 	row := func(m, i int32, label string) {
 		bw.WriteString(models[m])
@@ -54,24 +63,38 @@ func writeLong(w io.Writer, r *model.Responses, placeholders bool) error {
 	}
 	seenModel := make([]bool, len(r.Models))
 	seenItem := make([]bool, len(r.Items))
+	var cell []byte
 	for c := range r.Label {
 		m, i := r.Model[c], r.Item[c]
 		seenModel[m], seenItem[i] = true, true
-		if r.Label[c] == 1 {
+		switch {
+		case r.Weighted():
+			// The shortest plain decimal that reads back exactly (no exponent).
+			cell = strconv.AppendFloat(cell[:0], r.SuccessesAt(c), 'f', -1, 64)
+			if r.Trials != nil {
+				cell = append(cell, ',')
+				cell = strconv.AppendInt(cell, int64(r.Trials[c]), 10)
+			}
+			row(m, i, string(cell))
+		case r.Label[c] == 1:
 			row(m, i, "1")
-		} else {
+		default:
 			row(m, i, "0")
 		}
+	}
+	blank := ""
+	if r.Trials != nil {
+		blank = ","
 	}
 	if placeholders && len(r.Models) > 0 && len(r.Items) > 0 {
 		for m, ok := range seenModel {
 			if !ok {
-				row(int32(m), 0, "")
+				row(int32(m), 0, blank)
 			}
 		}
 		for i, ok := range seenItem {
 			if !ok {
-				row(0, int32(i), "")
+				row(0, int32(i), blank)
 			}
 		}
 	}

@@ -15,12 +15,21 @@
 //     tests, its norm how hard it is).
 //
 // Cells are dropped completely at random (MCAR) with probability Missing.
+//
+// The generators also give what modern harnesses record: Guess > 0 adds a
+// lower asymptote (2pl and mirt: the 3PL, P = c + (1 − c)·sigmoid(x));
+// Trials > 1 samples each cell n ~ U{1, …, Trials} times (k of n correct,
+// k ~ Binomial(n, P)); Levels > 1 grades each cell on Levels equally spaced
+// scores from 0 to 1, score = Binomial(Levels − 1, P)/(Levels − 1), so the
+// expected score is P (the fractional logit model) and scores of exactly 0
+// and 1 occur.
 package synth
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
@@ -37,6 +46,13 @@ type Options struct {
 
 	FeatureDim int // D, item feature dimension for jeirt (default 32)
 	EmbedDim   int // d, embedding dimension of q and m for jeirt (default 8)
+
+	// The lower asymptote c of every item (2pl and mirt), the most trials
+	// per cell, the score levels of a graded benchmark (Trials and Levels
+	// exclusive; 0 or 1 means off). See the package comment.
+	Guess  float64
+	Trials int
+	Levels int
 }
 
 // Truth is the ground truth behind a simulated Responses.
@@ -46,6 +62,7 @@ type Truth struct {
 	Theta    []float64
 	A        []float64
 	B        []float64
+	C        []float64   // with Guess: each item's lower asymptote c_j
 	Features [][]float32 // jeirt: J x D item features
 	Q        [][]float64 // jeirt: J x d item embeddings
 	M        [][]float64 // jeirt: N x d model embeddings
@@ -67,6 +84,12 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 	}
 	if opt.Rank < 0 || opt.FeatureDim < 0 || opt.EmbedDim < 0 {
 		return nil, nil, fmt.Errorf("synth: rank, feature and embedding dimensions must not be negative")
+	}
+	if !(opt.Guess >= 0 && opt.Guess < 1) || opt.Trials < 0 || opt.Levels < 0 || opt.Trials > 1 && opt.Levels > 1 || opt.Trials > 1<<20 || opt.Levels > 1<<20 {
+		return nil, nil, fmt.Errorf("synth: guess %v must be in [0, 1), trials %d and levels %d at most 1048576 and not both above 1", opt.Guess, opt.Trials, opt.Levels)
+	}
+	if opt.Guess > 0 && opt.Kind == "jeirt" {
+		return nil, nil, fmt.Errorf("synth: --guess applies to kinds 2pl and mirt")
 	}
 	// Two streams: parameters and labels/missingness, so that changing the
 	// missing rate leaves the true parameters unchanged.
@@ -100,7 +123,19 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 		return nil, nil, fmt.Errorf("synth: unknown kind %q (want 2pl, mirt or jeirt)", opt.Kind)
 	}
 
+	if opt.Guess > 0 {
+		t.C = make([]float64, opt.Items)
+		p2 := t.OracleP
+		for j := range t.C {
+			t.C[j] = opt.Guess
+		}
+		t.OracleP = func(i, j int) float64 { return opt.Guess + (1-opt.Guess)*p2(i, j) }
+	}
 	r := &model.Responses{Models: names("model_", 3, opt.Models), Items: names("item_", 5, opt.Items)}
+	if opt.Trials > 1 || opt.Levels > 1 {
+		sampled(r, t, opt, cells)
+		return r, t, nil
+	}
 	if t.Features != nil {
 		r.ItemText, r.ItemGroup = itemTexts(t.Features, topic)
 	}
@@ -123,6 +158,36 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 		}
 	}
 	return r, t, nil
+}
+
+// sampled draws cells of several trials (opt.Trials) or graded scores
+// (opt.Levels) from their own stream, each cell's trials drawn whether it is
+// missing or not so that the others do not depend on the missing rate.
+func sampled(r *model.Responses, t *Truth, opt Options, cells *rand.Rand) {
+	for i := 0; i < opt.Models; i++ {
+		for j := 0; j < opt.Items; j++ {
+			v := cells.Float64()
+			n := opt.Levels - 1
+			if opt.Trials > 1 {
+				n = 1 + cells.IntN(opt.Trials)
+			}
+			p, k := t.OracleP(i, j), 0
+			for s := 0; s < n; s++ {
+				if cells.Float64() < p {
+					k++
+				}
+			}
+			if v < opt.Missing {
+				continue
+			}
+			if opt.Levels > 1 {
+				r.AppendCell(int32(i), int32(j), float64(k)/float64(n), 1)
+			} else {
+				r.AppendCell(int32(i), int32(j), float64(k), n)
+			}
+		}
+	}
+	r.Normalize()
 }
 
 func names(prefix string, width, n int) []string {
@@ -359,4 +424,17 @@ func abs32(v float32) float32 {
 		return -v
 	}
 	return v
+}
+
+// ParseGuess reads a lower asymptote c given as text ("" is none, 0): a
+// number in [0, 1).
+func ParseGuess(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	c, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(c >= 0 && c < 1) {
+		return 0, model.FieldErrorf("Guess", "synth: {Guess} %q: want the lower asymptote c, a number in [0, 1)", s)
+	}
+	return c, nil
 }

@@ -25,7 +25,7 @@ func WriteDir(dir string, opt Options, r *model.Responses, t *Truth, version str
 	if err := fileio.WriteFileAtomic(filepath.Join(dir, "synth.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(manifest{Kind: opt.Kind, Models: opt.Models, Items: opt.Items, Rank: t.Rank,
+		return enc.Encode(manifest{Kind: opt.Kind, Guess: opt.Guess, Trials: opt.Trials, Levels: opt.Levels, Models: opt.Models, Items: opt.Items, Rank: t.Rank,
 			Missing: opt.Missing, Seed: opt.Seed, FeatureDim: opt.FeatureDim, EmbedDim: opt.EmbedDim,
 			Observed: r.Len(), MeanCorrect: r.MeanCorrect(), Version: version})
 	}); err != nil {
@@ -38,9 +38,15 @@ func WriteDir(dir string, opt Options, r *model.Responses, t *Truth, version str
 			return err
 		}
 		cols := append(colNames("a", k), "b")
+		if t.C != nil {
+			cols = append(cols, "c")
+		}
 		if err := writeTable(filepath.Join(dir, "truth_items.csv"), "item", r.Items, cols, func(j, c int) float64 {
-			if c == k {
+			switch c {
+			case k:
 				return t.B[j]
+			case k + 1:
+				return t.C[j]
 			}
 			return t.A[j*k+c]
 		}); err != nil {
@@ -76,6 +82,9 @@ type manifest struct {
 	Seed        int64   `json:"seed"`
 	FeatureDim  int     `json:"feature_dim,omitempty"`
 	EmbedDim    int     `json:"embed_dim,omitempty"`
+	Guess       float64 `json:"guess,omitempty"`
+	Trials      int     `json:"trials,omitempty"`
+	Levels      int     `json:"levels,omitempty"`
 	Observed    int     `json:"observed"`
 	MeanCorrect float64 `json:"mean_correct"`
 	Version     string  `json:"jeirt_version"`

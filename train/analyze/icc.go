@@ -108,7 +108,7 @@ func (c ICC) Run(r *model.Responses, fit *model.IRT) (*ICCResult, error) {
 		if !ok1 || !ok2 {
 			continue
 		}
-		cells[j] = append(cells[j], cell{fit.Theta[i], float64(r.Label[x])})
+		cells[j] = append(cells[j], cell{fit.Theta[i], r.ScoreAt(x)}) // a score or k/n: the observed fraction
 	}
 	for j := 0; j < J; j++ {
 		it := ICCItem{ID: fit.Items[j], A: fit.A[j], D: fit.B[j], N: make([]int, c.Bins),
@@ -118,7 +118,7 @@ func (c ICC) Run(r *model.Responses, fit *model.IRT) (*ICCResult, error) {
 			k := binOf(x.theta)
 			it.N[k]++
 			right[k] += x.y
-			it.Fitted[k] += model.Sigmoid((fit.A[j]*x.theta + fit.B[j]) / sigma)
+			it.Fitted[k] += fit.Guessing(j, model.Sigmoid((fit.A[j]*x.theta+fit.B[j])/sigma))
 		}
 		for k := range it.N {
 			if it.N[k] == 0 {

@@ -59,7 +59,11 @@ type JEIRTBatch struct {
 
 	Row   []int32   // B: the row of X each pair uses
 	Model []int32   // B: model index of each pair
-	Label []float32 // B: 1 correct, 0 wrong
+	Label []float32 // B: 1 correct, 0 wrong; for a cell of several trials or a graded score, its fraction k/n
+	// Weight is each pair's trials n (nil: one each); the loss is then the
+	// trial-weighted mean Σ n·BCE(z, k/n)/Σ n, the binomial log-likelihood
+	// per trial (a graded score: the fractional logit model's).
+	Weight []float32
 }
 
 // Rows is U, the number of adapter evaluations.
@@ -155,6 +159,7 @@ type JEIRTSchedule struct {
 	Item                []int32
 	Row, Model          []int32
 	Label               []float32
+	Weight              []float32 // nil: one trial per pair (see JEIRTBatch.Weight)
 	Dropout             JEIRTDropout
 	FirstStep           int64
 }
@@ -179,6 +184,12 @@ func (s *JEIRTSchedule) Batch(k int, features []float32, inputDim, hidden int, b
 	b.Row = append(b.Row[:0], s.Row[p0:p1]...)
 	b.Model = append(b.Model[:0], s.Model[p0:p1]...)
 	b.Label = append(b.Label[:0], s.Label[p0:p1]...)
+	b.Weight = b.Weight[:0]
+	if s.Weight != nil {
+		b.Weight = append(b.Weight, s.Weight[p0:p1]...)
+	} else {
+		b.Weight = nil
+	}
 	b.Mask = s.Dropout.Mask(s.FirstStep+int64(k), r1-r0, hidden, b.Mask)
 	return b
 }
@@ -207,8 +218,9 @@ type JEIRTEpochStepper interface {
 }
 
 // JEIRTCells are cells to score: each one's item, model and label (1
-// correct, 0 wrong).
+// correct, 0 wrong; a fraction with Weight, as in JEIRTBatch).
 type JEIRTCells struct {
 	Item, Model []int32
 	Label       []float32
+	Weight      []float32 // nil: one trial per cell
 }

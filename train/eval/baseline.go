@@ -17,7 +17,10 @@ import (
 // The baselines predict P(correct) for the cells of a Responses from the
 // training cells alone. Rates are shrunk towards a prior with the weight of
 // one observation, (correct + prior)/(n + 1), so a cell is never predicted
-// with certainty and log loss stays finite.
+// with certainty and log loss stays finite. With cells of several trials or
+// graded scores, correct and n are the successes and the trials (a graded
+// score counts its fraction of one trial); KNN counts a neighbour's rounded
+// outcome (model.RoundedLabel).
 
 // MajorityPredict predicts the training set's overall rate for every cell: its
 // accuracy is that of always answering the majority label, its AUC 0.5.
@@ -32,7 +35,7 @@ func MajorityPredict(trainR, cells *model.Responses) []float64 {
 
 // ModelMeanPredict predicts each model's training accuracy.
 func ModelMeanPredict(trainR, cells *model.Responses) []float64 {
-	rate := shrunkRates(trainR.ByModel(), trainR.Label, trainR.MeanCorrect())
+	rate := shrunkRates(trainR.ByModel(), trainR, trainR.MeanCorrect())
 	p := make([]float64, cells.Len())
 	for c := range p {
 		p[c] = rate[cells.Model[c]]
@@ -44,7 +47,7 @@ func ModelMeanPredict(trainR, cells *model.Responses) []float64 {
 // training cells (a by-item split) gets its model's training accuracy.
 func ItemMeanPredict(trainR, cells *model.Responses) []float64 {
 	byItem := trainR.ByItem()
-	rate := shrunkRates(byItem, trainR.Label, trainR.MeanCorrect())
+	rate := shrunkRates(byItem, trainR, trainR.MeanCorrect())
 	fallback := ModelMeanPredict(trainR, cells)
 	p := make([]float64, cells.Len())
 	for c := range p {
@@ -57,15 +60,23 @@ func ItemMeanPredict(trainR, cells *model.Responses) []float64 {
 	return p
 }
 
-func shrunkRates(ix *model.Index, label []uint8, prior float64) []float64 {
+func shrunkRates(ix *model.Index, r *model.Responses, prior float64) []float64 {
 	out := make([]float64, len(ix.Start)-1)
-	for r := range out {
-		var s float64
-		row := ix.Row(r)
-		for _, c := range row {
-			s += float64(label[c])
+	for k := range out {
+		var s, n float64
+		row := ix.Row(k)
+		if r.Weighted() {
+			for _, c := range row {
+				s += r.SuccessesAt(int(c))
+				n += float64(r.TrialsAt(int(c)))
+			}
+		} else {
+			for _, c := range row {
+				s += float64(r.Label[c])
+			}
+			n = float64(len(row))
 		}
-		out[r] = (s + prior) / (float64(len(row)) + 1)
+		out[k] = (s + prior) / (n + 1)
 	}
 	return out
 }
@@ -125,7 +136,7 @@ func (kn KNN) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (pr
 	if err != nil {
 		return nil, 0, err
 	}
-	modelRate := shrunkRates(trainR.ByModel(), trainR.Label, trainR.MeanCorrect())
+	modelRate := shrunkRates(trainR.ByModel(), trainR, trainR.MeanCorrect())
 	predictAll := func(r *model.Responses, ns []knnSums) [][]float64 {
 		out := make([][]float64, len(KNNCandidates))
 		for ki := range out {
@@ -140,7 +151,7 @@ func (kn KNN) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (pr
 	best := -1
 	var bestM Metrics
 	for ki, p := range predictAll(valR, sums[0]) {
-		m := Score(p, valR.Label)
+		m := ScoreResponses(p, valR)
 		if best < 0 || m.Accuracy > bestM.Accuracy || (m.Accuracy == bestM.Accuracy && m.LogLoss < bestM.LogLoss) {
 			best, bestM = ki, m
 		}

@@ -46,6 +46,40 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 // Score computes Metrics for predicted probabilities p of labels y (0/1).
 // Without cells every score is NaN (undefined), not 0.
 func Score(p []float64, y []uint8) Metrics {
+	frac := make([]float64, len(y))
+	for i, v := range y {
+		frac[i] = float64(v)
+	}
+	return ScoreFractions(p, frac, nil)
+}
+
+// ScoreResponses scores predictions p of r's cells: Score on 0/1 answers,
+// ScoreFractions on cells of several trials or graded scores (fractions k/n
+// weighted by trials n).
+func ScoreResponses(p []float64, r *model.Responses) Metrics {
+	if !r.Weighted() {
+		return Score(p, r.Label)
+	}
+	frac, w := make([]float64, r.Len()), make([]float64, r.Len())
+	for c := range frac {
+		frac[c], w[c] = r.ScoreAt(c), float64(r.TrialsAt(c))
+	}
+	return ScoreFractions(p, frac, w)
+}
+
+// ScoreFractions computes Metrics for predictions p of cells whose outcome
+// is a fraction (k successes of n trials, or a graded score: frac = k/n in
+// [0, 1]) with weight n (nil: every cell one trial):
+//
+//   - LogLoss, Brier and ECE are on the fractions, weighted by trials: the
+//     mean cross-entropy −[ȳ log p + (1 − ȳ) log(1 − p)] per trial (for k of
+//     n, the binomial log loss per trial), the mean (p − ȳ)² and the
+//     calibration gap per trial;
+//   - Accuracy and AUC are per cell, of the rounded outcome: a cell counts as
+//     correct when ȳ ≥ ½ (model.RoundedLabel), and the prediction when p ≥ ½.
+//
+// On 0/1 cells of one trial each it is Score.
+func ScoreFractions(p, frac, weight []float64) Metrics {
 	m := Metrics{N: len(p)}
 	if len(p) == 0 {
 		nan := math.NaN()
@@ -53,39 +87,40 @@ func Score(p []float64, y []uint8) Metrics {
 		return m
 	}
 	const bins = 10
-	var binN [bins]int
 	var binP, binY [bins]float64
+	y := make([]uint8, len(p))
+	total := 0.0
 	for i, pi := range p {
-		yi := float64(y[i])
+		w := 1.0
+		if weight != nil {
+			w = weight[i]
+		}
+		f := frac[i]
+		if 2*f >= 1 {
+			y[i] = 1
+		}
 		if (pi >= 0.5) == (y[i] == 1) {
 			m.Accuracy++
 		}
 		q := math.Min(math.Max(pi, 1e-15), 1-1e-15)
-		if y[i] == 1 {
-			m.LogLoss -= math.Log(q)
-		} else {
-			m.LogLoss -= math.Log(1 - q)
+		// ȳ = 0 or 1 leave out the other term (0·log 0 = 0, no NaN).
+		if f > 0 {
+			m.LogLoss -= w * f * math.Log(q)
 		}
-		m.Brier += (pi - yi) * (pi - yi)
-		b := int(pi * bins)
-		if b >= bins {
-			b = bins - 1
+		if f < 1 {
+			m.LogLoss -= w * (1 - f) * math.Log(1-q)
 		}
-		if b < 0 {
-			b = 0
-		}
-		binN[b]++
-		binP[b] += pi
-		binY[b] += yi
+		m.Brier += w * (pi - f) * (pi - f)
+		b := min(max(int(pi*bins), 0), bins-1)
+		binP[b] += w * pi
+		binY[b] += w * f
+		total += w
 	}
-	n := float64(len(p))
-	m.Accuracy /= n
-	m.LogLoss /= n
-	m.Brier /= n
+	m.Accuracy /= float64(len(p))
+	m.LogLoss /= total
+	m.Brier /= total
 	for b := 0; b < bins; b++ {
-		if binN[b] > 0 {
-			m.ECE += math.Abs(binP[b]-binY[b]) / n
-		}
+		m.ECE += math.Abs(binP[b]-binY[b]) / total
 	}
 	m.AUC = AUC(p, y)
 	return m

@@ -54,3 +54,34 @@ func TestAUCNaNTerminates(t *testing.T) {
 		t.Errorf("AUC with a tie = %v, want 0.75", a)
 	}
 }
+
+// On k of n trials, ScoreFractions' log loss is the per-trial log loss of
+// the same trials as n 0/1 rows; accuracy is per cell of the rounded
+// outcome (k/n ≥ ½); on 0/1 cells it is Score.
+func TestScoreFractions(t *testing.T) {
+	p := []float64{0.9, 0.2, 0.6, 0.5}
+	k, n := []float64{3, 0, 1, 2}, []float64{4, 2, 3, 4}
+	frac := make([]float64, len(p))
+	var ep []float64
+	var ey []uint8
+	for i := range p {
+		frac[i] = k[i] / n[i]
+		for s := 0; s < int(n[i]); s++ {
+			ep = append(ep, p[i])
+			ey = append(ey, map[bool]uint8{true: 1, false: 0}[float64(s) < k[i]])
+		}
+	}
+	got, rows := ScoreFractions(p, frac, n), Score(ep, ey)
+	if math.Abs(got.LogLoss-rows.LogLoss) > 1e-15 {
+		t.Errorf("log loss %v, per trial %v", got.LogLoss, rows.LogLoss)
+	}
+	// Rounded outcomes 1, 0, 0, 1 against predictions 1, 0, 1, 1: 3 of 4.
+	if got.Accuracy != 0.75 || got.N != 4 {
+		t.Errorf("accuracy %v of %d cells, want 0.75 of 4", got.Accuracy, got.N)
+	}
+	y := []uint8{1, 0, 1, 1}
+	a, b := Score(p, y), ScoreFractions(p, []float64{1, 0, 1, 1}, nil)
+	if a != b {
+		t.Errorf("Score %+v, ScoreFractions on 0/1 %+v", a, b)
+	}
+}

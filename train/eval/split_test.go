@@ -125,3 +125,40 @@ func TestSplitErrors(t *testing.T) {
 		t.Errorf("tiny: %v", err)
 	}
 }
+
+// A split holds out cells, never trials: each cell of several trials (or a
+// graded score) lands whole in one part, and the parts add up to the data.
+func TestSplitKeepsTrials(t *testing.T) {
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 30, Items: 40, Trials: 6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, by := range []string{"cell", "model", "item"} {
+		tr, va, te, err := Split(r, SplitOptions{Val: 0.2, Test: 0.2, Seed: 1, By: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type key struct{ m, i int32 }
+		seen := map[key]bool{}
+		var trials int64
+		for _, p := range []*model.Responses{tr, va, te} {
+			if p.Trials == nil {
+				t.Fatalf("by %s: a part lost its trials", by)
+			}
+			trials += p.TotalTrials()
+			for c := range p.Label {
+				k := key{p.Model[c], p.Item[c]}
+				if seen[k] {
+					t.Fatalf("by %s: cell (%d, %d) in two parts", by, k.m, k.i)
+				}
+				seen[k] = true
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(seen) != r.Len() || trials != r.TotalTrials() {
+			t.Errorf("by %s: %d cells, %d trials in the parts; the data have %d and %d", by, len(seen), trials, r.Len(), r.TotalTrials())
+		}
+	}
+}

@@ -49,8 +49,24 @@ type CBMM struct {
 	// summing positive. A backend without signed fits (backend.CBMMSigned)
 	// is replaced by the CPU one under "auto" and is an error when named.
 	Signed bool
-	Device string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
-	Log    model.Logf // when non-nil, a progress line every few seconds
+	// Model is the response function (model.IRT.Family): "2pl" (also "",
+	// the default), "1pl" (rank 1: one common discrimination, only θ and
+	// the intercepts move) or "3pl" (a lower asymptote c_j per item:
+	// P = c_j + (1 − c_j)·sigmoid(x/σ), fitted by an EM step inside each MM
+	// iteration, see passAFamily). The 3PL's c_j are fixed when Guess > 0
+	// (every item) or ItemGuess is given (problem k's c_j item by item;
+	// one slice serves every problem), and fitted in [0, MaxGuess]
+	// otherwise, from StartGuess.
+	Model     string
+	Guess     float64
+	ItemGuess [][]float64
+	MaxGuess  float64 // 0 means DefaultMaxGuess
+	// GuessPrior is the Beta(α, β) prior on fitted c_j; zero means
+	// DefaultGuessPrior, {1, 1} none (plain maximum likelihood).
+	GuessPrior [2]float64
+	StartGuess float64    // 0 means DefaultStartGuess
+	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Log        model.Logf // when non-nil, a progress line every few seconds
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)
@@ -72,7 +88,67 @@ func (c CBMM) withDefaults() CBMM {
 	if c.Threads <= 0 {
 		c.Threads = runtime.GOMAXPROCS(0)
 	}
+	if c.Model == "" {
+		c.Model = "2pl"
+	}
+	if c.MaxGuess == 0 {
+		c.MaxGuess = DefaultMaxGuess
+	}
+	if c.StartGuess == 0 {
+		c.StartGuess = DefaultStartGuess
+	}
+	if c.GuessPrior == [2]float64{} {
+		c.GuessPrior = DefaultGuessPrior
+	}
 	return c
+}
+
+// DefaultStartGuess is where fitted lower asymptotes start. c = 0 is a
+// fixed point of the EM step (no success is ever put down to guessing), so
+// the fit starts above it.
+const DefaultStartGuess = 0.1
+
+// DefaultGuessPrior is the Beta prior on fitted lower asymptotes.
+var DefaultGuessPrior = [2]float64{5, 17}
+
+// fitsGuess reports whether a 3PL fit fits its c_j (none given).
+func (c CBMM) fitsGuess() bool { return c.Guess == 0 && c.ItemGuess == nil }
+
+// FitsGuess reports whether c is a 3PL whose lower asymptotes are fitted.
+func (c CBMM) FitsGuess() bool { return c.withDefaults().Model == "3pl" && c.fitsGuess() }
+
+// WithDefaults is c with every zero setting replaced by its default.
+func (c CBMM) WithDefaults() CBMM { return c.withDefaults() }
+
+// guessFor returns the given (or, when fitted, the starting) c_j of problem
+// k with J items.
+func (c CBMM) guessFor(k, J int) ([]float64, error) {
+	out := make([]float64, J)
+	switch {
+	case c.ItemGuess != nil:
+		g := c.ItemGuess[0]
+		if len(c.ItemGuess) > 1 {
+			g = c.ItemGuess[k]
+		}
+		if len(g) != J {
+			return nil, fmt.Errorf("cbmm: response matrix %d: %d lower asymptotes for %d items", k, len(g), J)
+		}
+		for j, v := range g {
+			if !(v >= 0 && v < 1) {
+				return nil, fmt.Errorf("cbmm: response matrix %d: lower asymptote %v of item %d is not in [0, 1)", k, v, j)
+			}
+		}
+		copy(out, g)
+	case c.Guess > 0:
+		for j := range out {
+			out[j] = c.Guess
+		}
+	default:
+		for j := range out {
+			out[j] = math.Min(c.StartGuess, c.MaxGuess)
+		}
+	}
+	return out, nil
 }
 
 // Fit fits one response matrix. The result is in the gauge stated on
@@ -114,13 +190,42 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if c.Signed && c.Rank < 2 {
 		return nil, fmt.Errorf("cbmm: signed loadings need rank 2 or more (rank 1 is only a sign flip), got rank %d", c.Rank)
 	}
+	switch c.Model {
+	case "1pl":
+		if c.Rank != 1 {
+			return nil, fmt.Errorf("cbmm: the 1PL is unidimensional (one common discrimination); got rank %d", c.Rank)
+		}
+	case "2pl", "3pl":
+	default:
+		return nil, fmt.Errorf("cbmm: model %q: want 1pl, 2pl or 3pl", c.Model)
+	}
+	if !(c.Guess >= 0 && c.Guess < 1) || !(c.MaxGuess > 0 && c.MaxGuess < 1) || !(c.StartGuess > 0 && c.StartGuess < 1) {
+		return nil, fmt.Errorf("cbmm: guess %v, max guess %v and start guess %v must be in [0, 1)", c.Guess, c.MaxGuess, c.StartGuess)
+	}
+	if (c.Guess > 0 || c.ItemGuess != nil) && c.Model != "3pl" {
+		return nil, fmt.Errorf("cbmm: lower asymptotes (guess) need the 3PL, not the %s", c.Model)
+	}
+	weighted := false
+	for _, r := range rs {
+		weighted = weighted || r != nil && r.Weighted()
+	}
+	// Weighted cells, the 1PL and the 3PL need a backend of the whole
+	// family, and signed loadings one that fits them; "auto" falls back to
+	// the CPU, a named device that lacks them is an error.
+	family := weighted || c.Model != "2pl"
 	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := be.(backend.CBMMSigned); c.Signed && !ok {
+	_, signedOK := be.(backend.CBMMSigned)
+	_, familyOK := be.(backend.CBMMFamily)
+	if c.Signed && !signedOK || family && !familyOK {
 		if c.Device != "" && c.Device != "auto" {
-			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit signed loadings; use {Device} cpu", be.Name())
+			what := "signed loadings"
+			if family && !familyOK {
+				what = "cells of several trials, graded scores, the 1PL or the 3PL"
+			}
+			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit %s; use {Device} cpu", be.Name(), what)
 		}
 		if be, _, err = backend.Lookup[backend.CBMMDevice](backend.CPU); err != nil {
 			return nil, err
@@ -142,9 +247,13 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		}
 	}
 	var batch backend.CBMMBatch
-	if c.Signed {
+	switch {
+	case family:
+		batch, err = be.(backend.CBMMFamily).LoadFamily(probs, c.Rank, c.Sigma, c.Threads, backend.CBMMModel{Signed: c.Signed,
+			FixedA: c.Model == "1pl", Guess: c.Model == "3pl", FitGuess: c.fitsGuess(), MaxGuess: c.MaxGuess, GuessPrior: c.GuessPrior})
+	case c.Signed:
 		batch, err = be.(backend.CBMMSigned).LoadSigned(probs, c.Rank, c.Sigma, c.Threads)
-	} else {
+	default:
 		batch, err = be.Load(probs, c.Rank, c.Sigma, c.Threads)
 	}
 	if err != nil {
@@ -164,8 +273,15 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if s == nil {
 			continue
 		}
-		if k >= K || s.Rank != c.Rank || len(s.Theta) != probs[k].N*c.Rank || len(s.A) != probs[k].J*c.Rank || len(s.B) != probs[k].J {
+		if k >= K || s.Rank != c.Rank || len(s.Theta) != probs[k].N*c.Rank || len(s.A) != probs[k].J*c.Rank || len(s.B) != probs[k].J ||
+			s.C != nil && len(s.C) != probs[k].J {
 			return nil, fmt.Errorf("cbmm: starting values %d do not match response matrix %d and rank %d", k, k, c.Rank)
+		}
+	}
+	var guessing backend.CBMMGuessing
+	if c.Model == "3pl" {
+		if guessing, _ = batch.(backend.CBMMGuessing); guessing == nil {
+			return nil, fmt.Errorf("cbmm: device %s: a 3PL batch without lower asymptotes", be.Name())
 		}
 	}
 	err = parallel(ctx, K, c.Threads/startThreads, func(k int) {
@@ -184,10 +300,33 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if e != nil {
 			return
 		}
+		if c.Model == "1pl" {
+			// One common a: the mean of the start's (θ's scale is free).
+			mean := 0.0
+			for _, v := range a {
+				mean += v / float64(len(a))
+			}
+			for j := range a {
+				a[j] = mean
+			}
+		}
 		st[k] = &fitState{theta: th, a: a, b: b}
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.Model == "3pl" {
+		for k, s := range st {
+			if k < len(start) && start[k] != nil && start[k].C != nil && c.ItemGuess == nil && c.Guess == 0 {
+				s.c = append([]float64(nil), start[k].C...)
+			} else if s.c, err = c.guessFor(k, probs[k].J); err != nil {
+				return nil, err
+			}
+			guessing.SetC(k, s.c)
+			if c.Accelerate {
+				s.mC = append([]float64(nil), s.c...)
+			}
+		}
 	}
 	// A backend that iterates on its device (backend.CBMMIterator) keeps the
 	// parameters there from the first Set to the last Get: only the losses and
@@ -246,7 +385,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 				nActive--
 			}
 			if it == nil {
-				s.apply(batch, k, out, !c.Signed)
+				s.apply(batch, guessing, k, out, !c.Signed)
 			}
 		}
 		if c.Log != nil && time.Since(lastLog) > 2*time.Second {
@@ -279,6 +418,9 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 				err = it.Revert(k)
 			} else {
 				batch.Set(k, s.mTheta, s.mA, s.mB)
+				if guessing != nil {
+					guessing.SetC(k, s.mC)
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -295,8 +437,12 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	out := make([]*model.IRT, K)
 	for k, s := range st {
 		s.hist = append(s.hist, loss[k])
-		m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma,
+		m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma, Family: c.Model,
 			Theta: s.theta, A: s.a, B: s.b, LossHistory: s.hist, Iterations: s.ctl.Iters, Converged: s.converged}
+		if guessing != nil {
+			m.C = make([]float64, len(m.B))
+			guessing.GetC(k, m.C)
+		}
 		if !s.converged {
 			m.Note = fmt.Sprintf("iteration limit %d reached before the relative loss change fell below %g", c.MaxIter, c.Tol)
 		}
@@ -316,6 +462,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 type fitState struct {
 	theta, a, b    []float64 // host copy of the point the last step started from
 	mTheta, mA, mB []float64 // host copy of the plain MM point M(θ)
+	c, mC          []float64 // the 3PL's lower asymptotes: at the start, and at M(θ)
 	ctl            backend.CBMMControl
 	hist           []float64
 	converged      bool
@@ -334,10 +481,15 @@ func (s *fitState) last() float64 {
 // the MM point M(θ) is kept on the host, an extrapolation moves problem k to
 // M(θ) + β(M(θ) − θ) (A ≥ 0 with clipA), and a rejected step returns it to
 // the M(θ) it was extrapolated from.
-func (s *fitState) apply(batch backend.CBMMBatch, k int, out backend.CBMMOutcome, clipA bool) {
+func (s *fitState) apply(batch backend.CBMMBatch, guessing backend.CBMMGuessing, k int, out backend.CBMMOutcome, clipA bool) {
+	// A 3PL's c_j are not extrapolated: they go with M(θ), and return to
+	// it with a rejected step.
 	switch out {
 	case backend.CBMMRejected:
 		batch.Set(k, s.mTheta, s.mA, s.mB)
+		if guessing != nil {
+			guessing.SetC(k, s.mC)
+		}
 		copy(s.theta, s.mTheta)
 		copy(s.a, s.mA)
 		copy(s.b, s.mB)
@@ -346,11 +498,17 @@ func (s *fitState) apply(batch backend.CBMMBatch, k int, out backend.CBMMOutcome
 			return
 		}
 		batch.Get(k, s.mTheta, s.mA, s.mB)
+		if guessing != nil {
+			guessing.GetC(k, s.mC)
+		}
 		copy(s.theta, s.mTheta)
 		copy(s.a, s.mA)
 		copy(s.b, s.mB)
 	case backend.CBMMExtrapolated:
 		batch.Get(k, s.mTheta, s.mA, s.mB)
+		if guessing != nil {
+			guessing.GetC(k, s.mC)
+		}
 		beta := s.ctl.StepBeta
 		backend.Extrapolate(s.theta, s.mTheta, beta, false)
 		backend.Extrapolate(s.a, s.mA, beta, clipA)

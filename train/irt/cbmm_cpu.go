@@ -2,6 +2,7 @@ package irt
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -28,6 +29,33 @@ func (c cpuBackend) LoadSigned(problems []*backend.CBMMProblem, rank int, sigma 
 	return c.load(problems, rank, sigma, threads, 0)
 }
 
+// LoadFamily is Load for weighted problems, the 1PL and the 3PL
+// (backend.CBMMFamily).
+func (c cpuBackend) LoadFamily(problems []*backend.CBMMProblem, rank int, sigma float64, threads int, f backend.CBMMModel) (backend.CBMMBatch, error) {
+	nonneg := rank
+	if f.Signed {
+		nonneg = 0
+	}
+	if f.FixedA && rank != 1 {
+		return nil, fmt.Errorf("the 1PL is unidimensional: rank %d", rank)
+	}
+	if f.Guess && !(f.MaxGuess > 0 && f.MaxGuess < 1) {
+		f.MaxGuess = DefaultMaxGuess
+	}
+	b, err := c.load(problems, rank, sigma, threads, nonneg)
+	if err != nil {
+		return nil, err
+	}
+	cb := b.(*cpuBatch)
+	cb.fam = f
+	if f.Guess {
+		for _, pr := range cb.probs {
+			pr.guess = make([]float64, pr.p.J)
+		}
+	}
+	return cb, nil
+}
+
 // load prepares a batch whose first nonneg loadings of each item are kept ≥ 0.
 func (cpuBackend) load(problems []*backend.CBMMProblem, rank int, sigma float64, threads, nonneg int) (backend.CBMMBatch, error) {
 	if threads <= 0 {
@@ -46,6 +74,7 @@ type cpuBatch struct {
 	sigma   float64
 	threads int
 	probs   []*cpuProblem
+	fam     backend.CBMMModel // the 1PL, the 3PL (zero: the 2PL)
 }
 
 // cpuProblem holds one problem's parameters and the buffers reused across
@@ -62,6 +91,7 @@ type cpuProblem struct {
 	chunkLoss      []float64
 	ws             []*backend.SmallNNLS // per chunk, rank > 1
 	modelG, modelH []float64
+	guess          []float64 // the 3PL's c_j (nil otherwise)
 }
 
 func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
@@ -131,6 +161,10 @@ func (b *cpuBatch) Set(k int, theta, a, bb []float64) {
 }
 
 func (b *cpuBatch) Close() error { b.probs = nil; return nil }
+
+// GetC and SetC copy a 3PL problem's lower asymptotes (backend.CBMMGuessing).
+func (b *cpuBatch) GetC(k int, c []float64) { copy(c, b.probs[k].guess) }
+func (b *cpuBatch) SetC(k int, c []float64) { copy(b.probs[k].guess, c) }
 
 type task struct{ k, c int }
 
@@ -204,6 +238,12 @@ func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) erro
 // normal equations (addItem) with the new (a_j, b_j).
 func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	p := pr.p
+	if p.Weighted() && b.rank == 1 && !b.fam.Guess {
+		return b.passA1Weighted(pr, c, update)
+	}
+	if p.Weighted() || b.fam.Guess {
+		return b.passAFamily(pr, c, update)
+	}
 	r := b.rank
 	inv, four := 1/b.sigma, 4*b.sigma
 	theta := pr.theta
@@ -262,7 +302,11 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			loss += math.Log(prod)
 			if update && len(cells) > 0 {
-				pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
+				if b.fam.FixedA {
+					pr.b[j] = (sy - aj*st) / float64(len(cells))
+				} else {
+					pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
+				}
 				b.addItem(pr, acc, j, cells, yt)
 			}
 			continue

@@ -10,24 +10,34 @@ import (
 // svdStart returns starting values from a rank-r truncated SVD of Y (±1 on Ω,
 // 0 on missing cells) after centring each item column over its observed cells:
 // θ = √N·U (each column has mean ≈ 0 and sd ≈ 1), A = V·S/(√N·density),
-// b_j = σ·logit((correct_j + ½)/(n_j + 1)). Column signs are chosen so A sums
+// b_j = σ·logit((correct_j + ½)/(n_j + 1)); for a weighted problem Y is
+// 2ȳ − 1 and correct_j, n_j are the item's successes and trials. Column signs are chosen so A sums
 // positive and, with clip, A is clipped at 0 (the constraint). The SVD is computed by
 // subspace iteration on the sparse cells (never a dense N x J matrix).
 func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64, threads int, clip bool) (theta, a, b []float64, err error) {
 	n, J := p.N, p.J
 	theta, a, b = make([]float64, n*r), make([]float64, J*r), make([]float64, J)
 	mean := make([]float64, J)
+	// A cell's ±1 answer, or for a weighted problem 2ȳ − 1 (score).
+	score := p.Score
 	for j := 0; j < J; j++ {
-		cells := p.Cells[p.ItemStart[j]:p.ItemStart[j+1]]
-		c := 0
-		for _, cell := range cells {
-			c += int(cell & 1)
+		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
+		var c, nj float64
+		for k := lo; k < hi; k++ {
+			if p.Weighted() {
+				c += float64(p.Weight[k]) * p.Score[k]
+				nj += float64(p.Weight[k])
+			} else {
+				c += float64(p.Cells[k] & 1)
+			}
 		}
-		nj := float64(len(cells))
-		pj := (float64(c) + 0.5) / (nj + 1)
+		if !p.Weighted() {
+			nj = float64(hi - lo)
+		}
+		pj := (c + 0.5) / (nj + 1)
 		b[j] = sigma * math.Log(pj/(1-pj))
 		if nj > 0 {
-			mean[j] = (2*float64(c) - nj) / nj
+			mean[j] = (2*c - nj) / nj
 		}
 	}
 	if n == 0 || J == 0 {
@@ -52,8 +62,11 @@ func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64,
 			clear(acc)
 			for j := chunks[c]; j < chunks[c+1]; j++ {
 				vj := v[j*r : j*r+r]
-				for _, cell := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
+				for k, cell := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
 					z := float64(cell&1)*2 - 1 - mean[j]
+					if score != nil {
+						z = 2*score[int(p.ItemStart[j])+k] - 1 - mean[j]
+					}
 					ui := acc[int(cell>>1)*r : int(cell>>1)*r+r]
 					for d := range vj {
 						ui[d] += z * vj[d]
@@ -76,8 +89,11 @@ func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64,
 			for j := chunks[c]; j < chunks[c+1]; j++ {
 				vj := v[j*r : j*r+r]
 				clear(vj)
-				for _, cell := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
+				for k, cell := range p.Cells[p.ItemStart[j]:p.ItemStart[j+1]] {
 					z := float64(cell&1)*2 - 1 - mean[j]
+					if score != nil {
+						z = 2*score[int(p.ItemStart[j])+k] - 1 - mean[j]
+					}
 					ui := u[int(cell>>1)*r : int(cell>>1)*r+r]
 					for d := range vj {
 						vj[d] += z * ui[d]

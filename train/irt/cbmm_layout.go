@@ -67,8 +67,12 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 		}
 		sorted = sorted && pt.sorted
 	}
-	// The side tables (the cells were checked above).
+	// The side tables (the cells were checked above), and the trials and
+	// successes of weighted cells.
 	side := &model.Responses{Models: r.Models, Items: r.Items, ItemText: r.ItemText, ItemGroup: r.ItemGroup}
+	if r.Weighted() {
+		side = r
+	}
 	if err := side.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,6 +80,9 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 		return backend.NewCBMMProblem(r), nil
 	}
 	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: fileio.MakeLarge[uint32](n)}
+	if r.Weighted() {
+		p.Weight, p.Score = fileio.MakeLarge[float32](n), fileio.MakeLarge[float64](n)
+	}
 	rows := make([]int32, N+1)
 	for _, pt := range parts {
 		for j, k := range pt.itemCount {
@@ -125,6 +132,9 @@ func transposeItems(r *model.Responses, p *backend.CBMMProblem, rows []int32, j0
 			for ; c < end && r.Item[c] < b1; c++ {
 				k := r.Item[c] - int32(j0)
 				p.Cells[next[k]] = cell | uint32(r.Label[c]&1)
+				if p.Weight != nil {
+					p.Weight[next[k]], p.Score[next[k]] = backend.CellWeight(r, int(c))
+				}
 				next[k]++
 			}
 			cursor[m] = c

@@ -63,6 +63,7 @@ type Analysis struct {
 	RankMoves      []RankMove
 	ItemAccuracy   []float64 // p_correct per item
 	ItemObserved   []int     // n_obs per item
+	ItemTrials     []float64 // trials per item (its cells' trials summed)
 	ItemFlags      []string  // "", or Flag constants joined by ";"
 	FlagCounts     map[string]int
 	GroupLoadings  []GroupLoading `json:",omitempty"` // rank > 1 with item groups
@@ -153,8 +154,12 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 	if sigma == 0 {
 		sigma = 1
 	}
+	an.ItemTrials = make([]float64, J)
 	for j := 0; j < J; j++ {
 		an.ItemObserved[j] = len(by.Row(j))
+		for _, c := range by.Row(j) {
+			an.ItemTrials[j] += float64(r.TrialsAt(int(c)))
+		}
 		norm := 0.0
 		for d := 0; d < rk; d++ {
 			norm += fit.A[j*rk+d] * fit.A[j*rk+d]
@@ -231,7 +236,16 @@ func groupLoadings(l []float64, group []string, rk int) []GroupLoading {
 // I_j(θ) = ‖a_j‖² p(1 − p)/σ². So easy and hard items are kept as well as
 // those in the middle. It returns the chosen item indices (in choice order)
 // and the grid point each was chosen for.
+//
+// A 3PL fit (fit.C) uses the 3PL's information (model.Response3PL).
 func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64, err error) {
+	return InformationSelectTrials(fit, keep, nil)
+}
+
+// InformationSelectTrials is InformationSelect with each item's information
+// multiplied by its trials per answer, perAnswer[j] (nil: 1): an item
+// sampled n times per model tells n times as much about θ.
+func InformationSelectTrials(fit *model.IRT, keep float64, perAnswer []float64) (items []int, at []float64, err error) {
 	J, rk := len(fit.B), fit.Rank
 	if !(keep > 0 && keep <= 1) {
 		return nil, nil, fmt.Errorf("keep %v must be in (0, 1]", keep)
@@ -257,8 +271,16 @@ func InformationSelect(fit *model.IRT, keep float64) (items []int, at []float64,
 				x += th / math.Sqrt(float64(rk)) * fit.A[j*rk+d]
 				a2 += fit.A[j*rk+d] * fit.A[j*rk+d]
 			}
-			p := model.Sigmoid(x / sigma)
-			info[j] = a2 * p * (1 - p) / (sigma * sigma)
+			if fit.C == nil {
+				p := model.Sigmoid(x / sigma)
+				info[j] = a2 * p * (1 - p) / (sigma * sigma)
+			} else {
+				_, ij := model.Response3PL(x, sigma, fit.C[j])
+				info[j] = a2 * ij
+			}
+			if perAnswer != nil {
+				info[j] *= perAnswer[j]
+			}
 		}
 		o := make([]int, J)
 		for j := range o {

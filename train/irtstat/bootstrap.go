@@ -19,6 +19,11 @@ import (
 // observed cell, measured (docs/limits.md: 25.8 bytes on MMLU-Pro).
 const BootstrapBytesPerCell = 26
 
+// WeightedBytesPerCell is what a cell of several trials or a graded score
+// adds to a replicate: its trials and successes (4 + 8 bytes) in the
+// responses and its weight and score (4 + 8) in the layout.
+const WeightedBytesPerCell = 24
+
 // Bootstrap estimates the sampling uncertainty of a cBMM fit by refitting on
 // resampled data, many replicates per batched fit. Resampling items (always)
 // measures how θ and the model ranking depend on the particular items;
@@ -48,7 +53,9 @@ type Bootstrap struct {
 // intervals, indexed like the full fit (θ N x r, A J x r, b J). Entries are NaN
 // where a model or item never appeared in a replicate.
 type BootstrapResult struct {
-	B                         int
+	// B is the number of replicates summarised: Requested, or fewer when
+	// the bootstrap was interrupted (see Interrupted).
+	B, Requested              int
 	Level                     float64
 	ThetaSE, ThetaLo, ThetaHi []float64
 	ASE, ALo, AHi             []float64
@@ -56,13 +63,31 @@ type BootstrapResult struct {
 	// The difficulty −b/a (rank 1) or −b/‖a‖ (rank > 1), items.csv's b
 	// (model.Difficulty), per replicate.
 	DiffSE, DiffLo, DiffHi []float64
+	// The 3PL's lower asymptotes c_j when they are fitted (nil otherwise).
+	CSE, CLo, CHi []float64
 	// Rank of each model (1 = highest ability score, see AbilityScore) in the
 	// replicates: its percentile interval.
 	RankLo, RankHi []int
 }
 
+// Interrupted is Run's error when its context ended before every replicate
+// was fitted: Done replicates (whole batches) were, of Of. Run then returns
+// their summary too when Done is at least 2 (nil otherwise). It unwraps to
+// the context's error.
+type Interrupted struct {
+	Done, Of int
+	Err      error
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("bootstrap interrupted after %d of %d replicates: %v", e.Done, e.Of, e.Err)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 // Run fits B replicates of r and summarises them against full, the fit of r
-// itself (same Rank and Sigma).
+// itself (same Rank and Sigma). When ctx ends first, it summarises the
+// replicates done so far and says so (Interrupted).
 func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT) (*BootstrapResult, error) {
 	if bs.B == 0 {
 		bs.B = 200
@@ -80,10 +105,14 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	if mem == 0 {
 		mem = fileio.SystemMemory() / 2
 	}
-	if per := BootstrapBytesPerCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
+	perCell := int64(BootstrapBytesPerCell)
+	if r.Weighted() {
+		perCell += WeightedBytesPerCell
+	}
+	if per := perCell * int64(r.Len()); mem > 0 && per > 0 && int64(bs.BatchSize)*per > mem {
 		bs.BatchSize = int(max(1, mem/per))
 		bs.Log.Printf("bootstrap: %d replicates per batch to stay within %.1f GB (about %d bytes per cell and replicate)",
-			bs.BatchSize, float64(mem)/1e9, BootstrapBytesPerCell)
+			bs.BatchSize, float64(mem)/1e9, perCell)
 	}
 	fitter := bs.Fitter
 	fitter.Log = nil
@@ -96,25 +125,56 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	as := make([][]float64, 0, bs.B)
 	bsv := make([][]float64, 0, bs.B)
 	scores := make([][]float64, 0, bs.B)
+	var cs [][]float64
+	// Given lower asymptotes go with their items into each replicate.
+	var given []float64
+	if fitter.ItemGuess != nil {
+		given = fitter.ItemGuess[0]
+	}
+	var stopped *Interrupted
 	for done := 0; done < bs.B; {
+		if err := ctx.Err(); err != nil {
+			stopped = &Interrupted{Done: done, Of: bs.B, Err: err}
+			break
+		}
 		n := min(bs.BatchSize, bs.B-done)
 		reps := make([]*model.Responses, n)
 		starts := make([]*model.IRT, n)
 		modelIdx := make([][]int, n)
 		itemIdx := make([][]int, n)
+		f := fitter
+		if given != nil {
+			f.ItemGuess = make([][]float64, n)
+		}
 		for k := range reps {
 			modelIdx[k], itemIdx[k] = resampleIndex(rng, N, bs.Models), resampleIndex(rng, J, true)
 			reps[k] = resample(r, byModel, modelIdx[k], itemIdx[k])
 			starts[k] = startFrom(full, modelIdx[k], itemIdx[k])
+			if given != nil {
+				f.ItemGuess[k] = starts[k].C
+			}
 		}
 		// Each replicate starts from the full fit's parameters of the models
 		// and items it drew: the same optimum is reached in far fewer steps.
-		fits, err := fitter.FitBatchFrom(ctx, reps, starts)
+		fits, err := f.FitBatchFrom(ctx, reps, starts)
+		if err != nil && ctx.Err() != nil { // the batch in flight is lost; the ones before are kept
+			stopped = &Interrupted{Done: done, Of: bs.B, Err: ctx.Err()}
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 		for k, f := range fits {
 			th, a, b := backToOriginal(f, modelIdx[k], itemIdx[k], N, J)
+			if f.C != nil && fitter.FitsGuess() {
+				c := nans(J)
+				for l, j := range itemIdx[k] {
+					if math.IsNaN(c[j]) {
+						c[j] = f.C[l]
+					}
+				}
+				cs = append(cs, c)
+			}
 			absentWithoutCells(th, reps[k], modelIdx[k], rk)
 			align(full, th, a, b, bs.Models)
 			for i := 0; i < N; i++ {
@@ -127,13 +187,16 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 			thetas = append(thetas, th)
 			as = append(as, a)
 			bsv = append(bsv, b)
-			sc := AbilityScore(&model.IRT{Rank: rk, Sigma: full.Sigma, Theta: th, A: full.A, B: full.B})
+			sc := AbilityScore(&model.IRT{Rank: rk, Sigma: full.Sigma, Theta: th, A: full.A, B: full.B, C: full.C})
 			scores = append(scores, sc)
 		}
 		done += n
 		bs.Log.Printf("bootstrap: %d of %d replicates", done, bs.B)
 	}
-	res := &BootstrapResult{B: bs.B, Level: bs.Level}
+	if stopped != nil && stopped.Done < 2 {
+		return nil, stopped
+	}
+	res := &BootstrapResult{B: len(thetas), Requested: bs.B, Level: bs.Level}
 	lo, hi := (1-bs.Level)/2, 1-(1-bs.Level)/2
 	res.ThetaSE, res.ThetaLo, res.ThetaHi = summarise(thetas, N*rk, lo, hi)
 	res.ASE, res.ALo, res.AHi = summarise(as, J*rk, lo, hi)
@@ -146,6 +209,9 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		}
 	}
 	res.DiffSE, res.DiffLo, res.DiffHi = summarise(diffs, J, lo, hi)
+	if cs != nil {
+		res.CSE, res.CLo, res.CHi = summarise(cs, J, lo, hi)
+	}
 	// Ranks among the models present in each replicate (absent: NaN score).
 	ranks := make([][]float64, len(scores))
 	for k, sc := range scores {
@@ -171,6 +237,9 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 		if !math.IsNaN(rl[i]) { // a model ranked in fewer than two replicates has no interval
 			res.RankLo[i], res.RankHi[i] = int(math.Floor(rl[i])), int(math.Ceil(rh[i]))
 		}
+	}
+	if stopped != nil {
+		return res, stopped
 	}
 	return res, nil
 }
@@ -238,13 +307,13 @@ func resample(r *model.Responses, byModel *model.Index, mi, ii []int) *model.Res
 	out.Model = make([]int32, 0, est)
 	out.Item = make([]int32, 0, est)
 	out.Label = make([]uint8, 0, est)
+	// A cell keeps its trials and successes: the unit resampled is the
+	// model or the item, never a trial.
 	for k, i := range mi {
 		for _, c := range byModel.Row(i) {
 			j := r.Item[c]
 			for _, l := range copies[start[j]:start[j+1]] {
-				out.Model = append(out.Model, int32(k))
-				out.Item = append(out.Item, l)
-				out.Label = append(out.Label, r.Label[c])
+				out.AppendFrom(int32(k), l, r, int(c))
 			}
 		}
 	}
@@ -255,12 +324,18 @@ func resample(r *model.Responses, byModel *model.Index, mi, ii []int) *model.Res
 func startFrom(full *model.IRT, mi, ii []int) *model.IRT {
 	rk := full.Rank
 	s := &model.IRT{Rank: rk, Theta: make([]float64, len(mi)*rk), A: make([]float64, len(ii)*rk), B: make([]float64, len(ii))}
+	if full.C != nil {
+		s.C = make([]float64, len(ii))
+	}
 	for k, i := range mi {
 		copy(s.Theta[k*rk:k*rk+rk], full.Theta[i*rk:i*rk+rk])
 	}
 	for l, j := range ii {
 		copy(s.A[l*rk:l*rk+rk], full.A[j*rk:j*rk+rk])
 		s.B[l] = full.B[j]
+		if full.C != nil {
+			s.C[l] = full.C[j]
+		}
 	}
 	return s
 }
@@ -462,7 +537,7 @@ func AbilityScore(m *model.IRT) []float64 {
 			for d := 0; d < rk; d++ {
 				x += m.Theta[i*rk+d] * m.A[j*rk+d]
 			}
-			sum += model.Sigmoid(x / s)
+			sum += m.Guessing(j, model.Sigmoid(x/s))
 		}
 		out[i] = sum / float64(J)
 	}

@@ -122,6 +122,7 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 	bm := r.ByModel()
 	// Each model's number observed and number correct.
 	nObs, nRight := make([]int, N), make([]int, N)
+	general := r.Weighted() || fit.C != nil
 	for i := 0; i < N; i++ {
 		for _, c := range bm.Row(i) {
 			nRight[i] += int(r.Label[c])
@@ -138,7 +139,11 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			parts[w] = diagnosePart(r, fit, nObs, nRight, w*N/threads, (w+1)*N/threads)
+			if general {
+				parts[w] = diagnosePartFamily(r, fit, w*N/threads, (w+1)*N/threads)
+			} else {
+				parts[w] = diagnosePart(r, fit, nObs, nRight, w*N/threads, (w+1)*N/threads)
+			}
 		}(w)
 	}
 	wg.Wait()
@@ -146,9 +151,25 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 	for _, p := range parts[1:] {
 		sum.add(p)
 	}
+	// Graded scores have no variance of their own in the fractional logit
+	// model (a score on 11 levels varies far less than a 0/1 answer): their
+	// mean squares are taken relative to the test's, φ = Σz²/n over every
+	// cell (the quasi-likelihood's dispersion), so 1 is again "as noisy as
+	// the test" and misfit means unlike the other items.
+	phi := 1.0
+	if r.GradedCells() > 0 {
+		var z2, n float64
+		for j := 0; j < J; j++ {
+			z2 += sum.it[j*itemSlots+sZ2]
+			n += sum.it[j*itemSlots+sMN]
+		}
+		if n > 0 && z2 > 0 {
+			phi = z2 / n
+		}
+	}
 	items := make([]ItemDiagnostics, J)
 	for j := range items {
-		items[j] = sum.item(j)
+		items[j] = sum.item(j, phi)
 	}
 	td := TestDiagnostics{ExtremeModels: sum.extreme, MarginalReliability: math.NaN(), EmpiricalReliability: math.NaN()}
 	td.Alpha = sum.alpha(J)
@@ -157,7 +178,20 @@ func Diagnose(r *model.Responses, fit *model.IRT, threads int) ([]ItemDiagnostic
 		if sigma == 0 {
 			sigma = 1
 		}
-		td.MarginalReliability = marginalReliability(fit.A, fit.B, sigma)
+		var tpa []float64 // trials per answer of each item: its information's factor
+		if r.Trials != nil {
+			tpa = make([]float64, J)
+			bi := r.ByItem()
+			for j := range tpa {
+				for _, c := range bi.Row(j) {
+					tpa[j] += float64(r.TrialsAt(int(c)))
+				}
+				if n := len(bi.Row(j)); n > 0 {
+					tpa[j] /= float64(n)
+				}
+			}
+		}
+		td.MarginalReliability = marginalReliability(fit.A, fit.B, fit.C, tpa, sigma)
 		td.EmpiricalReliability = sum.empiricalReliability()
 	}
 	return items, td
@@ -217,9 +251,7 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 		}
 		n, R := float64(nObs[i]), float64(nRight[i])
 		m := R / n
-		s.models++
-		s.sumM += m
-		s.sumM2 += m * m
+		s.addModel(m)
 		extreme := nRight[i] == 0 || nRight[i] == nObs[i]
 		if extreme {
 			s.extreme++
@@ -230,21 +262,7 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 			j := int(r.Item[c])
 			y := float64(r.Label[c])
 			a := s.it[j*itemSlots : (j+1)*itemSlots]
-			a[sN]++
-			a[sY] += y
-			a[sT] += m
-			a[sTT] += m * m
-			a[sTY] += m * y
-			a[sAD] += y - m
-			a[sAD2] += y - m*m
-			if nObs[i] > 1 {
-				rest := (R - y) / (n - 1)
-				a[sRN]++
-				a[sRY] += y
-				a[sR] += rest
-				a[sRR] += rest * rest
-				a[sRYR] += rest * y
-			}
+			addClassical(a, y, m, R, n)
 			if extreme {
 				continue
 			}
@@ -276,13 +294,125 @@ func diagnosePart(r *model.Responses, fit *model.IRT, nObs, nRight []int, lo, hi
 			}
 		}
 		if rk == 1 && !extreme && info > 0 {
-			s.erN++
-			s.erTh += th[0]
-			s.erTh2 += th[0] * th[0]
-			s.erSE2 += 1 / info
+			s.addReliability(th[0], info)
 		}
 	}
 	return s
+}
+
+// diagnosePartFamily is diagnosePart for cells of several trials or graded
+// scores and for the 3PL, one cell at a time with the fitted P (the 3PL's
+// when the fit has asymptotes). A cell's answer y is its fraction ȳ = k/n
+// for the classical statistics (item-total, rest-score, α); its residual is
+// that of k successes in n trials, z² = n(ȳ − P)²/(P(1 − P)), with W =
+// nP(1 − P) and the binomial fourth central moment C = W(1 + 3(n − 2)P(1 − P))
+// (n = 1: a 0/1 answer's; a graded score is given the variance of one
+// trial, the fractional logit model's). A model is extreme when all its
+// cells are all right or all wrong.
+func diagnosePartFamily(r *model.Responses, fit *model.IRT, lo, hi int) *diagSums {
+	J, rk := r.NumItems(), fit.Rank
+	sigma := fit.Sigma
+	if sigma == 0 {
+		sigma = 1
+	}
+	s := &diagSums{it: make([]float64, J*itemSlots)}
+	bm := r.ByModel()
+	for i := lo; i < hi; i++ {
+		cells := bm.Row(i)
+		if len(cells) == 0 {
+			continue
+		}
+		var R, K, T float64 // Σȳ; successes and trials
+		for _, c := range cells {
+			R += r.ScoreAt(int(c))
+			K += r.SuccessesAt(int(c))
+			T += float64(r.TrialsAt(int(c)))
+		}
+		n := float64(len(cells))
+		m := R / n
+		s.addModel(m)
+		extreme := K == 0 || K == T
+		if extreme {
+			s.extreme++
+		}
+		th := fit.Theta[i*rk : (i+1)*rk]
+		info := 0.0
+		for _, c := range cells {
+			j := int(r.Item[c])
+			y := r.ScoreAt(int(c))
+			a := s.it[j*itemSlots : (j+1)*itemSlots]
+			addClassical(a, y, m, R, n)
+			if extreme {
+				continue
+			}
+			x := fit.B[j]
+			a2 := 0.0
+			for k := 0; k < rk; k++ {
+				x += th[k] * fit.A[j*rk+k]
+				a2 += fit.A[j*rk+k] * fit.A[j*rk+k]
+			}
+			cj := 0.0
+			if fit.C != nil {
+				cj = fit.C[j]
+			}
+			p, ij := model.Response3PL(x, sigma, cj)
+			p = math.Min(math.Max(p, 1e-300), 1-1e-16)
+			nt := float64(r.TrialsAt(int(c)))
+			pq := p * (1 - p)
+			w := nt * pq
+			d := y - p
+			a[sZ2] += nt * d * d / pq
+			a[sE2] += nt * nt * d * d
+			a[sMN]++
+			a[sW] += w
+			cm := w * (1 + 3*(nt-2)*pq)
+			a[sQO] += cm / (w * w)
+			a[sQI] += cm - w*w
+			if rk == 1 {
+				info += a2 * ij * nt
+			}
+		}
+		if rk == 1 && !extreme && info > 0 {
+			s.addReliability(th[0], info)
+		}
+	}
+	return s
+}
+
+// addClassical adds one answer y (of a model with proportion correct m,
+// total R over n answers) to an item's classical sums: point-biserial,
+// rest score (when the model has another answer) and α.
+func addClassical(a []float64, y, m, R, n float64) {
+	a[sN]++
+	a[sY] += y
+	a[sT] += m
+	a[sTT] += m * m
+	a[sTY] += m * y
+	a[sAD] += y - m
+	a[sAD2] += y - m*m
+	if n > 1 {
+		rest := (R - y) / (n - 1)
+		a[sRN]++
+		a[sRY] += y
+		a[sR] += rest
+		a[sRR] += rest * rest
+		a[sRYR] += rest * y
+	}
+}
+
+// addModel and addReliability add a model's proportion correct (α) and
+// its θ and information (empirical reliability).
+func (s *diagSums) addModel(m float64) {
+	s.models++
+	s.sumM += m
+	s.sumM2 += m * m
+}
+
+func (s *diagSums) addReliability(th, info float64) {
+	s.erN++
+	s.erTh += th
+	s.erTh2 += th * th
+	s.erSE2 += 1 / info
 }
 
 func (s *diagSums) add(o *diagSums) {
@@ -307,7 +437,7 @@ func corrFromSums(n, sx, sxx, sy, syy, sxy float64) float64 {
 	return (sxy - sx*sy/n) / math.Sqrt(vx*vy)
 }
 
-func (s *diagSums) item(j int) ItemDiagnostics {
+func (s *diagSums) item(j int, phi float64) ItemDiagnostics {
 	a := s.it[j*itemSlots : (j+1)*itemSlots]
 	d := ItemDiagnostics{
 		PointBiserial: corrFromSums(a[sN], a[sT], a[sTT], a[sY], a[sY], a[sTY]),
@@ -321,6 +451,9 @@ func (s *diagSums) item(j int) ItemDiagnostics {
 	n := a[sMN]
 	d.Used = int(n)
 	d.Outfit, d.Infit = a[sZ2]/n, a[sE2]/a[sW]
+	if phi != 1 {
+		d.Outfit, d.Infit = d.Outfit/phi, d.Infit/phi
+	}
 	// ZSTD = (MNSQ^⅓ − 1)(3/q) + q/3, q the model sd of the mean square:
 	// q² = Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
 	wh := func(ms, q2 float64) float64 {
@@ -375,16 +508,28 @@ func (s *diagSums) empiricalReliability() float64 {
 }
 
 // marginalReliability is ∫ I/(I+1) φ over 61 points of [−6, 6] (normalised
-// weights), I(θ) = Σ_j (a_j/σ)² p_j(1 − p_j).
-func marginalReliability(a, d []float64, sigma float64) float64 {
+// weights), I(θ) = Σ_j (a_j/σ)² p_j(1 − p_j); with lower asymptotes c (nil:
+// none) the 3PL's information (model.Response3PL), and with trials per
+// answer tpa (nil: 1) each item's information that many times.
+func marginalReliability(a, d, c, tpa []float64, sigma float64) float64 {
 	const points = 61
 	var num, den float64
 	for g := 0; g < points; g++ {
 		th := -6 + 12*float64(g)/(points-1)
 		info := 0.0
 		for j := range d {
-			p := model.Sigmoid((th*a[j] + d[j]) / sigma)
-			info += a[j] * a[j] / (sigma * sigma) * p * (1 - p)
+			var ij float64
+			if c != nil {
+				_, ij = model.Response3PL(th*a[j]+d[j], sigma, c[j])
+				ij *= a[j] * a[j]
+			} else {
+				p := model.Sigmoid((th*a[j] + d[j]) / sigma)
+				ij = a[j] * a[j] / (sigma * sigma) * p * (1 - p)
+			}
+			if tpa != nil {
+				ij *= tpa[j]
+			}
+			info += ij
 		}
 		w := math.Exp(-th * th / 2)
 		num += w * info / (info + 1)

@@ -237,7 +237,7 @@ func TestAlphaMissingIsPersonMeanImputation(t *testing.T) {
 // Marginal reliability of a Rasch test of K items at b = 0 against the
 // quadrature written out, and its limits: more items, higher reliability.
 func TestMarginalReliability(t *testing.T) {
-	one := marginalReliability([]float64{1}, []float64{0}, 1)
+	one := marginalReliability([]float64{1}, []float64{0}, nil, nil, 1)
 	// ∫ I/(I+1) φ with I = p(1−p) ≤ 1/4: below 0.2 = 0.25/1.25.
 	if !(one > 0.1 && one < 0.2) {
 		t.Errorf("one Rasch item: %v, want in (0.1, 0.2)", one)
@@ -246,11 +246,11 @@ func TestMarginalReliability(t *testing.T) {
 	for j := range a {
 		a[j], d[j] = 1.5, -2+4*float64(j)/199
 	}
-	if many := marginalReliability(a, d, 1); !(many > 0.95 && many < 1) {
+	if many := marginalReliability(a, d, nil, nil, 1); !(many > 0.95 && many < 1) {
 		t.Errorf("200 items: %v, want in (0.95, 1)", many)
 	}
 	// σ = 2 halves every slope: the same as a/2 at σ = 1.
-	if x, y := marginalReliability([]float64{2}, []float64{0.6}, 2), marginalReliability([]float64{1}, []float64{0.3}, 1); math.Abs(x-y) > 1e-15 {
+	if x, y := marginalReliability([]float64{2}, []float64{0.6}, nil, nil, 2), marginalReliability([]float64{1}, []float64{0.3}, nil, nil, 1); math.Abs(x-y) > 1e-15 {
 		t.Errorf("σ = 2: %v, want %v", x, y)
 	}
 }

@@ -2,6 +2,7 @@ package irtstat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -465,5 +466,47 @@ func TestBootstrapMaxMemoryBatches(t *testing.T) {
 		if d := math.Abs(whole.ThetaSE[k] - capped.ThetaSE[k]); d > 1e-9 {
 			t.Fatalf("θ SE %d: %v without the cap, %v with it", k, whole.ThetaSE[k], capped.ThetaSE[k])
 		}
+	}
+}
+
+// An interrupted bootstrap keeps the replicates of the batches done: the
+// summary is that of a bootstrap asked for just those (the replicates are
+// drawn in the same order), labelled with what was asked for.
+func TestBootstrapInterruptedKeepsDoneReplicates(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 120, Seed: 3})
+	c := irt.CBMM{Accelerate: true}
+	full, err := c.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopAt := func(format string, args ...any) {
+		if strings.HasPrefix(fmt.Sprintf(format, args...), "bootstrap: 6 of 20") {
+			cancel()
+		}
+	}
+	got, err := Bootstrap{B: 20, Seed: 1, BatchSize: 3, Fitter: c, Log: stopAt}.Run(ctx, r, full)
+	var in *Interrupted
+	if !errors.As(err, &in) || in.Done != 6 || in.Of != 20 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want interrupted after 6 of 20", err)
+	}
+	if got == nil || got.B != 6 || got.Requested != 20 {
+		t.Fatalf("result %+v", got)
+	}
+	want, err := Bootstrap{B: 6, Seed: 1, BatchSize: 3, Fitter: c}.Run(context.Background(), r, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want.ThetaSE {
+		if d := math.Abs(want.ThetaSE[k] - got.ThetaSE[k]); !(d <= 1e-12) || math.IsNaN(want.ThetaSE[k]) && !math.IsNaN(got.ThetaSE[k]) {
+			t.Fatalf("θ SE %d: %v interrupted, %v from 6 replicates", k, got.ThetaSE[k], want.ThetaSE[k])
+		}
+	}
+	// Stopped before 2 replicates: no summary.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if res, err := (Bootstrap{B: 20, Seed: 1, Fitter: c}).Run(ctx2, r, full); res != nil || !errors.As(err, &in) || in.Done != 0 {
+		t.Errorf("cancelled at once: %v %v", res, err)
 	}
 }

@@ -145,6 +145,9 @@ func (t Trainer) Fit(ctx context.Context, trainR, valR *model.Responses, feature
 	if err != nil {
 		return nil, err
 	}
+	if device == backend.CUDA && (trainR.Weighted() || valR.Weighted()) {
+		return nil, model.FieldErrorf("Device", "jeirt: the GPU's JE-IRT step fits 0/1 answers; cells of several trials or graded scores train with {Device} cpu or cpu:fused")
+	}
 	stepName := device // a GPU has its own step
 	switch device {
 	case backend.CPU:
@@ -348,15 +351,26 @@ func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backe
 func (t Trainer) schedule(r *model.Responses, rng *rand.Rand, s *backend.JEIRTSchedule) {
 	s.RowStart, s.PairStart = append(s.RowStart[:0], 0), append(s.PairStart[:0], 0)
 	s.Item, s.Row, s.Model, s.Label = s.Item[:0], s.Row[:0], s.Model[:0], s.Label[:0]
+	s.Weight = nil
+	weighted := r.Weighted()
+	if weighted {
+		s.Weight = make([]float32, 0, r.Len())
+	}
 	stepRow := 0 // the first row of the open step
-	// add appends a row (item j) with cells to the open step.
+	// add appends a row (item j) with cells to the open step: a cell of
+	// several trials or a graded score as its fraction k/n with weight n.
 	add := func(j int32, cells []int32) {
 		u := int32(len(s.Item) - stepRow)
 		s.Item = append(s.Item, j)
 		for _, c := range cells {
 			s.Row = append(s.Row, u)
 			s.Model = append(s.Model, r.Model[c])
-			s.Label = append(s.Label, float32(r.Label[c]))
+			if weighted {
+				s.Label = append(s.Label, float32(r.ScoreAt(int(c))))
+				s.Weight = append(s.Weight, float32(r.TrialsAt(int(c))))
+			} else {
+				s.Label = append(s.Label, float32(r.Label[c]))
+			}
 		}
 	}
 	end := func() {
@@ -414,7 +428,12 @@ func cellsOf(r *model.Responses, cells []int32) backend.JEIRTCells {
 	add := func(k int) {
 		c.Item = append(c.Item, r.Item[k])
 		c.Model = append(c.Model, r.Model[k])
-		c.Label = append(c.Label, float32(r.Label[k]))
+		if r.Weighted() {
+			c.Label = append(c.Label, float32(r.ScoreAt(k)))
+			c.Weight = append(c.Weight, float32(r.TrialsAt(k)))
+		} else {
+			c.Label = append(c.Label, float32(r.Label[k]))
+		}
 	}
 	if cells == nil {
 		for k := range r.Len() {
@@ -462,25 +481,31 @@ func paramsToModel(p *backend.JEIRTParams, features []float32, models, items []s
 }
 
 // evalLoss is the mean binary cross-entropy and accuracy (p ≥ 0.5) on the
-// given cells of r (all when cells is nil), without dropout.
+// given cells of r (all when cells is nil), without dropout; on cells of
+// several trials or graded scores, the trial-weighted cross-entropy of the
+// fractions and the accuracy of the rounded outcome (k/n ≥ ½).
 func evalLoss(p *backend.JEIRTParams, features []float32, r *model.Responses, cells []int32) (loss, acc float64) {
 	logit := predictCells(p, features, r, cells)
 	if len(logit) == 0 {
 		return math.NaN(), math.NaN()
 	}
+	total := 0.0
 	for k, z := range logit {
 		c := k
 		if cells != nil {
 			c = int(cells[k])
 		}
-		y := float64(r.Label[c])
-		loss += model.BCE(z, y)
-		if (z >= 0) == (y == 1) {
+		y, w := float64(r.Label[c]), 1.0
+		if r.Weighted() {
+			y, w = r.ScoreAt(c), float64(r.TrialsAt(c))
+		}
+		loss += w * model.BCE(z, y)
+		total += w
+		if (z >= 0) == (r.Label[c] == 1) {
 			acc++
 		}
 	}
-	n := float64(len(logit))
-	return loss / n, acc / n
+	return loss / total, acc / float64(len(logit))
 }
 
 // predictCells returns the logits of the given cells (all when nil),

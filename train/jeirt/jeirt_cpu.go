@@ -48,7 +48,7 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch, 
 	}
 	clear(f.gq)
 	invB := 1 / float64(B)
-	loss := linkLoss(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label)
+	loss := linkLoss(f.q, p.M, f.gq, g.M, d, b.Row, b.Model, b.Label, b.Weight)
 
 	// Residual: ∂/∂r_j of the pair-mean penalty λ‖r_j‖² and of the loss through q.
 	if p.R != nil {
@@ -107,17 +107,31 @@ func sumSq32(x []float32) float64 {
 // pairs k (question row[k] of Q, model mdl[k] of M, label[k]) and adds its
 // gradients to gq and gm. The link is JE-IRT's (Yao et al. 2025,
 // arXiv:2509.22888): z = q·m/(‖q‖+ε) − ‖q‖, P(correct) = σ(z), with loss
-// ℓ = softplus(z) − y·z computed stably.
-func linkLoss(Q, M, gq, gm []float32, d int, row, mdl []int32, label []float32) float64 {
+// ℓ = softplus(z) − y·z computed stably; with weights (trials), the
+// trial-weighted mean, y the fraction k/n.
+func linkLoss(Q, M, gq, gm []float32, d int, row, mdl []int32, label, weight []float32) float64 {
 	invB := 1 / float64(len(row))
+	if weight != nil {
+		// The trial-weighted mean: Σ n·ℓ(z, ȳ)/Σ n, with a fraction ȳ = k/n as
+		// the soft target.
+		total := 0.0
+		for _, w := range weight {
+			total += float64(w)
+		}
+		invB = 1 / total
+	}
 	var loss float64
 	for k := range row {
 		u, i := int(row[k]), int(mdl[k])
 		q, m := Q[u*d:(u+1)*d], M[i*d:(i+1)*d]
 		z, dot, n := model.Link(q, m)
 		y := float64(label[k])
-		loss += model.BCE(z, y)
-		gz := (model.Sigmoid(z) - y) * invB
+		w := 1.0
+		if weight != nil {
+			w = float64(weight[k])
+		}
+		loss += w * model.BCE(z, y)
+		gz := w * (model.Sigmoid(z) - y) * invB
 		// ∂z/∂m = q/(‖q‖+ε); ∂z/∂q = m/(‖q‖+ε) − (q·m)·q/(‖q‖(‖q‖+ε)²) − q/‖q‖.
 		const eps = model.LinkEps
 		axpy32(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))

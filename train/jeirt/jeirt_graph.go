@@ -116,7 +116,7 @@ func (gg *graphGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch,
 			}
 		}
 	}
-	jg.link.row, jg.link.model, jg.link.label = b.Row, b.Model, b.Label
+	jg.link.row, jg.link.model, jg.link.label, jg.link.weight = b.Row, b.Model, b.Label, b.Weight
 	defer jg.vm.Reset()
 	if err := jg.vm.RunAll(); err != nil {
 		return 0, fmt.Errorf("jeirt graph (%d rows): %w", u, err)
@@ -200,6 +200,7 @@ type linkBCEOp struct {
 	row     []int32
 	model   []int32
 	label   []float32
+	weight  []float32     // nil: one trial per pair
 	gq, gm  *tensor.Dense // ∂(mean loss)/∂q and ∂(mean loss)/∂M of the last run
 }
 
@@ -243,7 +244,7 @@ func (op *linkBCEOp) Do(in ...G.Value) (G.Value, error) {
 	gq, gm := op.gq.Float32s(), op.gm.Float32s()
 	clear(gq)
 	clear(gm)
-	return G.NewF32(float32(linkLoss(Q, M, gq, gm, op.d, op.row, op.model, op.label))), nil
+	return G.NewF32(float32(linkLoss(Q, M, gq, gm, op.d, op.row, op.model, op.label, op.weight))), nil
 }
 
 // linkGradOp is the gradient of linkBCEOp's output with respect to q

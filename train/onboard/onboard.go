@@ -153,21 +153,57 @@ func (o Onboard) PriorFor(m *model.JEIRT) (Gaussian, error) {
 
 // RowData is one new model's observed cells in the form the row fit needs:
 // the unit directions u_j (n x d, row-major), the norms ‖q_j‖ and the labels.
+// Cells of several trials or graded scores have, in Frac and Trials, their
+// fraction k/n and trials n (both nil while every cell is one 0/1 answer):
+// the row fit then takes the trial-weighted cross-entropy of the fractions.
 type RowData struct {
-	Dim  int
-	U    []float64
-	Norm []float64
-	Y    []uint8
+	Dim          int
+	U            []float64
+	Norm         []float64
+	Y            []uint8
+	Frac, Trials []float64
 }
 
 // Add appends a cell on question embedding q with label y.
-func (r *RowData) Add(q []float32, y uint8) {
+func (r *RowData) Add(q []float32, y uint8) { r.AddCounts(q, float64(y), 1) }
+
+// AddCounts appends a cell on question embedding q with fraction frac of n
+// trials (a graded score: its score of one trial).
+func (r *RowData) AddCounts(q []float32, frac float64, n int) {
 	nrm := model.Norm(q)
 	for _, v := range q {
 		r.U = append(r.U, float64(v)/(nrm+model.LinkEps))
 	}
 	r.Norm = append(r.Norm, nrm)
-	r.Y = append(r.Y, y)
+	r.Y = append(r.Y, model.RoundedLabel(frac, 1))
+	if r.Frac == nil && (n != 1 || frac != float64(r.Y[len(r.Y)-1])) {
+		r.Frac, r.Trials = make([]float64, len(r.Y)-1, cap(r.Y)), make([]float64, len(r.Y)-1, cap(r.Y))
+		for j, y := range r.Y[:len(r.Y)-1] {
+			r.Frac[j], r.Trials[j] = float64(y), 1
+		}
+	}
+	if r.Frac != nil {
+		r.Frac, r.Trials = append(r.Frac, frac), append(r.Trials, float64(n))
+	}
+}
+
+// AddCell appends cell c of responses r on question embedding q: a 0/1
+// answer, or its fraction and trials.
+func (r *RowData) AddCell(q []float32, resp *model.Responses, c int) {
+	if !resp.Weighted() {
+		r.Add(q, resp.Label[c])
+		return
+	}
+	r.AddCounts(q, resp.ScoreAt(c), resp.TrialsAt(c))
+}
+
+// target is cell j's target and weight: its label and 1, or its fraction
+// and trials.
+func (r *RowData) target(j int) (y, w float64) {
+	if r.Frac == nil {
+		return float64(r.Y[j]), 1
+	}
+	return r.Frac[j], r.Trials[j]
 }
 
 // Len is the number of cells.
@@ -200,7 +236,8 @@ func (o Onboard) FitRow(data *RowData, prior Gaussian) ([]float64, NewtonInfo, e
 		var f float64
 		for j := range z {
 			z[j] -= data.Norm[j]
-			f += model.BCE(z[j], float64(data.Y[j]))
+			y, w := data.target(j)
+			f += w * model.BCE(z[j], y)
 		}
 		for k := range diff {
 			diff[k] = x[k] - prior.Mean[k]
@@ -220,11 +257,13 @@ func (o Onboard) FitRow(data *RowData, prior Gaussian) ([]float64, NewtonInfo, e
 	f := objective(m)
 	for info.Iterations < o.MaxIter {
 		info.Iterations++
-		// g = Uᵀ(p − y) + Λ(m − μ);  H = Uᵀ diag(p(1−p)) U + Λ.
+		// g = Uᵀ(p − y) + Λ(m − μ);  H = Uᵀ diag(p(1−p)) U + Λ (each cell
+		// times its trials n, y its fraction).
 		for j := range z {
 			p := model.Sigmoid(z[j])
-			resid[j] = p - float64(data.Y[j])
-			w := math.Sqrt(p * (1 - p))
+			y, n := data.target(j)
+			resid[j] = n * (p - y)
+			w := math.Sqrt(n * p * (1 - p))
 			row := data.U[j*d : (j+1)*d]
 			for k, v := range row {
 				scaled[j*d+k] = w * v
@@ -315,7 +354,8 @@ func (o Onboard) Posterior(data *RowData, prior Gaussian) (Gaussian, error) {
 			z += v * row[k]
 		}
 		p := model.Sigmoid(z - data.Norm[j])
-		w := math.Sqrt(p * (1 - p))
+		_, nt := data.target(j)
+		w := math.Sqrt(nt * p * (1 - p))
 		for k, v := range u {
 			scaled[j*d+k] = w * v
 		}

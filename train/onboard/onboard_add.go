@@ -132,7 +132,7 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 		name := r.Models[i]
 		data := &RowData{Dim: m.Dim}
 		for _, c := range fitCells[k] {
-			data.Add(q[r.Item[c]], r.Label[c])
+			data.AddCell(q[r.Item[c]], r, int(c))
 		}
 		row, info, err := opt.Onboard.FitRow(data, prior)
 		if err != nil {
@@ -149,12 +149,12 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 		old, had := modelRow[name]
 		if len(heldCells[k]) > 0 {
 			held := r.Subset(heldCells[k])
-			s := eval.Score(rowProbs(row32, q, held), held.Label).Scores()
+			s := eval.ScoreResponses(rowProbs(row32, q, held), held).Scores()
 			a.Heldout = &s
-			mm := eval.Score(meanRate(r, fitCells[k], held.Len()), held.Label).Scores()
+			mm := eval.ScoreResponses(meanRate(r, fitCells[k], held.Len()), held).Scores()
 			a.ModelMean = &mm
 			if had {
-				js := eval.Score(rowProbs(m.ModelEmbedding(old), q, held), held.Label).Scores()
+				js := eval.ScoreResponses(rowProbs(m.ModelEmbedding(old), q, held), held).Scores()
 				a.Joint = &js
 			}
 		}
@@ -212,13 +212,15 @@ func rowProbs(m []float32, q [][]float32, r *model.Responses) []float64 {
 	return p
 }
 
-// meanRate predicts n cells with the smoothed accuracy (correct+1)/(n+2) of cells.
+// meanRate predicts n cells with the smoothed accuracy (correct+1)/(n+2) of
+// cells (successes and trials for cells of several trials or graded scores).
 func meanRate(r *model.Responses, cells []int32, n int) []float64 {
-	var s float64
+	var s, t float64
 	for _, c := range cells {
-		s += float64(r.Label[c])
+		s += r.SuccessesAt(int(c))
+		t += float64(r.TrialsAt(int(c)))
 	}
-	rate := (s + 1) / (float64(len(cells)) + 2)
+	rate := (s + 1) / (t + 2)
 	p := make([]float64, n)
 	for k := range p {
 		p[k] = rate

@@ -149,7 +149,7 @@ func (o Round) answeredPosterior(ctx context.Context, ck *checkpoint.Checkpoint,
 	}
 	data := &RowData{Dim: ck.Model.Dim}
 	for _, c := range cells {
-		data.Add(qa[r.Item[c]], r.Label[c])
+		data.AddCell(qa[r.Item[c]], r, int(c))
 	}
 	post, err := o.Posterior(data, prior)
 	if err != nil {

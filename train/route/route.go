@@ -264,7 +264,10 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	}
 
 	byItem := r.ByItem()
-	label := make([]int8, m.NumModels()) // −1 unobserved
+	// label is each model's observed score on the item: 0/1, or the fraction
+	// k/n of a cell of several trials or a graded score (so a policy's
+	// "accuracy" is its mean score); −1 unobserved.
+	label := make([]float64, m.NumModels())
 	for k := range label {
 		label[k] = -1
 	}
@@ -274,7 +277,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		var obs []int
 		for _, c := range byItem.Row(j) {
 			if k := rowOf[r.Model[c]]; k >= 0 && label[k] < 0 {
-				label[k] = int8(r.Label[c])
+				label[k] = r.ScoreAt(int(c))
 				obs = append(obs, k)
 			}
 		}
@@ -285,7 +288,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			return nil, fmt.Errorf("route eval: item %q has no question embedding", r.Items[j])
 		}
 		score := func(pt *RoutePoint, k int) {
-			pt.Accuracy += float64(label[k])
+			pt.Accuracy += label[k]
 			pt.TotalCost += cost(k)
 			pt.Items++
 			if opt.Outcomes {
@@ -315,7 +318,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		var right, sumCost float64
 		orc, cheap := -1, -1
 		for _, k := range obs {
-			right += float64(label[k])
+			right += label[k]
 			sumCost += cost(k)
 			better := orc < 0 || label[k] > label[orc] || label[k] == label[orc] && cost(k) < cost(orc)
 			if better {

@@ -67,9 +67,10 @@ func GroupsFile(data string, ro read.Options, rule, out string) (string, error) 
 }
 
 // DirectionsRun clusters the question directions of the checkpoint in
-// Checkpoint against the categories of the item file Items.
+// Checkpoint against the categories of the item-group file Groups (an item
+// id and a category or benchmark column, as GroupsFile writes).
 type DirectionsRun struct {
-	Checkpoint, Items string
+	Checkpoint, Groups string
 	analyze.Directions
 	Log model.Logf // warnings; nil is silent
 }
@@ -80,7 +81,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := ItemCategories(ck.Model.Items, d.Items)
+	cat, err := ItemCategories(ck.Model.Items, d.Groups)
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +95,24 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 }
 
 // ProbeRun projects the models of a checkpoint on the difference-of-means
-// axis "A,B" between two categories of Read.Items; Data, when set, adds each
-// model's accuracy on both.
+// axis "A,B" between two categories of the item-group file Groups; Data,
+// when set, adds each model's accuracy on both (read with Read).
 type ProbeRun struct {
-	Checkpoint, Axis, Data string
-	Read                   read.Options
-	Log                    model.Logf // warnings; nil is silent
+	Checkpoint, Groups, Axis, Data string
+	Read                           read.Options
+	Log                            model.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze probe.
 func (p ProbeRun) Run(w io.Writer) (Files, error) {
+	if p.Groups == "" && p.Read.Items != "" {
+		// Before --groups, --items named the category file.
+		p.Log.Printf("probe: --items for the categories is deprecated; use --groups (--items is the item texts of --data)")
+		p.Groups = p.Read.Items
+	}
+	if p.Groups == "" {
+		return nil, fmt.Errorf("jeirt analyze probe: --groups is required")
+	}
 	ab := strings.Split(p.Axis, ",")
 	if len(ab) != 2 || ab[0] == "" || ab[1] == "" {
 		return nil, fmt.Errorf("--axis %q: want two categories, A,B", p.Axis)
@@ -112,7 +121,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := ItemCategories(ck.Model.Items, p.Read.Items)
+	cat, err := ItemCategories(ck.Model.Items, p.Groups)
 	if err != nil {
 		return nil, err
 	}

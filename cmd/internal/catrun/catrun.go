@@ -43,6 +43,9 @@ func LoadFit(dir string) (*Fit, error) {
 		return nil, err
 	}
 	fit := folder.IRT()
+	if fit.C != nil {
+		return nil, fmt.Errorf("%s is a 3PL fit: adaptive testing and placing models (irt cat, add-model --fit) take 1PL and 2PL fits", dir)
+	}
 	f := &Fit{Dir: dir, Folder: folder, Bank: &cat.Bank{Rank: fit.Rank, Sigma: fit.Sigma, A: fit.A, D: fit.B},
 		item: make(map[string]int, len(fit.Items))}
 	for j, id := range fit.Items {

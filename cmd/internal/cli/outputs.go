@@ -54,6 +54,10 @@ type Outputs struct {
 var inputFlags = []string{"data", "items", "config", "checkpoint", "fit", "cache", "train", "val", "costs",
 	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams", "foreign"}
 
+// GuardedAnnotation marks a command Guard wrapped (a test walks the tree
+// for commands without it).
+const GuardedAnnotation = "jeirt-guarded"
+
 // Guard makes cmd apply the output rule and the input context before its
 // RunE (see above), adding --force when it has outputs and no --force yet.
 func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
@@ -62,6 +66,10 @@ func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
 			cmd.Flags().Bool("force", false, "replace the output if it exists (only what jeirt wrote is ever replaced)")
 		}
 	}
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[GuardedAnnotation] = "yes"
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		defer fileio.SetInputContext(c.Context())()

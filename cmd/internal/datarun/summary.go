@@ -32,13 +32,29 @@ type Summary struct {
 	ItemsEveryone int `json:"items_everybody_solved"`
 	ItemsNoCells  int `json:"items_without_cells"`
 	ItemsWithText int `json:"items_with_text"`
-	Groups        int `json:"groups"`
+	// ItemsFile and ItemTextColumn are the item-text file and its column
+	// read as the text.
+	ItemsFile      string `json:"items_file,omitempty"`
+	ItemTextColumn string `json:"item_text_column,omitempty"`
+	Groups         int    `json:"groups"`
+
+	// Trials per observed cell (all 1 for 0/1 answers) and the cells whose
+	// successes are a fraction (graded scores).
+	Trials      int64   `json:"trials"`
+	TrialsMean  float64 `json:"trials_per_cell_mean"`
+	TrialsMin   int     `json:"trials_per_cell_min"`
+	TrialsMax   int     `json:"trials_per_cell_max"`
+	GradedCells int     `json:"graded_cells"`
+	GradedShare float64 `json:"graded_share"`
+	ScoreLevels int     `json:"score_levels,omitempty"` // distinct scores k/n of graded data (0 when not graded)
 
 	Blank          int `json:"blank_cells"`
 	DuplicateCells int `json:"duplicate_cells"`
 	DuplicateRows  int `json:"duplicate_rows"`
 	Conflicts      int `json:"duplicate_conflicts"`
 	TiesDropped    int `json:"ties_left_missing"`
+
+	Warning string `json:"warning,omitempty"`
 }
 
 // Summarize describes r, read as rep says.
@@ -46,7 +62,27 @@ func Summarize(r *model.Responses, rep *read.Report) Summary {
 	s := Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
-		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped}
+		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped, ItemsFile: rep.ItemsPath, ItemTextColumn: rep.ItemTextColumn, Warning: rep.Warning}
+	s.Trials, s.GradedCells = r.TotalTrials(), r.GradedCells()
+	if n := r.Len(); n > 0 {
+		s.TrialsMean, s.GradedShare = float64(s.Trials)/float64(n), float64(s.GradedCells)/float64(n)
+		s.TrialsMin, s.TrialsMax = 1, 1
+		for k, t := range r.Trials {
+			if k == 0 || int(t) < s.TrialsMin {
+				s.TrialsMin = int(t)
+			}
+			if k == 0 || int(t) > s.TrialsMax {
+				s.TrialsMax = int(t)
+			}
+		}
+	}
+	if s.GradedCells > 0 {
+		levels := map[float64]bool{}
+		for c := 0; c < r.Len() && len(levels) <= 1000; c++ {
+			levels[r.ScoreAt(c)] = true
+		}
+		s.ScoreLevels = len(levels)
+	}
 	var acc []float64
 	s.ModelAccMin, s.ModelAccMax = math.NaN(), math.NaN()
 	for i, a := range r.ModelAccuracy() {

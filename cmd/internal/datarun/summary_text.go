@@ -25,8 +25,28 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, " in %d groups", s.Groups)
 	}
 	fmt.Fprintln(w)
+	if s.ItemsFile != "" {
+		fmt.Fprintf(w, "item text     column %s of %s\n", s.ItemTextColumn, s.ItemsFile)
+	}
 	fmt.Fprintf(w, "observed      %d of %d cells (density %.4f)\n", s.Observed, s.Models*s.Items, s.Density)
 	fmt.Fprintf(w, "mean correct  %.4f\n", s.MeanCorrect)
+	if s.TrialsMax <= 1 {
+		fmt.Fprintf(w, "trials        1 per cell\n")
+	} else {
+		fmt.Fprintf(w, "trials        %.2f per cell (min %d, max %d), %d in all\n", s.TrialsMean, s.TrialsMin, s.TrialsMax, s.Trials)
+	}
+	if s.GradedCells == 0 {
+		fmt.Fprintf(w, "graded        0 cells with a fractional score")
+	} else {
+		fmt.Fprintf(w, "graded        %d cells (%.4f) with a fractional score", s.GradedCells, s.GradedShare)
+	}
+	switch {
+	case s.ScoreLevels > 1000:
+		fmt.Fprintf(w, ", more than 1000 distinct scores")
+	case s.ScoreLevels > 0:
+		fmt.Fprintf(w, ", %d distinct scores", s.ScoreLevels)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "model acc.    min %.4f (%s), median %.4f, max %.4f (%s)\n",
 		s.ModelAccMin, s.ModelAccMinBy, s.ModelAccMedian, s.ModelAccMax, s.ModelAccMaxBy)
 	if s.ModelsNoCells > 0 {
@@ -36,6 +56,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "blank cells   %d\n", s.Blank)
 	_, err := fmt.Fprintf(w, "duplicates    %d cells with %d extra rows; %d conflicting, %d ties left missing\n",
 		s.DuplicateCells, s.DuplicateRows, s.Conflicts, s.TiesDropped)
+	if s.Warning != "" {
+		_, err = fmt.Fprintf(w, "warning       %s\n", s.Warning)
+	}
 	return err
 }
 

@@ -1,18 +1,54 @@
 package irtrun
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
-// FromSettings is the cBMM fitter a fit folder's settings describe.
+// FromSettings is the cBMM fitter a fit folder's settings describe, without
+// lower asymptotes read from a file (FitterFor).
 func FromSettings(s irtfit.Settings) irt.CBMM {
-	return irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
-		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device}
+	c := irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
+		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device, Model: s.Family()}
+	if len(s.GuessPrior) == 2 {
+		c.GuessPrior = [2]float64{s.GuessPrior[0], s.GuessPrior[1]}
+	}
+	if v, err := strconv.ParseFloat(s.Guess, 64); err == nil && v > 0 {
+		c.Guess = v
+	}
+	return c
+}
+
+// FitterFor is FromSettings for the responses r, with the 3PL's lower
+// asymptotes as settings.guess says: fitted (""), one number for every item,
+// or a column of the items file (settings.items) read by read.ItemGuess.
+func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
+	c := FromSettings(s)
+	if s.Guess == "" {
+		return c, nil
+	}
+	if v, err := strconv.ParseFloat(s.Guess, 64); err == nil {
+		if v == 0 { // c = 0 given: the 3PL's floor fixed at 0
+			c.ItemGuess = [][]float64{make([]float64, r.NumItems())}
+		}
+		return c, nil
+	}
+	if s.Items == "" {
+		return c, fmt.Errorf("--guess %s names a column of the items file: give it with --items", model.Clip(s.Guess))
+	}
+	g, err := read.ItemGuess(s.Items, s.Guess, r.Items)
+	if err != nil {
+		return c, err
+	}
+	c.ItemGuess = [][]float64{g}
+	return c, nil
 }
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
@@ -27,6 +63,9 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	doc.RankMoves, doc.FlagCounts, doc.GroupLoadings = an.RankMoves, an.FlagCounts, an.GroupLoadings
 	doc.Settings.MinAnswers = an.MinAnswers
 	doc.Gauge, doc.Parameterisation = irtfit.GaugeJML, irtfit.Parameterisation
+	if fit.C != nil {
+		doc.Parameterisation = irtfit.Parameterisation3PL
+	}
 	if doc.Settings.Method == "mml" {
 		doc.Gauge = irtfit.GaugeMML
 	}
@@ -67,6 +106,10 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 		a := part(fit.A, j)
 		it := irtfit.Item{ID: id, A: a, D: fit.B[j], B: model.Difficulty(a, fit.B[j]), SEA: part(b.ASE, j),
 			SED: at(b.BSE, j), SEB: at(b.DiffSE, j), PCorrect: an.ItemAccuracy[j], NObs: an.ItemObserved[j], Flag: an.ItemFlags[j]}
+		it.C, it.SEC, it.Trials = at(fit.C, j), at(b.CSE, j), math.NaN()
+		if r.Trials != nil {
+			it.Trials = an.ItemTrials[j]
+		}
 		d := an.ItemDiagnostics[j]
 		it.ItemTotal, it.ItemRest, it.Infit, it.InfitZ, it.Outfit, it.OutfitZ = d.PointBiserial, d.RestScore, d.Infit, d.InfitZ, d.Outfit, d.OutfitZ
 		if rk == 1 {

@@ -2,8 +2,10 @@ package irtrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,16 @@ func CheckSettings(s irtfit.Settings) error {
 		return fmt.Errorf("--method %s fits rank 1 only (got --rank %d)", s.Method, s.Rank)
 	case s.Method != "cbmm" && s.Bootstrap > 0:
 		return fmt.Errorf("--bootstrap needs --method cbmm")
+	case s.Family() != "1pl" && s.Family() != "2pl" && s.Family() != "3pl":
+		return fmt.Errorf("--model %q: want 1pl, 2pl or 3pl", s.Model)
+	case s.Method != "cbmm" && s.Family() != "2pl":
+		return fmt.Errorf("--method %s fits the 2PL only (got --model %s; use --method cbmm)", s.Method, s.Family())
+	case s.Family() == "1pl" && s.Rank != 1:
+		return fmt.Errorf("--model 1pl is unidimensional (one common discrimination): it needs --rank 1 (got --rank %d)", s.Rank)
+	case s.Guess != "" && s.Family() != "3pl":
+		return fmt.Errorf("--guess %s: lower asymptotes need --model 3pl", model.Clip(s.Guess))
+	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
+		return fmt.Errorf("--guess-prior %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
 	case s.Method == "mml" && s.Sigma != 1:
 		return fmt.Errorf("--method mml uses sigma 1 (got --sigma %v)", s.Sigma)
 	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
@@ -73,11 +85,24 @@ func (j FitJob) cbmm(set irtfit.Settings) irt.CBMM {
 	return c
 }
 
+// cbmmFor is cbmm for the responses r, with the lower asymptotes settings.guess
+// gives them (FitterFor).
+func (j FitJob) cbmmFor(set irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
+	c, err := FitterFor(set, r)
+	if j.Device != "" {
+		c.Device = j.Device
+	}
+	return c, err
+}
+
 // Fitted is one fitted file of a FitJob: its parameters, analysis and folder.
 type Fitted struct {
 	Fit      *model.IRT
 	Analysis *irtstat.Analysis
 	Folder   *irtfit.Folder
+	// Interrupted is set when the bootstrap was stopped: the folder holds
+	// the fit and the replicates done (fit.json says so).
+	Interrupted *irtstat.Interrupted
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -100,12 +125,23 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	switch set.Method {
 	case "cbmm":
 		c := j.cbmm(set)
+		if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
+			return nil, 0, fmt.Errorf("--guess %s names a column of one benchmark's items file; it cannot go with several --data files", model.Clip(set.Guess))
+		}
+		if len(rs) == 1 {
+			if c, err = j.cbmmFor(set, rs[0]); err != nil {
+				return nil, 0, err
+			}
+		}
 		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		fits, err = c.FitBatch(ctx, rs)
 	default:
 		fits = make([]*model.IRT, len(rs))
 		for k, r := range rs {
+			if r.Weighted() {
+				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
+			}
 			if set.Method == "lbfgs" {
 				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
 					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
@@ -157,15 +193,37 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		for i, rk := range an.Rank {
 			ranked[i] = rk > 0
 		}
-		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
-			MaxMemory: set.MaxMemory, Fitter: j.cbmm(set), Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
+		fitter, err := j.cbmmFor(set, r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
+		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
+			MaxMemory: set.MaxMemory, Fitter: fitter, Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
 		bootSecs = time.Since(start).Seconds()
-		j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
+		if errors.As(err, &f.Interrupted) {
+			err = nil
+			kept := "no intervals (fewer than 2 replicates)"
+			if boot != nil {
+				kept = fmt.Sprintf("intervals from those %d", boot.B)
+			}
+			j.Log.Printf("bootstrap %s: interrupted after %d of %d replicates in %.2fs; keeping the fit, %s", set.Data,
+				f.Interrupted.Done, set.Bootstrap, bootSecs, kept)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", set.Data, err)
+		}
+		if f.Interrupted == nil {
+			j.Log.Printf("bootstrap %s: %d replicates in %.2fs", set.Data, set.Bootstrap, bootSecs)
+		}
 	}
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
+	if set.Bootstrap > 0 {
+		done := set.Bootstrap
+		if f.Interrupted != nil {
+			done, doc.Interrupted = f.Interrupted.Done, true
+		}
+		doc.BootstrapCompleted = &done
+	}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
 	return nil
 }
@@ -194,15 +252,18 @@ func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool) {
 		clear(wrongM)
 		clear(rightI)
 		clear(wrongI)
-		for c, y := range r.Label {
+		for c := range r.Label {
 			i, j := r.Model[c], r.Item[c]
 			if outM[i] || outI[j] {
 				continue
 			}
-			if y == 1 {
+			// A cell of several trials or a graded score can be partly
+			// right and partly wrong.
+			if k := r.SuccessesAt(c); k > 0 {
 				rightM[i]++
 				rightI[j]++
-			} else {
+			}
+			if k := r.SuccessesAt(c); k < float64(r.TrialsAt(c)) {
 				wrongM[i]++
 				wrongI[j]++
 			}

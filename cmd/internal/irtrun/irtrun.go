@@ -24,6 +24,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
@@ -173,7 +174,7 @@ func FlagSummary(counts map[string]int) string {
 // Run reads, fits, analyses and writes every file.
 func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	set := ff.Settings
-	set.Format, set.Items, set.Duplicates = ff.Read.Format, ff.Read.Items, ff.Read.Duplicates
+	set.Format, set.Items, set.Duplicates, set.Graded = ff.Read.Format, ff.Read.Items, ff.Read.Duplicates, ff.Read.Graded
 	if set.Level == 0 {
 		set.Level = 0.95
 	}
@@ -268,7 +269,32 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return res, keptAfterInterrupt(ff.Out, folders)
+}
+
+// keptAfterInterrupt is the error of a run whose bootstrap was interrupted
+// after out was written (nil when none was): what the folder holds, for the
+// terminal.
+func keptAfterInterrupt(out string, folders []*Fitted) error {
+	var parts []string
+	var cause error
+	for _, f := range folders {
+		if in := f.Interrupted; in != nil {
+			cause = in.Err
+			parts = append(parts, fmt.Sprintf("%d of %d bootstrap replicates", in.Done, in.Of))
+		}
+	}
+	if cause == nil {
+		return nil
+	}
+	what := "the fit and " + parts[0]
+	if len(folders) > 1 {
+		what = fmt.Sprintf("%d fits, %d with their bootstrap interrupted (%s)", len(folders), len(parts), strings.Join(parts, ", "))
+	}
+	return &model.KeptError{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
 }
 
 // runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit
@@ -292,7 +318,8 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device str
 	if err := fileio.WriteDirAtomic(ff.Out, ff.Force, func(tmp string) error { return irtfit.Write(tmp, fit.Folder) }); err != nil {
 		return nil, err
 	}
-	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}}, nil
+	return []FileFit{{Dir: ff.Out, Models: r.NumModels(), Items: r.NumItems(), Analysis: fit.Analysis, Joint: len(rs), Groups: true}},
+		keptAfterInterrupt(ff.Out, []*Fitted{fit})
 }
 
 // SelectFile keeps the fraction keep of the items of the fit folder dir by
@@ -317,6 +344,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	}
 	// cand: the items selection may choose from (all, or the unflagged).
 	pool, cand, flagged := fit, []int(nil), 0
+	perAnswer := folder.TrialsPerAnswer()
 	if excludeFlagged {
 		for j, it := range folder.Items {
 			if it.Flag == "" {
@@ -328,6 +356,11 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 			return "", fmt.Errorf("%s: every item is flagged; nothing is left to select (drop --exclude-flagged)", dir)
 		}
 		pool = subFit(fit, cand)
+		sub := make([]float64, len(cand))
+		for k, j := range cand {
+			sub[k] = perAnswer[j]
+		}
+		perAnswer = sub
 		n := max(1, int(math.Round(keep*float64(len(fit.Items)))))
 		keep = min(1, float64(n)/float64(len(cand)))
 	}
@@ -335,7 +368,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	var at []float64
 	switch rule {
 	case "", "info":
-		items, at, err = irtstat.InformationSelect(pool, keep)
+		items, at, err = irtstat.InformationSelectTrials(pool, keep, perAnswer)
 	case "benchmirt":
 		items, at, err = irtstat.BenchMIRTSelect(pool, keep, bins)
 	default:
@@ -362,7 +395,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device, err = runDevice(set, device); err != nil {
 		return "", err
 	}
-	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates}, log, false)
+	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false)
 	if set.Joint {
 		r, rerr = ReadFitData(set)
 	}
@@ -374,7 +407,10 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
 	}
-	c := FromSettings(set)
+	c, err := FitterFor(set, r)
+	if err != nil {
+		return "", err
+	}
 	c.Log, c.Device = log, device
 	tau, _, err := irtstat.SelectionTau(ctx, c, r, fit, items)
 	if err != nil {
@@ -390,22 +426,49 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 // subFit is fit restricted to the items idx (the models kept whole).
 func subFit(fit *model.IRT, idx []int) *model.IRT {
 	rk := fit.Rank
-	sub := &model.IRT{Models: fit.Models, Theta: fit.Theta, Rank: rk, Sigma: fit.Sigma, Signed: fit.Signed}
+	sub := &model.IRT{Models: fit.Models, Theta: fit.Theta, Rank: rk, Sigma: fit.Sigma, Signed: fit.Signed, Family: fit.Family}
 	for _, j := range idx {
 		sub.Items = append(sub.Items, fit.Items[j])
 		sub.A = append(sub.A, fit.A[j*rk:(j+1)*rk]...)
 		sub.B = append(sub.B, fit.B[j])
+		if fit.C != nil {
+			sub.C = append(sub.C, fit.C[j])
+		}
 	}
 	return sub
 }
 
 // CVFile cross-validates the cBMM fit of the response file set.Data
-// (CrossValidate), as jeirt irt cv does, and returns the result and the
-// number of observed cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, device string, log model.Logf, verbose bool) (*irtstat.CVResult, int, error) {
+// (CrossValidateFits), as jeirt irt cv does: one fit per model of models
+// ("1pl", "2pl", "3pl"; empty: set's) and rank of ranks (empty: set.Rank),
+// all on the same folds. It returns the result and the number of observed
+// cells.
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, models []string, ranks []int, device string, log model.Logf, verbose bool) (*irtstat.CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
-	if err := CheckSettings(set); err != nil {
-		return nil, 0, err
+	set.Format, set.Items, set.Duplicates, set.Graded = read.Format, read.Items, read.Duplicates, read.Graded
+	if len(models) == 0 {
+		models = []string{set.Family()}
+	}
+	if len(ranks) == 0 {
+		ranks = []int{set.Rank}
+	}
+	var sets []irtfit.Settings
+	for _, m := range models {
+		for _, rk := range ranks {
+			s := set
+			s.Model, s.Rank = m, rk
+			if m == "1pl" && rk > 1 {
+				s.Rank = 1 // checked as rank 1; its row says it is not fitted
+			}
+			if m != "3pl" {
+				s.Guess = ""
+			}
+			if err := CheckSettings(s); err != nil {
+				return nil, 0, err
+			}
+			s.Rank = rk
+			sets = append(sets, s)
+		}
 	}
 	if folds < 2 {
 		return nil, 0, fmt.Errorf("--folds %d: need at least 2", folds)
@@ -418,51 +481,67 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 	if err != nil {
 		return nil, 0, err
 	}
+	cs := make([]irt.CBMM, len(sets))
+	for k, s := range sets {
+		if cs[k], err = FitterFor(s, r); err != nil {
+			return nil, 0, err
+		}
+		cs[k].Log, cs[k].Device = log, device
+	}
 	start := time.Now()
-	c := FromSettings(set)
-	c.Log, c.Device = log, device
-	res, err := irtstat.CrossValidate(ctx, c, r, folds, set.Seed)
+	res, err := irtstat.CrossValidateFits(ctx, cs, r, folds, set.Seed)
 	if err != nil {
 		return nil, 0, err
 	}
-	log.Printf("cv: %d folds in %.2fs", folds, time.Since(start).Seconds())
+	log.Printf("cv: %d folds, %d fit(s) each, in %.2fs", folds, len(cs), time.Since(start).Seconds())
 	return res, r.Len(), nil
 }
 
-// WriteCVTable prints the cross-validation table of jeirt irt cv; asJSON
-// prints the result as indented JSON instead.
+// WriteCVTable prints the cross-validation table of jeirt irt cv: one row per
+// fit and per baseline, with the fit of the lowest held-out log loss marked
+// "*" when there are several; asJSON prints the result as indented JSON
+// instead.
 func WriteCVTable(w io.Writer, res *irtstat.CVResult, cells int, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	name := "2PL"
-	if res.Rank > 1 {
-		name = fmt.Sprintf("rank-%d", res.Rank)
-	}
 	fmt.Fprintf(w, "%d-fold CV over %d cells (seed %d)\n", res.Folds, cells, res.Seed)
-	fmt.Fprintf(w, "%-22s %9s %9s %9s %9s %9s %9s\n", "method", "accuracy", "log_loss", "auc", "brier", "spearman", "kendall")
-	rows := []struct {
-		n, k string
-		m    eval.Metrics
-	}{{name + " (cBMM)", "irt", res.IRT}, {"per-model accuracy", "baseline", res.Baseline}}
+	fmt.Fprintf(w, "%-24s %9s %9s %9s %9s %9s %9s %9s\n", "method", "log_loss", "accuracy", "auc", "brier", "ece", "spearman", "kendall")
+	type row struct {
+		n, k, note string
+		m          eval.Metrics
+	}
+	var rows []row
+	for k, f := range res.Fits {
+		name := strings.ToUpper(f.Name[:3]) + f.Name[3:] + " (cBMM)"
+		if len(res.Fits) > 1 && k == res.Best {
+			name = "* " + name
+		}
+		rows = append(rows, row{name, f.Name, f.Note, f.Metrics})
+	}
+	rows = append(rows, row{"per-model accuracy", "baseline", "", res.Baseline})
 	if res.BenchmarkBaseline != nil {
-		rows = append(rows, struct {
-			n, k string
-			m    eval.Metrics
-		}{"per-benchmark average", "benchmark_baseline", *res.BenchmarkBaseline})
+		rows = append(rows, row{"per-benchmark average", "benchmark_baseline", "", *res.BenchmarkBaseline})
 	}
 	var notes []string
-	for _, row := range rows {
-		rk := res.Ranking[row.k]
+	for _, r := range rows {
+		if r.note != "" {
+			fmt.Fprintf(w, "%-24s not fitted: %s\n", r.n, r.note)
+			continue
+		}
+		rk := res.Ranking[r.k]
 		f := func(x float64) model.Float { return model.Float(x) }
-		fmt.Fprintf(w, "%-22s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", row.n, f(row.m.Accuracy), f(row.m.LogLoss), f(row.m.AUC), f(row.m.Brier), rk.Spearman, rk.Kendall)
-		for _, why := range []string{row.m.Scores().Undefined(), rk.Note} {
+		fmt.Fprintf(w, "%-24s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", r.n, f(r.m.LogLoss), f(r.m.Accuracy), f(r.m.AUC), f(r.m.Brier), f(r.m.ECE), rk.Spearman, rk.Kendall)
+		for _, why := range []string{r.m.Scores().Undefined(), rk.Note} {
 			if why != "" && !slices.Contains(notes, why) {
 				notes = append(notes, why)
 			}
 		}
+	}
+	if len(res.Fits) > 1 && res.Best >= 0 {
+		fmt.Fprintf(w, "* lowest held-out log loss: %s\n", res.Fits[res.Best].Name)
 	}
 	for _, why := range notes {
 		fmt.Fprintf(w, "n/a: %s\n", why)

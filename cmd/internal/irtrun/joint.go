@@ -46,7 +46,7 @@ func FitJoint(ctx context.Context, j FitJob, names []string, rs []*model.Respons
 // read them: settings.data, or for a joint fit each of settings.joint_data
 // joined again under settings.joint_names.
 func ReadFitData(s irtfit.Settings) (*model.Responses, error) {
-	ro := read.Options{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates}
+	ro := read.Options{Format: s.Format, Items: s.Items, Duplicates: s.Duplicates, Graded: s.Graded}
 	if !s.Joint {
 		r, _, err := read.File(s.Data, ro)
 		return r, err

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -31,8 +32,11 @@ type Figure struct {
 	Caption string // what the figure shows
 	Source  string // the command that made its data
 	W, H    vg.Length
-	PNG     []byte
-	SVG     []byte
+	// LegendOutside draws the legend beside the plot, on its right, where
+	// it covers no data (the figure is made wider for it).
+	LegendOutside bool
+	PNG           []byte
+	SVG           []byte
 }
 
 // palette is Tableau 10, which stays distinguishable for colour-blind readers
@@ -56,14 +60,38 @@ func render(f *Figure, p *plot.Plot) error {
 	if f.W == 0 {
 		f.W, f.H = 7*vg.Inch, 4.5*vg.Inch
 	}
+	legend := p.Legend
+	if f.LegendOutside {
+		// The plot is drawn without its legend, in the width the legend
+		// leaves; the legend goes in the strip on the right, level with
+		// the top of the data.
+		p.Legend = plot.NewLegend()
+		legend.Top, legend.Left, legend.XOffs, legend.YOffs = true, true, 0, 0
+		width := legend.Rectangle(draw.Canvas{}).Size().X + 24
+		f.W += width
+		title := vg.Length(0)
+		if p.Title.Text != "" {
+			title = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		}
+		draws := func(c draw.Canvas) {
+			p.Draw(draw.Crop(c, 0, -width, 0, 0))
+			legend.Draw(draw.Crop(c, c.Max.X-c.Min.X-width+6, 0, 0, -title-6))
+		}
+		return renderWith(f, draws)
+	}
+	return renderWith(f, p.Draw)
+}
+
+// renderWith draws the figure with draws into its PNG (144 dpi) and SVG.
+func renderWith(f *Figure, draws func(draw.Canvas)) error {
 	c := vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(144), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(c))
+	draws(draw.New(c))
 	var png bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&png); err != nil {
 		return fmt.Errorf("figure %s: %w", f.Name, err)
 	}
 	s := vgsvg.New(f.W, f.H)
-	p.Draw(draw.New(s))
+	draws(draw.New(s))
 	var svg bytes.Buffer
 	if _, err := s.WriteTo(&svg); err != nil {
 		return fmt.Errorf("figure %s: %w", f.Name, err)
@@ -80,7 +108,48 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Add(plotter.NewGrid())
 	// One legend size for every figure, a little smaller than the axis labels.
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.X.Tick.Marker, p.Y.Tick.Marker = readableTicks{}, readableTicks{}
 	return p
+}
+
+// readableTicks labels an axis at 5 to 10 round values (1, 2 or 5
+// times a power of ten apart), with unlabelled ticks between them: gonum's
+// default labels as few as two or three.
+type readableTicks struct{}
+
+func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	if !(span > 0) || math.IsInf(span, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	var step float64
+	var minor int
+	for e := math.Floor(math.Log10(span)) - 1; step == 0; e-- {
+		for _, m := range []struct {
+			f float64
+			n int
+		}{{5, 5}, {2, 4}, {1, 5}} {
+			s := m.f * math.Pow(10, e+1)
+			if n := math.Floor(hi/s) - math.Ceil(lo/s) + 1; n >= 5 {
+				step, minor = s, m.n
+				break
+			}
+		}
+	}
+	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	var ticks []plot.Tick
+	for k := math.Ceil(lo/step) * float64(minor); k*step/float64(minor) <= hi+1e-12*span; k++ {
+		v := k * step / float64(minor)
+		t := plot.Tick{Value: v}
+		if int(math.Round(k))%minor == 0 {
+			if math.Abs(v) < 1e-12*span {
+				v = 0
+			}
+			t.Label = strconv.FormatFloat(v, 'f', decimals, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 func scatter(xy plotter.XYs, c color.Color, r vg.Length, shape draw.GlyphDrawer) (*plotter.Scatter, error) {
@@ -287,7 +356,8 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 		it := f.Items[j]
 		a := f.Discrimination(j) * f.Sigma
 		b, sigma := it.D, f.Sigma
-		fn := plotter.NewFunction(func(t float64) float64 { return model.Sigmoid((a*t + b) / sigma) })
+		c3 := it.C // the 3PL's floor (0 for the 1PL and 2PL)
+		fn := plotter.NewFunction(func(t float64) float64 { return c3 + (1-c3)*model.Sigmoid((a*t+b)/sigma) })
 		fn.Samples = 200
 		fn.Color = c
 		fn.Width = vg.Points(1.6)
@@ -295,7 +365,7 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 			fn.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(fn)
-		p.Legend.Add(fmt.Sprintf("%s  a=%.2f b=%.2f", shorten(it.ID, 30), f.Discrimination(j), b/sigma), fn)
+		p.Legend.Add(iccLabel(f, j), fn)
 	}
 	for n, j := range most {
 		add(j, palette[[]int{2, 1, 5, 6}[n%4]], false)
@@ -303,14 +373,23 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 	for n, j := range least {
 		add(j, palette[[]int{0, 3, 4, 9}[n%4]], true)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.YOffs = -vg.Points(12)
-	p.Legend.XOffs = vg.Points(6)
-	fig := &Figure{Name: "icc", Title: "Item characteristic curves",
-		Caption: fmt.Sprintf("Probability of a correct answer against ability for the %d most discriminating items (solid) and the %d least discriminating (dashed), among the %d items some but not all models solved. Legend: item id, discrimination a = ‖a‖/σ and difficulty offset b/σ. A steep curve separates models around where it crosses 0.5; a flat one tells them apart hardly at all.",
-			len(most), len(least), len(cand)),
+	fig := &Figure{Name: "icc", Title: "Item characteristic curves", LegendOutside: true, W: 5.5 * vg.Inch, H: 4.5 * vg.Inch,
+		Caption: fmt.Sprintf("Probability of a correct answer against ability for the %d most discriminating items (solid) and the %d least discriminating (dashed), among the %d items some but not all models solved. Legend: item id, discrimination a = ‖a‖/σ and difficulty b = −d/‖a‖ (items.csv's b: the ability at which P = 0.5). An item with a below the fit's min-a (%.2g) is flat: its P hardly changes with ability, so it has no meaningful difficulty, and the legend gives its P instead. A steep curve separates models around where it crosses 0.5; a flat one tells them apart hardly at all.",
+			len(most), len(least), len(cand), f.MinA),
 		Source: source}
 	return fig, render(fig, p)
+}
+
+// iccLabel is an item's legend entry: its id, discrimination and
+// difficulty, or for a flat item (discrimination below the fit's min-a, where
+// −d/a runs off to wherever a small a sends it) its nearly constant P.
+func iccLabel(f *Fit, j int) string {
+	it := f.Items[j]
+	a := f.Discrimination(j)
+	if a < f.MinA || math.IsNaN(it.B) || math.IsInf(it.B, 0) {
+		return fmt.Sprintf("%s  a=%.2f flat, P≈%.2f", shorten(it.ID, 30), a, model.Sigmoid(it.D/f.Sigma))
+	}
+	return fmt.Sprintf("%s  a=%.2f b=%.2f", shorten(it.ID, 30), a, it.B)
 }
 
 // discriminationFigure is the histogram of ‖a_j‖/σ with the near-zero items

@@ -56,8 +56,9 @@ type FitItem struct {
 	Flag     string // "", or flags joined by ";" (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)
 	// ItemRest, Infit and Outfit are the diagnostics of items.csv (NaN when absent).
 	ItemRest, Infit, Outfit float64
-	Text                    string // question text, when the fit was given an item-text CSV that can still be read
-	Group                   string // item group (see itemGroups)
+	C                       float64 // the 3PL's lower asymptote (0 without one)
+	Text                    string  // question text, when the fit was given an item-text CSV that can still be read
+	Group                   string  // item group (see itemGroups)
 }
 
 // Discrimination is ‖a_j‖/σ, the slope of the item characteristic curve in
@@ -97,6 +98,9 @@ func ReadFit(dir string) (*Fit, error) {
 	for _, it := range src.Items {
 		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, D: it.D, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag,
 			ItemRest: it.ItemRest, Infit: it.Infit, Outfit: it.Outfit})
+		if s.Family() == "3pl" {
+			f.Items[len(f.Items)-1].C = it.C
+		}
 		f.HasDiagnostics = f.HasDiagnostics || !math.IsNaN(it.ItemRest) || !math.IsNaN(it.Infit)
 	}
 	return f, nil

@@ -431,3 +431,47 @@ q2,0.05,0.1,-2,0.5,6,uninformative;weak_item_total,0.1,-0.05,1.7,2.5,2.25,3.1
 		t.Errorf("row of q2: %s", got)
 	}
 }
+
+// Every axis gets 5 to 10 labelled round ticks (gonum's default gave figure
+// 1 as few as three), with values a reader can place.
+func TestReadableTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		first  string
+	}{{0.004, 0.79, "0.1"}, {-3.9, 1.8, "-3"}, {0, 1, "0.0"}, {0.5, 0.62, "0.50"}, {1, 100, "20"}, {-1e-3, 4e-3, "-0.001"}, {0, 44, "0"}} {
+		var labels []string
+		for _, tk := range (readableTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Value < c.lo-1e-12 || tk.Value > c.hi+1e-12 {
+				t.Errorf("[%v, %v]: tick %v outside", c.lo, c.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if len(labels) < 5 || len(labels) > 10 || labels[0] != c.first {
+			t.Errorf("[%v, %v]: labels %v, want 5 to 10 starting at %s", c.lo, c.hi, labels, c.first)
+		}
+	}
+}
+
+// A flat item's legend entry gives its P, not a difficulty −d/a that means
+// nothing at a ≈ 0; the ICC legend is drawn beside the curves.
+func TestICCLegend(t *testing.T) {
+	f := &Fit{Sigma: 1, MinA: 0.1, Items: []FitItem{
+		{ID: "steep", A: []float64{2}, D: 1, B: -0.5, PCorrect: 0.6, NObs: 10},
+		{ID: "flat", A: []float64{0.001}, D: -0.4, B: 400, PCorrect: 0.4, NObs: 10},
+	}}
+	if got := iccLabel(f, 0); got != "steep  a=2.00 b=-0.50" {
+		t.Errorf("steep: %q", got)
+	}
+	if got := iccLabel(f, 1); got != "flat  a=0.00 flat, P≈0.40" {
+		t.Errorf("flat: %q", got)
+	}
+	fig, err := iccFigure(f, 1, "test")
+	if err != nil || fig == nil {
+		t.Fatal(err)
+	}
+	if !fig.LegendOutside || fig.W <= 7*vg.Inch {
+		t.Errorf("ICC legend inside the plot (width %v)", fig.W)
+	}
+}

@@ -319,8 +319,8 @@ func BenchmarkReference(m *model.JEIRT, tr *model.Responses) map[string][]float6
 		if right[g] == nil {
 			right[g], seen[g] = make([]float64, tr.NumModels()), make([]float64, tr.NumModels())
 		}
-		right[g][tr.Model[c]] += float64(tr.Label[c])
-		seen[g][tr.Model[c]]++
+		right[g][tr.Model[c]] += tr.SuccessesAt(c) // successes over trials with several trials per cell
+		seen[g][tr.Model[c]] += float64(tr.TrialsAt(c))
 	}
 	out := map[string][]float64{}
 	for g := range right {

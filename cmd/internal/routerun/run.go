@@ -21,7 +21,7 @@ type Run struct {
 	Checkpoint string // checkpoint folder
 	Encoder    string // encoder override ("": the recorded one)
 	Router     RouterOptions
-	Output     string // table (default), csv or json (JSON lines)
+	Print      string // table (default), csv or json (JSON lines)
 	Top        int    // alternatives listed per query
 	Log        model.Logf
 }
@@ -30,11 +30,11 @@ type Run struct {
 // file), routes them and writes the choices to w; notes and the summary go
 // to Log.
 func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) error {
-	if o.Output == "" {
-		o.Output = "table"
+	if o.Print == "" {
+		o.Print = "table"
 	}
-	if o.Output != "table" && o.Output != "csv" && o.Output != "json" {
-		return fmt.Errorf("route: --output %q: want table, csv or json", o.Output)
+	if o.Print != "table" && o.Print != "csv" && o.Print != "json" {
+		return fmt.Errorf("route: --print %q: want table, csv or json", o.Print)
 	}
 	if o.Top < 0 {
 		return fmt.Errorf("route: --top %d must not be negative", o.Top)
@@ -99,7 +99,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 			ood++
 		}
 	}
-	if err := WriteChoices(w, o.Output, ck.Model, rt, qf.Queries, choices, o.Top); err != nil {
+	if err := WriteChoices(w, o.Print, ck.Model, rt, qf.Queries, choices, o.Top); err != nil {
 		return err
 	}
 	if fallbacks > 0 {

@@ -14,7 +14,7 @@ import (
 )
 
 // chat is POST /v1/chat/completions: with "model": "router" or
-// "router:<rule>" it routes on the last user message among the models that
+// "router:<rule>" (ParseRouterModel) it routes on the last user message among the models that
 // have an upstream, and forwards the request (only "model" changed) to the
 // chosen model's upstream; with a model name of the upstreams file it
 // forwards there directly. The answer, streamed or not, is passed back as it
@@ -23,14 +23,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	if len(s.upstreams) == 0 {
 		return &requestError{Status: http.StatusServiceUnavailable, Msg: "no upstreams: start jeirt serve with --upstreams"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.set.MaxBody))
+	if err := checkContentType(r); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.set.MaxChatBody))
 	if err != nil {
-		return jsonError(err, s.set.MaxBody)
+		return jsonError(err, s.set.MaxChatBody)
 	}
 	var req map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&req); err != nil {
-		return jsonError(err, s.set.MaxBody)
+		return jsonError(err, s.set.MaxChatBody)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badField("", "malformed JSON: data after the request object")
@@ -46,22 +49,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	chosen := name
-	if name == "router" || strings.HasPrefix(name, "router:") {
+	p, isRouter, err := ParseRouterModel(name)
+	if err != nil {
+		return err
+	}
+	if isRouter {
 		text, err := lastUserText(req["messages"])
 		if err != nil {
 			return err
 		}
-		p := RouteParams{Rule: strings.TrimPrefix(strings.TrimPrefix(name, "router"), ":")}
-		if p.Rule == "margin" {
-			return badField("model", "router:margin needs a margin; use /v1/route for it")
-		}
-		if p.Rule == "lambda" {
-			return badField("model", "router:lambda needs a lambda; use /v1/route for it")
-		}
 		st := s.cur.Load()
-		rt, err := st.Router(p, func(n string) bool { _, ok := s.upstreams[n]; return ok })
+		rt, err := st.Router(p, s.hasUpstream)
 		if err != nil {
-			if re, ok := err.(*requestError); ok && re.Field == "rule" {
+			// The rule and its parameters are all in the model name.
+			if re, ok := err.(*requestError); ok && re.Field != "" && re.Field != "model" {
+				re.Msg = fmt.Sprintf("%s: %s (in %q)", re.Field, re.Msg, name)
 				re.Field = "model"
 			}
 			return err
@@ -188,4 +190,9 @@ func lastUserText(raw json.RawMessage) (string, error) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+func (s *Server) hasUpstream(name string) bool {
+	_, ok := s.upstreams[name]
+	return ok
 }

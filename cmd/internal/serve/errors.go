@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 )
@@ -59,8 +60,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads one JSON object from r's body (at most limit bytes) into
 // v, refusing unknown fields and trailing data.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return &requestError{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("Content-Type %q: send application/json", ct)}
+	if err := checkContentType(r); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
@@ -71,6 +72,23 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		return badField("", "malformed JSON: data after the request object")
 	}
 	return nil
+}
+
+// checkContentType refuses a body declared as something JSON cannot be:
+// no Content-Type, application/json (or any +json type) and curl's default
+// for -d, application/x-www-form-urlencoded, are read as JSON, as an OpenAI
+// client's and a shell user's requests come; text/plain, multipart/form-data
+// and the like are answered 415.
+func checkContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "application/x-www-form-urlencoded") {
+		return nil
+	}
+	return &requestError{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("Content-Type %q: send application/json (or no Content-Type)", ct)}
 }
 
 func jsonError(err error, limit int64) error {

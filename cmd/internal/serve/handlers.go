@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -215,9 +217,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ModelInfo is one model of GET /v1/models. MeanP is the model's mean
-// predicted P(correct) over the checkpoint's questions: the checkpoint does
-// not keep the training responses, so this stands for its overall accuracy.
+// ModelInfo is one model of GET /v1/jeirt/models. MeanP is the model's
+// mean predicted P(correct) over the checkpoint's questions: the checkpoint
+// does not keep the training responses, so this stands for its overall
+// accuracy.
 type ModelInfo struct {
 	Name     string   `json:"name"`
 	Cost     *float64 `json:"cost,omitempty"`
@@ -225,7 +228,9 @@ type ModelInfo struct {
 	Upstream string   `json:"upstream,omitempty"`
 }
 
-func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
+// jeirtModels is GET /v1/jeirt/models: the checkpoint's models with their
+// cost, mean predicted P and upstream, and the router's model names.
+func (s *Server) jeirtModels(w http.ResponseWriter, r *http.Request) error {
 	st := s.cur.Load()
 	out := make([]ModelInfo, st.model().NumModels())
 	for i, name := range st.model().Models {
@@ -237,8 +242,74 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
 			out[i].Upstream = u.URL()
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out})
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out, "router": st.routerIDs()})
 	return nil
+}
+
+// OpenAIModel is one entry of GET /v1/models, in the shape of OpenAI's
+// model list.
+type OpenAIModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"` // "model"
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// openAIModels are the model names a chat request can give: the router's
+// (plain "router" and each rule, owned by jeirt) and each model of the
+// upstreams file (owned by its upstream's host), checkpoint models first in
+// the checkpoint's order. Created is when the checkpoint was loaded.
+func (s *Server) openAIModels(st *state) []OpenAIModel {
+	created := st.loaded.Unix()
+	var out []OpenAIModel
+	for _, id := range st.routerIDs() {
+		out = append(out, OpenAIModel{ID: id, Object: "model", Created: created, OwnedBy: "jeirt"})
+	}
+	add := func(name string) {
+		u := s.upstreams[name]
+		owner := "upstream"
+		if pu, err := url.Parse(u.URL()); err == nil && pu.Host != "" {
+			owner = pu.Host
+		}
+		out = append(out, OpenAIModel{ID: name, Object: "model", Created: created, OwnedBy: owner})
+	}
+	for _, name := range st.model().Models {
+		if s.hasUpstream(name) {
+			add(name)
+		}
+	}
+	var rest []string
+	for name := range s.upstreams {
+		if _, known := st.index[name]; !known {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	for _, name := range rest {
+		add(name)
+	}
+	return out
+}
+
+// models is GET /v1/models, OpenAI's list: {"object": "list", "data": [...]}.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, struct {
+		Object string        `json:"object"`
+		Data   []OpenAIModel `json:"data"`
+	}{"list", s.openAIModels(s.cur.Load())})
+	return nil
+}
+
+// modelByID is GET /v1/models/{id}, OpenAI's retrieve.
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	for _, m := range s.openAIModels(s.cur.Load()) {
+		if m.ID == id {
+			writeJSON(w, http.StatusOK, m)
+			return nil
+		}
+	}
+	return &requestError{Status: http.StatusNotFound, Field: "model", Msg: fmt.Sprintf("no model %q (GET /v1/models lists them)", id)}
 }
 
 // OnboardRequest is the body of POST /v1/models: a new model's answers to

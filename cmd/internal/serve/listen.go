@@ -42,6 +42,9 @@ func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr st
 		}
 	}()
 	log.Printf("serve: %s on http://%s", srv.Checkpoint(), ln.Addr())
+	if set.Upstreams == "" {
+		log.Printf("serve: no --upstreams: /v1/route and /v1/predict answer, /v1/chat/completions answers 503")
+	}
 	err = srv.Serve(ctx, ln, ss)
 	log.Printf("serve: stopped")
 	return err

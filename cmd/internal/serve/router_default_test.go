@@ -14,7 +14,8 @@ import (
 // every question) with a recorded default rule, and serves it.
 func withRouting(t *testing.T, rt *checkpoint.Routing) *fixture {
 	t.Helper()
-	f := newFixture(t, Settings{})
+	up := allUpstreams(t)
+	f := newFixture(t, Settings{Upstreams: up})
 	ck, err := checkpoint.Load(f.ck)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func withRouting(t *testing.T, rt *checkpoint.Routing) *fixture {
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Settings{Checkpoint: dir})
+	srv, err := New(Settings{Checkpoint: dir, Upstreams: up})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +47,13 @@ func TestDefaultRule(t *testing.T) {
 		got := decode[Routed](t, out)
 		if code != http.StatusOK || got.Model != "mid" || math.Abs(got.P-0.75) > 1e-6 {
 			t.Errorf("%s: %d %s", body, code, out)
+		}
+	}
+	// A chat with "router" applies it too; router:<rule> names another.
+	for _, c := range []struct{ name, model string }{{"router", "mid"}, {"router:best-single", "small"}, {"router:max-p", "big"}, {"router:shortlist?k=1", "small"}} {
+		code, body, h := f.do(t, "POST", "/v1/chat/completions", `{"model":"`+c.name+`","messages":[{"role":"user","content":"hi"}]}`)
+		if code != 200 || h.Get("X-Jeirt-Model") != c.model {
+			t.Errorf("chat %s: %d %s, model %q, want %s", c.name, code, body, h.Get("X-Jeirt-Model"), c.model)
 		}
 	}
 	// A rule named in the request still applies.

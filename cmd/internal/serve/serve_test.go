@@ -149,7 +149,7 @@ func TestPredictModelsHealthMetrics(t *testing.T) {
 	if code != 200 || len(p) != 2 || math.Abs(p[0].P-0.6) > 1e-6 || math.Abs(p[1].P-0.9) > 1e-6 {
 		t.Errorf("predict: %d %s", code, body)
 	}
-	code, body, _ = f.do(t, "GET", "/v1/models", "")
+	code, body, _ = f.do(t, "GET", "/v1/jeirt/models", "")
 	ms := decode[struct{ Models []ModelInfo }](t, body).Models
 	if code != 200 || len(ms) != 3 || ms[1].Name != "mid" || *ms[1].Cost != 3 || math.Abs(ms[1].MeanP-0.75) > 1e-6 {
 		t.Errorf("models: %d %s", code, body)

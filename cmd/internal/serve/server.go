@@ -40,8 +40,12 @@ type Settings struct {
 	// requires; the admin routes (POST /admin/reload, POST /v1/models) exist
 	// only when it is set.
 	Token string
-	// MaxBody is the largest request body in bytes. Zero means 1 MiB.
+	// MaxBody is the largest request body in bytes but chat's. Zero means
+	// 1 MiB.
 	MaxBody int64
+	// MaxChatBody is the largest body of a chat request (a long agent
+	// context is many megabytes). Zero means 16 MiB.
+	MaxChatBody int64
 	// MaxBatch is the most queries (or pairs) of one request. Zero means 256.
 	MaxBatch int
 	// UpstreamTimeout bounds one forwarded chat request, streaming included.
@@ -56,6 +60,9 @@ type Settings struct {
 func (s Settings) withDefaults() Settings {
 	if s.MaxBody == 0 {
 		s.MaxBody = 1 << 20
+	}
+	if s.MaxChatBody == 0 {
+		s.MaxChatBody = 16 << 20
 	}
 	if s.MaxBatch == 0 {
 		s.MaxBatch = 256
@@ -101,6 +108,9 @@ func New(s Settings) (*Server, error) {
 	}}}
 	if s.Upstreams != "" {
 		if srv.upstreams, err = ReadUpstreams(s.Upstreams); err != nil {
+			return nil, err
+		}
+		if err := srv.checkRoutable(st); err != nil {
 			return nil, err
 		}
 	}
@@ -151,6 +161,8 @@ func (s *Server) routes() {
 	handle("POST /v1/route", "route", false, s.route)
 	handle("POST /v1/predict", "predict", false, s.predict)
 	handle("GET /v1/models", "models", false, s.models)
+	handle("GET /v1/models/{id...}", "models", false, s.modelByID)
+	handle("GET /v1/jeirt/models", "jeirt-models", false, s.jeirtModels)
 	handle("GET /v1/router", "router", false, s.router)
 	handle("POST /v1/models", "onboard", true, s.onboard)
 	handle("POST /v1/chat/completions", "chat", false, s.chat)

@@ -116,9 +116,11 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 // default rule, or, for a checkpoint without one, the highest P among all
 // models (with server costs, the cheapest model with P ≥ 0.7).
 type RouteParams struct {
-	// Rule is "default", "max-p", "min-p", "lambda" or "margin"; "" is the
-	// default without other fields, else inferred from them as jeirt route
-	// infers it from its flags.
+	// Rule is "default" (the checkpoint's recorded rule), "best-single",
+	// "max-p", "shortlist" (max-p among the Shortlist best models,
+	// DefaultShortlist of them when Shortlist is 0), "min-p", "lambda" or
+	// "margin"; "" is the default without other fields, else inferred from
+	// them as jeirt route infers it from its flags.
 	Rule   string   `json:"rule,omitempty"`
 	MinP   *float64 `json:"min_p,omitempty"`
 	Lambda *float64 `json:"lambda,omitempty"`
@@ -166,6 +168,13 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 	costRule := false
 	switch rule {
 	case "max-p":
+	case "best-single":
+		rt.Margin = math.Inf(1)
+	case "shortlist":
+		rule = "max-p"
+		if p.Shortlist == 0 {
+			p.Shortlist = DefaultShortlist
+		}
 	case "min-p":
 		costRule = true
 		rt.MinP = 0.7
@@ -187,7 +196,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 		rt.Margin = *p.Margin
 	default:
-		return nil, badField("rule", "unknown rule %q: want default, max-p, min-p, lambda or margin", rule)
+		return nil, badField("rule", "unknown rule %q: want default, %s", rule, ruleNames())
 	}
 	if costRule && st.costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
@@ -246,6 +255,9 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		rt.Costs = st.costs
 	}
 	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.rank, rt.Candidates), p.KeepOutOfDomain
+	if rule == "best-single" {
+		rt.Default = rt.Best
+	}
 	if rule == "margin" {
 		if p.Default != "" {
 			i, ok := st.index[p.Default]

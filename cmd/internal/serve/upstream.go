@@ -91,7 +91,7 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 }
 
 // URL is the upstream's base URL as serve shows it (replies, logs,
-// /v1/models): with any password or key-like query value masked.
+// /v1/jeirt/models): with any password or key-like query value masked.
 func (u Upstream) URL() string { return MaskURL(u.BaseURL) }
 
 // MaskURL is raw with the password of its user info and the values of

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,9 +50,13 @@ type DataConfig struct {
 	Responses string `yaml:"responses" json:"responses,omitempty"` // one responses file, split by Split
 	Items     string `yaml:"items" json:"items,omitempty"`         // optional item-text CSV (item_id,text)
 	Format    string `yaml:"format" json:"format"`                 // as read.Options.Format; default auto
-	Train     string `yaml:"train" json:"train,omitempty"`         // given split: all three of train, val, test
-	Val       string `yaml:"val" json:"val,omitempty"`
-	Test      string `yaml:"test" json:"test,omitempty"`
+	// Duplicates and Graded are read.Options': repeated rows (majority,
+	// first, error, trials) and fractional labels as graded scores.
+	Duplicates string `yaml:"duplicates" json:"duplicates,omitempty"`
+	Graded     bool   `yaml:"graded" json:"graded,omitempty"`
+	Train      string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
+	Val        string `yaml:"val" json:"val,omitempty"`
+	Test       string `yaml:"test" json:"test,omitempty"`
 }
 
 // SplitConfig is how data.responses is split into train, validation and test cells.
@@ -467,6 +472,29 @@ func (c *Config) Set(key, value string) error {
 	}
 	v.Set(ptr.Elem())
 	return nil
+}
+
+// SetPathNotes says, for each override of a path key (PathKeys) whose value
+// is relative, the path it names and the rule: a --set path is relative to
+// the working directory, while the config's own paths are relative to the
+// config file's folder. Nothing is said when the config is in the working
+// directory, where both rules agree.
+func SetPathNotes(configPath string, overrides []string) []string {
+	dir := filepath.Dir(configPath)
+	if dir == "." {
+		return nil
+	}
+	var notes []string
+	for _, o := range overrides {
+		k, v, _ := strings.Cut(o, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if v == "" || filepath.IsAbs(v) || !slices.Contains(PathKeys, k) {
+			continue
+		}
+		abs, _ := filepath.Abs(v)
+		notes = append(notes, fmt.Sprintf("--set %s=%s is %s: a --set path is relative to the working directory (the config's own paths are relative to %s)", k, v, abs, dir))
+	}
+	return notes
 }
 
 // SetAll applies "key=value" overrides in order.

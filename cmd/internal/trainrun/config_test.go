@@ -194,3 +194,15 @@ func TestLoadConfigSetBeforeValidation(t *testing.T) {
 		t.Errorf("a bad override: %v", err)
 	}
 }
+
+func TestSetPathNotes(t *testing.T) {
+	wd, _ := os.Getwd()
+	got := SetPathNotes("configs/q.yaml", []string{"output=out/x", "model.dim=8", "data.items=/abs/items.csv", "data.responses="})
+	want := "--set output=out/x is " + filepath.Join(wd, "out/x") + ": a --set path is relative to the working directory (the config's own paths are relative to configs)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("notes %q, want [%q]", got, want)
+	}
+	if got := SetPathNotes("q.yaml", []string{"output=out/x"}); got != nil {
+		t.Errorf("a config in the working directory: %q", got)
+	}
+}

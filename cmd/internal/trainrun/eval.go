@@ -21,6 +21,9 @@ type Eval struct {
 	UnknownModels []string     `json:"unknown_models,omitempty"` // models not in the checkpoint: their cells are skipped
 	SkippedCells  int          `json:"skipped_cells"`
 	NewItems      int          `json:"new_items"` // items not in the checkpoint, encoded with its encoder
+	// Scoring is checkpoint.ScoringFractions for cells of several trials
+	// or graded scores.
+	Scoring string `json:"scoring,omitempty"`
 
 	// The scored cells that were training cells of the checkpoint (found by
 	// re-reading and re-splitting the data its training config names), the
@@ -76,15 +79,18 @@ func EvalCheckpoint(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Res
 		return nil, fmt.Errorf("none of the %d models in the data is in the checkpoint (e.g. %q)", r.NumModels(), r.Models[0])
 	}
 	sub := r.Subset(cells)
-	ev.Metrics = eval.Score(p, sub.Label).Scores()
-	ev.ModelMean = eval.Score(eval.ModelMeanPredict(sub, sub), sub.Label).Scores()
+	if sub.Weighted() {
+		ev.Scoring = checkpoint.ScoringFractions
+	}
+	ev.Metrics = eval.ScoreResponses(p, sub).Scores()
+	ev.ModelMean = eval.ScoreResponses(eval.ModelMeanPredict(sub, sub), sub).Scores()
 	train, val, err := checkpointCells(ck)
 	if err != nil {
 		ev.TrainingNote = err.Error()
 		return ev, nil
 	}
 	var hp []float64
-	var hl []uint8
+	var hc []int32 // of sub
 	for k, c := range cells {
 		key := [2]string{r.Models[r.Model[c]], r.Items[r.Item[c]]}
 		switch {
@@ -94,10 +100,10 @@ func EvalCheckpoint(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Res
 		case val[key]:
 			ev.ValidationCells++
 		}
-		hp, hl = append(hp, p[k]), append(hl, r.Label[c])
+		hp, hc = append(hp, p[k]), append(hc, int32(k))
 	}
 	if ev.HeldoutCells = len(hp); len(hp) > 0 {
-		s := eval.Score(hp, hl).Scores()
+		s := eval.ScoreResponses(hp, sub.Subset(hc)).Scores()
 		ev.Heldout = &s
 	}
 	return ev, nil
@@ -151,6 +157,9 @@ func (ev *Eval) WriteText(w io.Writer, ckDir, data string) error {
 	row("model mean (in-sample)", ev.ModelMean)
 	for _, why := range notes {
 		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
+	if ev.Scoring != "" {
+		fmt.Fprintf(w, "scoring: %s\n", ev.Scoring)
 	}
 	return nil
 }

@@ -183,7 +183,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		Device: fit.Device, Step: fit.Step, Stop: fit.Stop, Warnings: fit.Warnings, Batching: tr.Batching, SplitBy: splitName(cfg),
 		Interrupted: fit.Interrupted, History: fit.History, HeldOutModels: heldOut,
 		Cells: map[string]int{"train": trainR.Len(), "val": valR.Len(), "test": testR.Len()}}
-	met.Val = eval.Score(jeirt.PredictJEIRT(fit.Model, valR), valR.Label).Scores()
+	met.Val = eval.ScoreResponses(jeirt.PredictJEIRT(fit.Model, valR), valR).Scores()
+	if all.Weighted() {
+		met.Scoring = checkpoint.ScoringFractions
+	}
 	met.Geometry = jeirt.JEIRTGeometry(fit.Model, all)
 	cfgJSON, _ := json.Marshal(cfg)
 	encInfo, err := encoder.Record(cfg.Encoder.Spec, enc)
@@ -227,7 +230,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 	} else {
-		met.Test = eval.Score(jeirt.PredictJEIRT(fit.Model, testR), testR.Label).Scores()
+		met.Test = eval.ScoreResponses(jeirt.PredictJEIRT(fit.Model, testR), testR).Scores()
 		if splitName(cfg) == "benchmark" {
 			met.HeldOutBenchmarks = eval.HeldBenchmarks(testR)
 			met.Alignment = eval.BenchmarkAlignment(fit.Model.Q, fit.Model.Dim, all.ItemGroup, met.HeldOutBenchmarks)
@@ -293,12 +296,12 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *check
 		meanProb = append(meanProb, o.ModelMeanProb...)
 	}
 	heldR := testR.Subset(held)
-	met.Test = eval.Score(prob, heldR.Label).Scores()
+	met.Test = eval.ScoreResponses(prob, heldR).Scores()
 	met.Cells["test"] = heldR.Len()
 	met.Cells["onboard"] = len(fitCells)
-	met.Baselines = map[string]model.Scores{"model_mean": eval.Score(meanProb, heldR.Label).Scores()}
+	met.Baselines = map[string]model.Scores{"model_mean": eval.ScoreResponses(meanProb, heldR).Scores()}
 	// The items' mean needs no model row: from the training cells.
-	met.Baselines["item_mean"] = eval.Score(eval.ItemMeanPredict(trainAll, heldR), heldR.Label).Scores()
+	met.Baselines["item_mean"] = eval.ScoreResponses(eval.ItemMeanPredict(trainAll, heldR), heldR).Scores()
 	var jointProb []float64
 	if cfg.Split.Joint {
 		log.Printf("joint reference: training on the training cells plus the %d onboarding cells", len(fitCells))
@@ -310,16 +313,16 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *check
 			return fmt.Errorf("joint reference: %w", err)
 		}
 		jointProb = jeirt.PredictJEIRT(jf.Model, parts[3])
-		met.Baselines["joint"] = eval.Score(jointProb, heldR.Label).Scores()
+		met.Baselines["joint"] = eval.ScoreResponses(jointProb, heldR).Scores()
 	}
 	off := 0
 	for _, o := range res {
 		n := len(o.HeldCells)
-		lab := heldR.Label[off : off+n]
+		lab := heldR.Subset(cellRange(off, off+n))
 		nm := checkpoint.NewModel{Name: o.Name, FitCells: len(o.FitCells), ScoredCells: n,
-			Onboarded: eval.Score(o.Prob, lab).Scores(), ModelMean: eval.Score(o.ModelMeanProb, lab).Scores()}
+			Onboarded: eval.ScoreResponses(o.Prob, lab).Scores(), ModelMean: eval.ScoreResponses(o.ModelMeanProb, lab).Scores()}
 		if jointProb != nil {
-			js := eval.Score(jointProb[off:off+n], lab).Scores()
+			js := eval.ScoreResponses(jointProb[off:off+n], lab).Scores()
 			nm.Joint = &js
 		}
 		met.NewModels = append(met.NewModels, nm)
@@ -328,12 +331,31 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *check
 	return nil
 }
 
+// cellRange is the cells lo, lo+1, ..., hi−1.
+func cellRange(lo, hi int) []int32 {
+	out := make([]int32, 0, hi-lo)
+	for c := lo; c < hi; c++ {
+		out = append(out, int32(c))
+	}
+	return out
+}
+
 // mergeTwo is the cells of a and b, which share their model and item lists.
 func mergeTwo(a, b *model.Responses) *model.Responses {
 	r := *a
 	r.Model = append(append([]int32(nil), a.Model...), b.Model...)
 	r.Item = append(append([]int32(nil), a.Item...), b.Item...)
 	r.Label = append(append([]uint8(nil), a.Label...), b.Label...)
+	r.Trials, r.Successes = nil, nil
+	if a.Weighted() || b.Weighted() {
+		r.Model, r.Item, r.Label = r.Model[:0], r.Item[:0], r.Label[:0]
+		for _, p := range []*model.Responses{a, b} {
+			for c := range p.Label {
+				r.AppendFrom(p.Model[c], p.Item[c], p, c)
+			}
+		}
+	}
+	r.Invalidate()
 	return &r
 }
 
@@ -375,14 +397,13 @@ func keepModelsWithCells(trainR, valR *model.Responses) (*model.Responses, *mode
 	remap := func(r *model.Responses) *model.Responses {
 		out := *r
 		out.Models = names
-		out.Model, out.Item, out.Label = nil, nil, nil
+		out.Model, out.Item, out.Label, out.Trials, out.Successes = nil, nil, nil, nil, nil
 		for c := range r.Label {
 			if k := newIdx[r.Model[c]]; k >= 0 {
-				out.Model = append(out.Model, k)
-				out.Item = append(out.Item, r.Item[c])
-				out.Label = append(out.Label, r.Label[c])
+				out.AppendFrom(k, r.Item[c], r, c)
 			}
 		}
+		out.Invalidate()
 		return &out
 	}
 	return remap(trainR), remap(valR)
@@ -400,7 +421,7 @@ func splitName(cfg *Config) string {
 // model, the test cells are the held-out models' and the validation cells a
 // cell split of the other models' (split.val of all cells).
 func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err error) {
-	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
+	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded}
 	if cfg.Data.Responses != "" {
 		all, _, err = read.File(cfg.Data.Responses, ro)
 		if err != nil {
@@ -472,15 +493,16 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 	out := make([]*model.Responses, len(parts))
 	for k, p := range parts {
 		r := &model.Responses{Models: all.Models, Items: all.Items, ItemText: all.ItemText, ItemGroup: all.ItemGroup,
-			Model: make([]int32, p.Len()), Item: make([]int32, p.Len()), Label: append([]uint8(nil), p.Label...)}
+			Model: make([]int32, p.Len()), Item: make([]int32, p.Len()), Label: append([]uint8(nil), p.Label...),
+			Trials: append([]int32(nil), p.Trials...), Successes: append([]float64(nil), p.Successes...)}
 		for c := range p.Label {
 			r.Model[c] = mIdx[p.Models[p.Model[c]]]
 			r.Item[c] = iIdx[p.Items[p.Item[c]]]
 		}
 		out[k] = r
-		all.Model = append(all.Model, r.Model...)
-		all.Item = append(all.Item, r.Item...)
-		all.Label = append(all.Label, r.Label...)
+		for c := range r.Label {
+			all.AppendFrom(r.Model[c], r.Item[c], r, c)
+		}
 	}
 	return out, all
 }
@@ -489,16 +511,16 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 // knn (k chosen on valR) and irt_2pl (cBMM, on the run's device).
 func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, log model.Logf) (map[string]model.Scores, int, error) {
 	out := map[string]model.Scores{
-		"majority":   eval.Score(eval.MajorityPredict(trainR, testR), testR.Label).Scores(),
-		"model_mean": eval.Score(eval.ModelMeanPredict(trainR, testR), testR.Label).Scores(),
-		"item_mean":  eval.Score(eval.ItemMeanPredict(trainR, testR), testR.Label).Scores(),
+		"majority":   eval.ScoreResponses(eval.MajorityPredict(trainR, testR), testR).Scores(),
+		"model_mean": eval.ScoreResponses(eval.ModelMeanPredict(trainR, testR), testR).Scores(),
+		"item_mean":  eval.ScoreResponses(eval.ItemMeanPredict(trainR, testR), testR).Scores(),
 	}
 	start := time.Now()
 	pk, k, err := eval.KNN{Features: features, Dim: dim}.Fit(ctx, trainR, valR, testR)
 	if err != nil {
 		return nil, 0, err
 	}
-	out["knn"] = eval.Score(pk, testR.Label).Scores()
+	out["knn"] = eval.ScoreResponses(pk, testR).Scores()
 	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
 	irt, err := irt.CBMM{Device: device}.Fit(ctx, trainR)
@@ -509,7 +531,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 		log.Printf("warning: 2PL baseline failed: %v", err)
 		return out, k, nil
 	}
-	out["irt_2pl"] = eval.Score(eval.IRTPredict(irt, trainR, testR), testR.Label).Scores()
+	out["irt_2pl"] = eval.ScoreResponses(eval.IRTPredict(irt, trainR, testR), testR).Scores()
 	log.Printf("baseline irt_2pl: cBMM %d iterations, %.1fs", irt.Iterations, time.Since(start).Seconds())
 	return out, k, nil
 }
@@ -567,6 +589,9 @@ func PrintScoreTable(w io.Writer, m *checkpoint.RunMetrics) {
 	}
 	for _, why := range notes {
 		fmt.Fprintf(w, "n/a: %s\n", why)
+	}
+	if m.Scoring != "" {
+		fmt.Fprintf(w, "scoring: %s\n", m.Scoring)
 	}
 	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items", m.Geometry.NormErrorSpearman, m.Geometry.Items)
 	if m.Geometry.NormErrorNote != "" {
