@@ -139,6 +139,65 @@ func TestCrossValidationKeepsBestSingle(t *testing.T) {
 	}
 }
 
+// gainLossSet is 100 questions where model a is right on the 70 from q30
+// on and b only on q0..q(gain−1); the map flags q0..q(gain−1) and
+// q50..q(50+loss−1) (q = (1, 0): b's P 0.9 against a's 0.5; elsewhere 0.2
+// against 0.8), so every rule but best-single routes the flagged questions
+// to b and scores 0.70 + (gain − loss)/100.
+func gainLossSet(gain, loss int) (*model.Responses, *model.JEIRT) {
+	r := &model.Responses{Models: []string{"a", "b"}}
+	logit := func(p float64) float32 { return float32(1 + math.Log(p/(1-p))) }
+	m := &model.JEIRT{Dim: 2, Models: r.Models, M: []float32{logit(0.5), logit(0.8), logit(0.9), logit(0.2)}}
+	for j := 0; j < 100; j++ {
+		r.Items = append(r.Items, "q"+strconv.Itoa(j))
+		if j < gain || j >= 50 && j < 50+loss {
+			m.Q = append(m.Q, 1, 0)
+		} else {
+			m.Q = append(m.Q, 0, 1)
+		}
+		for i, y := range []bool{j >= 30, j < gain} {
+			r.Model, r.Item, r.Label = append(r.Model, int32(i)), append(r.Item, int32(j)), append(r.Label, map[bool]uint8{true: 1}[y])
+		}
+	}
+	m.Items = r.Items
+	return r, m
+}
+
+// Cross-validation keeps best-single when the best other rule beats it by
+// less than the standard error of the paired difference: +2 points (4
+// questions gained, 2 lost) with a standard error of sqrt((6 − 100·0.02²)/
+// 99/100) = 2.45 points. With 8 gained and 2 lost (+6 ± 3.12 points) the
+// rule is chosen.
+func TestCrossValidationWithinSEKeepsBestSingle(t *testing.T) {
+	for _, c := range []struct {
+		gain, loss int
+		want       string
+		diff, se   float64
+	}{
+		{4, 2, "best-single", 0.02, math.Sqrt((6 - 100*0.02*0.02) / 99 / 100)},
+		{8, 2, "shortlist?k=2", 0.06, math.Sqrt((10 - 100*0.06*0.06) / 99 / 100)},
+	} {
+		r, m := gainLossSet(c.gain, c.loss)
+		res, err := CrossValidation{Seed: 7, Refit: func(context.Context, int, *model.Responses) (*model.JEIRT, error) { return m, nil }}.Run(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var top RuleScore
+		for _, s := range res.Scores[1:] {
+			if s.Accuracy > top.Accuracy {
+				top = s
+			}
+		}
+		if res.Rule.String() != c.want || res.Scores[0].Accuracy != 0.7 || top.Rule.String() != "shortlist?k=2" ||
+			math.Abs(top.Accuracy-0.7-c.diff) > 1e-12 || math.Abs(top.VsBest-c.diff) > 1e-12 || math.Abs(top.VsBestSE-c.se) > 1e-12 {
+			t.Errorf("+%d −%d: chose %s (%s); top %+v, want %s with %+.4f ± %.4f", c.gain, c.loss, res.Rule, res.Why, top, c.want, c.diff, c.se)
+		}
+		if c.want == "best-single" && !strings.Contains(res.Why, "within its standard error") {
+			t.Errorf("why: %s", res.Why)
+		}
+	}
+}
+
 // A rule is preferred to best-single only when it beats it by more than
 // the standard error of the difference.
 func TestChoose(t *testing.T) {

@@ -64,6 +64,19 @@ func TestRouteEvalSplits(t *testing.T) {
 	if def == nil || best == nil || def.Spec == "" || def.Items != 40 || best.Items != 40 || math.IsNaN(def.AccuracySE) || def.Wins+def.Losses > 2 {
 		t.Fatalf("curve %+v\n%s", pts, log.String())
 	}
+	// The columns are today's, then the intervals; best-single's own
+	// difference is exactly zero, and the default row's param is its rule.
+	raw, _ := os.ReadFile(out)
+	lines := strings.Split(string(raw), "\n")
+	if lines[0] != "policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks,accuracy_se,vs_best_single,vs_best_single_se,wins,losses" {
+		t.Errorf("header %q", lines[0])
+	}
+	if best.VsBest != 0 || best.Wins != 0 || best.Losses != 0 || !(best.AccuracySE > 0) {
+		t.Errorf("best-single row %+v", *best)
+	}
+	if !strings.Contains(string(raw), "\nrouter,default,"+def.Spec+",") {
+		t.Errorf("no row router,default,%s:\n%s", def.Spec, raw)
+	}
 	if _, err := route.ParseRule(strings.Split(def.Spec, "*")[0]); err != nil {
 		t.Errorf("default spec %q: %v", def.Spec, err)
 	}

@@ -137,11 +137,12 @@ type RouteConfig struct {
 	// candidates, by resampling the questions; route.Choose). Default se.
 	Guard string `yaml:"guard" json:"guard"`
 	// Refit is how each fold's model is trained, always from scratch on the
-	// other folds' questions: early-stop (default) as the main run, early
-	// stopping on its validation cells of the questions outside the fold;
-	// best-epoch, cheaper, for the main run's best epoch count with no
-	// validation (it chose the same rule as early-stop in about half of the
-	// item splits of SWE-bench Verified measured; docs/onboarding-routing.md).
+	// other folds' questions: best-epoch (default) for the main run's best
+	// epoch count with no validation, so the K folds cost about K·best/
+	// (best+patience) main runs; early-stop as the main run, early stopping
+	// on its validation cells of the questions outside the fold (about K
+	// main runs: on RewardBench, several minutes per checkpoint on two
+	// cores).
 	Refit string `yaml:"refit" json:"refit"`
 	// FalseFlagRate is the stated false-flag rate of the out-of-domain
 	// check: the conformal threshold flags at most this share of new
@@ -170,7 +171,7 @@ func DefaultConfig() *Config {
 		Model:   ModelConfig{Dim: t.Dim, Hidden: 0, Dropout: t.Dropout},
 		Train: TrainConfig{Epochs: t.Epochs, BatchSize: t.BatchSize, LR: t.LR, WeightDecay: t.WeightDecay, Gamma: t.Gamma,
 			Patience: t.Patience, Seed: 42, Device: backend.Auto, Batching: t.Batching},
-		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardSE, Refit: RefitEarlyStop, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
+		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardSE, Refit: RefitBestEpoch, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
 		Source: "config",
 	}
 }
