@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -34,6 +35,16 @@ func (st *state) defaultRouter(p RouteParams, allowed func(name string) bool) (*
 		return nil, badField("rule", "the checkpoint's default rule %s: %v", rule, err)
 	}
 	return rt, nil
+}
+
+// routerLine says which rule plain "router" applies and why, as serve logs
+// it at start and on reload.
+func (st *state) routerLine() string {
+	rec := st.ck.Manifest.Routing
+	if rec == nil {
+		return `"router" applies max-p (with --costs, min-p 0.7): the checkpoint records no default rule (written by a jeirt before one was chosen at training)`
+	}
+	return fmt.Sprintf(`"router" applies the checkpoint's default rule %s: %s`, route.Recorded(rec), rec.Why)
 }
 
 // RouterInfo is the body of GET /v1/router: the rule "router" applies, why,

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // withRouting writes the hand checkpoint big/mid/small (P 0.9/0.75/0.6 on
@@ -25,12 +27,16 @@ func withRouting(t *testing.T, rt *checkpoint.Routing) *fixture {
 	if err := ck.Write(dir, false); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Settings{Checkpoint: dir, Upstreams: up})
+	var log strings.Builder
+	srv, err := New(Settings{Checkpoint: dir, Upstreams: up, Log: model.LogTo(&log)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.srv, f.ck = srv, dir
 	f.ts.Config.Handler = srv.Handler()
+	if want := `serve: "router" applies the checkpoint's default rule ` + route.Recorded(rt).String() + ": " + rt.Why; !strings.Contains(log.String(), want) {
+		t.Errorf("start-up log lacks %q:\n%s", want, log.String())
+	}
 	return f
 }
 

@@ -99,6 +99,7 @@ func New(s Settings) (*Server, error) {
 		return nil, err
 	}
 	st.ck.LogWarnings(s.Log)
+	s.Log.Printf("serve: %s", st.routerLine())
 	srv := &Server{set: s, metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
@@ -142,7 +143,7 @@ func (s *Server) Reload() error {
 	s.cur.Store(st)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(st.model().NumModels()))
-	s.set.Log.Printf("serve: reloaded %s (%d models, %d items)", dir, st.model().NumModels(), st.model().NumItems())
+	s.set.Log.Printf("serve: reloaded %s (%d models, %d items); %s", dir, st.model().NumModels(), st.model().NumItems(), st.routerLine())
 	return nil
 }
 
