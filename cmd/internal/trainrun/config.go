@@ -138,11 +138,10 @@ type RouteConfig struct {
 	Guard string `yaml:"guard" json:"guard"`
 	// Refit is how each fold's model is trained, always from scratch on the
 	// other folds' questions: best-epoch (default) for the main run's best
-	// epoch count with no validation, so the K folds cost about K·best/
-	// (best+patience) main runs; early-stop as the main run, early stopping
-	// on its validation cells of the questions outside the fold (about K
-	// main runs: on RewardBench, several minutes per checkpoint on two
-	// cores).
+	// epoch count with no validation, so the K folds cost about
+	// (K−1)·best/(best+patience) main runs; early-stop as the main run,
+	// early stopping on its validation cells of the questions outside the
+	// fold (about K−1 main runs).
 	Refit string `yaml:"refit" json:"refit"`
 	// FalseFlagRate is the stated false-flag rate of the out-of-domain
 	// check: the conformal threshold flags at most this share of new
