@@ -30,6 +30,7 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train or add-model")
 	addEncoderFlag(cmd, &o.Encoder)
 	cmd.Flags().StringVar(&models, "models", "", "comma-separated models to choose from (default: all of the checkpoint)")
+	cmd.Flags().StringVar(&ro.Rule, "rule", "", "the rule: default (the checkpoint's recorded rule, what no rule flag gives), best-single, max-p, shortlist?k=T, margin?delta=D or lambda?lambda=L")
 	cmd.Flags().StringVar(&ro.Costs, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64Var(&ro.MinP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
 	cmd.Flags().Float64Var(&ro.Lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")
@@ -53,16 +54,19 @@ func newRouteCmd() *cobra.Command {
 func newRouteEvalCmd() *cobra.Command {
 	var e routerun.EvalRun
 	cmd := &cobra.Command{
-		Use:     "eval --checkpoint DIR --data FILE [--costs FILE] [--out FILE.csv]",
+		Use:     "eval (--checkpoint DIR --data FILE | --data FILE --items FILE --splits K) [--costs FILE] [--out FILE.csv]",
 		Short:   "Score the router against the best single model, random choice and the oracle",
 		Long:    helpText("route-eval"),
 		Example: helpExamples("route-eval"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if e.Checkpoint == "" || e.Data == "" {
-				return fmt.Errorf("route eval: --checkpoint and --data are required")
+			if e.Data == "" || e.Checkpoint == "" && e.Splits == 0 {
+				return fmt.Errorf("route eval: give --checkpoint DIR --data FILE (score a trained router on held-out questions) or --data FILE --splits K (split, train and score K times)")
 			}
-			e.Log = model.LogTo(cmd.ErrOrStderr())
+			if e.Splits < 0 {
+				return fmt.Errorf("route eval: --splits %d must be positive", e.Splits)
+			}
+			e.Log, e.Device = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd)
 			// --train's scores and repeated rows are read as --data's.
 			e.TrainRead.Graded, e.TrainRead.Duplicates = e.Read.Graded, e.Read.Duplicates
 			return e.Run(cmd.Context(), cmd.OutOrStdout())
@@ -80,6 +84,13 @@ func newRouteEvalCmd() *cobra.Command {
 	cmd.Flags().Float64SliceVar(&e.MinP, "min-p", nil, "`list` of min-p values to sweep (default 0.5,0.55,...,0.95)")
 	cmd.Flags().Float64SliceVar(&e.Lambda, "lambda", nil, "`list` of lambda values to sweep (default a grid scaled to the cost range)")
 	cmd.Flags().StringVar(&e.Out, "out", "", "CSV file for the curve (default: CSV on stdout)")
+	cmd.Flags().StringVar(&e.Foreign, "foreign", "", "queries from outside the benchmark (one per line, e.g. configs/ood-prompts.txt): report how many the out-of-domain check flags")
+	cmd.Flags().IntVar(&e.Splits, "splits", 0, "without --checkpoint: split the questions of --data K times (seeds --seed, --seed+1, ...), train a checkpoint on each and score it on its test questions")
+	cmd.Flags().Int64Var(&e.Seed, "seed", 1, "with --splits: the first split's seed")
+	cmd.Flags().Float64Var(&e.SplitVal, "val-fraction", 0.1, "with --splits: the fraction of questions held out for validation (early stopping, the margin δ)")
+	cmd.Flags().Float64Var(&e.SplitTest, "test-fraction", 0.2, "with --splits: the fraction of questions held out for test")
+	cmd.Flags().StringVar(&e.Config, "config", "", "with --splits: the training config (its data, split and output are the splits'); default: jeirt train's defaults (hash encoder, quickstart settings)")
+	cmd.Flags().StringArrayVar(&e.Set, "set", nil, "with --splits: override a training config key, e.g. --set route.folds=3 (repeatable)")
 	for _, n := range []string{"margin", "min-p", "lambda"} {
 		cmd.Flags().Lookup(n).DefValue = "" // the usage gives the default; not "(default [])"
 	}

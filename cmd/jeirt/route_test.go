@@ -71,7 +71,8 @@ func TestRouteCommand(t *testing.T) {
 	if out != want {
 		t.Errorf("route csv:\n%s\nwant:\n%s", out, want)
 	}
-	if want := "route: skipped 1 empty line in " + queries + " (line 2)\n"; !strings.HasPrefix(log, want) {
+	if want := "route: rule max-p: the checkpoint records no default rule (written by a jeirt before one was chosen at training): the highest P, as then\n" +
+		"route: skipped 1 empty line in " + queries + " (line 2)\n"; !strings.HasPrefix(log, want) {
 		t.Errorf("log %q, want prefix %q", log, want)
 	}
 	out, _, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--min-p", "0.7")
@@ -210,21 +211,21 @@ func TestRouteEvalSubcommand(t *testing.T) {
 	// best-single is big (highest mean P); random: (1/2 + 2/3 + 2/3)/3 = 0.6111, cost (6.5 + 14/3 + 14/3)/3;
 	// oracle: big on q1 (only model right), mid on q2 (cheapest right), small on q3;
 	// min-p 0.7: mid, mid, mid; min-p 0.95: big ×3 (fallbacks); λ = 1: mid on q1, small on q2, q3.
-	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
-best-single,best-single,,0.666667,30,10,3,0
-random,random,,0.611111,15.8333,5.27778,3,0
-oracle,oracle,,1,14,4.66667,3,0
-cheapest,cheapest,,0.333333,5,1.66667,3,0
-router,max-p,,0.666667,30,10,3,0
-router,shortlist,2,0.666667,30,10,3,0
-router,shortlist,3,0.666667,30,10,3,0
-router,shortlist,5,0.666667,30,10,3,0
-router,shortlist,10,0.666667,30,10,3,0
-router,margin,0.1,0.666667,30,10,3,0
-router,margin,+Inf,0.666667,30,10,3,0
-router,min-p,0.7,0.666667,9,3,3,0
-router,min-p,0.95,0.666667,30,10,3,3
-router,lambda,1,0.333333,5,1.66667,3,0
+	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks,accuracy_se,vs_best_single,vs_best_single_se,wins,losses
+best-single,best-single,,0.666667,30,10,3,0,0.333333,0,0,0,0
+random,random,,0.611111,15.8333,5.27778,3,0,0.0555556,-0.0555556,0.364302,0,1
+oracle,oracle,,1,14,4.66667,3,0,0,0.333333,0.333333,1,0
+cheapest,cheapest,,0.333333,5,1.66667,3,0,0.333333,-0.333333,0.666667,0,1
+router,max-p,,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,shortlist,2,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,shortlist,3,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,shortlist,5,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,shortlist,10,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,margin,0.1,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,margin,+Inf,0.666667,30,10,3,0,0.333333,0,0,0,0
+router,min-p,0.7,0.666667,9,3,3,0,0.333333,0,0.57735,0,0
+router,min-p,0.95,0.666667,30,10,3,3,0.333333,0,0,0,0
+router,lambda,1,0.333333,5,1.66667,3,0,0.333333,-0.333333,0.666667,0,1
 `
 	if string(got) != want {
 		t.Errorf("curve:\n%s\nwant:\n%s", got, want)
@@ -260,7 +261,7 @@ func TestRouteMargin(t *testing.T) {
 		if got := strings.SplitN(out, "\n", 3)[1]; !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v: %q, want prefix %q", c.args, got, c.want)
 		}
-		if !strings.Contains(log, "rule margin (default ") {
+		if !strings.Contains(log, "rule margin?delta=") || !strings.Contains(log, "(default model ") {
 			t.Errorf("%v: log %q", c.args, log)
 		}
 	}
@@ -293,7 +294,7 @@ func TestRouteMargin(t *testing.T) {
 		{[]string{"--margin", "0.1", "--costs", costs}, "route: --margin does not weigh cost; use it without --costs"},
 		{[]string{"--margin", "-1"}, "route: --margin -1 must be a non-negative number (or inf)"},
 		{[]string{"--default", "mid"}, "route: --default is the default model of the margin rule; it needs --margin"},
-		{[]string{"--data", trainCSV}, "route: --data ranks the models for --margin or --shortlist; it needs one of them"},
+		{[]string{"--data", trainCSV}, "route: --data ranks the models for --margin, --shortlist or a recorded default rule; the checkpoint records none, so it needs --margin or --shortlist"},
 		{[]string{"--shortlist", "-1"}, "route: --shortlist -1 must not be negative"},
 		{[]string{"--shortlist", "2", "--default", "big"}, "route: --default is the default model of the margin rule; it needs --margin"},
 		{[]string{"--margin", "0.1", "--shortlist", "1", "--default", "small"}, `route: --default: "small" is not one of the candidates (--models, --shortlist)`},
@@ -315,17 +316,17 @@ func TestRouteMargin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
-best-single,best-single,,0,,,2,0
-random,random,,0.583333,,,2,0
-oracle,oracle,,1,,,2,0
-router,max-p,,1,,,2,0
-router,shortlist,1,0,,,2,0
-router,shortlist,2,1,,,2,0
-router,margin-val,0.1,1,,,2,0
-router,margin,0.1,1,,,2,0
-router,margin,0.2,0,,,2,0
-router,margin,+Inf,0,,,2,0
+	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks,accuracy_se,vs_best_single,vs_best_single_se,wins,losses
+best-single,best-single,,0,,,2,0,0,0,0,0,0
+random,random,,0.583333,,,2,0,0.0833333,0.583333,0.0833333,1,0
+oracle,oracle,,1,,,2,0,0,1,0,1,0
+router,max-p,,1,,,2,0,0,1,0,1,0
+router,shortlist,1,0,,,2,0,0,0,0,0,0
+router,shortlist,2,1,,,2,0,0,1,0,1,0
+router,margin-val,0.1,1,,,2,0,0,1,0,1,0
+router,margin,0.1,1,,,2,0,0,1,0,1,0
+router,margin,0.2,0,,,2,0,0,0,0,0,0
+router,margin,+Inf,0,,,2,0,0,0,0,0,0
 `
 	if out != want {
 		t.Errorf("curve:\n%s\nwant:\n%s", out, want)
@@ -527,7 +528,7 @@ func TestRouteOutOfDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0.5) // two questions: a rate of 1/3 or more flags anything
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +541,7 @@ func TestRouteOutOfDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "id,model,p,cost,fallback,out_of_domain\n1,mid,0.7500,3,false,false\n2,big,0.9000,10,false,true\n"
-	if out != want || !strings.Contains(log, "route: 1 of 2 queries are out of domain") || !strings.Contains(log, "sent to the best single model, big") {
+	if out != want || !strings.Contains(log, "route: 1 of 2 queries are out of domain") || !strings.Contains(log, "sent to the rule's fallback, the best single model big") {
 		t.Errorf("got\n%s\nlog %s\nwant\n%s", out, log, want)
 	}
 	out, log, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", ck, "--costs", costs, "--print", "csv", "--top", "0", "--keep-out-of-domain")
@@ -549,5 +550,78 @@ func TestRouteOutOfDomain(t *testing.T) {
 	}
 	if want := "id,model,p,cost,fallback,out_of_domain\n1,mid,0.7500,3,false,false\n2,mid,0.7500,3,false,true\n"; out != want || !strings.Contains(log, "the rule's choice is kept") {
 		t.Errorf("--keep-out-of-domain: got\n%s\nlog %s", out, log)
+	}
+}
+
+// A checkpoint with a recorded default rule: route applies it when no rule
+// flag is given and says which and why, --rule names another, route eval
+// scores it as router,default,<rule> and measures the out-of-domain rate.
+func TestRouteDefaultRule(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	writeHandCheckpoint(t, plain, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	ck, err := checkpoint.Load(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := encoder.NewHash(8)
+	train := []string{"sort the list of numbers", "sort the list of words", "sort the numbers", "sort the words"}
+	x, _ := encoder.EncodeItems(context.Background(), enc, train, train, encoder.ItemOptions{})
+	dom, err := checkpoint.NewDomain(append(append(append(x[0], x[1]...), x[2]...), x[3]...), 8, nil, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dom.Marshal()
+	two := 2.0
+	// By training accuracy small and mid are the two best: the shortlist
+	// takes mid (P 0.75), the higher of their P's.
+	ck.Manifest.Routing = &checkpoint.Routing{Rule: "shortlist", Param: &two, Why: "the highest accuracy (0.8) in 5-fold cross-validation",
+		Fallback: "small", TrainAccuracy: map[string]float64{"big": 0.2, "mid": 0.7, "small": 0.8}}
+	ck.Files = map[string][]byte{checkpoint.DomainFile: b}
+	dirCk := filepath.Join(dir, "ck")
+	if err := ck.Write(dirCk, false); err != nil {
+		t.Fatal(err)
+	}
+	queries := writeFile(t, filepath.Join(dir, "q.txt"), "sort the list of numbers\nQuelle est la capitale de la France ?\n")
+	out, log, err := runSplit(t, newRouteCmd(), queries, "--checkpoint", dirCk, "--output", "csv", "--top", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second query is out of domain: it goes to the fallback, small.
+	if want := "id,model,p,cost,fallback,out_of_domain\n1,mid,0.7500,,false,false\n2,small,0.6000,,false,true\n"; out != want {
+		t.Errorf("default rule:\n%s\nwant\n%s", out, want)
+	}
+	if !strings.Contains(log, "route: rule shortlist?k=2: the checkpoint's default rule: the highest accuracy (0.8) in 5-fold cross-validation\n") ||
+		!strings.Contains(log, "the best single model small") {
+		t.Errorf("log %s", log)
+	}
+	out, log, err = runSplit(t, newRouteCmd(), queries, "--checkpoint", dirCk, "--output", "csv", "--top", "0", "--rule", "max-p")
+	if err != nil || !strings.HasPrefix(strings.SplitN(out, "\n", 3)[1], "1,big,") || !strings.Contains(log, "rule max-p: given by --rule") {
+		t.Errorf("--rule max-p: %v\n%s\n%s", err, out, log)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rule", "shortlist?k=2", "--margin", "0.1"}, "route: --rule shortlist?k=2 names the rule; drop --margin, --shortlist, --min-p, --lambda and --default"},
+		{[]string{"--rule", "best"}, `route: --rule: rule "best": want one of best-single, max-p, shortlist, margin, lambda (or default: the checkpoint's)`},
+		{[]string{"--rule", "lambda?lambda=0.1"}, "route: rule lambda?lambda=0.1 weighs cost; give the prices with --costs"},
+	} {
+		if _, _, err := runSplit(t, newRouteCmd(), append([]string{queries, "--checkpoint", dirCk}, c.args...)...); err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	// route eval: q1 is in domain (mid right), q2 out of domain (small right).
+	test := writeFile(t, filepath.Join(dir, "test.csv"), "model,item,correct,text\n"+
+		"big,q1,0,sort the list of numbers\nmid,q1,1,sort the list of numbers\nsmall,q1,0,sort the list of numbers\n"+
+		"big,q2,0,Quelle est la capitale de la France ?\nmid,q2,0,Quelle est la capitale de la France ?\nsmall,q2,1,Quelle est la capitale de la France ?\n")
+	csvOut, log, err := runSplit(t, newRouteCmd(), "eval", "--checkpoint", dirCk, "--data", test, "--shortlist", "2", "--margin", "inf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// best-single is small (recorded training accuracy): right on q2 only.
+	if !strings.Contains(csvOut, "\nbest-single,best-single,,0.5,") || !strings.Contains(csvOut, "\nrouter,default,shortlist?k=2,1,") ||
+		!strings.Contains(log, "the out-of-domain check flags 1 (50.0%") || !strings.Contains(log, "it is the row router,default,shortlist?k=2") {
+		t.Errorf("route eval:\n%s\n%s", csvOut, log)
 	}
 }

@@ -36,7 +36,7 @@ import (
 // The folder is one thing (format version 2): the manifest records the
 // SHA-256 of every other file (Manifest.SHA256), and the weights' metadata
 // records the SHA-256 of the manifest's identity (IdentitySHA256: the model
-// names, item ids, encoder fingerprint, shape, config and metrics), so
+// names, item ids, encoder fingerprint, shape, config, metrics and routing), so
 // replacing the weights, editing the manifest (two model names swapped) or
 // pairing a manifest with another run's weights is an error naming both
 // files. A version-1 folder (written before the hashes) loads with a warning.
@@ -65,6 +65,10 @@ type Manifest struct {
 
 	Config  json.RawMessage `json:"config,omitempty"`  // the training config as run
 	Metrics json.RawMessage `json:"metrics,omitempty"` // metrics.json as written next to it
+
+	// Routing is the default routing rule and the out-of-domain check
+	// (nil in a checkpoint written before jeirt chose one).
+	Routing *Routing `json:"routing,omitempty"`
 
 	// SHA256 is the hex SHA-256 of every other file of the folder, by name
 	// (model.safetensors, metrics.json, ...), set by Write; LoadCheckpoint
@@ -311,6 +315,11 @@ func Load(dir string) (*Checkpoint, error) {
 			seen[n] = true
 		}
 	}
+	if man.Routing != nil {
+		if err := man.Routing.Check(man.Models); err != nil {
+			return nil, fmt.Errorf("%s: %w", mpath, err)
+		}
+	}
 	wpath := filepath.Join(dir, WeightsFile)
 	if man.FormatVersion < 2 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s was written by jeirt %s before checkpoints recorded hashes: nothing checks that %s belongs to %s "+
@@ -402,7 +411,7 @@ func Load(dir string) (*Checkpoint, error) {
 	if man.FormatVersion >= 2 {
 		// The weights name the manifest they were written with.
 		if got, want := man.IdentitySHA256(), st.Metadata[IdentityKey]; got != want {
-			return nil, fmt.Errorf("%s does not match %s: the weights were written with a manifest whose identity (models, items, encoder fingerprint, shape, config, metrics) hashes to %s, this one hashes to %s; "+
+			return nil, fmt.Errorf("%s does not match %s: the weights were written with a manifest whose identity (models, items, encoder fingerprint, shape, config, metrics, routing) hashes to %s, this one hashes to %s; "+
 				"the manifest was edited (a model or item renamed or reordered, a setting changed) or comes from another run",
 				mpath, wpath, short(want), short(got))
 		}

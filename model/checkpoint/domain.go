@@ -21,9 +21,10 @@ import (
 // DomainFile is the checkpoint file that holds the out-of-domain reference.
 const DomainFile = "domain.safetensors"
 
-// DefaultDomainQuantile is the share of reference questions whose nearest
-// reference neighbour lies within the out-of-domain threshold.
-const DefaultDomainQuantile = 0.99
+// DefaultFalseFlagRate is the stated false-flag rate of the out-of-domain
+// check: the share, at most, of new questions drawn like the training
+// questions that it calls out of domain.
+const DefaultFalseFlagRate = 0.05
 
 // DomainSample caps the number of training questions kept as the reference,
 // so the file stays small (2,000 x D floats) and a check costs at most
@@ -34,33 +35,47 @@ const DomainSample = 2000
 // trained on. It keeps the encoder vectors of (a sample of) the training
 // questions, scaled to unit length, and calls a question out of domain when
 // its encoder vector is farther, in cosine distance 1 − cos, from every one
-// of them than Quantile of the reference questions are from their own
-// nearest neighbour among the others. The checkpoint's probabilities for such
-// a question are extrapolations, not estimates.
+// of them than Threshold. The checkpoint's probabilities for such a question
+// are extrapolations, not estimates.
+//
+// Threshold is a split-conformal quantile (Vovk, Gammerman and Shafer 2005;
+// Lei et al. 2018, §2.2) at the stated FalseFlagRate α: each training
+// question is held out in turn and scored by its distance to the nearest
+// reference question other than itself (the reference questions leave-one-
+// out, the training questions beyond the sample against the whole
+// reference); Threshold is the ⌈(n+1)(1−α)⌉-th smallest of those n scores.
+// A new question exchangeable with the training questions (a random split
+// by question) is then flagged with probability at most α, and at least
+// α − 1/(n+1) up to the leave-one-out reference being one question
+// smaller.
 //
 // The comparison is in the frozen encoder's space, where the text signal is:
 // the adapter is trained only to predict correctness and maps unlike texts
 // close together.
 type Domain struct {
-	Quantile  float64
-	Threshold float64 // cosine distance beyond which a question is out of domain
-	Dim       int     // encoder width D
-	Vectors   []float32
+	// FalseFlagRate is the stated rate α the threshold was set at.
+	FalseFlagRate float64
+	Threshold     float64 // cosine distance beyond which a question is out of domain
+	// Calibration is the number of held-out training questions the
+	// threshold is a quantile of (0 for a file written before it was kept).
+	Calibration int
+	Dim         int // encoder width D
+	Vectors     []float32
 	// Vectors is NumReference() x Dim, rows of unit length (or zero for an
 	// empty encoding).
 }
 
 // NewDomain builds the reference from the encoder vectors x (n x dim,
-// row-major) of the rows listed (nil: all), sampling at most DomainSample of
-// them with a fixed seed, and sets the threshold at quantile of their
-// leave-one-out nearest-neighbour distances (DefaultDomainQuantile when
-// quantile is 0). It needs at least two rows.
-func NewDomain(x []float32, dim int, rows []int, quantile float64) (*Domain, error) {
-	if quantile == 0 {
-		quantile = DefaultDomainQuantile
+// row-major) of the training questions listed in rows (nil: all), sampling
+// at most DomainSample of them with a fixed seed, and sets the threshold at
+// false-flag rate rate (DefaultFalseFlagRate when 0) from every listed
+// question held out in turn (see Domain). It needs at least two rows.
+func NewDomain(x []float32, dim int, rows []int, rate float64) (*Domain, error) {
+	if rate == 0 {
+		rate = DefaultFalseFlagRate
 	}
-	if !(quantile > 0 && quantile <= 1) {
-		return nil, fmt.Errorf("domain: quantile %v is not in (0, 1]", quantile)
+	if !(rate > 0 && rate < 1) {
+		return nil, fmt.Errorf("domain: false-flag rate %v is not in (0, 1)", rate)
 	}
 	if dim <= 0 || len(x)%dim != 0 {
 		return nil, fmt.Errorf("domain: %d values are not rows of width %d", len(x), dim)
@@ -76,27 +91,53 @@ func NewDomain(x []float32, dim int, rows []int, quantile float64) (*Domain, err
 	if len(rows) < 2 {
 		return nil, fmt.Errorf("domain: %d training questions; at least 2 are needed", len(rows))
 	}
-	if len(rows) > DomainSample {
-		rng := rand.New(rand.NewPCG(1, 2))
-		rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-		rows = rows[:DomainSample]
-		sort.Ints(rows)
-	}
-	d := &Domain{Quantile: quantile, Dim: dim, Vectors: make([]float32, 0, len(rows)*dim)}
 	for _, j := range rows {
 		if j < 0 || (j+1)*dim > len(x) {
 			return nil, fmt.Errorf("domain: row %d out of range", j)
 		}
+	}
+	sample, rest := rows, []int(nil)
+	if len(rows) > DomainSample {
+		rng := rand.New(rand.NewPCG(1, 2))
+		rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+		sample, rest = rows[:DomainSample], rows[DomainSample:]
+		sort.Ints(sample)
+	}
+	d := &Domain{FalseFlagRate: rate, Dim: dim, Vectors: make([]float32, 0, len(sample)*dim)}
+	for _, j := range sample {
 		d.Vectors = append(d.Vectors, unitRow(x[j*dim:(j+1)*dim])...)
 	}
-	nn := make([]float64, len(rows))
-	for k := range nn {
-		nn[k] = d.nearest(d.Vectors[k*dim:(k+1)*dim], k)
+	scores := make([]float64, 0, len(rows))
+	for k := range sample {
+		scores = append(scores, d.nearest(d.Vectors[k*dim:(k+1)*dim], k))
 	}
-	sort.Float64s(nn)
-	d.Threshold = quantileSorted(nn, quantile)
+	for _, j := range rest {
+		scores = append(scores, d.Distance(x[j*dim:(j+1)*dim]))
+	}
+	d.Threshold, d.Calibration = ConformalThreshold(scores, rate), len(scores)
 	return d, nil
 }
+
+// ConformalThreshold is the split-conformal threshold of the nonconformity
+// scores of n held-out calibration points at rate α: the ⌈(n+1)(1−α)⌉-th
+// smallest score, so that a new point exchangeable with them has a score
+// above it with probability at most α (and at least α − 1/(n+1) without
+// ties). When n is too small for α (⌈(n+1)(1−α)⌉ > n) no finite score is
+// safe to flag on; it returns MaxDistance, beyond every cosine distance.
+func ConformalThreshold(scores []float64, rate float64) float64 {
+	s := append([]float64(nil), scores...)
+	sort.Float64s(s)
+	n := len(s)
+	k := int(math.Ceil(float64(n+1)*(1-rate) - 1e-9))
+	if k > n || n == 0 {
+		return MaxDistance
+	}
+	return s[max(k, 1)-1]
+}
+
+// MaxDistance is the largest cosine distance (two opposite directions): a
+// threshold that flags nothing.
+const MaxDistance = 2.0
 
 // NumReference is the number of reference questions.
 func (d *Domain) NumReference() int { return len(d.Vectors) / d.Dim }
@@ -143,24 +184,16 @@ func unitRow(v []float32) []float32 {
 	return out
 }
 
-// quantileSorted is the q-quantile of sorted xs, interpolated linearly.
-func quantileSorted(xs []float64, q float64) float64 {
-	pos := q * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	if lo >= len(xs)-1 {
-		return xs[len(xs)-1]
-	}
-	f := pos - float64(lo)
-	return xs[lo]*(1-f) + xs[lo+1]*f
-}
-
 // Marshal encodes the domain as a safetensors file: the tensor "reference"
-// (NumReference x Dim) and the threshold and quantile as metadata.
+// (NumReference x Dim) and the threshold, the false-flag rate, the number
+// of calibration questions and, for readers of older files, the quantile
+// 1 − rate as metadata.
 func (d *Domain) Marshal() ([]byte, error) {
 	var b bytes.Buffer
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	err := tensorfile.WriteSafetensors(&b, map[string]tensorfile.Tensor{"reference": {Shape: []int{d.NumReference(), d.Dim}, Data: d.Vectors}},
-		map[string]string{"format": "jeirt-domain", "threshold": strconv.FormatFloat(d.Threshold, 'g', -1, 64),
-			"quantile": strconv.FormatFloat(d.Quantile, 'g', -1, 64), "distance": "cosine"})
+		map[string]string{"format": "jeirt-domain", "threshold": f(d.Threshold), "false_flag_rate": f(d.FalseFlagRate),
+			"quantile": f(1 - d.FalseFlagRate), "calibration": strconv.Itoa(d.Calibration), "distance": "cosine"})
 	return b.Bytes(), err
 }
 
@@ -185,16 +218,33 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := num("quantile")
+	// A file written before the rate was kept has the quantile alone
+	// (0.99: a rate of 1%).
+	rate := 0.0
+	if _, ok := st.Metadata["false_flag_rate"]; ok {
+		if rate, err = num("false_flag_rate"); err == nil && !(rate > 0 && rate < 1) {
+			err = fmt.Errorf("%s: metadata \"false_flag_rate\" is %v, want a number in (0, 1)", name, rate)
+		}
+	} else {
+		var q float64
+		q, err = num("quantile")
+		rate = 1 - q
+	}
 	if err != nil {
 		return nil, err
+	}
+	calibration := 0
+	if v, ok := st.Metadata["calibration"]; ok {
+		if calibration, err = strconv.Atoi(v); err != nil || calibration < 0 {
+			return nil, fmt.Errorf("%s: metadata \"calibration\" is %q, want a count", name, model.Clip(v))
+		}
 	}
 	for _, v := range ref.Data {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return nil, fmt.Errorf("%s: reference holds a non-finite value", name)
 		}
 	}
-	return &Domain{Quantile: q, Threshold: thr, Dim: ref.Shape[1], Vectors: ref.Data}, nil
+	return &Domain{FalseFlagRate: rate, Threshold: thr, Calibration: calibration, Dim: ref.Shape[1], Vectors: ref.Data}, nil
 }
 
 // LoadDomain reads a checkpoint folder's domain file; a checkpoint written

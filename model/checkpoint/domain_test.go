@@ -23,12 +23,12 @@ func TestDomainFlagsUnlikeQuestions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const dim = 16
 	x := topicVectors(600, dim, 0.05, rng)
-	dom, err := NewDomain(x, dim, nil, 0)
+	dom, err := NewDomain(x, dim, nil, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dom.Quantile != DefaultDomainQuantile || !(dom.Threshold > 0 && dom.Threshold < 0.5) {
-		t.Fatalf("quantile %v threshold %v", dom.Quantile, dom.Threshold)
+	if dom.FalseFlagRate != 0.01 || dom.Calibration != 600 || !(dom.Threshold > 0 && dom.Threshold < 0.5) {
+		t.Fatalf("rate %v, %d calibration questions, threshold %v", dom.FalseFlagRate, dom.Calibration, dom.Threshold)
 	}
 	// Fresh questions on the training topics are in domain nearly always.
 	fresh := topicVectors(200, dim, 0.05, rng)
@@ -65,8 +65,8 @@ func TestDomainSampleAndRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dom.NumReference() != DomainSample {
-		t.Errorf("%d reference rows, want %d", dom.NumReference(), DomainSample)
+	if dom.NumReference() != DomainSample || dom.Calibration != DomainSample+500 {
+		t.Errorf("%d reference rows, %d calibration questions, want %d and %d", dom.NumReference(), dom.Calibration, DomainSample, DomainSample+500)
 	}
 	// Only the listed rows form the reference: rows of topic 0 alone make
 	// topic 1 out of domain.
@@ -88,9 +88,9 @@ func TestDomainSampleAndRows(t *testing.T) {
 		x    []float32
 		rows []int
 		q    float64
-	}{{x, nil, 1.5}, {x[:dim], nil, 0}, {x[:dim+1], nil, 0}, {x, []int{0, len(x)}, 0}} {
+	}{{x, nil, 1.5}, {x, nil, 1}, {x, nil, -0.1}, {x[:dim], nil, 0}, {x[:dim+1], nil, 0}, {x, []int{0, len(x)}, 0}} {
 		if _, err := NewDomain(bad.x, dim, bad.rows, bad.q); err == nil {
-			t.Errorf("NewDomain(%d values, rows %v, quantile %v) accepted", len(bad.x), bad.rows, bad.q)
+			t.Errorf("NewDomain(%d values, rows %v, rate %v) accepted", len(bad.x), bad.rows, bad.q)
 		}
 	}
 }
@@ -98,7 +98,7 @@ func TestDomainSampleAndRows(t *testing.T) {
 func TestDomainRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const dim = 8
-	dom, err := NewDomain(topicVectors(50, dim, 0.1, rng), dim, nil, 0.95)
+	dom, err := NewDomain(topicVectors(50, dim, 0.1, rng), dim, nil, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDomainRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Threshold != dom.Threshold || got.Quantile != dom.Quantile || got.Dim != dom.Dim || len(got.Vectors) != len(dom.Vectors) {
+	if got.Threshold != dom.Threshold || got.FalseFlagRate != dom.FalseFlagRate || got.Calibration != 50 || got.Dim != dom.Dim || len(got.Vectors) != len(dom.Vectors) {
 		t.Fatalf("round trip: %+v vs %+v", got, dom)
 	}
 	for k := range got.Vectors {
@@ -123,5 +123,96 @@ func TestDomainRoundTrip(t *testing.T) {
 	}
 	if d, err := LoadDomain(t.TempDir()); d != nil || err != nil {
 		t.Errorf("a folder without the file: %v, %v", d, err)
+	}
+}
+
+// A file written before the false-flag rate was kept states the quantile
+// alone: its rate is 1 − quantile.
+func TestDomainOldFile(t *testing.T) {
+	b := safetensorsBytes(`{"reference":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"__metadata__":{"threshold":"0.25","quantile":"0.99"}}`, 8)
+	d, err := ParseDomain("domain.safetensors", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(d.FalseFlagRate-0.01) > 1e-12 || d.Threshold != 0.25 || d.Calibration != 0 {
+		t.Errorf("old file: rate %v threshold %v calibration %d", d.FalseFlagRate, d.Threshold, d.Calibration)
+	}
+}
+
+// The conformal threshold at rate α flags a new score exchangeable with
+// the n calibration scores with probability in [α − 1/(n+1), α]: over
+// 4,000 simulated calibration sets of similarities (n = 99, so the
+// ⌈(n+1)(1−α)⌉ = 95th smallest), the flagged share of fresh draws is within
+// three standard errors of the exact 5/100 for scores from a skewed law (an
+// off-by-one rank would move it by 1/100), and at most 5/100 with ties (a
+// discrete law).
+func TestConformalThresholdRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	draws := map[string]func() float64{
+		"skewed":   func() float64 { return 1 - math.Pow(rng.Float64(), 3) },
+		"discrete": func() float64 { return float64(rng.IntN(40)) / 40 },
+	}
+	for name, draw := range draws {
+		const trials, n, fresh = 4000, 99, 25
+		flagged := 0
+		scores := make([]float64, n)
+		for range trials {
+			for k := range scores {
+				scores[k] = draw()
+			}
+			thr := ConformalThreshold(scores, 0.05)
+			for range fresh {
+				if draw() > thr {
+					flagged++
+				}
+			}
+		}
+		rate := float64(flagged) / (trials * fresh)
+		// With ties (discrete) a score equal to the threshold is not flagged,
+		// so the rate may fall below α − 1/(n+1); never above α.
+		lo := 0.05 - 1.0/(n+1)
+		if name == "discrete" {
+			lo = 0
+		}
+		// The flagged share given a threshold varies between calibration
+		// sets (a Beta law of variance about α(1−α)/(n+2)) and between draws.
+		se := math.Sqrt(0.05*0.95/(trials*fresh) + 0.05*0.95/((n+2)*trials))
+		if rate > 0.05+3*se || rate < lo-3*se {
+			t.Errorf("%s: flagged %.4f of fresh scores, want within [%.4f, 0.05] (± %.4f)", name, rate, lo, 3*se)
+		}
+		if name == "skewed" && math.Abs(rate-0.05) > 3*se {
+			t.Errorf("skewed: flagged %.4f, want 0.05 ± %.4f (no ties: exactly 5/100 in expectation)", rate, 3*se)
+		}
+	}
+	if got := ConformalThreshold([]float64{0.1, 0.2, 0.3}, 0.05); got != MaxDistance {
+		t.Errorf("3 scores at 5%%: threshold %v, want %v (too few to flag anything)", got, MaxDistance)
+	}
+	if got := ConformalThreshold([]float64{0.4, 0.1, 0.3, 0.2}, 0.2); got != 0.4 {
+		t.Errorf("4 scores at 20%%: threshold %v, want the 4th smallest, 0.4", got)
+	}
+}
+
+// On simulated encoder vectors, fresh questions from the training
+// distribution are flagged at the stated rate (here 5% and 10%, within
+// three binomial standard errors of 1,500 fresh questions).
+func TestDomainFalseFlagRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const dim, n, fresh = 24, 800, 1500
+	for _, rate := range []float64{0.05, 0.10} {
+		dom, err := NewDomain(topicVectors(n, dim, 0.3, rng), dim, nil, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := topicVectors(fresh, dim, 0.3, rng)
+		flagged := 0
+		for k := 0; k < fresh; k++ {
+			if dom.OutOfDomain(x[k*dim : (k+1)*dim]) {
+				flagged++
+			}
+		}
+		got := float64(flagged) / fresh
+		if se := math.Sqrt(rate * (1 - rate) / fresh); math.Abs(got-rate) > 3*se+1.0/(n+1) {
+			t.Errorf("rate %.2f: flagged %.4f of fresh questions (threshold %.4f)", rate, got, dom.Threshold)
+		}
 	}
 }

@@ -93,8 +93,8 @@ func FuzzParseDomain(f *testing.F) {
 			}
 			return
 		}
-		if d.Dim < 1 || len(d.Vectors) != d.NumReference()*d.Dim || !(d.Threshold >= 0) || math.IsInf(d.Threshold, 0) || !(d.Quantile >= 0 && d.Quantile <= 1) {
-			t.Fatalf("dim %d, %d values for %d references, threshold %v, quantile %v", d.Dim, len(d.Vectors), d.NumReference(), d.Threshold, d.Quantile)
+		if d.Dim < 1 || len(d.Vectors) != d.NumReference()*d.Dim || !(d.Threshold >= 0) || math.IsInf(d.Threshold, 0) || !(d.FalseFlagRate >= 0 && d.FalseFlagRate <= 1) || d.Calibration < 0 {
+			t.Fatalf("dim %d, %d values for %d references, threshold %v, rate %v, calibration %d", d.Dim, len(d.Vectors), d.NumReference(), d.Threshold, d.FalseFlagRate, d.Calibration)
 		}
 	})
 }

@@ -40,6 +40,17 @@ type RouteEvalOptions struct {
 	// on g; the next one when it is unobserved), the JE-IRT paper's
 	// per-benchmark baseline. A benchmark it lacks falls back to Reference.
 	BenchmarkReference map[string][]float64
+	// Default, when set, adds the point "router,default": this rule (the
+	// checkpoint's recorded default) as jeirt route applies it, with the
+	// questions OutOfDomain flags sent to best-single's pick.
+	Default *Rule
+	// OutOfDomain, when set, says for every item of r whether the
+	// out-of-domain check flags it (only the default point uses it).
+	OutOfDomain []bool
+	// Outcomes keeps, in every point, the label of the model chosen for
+	// each routed question (random's expected label), in item order: the
+	// paired differences that Intervals and CrossValidation need.
+	Outcomes bool
 }
 
 // DefaultShortlists is the shortlist sweep of route eval.
@@ -134,12 +145,40 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	type router struct {
 		pt        *RoutePoint
 		rt        Router
-		shortlist int // > 0: candidates are the first shortlist observed models of bestOrder
+		shortlist int  // > 0: candidates are the first shortlist observed models of bestOrder
+		ood       bool // flagged questions go to best-single's pick
 	}
 	var routers []router
 	add := func(rule string, param float64, rt Router) *router {
 		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
 		return &routers[len(routers)-1]
+	}
+	if d := opt.Default; d != nil {
+		if opt.OutOfDomain != nil && len(opt.OutOfDomain) != r.NumItems() {
+			return nil, fmt.Errorf("route eval: %d out-of-domain flags for %d items", len(opt.OutOfDomain), r.NumItems())
+		}
+		rt := Router{Model: m}
+		t := 0
+		switch d.Name {
+		case RuleMaxP:
+		case RuleBestSingle:
+			rt.Margin = math.Inf(1)
+		case RuleShortlist:
+			t = int(d.Param)
+		case RuleMargin:
+			rt.Margin = d.Param
+		case RuleLambda:
+			if costs == nil {
+				return nil, fmt.Errorf("route eval: the default rule %s weighs cost; give the models' prices", d)
+			}
+			if d.Param > 0 {
+				rt.Costs, rt.Lambda = costs, d.Param
+			}
+		default:
+			return nil, fmt.Errorf("route eval: unknown default rule %q", d.Name)
+		}
+		def := add("default", math.NaN(), rt)
+		def.pt.Spec, def.shortlist, def.ood = d.String(), t, opt.OutOfDomain != nil
 	}
 	add("max-p", math.NaN(), Router{Model: m})
 	shortlists := opt.Shortlists
@@ -252,6 +291,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			pt.Accuracy += label[k]
 			pt.TotalCost += cost(k)
 			pt.Items++
+			if opt.Outcomes {
+				pt.Outcomes = append(pt.Outcomes, float64(label[k]))
+			}
 		}
 		ranked = ranked[:0] // the observed models, best reference first
 		for _, k := range bestOrder {
@@ -289,6 +331,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		random.Accuracy += right / float64(len(obs))
 		random.TotalCost += sumCost / float64(len(obs))
 		random.Items++
+		if opt.Outcomes {
+			random.Outcomes = append(random.Outcomes, right/float64(len(obs)))
+		}
 		score(oracle, orc)
 		score(cheapest, cheap)
 		for _, rt := range routers {
@@ -297,6 +342,11 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 				rt.rt.Candidates = ranked[:min(rt.shortlist, len(ranked))]
 			}
 			rt.rt.Default = def
+			if rt.ood && opt.OutOfDomain[j] {
+				rt.pt.Flagged++
+				score(rt.pt, def)
+				continue
+			}
 			ps = rt.rt.Probs(q[j], ps)
 			ch := rt.rt.Choose(ps)
 			if ch.Fallback {
@@ -318,6 +368,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if costs == nil {
 			pt.TotalCost, pt.MeanCost = math.NaN(), math.NaN()
 		}
+		pt.AccuracySE, pt.VsBest, pt.VsBestSE = math.NaN(), math.NaN(), math.NaN()
 		out[k] = *pt
 	}
 	return out, nil

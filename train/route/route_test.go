@@ -34,18 +34,18 @@ func TestRouteEvalWithoutCosts(t *testing.T) {
 	if err := WriteRouteCSV(&buf, pts); err != nil {
 		t.Fatal(err)
 	}
-	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks
-best-single,best-single,,0.5,,,2,0
-random,random,,0.5,,,2,0
-oracle,oracle,,1,,,2,0
-router,max-p,,1,,,2,0
-router,shortlist,1,0.5,,,2,0
-router,shortlist,2,1,,,2,0
-router,margin-val,0.39,1,,,2,0
-router,margin,0,1,,,2,0
-router,margin,0.39,1,,,2,0
-router,margin,0.41,0.5,,,2,0
-router,margin,+Inf,0.5,,,2,0
+	want := `policy,rule,param,accuracy,total_cost,mean_cost,items,fallbacks,accuracy_se,vs_best_single,vs_best_single_se,wins,losses
+best-single,best-single,,0.5,,,2,0,,,,0,0
+random,random,,0.5,,,2,0,,,,0,0
+oracle,oracle,,1,,,2,0,,,,0,0
+router,max-p,,1,,,2,0,,,,0,0
+router,shortlist,1,0.5,,,2,0,,,,0,0
+router,shortlist,2,1,,,2,0,,,,0,0
+router,margin-val,0.39,1,,,2,0,,,,0,0
+router,margin,0,1,,,2,0,,,,0,0
+router,margin,0.39,1,,,2,0,,,,0,0
+router,margin,0.41,0.5,,,2,0,,,,0,0
+router,margin,+Inf,0.5,,,2,0,,,,0,0
 `
 	if buf.String() != want {
 		t.Errorf("curve:\n%s\nwant:\n%s", buf.String(), want)

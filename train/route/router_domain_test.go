@@ -13,7 +13,7 @@ import (
 func TestRouteChecked(t *testing.T) {
 	m := &model.JEIRT{Dim: 2, Models: []string{"a", "b"}, M: []float32{3, 0, 1, 0}}
 	x := []float32{1, 0, 0, 0, 1, 0, 0, 0.1}
-	dom, err := checkpoint.NewDomain(x, 4, nil, 0)
+	dom, err := checkpoint.NewDomain(x, 4, nil, 0.5) // two questions: a rate of 1/3 or more flags anything
 	if err != nil {
 		t.Fatal(err)
 	}

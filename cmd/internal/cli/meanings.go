@@ -12,11 +12,13 @@ import (
 // value, stops the generation. A new flag needs its line here; a new meaning
 // needs a new name.
 var FlagMeanings = map[string]string{
+	"foreign":            "queries from outside the benchmark (input, one per line): how many the out-of-domain check flags",
 	"graded":             "read fractional labels in [0, 1] as graded scores",
 	"guess":              "3PL lower asymptote c: a number, or (irt) a column of --items",
 	"guess-prior":        "Beta prior a,b on a fitted 3PL lower asymptote c",
 	"levels":             "synthetic graded scores on L levels",
 	"model":              "IRT model family: 1pl, 2pl or 3pl (irt cv: a list)",
+	"splits":             "number of repeated item splits (split, train and score each)",
 	"trials":             "synthetic trials per cell, n ~ U{1..N}",
 	"accelerate":         "cBMM: extrapolated MM steps with a monotone safeguard",
 	"account":            "Slurm account",

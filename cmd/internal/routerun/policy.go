@@ -17,7 +17,13 @@ import (
 )
 
 // RouterOptions are the flags of jeirt route that choose the routing rule.
+// Without any of Rule, Margin, Shortlist, Costs, MinP, Lambda and Default,
+// the router applies the checkpoint's recorded default rule.
 type RouterOptions struct {
+	// Rule is "default" (the checkpoint's recorded rule) or a rule's spec
+	// (best-single, max-p, shortlist?k=3, margin?delta=0.05,
+	// lambda?lambda=0.1); "" lets the other flags decide.
+	Rule      string
 	Models    []string // candidates (nil: every model of the checkpoint)
 	Costs     string   // model,cost CSV
 	MinP      float64  // with Costs: the cheapest model with at least this P wins
@@ -26,34 +32,136 @@ type RouterOptions struct {
 	Margin    float64  // without Costs: leave Default only for a model whose P beats it by this
 	Shortlist int      // choose among the T best candidates by the reference
 	Default   string   // with Margin: the default model (else the best by the reference)
-	Train     string   // responses whose accuracies are the reference (else the mean predicted P)
+	Train     string   // responses whose accuracies are the reference (else the recorded training accuracies)
 	TrainRead read.Options
 	// KeepOutOfDomain keeps the rule's choice for a query unlike every
 	// training question (it is still flagged); by default such a query goes
-	// to the candidate with the highest mean predicted P.
+	// to the rule's fallback, the best single model.
 	KeepOutOfDomain bool
 }
 
+// RuleNote says which rule a router applies and why: the line jeirt route
+// prints.
+type RuleNote struct {
+	Rule string // the rule's spec (min-p?p=0.7 for the min-p rule)
+	Why  string // where it comes from
+}
+
 // NewRouter builds the router of checkpoint ck that o describes, checking
-// every option against the checkpoint (errors are model.FieldErrors on the
-// fields of RouterOptions).
-func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, error) {
-	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
+// every option against the checkpoint (errors name the flag). The models
+// are ranked (best-single, the shortlist, the margin's default model, the
+// fallback of out-of-domain queries) by their accuracy on o.Train, else
+// by the training accuracies the checkpoint recorded, else by their mean
+// predicted P.
+func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleNote, error) {
+	ref, err := reference(ck, o.Train, o.TrainRead)
 	if err != nil {
-		return nil, err
+		return nil, RuleNote{}, err
 	}
-	if err := setReference(ck, rt, o.Margin, o.Shortlist, o.Default, o.Train, o.TrainRead, o.Costs); err != nil {
-		return nil, err
+	flagRule := o.Margin != 0 || o.Shortlist != 0 || o.MinPSet || o.Lambda != 0 || o.Default != ""
+	if o.Rule != "" && flagRule {
+		return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule} %s names the rule; drop {Margin}, {Shortlist}, {MinP}, {Lambda} and {Default}", o.Rule)
+	}
+	var rt *route.Router
+	var note RuleNote
+	if o.Rule != "" || !flagRule && o.Costs == "" {
+		rt, note, err = ruleRouter(ck, o, ref)
+	} else {
+		rt, note, err = flagRouter(ck, o, ref)
+	}
+	if err != nil {
+		return nil, RuleNote{}, err
 	}
 	if err := setDomain(ck, rt, o.KeepOutOfDomain); err != nil {
-		return nil, err
+		return nil, RuleNote{}, err
 	}
-	return rt, nil
+	return rt, note, nil
+}
+
+// reference ranks the checkpoint's models: by accuracy on trainPath when
+// given, else as route.Reference says.
+func reference(ck *checkpoint.Checkpoint, trainPath string, ro read.Options) ([]float64, error) {
+	if trainPath != "" {
+		return TrainReference(ck.Model, trainPath, ro)
+	}
+	return route.Reference(ck), nil
+}
+
+// ruleRouter is the router of --rule, or of the checkpoint's recorded
+// default rule when o.Rule is "" or "default".
+func ruleRouter(ck *checkpoint.Checkpoint, o RouterOptions, ref []float64) (*route.Router, RuleNote, error) {
+	var rule route.Rule
+	var note RuleNote
+	rec := ck.Manifest.Routing
+	switch {
+	case (o.Rule == "" || o.Rule == "default") && rec == nil:
+		rule = route.Rule{Name: route.RuleMaxP, Param: math.NaN()}
+		note.Why = "the checkpoint records no default rule (written by a jeirt before one was chosen at training): the highest P, as then"
+	case o.Rule == "" || o.Rule == "default":
+		rule = route.Recorded(rec)
+		note.Why = "the checkpoint's default rule: " + rec.Why
+	default:
+		var err error
+		if rule, err = route.ParseRule(o.Rule); err != nil {
+			return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule}: %v (or default: the checkpoint's)", err)
+		}
+		note.Why = "given by --rule"
+	}
+	note.Rule = rule.String()
+	if o.Train != "" && (rule.Name == route.RuleMaxP || rule.Name == route.RuleLambda) && rec == nil {
+		return nil, RuleNote{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or a recorded default rule; the checkpoint records none, so it needs {Margin} or {Shortlist}")
+	}
+	rt, err := baseRouter(ck, o.Models, o.Costs, 0, 0, false)
+	if err != nil {
+		return nil, RuleNote{}, err
+	}
+	if rule.Name == route.RuleLambda && rt.Costs == nil {
+		rt.Costs = route.RecordedCosts(ck)
+		if rt.Costs == nil {
+			return nil, RuleNote{}, model.FieldErrorf("Costs", "route: rule %s weighs cost; give the prices with {Costs}", rule)
+		}
+		for _, i := range rt.Candidates {
+			if math.IsNaN(rt.Costs[i]) {
+				return nil, RuleNote{}, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", ck.Model.Models[i])
+			}
+		}
+	}
+	if err := rule.Apply(rt, ref); err != nil {
+		return nil, RuleNote{}, err
+	}
+	return rt, note, nil
+}
+
+// flagRouter is the router the rule flags describe (--costs, --min-p,
+// --lambda, --margin, --shortlist, --default).
+func flagRouter(ck *checkpoint.Checkpoint, o RouterOptions, ref []float64) (*route.Router, RuleNote, error) {
+	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
+	if err != nil {
+		return nil, RuleNote{}, err
+	}
+	if err := setReference(ck, rt, ref, o.Margin, o.Shortlist, o.Default, o.Train, o.Costs); err != nil {
+		return nil, RuleNote{}, err
+	}
+	rt.Best = route.BestSingle(ref, rt.Candidates)
+	var spec string
+	switch rt.Rule() {
+	case "min-p":
+		spec = fmt.Sprintf("min-p?p=%g", rt.MinP)
+	case "lambda":
+		spec = route.Rule{Name: route.RuleLambda, Param: rt.Lambda}.String()
+	case "margin":
+		spec = route.Rule{Name: route.RuleMargin, Param: rt.Margin}.String() + " (default model " + ck.Model.Models[rt.Default] + ")"
+	default:
+		spec = route.RuleMaxP
+	}
+	if o.Shortlist > 0 {
+		spec += fmt.Sprintf(" among the %d best models", o.Shortlist)
+	}
+	return rt, RuleNote{Rule: spec, Why: "given by the flags"}, nil
 }
 
 // setDomain gives rt the checkpoint's out-of-domain reference (none for a
-// checkpoint written before jeirt kept one) and, as the model for
-// out-of-domain queries, the candidate with the highest mean predicted P.
+// checkpoint written before jeirt kept one); such queries go to rt.Best.
 func setDomain(ck *checkpoint.Checkpoint, rt *route.Router, keep bool) error {
 	dom, err := checkpoint.LoadDomain(ck.Dir)
 	if err != nil {
@@ -66,11 +174,10 @@ func setDomain(ck *checkpoint.Checkpoint, rt *route.Router, keep bool) error {
 		return fmt.Errorf("%s: the out-of-domain reference has width %d, the encoder %d", ck.Dir, dom.Dim, ck.Model.InputDim)
 	}
 	rt.Domain, rt.KeepOutOfDomain = dom, keep
-	rt.Best = route.BestSingle(route.MeanPredictedP(ck.Model), rt.Candidates)
 	return nil
 }
 
-// baseRouter checks Models, Costs, MinP and Lambda against the checkpoint.
+// baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
 func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*route.Router, error) {
 	m := ck.Model
 	rt := &route.Router{Model: m, MinP: minP, Lambda: lambda}
@@ -120,11 +227,10 @@ func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, mi
 	return rt, nil
 }
 
-// setReference applies the rules that rank models by a reference score (the
-// accuracy on the Train responses, else the highest mean predicted P over
-// the checkpoint's questions): Shortlist keeps rt's T best candidates, and
-// Margin sets δ and the default model (Default, else the best candidate).
-func setReference(ck *checkpoint.Checkpoint, rt *route.Router, margin float64, shortlist int, defaultName, trainPath string, trainRO read.Options, costsPath string) error {
+// setReference applies the rules that rank models by the reference score
+// ref: --shortlist keeps rt's T best candidates, and --margin sets δ and
+// the default model (--default, else the best candidate).
+func setReference(ck *checkpoint.Checkpoint, rt *route.Router, ref []float64, margin float64, shortlist int, defaultName, trainPath, costsPath string) error {
 	if shortlist < 0 {
 		return model.FieldErrorf("Shortlist", "route: {Shortlist} %d must not be negative", shortlist)
 	}
@@ -133,7 +239,7 @@ func setReference(ck *checkpoint.Checkpoint, rt *route.Router, margin float64, s
 	}
 	if margin == 0 && shortlist == 0 {
 		if trainPath != "" {
-			return model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin} or {Shortlist}; it needs one of them")
+			return model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or the checkpoint's default rule, not for {Costs} alone")
 		}
 		return nil
 	}
@@ -147,13 +253,6 @@ func setReference(ck *checkpoint.Checkpoint, rt *route.Router, margin float64, s
 		return model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
 	}
 	m := ck.Model
-	ref := route.MeanPredictedP(m)
-	if trainPath != "" {
-		var err error
-		if ref, err = TrainReference(m, trainPath, trainRO); err != nil {
-			return err
-		}
-	}
 	if shortlist > 0 {
 		rt.Candidates = route.Shortlist(ref, rt.Candidates, shortlist)
 	}
@@ -203,8 +302,13 @@ func TrainBenchmarkReference(m *model.JEIRT, path string, ro read.Options) (map[
 	if err != nil {
 		return nil, err
 	}
+	return BenchmarkReference(m, tr), nil
+}
+
+// BenchmarkReference is TrainBenchmarkReference of responses in memory.
+func BenchmarkReference(m *model.JEIRT, tr *model.Responses) map[string][]float64 {
 	if tr.ItemGroup == nil {
-		return nil, nil
+		return nil
 	}
 	right, seen := map[string][]float64{}, map[string][]float64{}
 	for c := range tr.Label {
@@ -229,15 +333,7 @@ func TrainBenchmarkReference(m *model.JEIRT, path string, ro read.Options) (map[
 		}
 		out[g] = ref
 	}
-	return out, nil
-}
-
-// MarginNote describes the margin rule for the summary line.
-func MarginNote(m *model.JEIRT, rt *route.Router) string {
-	if rt.Rule() != "margin" {
-		return ""
-	}
-	return fmt.Sprintf(" (default %s, margin %g)", m.Models[rt.Default], rt.Margin)
+	return out
 }
 
 func indexOfName(names []string, name string) int {

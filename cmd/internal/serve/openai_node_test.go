@@ -80,7 +80,7 @@ func TestOpenAINodeClient(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	q := "Fix the off-by-one error in the pagination helper"
-	if strings.Join(got.Models, " ") != "router router:max-p router:shortlist router:margin?delta=0.05 big mid small" || got.Retrieved != "router" {
+	if strings.Join(got.Models, " ") != "router router:best-single router:max-p router:shortlist router:margin?delta=0.05 big mid small" || got.Retrieved != "router" {
 		t.Errorf("models.list(): %v, retrieve: %q", got.Models, got.Retrieved)
 	}
 	if got.Chat.Model != "big-upstream" || got.Chat.Content != "echo from big-upstream: "+q {

@@ -28,6 +28,7 @@ type RouterRule struct {
 // RouterRules are the rules of jeirt route, in the order GET /v1/models
 // lists them.
 var RouterRules = []RouterRule{
+	{Name: "best-single"},
 	{Name: "max-p"},
 	{Name: "shortlist", Params: map[string]string{"k": "shortlist"}},
 	{Name: "margin", Params: map[string]string{"delta": "margin", "default": "default"}},
@@ -43,9 +44,10 @@ const DefaultShortlist = 3
 // ParseRouterModel reads a chat request's model name. It reports router
 // false for a name that is not "router" or "router:..." (a model to send
 // the request to directly). "router" alone gives the zero RouteParams: the
-// rule the server infers (see RouteParams). Errors are requestErrors on the
+// checkpoint's recorded default rule (see RouteParams and GET /v1/router). Errors are requestErrors on the
 // field "model" naming the rule or parameter at fault.
 //
+//	router:best-single            the best model by training accuracy, always
 //	router:max-p                  the highest P
 //	router:shortlist?k=3          the highest P among the 3 models with the highest mean P (k: 3)
 //	router:margin?delta=0.05      the default model unless another's P beats it by delta (default=NAME)

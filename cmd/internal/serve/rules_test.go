@@ -33,7 +33,7 @@ func TestParseRouterModel(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, msg string }{
-		{"router:best", `unknown rule "best": want router or router:<rule> with rule max-p, shortlist, margin, min-p or lambda`},
+		{"router:best", `unknown rule "best": want router or router:<rule> with rule best-single, max-p, shortlist, margin, min-p or lambda`},
 		{"router:shortlist?t=3", `rule shortlist has no parameter "t" (it takes k)`},
 		{"router:margin?delta=0.1&x=1", `rule margin has no parameter "x" (it takes k, default, delta)`},
 		{"router:shortlist?k=0", "k=0: want a whole number of models, at least 1"},
@@ -78,6 +78,7 @@ func TestChatReachesEveryRule(t *testing.T) {
 	f := newFixture(t, Settings{Costs: "-", Upstreams: allUpstreams(t)})
 	for _, c := range []struct{ name, model string }{
 		{"router", "mid"}, // costs: min-p 0.7
+		{"router:best-single", "big"},
 		{"router:max-p", "big"},
 		{"router:shortlist", "big"},
 		{"router:shortlist?k=1", "big"},
@@ -128,7 +129,7 @@ func TestOpenAIModelList(t *testing.T) {
 			t.Errorf("entry %+v", m)
 		}
 	}
-	want := "router router:max-p router:shortlist router:margin?delta=0.05 router:min-p router:lambda?lambda=0.011 big mid small"
+	want := "router router:best-single router:max-p router:shortlist router:margin?delta=0.05 router:min-p router:lambda?lambda=0.011 big mid small"
 	if code != 200 || list.Object != "list" || strings.Join(ids, " ") != want {
 		t.Errorf("GET /v1/models: %d %s\nids %v\nwant %s", code, body, ids, want)
 	}
@@ -146,7 +147,7 @@ func TestOpenAIModelList(t *testing.T) {
 		Models []ModelInfo
 		Router []string
 	}](t, body)
-	if code != 200 || len(rich.Models) != 3 || rich.Models[0].Upstream == "" || len(rich.Router) != 6 {
+	if code != 200 || len(rich.Models) != 3 || rich.Models[0].Upstream == "" || len(rich.Router) != 7 {
 		t.Errorf("GET /v1/jeirt/models: %d %s", code, body)
 	}
 	// Without costs the cost rules are not listed.

@@ -568,7 +568,7 @@ func TestOutOfDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0)
+	dom, err := checkpoint.NewDomain(append(x[0], x[1]...), 8, nil, 0.5) // two questions: a rate of 1/3 or more flags anything
 	if err != nil {
 		t.Fatal(err)
 	}

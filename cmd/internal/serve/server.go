@@ -99,6 +99,7 @@ func New(s Settings) (*Server, error) {
 		return nil, err
 	}
 	st.ck.LogWarnings(s.Log)
+	s.Log.Printf("serve: %s", st.routerLine())
 	srv := &Server{set: s, metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
@@ -142,7 +143,7 @@ func (s *Server) Reload() error {
 	s.cur.Store(st)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
 	s.metrics.models.Set(float64(st.model().NumModels()))
-	s.set.Log.Printf("serve: reloaded %s (%d models, %d items)", dir, st.model().NumModels(), st.model().NumItems())
+	s.set.Log.Printf("serve: reloaded %s (%d models, %d items); %s", dir, st.model().NumModels(), st.model().NumItems(), st.routerLine())
 	return nil
 }
 
@@ -163,6 +164,7 @@ func (s *Server) routes() {
 	handle("GET /v1/models", "models", false, s.models)
 	handle("GET /v1/models/{id...}", "models", false, s.modelByID)
 	handle("GET /v1/jeirt/models", "jeirt-models", false, s.jeirtModels)
+	handle("GET /v1/router", "router", false, s.router)
 	handle("POST /v1/models", "onboard", true, s.onboard)
 	handle("POST /v1/chat/completions", "chat", false, s.chat)
 	handle("POST /admin/reload", "reload", true, s.reload)

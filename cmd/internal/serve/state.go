@@ -26,6 +26,7 @@ type state struct {
 	encMu  *sync.Mutex // serialises Encode for encoders not known to be safe for concurrent use
 	costs  []float64   // per row of M; nil without costs (NaN: a model without a price)
 	ref    []float64   // mean predicted P over the checkpoint's questions (route.MeanPredictedP)
+	rank   []float64   // what ranks the models for routing (route.Reference: the recorded training accuracies, else ref)
 	index  map[string]int
 	loaded time.Time
 	// domain is the checkpoint's out-of-domain reference (nil for a
@@ -50,6 +51,10 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
+	st.rank = st.ref
+	if ck.Manifest.Routing != nil {
+		st.rank = route.Reference(ck)
+	}
 	if st.domain, err = checkpoint.LoadDomain(dir); err != nil {
 		return nil, err
 	}
@@ -107,19 +112,22 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 }
 
 // RouteParams are the routing settings of one request; their zero value is
-// the rule jeirt route applies without flags: the highest P among all models,
-// or, when the server has costs, the cheapest model with P ≥ 0.7.
+// the rule jeirt route applies without flags: the checkpoint's recorded
+// default rule, or, for a checkpoint without one, the highest P among all
+// models (with server costs, the cheapest model with P ≥ 0.7).
 type RouteParams struct {
-	// Rule is "max-p", "shortlist" (max-p among the Shortlist best models,
+	// Rule is "default" (the checkpoint's recorded rule), "best-single",
+	// "max-p", "shortlist" (max-p among the Shortlist best models,
 	// DefaultShortlist of them when Shortlist is 0), "min-p", "lambda" or
-	// "margin"; "" infers it from the other fields as jeirt route infers it
-	// from its flags.
+	// "margin"; "" is the default without other fields, else inferred from
+	// them as jeirt route infers it from its flags.
 	Rule   string   `json:"rule,omitempty"`
 	MinP   *float64 `json:"min_p,omitempty"`
 	Lambda *float64 `json:"lambda,omitempty"`
 	Margin *float64 `json:"margin,omitempty"`
-	// Shortlist keeps the T models with the highest mean predicted P over the
-	// checkpoint's questions (jeirt route --shortlist without --data).
+	// Shortlist keeps the T models with the best recorded training accuracy
+	// (else the highest mean predicted P over the checkpoint's questions;
+	// jeirt route --shortlist without --data).
 	Shortlist int `json:"shortlist,omitempty"`
 	// Models restricts the candidates; nil means all (with a cost rule, all
 	// that have a price).
@@ -129,7 +137,8 @@ type RouteParams struct {
 	Default string `json:"default,omitempty"`
 	// KeepOutOfDomain keeps the rule's choice for a query unlike every
 	// training question (it is still flagged); by default such a query goes
-	// to the candidate with the highest mean predicted P.
+	// to the candidate ranked first (the best recorded training accuracy,
+	// else the highest mean predicted P).
 	KeepOutOfDomain bool `json:"keep_out_of_domain,omitempty"`
 }
 
@@ -139,6 +148,9 @@ type RouteParams struct {
 // naming the field.
 func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
 	m := st.model()
+	if p.usesDefault() && (p.Rule == "default" || st.ck.Manifest.Routing != nil) {
+		return st.defaultRouter(p, allowed)
+	}
 	rule := p.Rule
 	if rule == "" {
 		switch {
@@ -156,6 +168,8 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 	costRule := false
 	switch rule {
 	case "max-p":
+	case "best-single":
+		rt.Margin = math.Inf(1)
 	case "shortlist":
 		rule = "max-p"
 		if p.Shortlist == 0 {
@@ -182,7 +196,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 		rt.Margin = *p.Margin
 	default:
-		return nil, badField("rule", "unknown rule %q: want %s", rule, ruleNames())
+		return nil, badField("rule", "unknown rule %q: want default, %s", rule, ruleNames())
 	}
 	if costRule && st.costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
@@ -235,12 +249,15 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		}
 	}
 	if p.Shortlist > 0 {
-		rt.Candidates = route.Shortlist(st.ref, rt.Candidates, p.Shortlist)
+		rt.Candidates = route.Shortlist(st.rank, rt.Candidates, p.Shortlist)
 	}
 	if costRule {
 		rt.Costs = st.costs
 	}
-	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.ref, rt.Candidates), p.KeepOutOfDomain
+	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.rank, rt.Candidates), p.KeepOutOfDomain
+	if rule == "best-single" {
+		rt.Default = rt.Best
+	}
 	if rule == "margin" {
 		if p.Default != "" {
 			i, ok := st.index[p.Default]
@@ -249,7 +266,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 			}
 			rt.Default = i
 		} else {
-			rt.Default = route.BestSingle(st.ref, rt.Candidates)
+			rt.Default = route.BestSingle(st.rank, rt.Candidates)
 		}
 	}
 	if err := rt.Check(); err != nil {

@@ -18,10 +18,12 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // Config is a `jeirt train` run: where the responses come from, how they are
@@ -34,6 +36,7 @@ type Config struct {
 	Encoder EncoderConfig `yaml:"encoder" json:"encoder"`
 	Model   ModelConfig   `yaml:"model" json:"model"`
 	Train   TrainConfig   `yaml:"train" json:"train"`
+	Route   RouteConfig   `yaml:"route" json:"route"`
 	// Output is the checkpoint folder to write. Required.
 	Output string `yaml:"output" json:"output"`
 
@@ -117,6 +120,44 @@ type TrainConfig struct {
 	Batching    string  `yaml:"batching" json:"batching"`         // by-question|per-pair; default by-question
 }
 
+// RouteConfig is how jeirt train chooses the checkpoint's default routing
+// rule (the rule jeirt route, route eval and serve apply when none is asked
+// for) and calibrates its out-of-domain check.
+type RouteConfig struct {
+	// Folds is K of the K-fold cross-validation over the training
+	// questions that scores best-single, max-p, the shortlists, the margins
+	// and (with costs) the λ rules (route.CrossValidation); 0 skips it and
+	// records best-single. Default 5.
+	Folds int `yaml:"folds" json:"folds"`
+	// Repeats is how many times the questions are dealt into folds anew;
+	// each question's outcome is its mean over the repeats. Default 1.
+	Repeats int `yaml:"repeats" json:"repeats"`
+	// Guard is what a rule must beat best-single by to be chosen: se (its
+	// standard error) or reality-check (the same level for the best of all
+	// candidates, by resampling the questions; route.Choose). Default se.
+	Guard string `yaml:"guard" json:"guard"`
+	// Refit is how each fold's model is trained, always from scratch on the
+	// other folds' questions: best-epoch (default) for the main run's best
+	// epoch count with no validation, so the K folds cost about
+	// (K−1)·best/(best+patience) main runs; early-stop as the main run,
+	// early stopping on its validation cells of the questions outside the
+	// fold (about K−1 main runs).
+	Refit string `yaml:"refit" json:"refit"`
+	// FalseFlagRate is the stated false-flag rate of the out-of-domain
+	// check: the conformal threshold flags at most this share of new
+	// questions like the training ones. Default 0.05.
+	FalseFlagRate float64 `yaml:"false_flag_rate" json:"false_flag_rate"`
+	// Costs is an optional model,cost CSV: the λ rules become candidates
+	// and the prices are recorded with the rule.
+	Costs string `yaml:"costs" json:"costs,omitempty"`
+}
+
+// Refit modes of RouteConfig.
+const (
+	RefitBestEpoch = "best-epoch"
+	RefitEarlyStop = "early-stop"
+)
+
 // DefaultConfig returns a Config holding every default: the trainer's own
 // (jeirt.Trainer.WithDefaults, where they are written), and the config's
 // split, encoder and seeds.
@@ -129,6 +170,7 @@ func DefaultConfig() *Config {
 		Model:   ModelConfig{Dim: t.Dim, Hidden: 0, Dropout: t.Dropout},
 		Train: TrainConfig{Epochs: t.Epochs, BatchSize: t.BatchSize, LR: t.LR, WeightDecay: t.WeightDecay, Gamma: t.Gamma,
 			Patience: t.Patience, Seed: 42, Device: backend.Auto, Batching: t.Batching},
+		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardSE, Refit: RefitBestEpoch, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
 		Source: "config",
 	}
 }
@@ -156,7 +198,7 @@ func (c *Config) applyPreset(name string) error {
 }
 
 // PathKeys are the config keys resolved against the config file's folder when relative.
-var PathKeys = []string{"data.responses", "data.items", "data.train", "data.val", "data.test", "encoder.cache", "output"}
+var PathKeys = []string{"data.responses", "data.items", "data.train", "data.val", "data.test", "encoder.cache", "route.costs", "output"}
 
 // LoadConfig reads a YAML config on top of DefaultConfig. Unknown keys are errors
 // naming the key and line; every value is validated; relative paths are resolved
@@ -167,6 +209,24 @@ func LoadConfig(path string) (*Config, error) { return LoadConfigSet(path, nil) 
 // them) applied before the config is validated, so an override can supply
 // or fix a key the file gets wrong.
 func LoadConfigSet(path string, overrides []string) (*Config, error) {
+	c, err := ReadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetAll(overrides); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ReadConfig reads a YAML config on top of DefaultConfig and resolves its
+// relative paths against the file's folder, without validating it: for a
+// caller that sets keys of its own (jeirt route eval --splits sets the data
+// and the split) before Validate.
+func ReadConfig(path string) (*Config, error) {
 	raw, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "a config")
 	if err != nil {
 		return nil, err
@@ -176,12 +236,6 @@ func LoadConfigSet(path string, overrides []string) (*Config, error) {
 		return nil, err
 	}
 	c.resolvePaths(filepath.Dir(path))
-	if err := c.SetAll(overrides); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
 	return c, nil
 }
 
@@ -340,7 +394,7 @@ func (c *Config) resolvePaths(base string) {
 // file itself, its data files, its encoder's files and its encoder cache
 // (for the output rule, model.CheckOutput).
 func (c *Config) Inputs() []string {
-	in := []string{c.Data.Responses, c.Data.Items, c.Data.Train, c.Data.Val, c.Data.Test, c.Encoder.Cache}
+	in := []string{c.Data.Responses, c.Data.Items, c.Data.Train, c.Data.Val, c.Data.Test, c.Encoder.Cache, c.Route.Costs}
 	if fi, err := os.Stat(c.Source); err == nil && !fi.IsDir() {
 		in = append(in, c.Source)
 	}
@@ -559,6 +613,22 @@ func (c *Config) Validate() error {
 	}
 	if !oneOf(t.Batching, "by-question", "per-pair") {
 		return bad("train.batching", "must be by-question or per-pair, got %q", t.Batching)
+	}
+	r := c.Route
+	if r.Folds < 0 || r.Folds == 1 {
+		return bad("route.folds", "must be 0 (no cross-validation) or at least 2, got %d", r.Folds)
+	}
+	if r.Repeats < 1 {
+		return bad("route.repeats", "must be >= 1, got %d", r.Repeats)
+	}
+	if !oneOf(r.Guard, route.GuardSE, route.GuardRealityCheck) {
+		return bad("route.guard", "must be %s or %s, got %q", route.GuardSE, route.GuardRealityCheck, r.Guard)
+	}
+	if !oneOf(r.Refit, RefitBestEpoch, RefitEarlyStop) {
+		return bad("route.refit", "must be %s or %s, got %q", RefitBestEpoch, RefitEarlyStop, r.Refit)
+	}
+	if !(r.FalseFlagRate > 0 && r.FalseFlagRate < 1) {
+		return bad("route.false_flag_rate", "must be in (0, 1), got %v", r.FalseFlagRate)
 	}
 	if strings.TrimSpace(c.Output) == "" {
 		return bad("output", "must be set (the checkpoint folder to write)")

@@ -55,7 +55,12 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: 1000000000\n", "config.yaml: model.dim: must be in [1, 65536], got 1000000000"},
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  hidden: 2000000000\n", "config.yaml: model.hidden: must be in [0, 65536]"},
 		{"data: {responses: r.csv}\noutput: o\ntrain:\n  lrr: 1\n", "config.yaml:4: unknown key train.lrr (known keys here: batch_size, batching, device, epochs, gamma, lr, patience, preset, seed, step, weight_decay)"},
-		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, split, train)"},
+		{"data: {responses: r.csv}\noutput: o\nsplits: {}\n", "config.yaml:3: unknown key splits (known keys here: data, encoder, model, output, route, split, train)"},
+		{"data: {responses: r.csv}\noutput: o\nroute: {folds: 1}\n", "config.yaml: route.folds: must be 0 (no cross-validation) or at least 2, got 1"},
+		{"data: {responses: r.csv}\noutput: o\nroute: {refit: warm}\n", "config.yaml: route.refit: must be best-epoch or early-stop, got \"warm\""},
+		{"data: {responses: r.csv}\noutput: o\nroute: {false_flag_rate: 0}\n", "config.yaml: route.false_flag_rate: must be in (0, 1), got 0"},
+		{"data: {responses: r.csv}\noutput: o\nroute: {guard: strict}\n", "config.yaml: route.guard: must be se or reality-check, got \"strict\""},
+		{"data: {responses: r.csv}\noutput: o\nroute: {repeats: 0}\n", "config.yaml: route.repeats: must be >= 1, got 0"},
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4:8: model.dim: cannot unmarshal !!str `big` into int"},
 		// Flow style: the error names the value's own key and column, not
 		// the last key of the line.
@@ -114,7 +119,7 @@ func TestConfigSet(t *testing.T) {
 func TestJEIRTZeroIsDefaultConfig(t *testing.T) {
 	const inputDim = 384
 	zero := jeirt.Trainer{}.WithDefaults(inputDim)
-	def := DefaultConfig().trainer("").WithDefaults(inputDim)
+	def := DefaultConfig().Trainer("").WithDefaults(inputDim)
 	if zero.Dropout != def.Dropout || zero.WeightDecay != def.WeightDecay || zero.Patience != def.Patience ||
 		zero.Dim != def.Dim || zero.Hidden != def.Hidden || zero.Epochs != def.Epochs || zero.BatchSize != def.BatchSize ||
 		zero.LR != def.LR || zero.Gamma != def.Gamma || zero.Batching != def.Batching {

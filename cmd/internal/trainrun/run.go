@@ -21,6 +21,7 @@ import (
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // RunOptions are the settings of RunJEIRT that are not part of the config.
@@ -50,8 +51,8 @@ type Result struct {
 	Checkpoint *checkpoint.Checkpoint
 }
 
-// trainer is the config's JE-IRT training on device (a resolved device).
-func (c *Config) trainer(device string) jeirt.Trainer {
+// Trainer is the config's JE-IRT training on device (a resolved device).
+func (c *Config) Trainer(device string) jeirt.Trainer {
 	// The config says every value; JEIRT's zero values are defaults, so a
 	// configured 0 (none) is passed as negative.
 	none := func(v float64) float64 {
@@ -133,7 +134,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	}
 	// The encoder vectors and the parameter tables, estimated before
 	// either is made.
-	tr := cfg.trainer(device)
+	tr := cfg.Trainer(device)
 	tr.MaxMemory = opt.MaxMemory
 	if err := tr.CheckMemory(enc.Dim(), trainR.NumModels(), all.NumItems(), 4*int64(all.NumItems())*int64(enc.Dim())); err != nil {
 		return nil, err
@@ -198,10 +199,15 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			Encoder: encInfo,
 			Model:   checkpoint.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
-	dom, err := trainingDomain(trainR, features, enc.Dim())
+	if cfg.Route.Folds > 0 && !fit.Interrupted {
+		log.Printf("routing: choosing the default routing rule (route.folds: 0 skips it; Ctrl-C keeps the trained model and records best-single)")
+	}
+	routing, dom, err := Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), log)
 	if err != nil {
 		return nil, err
 	}
+	ck.Manifest.Routing = routing
+	log.Printf("routing: default rule %s: %s", route.Recorded(routing), routing.Why)
 	// write puts the checkpoint with met into cfg.Output; replace is true
 	// for the second write of a run, which adds the baselines.
 	write := func(replace bool) error {
@@ -605,24 +611,4 @@ func holdList(s string) []string {
 		}
 	}
 	return out
-}
-
-// trainingDomain is the out-of-domain reference of a checkpoint: the encoder
-// vectors (features, NumItems x dim) of the items with training cells in
-// trainR. It is nil when fewer than two items were trained on.
-func trainingDomain(trainR *model.Responses, features []float32, dim int) (*checkpoint.Domain, error) {
-	seen := make([]bool, trainR.NumItems())
-	for _, j := range trainR.Item {
-		seen[j] = true
-	}
-	var rows []int
-	for j, ok := range seen {
-		if ok {
-			rows = append(rows, j)
-		}
-	}
-	if len(rows) < 2 {
-		return nil, nil
-	}
-	return checkpoint.NewDomain(features, dim, rows, 0)
 }

@@ -265,3 +265,84 @@ func writeSynth(t *testing.T, dir string, opt synth.Options) *model.Responses {
 	}
 	return r
 }
+
+// jeirt train records the default rule its routing cross-validation chose,
+// the figures of every candidate and the out-of-domain threshold in the
+// manifest; they come back from the checkpoint, agree with its domain file,
+// and route.folds: 0 records best-single without cross-validating.
+func TestRunRecordsRouting(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 12, Items: 120, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.WriteLongCSV(filepath.Join(dir, "responses.csv"), r)
+	read.WriteItemsCSV(filepath.Join(dir, "items.csv"), r)
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(`
+data: {responses: responses.csv, items: items.csv}
+split: {by: item}
+encoder: {spec: "hash:32"}
+model: {dim: 4}
+train: {epochs: 3, batch_size: 256}
+route: {folds: 3, false_flag_rate: 0.1}
+output: ckpt
+`), 0o644)
+	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	if _, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), NoBaselines: true}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := checkpoint.Load(filepath.Join(dir, "ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := ck.Manifest.Routing
+	if rt == nil || rt.CV == nil {
+		t.Fatalf("no routing recorded: %+v\n%s", rt, log.String())
+	}
+	// 120 items by item: 96 training questions, 3 folds of 32.
+	if rt.CV.Folds != 3 || rt.CV.Completed != 3 || rt.CV.Questions != 96 || len(rt.CV.Rules) != 1+4+5+1 || rt.CV.Rules[0].Rule != "best-single" {
+		t.Errorf("cv: %+v", rt.CV)
+	}
+	if len(rt.TrainAccuracy) != 12 || rt.Fallback == "" || rt.TrainAccuracy[rt.Fallback] < slicesMax(rt.TrainAccuracy) {
+		t.Errorf("fallback %q is not the best by training accuracy: %v", rt.Fallback, rt.TrainAccuracy)
+	}
+	chosen := false
+	for _, s := range rt.CV.Rules {
+		if s.Rule == rt.Rule && (s.Param == nil) == (rt.Param == nil) && (s.Param == nil || *s.Param == *rt.Param) {
+			chosen = true
+		}
+	}
+	if !chosen || !strings.Contains(log.String(), "routing: default rule ") {
+		t.Errorf("rule %s %v not among the candidates, or not said:\n%s", rt.Rule, rt.Param, log.String())
+	}
+	dom, err := checkpoint.LoadDomain(ck.Dir)
+	if err != nil || dom == nil {
+		t.Fatal(err)
+	}
+	if o := rt.OutOfDomain; o == nil || o.FalseFlagRate != 0.1 || o.Threshold != dom.Threshold || o.Calibration != 96 || dom.FalseFlagRate != 0.1 {
+		t.Errorf("out of domain: manifest %+v, file rate %v threshold %v", o, dom.FalseFlagRate, dom.Threshold)
+	}
+	cfg.Route.Folds, cfg.Output = 0, filepath.Join(dir, "ckpt0")
+	if _, err := Run(context.Background(), cfg, Options{NoBaselines: true}); err != nil {
+		t.Fatal(err)
+	}
+	ck0, err := checkpoint.Load(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := ck0.Manifest.Routing; rt.Rule != "best-single" || rt.CV != nil || !strings.Contains(rt.Why, "route.folds: 0") {
+		t.Errorf("folds 0: %+v", rt)
+	}
+}
+
+func slicesMax(m map[string]float64) float64 {
+	best := math.Inf(-1)
+	for _, v := range m {
+		best = math.Max(best, v)
+	}
+	return best
+}

@@ -1,0 +1,127 @@
+package checkpoint
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Routing is the manifest's "routing" block: the rule jeirt route, route
+// eval and serve apply when none is asked for, why it was chosen, the
+// figures it was chosen on, and the out-of-domain check. jeirt train writes
+// it; a checkpoint written before it existed has none (its commands route
+// by the highest P, as they did then).
+type Routing struct {
+	// Rule is the default rule: best-single, max-p, shortlist, margin or
+	// lambda; Param is its parameter (shortlist T, margin δ, λ), absent
+	// for best-single and max-p.
+	Rule  string   `json:"rule"`
+	Param *float64 `json:"param,omitempty"`
+	// Why says why Rule is the default, in one clause ("the highest
+	// accuracy in 5-fold cross-validation ...").
+	Why string `json:"why"`
+	// Fallback is the best single model (the highest training accuracy):
+	// best-single's choice, the margin rule's default model, and the model
+	// an out-of-domain query goes to.
+	Fallback string `json:"fallback"`
+	// TrainAccuracy is each model's accuracy on the training cells, the
+	// ranking of best-single, the shortlist and the margin's default model.
+	// A model added later (jeirt add-model) has none and ranks last.
+	TrainAccuracy map[string]float64 `json:"train_accuracy"`
+	// Costs is each model's price when the rules were scored with costs
+	// (the λ rule needs them); nil otherwise.
+	Costs map[string]float64 `json:"costs,omitempty"`
+	// CV is the cross-validation the rule was chosen by (nil when it was
+	// not run).
+	CV *RoutingCV `json:"cv,omitempty"`
+	// OutOfDomain is the check of domain.safetensors, as it was set.
+	OutOfDomain *OutOfDomain `json:"out_of_domain,omitempty"`
+}
+
+// RoutingCV is the K-fold cross-validation over the training questions
+// that chose Routing.Rule.
+type RoutingCV struct {
+	Folds     int    `json:"folds"`     // K
+	Repeats   int    `json:"repeats"`   // deals of the questions into K folds
+	Completed int    `json:"completed"` // folds scored, over all repeats (fewer than Folds·Repeats when interrupted)
+	Questions int    `json:"questions"` // training questions held out once each
+	Seed      int64  `json:"seed"`
+	Refit     string `json:"refit"` // how each fold's model was trained
+	Guard     string `json:"guard"` // what a rule had to beat best-single by: se or reality-check
+	// Rules holds every candidate's figures, best-single first.
+	Rules []RuleScore `json:"rules"`
+}
+
+// RuleScore is one candidate rule's cross-validated figures.
+type RuleScore struct {
+	Rule  string   `json:"rule"`
+	Param *float64 `json:"param,omitempty"`
+	// Accuracy is the mean over the held-out questions of the chosen
+	// model's label, AccuracySE its standard error.
+	Accuracy   float64 `json:"accuracy"`
+	AccuracySE float64 `json:"accuracy_se"`
+	// VsBestSingle is Accuracy minus best-single's, VsBestSingleSE the
+	// standard error of that paired difference over the questions.
+	VsBestSingle   float64 `json:"vs_best_single"`
+	VsBestSingleSE float64 `json:"vs_best_single_se"`
+	// Wins and Losses count the folds where the rule beat or lost to
+	// best-single.
+	Wins   int `json:"wins"`
+	Losses int `json:"losses"`
+	// MeanCost is the mean price of the chosen models (with costs).
+	MeanCost *float64 `json:"mean_cost,omitempty"`
+}
+
+// OutOfDomain is the calibrated out-of-domain check: a query farther, in
+// cosine distance of the encoder vectors, from every reference question
+// than Threshold is out of domain; Threshold is the conformal quantile at
+// FalseFlagRate of Calibration held-out training questions (see Domain).
+type OutOfDomain struct {
+	FalseFlagRate float64 `json:"false_flag_rate"`
+	Threshold     float64 `json:"threshold"`
+	Calibration   int     `json:"calibration"`
+	Reference     int     `json:"reference"` // reference questions kept in domain.safetensors
+}
+
+// RoutingRules are the rule names a Routing may record.
+var RoutingRules = []string{"best-single", "max-p", "shortlist", "margin", "lambda"}
+
+// Check reports a routing block that no command could apply to a
+// checkpoint with models: an unknown rule, a parameter missing, out of range
+// or given to a rule without one, a fallback or an accuracy of an unknown
+// model, a non-finite figure.
+func (r *Routing) Check(models []string) error {
+	if !slices.Contains(RoutingRules, r.Rule) {
+		return fmt.Errorf("routing.rule %q: want one of %v", r.Rule, RoutingRules)
+	}
+	hasParam := r.Rule == "shortlist" || r.Rule == "margin" || r.Rule == "lambda"
+	switch {
+	case hasParam && r.Param == nil:
+		return fmt.Errorf("routing.param: rule %s needs one", r.Rule)
+	case !hasParam && r.Param != nil:
+		return fmt.Errorf("routing.param: rule %s has none", r.Rule)
+	case r.Param != nil && !(*r.Param >= 0):
+		return fmt.Errorf("routing.param %v must be a non-negative number", *r.Param)
+	case r.Rule == "shortlist" && (*r.Param < 1 || *r.Param != math.Trunc(*r.Param)):
+		return fmt.Errorf("routing.param %v: a shortlist is a whole number of models", *r.Param)
+	case r.Rule == "lambda" && len(r.Costs) == 0:
+		return fmt.Errorf("routing.costs: rule lambda needs the models' prices")
+	}
+	if !slices.Contains(models, r.Fallback) {
+		return fmt.Errorf("routing.fallback %q is not a model of the checkpoint", r.Fallback)
+	}
+	for _, m := range []map[string]float64{r.TrainAccuracy, r.Costs} {
+		for name, v := range m {
+			if !slices.Contains(models, name) {
+				return fmt.Errorf("routing: %q is not a model of the checkpoint", name)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return fmt.Errorf("routing: model %q has the value %v, want a finite number >= 0", name, v)
+			}
+		}
+	}
+	if o := r.OutOfDomain; o != nil && !(o.FalseFlagRate > 0 && o.FalseFlagRate < 1 && o.Threshold >= 0 && o.Threshold <= MaxDistance) {
+		return fmt.Errorf("routing.out_of_domain: rate %v and threshold %v, want a rate in (0, 1) and a threshold in [0, %v]", o.FalseFlagRate, o.Threshold, MaxDistance)
+	}
+	return nil
+}
