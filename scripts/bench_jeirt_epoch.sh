@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/jeirt-bench-embedllm}
-PEERS=../shared/bench/peers
+PEERS=$(pwd)/../shared/bench/peers # absolute: run_time runs in $WORK
 PY=/usr/bin/python3
 mkdir -p "$WORK"
 

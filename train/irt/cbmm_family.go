@@ -254,14 +254,23 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		clear(acc)
 	}
 	var prod [maxProdWeight + 1]float64
+	// The vector path's products in 4 lanes per trial count: a set of one
+	// trial count (graded scores: every cell n = 1) would otherwise be one
+	// chain of dependent multiplies, a multiply's latency per cell.
+	var lanes [maxProdWeight + 1][4]float64
 	for n := range prod {
 		prod[n] = 1
+		lanes[n] = [4]float64{1, 1, 1, 1}
 	}
 	flush := func() {
 		for n := 1; n <= maxProdWeight; n++ {
 			if prod[n] != 1 {
 				loss += float64(n) * math.Log(prod[n])
 				prod[n] = 1
+			}
+			if l := &lanes[n]; *l != [4]float64{1, 1, 1, 1} {
+				loss += float64(n) * math.Log((l[0]*l[1])*(l[2]*l[3]))
+				*l = [4]float64{1, 1, 1, 1}
 			}
 		}
 	}
@@ -288,7 +297,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 			loss += s.Linear
 			for k, qk := range q {
 				if n := int(wt[k]); n <= maxProdWeight {
-					prod[n] *= qk
+					lanes[n][counted&3] *= qk
 				} else {
 					loss += float64(wt[k]) * math.Log(qk)
 				}
