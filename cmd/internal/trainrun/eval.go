@@ -117,7 +117,7 @@ func checkpointCells(ck *checkpoint.Checkpoint) (train, val map[[2]string]bool, 
 	if len(ck.Manifest.Config) == 0 || json.Unmarshal(ck.Manifest.Config, &cfg) != nil {
 		return nil, nil, fmt.Errorf("the checkpoint records no training config")
 	}
-	trainR, valR, _, _, err := LoadSplits(&cfg)
+	trainR, valR, _, _, err := LoadSplits(&cfg, nil) // the training run said its warnings
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot re-read the training data: %w", err)
 	}

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	trainR, valR, testR, all, err := LoadSplits(cfg)
+	trainR, valR, testR, all, err := LoadSplits(cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -420,9 +420,17 @@ func splitName(cfg *Config) string {
 // LoadSplits reads the data a config names and returns its train, validation
 // and test cells plus all cells, sharing one list of models and items. By
 // model, the test cells are the held-out models' and the validation cells a
-// cell split of the other models' (split.val of all cells).
-func LoadSplits(cfg *Config) (trainR, valR, testR, all *model.Responses, err error) {
+// cell split of the other models' (split.val of all cells). warn receives
+// what looked wrong but was read (a matrix that looks transposed), in the
+// config's words; nil is silent.
+func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.Responses, err error) {
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded}
+	if warn != nil {
+		ro.Warn = func(format string, args ...any) {
+			// The reader names the flag; a config sets data.format.
+			warn.Printf("%s", strings.ReplaceAll(fmt.Sprintf(format, args...), "--format ", "data.format: "))
+		}
+	}
 	if cfg.Data.Responses != "" {
 		all, _, err = read.File(cfg.Data.Responses, ro)
 		if err != nil {

@@ -116,7 +116,7 @@ output: ckpt
 	}
 
 	// Score the test cells through the file reader and the reloaded checkpoint.
-	_, _, testR, _, err := LoadSplits(cfg)
+	_, _, testR, _, err := LoadSplits(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ output: ckpt
 	}
 	// The whole responses file: the training cells are counted and the rest
 	// (validation and test) scored apart.
-	trainR, valR, _, all, _ := LoadSplits(cfg)
+	trainR, valR, _, all, _ := LoadSplits(cfg, nil)
 	ev, err = EvalCheckpoint(context.Background(), ck, all, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -345,4 +345,30 @@ func slicesMax(m map[string]float64) float64 {
 		best = math.Max(best, v)
 	}
 	return best
+}
+
+// train says when its data look transposed, as the readers of the other
+// commands do, in the config's words (data.format, not --format).
+func TestLoadSplitsWarnsTransposed(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("model,20231010_rag_claude2,20240620_sweagent_gpt4o,llama-3.1-8b-instruct\n")
+	for j := 0; j < 20; j++ {
+		fmt.Fprintf(&b, "django__django-%d,1,0,%d\n", 11000+j, j%2)
+	}
+	p := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{}
+	cfg.Data.Responses = p
+	cfg.Split = SplitConfig{Val: 0.1, Test: 0.1, Seed: 1, By: "cell"}
+	var log strings.Builder
+	if _, _, _, _, err := LoadSplits(cfg, model.LogTo(&log)); err != nil {
+		t.Fatal(err)
+	}
+	got := log.String()
+	if !strings.Contains(got, "warning: "+p+": read as 20 models x 3 items") || !strings.Contains(got, "read it with data.format: wide-items") || strings.Contains(got, "--format") {
+		t.Errorf("log %q", got)
+	}
 }
