@@ -308,10 +308,11 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 			}
 			sw, st, stt, sy, sty = s.Trials, s.Theta, s.Theta2, s.Target, s.ThetaTarget
 		}
-		for k, cell := range cells {
-			if vector {
-				break
-			}
+		scalar := cells // the pure-Go level's loop; the vector pass did these cells
+		if vector {
+			scalar = nil
+		}
+		for k, cell := range scalar {
 			th := theta[cell>>1]
 			x := th*aj + bj
 			w, yb := float64(wt[k]), sc[k]
