@@ -86,8 +86,11 @@ type Report struct {
 	ItemTextUnknown int    // rows of the item-text file whose id is not an item of the responses
 
 	// Warning is what looked wrong but was read, "" when nothing did (also
-	// given to Options.Warn).
+	// given to Options.Warn), with the settings it suggests named as the
+	// command line names them; Warned is the same as a field error, for a
+	// caller that names its settings another way (a config's keys).
 	Warning string
+	Warned  *model.FieldError
 }
 
 // String renders the report as a few lines for people.
@@ -182,9 +185,10 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	if err := checkUTF8(path, r); err != nil {
 		return nil, rep, err
 	}
-	if w := transposedWarning(path, r, rep); w != "" {
-		rep.Warning = w
-		opt.Warn.Printf("warning: %s", w)
+	if fe := transposedWarning(path, r, rep); fe != nil {
+		rep.Warned = fe
+		rep.Warning = fe.Render(func(f string) string { return "--" + model.FieldName(f) })
+		opt.Warn.Printf("warning: %s", rep.Warning)
 	}
 	if opt.Items != "" {
 		if err := joinItemText(r, opt.Items, rep); err != nil {

@@ -17,10 +17,11 @@ var modelLike = regexp.MustCompile(`(?i)(^(19|20)\d{6}_)|gpt|claude|llama|qwen|m
 // transposedWarning is the warning for a wide file whose header made the
 // reader take rows as models (its first column is named like models) but
 // which looks like one row per item: more "models" than "items", and most
-// "item" names read as model names. "" when it does not look so.
-func transposedWarning(path string, r *model.Responses, rep *Report) string {
+// "item" names read as model names; nil when it does not look so. The
+// setting it suggests is the field Format, for each caller to name.
+func transposedWarning(path string, r *model.Responses, rep *Report) *model.FieldError {
 	if rep.Format != "wide" || rep.Why == "given by --format" || r.NumModels() <= r.NumItems() || r.NumItems() < 2 {
-		return ""
+		return nil
 	}
 	var like []string
 	n := 0
@@ -33,8 +34,8 @@ func transposedWarning(path string, r *model.Responses, rep *Report) string {
 		}
 	}
 	if 2*n < r.NumItems() {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("%s: read as %d models x %d items (one row per model), but it has more models than items and %d of its %d item names look like model names (%s): if each row is an item, read it with --format wide-items",
+	return model.FieldErrorf("Format", "%s: read as %d models x %d items (one row per model), but it has more models than items and %d of its %d item names look like model names (%s): if each row is an item, read it with {Format} wide-items",
 		path, r.NumModels(), r.NumItems(), n, r.NumItems(), strings.Join(like, ", "))
 }

@@ -425,14 +425,16 @@ func splitName(cfg *Config) string {
 // config's words; nil is silent.
 func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.Responses, err error) {
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded}
-	if warn != nil {
-		ro.Warn = func(format string, args ...any) {
-			// The reader names the flag; a config sets data.format.
-			warn.Printf("%s", strings.ReplaceAll(fmt.Sprintf(format, args...), "--format ", "data.format: "))
+	readFile := func(path string) (*model.Responses, error) {
+		r, rep, err := read.File(path, ro)
+		if err == nil && rep.Warned != nil {
+			// In the config's words: data.format, not --format.
+			warn.Printf("warning: %s", rep.Warned.Render(func(f string) string { return "data." + model.FieldName(f) + ":" }))
 		}
+		return r, err
 	}
 	if cfg.Data.Responses != "" {
-		all, _, err = read.File(cfg.Data.Responses, ro)
+		all, err = readFile(cfg.Data.Responses)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -452,7 +454,7 @@ func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.R
 	}
 	var parts []*model.Responses
 	for _, p := range []string{cfg.Data.Train, cfg.Data.Val, cfg.Data.Test} {
-		r, _, err := read.File(p, ro)
+		r, err := readFile(p)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
