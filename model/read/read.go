@@ -211,6 +211,10 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 
 	s := newCSVScanner(path, br, gz)
 	cells := cell.NewSink(dup == "error")
+	s.sink = cells
+	if in.Regular && !gz {
+		s.size = in.Size
+	}
 	if format == "auto" {
 		format, rep.Why, err = s.decide()
 		if err != nil {

@@ -191,12 +191,15 @@ func (c *Sink) compact(nm int) {
 			perm[next[m]] = int32(k)
 			next[m]++
 		}
-		mod, item, label = make([]int32, 0, n), make([]int32, 0, n), make([]uint8, 0, n)
+		// The resolved cells keep the room reserved (Reserve), so that the
+		// cells read after them are not copied once more.
+		room := max(n, cap(c.label))
+		mod, item, label = make([]int32, 0, room), make([]int32, 0, room), make([]uint8, 0, room)
 		if c.keepLines {
-			line = make([]int32, 0, n)
+			line = make([]int32, 0, room)
 		}
 		if weighted {
-			succ, trials = make([]float64, 0, n), make([]int32, 0, n)
+			succ, trials = make([]float64, 0, room), make([]int32, 0, room)
 		}
 	}
 	srcLabel, srcLine, merged, old := c.label, c.line, c.merged, c.counts
@@ -395,9 +398,13 @@ func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
 }
 
 // Reserve makes room for rows cells at once (a Parquet file says how many
-// rows it has), so that the cells are not copied as they grow.
+// rows it has, a text reader estimates it from the bytes left), so that the
+// cells are not copied as they grow: append's growth leaves each outgrown
+// copy to the collector, and with the heap allowed to reach twice what is
+// live, those copies set the peak of a large read. Room the sink holds
+// already is kept; room never written is address space, not memory.
 func (c *Sink) Reserve(rows int64) {
-	if rows <= 0 || rows > 1<<31-1 {
+	if rows <= int64(cap(c.label)) || rows > 1<<31-1 {
 		return
 	}
 	n := int(rows)
@@ -407,7 +414,14 @@ func (c *Sink) Reserve(rows int64) {
 	if c.keepLines {
 		c.line = append(fileio.MakeLarge[int32](n)[:0], c.line...)
 	}
+	if c.succ != nil {
+		c.succ = append(fileio.MakeLarge[float64](n)[:0], c.succ...)
+		c.trials = append(fileio.MakeLarge[int32](n)[:0], c.trials...)
+	}
 }
+
+// Room is the number of cells the sink holds room for (Reserve).
+func (c *Sink) Room() int { return cap(c.label) }
 
 // AddRows adds the cells of rows row0+1... (model m[k], item it[k], label
 // y[k], a 0/1 answer or Missing), counting the missing ones blank, a run of
