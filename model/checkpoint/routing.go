@@ -47,7 +47,7 @@ type RoutingCV struct {
 	Questions int    `json:"questions"` // training questions held out once each
 	Seed      int64  `json:"seed"`
 	Refit     string `json:"refit"` // how each fold's model was trained
-	Guard     string `json:"guard"` // what a rule had to beat best-single by: se or reality-check
+	Guard     string `json:"guard"` // how the scores chose the rule: one-se, se or reality-check
 	// Rules holds every candidate's figures, best-single first.
 	Rules []RuleScore `json:"rules"`
 }
@@ -70,6 +70,11 @@ type RuleScore struct {
 	Losses int `json:"losses"`
 	// MeanCost is the mean price of the chosen models (with costs).
 	MeanCost *float64 `json:"mean_cost,omitempty"`
+	// Departures is the share of the held-out questions on which the rule
+	// chose another model than best-single's pick; the one-se guard takes,
+	// of the rules within one standard error of the best, the one with
+	// the fewest. Absent in checkpoints written before it was recorded.
+	Departures *float64 `json:"departures,omitempty"`
 }
 
 // OutOfDomain is the calibrated out-of-domain check: a query farther, in

@@ -29,17 +29,21 @@ var CVMargins = []float64{0.2, 0.1, 0.05, 0.02, 0.01}
 //
 // The candidates are best-single, every shortlist T of Shortlists, every
 // margin δ of Margins, max-p and, with Costs, every λ of RouteEval's grid.
-// The rule with the highest mean held-out accuracy is chosen if it beats
+// Choose picks among them by Guard: with "one-se" (the default), the rule
+// that departs least often from best-single's pick among those within one
+// standard error of the highest mean held-out accuracy (the one-standard-
+// error rule); with "se", the rule with the highest accuracy if it beats
 // best-single by more than the standard error of that paired difference
-// over the questions (Guard "se"), or, with Guard "reality-check", by more
-// than the same one-standard-error level of the largest of all candidates'
-// differences under resampling (Choose); otherwise best-single is kept. On
-// a tie the earlier candidate wins, in the order above.
+// over the questions; with "reality-check", by more than the same level
+// for the largest of all candidates' differences under resampling. Else
+// best-single is kept. On a tie the earlier candidate wins, in the order
+// above.
 type CrossValidation struct {
 	Folds   int    // K; 0 means DefaultFolds
 	Repeats int    // deals of the questions into folds; 0 means 1
 	Seed    uint64 // the deals
-	// Guard is "se" (the default) or "reality-check" (see Choose).
+	// Guard is "one-se" (the default, also ""), "se" or "reality-check"
+	// (see Choose).
 	Guard string
 	// Costs holds a price per model of the responses (NaN: unpriced), or
 	// is nil; with costs the λ rules are candidates too.
@@ -56,6 +60,7 @@ type CrossValidation struct {
 
 // Guards of CrossValidation.
 const (
+	GuardOneSE        = "one-se"
 	GuardSE           = "se"
 	GuardRealityCheck = "reality-check"
 )
@@ -79,6 +84,11 @@ type RuleScore struct {
 	VsBest, VsBestSE     float64
 	Wins, Losses         int     // folds
 	MeanCost             float64 // NaN without costs
+	// Departures is the share of the held-out questions on which the rule
+	// chose another model than best-single's pick (0 for best-single): how
+	// far it strays from the simplest rule, which orders the candidates of
+	// the one-standard-error rule.
+	Departures float64
 	// outcomes is the mean label per question (in CVResult's question
 	// order), for Choose's resampling.
 	outcomes []float64
@@ -95,8 +105,8 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 	if K < 2 {
 		return nil, model.FieldErrorf("Folds", "{Folds} %d: cross-validation needs at least 2 folds", K)
 	}
-	if cv.Guard != "" && cv.Guard != GuardSE && cv.Guard != GuardRealityCheck {
-		return nil, model.FieldErrorf("Guard", "{Guard} %q: want %s or %s", cv.Guard, GuardSE, GuardRealityCheck)
+	if cv.Guard != "" && cv.Guard != GuardOneSE && cv.Guard != GuardSE && cv.Guard != GuardRealityCheck {
+		return nil, model.FieldErrorf("Guard", "{Guard} %q: want %s, %s or %s", cv.Guard, GuardOneSE, GuardSE, GuardRealityCheck)
 	}
 	var items []int
 	byItem := r.ByItem()
@@ -128,6 +138,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		foldAcc []float64 // per fold: accuracy minus best-single's
 		cost    float64
 		routed  int
+		departs int // questions routed away from best-single's pick
 	}
 	var cands []*tally
 	byKey := map[string]*tally{}
@@ -219,6 +230,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				t.foldAcc = append(t.foldAcc, p.Accuracy-bestAcc)
 				t.cost += p.TotalCost
 				t.routed += p.Items
+				t.departs += p.Departures
 			}
 			res.Completed++
 			cv.Log.Printf("routing cross-validation: fold %d/%d%s: refit on %d questions, %d held out, %.1fs",
@@ -272,6 +284,9 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		}
 		if cv.Costs != nil && t.routed > 0 {
 			s.MeanCost = t.cost / float64(t.routed)
+		}
+		if t.routed > 0 {
+			s.Departures = float64(t.departs) / float64(t.routed)
 		}
 		res.Scores = append(res.Scores, s)
 	}
@@ -328,16 +343,28 @@ func rowScores(m *model.JEIRT, r *model.Responses, costs []float64) (ref, rowCos
 }
 
 // Choose picks the default rule from cross-validated scores whose first is
-// best-single's: the rule with the highest accuracy (the earlier on a tie)
-// when it beats best-single by more than a guard, else best-single. The
-// guard "se" (or "") is the standard error of that rule's paired difference
-// from best-single. The guard "reality-check" accounts for the choice among
-// many candidates (White 2000, "A reality check for data snooping",
-// Econometrica 68:1097; studentized as in Hansen 2005): the questions are
-// resampled with replacement 2,000 times (seeded by seed), and the rule's
-// t = difference/standard error must exceed the 84th percentile of the
-// largest centred t over all candidates, the level one standard error is
-// for a single candidate. where names the cross-validation in Why.
+// best-single's. where names the cross-validation in Why.
+//
+// The guard "one-se" (or "") is the one-standard-error rule (Breiman et
+// al. 1984, Classification and Regression Trees, ch. 3; Hastie, Tibshirani
+// and Friedman, The Elements of Statistical Learning, §7.10): of the rules
+// whose accuracy is within one standard error of the highest (the standard
+// error of their paired difference from that rule over the questions), it
+// takes the one that departs least often from best-single's pick
+// (RuleScore.Departures; the earlier on a tie), so best-single itself
+// whenever the best rule's lead over it is within its standard error.
+// Choosing the best of many noisy candidates favours one whose lead is
+// luck; the simpler rule costs at most a standard error of accuracy.
+//
+// The guard "se" takes the rule with the highest accuracy (the earlier on
+// a tie) when it beats best-single by more than the standard error of that
+// paired difference, else best-single. The guard "reality-check" raises
+// that bar for the choice among many candidates (White 2000, "A reality
+// check for data snooping", Econometrica 68:1097; studentized as in Hansen
+// 2005): the questions are resampled with replacement 2,000 times (seeded
+// by seed), and the rule's t = difference/standard error must exceed the
+// 84th percentile of the largest centred t over all candidates, the level
+// one standard error is for a single candidate.
 func Choose(scores []RuleScore, guard, where string, seed uint64) (Rule, string) {
 	if len(scores) == 0 || scores[0].Rule.Name != RuleBestSingle {
 		return Rule{Name: RuleBestSingle, Param: math.NaN()}, "no cross-validated scores"
@@ -364,6 +391,9 @@ func Choose(scores []RuleScore, guard, where string, seed uint64) (Rule, string)
 		}
 		return bs.Rule, why
 	}
+	if guard == "" || guard == GuardOneSE {
+		return oneSE(scores, top, where)
+	}
 	level, what := t.VsBestSE, "its standard error"
 	if guard == GuardRealityCheck {
 		c := realityCheck(scores, seed)
@@ -375,6 +405,47 @@ func Choose(scores []RuleScore, guard, where string, seed uint64) (Rule, string)
 	}
 	return bs.Rule, fmt.Sprintf("the highest accuracy in %s was %s's (%.4f), but its %s against best-single (%.4f) is within %s",
 		where, t.Rule, t.Accuracy, pts(t.VsBest), bs.Accuracy, what)
+}
+
+// oneSE is Choose's one-standard-error rule; scores[top] has the highest
+// accuracy and is not best-single.
+func oneSE(scores []RuleScore, top int, where string) (Rule, string) {
+	t := scores[top]
+	order := make([]int, len(scores))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ka, kb := order[a], order[b]
+		if (ka == 0) != (kb == 0) {
+			return ka == 0 // best-single first, whatever its recorded share
+		}
+		return scores[ka].Departures < scores[kb].Departures
+	})
+	for _, k := range order {
+		s := scores[k]
+		if k == top {
+			break
+		}
+		lag, se := t.VsBest, t.VsBestSE // best-single: exactly the guard se's test
+		if k != 0 {
+			if len(s.outcomes) != len(t.outcomes) || len(s.outcomes) == 0 {
+				continue // no paired outcomes: not comparable
+			}
+			lag, se = pairedDiff(t.outcomes, s.outcomes)
+		}
+		if lag > se {
+			continue
+		}
+		if k == 0 {
+			return s.Rule, fmt.Sprintf("the highest accuracy in %s was %s's (%.4f), but its lead over best-single (%.4f), %+.2f ± %.2f points, is within its standard error",
+				where, t.Rule, t.Accuracy, s.Accuracy, 100*t.VsBest, 100*t.VsBestSE)
+		}
+		return s.Rule, fmt.Sprintf("the rule that departs least from best-single (on %.0f%% of the questions) within one standard error of the highest accuracy in %s (%s's %.4f, %.2f ± %.2f points ahead of it): %.4f, %+.2f ± %.2f points against best-single; won %d folds, lost %d",
+			100*s.Departures, where, t.Rule, t.Accuracy, 100*lag, 100*se, s.Accuracy, 100*s.VsBest, 100*s.VsBestSE, s.Wins, s.Losses)
+	}
+	return t.Rule, fmt.Sprintf("the highest accuracy (%.4f) in %s, %+.2f ± %.2f points against best-single (%.4f), more than one standard error, and no rule that departs less from best-single is within one standard error of it; won %d folds, lost %d",
+		t.Accuracy, where, 100*t.VsBest, 100*t.VsBestSE, scores[0].Accuracy, t.Wins, t.Losses)
 }
 
 // realityCheck is the 84th percentile, over 2,000 resamplings of the

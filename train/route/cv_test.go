@@ -198,22 +198,190 @@ func TestCrossValidationWithinSEKeepsBestSingle(t *testing.T) {
 	}
 }
 
-// A rule is preferred to best-single only when it beats it by more than
-// the standard error of the difference.
+// With the guard se, a rule is preferred to best-single only when it beats
+// it by more than the standard error of the difference.
 func TestChoose(t *testing.T) {
 	bs := RuleScore{Rule: Rule{Name: RuleBestSingle, Param: math.NaN()}, Accuracy: 0.70}
 	sl := func(acc, se float64) RuleScore {
 		return RuleScore{Rule: Rule{Name: RuleShortlist, Param: 3}, Accuracy: acc, VsBest: acc - 0.70, VsBestSE: se}
 	}
-	if r, why := Choose([]RuleScore{bs, sl(0.71, 0.02)}, "", "5-fold cross-validation over 100 training questions", 1); r.Name != RuleBestSingle || !strings.Contains(why, "within its standard error") {
+	if r, why := Choose([]RuleScore{bs, sl(0.71, 0.02)}, GuardSE, "5-fold cross-validation over 100 training questions", 1); r.Name != RuleBestSingle || !strings.Contains(why, "within its standard error") {
 		t.Errorf("+1 ± 2 points: %s (%s)", r, why)
 	}
-	if r, _ := Choose([]RuleScore{bs, sl(0.75, 0.02)}, "", "5-fold cross-validation over 100 training questions", 1); r.String() != "shortlist?k=3" {
+	if r, _ := Choose([]RuleScore{bs, sl(0.75, 0.02)}, GuardSE, "5-fold cross-validation over 100 training questions", 1); r.String() != "shortlist?k=3" {
 		t.Errorf("+5 ± 2 points: %s", r)
 	}
-	if r, why := Choose([]RuleScore{bs, sl(0.69, 0.02)}, "", "5-fold cross-validation over 100 training questions", 1); r.Name != RuleBestSingle || !strings.Contains(why, "no rule beat") {
+	if r, why := Choose([]RuleScore{bs, sl(0.69, 0.02)}, GuardSE, "5-fold cross-validation over 100 training questions", 1); r.Name != RuleBestSingle || !strings.Contains(why, "no rule beat") {
 		t.Errorf("-1 point: %s (%s)", r, why)
 	}
+}
+
+// scoreOf is a candidate's RuleScore from its per-question outcomes and
+// best-single's, as CrossValidation.Run fills it.
+func scoreOf(rule Rule, departures float64, y, best []float64) RuleScore {
+	s := RuleScore{Rule: rule, Departures: departures, outcomes: y}
+	s.Accuracy, s.AccuracySE = meanSE(y)
+	s.VsBest, s.VsBestSE = pairedDiff(y, best)
+	return s
+}
+
+// The one-standard-error rule (the default guard) takes, among the rules
+// within one standard error of the best, the one that departs least from
+// best-single. On 100 questions best-single is right on q30..q99 (0.70);
+// shortlist?k=2 routes 10% of the questions away and gains q0..q9 (0.80,
+// +10 ± 3.02 points, clearly better); margin?delta=0.2 departs on 5% and
+// changes no label (0.70). Max-p departs on 40%: with 3 more gains and 2
+// losses over the shortlist (0.81, 1 ± 2.24 points ahead of it) its lead
+// is luck and the shortlist is kept, where the guard se takes max-p; with
+// 12 more gains (0.92, 12 ± 3.27 points ahead) max-p is chosen.
+func TestChooseOneSE(t *testing.T) {
+	bs := make([]float64, 100)
+	for j := 30; j < 100; j++ {
+		bs[j] = 1
+	}
+	with := func(base []float64, gain, loss []int) []float64 {
+		y := append([]float64(nil), base...)
+		for _, j := range gain {
+			y[j] = 1
+		}
+		for _, j := range loss {
+			y[j] = 0
+		}
+		return y
+	}
+	span := func(a, b int) []int {
+		var js []int
+		for j := a; j < b; j++ {
+			js = append(js, j)
+		}
+		return js
+	}
+	sl := with(bs, span(0, 10), nil)
+	where := "5-fold cross-validation over 100 training questions"
+	for _, c := range []struct {
+		maxP        []float64
+		want, se    string
+		why         string
+		lead, lead2 float64
+	}{
+		{with(sl, span(10, 13), []int{50, 51}), "shortlist?k=2", "max-p", "the rule that departs least from best-single (on 10% of the questions) within one standard error of the highest accuracy in " + where + " (max-p's 0.8100, 1.00 ± 2.25 points ahead of it): 0.8000, +10.00 ± 3.02 points against best-single", 0.01, math.Sqrt((5 - 100*0.01*0.01) / 99 / 100)},
+		{with(sl, span(10, 22), nil), "max-p", "max-p", "the highest accuracy (0.9200) in " + where + ", +22.00 ± 4.16 points against best-single (0.7000), more than one standard error, and no rule that departs less from best-single is within one standard error of it", 0.12, math.Sqrt((12 - 100*0.12*0.12) / 99 / 100)},
+	} {
+		scores := []RuleScore{
+			scoreOf(Rule{Name: RuleBestSingle, Param: math.NaN()}, 0, bs, bs),
+			scoreOf(Rule{Name: RuleShortlist, Param: 2}, 0.10, sl, bs),
+			scoreOf(Rule{Name: RuleMargin, Param: 0.2}, 0.05, bs, bs),
+			scoreOf(Rule{Name: RuleMaxP, Param: math.NaN()}, 0.40, c.maxP, bs),
+		}
+		if lead, se := pairedDiff(c.maxP, sl); math.Abs(lead-c.lead) > 1e-12 || math.Abs(se-c.lead2) > 1e-12 {
+			t.Fatalf("max-p over the shortlist: %+.4f ± %.4f, want %+.4f ± %.4f", lead, se, c.lead, c.lead2)
+		}
+		if r, why := Choose(scores, "", where, 1); r.String() != c.want || !strings.HasPrefix(why, c.why) {
+			t.Errorf("one-se: %s (%s), want %s (%s)", r, why, c.want, c.why)
+		}
+		if r, _ := Choose(scores, GuardOneSE, where, 1); r.String() != c.want {
+			t.Errorf("one-se by name: %s, want %s", r, c.want)
+		}
+		if r, _ := Choose(scores, GuardSE, where, 1); r.String() != c.se {
+			t.Errorf("se: %s, want %s", r, c.se)
+		}
+	}
+	// Best-single is kept when the best rule's lead over it is within its
+	// standard error (+2 gains, 1 loss: +1 ± 1.74 points).
+	scores := []RuleScore{
+		scoreOf(Rule{Name: RuleBestSingle, Param: math.NaN()}, 0, bs, bs),
+		scoreOf(Rule{Name: RuleMaxP, Param: math.NaN()}, 0.4, with(bs, []int{0, 1}, []int{99}), bs),
+	}
+	if r, why := Choose(scores, "", where, 1); r.Name != RuleBestSingle || !strings.Contains(why, "+1.00 ± 1.74 points, is within its standard error") {
+		t.Errorf("+1 ± 1.74 points: %s (%s)", r, why)
+	}
+}
+
+// simScores is one simulated cross-validation over n questions:
+// best-single right on each with probability 0.75, and per rule k a share
+// dep[k]/2 of questions where it departs and the outcome changes, by +1
+// with probability gain[k] and −1 otherwise (the paired differences are
+// all Choose looks at): the rule's true lead is dep[k]·(2·gain[k] − 1)/2.
+func simScores(rng *rand.Rand, n int, dep, gain []float64) []RuleScore {
+	bs := make([]float64, n)
+	for j := range bs {
+		if rng.Float64() < 0.75 {
+			bs[j] = 1
+		}
+	}
+	scores := []RuleScore{scoreOf(Rule{Name: RuleBestSingle, Param: math.NaN()}, 0, bs, bs)}
+	for k := range dep {
+		y := append([]float64(nil), bs...)
+		for j := range y {
+			if rng.Float64() < dep[k]/2 {
+				if rng.Float64() < gain[k] {
+					y[j]++
+				} else {
+					y[j]--
+				}
+			}
+		}
+		scores = append(scores, scoreOf(Rule{Name: RuleShortlist, Param: float64(k + 2)}, dep[k], y, bs))
+	}
+	return scores
+}
+
+// On simulated cross-validations of 350 questions where the truth is
+// known: with no rule better than best-single, the one-standard-error
+// rule and the guard se leave best-single equally often (their decision to
+// leave it is the same), but one-se picks rules that depart less from it.
+// With one simple rule
+// truly better (departing on 10%, +3 points) among five complex ones
+// that are no better (departing on 30% to 90%, noisier), se often takes a
+// complex one that was lucky, while one-se takes the simple rule in most
+// runs, and the true lead of its picks is higher.
+func TestChooseOneSESimulated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, sims = 350, 400
+	dep := []float64{0.1, 0.3, 0.45, 0.6, 0.75, 0.9}
+	trueLead := func(k int, gain []float64) float64 { return dep[k] * (2*gain[k] - 1) / 2 }
+	null := []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5}
+	left := 0
+	var dep1, dep2 float64 // summed departures of the picks
+	for s := 0; s < sims; s++ {
+		scores := simScores(rng, n, dep, null)
+		r1, _ := Choose(scores, "", "", 1)
+		r2, _ := Choose(scores, GuardSE, "", 1)
+		if (r1.Name == RuleBestSingle) != (r2.Name == RuleBestSingle) {
+			t.Fatalf("run %d: one-se chose %s, se %s", s, r1, r2)
+		}
+		if r1.Name != RuleBestSingle {
+			left++
+			dep1 += dep[int(r1.Param)-2]
+			dep2 += dep[int(r2.Param)-2]
+		}
+	}
+	// The best of six noisy leads clears one standard error in about half
+	// the runs; one-se then takes the rules nearer best-single.
+	if left < sims/4 || left > 3*sims/4 || !(dep1 < 0.8*dep2) {
+		t.Errorf("no better rule: best-single left in %d of %d runs; mean departures of the picks %.3f (one-se), %.3f (se)", left, sims, dep1/float64(left), dep2/float64(left))
+	}
+	better := []float64{0.8, 0.5, 0.5, 0.5, 0.5, 0.5}
+	var simple, lead1, lead2 float64
+	for s := 0; s < sims; s++ {
+		scores := simScores(rng, n, dep, better)
+		r1, _ := Choose(scores, "", "", 1)
+		r2, _ := Choose(scores, GuardSE, "", 1)
+		if r1.Name == RuleShortlist {
+			lead1 += trueLead(int(r1.Param)-2, better) / sims
+			if r1.Param == 2 {
+				simple++
+			}
+		}
+		if r2.Name == RuleShortlist {
+			lead2 += trueLead(int(r2.Param)-2, better) / sims
+		}
+	}
+	if simple < 0.6*sims || !(lead1 > lead2) {
+		t.Errorf("a better simple rule: one-se took it in %.0f of %d runs; true lead of the picks %.4f (one-se), %.4f (se)", simple, sims, lead1, lead2)
+	}
+	t.Logf("no better rule: best-single left in %d of %d runs, mean departures of the picks %.3f (one-se), %.3f (se); a better simple rule: one-se took it in %.0f, true lead %.4f (one-se), %.4f (se)",
+		left, sims, dep1/float64(left), dep2/float64(left), simple, lead1, lead2)
 }
 
 func TestParseRule(t *testing.T) {

@@ -192,7 +192,10 @@ type RoutePoint struct {
 	Items     int // questions routed (over splits: in all of them)
 	Fallbacks int // min-p: questions where no model reached min-p
 	Flagged   int // default: questions the out-of-domain check sent to best-single's pick
-	Chosen    string
+	// Departures counts the routed questions where the router chose
+	// another model than best-single's pick (router points only).
+	Departures int
+	Chosen     string
 
 	// AccuracySE is the standard error of Accuracy; VsBest and VsBestSE are
 	// Accuracy minus best-single's and the standard error of that paired

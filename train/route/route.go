@@ -352,6 +352,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			if ch.Fallback {
 				rt.pt.Fallbacks++
 			}
+			if ch.Model != def {
+				rt.pt.Departures++
+			}
 			score(rt.pt, ch.Model)
 		}
 		for _, k := range obs {

@@ -135,7 +135,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 				a = &acc{pt: p, specs: map[string]int{}}
 				byKey[key] = a
 				order = append(order, key)
-				a.pt.Items, a.pt.Fallbacks, a.pt.Flagged = 0, 0, 0
+				a.pt.Items, a.pt.Fallbacks, a.pt.Flagged, a.pt.Departures = 0, 0, 0, 0
 			}
 			a.n++
 			a.accs = append(a.accs, p.Accuracy)
@@ -144,6 +144,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 			a.pt.Items += p.Items
 			a.pt.Fallbacks += p.Fallbacks
 			a.pt.Flagged += p.Flagged
+			a.pt.Departures += p.Departures
 			switch {
 			case p.Spec != "":
 				a.specs[p.Spec]++

@@ -132,9 +132,12 @@ type RouteConfig struct {
 	// Repeats is how many times the questions are dealt into folds anew;
 	// each question's outcome is its mean over the repeats. Default 1.
 	Repeats int `yaml:"repeats" json:"repeats"`
-	// Guard is what a rule must beat best-single by to be chosen: se (its
-	// standard error) or reality-check (the same level for the best of all
-	// candidates, by resampling the questions; route.Choose). Default se.
+	// Guard is how the cross-validated scores choose the rule (route.Choose):
+	// one-se (the default: of the rules within one standard error of the
+	// best, the one that departs least from best-single), se (the best, if
+	// it beats best-single by more than its standard error) or
+	// reality-check (the same, the bar raised for the best of all
+	// candidates by resampling the questions).
 	Guard string `yaml:"guard" json:"guard"`
 	// Refit is how each fold's model is trained, always from scratch on the
 	// other folds' questions: best-epoch (default) for the main run's best
@@ -170,7 +173,7 @@ func DefaultConfig() *Config {
 		Model:   ModelConfig{Dim: t.Dim, Hidden: 0, Dropout: t.Dropout},
 		Train: TrainConfig{Epochs: t.Epochs, BatchSize: t.BatchSize, LR: t.LR, WeightDecay: t.WeightDecay, Gamma: t.Gamma,
 			Patience: t.Patience, Seed: 42, Device: backend.Auto, Batching: t.Batching},
-		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardSE, Refit: RefitBestEpoch, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
+		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardOneSE, Refit: RefitBestEpoch, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
 		Source: "config",
 	}
 }
@@ -621,8 +624,8 @@ func (c *Config) Validate() error {
 	if r.Repeats < 1 {
 		return bad("route.repeats", "must be >= 1, got %d", r.Repeats)
 	}
-	if !oneOf(r.Guard, route.GuardSE, route.GuardRealityCheck) {
-		return bad("route.guard", "must be %s or %s, got %q", route.GuardSE, route.GuardRealityCheck, r.Guard)
+	if !oneOf(r.Guard, route.GuardOneSE, route.GuardSE, route.GuardRealityCheck) {
+		return bad("route.guard", "must be %s, %s or %s, got %q", route.GuardOneSE, route.GuardSE, route.GuardRealityCheck, r.Guard)
 	}
 	if !oneOf(r.Refit, RefitBestEpoch, RefitEarlyStop) {
 		return bad("route.refit", "must be %s or %s, got %q", RefitBestEpoch, RefitEarlyStop, r.Refit)

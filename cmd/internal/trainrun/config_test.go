@@ -59,7 +59,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"data: {responses: r.csv}\noutput: o\nroute: {folds: 1}\n", "config.yaml: route.folds: must be 0 (no cross-validation) or at least 2, got 1"},
 		{"data: {responses: r.csv}\noutput: o\nroute: {refit: warm}\n", "config.yaml: route.refit: must be best-epoch or early-stop, got \"warm\""},
 		{"data: {responses: r.csv}\noutput: o\nroute: {false_flag_rate: 0}\n", "config.yaml: route.false_flag_rate: must be in (0, 1), got 0"},
-		{"data: {responses: r.csv}\noutput: o\nroute: {guard: strict}\n", "config.yaml: route.guard: must be se or reality-check, got \"strict\""},
+		{"data: {responses: r.csv}\noutput: o\nroute: {guard: strict}\n", "config.yaml: route.guard: must be one-se, se or reality-check, got \"strict\""},
 		{"data: {responses: r.csv}\noutput: o\nroute: {repeats: 0}\n", "config.yaml: route.repeats: must be >= 1, got 0"},
 		{"data: {responses: r.csv}\noutput: o\nmodel:\n  dim: big\n", "config.yaml:4:8: model.dim: cannot unmarshal !!str `big` into int"},
 		// Flow style: the error names the value's own key and column, not

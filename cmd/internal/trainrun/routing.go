@@ -114,6 +114,8 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 	for _, s := range res.Scores {
 		rs := checkpoint.RuleScore{Rule: s.Rule.Name, Param: s.Rule.ParamPtr(), Accuracy: s.Accuracy, AccuracySE: s.AccuracySE,
 			VsBestSingle: s.VsBest, VsBestSingleSE: s.VsBestSE, Wins: s.Wins, Losses: s.Losses}
+		dep := s.Departures
+		rs.Departures = &dep
 		if !math.IsNaN(s.MeanCost) {
 			c := s.MeanCost
 			rs.MeanCost = &c
