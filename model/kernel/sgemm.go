@@ -172,7 +172,8 @@ func (g *gemm) run(threads int) {
 	cols := blocks(g.n, tn, o.nr)
 	Parallel(tm*tn, func(p int) {
 		i, j := p/tn, p%tn
-		g.sub(rows[i], rows[i+1], cols[j], cols[j+1]).serial(o)
+		s := g.sub(rows[i], rows[i+1], cols[j], cols[j+1])
+		s.serial(o)
 	})
 }
 
@@ -249,7 +250,7 @@ func blocks(n, parts, unit int) []int {
 }
 
 // sub is the part of the product that writes C[m0:m1, n0:n1].
-func (g *gemm) sub(m0, m1, n0, n1 int) *gemm {
+func (g *gemm) sub(m0, m1, n0, n1 int) gemm {
 	p := *g
 	p.m, p.n = m1-m0, n1-n0
 	if g.tA {
@@ -269,7 +270,7 @@ func (g *gemm) sub(m0, m1, n0, n1 int) *gemm {
 	if g.bias != nil {
 		p.bias = g.bias[n0:]
 	}
-	return &p
+	return p
 }
 
 // scaleC sets C = beta·C (0 when beta is 0, whatever C held).
