@@ -13,7 +13,8 @@
 #            32) and ModernBERT-large (batch JEIRT_BENCH_LARGE_BATCH, default 8):
 #            random weights, 128 tokens, the default build; against the same forwards
 #            in PyTorch (scripts/bench_bert_torch.py, Debian's python3-torch); the
-#            MiniLM rows again with -tags openblas when libopenblas-dev is installed
+#            MiniLM rows again with -tags openblas when libopenblas-dev is installed; and
+#            the MiniLM forwards' Linear products, each shape timed inside the forwards
 #   cbmm     cBMM to a 1e-6 loss gap at 112 x 36,000 (scripts/bench-cbmm.sh): jeirt against
 #            numpy cBMM and scipy L-BFGS-B, and the cells per second of its iterations
 #   jeirt    one JE-IRT epoch at the EmbedLLM size by question, no dropout
@@ -149,6 +150,15 @@ section_encoder() {
 			osps=$(value sentences/s "$oline")
 			echo "encoder|$4 batch $3, -tags openblas|$osps sentences/s|$(value GFLOP/s "$oline")|$(value GFLOP/cpu-s "$oline")|top|${t:+$t sentences/s}|$(ratio "$osps" "$t")" >>"$rows"
 		fi
+	done
+	# The MiniLM-sized forwards' Linear products, each shape timed inside the forwards
+	# (BenchmarkBERTMiniLM's INxOUT-GFLOP/s): where a forward leaves their operands.
+	for n in 32 1; do
+		line=$(grep "^BenchmarkBERTMiniLM/batch=$n[-[:space:]]" "$tmp/enc.txt" | head -1)
+		for u in $(echo "$line" | tr -s ' \t' '\n\n' | grep -- '-GFLOP/s$'); do
+			g=$(value "$u" "$line")
+			echo "encoder|MiniLM-sized-BERT batch $n, its ${u%-GFLOP/s} products inside the forward|$g GFLOP/s|$g||top||" >>"$rows"
+		done
 	done
 }
 
