@@ -20,7 +20,8 @@ import (
 //
 // The left operand is not packed: the micro-kernel reads its rows through a
 // row stride and a depth stride (bytes), which covers op(A) = A and op(A) = Aᵀ
-// alike; only a partial tile of rows (m not a multiple of mr) is copied into
+// alike; a last partial tile of rows (m not a multiple of mr) is the tile of
+// the last mr rows, and only a product of fewer than mr rows copies them into
 // a zero-padded panel. Partial tiles of columns are computed into a small
 // tile and added from there. beta is applied before the first depth block,
 // bias (Linear's) with it.
@@ -182,9 +183,6 @@ func (g *gemm) run(threads int) {
 // 1 MB L2 beside the panels of B̂.
 const chunkMaxA = 768 << 10
 
-// chunkPanels is the fewest panels of B̂ in a chunk of columns.
-const chunkPanels = 1
-
 // chunks returns how many blocks the columns of C are cut into when tn
 // goroutines share them, m rows each. With more blocks than goroutines,
 // Parallel hands the next block to whichever goroutine is free, so a
@@ -200,7 +198,7 @@ func chunks(o *ops, m, n, k, tn int) int {
 		return tn
 	}
 	panels := (n + o.nr - 1) / o.nr
-	return max(tn, min(panels/chunkPanels, 8*tn))
+	return max(tn, min(panels, 8*tn))
 }
 
 // split chooses how many blocks of rows (tm) and of columns (tn) of C the
@@ -345,10 +343,11 @@ func (g *gemm) serial(o *ops) {
 			}
 			for ic := 0; ic < g.m; ic += o.mc {
 				mb := min(o.mc, g.m-ic)
-				// A last partial tile of rows is computed, when there are
-				// mr rows in all, as the tile of the last mr rows (read in
-				// place, its first rows computed twice and dropped), else
-				// from a zero-padded copy, packed once for every panel of B̂.
+				// A last partial tile of rows is computed as the tile of the
+				// last mr rows, read in place (its first rows, the previous
+				// tile's, computed again), or, in a product of fewer than mr
+				// rows, from a zero-padded copy packed once for every panel
+				// of B̂.
 				edge, inPlace := mb%mr, ic+mb >= mr
 				if edge != 0 && !inPlace {
 					g.packAEdge(w.ap, ic+mb-edge, edge, pc, kb, mr)
@@ -377,7 +376,7 @@ func (g *gemm) serial(o *ops) {
 						pf := (*float32)(unsafe.Add(unsafe.Pointer(next), ir/mr%(nr/4)*kb*16))
 						var aptr *float32
 						ars, acs := rsa, csa
-						// skip is the rows of the tile above row i.
+						// skip is how many of the tile's rows are above row i.
 						skip := 0
 						switch {
 						case mh < mr && !inPlace:
