@@ -6,13 +6,15 @@
 # rows to the table printed at the end:
 #
 #   sgemm    model/kernel's SGEMM (all cores) at the encoders' layer shapes, at each
-#            vector level this CPU has, and Gonum's (MiniLM shapes): GFLOP/s and % of
-#            the estimated peak of that level
+#            vector level this CPU has, with the weights packed at load and not in cache
+#            (as the BERT encoder runs them) and packed at every call, and Gonum's
+#            (MiniLM shapes): GFLOP/s and % of the estimated peak of that level
 #   encoder  MiniLM-sized BERT at batch 32 and 1, MPNet-base, ModernBERT-base (batch
 #            32) and ModernBERT-large (batch JEIRT_BENCH_LARGE_BATCH, default 8):
 #            random weights, 128 tokens, the default build; against the same forwards
 #            in PyTorch (scripts/bench_bert_torch.py, Debian's python3-torch); the
-#            MiniLM rows again with -tags openblas when libopenblas-dev is installed
+#            MiniLM rows again with -tags openblas when libopenblas-dev is installed; and
+#            the MiniLM forwards' Linear products, each shape timed inside the forwards
 #   cbmm     cBMM to a 1e-6 loss gap at 112 x 36,000 (scripts/bench-cbmm.sh): jeirt against
 #            numpy cBMM and scipy L-BFGS-B, and the cells per second of its iterations
 #   jeirt    one JE-IRT epoch at the EmbedLLM size by question, no dropout
@@ -22,6 +24,8 @@
 #   scripts/bench-cpu.sh [benchtime, default 3x]
 #
 # JEIRT_BENCH_SECTIONS picks sections (default "sgemm encoder cbmm jeirt");
+# JEIRT_BENCH_SGEMM_TIME is each SGEMM case's time (default 0.3s), JEIRT_BENCH_B1_TIME the
+# batch-1 forwards' (default 3s; the other forwards run benchtime times);
 # JEIRT_BENCH_TORCH_SECONDS is PyTorch's minimum time per case (default 10).
 # The peak is an estimate: the FMA units per core are inferred from the vendor and
 # family (two, except one 512-bit unit on Zen 4), the clock from a chain of dependent adds.
@@ -30,6 +34,7 @@ cd "$(dirname "$0")/.."
 bt=${1:-3x}
 sections=${JEIRT_BENCH_SECTIONS:-sgemm encoder cbmm jeirt}
 large_batch=${JEIRT_BENCH_LARGE_BATCH:-8}
+b1_time=${JEIRT_BENCH_B1_TIME:-3s}
 torch_seconds=${JEIRT_BENCH_TORCH_SECONDS:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -85,27 +90,33 @@ pct() { awk -v g="$1" -v p="$2" 'BEGIN {if (p > 0) printf "%.0f%%", 100 * g / p}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2fx", a / b}'; }
 
 section_sgemm() {
-	echo "== sgemm: Linear (x·Wᵀ + b) at the encoders' shapes, all cores"
-	(cd model/kernel && "$tmp/kernel.test" -test.run '^$' -test.bench 'Sgemm/.*/(avx2|avx512)$|Sgemm/MiniLM.*/gonum$' -test.benchtime 5x) | grep '^BenchmarkSgemm' | tee "$tmp/sgemm.txt"
+	# Time-based, not a count: a 128-row product takes about 0.1 ms, and five calls
+	# measure mostly the first ones (workers waking, buffers allocated).
+	echo "== sgemm: Linear (x·Wᵀ + b) at the encoders' shapes, all cores; SHAPE/LEVEL with the"
+	echo "   weights packed at load (as the BERT encoder) and not in cache, /pack-per-call packing W every call"
+	(cd model/kernel && "$tmp/kernel.test" -test.run '^$' -test.bench 'Sgemm/.*/(avx2|avx512)(/pack-per-call)?$|Sgemm/MiniLM.*/gonum$' -test.benchtime "${JEIRT_BENCH_SGEMM_TIME:-0.3s}") | grep '^BenchmarkSgemm' | tee "$tmp/sgemm.txt"
 	while read -r line; do
 		name=$(echo "$line" | awk '{print $1}' | sed 's/^BenchmarkSgemm\///; s/-[0-9]*$//')
 		g=$(value GFLOP/s "$line")
 		c=$(value GFLOP/cpu-s "$line")
 		p=top
-		case $name in */avx2) p=avx2 ;; */gonum | */go) p="" ;; esac
+		case $name in */avx2 | */avx2/*) p=avx2 ;; */gonum | */go | */go/*) p="" ;; esac
 		echo "sgemm|$name|$g GFLOP/s|$g|$c|$p||" >>"$rows"
 	done <"$tmp/sgemm.txt"
 }
 
 section_encoder() {
 	echo "== encoder: default build (model/kernel at $level)"
-	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=(1|32)$|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/enc.txt"
+	# Batch 1 for a time rather than a count: a forward takes about 7 ms.
+	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=32$|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/enc.txt"
+	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=1$' -test.benchtime "$b1_time" -test.timeout 0) | grep '^Benchmark' | tee -a "$tmp/enc.txt"
 	(cd encoder/transformer && JEIRT_BENCH_BATCH=$large_batch "$tmp/transformer.test" -test.run '^$' -test.bench 'ModernBERTLarge' -test.benchtime 1x -test.timeout 0) | grep '^Benchmark' | tee -a "$tmp/enc.txt"
 	: >"$tmp/openblas.txt"
 	if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
 		echo "== the same MiniLM-sized BERT with -tags openblas (products on OpenBLAS)"
 		go test -c -tags openblas -o "$tmp/transformer-openblas.test" ./encoder/transformer/
-		(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=(1|32)$' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/openblas.txt"
+		(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=32$' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/openblas.txt"
+		(cd encoder/transformer && "$tmp/transformer-openblas.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=1$' -test.benchtime "$b1_time" -test.timeout 0) | grep '^Benchmark' | tee -a "$tmp/openblas.txt"
 	fi
 	torch=""
 	if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
@@ -139,6 +150,15 @@ section_encoder() {
 			osps=$(value sentences/s "$oline")
 			echo "encoder|$4 batch $3, -tags openblas|$osps sentences/s|$(value GFLOP/s "$oline")|$(value GFLOP/cpu-s "$oline")|top|${t:+$t sentences/s}|$(ratio "$osps" "$t")" >>"$rows"
 		fi
+	done
+	# The MiniLM-sized forwards' Linear products, each shape timed inside the forwards
+	# (BenchmarkBERTMiniLM's INxOUT-GFLOP/s): where a forward leaves their operands.
+	for n in 32 1; do
+		line=$(grep "^BenchmarkBERTMiniLM/batch=$n[-[:space:]]" "$tmp/enc.txt" | head -1)
+		for u in $(echo "$line" | tr -s ' \t' '\n\n' | grep -- '-GFLOP/s$'); do
+			g=$(value "$u" "$line")
+			echo "encoder|MiniLM-sized-BERT batch $n, its ${u%-GFLOP/s} products inside the forward|$g GFLOP/s|$g||top||" >>"$rows"
+		done
 	done
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
 	"github.com/jeirt/jeirt/model/tensorfile"
@@ -98,6 +99,15 @@ func BenchmarkBERTMiniLM(b *testing.B) {
 			if _, _, err := m.Forward(encs); err != nil { // compile the graph
 				b.Fatal(err)
 			}
+			// The Linear products' time inside the forwards, by shape.
+			type shape struct{ in, out int }
+			spent := map[shape]time.Duration{}
+			done := map[shape]float64{} // flops
+			linearTimed = func(rows, in, out int, d time.Duration) {
+				spent[shape{in, out}] += d
+				done[shape{in, out}] += 2 * float64(rows) * float64(in) * float64(out)
+			}
+			defer func() { linearTimed = nil }()
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
@@ -106,6 +116,9 @@ func BenchmarkBERTMiniLM(b *testing.B) {
 				}
 			}
 			cpu := cpuSeconds() - cpu0
+			for s, d := range spent {
+				b.ReportMetric(done[s]/d.Seconds()/1e9, fmt.Sprintf("%dx%d-GFLOP/s", s.in, s.out))
+			}
 			sps := float64(b.N*batch) / b.Elapsed().Seconds()
 			flops := bertFLOPs(miniLMConfig, 128)
 			b.ReportMetric(sps, "sentences/s")

@@ -79,10 +79,10 @@ func cellsW1At(l Level, cells *uint32, n int, theta *float64, c *float64, yt *fl
 // The assembly of kernel_amd64.s; see internal/asmgen for what each does.
 
 //go:noescape
-func sgemmAVX2(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+func sgemmAVX2(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, pf *float32)
 
 //go:noescape
-func sgemmAVX512(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+func sgemmAVX512(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, pf *float32)
 
 //go:noescape
 func expAVX2(dst, src *float32, n int)

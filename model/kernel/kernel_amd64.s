@@ -842,12 +842,13 @@ DATA ·kconst<>+4280(SB)/8, $0x7ff8000000000001
 GLOBL ·kconst<>(SB), RODATA|NOPTR, $4288
 // sgemmAVX2: the 6×16 micro-kernel (see asmgen.sgemm).
 
-TEXT ·sgemmAVX2(SB), NOSPLIT, $0-76
+TEXT ·sgemmAVX2(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ rsa+16(FP), R8
 	MOVQ csa+24(FP), R11
 	MOVQ b+32(FP), BX
+	MOVQ pf+80(FP), DI
 	LEAQ (R8)(R8*2), R9
 	LEAQ (R8)(R8*4), R10
 	VXORPS Y0, Y0, Y0
@@ -951,6 +952,8 @@ loop4:
 	VFMADD231PS Y13, Y15, Y11
 	ADDQ R11, AX
 	ADDQ $256, BX
+	PREFETCHT0 (DI)
+	ADDQ $64, DI
 	DECQ R12
 	JNZ loop4
 tail:
@@ -2790,12 +2793,13 @@ loop:
 	RET
 // sgemmAVX512: the 12×32 micro-kernel (see asmgen.sgemm).
 
-TEXT ·sgemmAVX512(SB), NOSPLIT, $0-76
+TEXT ·sgemmAVX512(SB), NOSPLIT, $0-88
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ rsa+16(FP), R8
 	MOVQ csa+24(FP), R11
 	MOVQ b+32(FP), BX
+	MOVQ pf+80(FP), DI
 	LEAQ (R8)(R8*2), R9
 	LEAQ (R8)(R8*4), R10
 	LEAQ (AX)(R9*2), DX
@@ -2988,6 +2992,8 @@ loop4:
 	ADDQ R11, AX
 	ADDQ R11, DX
 	ADDQ $512, BX
+	PREFETCHT0 (DI)
+	ADDQ $64, DI
 	DECQ R12
 	JNZ loop4
 tail:

@@ -720,3 +720,55 @@ func TestExp64Sigmoid64(t *testing.T) {
 		}
 	})
 }
+
+// TestSgemmChunks checks the products that the parallel split cuts into more
+// blocks of columns than goroutines (see chunks) and the last partial tile
+// of rows computed in place (as the tile of the last mr rows): rows not a
+// multiple of any level's mr, columns not of nr, odd depths, one and several
+// depth blocks, beta 0 and 1, op(B) packed ahead and not, on 2 and 3
+// goroutines, against the float64 reference and bit for bit against one
+// goroutine (a split changes no element's order of sums).
+func TestSgemmChunks(t *testing.T) {
+	forLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(30, uint64(Current())))
+		for _, s := range [][3]int{{128, 384, 384}, {128, 384, 1536}, {77, 397, 101}, {133, 95, 777}, {65, 1000, 33}, {200, 129, 385}} {
+			m, n, k := s[0], s[1], s[2]
+			if tn := chunks(use, m, n, k, 2); tn <= 2 && (n+use.nr-1)/use.nr > 2 && m*k*4 <= chunkMaxA {
+				t.Fatalf("%v: %d blocks of columns on 2 goroutines", s, tn)
+			}
+			x, w, bias := randSlice(rng, m*k), randSlice(rng, n*k), randSlice(rng, n)
+			c0 := randSlice(rng, m*n)
+			p := PackLinear(w, n, k)
+			for _, beta := range []float32{0, 1} {
+				ref, bound := refGemm(false, true, m, n, k, 1, x, k, w, k, beta, c0, n, bias)
+				var one []float32
+				for _, threads := range []int{1, 2, 3} {
+					for _, packed := range []bool{false, true} {
+						got := append([]float32(nil), c0...)
+						g := newGemm(blas.NoTrans, blas.Trans, m, n, k, 1, x, k, w, k, beta, got, n)
+						if packed {
+							g = newGemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, x, k, nil, n, beta, got, n)
+							g.pb = p
+						}
+						g.bias = bias
+						g.run(threads)
+						for i := range got {
+							if !(math.Abs(float64(got[i])-ref[i]) <= bound[i]) {
+								t.Fatalf("%v beta %g, %d goroutines, packed %v: C[%d] = %g, want %g ± %.3g", s, beta, threads, packed, i, got[i], ref[i], bound[i])
+							}
+						}
+						if one == nil {
+							one = got
+							continue
+						}
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(one[i]) {
+								t.Fatalf("%v beta %g, %d goroutines, packed %v: C[%d] = %g, on one goroutine unpacked %g", s, beta, threads, packed, i, got[i], one[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}

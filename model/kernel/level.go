@@ -31,7 +31,7 @@ type ops struct {
 	// mr×nr is the micro-kernel's tile; kc, mc and nc the cache blocks of
 	// the depth, the rows and the columns (see sgemm.go).
 	mr, nr, kc, mc, nc int
-	kern               func(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+	kern               func(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, pf *float32)
 	// rows is the 6×rowsNR micro-kernel of a product with few rows and op(B)
 	// = B, read in place (see rows.go); none at the pure-Go level.
 	rows   rowsKernel

@@ -94,7 +94,17 @@ func Parallel(n int, f func(i int)) {
 		}
 	}
 	run()
-	<-finished
+	// Wait for the indices the helpers took, spinning first as they do: a
+	// caller that sleeps lets its thread sleep too, and the next product
+	// then waits for that thread to wake before its helper can start.
+	deadline := time.Now().Add(spinFor)
+	for done.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			<-finished
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // ParallelRange cuts [0, n) into one contiguous range per core (at most

@@ -20,7 +20,8 @@ import (
 //
 // The left operand is not packed: the micro-kernel reads its rows through a
 // row stride and a depth stride (bytes), which covers op(A) = A and op(A) = Aᵀ
-// alike; only a partial tile of rows (m not a multiple of mr) is copied into
+// alike; a last partial tile of rows (m not a multiple of mr) is the tile of
+// the last mr rows, and only a product of fewer than mr rows copies them into
 // a zero-padded panel. Partial tiles of columns are computed into a small
 // tile and added from there. beta is applied before the first depth block,
 // bias (Linear's) with it.
@@ -168,11 +169,36 @@ func (g *gemm) run(threads int) {
 		return
 	}
 	rows := blocks(g.m, tm, o.mr)
+	tn = chunks(o, g.m/tm, g.n, g.k, tn)
 	cols := blocks(g.n, tn, o.nr)
 	Parallel(tm*tn, func(p int) {
 		i, j := p/tn, p%tn
-		g.sub(rows[i], rows[i+1], cols[j], cols[j+1]).serial(o)
+		s := g.sub(rows[i], rows[i+1], cols[j], cols[j+1])
+		s.serial(o)
 	})
+}
+
+// chunkMaxA is the most bytes of op(A) rows that a block of rows is
+// re-read for each chunk of columns (see chunks): about what stays in a
+// 1 MB L2 beside the panels of B̂.
+const chunkMaxA = 768 << 10
+
+// chunks returns how many blocks the columns of C are cut into when tn
+// goroutines share them, m rows each. With more blocks than goroutines,
+// Parallel hands the next block to whichever goroutine is free, so a
+// worker that starts late (waking up, or on a core another process holds)
+// takes fewer and the others more, instead of the whole product waiting
+// for its share: at batch 1 (a 128-row product takes about 0.1 ms on two
+// cores) a late start is a large part of the product. Each block of
+// columns packs only its own columns, so cutting them finer packs nothing
+// twice; it re-reads the rows of op(A), once per block, which is cheap
+// only while they stay in L2.
+func chunks(o *ops, m, n, k, tn int) int {
+	if tn <= 1 || m*k*4 > chunkMaxA {
+		return tn
+	}
+	panels := (n + o.nr - 1) / o.nr
+	return max(tn, min(panels, 8*tn))
 }
 
 // split chooses how many blocks of rows (tm) and of columns (tn) of C the
@@ -222,7 +248,7 @@ func blocks(n, parts, unit int) []int {
 }
 
 // sub is the part of the product that writes C[m0:m1, n0:n1].
-func (g *gemm) sub(m0, m1, n0, n1 int) *gemm {
+func (g *gemm) sub(m0, m1, n0, n1 int) gemm {
 	p := *g
 	p.m, p.n = m1-m0, n1-n0
 	if g.tA {
@@ -242,7 +268,7 @@ func (g *gemm) sub(m0, m1, n0, n1 int) *gemm {
 	if g.bias != nil {
 		p.bias = g.bias[n0:]
 	}
-	return &p
+	return p
 }
 
 // scaleC sets C = beta·C (0 when beta is 0, whatever C held).
@@ -317,15 +343,26 @@ func (g *gemm) serial(o *ops) {
 			}
 			for ic := 0; ic < g.m; ic += o.mc {
 				mb := min(o.mc, g.m-ic)
-				if edge := mb % mr; edge != 0 { // packed once for every panel of B̂
+				// A last partial tile of rows is computed as the tile of the
+				// last mr rows, read in place (its first rows, the previous
+				// tile's, computed again), or, in a product of fewer than mr
+				// rows, from a zero-padded copy packed once for every panel
+				// of B̂.
+				edge, inPlace := mb%mr, ic+mb >= mr
+				if edge != 0 && !inPlace {
 					g.packAEdge(w.ap, ic+mb-edge, edge, pc, kb, mr)
 				}
 				for jr := 0; jr < nb; jr += nr {
 					nw := min(nr, nb-jr)
 					j := jc + jr
 					bpanel := &w.bp[jr*kb]
+					// next is the panel after this one (this one for the
+					// last), which the tiles prefetch a part each of.
+					next := &w.bp[min(jr+nr, nb-1)/nr*nr*kb]
 					if prepacked {
-						bpanel = &g.pb.data[((g.pb0+j)/nr)*g.pb.k*nr+pc*nr]
+						q := (g.pb0 + j) / nr
+						bpanel = &g.pb.data[q*g.pb.k*nr+pc*nr]
+						next = &g.pb.data[min(q+1, (g.pb.n-1)/nr)*g.pb.k*nr+pc*nr]
 					}
 					var bptr *float32
 					if bias != nil && nw == nr {
@@ -334,28 +371,38 @@ func (g *gemm) serial(o *ops) {
 					for ir := 0; ir < mb; ir += mr {
 						i := ic + ir
 						mh := min(mr, mb-ir)
+						// This tile's part of the next panel: kb·16 bytes of
+						// its kb·nr·4 (see asmgen.sgemm).
+						pf := (*float32)(unsafe.Add(unsafe.Pointer(next), ir/mr%(nr/4)*kb*16))
 						var aptr *float32
 						ars, acs := rsa, csa
-						if mh == mr {
-							if g.tA {
-								aptr = &g.a[pc*g.lda+i]
-							} else {
-								aptr = &g.a[i*g.lda+pc]
-							}
-						} else {
+						// skip is how many of the tile's rows are above row i.
+						skip := 0
+						switch {
+						case mh < mr && !inPlace:
 							aptr, ars, acs = &w.ap[0], 4, 4*mr
+						case g.tA:
+							skip = mr - mh
+							aptr = &g.a[pc*g.lda+i-skip]
+						default:
+							skip = mr - mh
+							aptr = &g.a[(i-skip)*g.lda+pc]
 						}
-						if mh == mr && nw == nr {
-							o.kern(kb, aptr, ars, acs, bpanel, &g.c[i*g.ldc+j], g.ldc, bptr, load, g.alpha)
+						if nw == nr && (mh == mr || skip > 0 && load == 0) {
+							// The rows above row i of a last tile, computed
+							// again in the same order, are stored again with
+							// the same bits: only adding to C (load) would
+							// count them twice.
+							o.kern(kb, aptr, ars, acs, bpanel, &g.c[(i-skip)*g.ldc+j], g.ldc, bptr, load, g.alpha, pf)
 							continue
 						}
 						// A partial tile: computed whole into w.tile, then
 						// the part inside C added as the kernel would.
 						t := w.tile[:mr*nr]
-						o.kern(kb, aptr, ars, acs, bpanel, &t[0], nr, nil, 0, g.alpha)
+						o.kern(kb, aptr, ars, acs, bpanel, &t[0], nr, nil, 0, g.alpha, pf)
 						for r := 0; r < mh; r++ {
 							crow := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nw]
-							trow := t[r*nr : r*nr+nw]
+							trow := t[(skip+r)*nr : (skip+r)*nr+nw]
 							if bias != nil {
 								for q := range trow {
 									trow[q] += bias[j+q]
@@ -457,7 +504,7 @@ func (g *gemm) packAEdge(dst []float32, i, mh, pc, kb, mr int) {
 // assembly ones (see asmgen.sgemm).
 const goMR, goNR = 4, 8
 
-func sgemmGo(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32) {
+func sgemmGo(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, _ *float32) {
 	var acc [goMR][goNR]float32
 	ap := unsafe.Pointer(a)
 	bs := unsafe.Slice(b, kc*goNR)

@@ -142,9 +142,13 @@ func Source() []byte {
 // B̂ is a packed panel of kc rows of NR values. bias (nil: none) is NR values
 // added to every row. The MR×NR sums stay in registers for the whole kc loop:
 // AVX-512 12×32 (24 zmm), AVX2 6×16 (12 ymm); each step loads NR values of
-// B̂ and broadcasts MR of Â.
+// B̂ and broadcasts MR of Â. Every fourth step prefetches one cache line
+// from pf on (kc/4 lines, kc·16 bytes, all of them readable): the caller
+// points it at the part of the next panel of B̂ this tile brings in, so that
+// weights packed ahead and not in cache (a forward on one text reads every
+// layer's weights once) arrive while the tiles of the current panel run.
 //
-//	func sgemmISA(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32)
+//	func sgemmISA(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, pf *float32)
 func (g *gen) sgemm(s isa) {
 	mr := 6
 	if s.avx512 {
@@ -187,7 +191,7 @@ func (g *gen) sgemmOf(s isa, name string, mr, nv int, strided bool) {
 		return o
 	}
 	g.comment("%s%s: the %d×%d micro-kernel (see asmgen.%s).", name, s.name, mr, nr, name)
-	frame := 76
+	frame := 88 // pf after alpha
 	if strided {
 		frame = 84
 	}
@@ -200,6 +204,9 @@ func (g *gen) sgemmOf(s isa, name string, mr, nv int, strided bool) {
 	if strided {
 		g.ins("MOVQ ldb+40(FP), R13")
 		g.ins("SHLQ $2, R13")
+	}
+	if !strided {
+		g.ins("MOVQ pf+80(FP), DI") // DI holds c only from the store on
 	}
 	g.ins("LEAQ (R8)(R8*2), R9")  // 3·rsa
 	g.ins("LEAQ (R8)(R8*4), R10") // 5·rsa
@@ -250,6 +257,8 @@ func (g *gen) sgemmOf(s isa, name string, mr, nv int, strided bool) {
 	}
 	if !strided {
 		g.ins("ADDQ $%d, BX", 4*nr*4)
+		g.ins("PREFETCHT0 (DI)")
+		g.ins("ADDQ $64, DI")
 	}
 	g.ins("DECQ R12")
 	g.ins("JNZ loop4")
