@@ -11,9 +11,9 @@
 #   scripts/bench-route-splits.sh [OUT]          (default OUT=/tmp/jeirt-route-splits)
 #   SPLITS=3 SETS=swebench-verified scripts/bench-route-splits.sh
 #
-# On 2 shared cores (load 5-10), about 1.5 minutes for SWE-bench Verified and
-# 40-60 minutes for RewardBench (per split a training and the 5 cross-validation
-# refits, 2.5-9 minutes each).
+# On 2 cores (2026-12-01, load 1.6-1.8), 9 s for SWE-bench Verified and about
+# 3 minutes for RewardBench (per split a training and the 5 cross-validation
+# refits).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-${1:-/tmp/jeirt-route-splits}}
