@@ -4,7 +4,8 @@
 # missing cells: 4.03 M cells, 3.23 M for training), jeirt's two CPU steps through
 # `jeirt train` against the PyTorch peer (../shared/bench/peers/peer_jeirt_torch.py) with
 # the same batching (by question, batches of at most 512 pairs) and learning rate, back
-# to back in one run, with the validation accuracy after the epoch of each.
+# to back in one run (each step JEIRT_BENCH_ROUNDS times, default 5, alternating; the
+# median epoch counts), with the validation accuracy after the epoch of each.
 #
 #   scripts/bench_jeirt_epoch.sh [WORKDIR]        (default /tmp/jeirt-bench-embedllm)
 #
@@ -50,16 +51,28 @@ run_time() { # label, command...: prints peak RSS and the load average before an
 }
 json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(d$2)" "$1"; }
 
-declare -A secs acc
-for device in cpu cpu:fused; do
-  step=graph
-  [ "$device" = cpu:fused ] && step=fused
-  echo "== jeirt, train.device=$device (the $step step), one epoch through jeirt train"
-  run_time "jeirt-$step" "$WORK/jeirt" train --config "$WORK/bench.yaml" --force --no-baselines --set "train.device=$device"
-  secs[$step]=$(json "$WORK/out/metrics.json" "['seconds_per_epoch']")
-  acc[$step]=$(json "$WORK/out/metrics.json" "['history'][-1]['val_acc']")
-  grep -h '^epoch' "$WORK/jeirt-$step.err" | sed "s/^/jeirt-$step: /"
-  echo "jeirt-$step: ${secs[$step]} s per epoch, validation accuracy ${acc[$step]}"
+# Each step runs ROUNDS times, alternating (graph, fused, graph, ...), and its
+# figure is the median: on this 2-core VM about one epoch in five takes 1.5x
+# the others, whichever the step, so one epoch each compares noise.
+ROUNDS=${JEIRT_BENCH_ROUNDS:-5}
+declare -A secs acc all
+for round in $(seq "$ROUNDS"); do
+  for device in cpu cpu:fused; do
+    step=graph
+    [ "$device" = cpu:fused ] && step=fused
+    echo "== jeirt, train.device=$device (the $step step), one epoch through jeirt train, round $round of $ROUNDS"
+    run_time "jeirt-$step" "$WORK/jeirt" train --config "$WORK/bench.yaml" --force --no-baselines --set "train.device=$device"
+    s=$(json "$WORK/out/metrics.json" "['seconds_per_epoch']")
+    all[$step]="${all[$step]:-} $s"
+    acc[$step]=$(json "$WORK/out/metrics.json" "['history'][-1]['val_acc']")
+    grep -h '^epoch' "$WORK/jeirt-$step.err" | sed "s/^/jeirt-$step: /"
+    echo "jeirt-$step: $s s per epoch, validation accuracy ${acc[$step]}"
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for step in graph fused; do
+  secs[$step]=$(echo "${all[$step]}" | median)
+  echo "jeirt-$step: median ${secs[$step]} s per epoch over $ROUNDS rounds (${all[$step]# })"
 done
 
 echo "== PyTorch peer, by-question batches of 512, pre-loaded tensors (one epoch)"
