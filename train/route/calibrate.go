@@ -3,14 +3,16 @@ package route
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // Calibration recalibrates the router's P(correct) on questions the map has
-// never seen: P = σ(a·z + b·logit(acc_i) + c), z the JE-IRT logit
-// q·m_i/‖q‖ − ‖q‖ and acc_i model i's training accuracy. On a new question
+// never seen: P = σ(a·q·m_i/‖q‖ − n·‖q‖ + b·logit(acc_i) + c), the two
+// parts of the JE-IRT logit z = q·m_i/‖q‖ − ‖q‖ reweighted (n = a: a·z)
+// and acc_i model i's training accuracy. On a new question
 // the hash encoder's q is noisy, so the map's z is overconfident (a < 1)
 // and a model's record on the training questions says more than the map
 // credits (b > 0); the weights are fitted by logistic regression on the
@@ -19,7 +21,7 @@ import (
 // accuracy as a second score), so the rules then compare probabilities
 // that match held-out outcomes.
 type Calibration struct {
-	JEIRT, Accuracy, Intercept float64 // a, b, c
+	checkpoint.Calibration
 	// Prior is logit(acc_i) per row of M (AccuracyLogit).
 	Prior []float64
 }
@@ -32,16 +34,17 @@ func AccuracyLogit(acc float64) float64 {
 	return math.Log(p / (1 - p))
 }
 
-// Prob is the calibrated P of row i for JE-IRT logit z.
-func (c *Calibration) Prob(i int, z float64) float64 {
-	return model.Sigmoid(c.JEIRT*z + c.Accuracy*c.Prior[i] + c.Intercept)
+// Prob is the calibrated P of row i for the question embedding q.
+func (c *Calibration) Prob(m *model.JEIRT, i int, q []float32) float64 {
+	_, dot, norm := model.Link(q, m.ModelEmbedding(i))
+	return model.Sigmoid(c.Logit(dot/(norm+model.LinkEps), norm, c.Prior[i]))
 }
 
 // NewCalibration is the calibration w with each row's prior from acc (per
 // row of M, NaN or −Inf for a model without a training accuracy, which
 // then takes fill[i], or 0.5 without fill).
 func NewCalibration(w checkpoint.Calibration, acc, fill []float64) *Calibration {
-	c := &Calibration{JEIRT: w.JEIRT, Accuracy: w.Accuracy, Intercept: w.Intercept, Prior: make([]float64, len(acc))}
+	c := &Calibration{Calibration: w, Prior: make([]float64, len(acc))}
 	for i, v := range acc {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			v = 0.5
@@ -79,25 +82,35 @@ func CalibrationOf(ck *checkpoint.Checkpoint) *Calibration {
 	return NewCalibration(*rt.Calibration, acc, fill)
 }
 
-// CalibrationCells are out-of-fold predictions: per cell the JE-IRT logit
-// Z, the model's accuracy logit S (AccuracyLogit of its accuracy on the
-// fold's training cells) and the observed score Y in [0, 1].
+// CalibrationCells are out-of-fold predictions: per cell the two parts of
+// the JE-IRT logit, D = q·m/(‖q‖+ε) and N = ‖q‖ (z = D − N), the model's
+// accuracy logit S (AccuracyLogit of its accuracy on the fold's training
+// cells) and the observed score Y in [0, 1].
 type CalibrationCells struct {
-	Z, S, Y []float64
+	D, N, S, Y []float64
 }
 
-func (c *CalibrationCells) add(z, s, y float64) {
-	c.Z, c.S, c.Y = append(c.Z, z), append(c.S, s), append(c.Y, y)
+func (c *CalibrationCells) add(d, n, s, y float64) {
+	c.D, c.N, c.S, c.Y = append(c.D, d), append(c.N, n), append(c.S, s), append(c.Y, y)
+}
+
+func (c *CalibrationCells) append(o *CalibrationCells) {
+	c.D, c.N, c.S, c.Y = append(c.D, o.D...), append(c.N, o.N...), append(c.S, o.S...), append(c.Y, o.Y...)
+}
+
+// logit is the calibrated logit of cell k under w.
+func (c *CalibrationCells) logit(w checkpoint.Calibration, k int) float64 {
+	return w.Logit(c.D[k], c.N[k], c.S[k])
 }
 
 // LogLoss is the mean binary cross-entropy of the cells under weights w
-// (w.JEIRT 1 and the rest 0: the map's own P).
+// (checkpoint.Identity: the map's own P).
 func (c *CalibrationCells) LogLoss(w checkpoint.Calibration) float64 {
 	var sum float64
-	for k, z := range c.Z {
-		sum += bce(w.JEIRT*z+w.Accuracy*c.S[k]+w.Intercept, c.Y[k])
+	for k := range c.D {
+		sum += bce(c.logit(w, k), c.Y[k])
 	}
-	return sum / float64(len(c.Z))
+	return sum / float64(len(c.D))
 }
 
 // bce is −y·log σ(x) − (1−y)·log(1−σ(x)), computed stably.
@@ -105,93 +118,165 @@ func bce(x, y float64) float64 {
 	return model.Softplus(x) - y*x
 }
 
-// FitCalibration fits the weights (a, b, c) of Calibration to the cells by
-// maximum likelihood (a logistic regression on z and s with an intercept),
-// by Newton's method with step halving; a ridge of 1e-6 keeps the Hessian
-// invertible when a score is constant. It stops when a step moves the
-// weights by less than 1e-10 or lowers the loss no more (at most 100
-// steps), and fails on fewer than 10 cells.
+// calibrationSplit fits the direction and the norm of the link with their
+// own weights; false ties them (one weight on z).
+var calibrationSplit = os.Getenv("JEIRT_CALIB_SPLIT") == "1"
+
+// FitCalibration fits the weights of Calibration to the cells by maximum
+// likelihood (a logistic regression with an intercept), by Newton's method
+// with step halving; a ridge of 1e-6 keeps the Hessian invertible when a
+// score is constant. It stops when the mean gradient is below 1e-12, a
+// step moves the weights by less than 1e-10 or no step lowers the loss (at
+// most 100 steps), and fails on fewer than 10 cells.
 func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
-	n := len(c.Z)
+	n := len(c.D)
 	if n < 10 {
 		return checkpoint.Calibration{}, fmt.Errorf("route: %d out-of-fold predictions are too few to calibrate on", n)
 	}
-	w := [3]float64{1, 0, 0} // start at the map's own P
-	x := func(k int) [3]float64 { return [3]float64{c.Z[k], c.S[k], 1} }
-	loss := func(w [3]float64) float64 {
+	// The features of cell k, in the order of the weights.
+	split := calibrationSplit
+	dim := 3
+	if split {
+		dim = 4
+	}
+	x := func(k int, v []float64) {
+		if split {
+			v[0], v[1], v[2], v[3] = c.D[k], -c.N[k], c.S[k], 1
+		} else {
+			v[0], v[1], v[2] = c.D[k]-c.N[k], c.S[k], 1
+		}
+	}
+	weights := func(w []float64) checkpoint.Calibration {
+		if split {
+			return checkpoint.Calibration{Direction: w[0], Norm: w[1], Accuracy: w[2], Intercept: w[3], Cells: n}
+		}
+		return checkpoint.Calibration{Direction: w[0], Norm: w[0], Accuracy: w[1], Intercept: w[2], Cells: n}
+	}
+	const ridge = 1e-6
+	v := make([]float64, dim)
+	loss := func(w []float64) float64 {
 		var s float64
 		for k := 0; k < n; k++ {
-			v := x(k)
-			s += bce(w[0]*v[0]+w[1]*v[1]+w[2], c.Y[k])
+			x(k, v)
+			s += bce(dotf(w, v), c.Y[k])
 		}
-		return s/float64(n) + 0.5e-6*(w[0]*w[0]+w[1]*w[1]+w[2]*w[2])
+		return s/float64(n) + 0.5*ridge*dotf(w, w)
+	}
+	w := make([]float64, dim) // start at the map's own P
+	w[0] = 1
+	if split {
+		w[1] = 1
 	}
 	cur := loss(w)
+	g, step, next := make([]float64, dim), make([]float64, dim), make([]float64, dim)
+	h := make([][]float64, dim)
+	for a := range h {
+		h[a] = make([]float64, dim)
+	}
 	for it := 0; it < 100; it++ {
-		var g [3]float64
-		var h [3][3]float64
+		for a := range g {
+			g[a] = 0
+			for b := range h[a] {
+				h[a][b] = 0
+			}
+		}
 		for k := 0; k < n; k++ {
-			v := x(k)
-			p := model.Sigmoid(w[0]*v[0] + w[1]*v[1] + w[2])
+			x(k, v)
+			p := model.Sigmoid(dotf(w, v))
 			r, s := p-c.Y[k], p*(1-p)
-			for a := 0; a < 3; a++ {
+			for a := range v {
 				g[a] += r * v[a]
-				for b := 0; b < 3; b++ {
+				for b := range v {
 					h[a][b] += s * v[a] * v[b]
 				}
 			}
 		}
-		for a := 0; a < 3; a++ {
-			g[a] = g[a]/float64(n) + 1e-6*w[a]
-			for b := 0; b < 3; b++ {
+		for a := range g {
+			g[a] = g[a]/float64(n) + ridge*w[a]
+			for b := range h[a] {
 				h[a][b] /= float64(n)
 			}
-			h[a][a] += 1e-6
+			h[a][a] += ridge
 		}
-		step, ok := solve3(h, g)
-		if !ok {
+		gmax := 0.0
+		for _, v := range g {
+			gmax = math.Max(gmax, math.Abs(v))
+		}
+		if gmax < 1e-12 {
+			break
+		}
+		if !solve(h, g, step) {
 			return checkpoint.Calibration{}, fmt.Errorf("route: the calibration's Hessian is singular")
 		}
-		var next [3]float64
 		t, nl := 1.0, 0.0
 		for half := 0; half < 30; half++ {
 			for a := range next {
 				next[a] = w[a] - t*step[a]
 			}
-			if nl = loss(next); nl <= cur {
+			// Near the optimum the loss changes by less than its rounding:
+			// there the full Newton step is taken on the gradient's word.
+			if nl = loss(next); nl <= cur || t == 1 && gmax < 1e-6 {
 				break
 			}
 			t /= 2
 		}
-		if !(nl <= cur) {
+		if !(nl <= cur) && !(t == 1 && gmax < 1e-6) {
 			break // no step lowers the loss: at the optimum to rounding
 		}
-		done := math.Abs(t*step[0])+math.Abs(t*step[1])+math.Abs(t*step[2]) < 1e-10
-		w, cur = next, nl
-		if done {
+		moved := 0.0
+		for a := range step {
+			moved += math.Abs(t * step[a])
+		}
+		copy(w, next)
+		cur = nl
+		if moved < 1e-10 {
 			break
 		}
 	}
-	out := checkpoint.Calibration{JEIRT: w[0], Accuracy: w[1], Intercept: w[2], Cells: n}
+	out := weights(w)
 	return out, out.Check()
 }
 
-// solve3 solves h·x = g for a symmetric 3×3 h by Cramer's rule.
-func solve3(h [3][3]float64, g [3]float64) ([3]float64, bool) {
-	det := func(m [3][3]float64) float64 {
-		return m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) - m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) + m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
+func dotf(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
 	}
-	d := det(h)
-	if !(math.Abs(d) > 1e-300) {
-		return [3]float64{}, false
+	return s
+}
+
+// solve solves h·x = g (h symmetric positive definite, overwritten) by
+// Gaussian elimination with partial pivoting; false when h is singular.
+func solve(h [][]float64, g, x []float64) bool {
+	n := len(g)
+	a := make([][]float64, n)
+	for i := range a {
+		a[i] = append(append([]float64(nil), h[i]...), g[i])
 	}
-	var x [3]float64
-	for col := 0; col < 3; col++ {
-		m := h
-		for row := 0; row < 3; row++ {
-			m[row][col] = g[row]
+	for col := 0; col < n; col++ {
+		p := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
+				p = r
+			}
 		}
-		x[col] = det(m) / d
+		if !(math.Abs(a[p][col]) > 1e-300) {
+			return false
+		}
+		a[col], a[p] = a[p], a[col]
+		for r := col + 1; r < n; r++ {
+			f := a[r][col] / a[col][col]
+			for k := col; k <= n; k++ {
+				a[r][k] -= f * a[col][k]
+			}
+		}
 	}
-	return x, true
+	for i := n - 1; i >= 0; i-- {
+		s := a[i][n]
+		for k := i + 1; k < n; k++ {
+			s -= a[i][k] * x[k]
+		}
+		x[i] = s / a[i][i]
+	}
+	return true
 }

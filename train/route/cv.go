@@ -221,7 +221,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 			var others CalibrationCells
 			for _, o := range folds {
 				if o != fd && o.rep == fd.rep {
-					others.Z, others.S, others.Y = append(others.Z, o.cells.Z...), append(others.S, o.cells.S...), append(others.Y, o.cells.Y...)
+					others.append(&o.cells)
 				}
 			}
 			w, err := FitCalibration(&others)
@@ -229,18 +229,18 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
 			}
 			fd.cal = NewCalibration(w, fd.ref, nil)
-			calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.Z))
-			all.Z, all.S, all.Y = append(all.Z, fd.cells.Z...), append(all.S, fd.cells.S...), append(all.Y, fd.cells.Y...)
+			calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.D))
+			all.append(&fd.cells)
 		}
 		w, err := FitCalibration(&all)
 		if err != nil {
 			return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
 		}
-		w.LogLoss = calLoss / float64(len(all.Z))
-		w.RawLogLoss = all.LogLoss(checkpoint.Calibration{JEIRT: 1})
+		w.LogLoss = calLoss / float64(len(all.D))
+		w.RawLogLoss = all.LogLoss(checkpoint.Identity)
 		res.Calibration = &w
-		cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·z %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
-			w.JEIRT, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
+		cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·q·m/‖q‖ %+.3f·‖q‖ %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
+			w.Direction, -w.Norm, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
 	}
 	for _, fd := range folds {
 		f := fd.index
@@ -350,7 +350,11 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		res.Why = fmt.Sprintf("the cross-validation of the routing rules was interrupted after %d of %d folds", res.Completed, K*R)
 		return res, nil
 	}
-	res.Rule, res.Why = Choose(res.Scores, cv.Guard, fmt.Sprintf("%s over %d training questions", foldsName(K, R), len(items)), cv.Seed)
+	where := fmt.Sprintf("%s over %d training questions", foldsName(K, R), len(items))
+	if calibrate {
+		where += ", the rules on the calibrated P"
+	}
+	res.Rule, res.Why = Choose(res.Scores, cv.Guard, where, cv.Seed)
 	return res, nil
 }
 
@@ -389,7 +393,8 @@ func outOfFold(m *model.JEIRT, held *model.Responses, q [][]float32, ref []float
 		if i < 0 || math.IsInf(ref[i], -1) {
 			continue
 		}
-		c.add(m.Logit(i, q[j]), AccuracyLogit(ref[i]), held.ScoreAt(cell))
+		_, dot, norm := model.Link(q[j], m.ModelEmbedding(i))
+		c.add(dot/(norm+model.LinkEps), norm, AccuracyLogit(ref[i]), held.ScoreAt(cell))
 	}
 	return c
 }

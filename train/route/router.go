@@ -191,7 +191,7 @@ func (r *Router) Probs(q []float32, buf []ModelP) []ModelP {
 		}
 		p := 0.0
 		if r.Calibration != nil {
-			p = r.Calibration.Prob(i, r.Model.Logit(i, q))
+			p = r.Calibration.Prob(r.Model, i, q)
 		} else {
 			p = r.Model.Prob(i, q)
 		}

@@ -46,7 +46,8 @@ func TestRouteAppliesRecordedCalibration(t *testing.T) {
 		q := m.ItemEmbedding(j)
 		ch := rt.Route(q)
 		for _, mp := range ch.Ranked {
-			want := model.Sigmoid(w.JEIRT*m.Logit(mp.Model, q) + w.Accuracy*route.AccuracyLogit(rec.TrainAccuracy[m.Models[mp.Model]]) + w.Intercept)
+			_, dot, norm := model.Link(q, m.ModelEmbedding(mp.Model))
+			want := model.Sigmoid(w.Direction*dot/(norm+model.LinkEps) - w.Norm*norm + w.Accuracy*route.AccuracyLogit(rec.TrainAccuracy[m.Models[mp.Model]]) + w.Intercept)
 			if mp.P != want {
 				t.Fatalf("item %d, model %s: P %v, want the calibrated %v", j, m.Models[mp.Model], mp.P, want)
 			}
