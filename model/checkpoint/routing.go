@@ -43,13 +43,11 @@ type Routing struct {
 }
 
 // Calibration is the router's calibrated P(correct),
-// σ(Direction·q·m/‖q‖ − Norm·‖q‖ + Accuracy·logit(acc_i) + Intercept): the
-// two parts of the JE-IRT logit q·m/‖q‖ − ‖q‖ reweighted and blended with
-// the model's training accuracy acc_i, fitted on Cells out-of-fold
+// σ(JEIRT·z + Accuracy·logit(acc_i) + Intercept), z the JE-IRT logit and
+// acc_i the model's training accuracy, fitted on Cells out-of-fold
 // predictions of the routing cross-validation.
 type Calibration struct {
-	Direction float64 `json:"direction"`
-	Norm      float64 `json:"norm"`
+	JEIRT     float64 `json:"jeirt"`
 	Accuracy  float64 `json:"accuracy"`
 	Intercept float64 `json:"intercept"`
 	Cells     int     `json:"cells"`
@@ -61,20 +59,19 @@ type Calibration struct {
 }
 
 // Identity is the calibration that gives the map's own P.
-var Identity = Calibration{Direction: 1, Norm: 1}
+var Identity = Calibration{JEIRT: 1}
 
-// Logit is the calibrated logit of a question-model pair whose link has
-// the parts dot = q·m/(‖q‖+ε) and norm = ‖q‖, for a model whose accuracy
-// logit is s.
-func (c Calibration) Logit(dot, norm, s float64) float64 {
-	return c.Direction*dot - c.Norm*norm + c.Accuracy*s + c.Intercept
+// Logit is the calibrated logit of a question-model pair whose JE-IRT
+// logit is z, for a model whose accuracy logit is s.
+func (c Calibration) Logit(z, s float64) float64 {
+	return c.JEIRT*z + c.Accuracy*s + c.Intercept
 }
 
 // Check reports a calibration with a non-finite figure.
 func (c *Calibration) Check() error {
-	for _, v := range []float64{c.Direction, c.Norm, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss} {
+	for _, v := range []float64{c.JEIRT, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("routing.calibration: weights %v, %v, %v, %v (log loss %v, %v), want finite numbers", c.Direction, c.Norm, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss)
+			return fmt.Errorf("routing.calibration: weights %v, %v, %v (log loss %v, %v), want finite numbers", c.JEIRT, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss)
 		}
 	}
 	return nil

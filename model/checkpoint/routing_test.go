@@ -19,7 +19,7 @@ func testRouting() *Routing {
 			Rules: []RuleScore{{Rule: "best-single", Accuracy: 0.77, AccuracySE: 0.02},
 				{Rule: "shortlist", Param: &three, Accuracy: 0.79, AccuracySE: 0.021, VsBestSingle: 0.02, VsBestSingleSE: 0.009, Wins: 4, Losses: 0, MeanCost: &half}}},
 		OutOfDomain: &OutOfDomain{FalseFlagRate: 0.05, Threshold: 0.3125, Calibration: 350, Reference: 350},
-		Calibration: &Calibration{Direction: 0.4137, Norm: 0.3906, Accuracy: 0.8821, Intercept: -0.0625, Cells: 46900, LogLoss: 0.4211, RawLogLoss: 0.5873}}
+		Calibration: &Calibration{JEIRT: 0.4137, Accuracy: 0.8821, Intercept: -0.0625, Cells: 46900, LogLoss: 0.4211, RawLogLoss: 0.5873}}
 }
 
 // The recorded rule, its figures and the out-of-domain threshold come back

@@ -3,16 +3,14 @@ package route
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // Calibration recalibrates the router's P(correct) on questions the map has
-// never seen: P = σ(a·q·m_i/‖q‖ − n·‖q‖ + b·logit(acc_i) + c), the two
-// parts of the JE-IRT logit z = q·m_i/‖q‖ − ‖q‖ reweighted (n = a: a·z)
-// and acc_i model i's training accuracy. On a new question
+// never seen: P = σ(a·z + b·logit(acc_i) + c), z the JE-IRT logit
+// q·m_i/‖q‖ − ‖q‖ and acc_i model i's training accuracy. On a new question
 // the hash encoder's q is noisy, so the map's z is overconfident (a < 1)
 // and a model's record on the training questions says more than the map
 // credits (b > 0); the weights are fitted by logistic regression on the
@@ -36,8 +34,7 @@ func AccuracyLogit(acc float64) float64 {
 
 // Prob is the calibrated P of row i for the question embedding q.
 func (c *Calibration) Prob(m *model.JEIRT, i int, q []float32) float64 {
-	_, dot, norm := model.Link(q, m.ModelEmbedding(i))
-	return model.Sigmoid(c.Logit(dot/(norm+model.LinkEps), norm, c.Prior[i]))
+	return model.Sigmoid(c.Logit(m.Logit(i, q), c.Prior[i]))
 }
 
 // NewCalibration is the calibration w with each row's prior from acc (per
@@ -82,35 +79,29 @@ func CalibrationOf(ck *checkpoint.Checkpoint) *Calibration {
 	return NewCalibration(*rt.Calibration, acc, fill)
 }
 
-// CalibrationCells are out-of-fold predictions: per cell the two parts of
-// the JE-IRT logit, D = q·m/(‖q‖+ε) and N = ‖q‖ (z = D − N), the model's
-// accuracy logit S (AccuracyLogit of its accuracy on the fold's training
-// cells) and the observed score Y in [0, 1].
+// CalibrationCells are out-of-fold predictions: per cell the JE-IRT logit
+// Z, the model's accuracy logit S (AccuracyLogit of its accuracy on the
+// fold's training cells) and the observed score Y in [0, 1].
 type CalibrationCells struct {
-	D, N, S, Y []float64
+	Z, S, Y []float64
 }
 
-func (c *CalibrationCells) add(d, n, s, y float64) {
-	c.D, c.N, c.S, c.Y = append(c.D, d), append(c.N, n), append(c.S, s), append(c.Y, y)
+func (c *CalibrationCells) add(z, s, y float64) {
+	c.Z, c.S, c.Y = append(c.Z, z), append(c.S, s), append(c.Y, y)
 }
 
 func (c *CalibrationCells) append(o *CalibrationCells) {
-	c.D, c.N, c.S, c.Y = append(c.D, o.D...), append(c.N, o.N...), append(c.S, o.S...), append(c.Y, o.Y...)
-}
-
-// logit is the calibrated logit of cell k under w.
-func (c *CalibrationCells) logit(w checkpoint.Calibration, k int) float64 {
-	return w.Logit(c.D[k], c.N[k], c.S[k])
+	c.Z, c.S, c.Y = append(c.Z, o.Z...), append(c.S, o.S...), append(c.Y, o.Y...)
 }
 
 // LogLoss is the mean binary cross-entropy of the cells under weights w
 // (checkpoint.Identity: the map's own P).
 func (c *CalibrationCells) LogLoss(w checkpoint.Calibration) float64 {
 	var sum float64
-	for k := range c.D {
-		sum += bce(c.logit(w, k), c.Y[k])
+	for k, z := range c.Z {
+		sum += bce(w.Logit(z, c.S[k]), c.Y[k])
 	}
-	return sum / float64(len(c.D))
+	return sum / float64(len(c.Z))
 }
 
 // bce is −y·log σ(x) − (1−y)·log(1−σ(x)), computed stably.
@@ -118,41 +109,19 @@ func bce(x, y float64) float64 {
 	return model.Softplus(x) - y*x
 }
 
-// calibrationSplit fits the direction and the norm of the link with their
-// own weights; false ties them (one weight on z).
-var calibrationSplit = os.Getenv("JEIRT_CALIB_SPLIT") == "1"
-
-// FitCalibration fits the weights of Calibration to the cells by maximum
-// likelihood (a logistic regression with an intercept), by Newton's method
-// with step halving; a ridge of 1e-6 keeps the Hessian invertible when a
-// score is constant. It stops when the mean gradient is below 1e-12, a
-// step moves the weights by less than 1e-10 or no step lowers the loss (at
-// most 100 steps), and fails on fewer than 10 cells.
+// FitCalibration fits the weights (a, b, c) of Calibration to the cells by
+// maximum likelihood (a logistic regression on z and s with an intercept),
+// by Newton's method with step halving; a ridge of 1e-6 keeps the Hessian
+// invertible when a score is constant. It stops when the mean gradient is
+// below 1e-12, a step moves the weights by less than 1e-10 or no step
+// lowers the loss (at most 100 steps), and fails on fewer than 10 cells.
 func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
-	n := len(c.D)
+	n := len(c.Z)
 	if n < 10 {
 		return checkpoint.Calibration{}, fmt.Errorf("route: %d out-of-fold predictions are too few to calibrate on", n)
 	}
-	// The features of cell k, in the order of the weights.
-	split := calibrationSplit
-	dim := 3
-	if split {
-		dim = 4
-	}
-	x := func(k int, v []float64) {
-		if split {
-			v[0], v[1], v[2], v[3] = c.D[k], -c.N[k], c.S[k], 1
-		} else {
-			v[0], v[1], v[2] = c.D[k]-c.N[k], c.S[k], 1
-		}
-	}
-	weights := func(w []float64) checkpoint.Calibration {
-		if split {
-			return checkpoint.Calibration{Direction: w[0], Norm: w[1], Accuracy: w[2], Intercept: w[3], Cells: n}
-		}
-		return checkpoint.Calibration{Direction: w[0], Norm: w[0], Accuracy: w[1], Intercept: w[2], Cells: n}
-	}
-	const ridge = 1e-6
+	const dim, ridge = 3, 1e-6
+	x := func(k int, v []float64) { v[0], v[1], v[2] = c.Z[k], c.S[k], 1 }
 	v := make([]float64, dim)
 	loss := func(w []float64) float64 {
 		var s float64
@@ -162,11 +131,7 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 		}
 		return s/float64(n) + 0.5*ridge*dotf(w, w)
 	}
-	w := make([]float64, dim) // start at the map's own P
-	w[0] = 1
-	if split {
-		w[1] = 1
-	}
+	w := []float64{1, 0, 0} // start at the map's own P
 	cur := loss(w)
 	g, step, next := make([]float64, dim), make([]float64, dim), make([]float64, dim)
 	h := make([][]float64, dim)
@@ -191,16 +156,14 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 				}
 			}
 		}
+		gmax := 0.0
 		for a := range g {
 			g[a] = g[a]/float64(n) + ridge*w[a]
+			gmax = math.Max(gmax, math.Abs(g[a]))
 			for b := range h[a] {
 				h[a][b] /= float64(n)
 			}
 			h[a][a] += ridge
-		}
-		gmax := 0.0
-		for _, v := range g {
-			gmax = math.Max(gmax, math.Abs(v))
 		}
 		if gmax < 1e-12 {
 			break
@@ -208,19 +171,20 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 		if !solve(h, g, step) {
 			return checkpoint.Calibration{}, fmt.Errorf("route: the calibration's Hessian is singular")
 		}
+		// Near the optimum the loss changes by less than its rounding:
+		// there the full Newton step is taken on the gradient's word.
+		near := gmax < 1e-6
 		t, nl := 1.0, 0.0
 		for half := 0; half < 30; half++ {
 			for a := range next {
 				next[a] = w[a] - t*step[a]
 			}
-			// Near the optimum the loss changes by less than its rounding:
-			// there the full Newton step is taken on the gradient's word.
-			if nl = loss(next); nl <= cur || t == 1 && gmax < 1e-6 {
+			if nl = loss(next); nl <= cur || near && t == 1 {
 				break
 			}
 			t /= 2
 		}
-		if !(nl <= cur) && !(t == 1 && gmax < 1e-6) {
+		if !(nl <= cur) && !(near && t == 1) {
 			break // no step lowers the loss: at the optimum to rounding
 		}
 		moved := 0.0
@@ -233,7 +197,7 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 			break
 		}
 	}
-	out := weights(w)
+	out := checkpoint.Calibration{JEIRT: w[0], Accuracy: w[1], Intercept: w[2], Cells: n}
 	return out, out.Check()
 }
 

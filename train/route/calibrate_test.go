@@ -12,67 +12,53 @@ import (
 )
 
 // simulatedCells are n out-of-fold predictions whose outcomes follow
-// σ(a·D − nw·N + b·S + c): D the link's direction part, spread as a noisy
-// map's is, N the norm part, S a model's accuracy logit.
-func simulatedCells(n int, a, nw, b, c float64, seed uint64) *CalibrationCells {
+// σ(a·z + b·s + c): z the map's logit, spread as a noisy map's is, s a
+// model's accuracy logit.
+func simulatedCells(n int, a, b, c float64, seed uint64) *CalibrationCells {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	cells := &CalibrationCells{}
 	for k := 0; k < n; k++ {
-		d, norm := 2*rng.NormFloat64(), 0.5+rng.Float64()
+		z := 2 * rng.NormFloat64()
 		s := AccuracyLogit(0.2 + 0.7*rng.Float64())
 		y := 0.0
-		if rng.Float64() < model.Sigmoid(a*d-nw*norm+b*s+c) {
+		if rng.Float64() < model.Sigmoid(a*z+b*s+c) {
 			y = 1
 		}
-		cells.add(d, norm, s, y)
+		cells.add(z, s, y)
 	}
 	return cells
 }
 
 // The calibration recovers the weights that generated the outcomes, within
-// their sampling error (about 0.02 at 40,000 cells), and its log loss
-// beats the map's own P, which is overconfident here (a = 0.4): with one
-// weight on the link's logit, and with the direction and the norm apart.
+// their sampling error (about 0.02 at 40,000 cells), its log loss beats
+// the map's own P, which is overconfident here (a = 0.4), and it is the
+// maximum of the penalised likelihood: the gradient vanishes there.
 func TestFitCalibrationRecoversWeights(t *testing.T) {
-	defer func(v bool) { calibrationSplit = v }(calibrationSplit)
-	for _, c := range []struct {
-		split bool
-		norm  float64
-	}{{false, 0.4}, {true, 1.3}} {
-		calibrationSplit = c.split
-		cells := simulatedCells(40000, 0.4, c.norm, 0.9, -0.3, 1)
-		w, err := FitCalibration(cells)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(w.Direction-0.4) > 0.04 || math.Abs(w.Norm-c.norm) > 0.1 || math.Abs(w.Accuracy-0.9) > 0.06 || math.Abs(w.Intercept+0.3) > 0.15 || w.Cells != 40000 {
-			t.Errorf("split %v: fitted %+v, want 0.4, %v, 0.9, -0.3", c.split, w, c.norm)
-		}
-		truth := checkpoint.Calibration{Direction: 0.4, Norm: c.norm, Accuracy: 0.9, Intercept: -0.3}
-		fitted, best, raw := cells.LogLoss(w), cells.LogLoss(truth), cells.LogLoss(checkpoint.Identity)
-		if !(fitted <= best+1e-12) || !(fitted < raw-0.05) {
-			t.Errorf("split %v: log loss fitted %.5f, true weights %.5f, the map's P %.5f", c.split, fitted, best, raw)
-		}
-		// The maximum of the penalised likelihood: its gradient vanishes.
-		var g [4]float64
-		for k := range cells.D {
-			r := model.Sigmoid(cells.logit(w, k)) - cells.Y[k]
-			g[0], g[1], g[2], g[3] = g[0]+r*cells.D[k], g[1]-r*cells.N[k], g[2]+r*cells.S[k], g[3]+r
-		}
-		if !c.split { // the tied weight's gradient is along D − N
-			g[0], g[1] = g[0]+g[1], 0
-		}
-		ws := []float64{w.Direction, w.Norm, w.Accuracy, w.Intercept}
-		for a := range g { // the mean gradient plus the ridge's, 1e-6·w
-			if a == 1 && !c.split {
-				continue
-			}
-			if math.Abs(g[a]/40000+1e-6*ws[a]) > 1e-9 {
-				t.Errorf("split %v: gradient %v at the fit", c.split, g)
-			}
+	cells := simulatedCells(40000, 0.4, 0.9, -0.3, 1)
+	w, err := FitCalibration(cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(w.JEIRT-0.4) > 0.04 || math.Abs(w.Accuracy-0.9) > 0.06 || math.Abs(w.Intercept+0.3) > 0.06 || w.Cells != 40000 {
+		t.Errorf("fitted %+v, want 0.4, 0.9, -0.3", w)
+	}
+	truth := checkpoint.Calibration{JEIRT: 0.4, Accuracy: 0.9, Intercept: -0.3}
+	fitted, best, raw := cells.LogLoss(w), cells.LogLoss(truth), cells.LogLoss(checkpoint.Identity)
+	if !(fitted <= best+1e-12) || !(fitted < raw-0.05) {
+		t.Errorf("log loss fitted %.5f, true weights %.5f, the map's P %.5f", fitted, best, raw)
+	}
+	var g [3]float64
+	for k, z := range cells.Z {
+		r := model.Sigmoid(w.Logit(z, cells.S[k])) - cells.Y[k]
+		g[0], g[1], g[2] = g[0]+r*z, g[1]+r*cells.S[k], g[2]+r
+	}
+	ws := []float64{w.JEIRT, w.Accuracy, w.Intercept}
+	for a := range g { // the mean gradient plus the ridge's, 1e-6·w
+		if math.Abs(g[a]/40000+1e-6*ws[a]) > 1e-9 {
+			t.Errorf("gradient %v at the fit", g)
 		}
 	}
-	if _, err := FitCalibration(simulatedCells(9, 1, 1, 0, 0, 2)); err == nil {
+	if _, err := FitCalibration(simulatedCells(9, 1, 0, 0, 2)); err == nil {
 		t.Error("9 cells calibrated")
 	}
 }
@@ -83,20 +69,20 @@ func TestFitCalibrationGraded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cells := &CalibrationCells{}
 	for k := 0; k < 20000; k++ {
-		d, norm, s := 2*rng.NormFloat64(), 0.5+rng.Float64(), AccuracyLogit(0.2+0.7*rng.Float64())
-		p, y := model.Sigmoid(0.7*(d-norm)+0.5*s+0.2), 0.0
+		z, s := 2*rng.NormFloat64(), AccuracyLogit(0.2+0.7*rng.Float64())
+		p, y := model.Sigmoid(0.7*z+0.5*s+0.2), 0.0
 		for range 2 {
 			if rng.Float64() < p {
 				y += 0.5
 			}
 		}
-		cells.add(d, norm, s, y)
+		cells.add(z, s, y)
 	}
 	w, err := FitCalibration(cells)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(w.Direction-0.7) > 0.05 || w.Norm != w.Direction || math.Abs(w.Accuracy-0.5) > 0.08 || math.Abs(w.Intercept-0.2) > 0.1 {
+	if math.Abs(w.JEIRT-0.7) > 0.05 || math.Abs(w.Accuracy-0.5) > 0.08 || math.Abs(w.Intercept-0.2) > 0.08 {
 		t.Errorf("graded fit %+v, want 0.7, 0.5, 0.2", w)
 	}
 }
@@ -143,9 +129,9 @@ func TestRouterCalibration(t *testing.T) {
 	// A model the routing block does not know (added later) takes its mean
 	// predicted P as its accuracy.
 	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Routing: &checkpoint.Routing{Rule: RuleMaxP,
-		TrainAccuracy: map[string]float64{"a": 0.6, "b": 0.4, "c": 0}, Calibration: &checkpoint.Calibration{Direction: 0.5, Norm: 0.5, Accuracy: 1}}}}
+		TrainAccuracy: map[string]float64{"a": 0.6, "b": 0.4, "c": 0}, Calibration: &checkpoint.Calibration{JEIRT: 0.5, Accuracy: 1}}}}
 	c := CalibrationOf(ck)
-	if want := AccuracyLogit(MeanPredictedP(m)[3]); c.Prior[3] != want || c.Prior[0] != AccuracyLogit(0.6) || c.Direction != 0.5 {
+	if want := AccuracyLogit(MeanPredictedP(m)[3]); c.Prior[3] != want || c.Prior[0] != AccuracyLogit(0.6) || c.JEIRT != 0.5 {
 		t.Errorf("priors %v, want d's %v", c.Prior, want)
 	}
 }
@@ -202,7 +188,7 @@ func TestCrossValidationCalibrates(t *testing.T) {
 	}
 	w := cal.Calibration
 	t.Logf("calibration %+v; raw %s", w, raw.Why)
-	if w == nil || w.Cells != 800 || math.Abs(w.Direction) > 0.1 || math.Abs(w.Accuracy-1) > 0.35 || !(w.LogLoss < w.RawLogLoss-0.1) {
+	if w == nil || w.Cells != 800 || math.Abs(w.JEIRT) > 0.1 || math.Abs(w.Accuracy-1) > 0.35 || !(w.LogLoss < w.RawLogLoss-0.1) {
 		t.Fatalf("calibration %+v", w)
 	}
 	score := func(res *CVResult, rule string) RuleScore {

@@ -229,18 +229,18 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
 			}
 			fd.cal = NewCalibration(w, fd.ref, nil)
-			calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.D))
+			calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.Z))
 			all.append(&fd.cells)
 		}
 		w, err := FitCalibration(&all)
 		if err != nil {
 			return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
 		}
-		w.LogLoss = calLoss / float64(len(all.D))
+		w.LogLoss = calLoss / float64(len(all.Z))
 		w.RawLogLoss = all.LogLoss(checkpoint.Identity)
 		res.Calibration = &w
-		cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·q·m/‖q‖ %+.3f·‖q‖ %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
-			w.Direction, -w.Norm, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
+		cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·z %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
+			w.JEIRT, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
 	}
 	for _, fd := range folds {
 		f := fd.index
@@ -393,8 +393,7 @@ func outOfFold(m *model.JEIRT, held *model.Responses, q [][]float32, ref []float
 		if i < 0 || math.IsInf(ref[i], -1) {
 			continue
 		}
-		_, dot, norm := model.Link(q[j], m.ModelEmbedding(i))
-		c.add(dot/(norm+model.LinkEps), norm, AccuracyLogit(ref[i]), held.ScoreAt(cell))
+		c.add(m.Logit(i, q[j]), AccuracyLogit(ref[i]), held.ScoreAt(cell))
 	}
 	return c
 }

@@ -21,7 +21,7 @@ func TestRouteAppliesRecordedCalibration(t *testing.T) {
 	cfg := trainrun.DefaultConfig()
 	cfg.Data = trainrun.DataConfig{Responses: data, Items: items, Format: "auto"}
 	cfg.Split.By, cfg.Output = "item", filepath.Join(t.TempDir(), "ckpt")
-	if err := cfg.SetAll(tinyTraining); err != nil {
+	if err := cfg.SetAll(append(tinyTraining, "route.calibrate=true")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := trainrun.Run(context.Background(), cfg, trainrun.Options{NoBaselines: true}); err != nil {
@@ -46,8 +46,7 @@ func TestRouteAppliesRecordedCalibration(t *testing.T) {
 		q := m.ItemEmbedding(j)
 		ch := rt.Route(q)
 		for _, mp := range ch.Ranked {
-			_, dot, norm := model.Link(q, m.ModelEmbedding(mp.Model))
-			want := model.Sigmoid(w.Direction*dot/(norm+model.LinkEps) - w.Norm*norm + w.Accuracy*route.AccuracyLogit(rec.TrainAccuracy[m.Models[mp.Model]]) + w.Intercept)
+			want := model.Sigmoid(w.JEIRT*m.Logit(mp.Model, q) + w.Accuracy*route.AccuracyLogit(rec.TrainAccuracy[m.Models[mp.Model]]) + w.Intercept)
 			if mp.P != want {
 				t.Fatalf("item %d, model %s: P %v, want the calibrated %v", j, m.Models[mp.Model], mp.P, want)
 			}

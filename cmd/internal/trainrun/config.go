@@ -150,7 +150,8 @@ type RouteConfig struct {
 	// (route.Calibration: the JE-IRT logit blended with each model's
 	// training-accuracy logit, the weights fitted on the folds' held-out
 	// predictions), records it, and scores the rules with it; false keeps
-	// the map's own P. Default true.
+	// the map's own P. Default false: it lifted max-p and the large
+	// shortlists on development splits, not the recorded default rule.
 	Calibrate bool `yaml:"calibrate" json:"calibrate"`
 	// FalseFlagRate is the stated false-flag rate of the out-of-domain
 	// check: the conformal threshold flags at most this share of new
@@ -179,7 +180,7 @@ func DefaultConfig() *Config {
 		Model:   ModelConfig{Dim: t.Dim, Hidden: 0, Dropout: t.Dropout},
 		Train: TrainConfig{Epochs: t.Epochs, BatchSize: t.BatchSize, LR: t.LR, WeightDecay: t.WeightDecay, Gamma: t.Gamma,
 			Patience: t.Patience, Seed: 42, Device: backend.Auto, Batching: t.Batching},
-		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardOneSE, Refit: RefitBestEpoch, Calibrate: true, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
+		Route:  RouteConfig{Folds: route.DefaultFolds, Repeats: 1, Guard: route.GuardOneSE, Refit: RefitBestEpoch, FalseFlagRate: checkpoint.DefaultFalseFlagRate},
 		Source: "config",
 	}
 }

@@ -284,7 +284,7 @@ split: {by: item}
 encoder: {spec: "hash:32"}
 model: {dim: 4}
 train: {epochs: 3, batch_size: 256}
-route: {folds: 3, false_flag_rate: 0.1}
+route: {folds: 3, false_flag_rate: 0.1, calibrate: true}
 output: ckpt
 `), 0o644)
 	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
