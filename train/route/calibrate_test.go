@@ -2,9 +2,11 @@ package route
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -207,5 +209,28 @@ func TestCrossValidationCalibrates(t *testing.T) {
 	t.Logf("best-single %.3f, max-p %.3f, calibrated max-p %.3f (departs %.2f); chose %s", bs.Accuracy, rawMax.Accuracy, calMax.Accuracy, calMax.Departures, cal.Rule)
 	if !(rawMax.Accuracy < bs.Accuracy-0.15) || !(calMax.Accuracy > bs.Accuracy-0.03) || calMax.Departures > 0.1 {
 		t.Errorf("best-single %.3f, max-p %.3f, calibrated max-p %.3f (departs %.2f)", bs.Accuracy, rawMax.Accuracy, calMax.Accuracy, calMax.Departures)
+	}
+}
+
+// Too few out-of-fold predictions to calibrate on (4 questions of one
+// model, 2 per fold) leave the rules on the map's P, and the log says so.
+func TestCrossValidationTooFewToCalibrate(t *testing.T) {
+	r, m := noisySet()
+	var keep []int32
+	for c := range r.Label {
+		if r.Model[c] == 0 && r.Item[c] < 4 {
+			keep = append(keep, int32(c))
+		}
+	}
+	small := r.Subset(keep)
+	var log []string
+	cv := CrossValidation{Folds: 2, Seed: 3, Calibrate: true, Log: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) },
+		Refit: func(ctx context.Context, fold int, train *model.Responses) (*model.JEIRT, error) { return m, nil }}
+	res, err := cv.Run(context.Background(), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Calibration != nil || res.Completed != 2 || !strings.Contains(strings.Join(log, "\n"), "not calibrated: route: 2 out-of-fold predictions are too few") {
+		t.Errorf("calibration %+v, %d folds; log %q", res.Calibration, res.Completed, log)
 	}
 }

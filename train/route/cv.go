@@ -213,34 +213,16 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 	}
 	calibrate := cv.Calibrate && !interrupted
 	if calibrate {
-		var all CalibrationCells
-		var calLoss float64
-		for _, fd := range folds {
-			// Cross-fitting: a fold's P is calibrated by weights fitted on
-			// the other folds of its deal, never on its own outcomes.
-			var others CalibrationCells
-			for _, o := range folds {
-				if o != fd && o.rep == fd.rep {
-					others.append(&o.cells)
-				}
-			}
-			w, err := FitCalibration(&others)
-			if err != nil {
-				return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
-			}
-			fd.cal = NewCalibration(w, fd.ref, nil)
-			calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.Z))
-			all.append(&fd.cells)
-		}
-		w, err := FitCalibration(&all)
+		w, err := cv.calibrate(folds)
 		if err != nil {
-			return nil, fmt.Errorf("routing cross-validation: calibrating P: %w", err)
+			// Too few predictions (a tiny set): the rules keep the map's P.
+			cv.Log.Printf("routing cross-validation: not calibrated: %v", err)
+			calibrate = false
+		} else {
+			res.Calibration = w
+			cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·z %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
+				w.JEIRT, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
 		}
-		w.LogLoss = calLoss / float64(len(all.Z))
-		w.RawLogLoss = all.LogLoss(checkpoint.Identity)
-		res.Calibration = &w
-		cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·z %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
-			w.JEIRT, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
 	}
 	for _, fd := range folds {
 		f := fd.index
@@ -371,6 +353,36 @@ type cvFold struct {
 	ref, costs []float64
 	cells      CalibrationCells
 	cal        *Calibration
+}
+
+// calibrate fits the calibration of each fold on the other folds of its
+// deal (cross-fitting: a fold's own outcomes never tune its P) and returns
+// the weights fitted on all of them, with the cross-fitted log loss.
+func (cv CrossValidation) calibrate(folds []*cvFold) (*checkpoint.Calibration, error) {
+	var all CalibrationCells
+	var calLoss float64
+	for _, fd := range folds {
+		var others CalibrationCells
+		for _, o := range folds {
+			if o != fd && o.rep == fd.rep {
+				others.append(&o.cells)
+			}
+		}
+		w, err := FitCalibration(&others)
+		if err != nil {
+			return nil, err
+		}
+		fd.cal = NewCalibration(w, fd.ref, nil)
+		calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.Z))
+		all.append(&fd.cells)
+	}
+	w, err := FitCalibration(&all)
+	if err != nil {
+		return nil, err
+	}
+	w.LogLoss = calLoss / float64(len(all.Z))
+	w.RawLogLoss = all.LogLoss(checkpoint.Identity)
+	return &w, w.Check()
 }
 
 // outOfFold is the calibration's cells of a fold: every held-out cell of a
