@@ -36,6 +36,45 @@ type Routing struct {
 	CV *RoutingCV `json:"cv,omitempty"`
 	// OutOfDomain is the check of domain.safetensors, as it was set.
 	OutOfDomain *OutOfDomain `json:"out_of_domain,omitempty"`
+	// Calibration is the recalibration of the router's P that the rules
+	// apply (route.Calibration); nil in a checkpoint trained without it,
+	// whose rules use the map's P.
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration is the router's calibrated P(correct),
+// σ(JEIRT·z + Accuracy·logit(acc_i) + Intercept), z the JE-IRT logit and
+// acc_i the model's training accuracy, fitted on Cells out-of-fold
+// predictions of the routing cross-validation.
+type Calibration struct {
+	JEIRT     float64 `json:"jeirt"`
+	Accuracy  float64 `json:"accuracy"`
+	Intercept float64 `json:"intercept"`
+	Cells     int     `json:"cells"`
+	// LogLoss and RawLogLoss are the mean log loss of those predictions
+	// with the calibration (each fold's cells under the weights fitted on
+	// the other folds' cells) and with the map's own P.
+	LogLoss    float64 `json:"log_loss,omitempty"`
+	RawLogLoss float64 `json:"raw_log_loss,omitempty"`
+}
+
+// Identity is the calibration that gives the map's own P.
+var Identity = Calibration{JEIRT: 1}
+
+// Logit is the calibrated logit of a question-model pair whose JE-IRT
+// logit is z, for a model whose accuracy logit is s.
+func (c Calibration) Logit(z, s float64) float64 {
+	return c.JEIRT*z + c.Accuracy*s + c.Intercept
+}
+
+// Check reports a calibration with a non-finite figure.
+func (c *Calibration) Check() error {
+	for _, v := range []float64{c.JEIRT, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("routing.calibration: weights %v, %v, %v (log loss %v, %v), want finite numbers", c.JEIRT, c.Accuracy, c.Intercept, c.LogLoss, c.RawLogLoss)
+		}
+	}
+	return nil
 }
 
 // RoutingCV is the K-fold cross-validation over the training questions
@@ -127,6 +166,9 @@ func (r *Routing) Check(models []string) error {
 	}
 	if o := r.OutOfDomain; o != nil && !(o.FalseFlagRate > 0 && o.FalseFlagRate < 1 && o.Threshold >= 0 && o.Threshold <= MaxDistance) {
 		return fmt.Errorf("routing.out_of_domain: rate %v and threshold %v, want a rate in (0, 1) and a threshold in [0, %v]", o.FalseFlagRate, o.Threshold, MaxDistance)
+	}
+	if r.Calibration != nil {
+		return r.Calibration.Check()
 	}
 	return nil
 }

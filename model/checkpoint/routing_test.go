@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,7 +18,8 @@ func testRouting() *Routing {
 		CV: &RoutingCV{Folds: 5, Completed: 5, Questions: 350, Seed: 42, Refit: "best-epoch",
 			Rules: []RuleScore{{Rule: "best-single", Accuracy: 0.77, AccuracySE: 0.02},
 				{Rule: "shortlist", Param: &three, Accuracy: 0.79, AccuracySE: 0.021, VsBestSingle: 0.02, VsBestSingleSE: 0.009, Wins: 4, Losses: 0, MeanCost: &half}}},
-		OutOfDomain: &OutOfDomain{FalseFlagRate: 0.05, Threshold: 0.3125, Calibration: 350, Reference: 350}}
+		OutOfDomain: &OutOfDomain{FalseFlagRate: 0.05, Threshold: 0.3125, Calibration: 350, Reference: 350},
+		Calibration: &Calibration{JEIRT: 0.4137, Accuracy: 0.8821, Intercept: -0.0625, Cells: 46900, LogLoss: 0.4211, RawLogLoss: 0.5873}}
 }
 
 // The recorded rule, its figures and the out-of-domain threshold come back
@@ -92,6 +94,8 @@ func TestRoutingCheck(t *testing.T) {
 		{func(r *Routing) { r.Fallback = "claude" }, `routing.fallback "claude"`},
 		{func(r *Routing) { r.TrainAccuracy["claude"] = 0.5 }, `"claude" is not a model`},
 		{func(r *Routing) { r.OutOfDomain.FalseFlagRate = 0 }, "routing.out_of_domain"},
+		{func(r *Routing) { r.Calibration.Accuracy = math.Inf(1) }, "routing.calibration"},
+		{func(r *Routing) { r.Calibration.LogLoss = math.NaN() }, "routing.calibration"},
 	} {
 		r := testRouting()
 		c.edit(r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // DefaultFolds is CrossValidation's number of folds.
@@ -55,7 +56,14 @@ type CrossValidation struct {
 	// must be those of the responses, its Q a row for each, so that a
 	// held-out question's row is the adapter applied to its text).
 	Refit func(ctx context.Context, fold int, train *model.Responses) (*model.JEIRT, error)
-	Log   model.Logf // a line per fold
+	// Calibrate fits the router's calibrated P (Calibration) on the
+	// folds' out-of-fold predictions, and the rules are then scored with
+	// it: each fold's P calibrated by the weights fitted on the other
+	// folds of its deal (cross-fitting). CVResult.Calibration holds the
+	// weights fitted on all of them. An interrupted run does not
+	// calibrate.
+	Calibrate bool
+	Log       model.Logf // a line per fold
 }
 
 // Guards of CrossValidation.
@@ -74,6 +82,9 @@ type CVResult struct {
 	Completed int // folds scored, over all repeats; fewer than Folds·Repeats when interrupted
 	Questions int // training questions dealt into the folds
 	Scores    []RuleScore
+	// Calibration is the calibrated P's weights (with Calibrate), fitted
+	// on every out-of-fold prediction, with the cross-fitted log loss.
+	Calibration *checkpoint.Calibration
 }
 
 // RuleScore is one candidate's cross-validated figures (see
@@ -147,6 +158,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 	foldOf := make([]int, r.NumItems())
 	deal := append([]int(nil), items...)
 	interrupted := false
+	var folds []*cvFold // the completed folds, scored once all are done
 	for rep := 0; rep < R && !interrupted; rep++ {
 		rng.Shuffle(len(deal), func(a, b int) { deal[a], deal[b] = deal[b], deal[a] })
 		for j := range foldOf {
@@ -187,55 +199,81 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				}
 			}
 			sort.Ints(heldItems)
-			ref, costs := rowScores(m, trainF, cv.Costs)
-			pts, err := RouteEval(m, held, q, RouteEvalOptions{Reference: ref, Costs: costs, Shortlists: shortlists,
-				Margins: margins, MinP: []float64{}, Outcomes: true})
-			if err != nil {
-				return nil, fmt.Errorf("routing cross-validation, fold %d: %w", f+1, err)
+			fd := &cvFold{rep: rep, index: f, m: m, held: held, q: q, heldItems: heldItems}
+			fd.ref, fd.costs = rowScores(m, trainF, cv.Costs)
+			if cv.Calibrate {
+				fd.cells = outOfFold(m, held, q, fd.ref)
 			}
-			var bestAcc float64
-			for _, p := range pts {
-				if p.Policy == "best-single" {
-					bestAcc = p.Accuracy
-				}
-			}
-			for _, p := range pts {
-				var rule Rule
-				switch {
-				case p.Policy == "best-single":
-					rule = Rule{Name: RuleBestSingle, Param: math.NaN()}
-				case p.Policy != "router":
-					continue
-				case p.Rule == "max-p":
-					rule = Rule{Name: RuleMaxP, Param: math.NaN()}
-				case p.Rule == "shortlist" || p.Rule == "lambda" || p.Rule == "margin" && !math.IsInf(p.Param, 1):
-					rule = Rule{Name: p.Rule, Param: p.Param}
-				default:
-					continue
-				}
-				if len(p.Outcomes) != len(heldItems) {
-					return nil, fmt.Errorf("routing cross-validation, fold %d: %d outcomes for %d questions", f+1, len(p.Outcomes), len(heldItems))
-				}
-				key := keyOf(p)
-				t, ok := byKey[key]
-				if !ok {
-					t = &tally{rule: rule, sum: make([]float64, len(items)), n: make([]float64, len(items))}
-					byKey[key] = t
-					cands = append(cands, t)
-				}
-				for k, j := range heldItems {
-					t.sum[qIndex[j]] += p.Outcomes[k]
-					t.n[qIndex[j]]++
-				}
-				t.foldAcc = append(t.foldAcc, p.Accuracy-bestAcc)
-				t.cost += p.TotalCost
-				t.routed += p.Items
-				t.departs += p.Departures
-			}
+			folds = append(folds, fd)
 			res.Completed++
 			cv.Log.Printf("routing cross-validation: fold %d/%d%s: refit on %d questions, %d held out, %.1fs",
 				f+1, K, map[bool]string{true: fmt.Sprintf(" of repeat %d/%d", rep+1, R), false: ""}[R > 1],
 				len(items)-len(heldItems), len(heldItems), time.Since(start).Seconds())
+		}
+	}
+	calibrate := cv.Calibrate && !interrupted
+	if calibrate {
+		w, err := cv.calibrate(folds)
+		if err != nil {
+			// Too few predictions (a tiny set): the rules keep the map's P.
+			cv.Log.Printf("routing cross-validation: not calibrated: %v", err)
+			calibrate = false
+		} else {
+			res.Calibration = w
+			cv.Log.Printf("routing cross-validation: calibrated P = σ(%.3f·z %+.3f·logit(accuracy) %+.3f) on %d out-of-fold predictions: log loss %.4f, the map's own P %.4f",
+				w.JEIRT, w.Accuracy, w.Intercept, w.Cells, w.LogLoss, w.RawLogLoss)
+		}
+	}
+	for _, fd := range folds {
+		f := fd.index
+		opt := RouteEvalOptions{Reference: fd.ref, Costs: fd.costs, Shortlists: shortlists,
+			Margins: margins, MinP: []float64{}, Outcomes: true}
+		if calibrate {
+			opt.Calibration = fd.cal
+		}
+		pts, err := RouteEval(fd.m, fd.held, fd.q, opt)
+		if err != nil {
+			return nil, fmt.Errorf("routing cross-validation, fold %d: %w", f+1, err)
+		}
+		heldItems := fd.heldItems
+		var bestAcc float64
+		for _, p := range pts {
+			if p.Policy == "best-single" {
+				bestAcc = p.Accuracy
+			}
+		}
+		for _, p := range pts {
+			var rule Rule
+			switch {
+			case p.Policy == "best-single":
+				rule = Rule{Name: RuleBestSingle, Param: math.NaN()}
+			case p.Policy != "router":
+				continue
+			case p.Rule == "max-p":
+				rule = Rule{Name: RuleMaxP, Param: math.NaN()}
+			case p.Rule == "shortlist" || p.Rule == "lambda" || p.Rule == "margin" && !math.IsInf(p.Param, 1):
+				rule = Rule{Name: p.Rule, Param: p.Param}
+			default:
+				continue
+			}
+			if len(p.Outcomes) != len(heldItems) {
+				return nil, fmt.Errorf("routing cross-validation, fold %d: %d outcomes for %d questions", f+1, len(p.Outcomes), len(heldItems))
+			}
+			key := keyOf(p)
+			t, ok := byKey[key]
+			if !ok {
+				t = &tally{rule: rule, sum: make([]float64, len(items)), n: make([]float64, len(items))}
+				byKey[key] = t
+				cands = append(cands, t)
+			}
+			for k, j := range heldItems {
+				t.sum[qIndex[j]] += p.Outcomes[k]
+				t.n[qIndex[j]]++
+			}
+			t.foldAcc = append(t.foldAcc, p.Accuracy-bestAcc)
+			t.cost += p.TotalCost
+			t.routed += p.Items
+			t.departs += p.Departures
 		}
 	}
 	if res.Completed == 0 {
@@ -294,8 +332,82 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		res.Why = fmt.Sprintf("the cross-validation of the routing rules was interrupted after %d of %d folds", res.Completed, K*R)
 		return res, nil
 	}
-	res.Rule, res.Why = Choose(res.Scores, cv.Guard, fmt.Sprintf("%s over %d training questions", foldsName(K, R), len(items)), cv.Seed)
+	where := fmt.Sprintf("%s over %d training questions", foldsName(K, R), len(items))
+	if calibrate {
+		where += ", the rules on the calibrated P"
+	}
+	res.Rule, res.Why = Choose(res.Scores, cv.Guard, where, cv.Seed)
 	return res, nil
+}
+
+// cvFold is one completed fold of CrossValidation.Run: the refitted model,
+// its held-out responses and question rows, the ranking and prices from
+// its training cells, and (with Calibrate) its out-of-fold predictions
+// and the calibration its rules apply.
+type cvFold struct {
+	rep, index int
+	m          *model.JEIRT
+	held       *model.Responses
+	q          [][]float32
+	heldItems  []int
+	ref, costs []float64
+	cells      CalibrationCells
+	cal        *Calibration
+}
+
+// calibrate fits the calibration of each fold on the other folds of its
+// deal (cross-fitting: a fold's own outcomes never tune its P) and returns
+// the weights fitted on all of them, with the cross-fitted log loss.
+func (cv CrossValidation) calibrate(folds []*cvFold) (*checkpoint.Calibration, error) {
+	var all CalibrationCells
+	var calLoss float64
+	for _, fd := range folds {
+		var others CalibrationCells
+		for _, o := range folds {
+			if o != fd && o.rep == fd.rep {
+				others.append(&o.cells)
+			}
+		}
+		w, err := FitCalibration(&others)
+		if err != nil {
+			return nil, err
+		}
+		fd.cal = NewCalibration(w, fd.ref, nil)
+		calLoss += fd.cells.LogLoss(w) * float64(len(fd.cells.Z))
+		all.append(&fd.cells)
+	}
+	w, err := FitCalibration(&all)
+	if err != nil {
+		return nil, err
+	}
+	w.LogLoss = calLoss / float64(len(all.Z))
+	w.RawLogLoss = all.LogLoss(checkpoint.Identity)
+	return &w, w.Check()
+}
+
+// outOfFold is the calibration's cells of a fold: every held-out cell of a
+// model with a training accuracy (ref, per row of m), with its JE-IRT
+// logit, its accuracy logit and its score.
+func outOfFold(m *model.JEIRT, held *model.Responses, q [][]float32, ref []float64) CalibrationCells {
+	row := make([]int, held.NumModels())
+	for i, name := range held.Models {
+		row[i] = -1
+		for k, n := range m.Models {
+			if n == name {
+				row[i] = k
+				break
+			}
+		}
+	}
+	var c CalibrationCells
+	for cell, j := range held.Item {
+		i := row[held.Model[cell]]
+		if i < 0 || math.IsInf(ref[i], -1) {
+			continue
+		}
+		c.add(m.Logit(i, q[j]), AccuracyLogit(ref[i]), held.ScoreAt(cell))
+	}
+	return c
 }
 
 // foldsName is "5-fold cross-validation", or with repeats "5-fold

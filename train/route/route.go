@@ -47,6 +47,10 @@ type RouteEvalOptions struct {
 	// OutOfDomain, when set, says for every item of r whether the
 	// out-of-domain check flags it (only the default point uses it).
 	OutOfDomain []bool
+	// Calibration, when set, is the calibrated P every router point
+	// applies (Router.Calibration); best-single and the other policies
+	// do not use P.
+	Calibration *Calibration
 	// Outcomes keeps, in every point, the label of the model chosen for
 	// each routed question (random's expected label), in item order: the
 	// paired differences that Intervals and CrossValidation need.
@@ -253,8 +257,12 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	if costs != nil {
 		all = append(all, cheapest)
 	}
-	for _, rt := range routers {
-		all = append(all, rt.pt)
+	if c := opt.Calibration; c != nil && len(c.Prior) != m.NumModels() {
+		return nil, fmt.Errorf("route eval: the calibration has %d priors for %d models", len(c.Prior), m.NumModels())
+	}
+	for k := range routers {
+		routers[k].rt.Calibration = opt.Calibration
+		all = append(all, routers[k].pt)
 	}
 	cost := func(k int) float64 {
 		if costs == nil {

@@ -47,6 +47,11 @@ type Router struct {
 	Domain          *checkpoint.Domain
 	Best            int
 	KeepOutOfDomain bool
+
+	// Calibration, when set, replaces every P by the calibrated one
+	// (Calibration.Prob; its Prior has a value per row of M): the P the
+	// rules compare and the choices report.
+	Calibration *Calibration
 }
 
 // ModelP is one candidate's predicted probability of a correct answer.
@@ -100,6 +105,9 @@ func (r *Router) Check() error {
 		if i < 0 || i >= n {
 			return fmt.Errorf("route: candidate row %d is not a model of the checkpoint (it has %d)", i, n)
 		}
+	}
+	if c := r.Calibration; c != nil && len(c.Prior) != n {
+		return fmt.Errorf("route: the calibration has %d priors for %d models", len(c.Prior), n)
 	}
 	if r.Costs != nil {
 		if len(r.Costs) != n {
@@ -181,7 +189,13 @@ func (r *Router) Probs(q []float32, buf []ModelP) []ModelP {
 		if r.Costs != nil {
 			c = r.Costs[i]
 		}
-		buf[k] = ModelP{Model: i, P: r.Model.Prob(i, q), Cost: c}
+		p := 0.0
+		if r.Calibration != nil {
+			p = r.Calibration.Prob(r.Model, i, q)
+		} else {
+			p = r.Model.Prob(i, q)
+		}
+		buf[k] = ModelP{Model: i, P: p, Cost: c}
 	}
 	return buf
 }

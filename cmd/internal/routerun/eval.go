@@ -77,6 +77,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	opt.Reference = route.Reference(ck)
+	opt.Calibration = route.CalibrationOf(ck)
 	if e.Train != "" {
 		if opt.Reference, err = TrainReference(ck.Model, e.Train, e.TrainRead); err != nil {
 			return err

@@ -180,7 +180,7 @@ func setDomain(ck *checkpoint.Checkpoint, rt *route.Router, keep bool) error {
 // baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
 func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*route.Router, error) {
 	m := ck.Model
-	rt := &route.Router{Model: m, MinP: minP, Lambda: lambda}
+	rt := &route.Router{Model: m, MinP: minP, Lambda: lambda, Calibration: route.CalibrationOf(ck)}
 	if models == nil {
 		for i := range m.Models {
 			rt.Candidates = append(rt.Candidates, i)

@@ -142,6 +142,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		sopt := opt
 		sopt.Reference = route.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
+		sopt.Calibration = route.CalibrationOf(ck)
 		rule := route.Recorded(rec)
 		sopt.Default = &rule
 		if rule.Name == route.RuleLambda && sopt.Costs == nil {

@@ -32,6 +32,9 @@ type state struct {
 	// domain is the checkpoint's out-of-domain reference (nil for a
 	// checkpoint written without one).
 	domain *checkpoint.Domain
+	// calib is the calibrated P the checkpoint records (route.CalibrationOf;
+	// nil: the map's own P).
+	calib *route.Calibration
 }
 
 // loadState reads the checkpoint in dir, opens its encoder and prices its
@@ -51,7 +54,7 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
-	st.rank = st.ref
+	st.rank, st.calib = st.ref, route.CalibrationOf(ck)
 	if ck.Manifest.Routing != nil {
 		st.rank = route.Reference(ck)
 	}
@@ -255,6 +258,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 		rt.Costs = st.costs
 	}
 	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.rank, rt.Candidates), p.KeepOutOfDomain
+	rt.Calibration = st.calib
 	if rule == "best-single" {
 		rt.Default = rt.Best
 	}

@@ -146,6 +146,13 @@ type RouteConfig struct {
 	// early stopping on its validation cells of the questions outside the
 	// fold (about K−1 main runs).
 	Refit string `yaml:"refit" json:"refit"`
+	// Calibrate fits the router's calibrated P in the cross-validation
+	// (route.Calibration: the JE-IRT logit blended with each model's
+	// training-accuracy logit, the weights fitted on the folds' held-out
+	// predictions), records it, and scores the rules with it; false keeps
+	// the map's own P. Default false: it lifted max-p and the large
+	// shortlists on development splits, not the recorded default rule.
+	Calibrate bool `yaml:"calibrate" json:"calibrate"`
 	// FalseFlagRate is the stated false-flag rate of the out-of-domain
 	// check: the conformal threshold flags at most this share of new
 	// questions like the training ones. Default 0.05.

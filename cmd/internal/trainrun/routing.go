@@ -95,7 +95,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 		}
 		return res.Model, nil
 	}
-	cv := route.CrossValidation{Folds: rc.Folds, Repeats: rc.Repeats, Guard: rc.Guard, Seed: uint64(cfg.Train.Seed), Costs: costs, Refit: refit, Log: log}
+	cv := route.CrossValidation{Folds: rc.Folds, Repeats: rc.Repeats, Guard: rc.Guard, Seed: uint64(cfg.Train.Seed), Costs: costs, Refit: refit, Calibrate: rc.Calibrate, Log: log}
 	log.Printf("routing: %d-fold cross-validation of the routing rules over the %d training questions (%s refits)", rc.Folds, len(itemsWithCells(trainR)), rc.Refit)
 	res, err := cv.Run(ctx, trainR)
 	if err != nil {
@@ -104,7 +104,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 		}
 		return nil, nil, err
 	}
-	rec.Rule, rec.Param, rec.Why = res.Rule.Name, res.Rule.ParamPtr(), res.Why
+	rec.Rule, rec.Param, rec.Why, rec.Calibration = res.Rule.Name, res.Rule.ParamPtr(), res.Why, res.Calibration
 	refitWhat := fmt.Sprintf("each fold from scratch for the main run's best epoch count (%d), without validation", fit.BestEpoch)
 	if rc.Refit == RefitEarlyStop {
 		refitWhat = "each fold from scratch, early-stopped on the validation cells of the questions outside it"

@@ -284,7 +284,7 @@ split: {by: item}
 encoder: {spec: "hash:32"}
 model: {dim: 4}
 train: {epochs: 3, batch_size: 256}
-route: {folds: 3, false_flag_rate: 0.1}
+route: {folds: 3, false_flag_rate: 0.1, calibrate: true}
 output: ckpt
 `), 0o644)
 	cfg, err := LoadConfig(filepath.Join(dir, "c.yaml"))
@@ -319,6 +319,11 @@ output: ckpt
 	if !chosen || !strings.Contains(log.String(), "routing: default rule ") {
 		t.Errorf("rule %s %v not among the candidates, or not said:\n%s", rt.Rule, rt.Param, log.String())
 	}
+	// The calibrated P is fitted on every out-of-fold prediction: the 96
+	// training questions' cells of the 12 models.
+	if c := rt.Calibration; c == nil || c.Cells != 96*12 || !(c.LogLoss > 0) || !(c.RawLogLoss > 0) || !strings.Contains(log.String(), "calibrated P = σ(") {
+		t.Errorf("calibration %+v\n%s", c, log.String())
+	}
 	dom, err := checkpoint.LoadDomain(ck.Dir)
 	if err != nil || dom == nil {
 		t.Fatal(err)
@@ -334,8 +339,19 @@ output: ckpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt := ck0.Manifest.Routing; rt.Rule != "best-single" || rt.CV != nil || !strings.Contains(rt.Why, "route.folds: 0") {
+	if rt := ck0.Manifest.Routing; rt.Rule != "best-single" || rt.CV != nil || rt.Calibration != nil || !strings.Contains(rt.Why, "route.folds: 0") {
 		t.Errorf("folds 0: %+v", rt)
+	}
+	cfg.Route.Folds, cfg.Route.Calibrate, cfg.Output = 3, false, filepath.Join(dir, "ckpt-raw")
+	if _, err := Run(context.Background(), cfg, Options{NoBaselines: true}); err != nil {
+		t.Fatal(err)
+	}
+	ckRaw, err := checkpoint.Load(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := ckRaw.Manifest.Routing; rt.CV == nil || rt.Calibration != nil {
+		t.Errorf("route.calibrate false: %+v", rt)
 	}
 }
 
