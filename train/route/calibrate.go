@@ -6,6 +6,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // Calibration recalibrates the router's P(correct) on questions the map has
@@ -99,14 +100,9 @@ func (c *CalibrationCells) append(o *CalibrationCells) {
 func (c *CalibrationCells) LogLoss(w checkpoint.Calibration) float64 {
 	var sum float64
 	for k, z := range c.Z {
-		sum += bce(w.Logit(z, c.S[k]), c.Y[k])
+		sum += model.BCE(w.Logit(z, c.S[k]), c.Y[k])
 	}
 	return sum / float64(len(c.Z))
-}
-
-// bce is −y·log σ(x) − (1−y)·log(1−σ(x)), computed stably.
-func bce(x, y float64) float64 {
-	return model.Softplus(x) - y*x
 }
 
 // FitCalibration fits the weights (a, b, c) of Calibration to the cells by
@@ -127,24 +123,17 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 		var s float64
 		for k := 0; k < n; k++ {
 			x(k, v)
-			s += bce(dotf(w, v), c.Y[k])
+			s += model.BCE(dotf(w, v), c.Y[k])
 		}
 		return s/float64(n) + 0.5*ridge*dotf(w, w)
 	}
 	w := []float64{1, 0, 0} // start at the map's own P
 	cur := loss(w)
 	g, step, next := make([]float64, dim), make([]float64, dim), make([]float64, dim)
-	h := make([][]float64, dim)
-	for a := range h {
-		h[a] = make([]float64, dim)
-	}
+	h := make([]float64, dim*dim) // row-major
 	for it := 0; it < 100; it++ {
-		for a := range g {
-			g[a] = 0
-			for b := range h[a] {
-				h[a][b] = 0
-			}
-		}
+		clear(g)
+		clear(h)
 		for k := 0; k < n; k++ {
 			x(k, v)
 			p := model.Sigmoid(dotf(w, v))
@@ -152,7 +141,7 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 			for a := range v {
 				g[a] += r * v[a]
 				for b := range v {
-					h[a][b] += s * v[a] * v[b]
+					h[a*dim+b] += s * v[a] * v[b]
 				}
 			}
 		}
@@ -160,16 +149,17 @@ func FitCalibration(c *CalibrationCells) (checkpoint.Calibration, error) {
 		for a := range g {
 			g[a] = g[a]/float64(n) + ridge*w[a]
 			gmax = math.Max(gmax, math.Abs(g[a]))
-			for b := range h[a] {
-				h[a][b] /= float64(n)
+			for b := 0; b < dim; b++ {
+				h[a*dim+b] /= float64(n)
 			}
-			h[a][a] += ridge
+			h[a*dim+a] += ridge
 		}
 		if gmax < 1e-12 {
 			break
 		}
-		if !solve(h, g, step) {
-			return checkpoint.Calibration{}, fmt.Errorf("route: the calibration's Hessian is singular")
+		copy(step, g)
+		if !backend.CholSolve(h, step, dim) {
+			return checkpoint.Calibration{}, fmt.Errorf("route: the calibration's Hessian is not positive definite")
 		}
 		// Near the optimum the loss changes by less than its rounding:
 		// there the full Newton step is taken on the gradient's word.
@@ -207,40 +197,4 @@ func dotf(a, b []float64) float64 {
 		s += a[k] * b[k]
 	}
 	return s
-}
-
-// solve solves h·x = g (h symmetric positive definite, overwritten) by
-// Gaussian elimination with partial pivoting; false when h is singular.
-func solve(h [][]float64, g, x []float64) bool {
-	n := len(g)
-	a := make([][]float64, n)
-	for i := range a {
-		a[i] = append(append([]float64(nil), h[i]...), g[i])
-	}
-	for col := 0; col < n; col++ {
-		p := col
-		for r := col + 1; r < n; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
-				p = r
-			}
-		}
-		if !(math.Abs(a[p][col]) > 1e-300) {
-			return false
-		}
-		a[col], a[p] = a[p], a[col]
-		for r := col + 1; r < n; r++ {
-			f := a[r][col] / a[col][col]
-			for k := col; k <= n; k++ {
-				a[r][k] -= f * a[col][k]
-			}
-		}
-	}
-	for i := n - 1; i >= 0; i-- {
-		s := a[i][n]
-		for k := i + 1; k < n; k++ {
-			s -= a[i][k] * x[k]
-		}
-		x[i] = s / a[i][i]
-	}
-	return true
 }

@@ -389,14 +389,13 @@ func (cv CrossValidation) calibrate(folds []*cvFold) (*checkpoint.Calibration, e
 // model with a training accuracy (ref, per row of m), with its JE-IRT
 // logit, its accuracy logit and its score.
 func outOfFold(m *model.JEIRT, held *model.Responses, q [][]float32, ref []float64) CalibrationCells {
-	row := make([]int, held.NumModels())
-	for i, name := range held.Models {
-		row[i] = -1
-		for k, n := range m.Models {
-			if n == name {
-				row[i] = k
-				break
-			}
+	row := make([]int, held.NumModels()) // model of held → row of m
+	for k := range row {
+		row[k] = -1
+	}
+	for i, name := range m.Models {
+		if k := held.ModelIndex(name); k >= 0 {
+			row[k] = i
 		}
 	}
 	var c CalibrationCells
