@@ -120,18 +120,7 @@ func (g *gen) cellsBody(s isa, masked bool) {
 	g.ins("VADDPD %s, %s, %s%s", A, lin, k3, lin)
 	g.ins("TESTQ DI, DI")
 	g.ins("JZ next%v", masked)
-	g.ins("VMOVUPD %s, %s", one, SG)
-	g.ins("VDIVPD %s, %s, %s", Q, SG, SG) // sigmoid(|t|)
-	g.ins("VMOVUPD %s, %s", one, A)
-	g.ins("VSUBPD %s, %s, %s", SG, A, A) // sigmoid(−|t|)
-	g.zero(s, B)
-	if s.avx512 {
-		g.ins("VCMPPD $0x11, %s, %s, K2", B, T) // t < 0
-		g.ins("VMOVAPD %s, K2, %s", A, SG)
-	} else {
-		g.ins("VCMPPD $0x11, %s, %s, %s", B, T, B)
-		g.ins("VBLENDVPD %s, %s, %s, %s", B, A, SG, SG)
-	}
+	g.signedSigmoid(s, one, Q, T, SG, A, B)
 	g.ins("VMULPD 192(AX), %s, %s", SG, SG) // 4σ·sigmoid(t)
 	g.ins("%s %s, %s, %s", xor, sign, L, L) // the sign of −y±
 	g.ins("%s %s, %s, %s", xor, L, SG, SG)  // 4σ·y±·sigmoid(t)
@@ -230,18 +219,7 @@ func (g *gen) cellsWeighted(s isa) {
 	g.ins("VFMADD231PD %s, %s, %s", A, W, lin) // += n·(max(u, 0) − ȳ·u)
 	g.ins("TESTQ DI, DI")
 	g.ins("JZ next")
-	g.ins("VMOVUPD %s, %s", one, SG)
-	g.ins("VDIVPD %s, %s, %s", Q, SG, SG) // sigmoid(|u|)
-	g.ins("VMOVUPD %s, %s", one, A)
-	g.ins("VSUBPD %s, %s, %s", SG, A, A) // sigmoid(−|u|)
-	g.zero(s, B)
-	if s.avx512 {
-		g.ins("VCMPPD $0x11, %s, %s, K2", B, U) // u < 0
-		g.ins("VMOVAPD %s, K2, %s", A, SG)
-	} else {
-		g.ins("VCMPPD $0x11, %s, %s, %s", B, U, B)
-		g.ins("VBLENDVPD %s, %s, %s, %s", B, A, SG, SG)
-	}
+	g.signedSigmoid(s, one, Q, U, SG, A, B)
 	g.ins("VMOVUPD (R9), %s", B)
 	g.ins("VSUBPD %s, %s, %s", SG, B, B)  // ȳ − sigmoid(u)
 	g.ins("VMULPD 192(AX), %s, %s", B, B) // 4σ·(…)
@@ -268,4 +246,22 @@ func (g *gen) cellsWeighted(s isa) {
 		g.ins("MOVSD X%d, %d(BX)", r, 8*k)
 	}
 	g.ret()
+}
+
+// signedSigmoid emits SG = sigmoid(x) from Q = 1 + e^−|x|: sigmoid(|x|) =
+// 1/Q, and for the lanes where x < 0 its complement 1 − 1/Q (A and B are
+// scratch; B ends zero on AVX-512, the mask of x < 0 on AVX2).
+func (g *gen) signedSigmoid(s isa, one, Q, x, SG, A, B string) {
+	g.ins("VMOVUPD %s, %s", one, SG)
+	g.ins("VDIVPD %s, %s, %s", Q, SG, SG) // sigmoid(|x|)
+	g.ins("VMOVUPD %s, %s", one, A)
+	g.ins("VSUBPD %s, %s, %s", SG, A, A) // sigmoid(−|x|)
+	g.zero(s, B)
+	if s.avx512 {
+		g.ins("VCMPPD $0x11, %s, %s, K2", B, x) // x < 0
+		g.ins("VMOVAPD %s, K2, %s", A, SG)
+	} else {
+		g.ins("VCMPPD $0x11, %s, %s, %s", B, x, B)
+		g.ins("VBLENDVPD %s, %s, %s, %s", B, A, SG, SG)
+	}
 }
