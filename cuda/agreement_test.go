@@ -19,20 +19,36 @@ import (
 // The acceptance tests of the GPU code, run on device "cuda" by the cuda
 // build's tests (gpu_test.go) and on "cuda-harness" (the kernel sources on the CPU, harness_test.go) by every build with cgo.
 
+// cbmmCase is one batch of checkCBMMAgreement: the rank, whether the fit
+// extrapolates, and how many problems the batch holds (0 means 4).
+type cbmmCase struct {
+	rank       int
+	accelerate bool
+	problems   int
+}
+
 // checkCBMMAgreement: irt.CBMM.FitBatch on device and on cpu, from the same
 // starting values and for iters iterations, must give losses within tol
-// relative at every iteration.
-func checkCBMMAgreement(t *testing.T, device string, tol float64, iters int) {
-	for _, tc := range []struct {
-		rank       int
-		accelerate bool
-	}{{1, false}, {1, true}, {2, false}, {3, true}} {
-		t.Run(fmt.Sprintf("rank%d/accelerate=%v", tc.rank, tc.accelerate), func(t *testing.T) {
+// relative at every iteration; cases default to ranks 1 to 3 in batches of 4.
+func checkCBMMAgreement(t *testing.T, device string, tol float64, iters int, cases ...cbmmCase) {
+	if len(cases) == 0 {
+		cases = []cbmmCase{{1, false, 0}, {1, true, 0}, {2, false, 0}, {3, true, 0}}
+	}
+	for _, tc := range cases {
+		n := tc.problems
+		if n == 0 {
+			n = 4
+		}
+		t.Run(fmt.Sprintf("rank%d/accelerate=%v/K=%d", tc.rank, tc.accelerate, n), func(t *testing.T) {
 			kind := "2pl"
 			if tc.rank > 1 {
 				kind = "mirt"
 			}
-			rs := cbmmtest.Problems(t, kind, tc.rank, 5, 6, 7, 8)
+			seeds := make([]int64, n)
+			for k := range seeds {
+				seeds[k] = int64(5 + k)
+			}
+			rs := cbmmtest.Problems(t, kind, tc.rank, seeds...)
 			fit := func(device string) []*model.IRT {
 				c := irt.CBMM{Rank: tc.rank, Tol: 1e-300, MaxIter: iters, Accelerate: tc.accelerate, Device: device}
 				out, err := c.FitBatch(context.Background(), rs)
@@ -92,65 +108,73 @@ func checkJEIRTAgreement(t *testing.T, device string, tol float64) {
 		{Dim: 16, Hidden: 64, Epochs: 2, BatchSize: 96, LR: 3e-3, Batching: "by-question", Dropout: 0.2, Residual: 0.01, WeightDecay: 0.01, Seed: 2},
 	} {
 		t.Run(tc.Batching, func(t *testing.T) {
-			fit := func(device string) *jeirt.Result {
-				c := tc
-				c.Device = device
-				f, err := c.Fit(context.Background(), trainR, valR, feats, 48)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if f.Device != device {
-					t.Fatalf("trained on %s, asked for %s", f.Device, device)
-				}
-				return f
-			}
-			cpu, dev := fit("cpu"), fit(device)
-			if len(cpu.History) != len(dev.History) {
-				t.Fatalf("%d epochs on cpu, %d on %s", len(cpu.History), len(dev.History), device)
-			}
-			for e := range cpu.History {
-				c, g := cpu.History[e], dev.History[e]
-				for _, v := range []struct {
-					what string
-					x, y float64
-				}{{"train loss", c.TrainLoss, g.TrainLoss}, {"validation loss", c.ValLoss, g.ValLoss}} {
-					if rel := math.Abs(v.x-v.y) / v.x; rel > tol || math.IsNaN(rel) {
-						t.Errorf("epoch %d %s: %.8g (cpu) vs %.8g (%s), relative %.2g", c.Epoch, v.what, v.x, v.y, device, rel)
-					}
-				}
-				t.Logf("epoch %d: train loss %.8g cpu, %.8g %s; validation %.8g cpu, %.8g %s", c.Epoch, c.TrainLoss, g.TrainLoss, device, c.ValLoss, g.ValLoss, device)
-			}
-			// The trained parameters (of the best epoch, the same epoch on
-			// both): the largest difference relative to the array's largest
-			// value.
-			if cpu.BestEpoch != dev.BestEpoch {
-				t.Errorf("best epoch %d on cpu, %d on %s", cpu.BestEpoch, dev.BestEpoch, device)
-			}
-			cm, dm := cpu.Model, dev.Model
-			for _, a := range []struct {
-				what string
-				x, y []float32
-			}{{"W1", cm.W1, dm.W1}, {"c1", cm.C1, dm.C1}, {"W2", cm.W2, dm.W2}, {"c2", cm.C2, dm.C2}, {"M", cm.M, dm.M}, {"R", cm.R, dm.R}, {"Q", cm.Q, dm.Q}} {
-				if len(a.x) != len(a.y) {
-					t.Fatalf("%s has %d values on cpu, %d on %s", a.what, len(a.x), len(a.y), device)
-				}
-				var diff, scale float64
-				for i := range a.x {
-					diff = math.Max(diff, math.Abs(float64(a.x[i])-float64(a.y[i])))
-					scale = math.Max(scale, math.Abs(float64(a.x[i])))
-				}
-				if rel := diff / math.Max(scale, 1e-30); rel > tol || math.IsNaN(rel) {
-					t.Errorf("parameters %s differ by %.3g relative to their largest value %.3g", a.what, rel, scale)
-				} else if len(a.x) > 0 {
-					t.Logf("parameters %s: largest difference %.3g relative to the largest value %.3g", a.what, rel, scale)
-				}
-			}
+			dev := compareJEIRT(t, device, tol, tc, trainR, valR, feats, 48)
 			// The model learned something: validation loss below log 2.
 			if l := dev.History[len(dev.History)-1].ValLoss; !(l < math.Ln2) {
 				t.Errorf("validation loss %.4g after 100 steps on %s", l, device)
 			}
 		})
 	}
+}
+
+// compareJEIRT trains tc on cpu and on device from the same seed and
+// compares, epoch by epoch, the training and validation losses, then the
+// trained parameters, within tol relative; it returns the device's result.
+func compareJEIRT(t *testing.T, device string, tol float64, tc jeirt.Trainer, trainR, valR *model.Responses, feats []float32, D int) *jeirt.Result {
+	fit := func(device string) *jeirt.Result {
+		c := tc
+		c.Device = device
+		f, err := c.Fit(context.Background(), trainR, valR, feats, D)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Device != device {
+			t.Fatalf("trained on %s, asked for %s", f.Device, device)
+		}
+		return f
+	}
+	cpu, dev := fit("cpu"), fit(device)
+	if len(cpu.History) != len(dev.History) {
+		t.Fatalf("%d epochs on cpu, %d on %s", len(cpu.History), len(dev.History), device)
+	}
+	for e := range cpu.History {
+		c, g := cpu.History[e], dev.History[e]
+		for _, v := range []struct {
+			what string
+			x, y float64
+		}{{"train loss", c.TrainLoss, g.TrainLoss}, {"validation loss", c.ValLoss, g.ValLoss}} {
+			if rel := math.Abs(v.x-v.y) / v.x; rel > tol || math.IsNaN(rel) {
+				t.Errorf("epoch %d %s: %.8g (cpu) vs %.8g (%s), relative %.2g", c.Epoch, v.what, v.x, v.y, device, rel)
+			}
+		}
+		t.Logf("epoch %d: train loss %.8g cpu, %.8g %s; validation %.8g cpu, %.8g %s", c.Epoch, c.TrainLoss, g.TrainLoss, device, c.ValLoss, g.ValLoss, device)
+	}
+	// The trained parameters (of the best epoch, the same epoch on
+	// both): the largest difference relative to the array's largest
+	// value.
+	if cpu.BestEpoch != dev.BestEpoch {
+		t.Errorf("best epoch %d on cpu, %d on %s", cpu.BestEpoch, dev.BestEpoch, device)
+	}
+	cm, dm := cpu.Model, dev.Model
+	for _, a := range []struct {
+		what string
+		x, y []float32
+	}{{"W1", cm.W1, dm.W1}, {"c1", cm.C1, dm.C1}, {"W2", cm.W2, dm.W2}, {"c2", cm.C2, dm.C2}, {"M", cm.M, dm.M}, {"R", cm.R, dm.R}, {"Q", cm.Q, dm.Q}} {
+		if len(a.x) != len(a.y) {
+			t.Fatalf("%s has %d values on cpu, %d on %s", a.what, len(a.x), len(a.y), device)
+		}
+		var diff, scale float64
+		for i := range a.x {
+			diff = math.Max(diff, math.Abs(float64(a.x[i])-float64(a.y[i])))
+			scale = math.Max(scale, math.Abs(float64(a.x[i])))
+		}
+		if rel := diff / math.Max(scale, 1e-30); rel > tol || math.IsNaN(rel) {
+			t.Errorf("parameters %s differ by %.3g relative to their largest value %.3g", a.what, rel, scale)
+		} else if len(a.x) > 0 {
+			t.Logf("parameters %s: largest difference %.3g relative to the largest value %.3g", a.what, rel, scale)
+		}
+	}
+	return dev
 }
 
 // checkSgemm compares the sgemm kernel on g with a float64 reference on

@@ -170,3 +170,17 @@ func BenchmarkEncoderThroughput(b *testing.B) {
 		}
 	}
 }
+
+// TestGPUAttention runs the attention kernels at the head sizes the fixtures
+// do not reach (64, 96 and 128, each its kernel's capacity, and 8, 32 and 80
+// zero-padded), with a window, a relative bias and padding, against the
+// float64 reference on the device.
+func TestGPUAttention(t *testing.T) { checkAttention(t, mustDevice(t)) }
+
+// TestGPUEncoderPooling checks every pooling mode (CLS, max, mean,
+// mean_sqrt_len, concatenated; with and without normalisation) on the
+// device against the CPU encoder.
+func TestGPUEncoderPooling(t *testing.T) {
+	g := mustDevice(t)
+	checkEncoderPooling(t, g, kernelDense{g: g})
+}

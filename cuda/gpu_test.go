@@ -10,16 +10,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jeirt/jeirt/cuda/internal/cbmm"
 	"github.com/jeirt/jeirt/cuda/internal/cbmm/cbmmtest"
 	"github.com/jeirt/jeirt/cuda/internal/gpu"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"gorgonia.org/cu"
 )
@@ -80,21 +84,46 @@ func TestStepsMatchCPU(t *testing.T) { checkStepsMatchCPU(t, "cuda", 1e-9, 30) }
 // 1e-6 relative at every iteration (float64).
 func TestCBMMAgreesWithCPU(t *testing.T) { checkCBMMAgreement(t, "cuda", 1e-6, 80) }
 
+// TestCBMMHighRanksAgreeWithCPU runs the item and model passes of ranks 4 to
+// 8 (cbmm_item_pass_r4.._r8, cbmm_model_pass_r4.._r8), which the default
+// cases do not reach, against the CPU at the same tolerance.
+func TestCBMMHighRanksAgreeWithCPU(t *testing.T) {
+	var cases []cbmmCase
+	for r := 4; r <= 8; r++ {
+		cases = append(cases, cbmmCase{rank: r, accelerate: r%2 == 0})
+	}
+	checkCBMMAgreement(t, "cuda", 1e-6, 40, cases...)
+}
+
+// TestCBMMBatch64AgreesWithCPU: a batch of 64 problems of different shapes
+// (as a bootstrap's batches are, and the bandwidth benchmark's K = 64).
+func TestCBMMBatch64AgreesWithCPU(t *testing.T) {
+	checkCBMMAgreement(t, "cuda", 1e-6, 30, cbmmCase{rank: 1, accelerate: true, problems: 64}, cbmmCase{rank: 2, problems: 64})
+}
+
 // TestJEIRTAgreesWithCPU is the acceptance test of JE-IRT training: after 50
 // and 100 steps, training and validation losses within 1e-3 relative
 // (float32, with atomic gradient sums on the GPU).
 func TestJEIRTAgreesWithCPU(t *testing.T) { checkJEIRTAgreement(t, "cuda", 1e-3) }
 
-// bytesPerCell is the device traffic of one rank-1 iteration per observed
-// cell: pass A reads the cell (4) and θ_i (8) and writes ỹ (8); pass B reads
-// the cell's model-major entry (4 + 4), ỹ (8), a_j and b_j (16).
-const bytesPerCell = 52
+// TestJEIRTEmbedLLMSizeAgreesWithCPU: the kernels at EmbedLLM's widths (112
+// models, 768-d encoder vectors, hidden 1536, d 256, batches of 512 pairs by
+// question, dropout 0.5, AdamW), on 150 questions so that one epoch is a
+// few dozen steps, against the CPU step at the same tolerance.
+func TestJEIRTEmbedLLMSizeAgreesWithCPU(t *testing.T) {
+	trainR, valR, feats := jeirtData(t, 112, 150, 768, 4)
+	tc := jeirt.Trainer{Dim: 256, Hidden: 1536, Epochs: 1, BatchSize: 512, LR: 1e-3, Batching: "by-question", Dropout: 0.5, Seed: 3}
+	compareJEIRT(t, "cuda", 1e-3, tc, trainR, valR, feats, 768)
+}
 
 // BenchmarkCBMMIteration times one batched rank-1 cBMM iteration over K
 // copies of an EmbedLLM-shaped matrix (112 models x 36,054 questions, all
 // observed), reporting observed cells per second and the effective memory
-// bandwidth under the 52-bytes-per-cell model (H200: about 4.8 TB/s).
+// bandwidth from the bytes per cell the passes move (cbmm.IterationTraffic;
+// BenchmarkDeviceCopy gives the device's own copy bandwidth beside it).
 func BenchmarkCBMMIteration(b *testing.B) {
+	tr := cbmm.IterationTraffic()
+	b.Logf("bytes per cell: %d (pass A %d, pass B %d)", tr.PerCell(), tr.A, tr.B)
 	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 112, Items: 36054, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -141,9 +170,52 @@ func BenchmarkCBMMIteration(b *testing.B) {
 			per := time.Since(start).Seconds() / float64(b.N)
 			cells := float64(c.K * p.Len())
 			b.ReportMetric(cells/per, "cells/s")
-			b.ReportMetric(cells*bytesPerCell/per/1e9, "GB/s")
+			b.ReportMetric(cells*float64(tr.PerCell())/per/1e9, "GB/s")
 		})
 	}
+}
+
+// BenchmarkDeviceCopy is the reference for the cBMM pass's bandwidth: a
+// device-to-device copy of 2 GiB (cuMemcpyDtoD), reported as the bytes read
+// plus the bytes written per second, as the pass's figure counts them.
+func BenchmarkDeviceCopy(b *testing.B) {
+	g := mustDevice(b)
+	const n = 2 << 30
+	var src, dst gpu.Handle
+	err := g.Do(func() error {
+		var err error
+		if src, err = g.Alloc("copy source", n); err != nil {
+			return err
+		}
+		if dst, err = g.Alloc("copy destination", n); err != nil {
+			return err
+		}
+		return g.Memset0(src, n/4)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Do(func() error { return gpu.FirstErr(g.Free(src), g.Free(dst)) })
+	copyOnce := func() error {
+		return g.Do(func() error {
+			if err := cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), n); err != nil {
+				return err
+			}
+			return cu.Synchronize()
+		})
+	}
+	if err := copyOnce(); err != nil { // warm-up
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := copyOnce(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	per := time.Since(start).Seconds() / float64(b.N)
+	b.ReportMetric(2*n/per/1e9, "GB/s")
 }
 
 // BenchmarkJEIRTEpoch times one JE-IRT training epoch on EmbedLLM-sized
@@ -174,5 +246,44 @@ func BenchmarkJEIRTEpoch(b *testing.B) {
 				b.ReportMetric(f.History[0].ValLoss, "val-loss")
 			}
 		})
+	}
+}
+
+// TestBootstrapAgreesWithCPU: the bootstrap's replicates fitted in one
+// batch of 64 on the device give the same standard errors as on the CPU (the
+// resampling is the host's, the same for both).
+func TestBootstrapAgreesWithCPU(t *testing.T) {
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 40, Items: 300, Missing: 0.3, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	full, err := irt.CBMM{}.Fit(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(device string) *irtstat.BootstrapResult {
+		bs := irtstat.Bootstrap{B: 64, BatchSize: 64, Seed: 1, MaxMemory: -1, Fitter: irt.CBMM{Device: device, Tol: 1e-10, MaxIter: 3000}}
+		res, err := bs.Run(ctx, r, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	cpu, dev := run("cpu"), run("cuda")
+	for _, c := range []struct {
+		what string
+		x, y []float64
+	}{{"θ SE", cpu.ThetaSE, dev.ThetaSE}, {"a SE", cpu.ASE, dev.ASE}, {"b SE", cpu.BSE, dev.BSE}} {
+		var diff, scale float64
+		for i := range c.x {
+			diff = math.Max(diff, math.Abs(c.x[i]-c.y[i]))
+			scale = math.Max(scale, math.Abs(c.x[i]))
+		}
+		if rel := diff / scale; !(rel <= 1e-3) {
+			t.Errorf("%s: differs by %.3g relative to its largest value %.3g", c.what, rel, scale)
+		} else {
+			t.Logf("%s: largest difference %.3g relative to the largest value %.3g", c.what, rel, scale)
+		}
 	}
 }

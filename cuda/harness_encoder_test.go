@@ -281,7 +281,10 @@ func checkEncoderFixture(t *testing.T, dev *Encoder, cpu encoder.Encoder, exp *e
 // TestHarnessEncoderPooling checks every pooling mode (CLS, max, mean,
 // mean_sqrt_len, concatenated) with and without normalisation against the
 // CPU encoder's pooling of the same model.
-func TestHarnessEncoderPooling(t *testing.T) {
+func TestHarnessEncoderPooling(t *testing.T) { checkEncoderPooling(t, host, hostDense{}) }
+
+// checkEncoderPooling is TestHarnessEncoderPooling on device g with dense products mm.
+func checkEncoderPooling(t *testing.T, g gpu.GPU, mm dense) {
 	dir, exp := openFixture(t, "tiny-bert")
 	cpu, err := transformer.OpenBERT(dir)
 	if err != nil {
@@ -291,7 +294,7 @@ func TestHarnessEncoderPooling(t *testing.T) {
 	for _, norm := range []bool{false, true} {
 		cpu.Pooling = []string{transformer.PoolCLS, transformer.PoolMax, transformer.PoolMean, transformer.PoolMeanSqrtLen}
 		cpu.Normalize = norm
-		dev, err := newEncoder(host, hostDense{}, cpu)
+		dev, err := newEncoder(g, mm, cpu)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +339,10 @@ func TestHarnessEncoderErrors(t *testing.T) {
 // a length that fills no tile (75 tokens: 5 row blocks, 3 key tiles), a
 // fused QKV layout, padding, a relative bias and a window (with padded
 // queries whose window holds no real key: zeros, as on the CPU).
-func TestHarnessAttention(t *testing.T) {
+func TestHarnessAttention(t *testing.T) { checkAttention(t, host) }
+
+// checkAttention is TestHarnessAttention on device g.
+func checkAttention(t *testing.T, g gpu.GPU) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const b, l, heads = 2, 75, 2
 	for _, c := range []struct {
@@ -364,8 +370,8 @@ func TestHarnessAttention(t *testing.T) {
 		}
 		scale := math.Sqrt(float64(c.dh))
 		got := make([]float32, b*l*d)
-		bufs := gpu.Buffers{G: host}
-		err := host.Do(func() error {
+		bufs := gpu.Buffers{G: g}
+		err := g.Do(func() error {
 			hq, hm, hc := bufs.Alloc("qkv", len(qkv), 4), bufs.Alloc("mask", len(mask), 4), bufs.Alloc("ctx", len(got), 4)
 			hb := gpu.Handle(0)
 			if bias != nil {
@@ -374,16 +380,16 @@ func TestHarnessAttention(t *testing.T) {
 			if bufs.Err != nil {
 				return bufs.Err
 			}
-			if err := gpu.FirstErr(host.HtoD(hq, qkv), host.HtoD(hm, mask)); err != nil {
+			if err := gpu.FirstErr(g.HtoD(hq, qkv), g.HtoD(hm, mask)); err != nil {
 				return err
 			}
 			if bias != nil {
-				if err := host.HtoD(hb, bias); err != nil {
+				if err := g.HtoD(hb, bias); err != nil {
 					return err
 				}
 			}
-			f := &encoderForward{g: host, w: &transformer.Weights{Hidden: d, Heads: heads}, mask: hm, ctx: hc}
-			return gpu.FirstErr(f.attention(hq, hq+gpu.Handle(4*d), hq+gpu.Handle(8*d), ld, b, l, hb, c.window), host.DtoH(got, hc), bufs.Free())
+			f := &encoderForward{g: g, w: &transformer.Weights{Hidden: d, Heads: heads}, mask: hm, ctx: hc}
+			return gpu.FirstErr(f.attention(hq, hq+gpu.Handle(4*d), hq+gpu.Handle(8*d), ld, b, l, hb, c.window), g.DtoH(got, hc), bufs.Free())
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,9 @@
 #       fixtures/tiny-{bert,mpnet,modernbert}   from ../shared/fixtures
 #       peers/gen_synth.py, common.py, peer_jeirt_torch.py, peer_2pl_torch.py   from ../shared/bench/peers
 #       scripts/gpu_torch_peers.py    the peers on the GPU, the encoders from transformers
-#       BUILD                         commit, date, Go version
+#       BUILD                         commit, tree state, date, Go version
+#       SOURCES                       sha256 and path of every file of the checkout it was built from
+#       NEEDS                         each binary's libraries and the symbol versions it needs of them
 #   gpu-bundle/MANIFEST          sha256, size and path of every file in the payload
 #
 # The payload is compressed with xz (GPU_BUNDLE_XZ, default -9), which the
@@ -74,9 +76,19 @@ for b in "$p"/bin/*; do
 		fi
 		;;
 	esac
-	glibc=$(readelf -V "$b" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-	printf '%-18s %5.1f MiB, needs %s(%s)\n' "$(basename "$b")" "$(awk -v s="$(wc -c <"$b")" 'BEGIN { print s / 1048576 }')" "${needed:-nothing} " "${glibc:-no glibc}"
+	# Every symbol version it needs, by library (readelf -V's "Version needs"
+	# section): NEEDS, which the check compares with the GPU machine's libraries.
+	vers=$(readelf -V "$b" | awk '/^Version needs section/ { on = 1; next } /^Version (symbols|definition)/ { on = 0 }
+		on && /File: / { for (i = 1; i <= NF; i++) if ($i == "File:") lib = $(i + 1) }
+		on && /Name: / { for (i = 1; i <= NF; i++) if ($i == "Name:") v[lib] = v[lib] (v[lib] == "" ? "" : ",") $(i + 1) }
+		END { for (l in v) print l, v[l] }')
+	for lib in $needed; do
+		printf '%s %s %s\n' "bin/$(basename "$b")" "$lib" "$(echo "$vers" | awk -v l="$lib" '$1 == l { print $2 }' | grep . || echo -)"
+	done >>"$stage/NEEDS"
+	newest=$(echo "$vers" | tr ' ,' '\n\n' | grep -E '^(GLIBC|GLIBCXX|CXXABI)_' | sort -V | awk -F_ '{ m[$1] = $0 } END { for (k in m) printf "%s ", m[k] }')
+	printf '%-18s %5.1f MiB, needs %s(newest: %s)\n' "$(basename "$b")" "$(awk -v s="$(wc -c <"$b")" 'BEGIN { print s / 1048576 }')" "${needed:-nothing} " "${newest:-none}"
 done
+mv "$stage/NEEDS" "$p/NEEDS"
 
 cp cuda/kernels/*.cu cuda/kernels/*.ptx "$p/cuda/kernels/"
 for f in tiny-bert tiny-mpnet tiny-modernbert; do
@@ -87,8 +99,15 @@ for f in gen_synth.py common.py peer_jeirt_torch.py peer_2pl_torch.py; do
 	cp "$shared/bench/peers/$f" "$p/peers/"
 done
 cp scripts/gpu_torch_peers.py "$p/scripts/"
+# SOURCES: the sha256 of every file of the checkout the bundle was built from
+# (what travels: tracked and untracked-not-ignored files), so that the check
+# can say whether the checkout beside it is the same.
+git ls-files -z --cached --others --exclude-standard | LC_ALL=C sort -z | while IFS= read -r -d '' f; do
+	[ -f "$f" ] && [ ! -L "$f" ] && printf '%s  %s\n' "$(sha256sum "$f" | cut -d' ' -f1)" "$f"
+done >"$p/SOURCES"
 {
-	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null && [ -z "$(git ls-files --others --exclude-standard)" ] || echo ' (with uncommitted changes)')"
+	echo "tree: $(wc -l <"$p/SOURCES") files, sha256 of SOURCES $(sha256sum "$p/SOURCES" | cut -c1-16)"
 	echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) with $(go version | cut -d' ' -f3-)"
 } >"$p/BUILD"
 

@@ -11,10 +11,19 @@
 #      ../shared): it must unpack into /tmp, find every file it needs, and stop
 #      at the device probe with exit 3 and one line "gpu-check: no CUDA
 #      device: ...";
-#   4. runs the same bundle with GPU_CHECK_CPU_REHEARSAL=1: the stages that
-#      need no GPU at a tiny size on the CPU (data, jeirt train and irt fit
-#      from the bundle's jeirt, the PyTorch peers on the CPU when
-#      /usr/bin/python3 has torch, the JSON and the table).
+#      The run prints the plan first: every stage's share of the budget,
+#      summing to at most 480 s, and the commit the bundle was built from;
+#   4. runs the same bundle from a copy of the checkout with
+#      GPU_CHECK_CPU_REHEARSAL=1 and a budget of 240 s: the stages at a tiny
+#      size on the CPU (the CPU encoder against the fixtures as the
+#      correctness stage, data, jeirt train, irt fit and the bootstrap from
+#      the bundle's jeirt, the PyTorch peers on the CPU when /usr/bin/python3
+#      has torch, the JSON, the summary and the table), one timed command
+#      made to overrun its stage's deadline: that stage must be `partial`,
+#      the others pass, the exit status 0 and the bundle found to match the
+#      checkout;
+#   5. runs it once more with its correctness stage made to fail: exit 1, and
+#      the summary says so.
 #
 #   scripts/gpu-rehearse.sh [--no-build]   (--no-build: use gpu-bundle/ as it is)
 set -euo pipefail
@@ -72,20 +81,64 @@ for f in gpu-check.log gpu-check.json; do [ -s "$fresh/probe/$f" ] || die "no $f
 grep -q '"device": "none: ' "$fresh/probe/gpu-check.json" || die "gpu-check.json does not record the missing device"
 ls /tmp | grep -q '^jeirt-gpu\.' && echo "note: /tmp holds jeirt-gpu.* folders of other runs" || true
 
-echo "== the later stages on the CPU at a tiny size (GPU_CHECK_CPU_REHEARSAL=1)"
-run cpu GPU_CHECK_CPU_REHEARSAL=1 PYTHON=/usr/bin/python3
+# The plan the probe run printed: every stage's share, summing to at most 480 s.
+plan_sum=$(awk '/^plan: /{ p = 1; next } p && /^  [a-z_]+ +(correctness|headline|extra) +[0-9]+s/ { s += $3 + 0; n++ } p && !/^  / { p = 0 } END { print n + 0, s + 0 }' "$fresh/probe.txt")
+read -r plan_n plan_s <<<"$plan_sum"
+echo "plan: $plan_n stages, shares summing to $plan_s s"
+[ "$plan_n" -ge 8 ] || die "the probe run printed no plan of the stages (found $plan_n)"
+[ "$plan_s" -le 480 ] || die "the stages' shares sum to $plan_s s, over 480"
+grep -q '^commit: [0-9a-f]\{40\}' "$fresh/probe.txt" || die "the bundle does not say which commit it was built from"
+grep -q '"bundle_commit": "[0-9a-f]\{40\}' "$fresh/probe/gpu-check.json" || die "gpu-check.json does not record the bundle's commit"
+
+# The CPU rehearsal runs from a copy of the checkout (what travels to the GPU
+# machine), so that the bundle is compared with it.
+co=$fresh/checkout
+mkdir -p "$co"
+git ls-files -z --cached --others --exclude-standard | xargs -0 -r cp --parents -t "$co" 2>/dev/null || true
+cp -r gpu-bundle "$co/"
+# runco NAME ENV...: the documented command in the checkout's copy.
+runco() {
+	local name=$1
+	shift
+	set +e
+	(cd "$co" && env -i PATH=$path HOME="$fresh/home" OUT="$fresh/$name" "$@" bash -c "$cmd") >"$fresh/$name.txt" 2>&1
+	rc=$?
+	set -e
+}
+stage_status() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["stages"][sys.argv[2]]["status"])' "$1" "$2"; }
+
+echo "== the later stages on the CPU at a tiny size (GPU_CHECK_CPU_REHEARSAL=1), budget 240 s, fit_small's jeirt made to overrun"
+runco cpu GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=240 GPU_CHECK_REHEARSE_CUT=fit_small/jeirt-cpu PYTHON=/usr/bin/python3
 sed 's/^/   | /' "$fresh/cpu.txt"
-[ "$rc" = 0 ] || die "the CPU rehearsal exited $rc"
+[ "$rc" = 0 ] || die "the CPU rehearsal exited $rc, want 0 (its correctness stages passed; a cut stage does not fail the check)"
 j=$fresh/cpu/gpu-check.json
-need=(jeirt_epoch_cpu_s fit_big_cpu_gap_s fit_small_cpu_gap_s)
+need=(jeirt_epoch_cpu_s fit_big_cpu_gap_s bootstrap_cpu_s tests_passed)
 if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
 	need+=(torch_epoch_cpu_s)
 fi
 for k in "${need[@]}"; do
 	grep -Eq "\"$k\": [0-9.]+" "$j" || die "$k is not a number in gpu-check.json: $(grep "\"$k\"" "$j" || echo absent)"
 done
+[ "$(stage_status "$j" fit_small)" = partial ] || die "fit_small, cut short, is $(stage_status "$j" fit_small), want partial"
+for st in setup tests fit_big jeirt_epoch bootstrap; do
+	s=$(stage_status "$j" $st)
+	case $s in pass | partial) ;; *) die "stage $st is $s in the CPU rehearsal" ;; esac
+done
+grep -q 'cut short: fit_small/jeirt-cpu reached the stage.s deadline' "$fresh/cpu.txt" || die "the cut stage did not say it was cut short"
+grep -q 'matches the bundle.s sources' "$fresh/cpu.txt" || die "the bundle was not found to match the checkout it was built from"
 grep -q 'CPU REHEARSAL' "$fresh/cpu/gpu-check-table.txt" || die "the CPU rehearsal's table does not say what it is"
-for f in "$fresh/probe/gpu-check.json" "$j"; do
+sm=$fresh/cpu/gpu-check-summary.txt
+[ -s "$sm" ] || die "no gpu-check-summary.txt in \$OUT"
+grep -Eq '^  fit_small +extra +partial ' "$sm" || die "the summary does not show fit_small as partial"
+grep -q '^exit 0: every correctness stage passed' "$sm" || die "the summary does not give the exit status"
+
+echo "== a failing correctness stage (GPU_CHECK_REHEARSE_FAIL=tests), budget 120 s: exit 1"
+runco fail GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=120 GPU_CHECK_REHEARSE_FAIL=tests PYTHON=/usr/bin/python3
+grep -E '^(plan|stage |exit |FAIL)' "$fresh/fail.txt" | sed 's/^/   | /'
+[ "$rc" = 1 ] || die "a failed correctness stage gave exit $rc, want 1"
+[ "$(stage_status "$fresh/fail/gpu-check.json" tests)" = fail ] || die "the failed stage is not recorded as fail"
+grep -q '^exit 1: a correctness stage failed' "$fresh/fail/gpu-check-summary.txt" || die "the summary does not say a correctness stage failed"
+for f in "$fresh/probe/gpu-check.json" "$j" "$fresh/fail/gpu-check.json"; do
 	/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" || die "$f is not valid JSON"
 done
-echo "gpu-rehearse: passed in $((SECONDS - start)) s (bundle $(mib "$bundle"), command $len characters)"
+echo "gpu-rehearse: passed in $((SECONDS - start)) s (bundle $(mib "$bundle"), command $len characters, plan $plan_s s of 480)"

@@ -20,6 +20,7 @@ precision as jeirt (no TF32). Both run on --device cpu too (scripts/gpu-rehearse
 tiny size).
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -152,7 +153,13 @@ def cmd_jeirt_epoch(a):
     batches = question_batches(tri, a.batch, gen)
 
     def new_model():
-        m = peer.JEIRT(y.shape[0], feats.shape[1], a.hidden, a.dim).to(dev)
+        m = peer.JEIRT(y.shape[0], feats.shape[1], a.hidden, a.dim)
+        if a.dropout > 0:  # jeirt's adapter: W2·dropout(relu(W1·x + c1)) + c2
+            lin1, act, lin2 = m.adapter
+            m.adapter = nn.Sequential(lin1, act, nn.Dropout(a.dropout), lin2)
+        m = m.to(dev).train()
+        if a.opt == "adamw":  # decoupled decay, as jeirt's AdamW
+            return m, torch.optim.AdamW(m.parameters(), lr=a.lr, weight_decay=a.weight_decay)
         return m, torch.optim.Adam(m.parameters(), lr=a.lr)
 
     def run_epoch(model, opt, max_steps=None):
@@ -188,10 +195,12 @@ def cmd_jeirt_epoch(a):
     sync(dev)
     secs = time.perf_counter() - t0
     train_loss = float(tot) / len(trm)
+    model.eval()
     va = peer.accuracy(peer.predict(model, feats, vam.to(dev), vai.to(dev)), val.to(dev))
     emit(dict(method="peer_jeirt_torch by-question on " + str(dev), torch=torch.__version__, device=str(dev),
               n=y.shape[0], j=y.shape[1], n_train=len(trm), d_in=feats.shape[1], hidden=a.hidden, dim=a.dim,
-              batch=a.batch, lr=a.lr, steps=steps, warmup_steps=a.warmup, sec_per_epoch=round(secs, 4),
+              batch=a.batch, lr=a.lr, dropout=a.dropout, opt=a.opt, weight_decay=a.weight_decay if a.opt == "adamw" else 0,
+              steps=steps, warmup_steps=a.warmup, sec_per_epoch=round(secs, 4),
               pairs_per_s=round(len(trm) / secs), train_loss=round(train_loss, 5), val_acc=round(va, 5)))
     return 0
 
@@ -215,9 +224,9 @@ def cmd_2pl(a):
     bb = torch.nn.Parameter(torch.tensor(b0, dtype=torch.float32, device=dev))
     params = [theta, aa, bb]
 
-    def loss_fn():  # peer_2pl_torch.py's objective
+    def loss_fn():  # peer_2pl_torch.py's objective, the cells in float32, their sum in float64 as jeirt's
         logits = (theta[:, None] * aa[None, :] + bb[None, :]) / sigma
-        return F.binary_cross_entropy_with_logits(logits, y, weight=w, reduction="sum")
+        return F.binary_cross_entropy_with_logits(logits, y, weight=w, reduction="none").sum(dtype=torch.float64)
 
     sync(dev)
     t0 = time.perf_counter()
@@ -297,6 +306,35 @@ def encoder_flops(arch, c, length):
     return c["num_hidden_layers"] * (8 * n * d * d + mlp + 4 * n * n * d)
 
 
+@contextlib.contextmanager
+def linear_precision(prec):
+    """nn.Linear's product in prec (fp32, tf32 or bf16), everything else as it is."""
+    import torch
+    import torch.nn.functional as F
+    if prec == "fp32":
+        yield
+        return
+    orig = torch.nn.Linear.forward
+
+    def forward(self, x):
+        if prec == "tf32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                return orig(self, x)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+        w = getattr(self, "_jeirt_bf16", None)
+        if w is None or w.shape != self.weight.shape:
+            w = self._jeirt_bf16 = self.weight.detach().to(torch.bfloat16)
+        out = F.linear(x.to(torch.bfloat16), w).float()
+        return out if self.bias is None else out + self.bias
+    torch.nn.Linear.forward = forward
+    try:
+        yield
+    finally:
+        torch.nn.Linear.forward = orig
+
+
 def cmd_encoder(a):
     import contextlib
     import torch
@@ -326,13 +364,13 @@ def cmd_encoder(a):
         mask = torch.ones(a.batch, a.length, dtype=torch.long, device=dev)
         flops = encoder_flops(arch, kw, a.length)
         for prec in a.precisions.split(","):
-            # fp32: float32 products (no TF32); tf32: TF32 tensor cores for float32 products;
-            # bf16: autocast, the products on bfloat16 inputs, norms and softmax in float32.
-            torch.set_float32_matmul_precision("high" if prec == "tf32" else "highest")
-            ctx = torch.autocast(dev.type, dtype=torch.bfloat16) if prec == "bf16" else contextlib.nullcontext()
+            # As jeirt's GPU forward: fp32, float32 products without TF32; tf32 and bf16, the
+            # linear layers' products on TF32 tensor cores or on bfloat16 inputs (float32
+            # accumulation), and everything else (attention, norms, softmax) in float32.
+            torch.set_float32_matmul_precision("highest")
 
             def forward():
-                with torch.inference_mode(), ctx:
+                with torch.inference_mode(), linear_precision(prec):
                     h = model(input_ids=ids, attention_mask=mask).last_hidden_state
                     m = mask.unsqueeze(-1).to(h.dtype)
                     # the pooled vectors come back to the host, as jeirt's do
@@ -374,6 +412,9 @@ def main():
     je.add_argument("--dim", type=int, default=256)
     je.add_argument("--seed", type=int, default=0)
     je.add_argument("--warmup", type=int, default=30, help="steps on a throwaway model before the timed epoch")
+    je.add_argument("--dropout", type=float, default=0.0, help="adapter dropout, as jeirt's model.dropout")
+    je.add_argument("--opt", choices=["adam", "adamw"], default="adam")
+    je.add_argument("--weight-decay", type=float, default=0.3, help="AdamW's decoupled decay, as jeirt's train.weight_decay")
     tp = sub.choices["2pl"]
     tp.add_argument("--opt", choices=["adam", "lbfgs"], default="adam")
     tp.add_argument("--lr", type=float, default=0.05)

@@ -39,8 +39,11 @@ const (
 	EnvChild  = "JEIRT_RUNNER_CHILD"
 )
 
-// ProbeTimeout bounds `jeirt-cuda device probe`.
-var ProbeTimeout = 20 * time.Second
+// ProbeTimeout bounds `jeirt-cuda device probe`. The first open of a GPU
+// may JIT-compile the kernels' PTX for it (6-12 s a module for sm_90), unless
+// the driver's cache (CUDA_CACHE_PATH) already holds them or cubins were
+// assembled ahead of time (JEIRT_CUDA_CUBINS).
+var ProbeTimeout = 90 * time.Second
 
 // ErrNoRunner is wrapped by the errors of --device cuda when no runner is
 // found or it reports no usable GPU.
@@ -90,7 +93,7 @@ func (r Runner) Probe(parent context.Context) (string, error) {
 		return "", fmt.Errorf("%s device probe: %w", r.Path, err)
 	}
 	if ctx.Err() == context.DeadlineExceeded {
-		return "", fmt.Errorf("%s device probe: no answer within %s", r.Path, ProbeTimeout)
+		return "", fmt.Errorf("%s device probe: no answer within %s (the first open of a GPU compiles the kernels for it: point CUDA_CACHE_PATH at a writable folder so that this happens once, or set JEIRT_CUDA_CUBINS to kernels assembled by ptxas; see docs/gpu.md)", r.Path, ProbeTimeout)
 	}
 	if err != nil {
 		if line := firstLine(errb.String()); line != "" {

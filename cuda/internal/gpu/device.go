@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -99,8 +101,9 @@ func open() (*device, error) {
 		if err := d.openStream(); err != nil {
 			return err
 		}
+		major, minor, _ := d.dev.ComputeCapability()
 		for _, m := range kernels.Modules() {
-			mod, err := cu.LoadData(m.PTX)
+			mod, err := loadModule(m, major, minor)
 			if err != nil {
 				return fmt.Errorf("cuda: loading kernels/%s.ptx (PTX for compute_70, CUDA 11.8) on %s: %w", m.File, d.label, err)
 			}
@@ -118,6 +121,30 @@ func open() (*device, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// CubinsEnv names a folder of kernels assembled ahead of time for the
+// device (NAME.sm_XY.cubin, from ptxas -arch=sm_XY NAME.ptx), which the open
+// loads instead of having the driver JIT-compile the PTX, seconds per module
+// (scripts/gpu-check.sh assembles them where the machine has ptxas). A
+// module without a cubin there, or whose cubin the driver refuses, is
+// loaded from its PTX as usual; a refusal is said on stderr.
+const CubinsEnv = "JEIRT_CUDA_CUBINS"
+
+// loadModule loads m from its cubin for compute capability major.minor when
+// CubinsEnv has one, else from the embedded PTX.
+func loadModule(m kernels.Module, major, minor int) (cu.Module, error) {
+	if dir := os.Getenv(CubinsEnv); dir != "" && major > 0 {
+		path := filepath.Join(dir, fmt.Sprintf("%s.sm_%d%d.cubin", m.File, major, minor))
+		if _, err := os.Stat(path); err == nil {
+			mod, err := cu.Load(path)
+			if err == nil {
+				return mod, nil
+			}
+			fmt.Fprintf(os.Stderr, "jeirt-cuda: %s: the driver refused it (%v); loading the PTX instead\n", path, err)
+		}
+	}
+	return cu.LoadData(m.PTX)
 }
 
 // Describe says which GPU Open opens: "NVIDIA H200 (139.8 GiB)".
