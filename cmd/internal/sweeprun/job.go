@@ -15,6 +15,7 @@ import (
 type Job struct {
 	Config, Out string
 	Slurm       bool
+	Submit      bool // with Slurm, submit the array (sbatch) and record its job id
 	Force       bool // replace Out when it holds a different sweep
 	Retrain     bool // run here: train finished runs again
 	// Flags are the Slurm settings given on the command line, Changed
@@ -45,6 +46,10 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	j.Log.Printf("sweep: %d runs (%s) in %s", len(runs), strings.Join(s.Keys(), " x "), abs)
 	if j.Slurm {
 		script := filepath.Join(abs, SweepScriptFile)
+		if j.Submit {
+			fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\n", script, len(runs)-1, len(runs))
+			return s.submit(ctx, abs, len(runs), w)
+		}
 		fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
 			script, len(runs)-1, len(runs), script, abs)
 		return nil
