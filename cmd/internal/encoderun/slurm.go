@@ -1,6 +1,7 @@
 package encoderun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -106,9 +107,14 @@ func (e EncodeFile) slurmArray(dir string) *slurm.Array {
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // header writes the lines every script of the folder starts with.
-func (e EncodeFile) header(b *strings.Builder, what, name, output string) {
-	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", what, filepath.Dir(output))
+// Every #SBATCH line comes before the first command (sbatch stops reading
+// them there).
+func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
+	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", what, dir)
 	fmt.Fprintf(b, "#SBATCH --job-name=%s\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n", name)
+	if name == "jeirt-encode" {
+		fmt.Fprintf(b, "#SBATCH --array=0-%d\n", e.Shards-1)
+	}
 	cpus := min(runtime.NumCPU(), 8)
 	if name == "jeirt-encode-merge" {
 		cpus = 1
@@ -126,8 +132,8 @@ func (e EncodeFile) header(b *strings.Builder, what, name, output string) {
 // shardScript is encode.sbatch: task k encodes shard k of e.Shards.
 func (e EncodeFile) shardScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"))
-	fmt.Fprintf(&b, "#SBATCH --array=0-%d\nN=%d\n", e.Shards-1, e.Shards)
+	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", dir, filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"))
+	fmt.Fprintf(&b, "N=%d\n", e.Shards)
 	b.WriteString(`task="${SLURM_ARRAY_TASK_ID:?is not set: submit with sbatch, or set it to encode one shard by hand}"
 if ! [[ "$task" =~ ^[0-9]+$ ]] || (( 10#$task >= N )); then
   echo "encode: SLURM_ARRAY_TASK_ID=$task is not a shard of N=$N (0 to $((N - 1)))" >&2
@@ -143,7 +149,7 @@ fi
 echo "encode: shard $task of $N (job ${SLURM_JOB_ID:-none}, attempt $((${SLURM_RESTART_COUNT:-0} + 1))) on $(hostname)" >&2
 `)
 	args := []string{"encode", "--encoder", quote(e.Spec), "--items", quote(e.Items), "--out", `"$shard"`, "--shard", `"$task/$N"`,
-		"--batch", fmt.Sprint(max(e.Batch, 1)), "--device", quote(deviceOr(e.Device)), "--force"}
+		"--batch", fmt.Sprint(cmp.Or(e.Batch, 64)), "--device", quote(deviceOr(e.Device)), "--force"}
 	if e.Cache != "" {
 		args = append(args, "--cache", quote(e.Cache))
 	}
@@ -164,7 +170,7 @@ func deviceOr(d string) string {
 // mergeScript is merge.sbatch: the shards joined in the items' order.
 func (e EncodeFile) mergeScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", filepath.Join(dir, "logs", "merge-%j.out"))
+	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, filepath.Join(dir, "logs", "merge-%j.out"))
 	fmt.Fprintf(&b, "dir=%s\nN=%d\nshards=()\n", quote(dir), e.Shards)
 	b.WriteString(`for ((i = 0; i < N; i++)); do
   s="$dir/shard-$(printf '%04d' "$i").safetensors"

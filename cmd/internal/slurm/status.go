@@ -234,7 +234,9 @@ func judge(info *jobInfo, done bool, logPath string) (state, reason string) {
 }
 
 // lastError is the line of a task's log that says why it stopped: the last
-// line naming an error, else the last line.
+// line with "error:" (Slurm's own, "slurmstepd: error: *** JOB 12 ON node
+// CANCELLED ***", among them) or starting "jeirt:" or "interrupted:" (jeirt's
+// errors and a stopped training's), else the last line.
 func lastError(path string) string {
 	if path == "" {
 		return ""
@@ -254,7 +256,7 @@ func lastError(path string) string {
 		}
 		last = line
 		l := strings.ToLower(line)
-		if strings.Contains(l, "error") || strings.HasPrefix(l, "jeirt:") || strings.Contains(l, "cancelled") || strings.Contains(l, "killed") {
+		if strings.Contains(l, "error:") || strings.HasPrefix(l, "jeirt:") || strings.HasPrefix(l, "interrupted:") {
 			lastErr = line
 		}
 	}
