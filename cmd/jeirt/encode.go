@@ -39,10 +39,11 @@ func newEncodeCmd() *cobra.Command {
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
 	f.StringVar(&o.Emit, "emit", "", "slurm: write the job folder --out (a shard array and the merge behind it) instead of encoding here")
 	f.IntVar(&o.Shards, "shards", 0, "with --emit slurm, the number of array tasks (shards)")
+	f.BoolVar(&o.Force, "force", false, "replace --out if it exists (only what jeirt wrote is ever replaced)")
 	f.BoolVar(&o.Submit, "submit", false, "with --emit slurm, submit the array and the merge (sbatch) and record their job ids")
 	f.StringVar(&o.Precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}, Sidecars: vectorSidecars})
+	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}, FoldersWith: []string{"emit"}, Sidecars: vectorSidecars})
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.

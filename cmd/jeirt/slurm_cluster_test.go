@@ -176,7 +176,7 @@ slurm: {setup: ["echo \"gpu: ${CUDA_VISIBLE_DEVICES:-none}\" >&2"]}
 		}
 		// collect with a run not finished: the table of the others.
 		b, err = runCmd(t, newSweepCmd(), "collect", out)
-		if err != nil || !strings.Contains(b, "3 of 4 runs finished") || !strings.Contains(b, "missing") {
+		if err != nil || !strings.Contains(b, "3 of 4 runs finished") || !strings.Contains(b, "missing") || !strings.Contains(b, "1 of 4 runs left: jeirt sweep status "+out) {
 			t.Errorf("collect with a failed run: %v\n%s", err, b)
 		}
 		done := map[int][]byte{}
@@ -260,20 +260,26 @@ output: unused
 			t.Fatalf("scontrol requeue: %v %s", err, b)
 		}
 		// A requeued job waits for a begin time Slurm sets some minutes
-		// ahead; here it may start at once.
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		// ahead; here it may start at once (asked again until it has
+		// started, in case the requeue sets the time after the first ask).
+		requeued := false // seen pending again (until then it may still show running)
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(300 * time.Millisecond) {
 			_, tasks, err := slurm.States(context.Background(), out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tasks[1].State == slurm.Pending {
+			requeued = requeued || tasks[1].Slurm == "PENDING"
+			if requeued && (tasks[1].State == slurm.Running || tasks[1].State == slurm.Done) {
+				break
+			}
+			if tasks[1].Slurm == "PENDING" && tasks[1].Reason == "BeginTime" {
 				if b, err := exec.Command("scontrol", "update", "JobId="+job+"_1", "StartTime=now").CombinedOutput(); err != nil {
 					t.Fatalf("scontrol update StartTime: %v %s", err, b)
 				}
-				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the requeued task is not pending again: %+v", tasks[1])
+				sc, _ := exec.Command("scontrol", "-o", "show", "job", job).CombinedOutput()
+				t.Fatalf("the requeued task did not start again: %+v\n%s", tasks[1], sc)
 			}
 		}
 		tasks := waitTasks(t, out, 90*time.Second)
@@ -281,7 +287,8 @@ output: unused
 			t.Errorf("the cancelled task: %+v", tasks[0])
 		}
 		if tasks[1].State != slurm.Done {
-			t.Errorf("the requeued task: %+v", tasks[1])
+			sc, _ := exec.Command("scontrol", "-o", "show", "job", job).CombinedOutput()
+			t.Errorf("the requeued task: %+v\n%s", tasks[1], sc)
 		}
 		logs, _ := filepath.Glob(filepath.Join(out, "runs", "001", "slurm-*.out"))
 		if log := readAll(logs); !strings.Contains(log, "attempt 1)") || !strings.Contains(log, "attempt 2)") {

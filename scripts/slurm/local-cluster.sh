@@ -15,11 +15,14 @@
 # daemons' state, spool, pid and log files. /etc/slurm and /etc/munge are left
 # alone. The node declares GPUS (default 2) generic resources of type gpu
 # (stand-in device files, see write_config), so jobs asking for --gres=gpu:1
-# are scheduled (and run on the CPU: there is no GPU behind them).
+# are scheduled (and run on the CPU: there is no GPU behind them). Set PORT
+# to run it beside another cluster (default 6817, and PORT+1 for slurmd).
 set -euo pipefail
 
 dir="${JEIRT_SLURM_DIR:-/tmp/jeirt-slurm}"
 gpus="${GPUS:-2}"
+# slurmctld listens on PORT, slurmd on PORT+1 (Slurm's defaults: 6817, 6818).
+port="${PORT:-6817}"
 conf="$dir/slurm.conf"
 host="$(hostname -s)"
 
@@ -60,6 +63,8 @@ write_config() {
 # Written by scripts/slurm/local-cluster.sh: a single-node cluster for tests.
 ClusterName=jeirt-local
 SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -135,6 +140,10 @@ start() {
   fi
   local waited=0
   until idle; do
+    # A daemon that exits (a port taken by another cluster, a bad line in
+    # the configuration) fails the start at once.
+    alive "$dir/slurmctld.pid" slurmctld >/dev/null || { tail -n 5 "$dir/slurmctld.log" >&2 || true; die "slurmctld exited; see $dir/slurmctld.log"; }
+    alive "$dir/slurmd.pid" slurmd >/dev/null || { tail -n 5 "$dir/slurmd.log" >&2 || true; die "slurmd exited; see $dir/slurmd.log"; }
     if ((waited >= ${WAIT:-60})); then
       SLURM_CONF="$conf" sinfo -N >&2 || true
       tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true

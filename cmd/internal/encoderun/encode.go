@@ -37,6 +37,7 @@ type EncodeFile struct {
 	Emit   string
 	Shards int
 	Submit bool
+	Force  bool // with Emit, replace the job folder Out (only when jeirt wrote it)
 	Stdout io.Writer
 }
 
@@ -65,6 +66,9 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	log := e.Log
 	if e.Emit != "" {
 		return e.EmitSlurm(ctx)
+	}
+	if e.Shards != 0 || e.Submit {
+		return model.FieldErrorf("Emit", "encode: {Shards} and {Submit} go with {Emit} slurm (here, {Shard} i/n encodes one shard)")
 	}
 	if e.Batch <= 0 {
 		e.Batch = 64

@@ -45,6 +45,10 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if _, _, err := ParseShard(fmt.Sprintf("0/%d", e.Shards)); err != nil {
 		return err
 	}
+	switch strings.ToLower(filepath.Ext(e.Out)) {
+	case ".npy", ".safetensors", ".jsonl":
+		return model.FieldErrorf("Out", "encode: with {Emit} slurm, {Out} is the job folder (the vectors go to %s in it), not a %s file", MergedFile, filepath.Ext(e.Out))
+	}
 	dir, err := filepath.Abs(e.Out)
 	if err != nil {
 		return err
@@ -66,7 +70,7 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 		e.Spec, _ = filepath.Abs(e.Spec) // a model folder, read on the nodes
 	}
 	a := e.slurmArray(dir)
-	err = fileio.WriteDirAtomicLater(dir, false, []string{slurm.RecordFile, "shard-*.safetensors", MergedFile, "logs", "logs/*"}, func(tmp string) error {
+	err = fileio.WriteDirAtomicLater(dir, e.Force, []string{slurm.RecordFile, "shard-*.safetensors", MergedFile, "logs", "logs/*"}, func(tmp string) error {
 		if err := os.MkdirAll(filepath.Join(tmp, "logs"), 0o755); err != nil {
 			return err
 		}

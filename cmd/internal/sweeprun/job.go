@@ -77,5 +77,6 @@ func Collect(dir, out string, w io.Writer) error {
 	}
 	tab.Print(w)
 	fmt.Fprintf(w, "wrote %s\n", out)
+	printLeft(dir, tab, w)
 	return nil
 }

@@ -32,3 +32,17 @@ func (s *Sweep) submit(ctx context.Context, dir string, n int, w io.Writer) erro
 	fmt.Fprintf(w, "follow: jeirt sweep status %s\nthen:   jeirt sweep collect %s\n", dir, dir)
 	return nil
 }
+
+// printLeft says, under collect's table of a sweep not finished yet, how
+// many runs are left and where to see them.
+func printLeft(dir string, tab *SweepTable, w io.Writer) {
+	left := len(tab.Rows) - tab.Finished()
+	if left == 0 {
+		return
+	}
+	if _, err := slurm.ReadRecord(dir); err == nil {
+		fmt.Fprintf(w, "%d of %d runs left: jeirt sweep status %s says which are queued, running or failed\n", left, len(tab.Rows), dir)
+		return
+	}
+	fmt.Fprintf(w, "%d of %d runs left\n", left, len(tab.Rows))
+}
