@@ -55,7 +55,8 @@ type After struct {
 // Job is one sbatch submission.
 type Job struct {
 	ID         string `json:"id"`
-	Tasks      []int  `json:"tasks,omitempty"` // the array tasks it ran (nil for After)
+	Tasks      []int  `json:"-"`               // the array tasks it ran (nil for After)
+	Array      string `json:"array,omitempty"` // Tasks as sbatch's --array list, 0-3,7, in the file
 	Dependency string `json:"dependency,omitempty"`
 	Submitted  string `json:"submitted"`
 }
@@ -90,7 +91,12 @@ func ReadRecord(dir string) (*Array, error) {
 	if a.Tasks < 1 || !filepath.IsLocal(a.Script) || (a.Check != "file" && a.Check != "checkpoint") {
 		return nil, fmt.Errorf("%s: not a valid record (tasks %d, script %q, check %q)", p, a.Tasks, model.Clip(a.Script), model.Clip(a.Check))
 	}
-	for _, j := range a.Jobs {
+	for i := range a.Jobs {
+		j := &a.Jobs[i]
+		var ok bool
+		if j.Tasks, ok = parseTasks(j.Array); !ok {
+			return nil, fmt.Errorf("%s: job %s: array %q is not a list of tasks such as 0-3,7", p, model.Clip(j.ID), model.Clip(j.Array))
+		}
 		for _, k := range j.Tasks {
 			if k < 0 || k >= a.Tasks {
 				return nil, fmt.Errorf("%s: job %s: task %d is not a task of this array (0 to %d)", p, model.Clip(j.ID), k, a.Tasks-1)
@@ -102,6 +108,9 @@ func ReadRecord(dir string) (*Array, error) {
 
 func (a *Array) write(dir string) error {
 	a.Format, a.Version = recordFormat, 1
+	for i := range a.Jobs {
+		a.Jobs[i].Array = FormatTasks(a.Jobs[i].Tasks)
+	}
 	b, err := json.MarshalIndent(a, "", "  ")
 	if err != nil {
 		return err

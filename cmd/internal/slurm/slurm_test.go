@@ -245,9 +245,13 @@ func TestSubmitErrors(t *testing.T) {
 	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "was not submitted to Slurm by jeirt (no slurm.json") {
 		t.Errorf("ReadRecord of a folder without a record: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "s.sbatch", "check": "file", "jobs": [{"id": "5", "tasks": [0, 2]}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "s.sbatch", "check": "file", "jobs": [{"id": "5", "array": "0,2"}]}`), 0o644)
 	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "job 5: task 2 is not a task of this array (0 to 1)") {
 		t.Errorf("ReadRecord of a bad record: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "s.sbatch", "check": "file", "jobs": [{"id": "5", "array": "1-x"}]}`), 0o644)
+	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), `job 5: array "1-x" is not a list of tasks such as 0-3,7`) {
+		t.Errorf("ReadRecord of a bad array: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "../s.sbatch", "check": "file"}`), 0o644)
 	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "not a valid record") {
