@@ -30,6 +30,9 @@ type Job struct {
 // Run emits the sweep and, run here, trains it and writes its table; what
 // the user acts on next is printed on w.
 func (j Job) Run(ctx context.Context, w io.Writer) error {
+	if j.Submit && !j.Slurm {
+		return model.FieldErrorf("Submit", "sweep: {Submit} goes with {Emit} slurm")
+	}
 	s, err := LoadSweep(j.Config)
 	if err != nil {
 		return err
