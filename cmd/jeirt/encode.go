@@ -25,7 +25,7 @@ func newEncodeCmd() *cobra.Command {
 			if o.Items == "" || o.Out == "" {
 				return fmt.Errorf("encode: --items and --out are required")
 			}
-			o.Log, o.Device = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd)
+			o.Log, o.Device, o.Stdout = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd), cmd.OutOrStdout()
 			return o.Run(cmd.Context())
 		},
 	}
@@ -37,9 +37,13 @@ func newEncodeCmd() *cobra.Command {
 	f.IntVar(&o.Batch, "batch", 64, "texts per forward pass (BERT)")
 	f.StringVar(&o.Shard, "shard", "", "encode only shard i of n (i/n, 0-based)")
 	f.StringVar(&o.Cache, "cache", "", "folder caching vectors by encoder, item id and text")
+	f.StringVar(&o.Emit, "emit", "", "slurm: write the job folder --out (a shard array and the merge behind it) instead of encoding here")
+	f.IntVar(&o.Shards, "shards", 0, "with --emit slurm, the number of array tasks (shards)")
+	f.BoolVar(&o.Force, "force", false, "replace --out if it exists (only what jeirt wrote is ever replaced)")
+	f.BoolVar(&o.Submit, "submit", false, "with --emit slurm, submit the array and the merge (sbatch) and record their job ids")
 	f.StringVar(&o.Precision, "precision", "fp32", "linear layers of a GPU forward: fp32, tf32 or bf16 (tensor cores; vectors get their own fingerprint)")
 	cmd.AddCommand(newEncodeMergeCmd())
-	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}, Sidecars: vectorSidecars})
+	return cli.Guard(withDevice(cmd), cli.Outputs{Files: []string{"out"}, FoldersWith: []string{"emit"}, Sidecars: vectorSidecars})
 }
 
 // newEncodeMergeCmd returns `jeirt encode merge`.

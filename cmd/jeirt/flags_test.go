@@ -141,7 +141,7 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"route", "--checkpoint", "ck"}, "route: needs QUERIES: a text file with one query per line, a JSONL file, or - for standard input, got 0 argument(s)\nexample:\n  echo \"Fix the off-by-one error in the pagination helper\" | jeirt route - --checkpoint out/quickstart --top 5"},
 		{[]string{"irt", "fit", "--input", "x.csv"}, "unknown flag: --input (did you mean --data?)"},
 		{[]string{"train", "--cfg", "c.yaml"}, "unknown flag: --cfg (did you mean --config?)"},
-		{[]string{"encode", "--input-file", "x.csv"}, "unknown flag: --input-file (jeirt encode takes --batch, --cache, --device, --encoder, --force, --items, --out, --precision, --shard, --verbose; see jeirt encode --help)"},
+		{[]string{"encode", "--input-file", "x.csv"}, "unknown flag: --input-file (jeirt encode takes --batch, --cache, --device, --emit, --encoder, --force, --items, --out, --precision, --shard, --shards, --submit, --verbose; see jeirt encode --help)"},
 		{[]string{"route", "q.txt", "--output-format", "csv"}, "unknown flag: --output-format (jeirt route takes "},
 		{[]string{"synth", "--models", "3", "--num-items", "4"}, "unknown flag: --num-items (did you mean --n-items?)"},
 		{[]string{"data", "split", "-o", "x"}, "unknown shorthand flag: 'o' in -o (jeirt's flags are long, --name; jeirt data split takes "},

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,15 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
 )
 
 func newSweepCmd() *cobra.Command {
 	var o struct {
-		config, emit, out string
-		force, retrain    bool
-		slurm             sweeprun.SlurmSettings
+		config, emit, out      string
+		force, retrain, submit bool
+		slurm                  sweeprun.SlurmSettings
 	}
 	cmd := &cobra.Command{
 		Use:     "sweep --config SWEEP.yaml --emit slurm|local --out DIR",
@@ -32,7 +35,7 @@ func newSweepCmd() *cobra.Command {
 			if o.emit != "slurm" && o.emit != "local" {
 				return fmt.Errorf("sweep: --emit must be slurm or local, got %q", o.emit)
 			}
-			return sweeprun.Job{Config: o.config, Out: o.out, Slurm: o.emit == "slurm", Force: o.force, Retrain: o.retrain,
+			return sweeprun.Job{Config: o.config, Out: o.out, Slurm: o.emit == "slurm", Submit: o.submit, Force: o.force, Retrain: o.retrain,
 				Flags: o.slurm, Changed: cmd.Flags().Changed, Command: "jeirt " + strings.Join(os.Args[1:], " "),
 				Version: version, Log: model.LogTo(cmd.ErrOrStderr())}.Run(cmd.Context(), cmd.OutOrStdout())
 		},
@@ -43,6 +46,7 @@ func newSweepCmd() *cobra.Command {
 	f.StringVar(&o.out, "out", "", "sweep folder to write")
 	f.BoolVar(&o.force, "force", false, "replace --out if it holds a different sweep")
 	f.BoolVar(&o.retrain, "retrain", false, "with --emit local, train finished runs again")
+	f.BoolVar(&o.submit, "submit", false, "with --emit slurm, submit the array (sbatch) and record its job id in DIR/slurm.json")
 	d := sweeprun.DefaultSlurm()
 	f.StringVar(&o.slurm.Partition, "partition", "", "Slurm partition (overrides slurm.partition)")
 	f.StringVar(&o.slurm.Account, "account", "", "Slurm account")
@@ -54,7 +58,8 @@ func newSweepCmd() *cobra.Command {
 	f.StringVar(&o.slurm.Time, "time", d.Time, "time limit per task, e.g. 04:00:00")
 	f.IntVar(&o.slurm.MaxParallel, "max-parallel", 0, "at most this many tasks at once (0 = no limit)")
 	f.StringVar(&o.slurm.Jeirt, "jeirt", d.Jeirt, "the jeirt binary on the cluster")
-	cmd.AddCommand(newSweepCollectCmd())
+	cmd.AddCommand(newSweepCollectCmd(), newSweepSlurmCmd("status", "Show the state of each task of a submitted sweep or sharded encoding", slurm.Status),
+		newSweepSlurmCmd("resubmit", "Submit the failed and missing tasks of a submitted sweep or sharded encoding again", slurm.Resubmit))
 	// The same sweep again resumes its folder (Emit checks that it is the same).
 	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}, Resumes: true})
 }
@@ -79,6 +84,13 @@ func newSweepCollectCmd() *cobra.Command {
 		}
 		return []string{filepath.Join(args[0], "runs"), filepath.Join(args[0], sweeprun.SweepManifestFile)}
 	}})
+}
+
+// newSweepSlurmCmd is sweep status or sweep resubmit: a job folder in, lines out.
+func newSweepSlurmCmd(name, short string, run func(context.Context, string, io.Writer) error) *cobra.Command {
+	return cli.Guard(&cobra.Command{Use: name + " DIR", Short: short, Long: helpText("sweep-" + name), Example: helpExamples("sweep-" + name),
+		Args: needArgs(1, 1, "the job folder DIR (the --out of jeirt sweep --submit or jeirt encode --submit)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd.Context(), args[0], cmd.OutOrStdout()) }}, cli.Outputs{})
 }
 
 func init() { rootCmd.AddCommand(newSweepCmd()) }

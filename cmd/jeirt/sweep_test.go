@@ -74,8 +74,8 @@ func TestSlurmScripts(t *testing.T) {
 	jeirtEnv := "JEIRT=" + bin
 
 	templates, _ := filepath.Glob(filepath.Join(slurmDir, "*"))
-	if len(templates) != 7 {
-		t.Errorf("scripts/slurm holds %d files, want 7: %v", len(templates), templates)
+	if len(templates) != 8 {
+		t.Errorf("scripts/slurm holds %d files, want 8: %v", len(templates), templates)
 	}
 	for _, p := range templates {
 		if out, err := runBash(t, work, nil, "-n", p); err != nil {

@@ -11,6 +11,11 @@
 # one input, and the merge joins them.
 #
 # Prints the two job ids. Extra options go to both jobs.
+#
+# jeirt encode --emit slurm --shards N --submit --out DIR does the same from
+# jeirt itself and records the jobs in DIR/slurm.json, so that
+# "jeirt sweep status DIR" follows them and "jeirt sweep resubmit DIR" submits
+# a failed shard again with the merge behind it (docs/cluster.md).
 set -euo pipefail
 
 : "${INPUT:?set INPUT to the items CSV}"

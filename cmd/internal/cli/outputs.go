@@ -32,10 +32,13 @@ type Outputs struct {
 	// FilesWith are flags that, when given, make the folders files (add-model
 	// --fit writes one CSV where add-model --checkpoint writes a checkpoint).
 	FilesWith []string
-	Files     []string // flags naming output files
-	ArgsIn    bool     // the positional arguments (but ArgOut) are inputs
-	ArgOut    int      // the 1-based positional argument that is an output file; 0: none
-	Resumes   bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
+	// FoldersWith are flags that, when given, make the files folders
+	// (encode --emit slurm writes a job folder where encode writes a file).
+	FoldersWith []string
+	Files       []string // flags naming output files
+	ArgsIn      bool     // the positional arguments (but ArgOut) are inputs
+	ArgOut      int      // the 1-based positional argument that is an output file; 0: none
+	Resumes     bool     // the command resumes an existing output folder of its own (model.Output.Resumes)
 	// Sidecars are the other files written beside an output file.
 	Sidecars func(out string) []string
 	// Inputs are inputs besides the flags and arguments.
@@ -94,7 +97,7 @@ func checkOutputs(c *cobra.Command, args []string, o Outputs) error {
 	for _, names := range []struct {
 		flags  []string
 		folder bool
-	}{{o.Folders, !anyChanged(c, o.FilesWith)}, {o.Files, false}} {
+	}{{o.Folders, !anyChanged(c, o.FilesWith)}, {o.Files, anyChanged(c, o.FoldersWith)}} {
 		for _, name := range names.flags {
 			if f := c.Flags().Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "-" {
 				outs = append(outs, out{f.Value.String(), names.folder})

@@ -2,6 +2,7 @@ package encoderun
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,15 @@ type EncodeFile struct {
 	// Precision is the GPU forward's linear layers: fp32 ("" means it), or
 	// tf32 or bf16 on tensor cores (vectors with their own fingerprint).
 	Precision string
+	// Emit "slurm" writes, instead of encoding here, the job folder Out:
+	// a Slurm array of Shards shard tasks and the merge job that waits on
+	// them (EmitSlurm); Submit also submits them. Stdout gets what the
+	// user acts on next.
+	Emit   string
+	Shards int
+	Submit bool
+	Force  bool // with Emit, replace the job folder Out (only when jeirt wrote it)
+	Stdout io.Writer
 }
 
 // onDevice is enc with its forward pass on e.Device at e.Precision.
@@ -54,6 +64,12 @@ func (e EncodeFile) onDevice(enc encoder.Encoder) (encoder.Encoder, error) {
 // Run encodes and writes, with progress lines on Log.
 func (e EncodeFile) Run(ctx context.Context) error {
 	log := e.Log
+	if e.Emit != "" {
+		return e.EmitSlurm(ctx)
+	}
+	if e.Shards != 0 || e.Submit {
+		return model.FieldErrorf("Emit", "encode: {Shards} and {Submit} go with {Emit} slurm (here, {Shard} i/n encodes one shard)")
+	}
 	if e.Batch <= 0 {
 		e.Batch = 64
 	}

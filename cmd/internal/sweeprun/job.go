@@ -15,6 +15,7 @@ import (
 type Job struct {
 	Config, Out string
 	Slurm       bool
+	Submit      bool // with Slurm, submit the array (sbatch) and record its job id
 	Force       bool // replace Out when it holds a different sweep
 	Retrain     bool // run here: train finished runs again
 	// Flags are the Slurm settings given on the command line, Changed
@@ -29,6 +30,9 @@ type Job struct {
 // Run emits the sweep and, run here, trains it and writes its table; what
 // the user acts on next is printed on w.
 func (j Job) Run(ctx context.Context, w io.Writer) error {
+	if j.Submit && !j.Slurm {
+		return model.FieldErrorf("Submit", "sweep: {Submit} goes with {Emit} slurm")
+	}
 	s, err := LoadSweep(j.Config)
 	if err != nil {
 		return err
@@ -45,6 +49,10 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	j.Log.Printf("sweep: %d runs (%s) in %s", len(runs), strings.Join(s.Keys(), " x "), abs)
 	if j.Slurm {
 		script := filepath.Join(abs, SweepScriptFile)
+		if j.Submit {
+			fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\n", script, len(runs)-1, len(runs))
+			return s.submit(ctx, abs, len(runs), w)
+		}
 		fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
 			script, len(runs)-1, len(runs), script, abs)
 		return nil
@@ -72,5 +80,6 @@ func Collect(dir, out string, w io.Writer) error {
 	}
 	tab.Print(w)
 	fmt.Fprintf(w, "wrote %s\n", out)
+	printLeft(dir, tab, w)
 	return nil
 }

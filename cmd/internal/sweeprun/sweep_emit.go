@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
@@ -25,7 +26,7 @@ const (
 // SweepLaterFiles are the files jeirt adds to a sweep folder after Emit
 // (path.Match patterns): the runs' checkpoints and logs, the table and a
 // re-emitted manifest or script. A --force replace counts them as jeirt's.
-var SweepLaterFiles = []string{SweepManifestFile, SweepScriptFile, SweepTableFile,
+var SweepLaterFiles = []string{SweepManifestFile, SweepScriptFile, SweepTableFile, slurm.RecordFile,
 	"runs/*/checkpoint", "runs/*/train.log", "runs/*/slurm-*.out"}
 
 // EmitOptions control Emit.
@@ -158,9 +159,11 @@ func (s *Sweep) SlurmScript(dir string, n int, command string) string {
 	if sl.Time != "" {
 		w("#SBATCH --time=%s\n", sl.Time)
 	}
-	// Each task logs into its own run folder (%Na pads the task id to N digits).
-	w("#SBATCH --output=%s/runs/%%%da/slurm-%%A_%%a.out\n", dir, width)
+	// A preempted task is queued again, and its log keeps both attempts.
+	w("#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", sweepOutput(dir, width))
 	w("set -euo pipefail\n\n")
+	w("# The Go runtime uses the CPUs Slurm gave the task, not the whole node's.\n")
+	w("if [[ -n \"${SLURM_CPUS_PER_TASK:-}\" ]]; then export GOMAXPROCS=\"$SLURM_CPUS_PER_TASK\"; fi\n")
 	w("SWEEP_DIR=\"${SWEEP_DIR:-%s}\"\n", dir)
 	w("JEIRT=\"${JEIRT:-%s}\"\n", sl.Jeirt)
 	w("N_RUNS=%d\n", n)
@@ -179,7 +182,7 @@ func (s *Sweep) SlurmScript(dir string, n int, command string) string {
 		}
 		w("\n")
 	}
-	w("echo \"sweep: run $run on $(hostname): $(sed -n 1p \"$run_dir/config.yaml\")\" >&2\n")
+	w("echo \"sweep: run $run (job ${SLURM_JOB_ID:-none}, attempt $((${SLURM_RESTART_COUNT:-0} + 1))) on $(hostname): $(sed -n 1p \"$run_dir/config.yaml\")\" >&2\n")
 	w("cd \"$run_dir\"\n")
 	var extra string
 	if !s.Baselines {

@@ -180,10 +180,15 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	}
 	for _, line := range []string{"#SBATCH --array=0-7%3", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:2", "#SBATCH --cpus-per-task=8",
 		"#SBATCH --mem=32G", "#SBATCH --time=1-00:00:00", "#SBATCH --output=" + out + "/runs/%3a/slurm-%A_%a.out",
+		"#SBATCH --requeue", "#SBATCH --open-mode=append", `if [[ -n "${SLURM_CPUS_PER_TASK:-}" ]]; then export GOMAXPROCS="$SLURM_CPUS_PER_TASK"; fi`,
 		"module load cuda/12.4", `exec "$JEIRT" train --config "$run_dir/config.yaml" --force --no-baselines`} {
 		if !bytes.Contains(script, []byte(line+"\n")) {
 			t.Errorf("script lacks %q:\n%s", line, script)
 		}
+	}
+	// sbatch reads no #SBATCH line after the first command.
+	if first := bytes.Index(script, []byte("\nset -euo")); first < 0 || bytes.LastIndex(script, []byte("#SBATCH")) > first {
+		t.Errorf("an #SBATCH line comes after the first command:\n%s", script)
 	}
 	man, err := ReadSweepManifest(out)
 	if err != nil || len(man.Runs) != 8 || man.Runs[3].Dir != filepath.Join("runs", "003") {
