@@ -269,6 +269,24 @@ func TestAddModelFit(t *testing.T) {
 	if strings.Join(got[0], ",") != strings.Join(want[0], ",") || len(got) != 11 {
 		t.Fatalf("placed.csv header %v (%d rows), want the fit's %v", got[0], len(got)-1, want[0])
 	}
+	// n_obs is each model's number of answers to the fit's items (it was 0).
+	tr, _, err := read.File(test, read.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for k, h := range got[0] {
+		if h == "n_obs" {
+			col = k
+		}
+	}
+	tbm := tr.ByModel()
+	for _, row := range got[1:] {
+		i := tr.ModelIndex(row[0])
+		if i < 0 || col < 0 || row[col] != strconv.Itoa(len(tbm.Row(i))) || row[col] == "0" {
+			t.Errorf("placed %s: n_obs %q, want its %d answers", row[0], row[col], len(tbm.Row(max(i, 0))))
+		}
+	}
 	// The same file again needs --force.
 	if _, err := runCmd(t, newAddModelCmd(), "--fit", fit, "--data", test, "--out", rows); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("existing --out: %v", err)
