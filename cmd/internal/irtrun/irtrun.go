@@ -142,17 +142,15 @@ func (f FileFit) Summary() string {
 }
 
 // ReliabilitySummary is "Cronbach's α 0.9850, marginal reliability 0.9878"
-// (the reliability at rank 1 only; "undefined" for a NaN).
+// (the reliability at rank 1 only, where it is always defined; α n/a with
+// the reason when undefined).
 func ReliabilitySummary(td irtstat.TestDiagnostics) string {
-	f := func(x float64) string {
-		if math.IsNaN(x) {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.4f", x)
+	s := fmt.Sprintf("Cronbach's α %.4f", td.Alpha)
+	if math.IsNaN(td.Alpha) {
+		s = "Cronbach's α n/a (it needs two or more items, and two or more models whose totals differ)"
 	}
-	s := "Cronbach's α " + f(td.Alpha)
 	if !math.IsNaN(td.MarginalReliability) {
-		s += ", marginal reliability " + f(td.MarginalReliability)
+		s += fmt.Sprintf(", marginal reliability %.4f", td.MarginalReliability)
 	}
 	return s
 }
