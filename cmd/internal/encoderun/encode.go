@@ -2,6 +2,8 @@ package encoderun
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +128,9 @@ func (e EncodeFile) Run(ctx context.Context) error {
 			}
 		},
 	})
+	if errors.Is(err, encoder.ErrNonFinite) {
+		return fmt.Errorf("encode --encoder %s: %w", e.Spec, err)
+	}
 	if err != nil {
 		return err
 	}
