@@ -47,8 +47,18 @@ type Settings struct {
 	GuessPrior []float64 `json:"guess_prior,omitempty"`
 	// Joint: the --data files (JointData, named JointNames) were fitted as
 	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
-	Joint           bool     `json:"joint,omitempty"`
-	JointData       []string `json:"joint_data,omitempty"`
+	Joint     bool     `json:"joint,omitempty"`
+	JointData []string `json:"joint_data,omitempty"`
+	// DataSHA256 (JointSHA256 for a joint fit, one per file) is the
+	// SHA-256 of the data file's bytes when the fit was made, and
+	// DataFromFit (JointFromFit, ItemsFromFit) its path from the fit
+	// folder, for a project moved or copied with its fit; absent in older
+	// fits, and the hash for a pipe (see RecordSources, Resolve).
+	DataSHA256      string   `json:"data_sha256,omitempty"`
+	JointSHA256     []string `json:"joint_data_sha256,omitempty"`
+	DataFromFit     string   `json:"data_from_fit,omitempty"`
+	JointFromFit    []string `json:"joint_data_from_fit,omitempty"`
+	ItemsFromFit    string   `json:"items_from_fit,omitempty"`
 	JointNames      []string `json:"joint_names,omitempty"`
 	Sigma           float64  `json:"sigma"`
 	Tol             float64  `json:"tol"`
@@ -310,6 +320,7 @@ func Write(dir string, f *Folder) error {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		doc := f.Doc
+		doc.Settings.fromFit(dir)
 		if doc.RankMoves == nil {
 			doc.RankMoves = []RankMove{}
 		}

@@ -393,14 +393,12 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device, err = runDevice(set, device); err != nil {
 		return "", err
 	}
-	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false)
-	if set.Joint {
-		r, rerr = ReadFitData(set)
-	}
+	r, rerr := ReadFolderData(dir, folder)
 	if rerr != nil {
-		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
-		return msg, nil
+		// The selection stands; what it cannot be checked against is said.
+		return msg + "; no Kendall τ between the rankings: " + rerr.Error(), nil
 	}
+	log.Printf("read %s: %d models x %d items, %d observed cells", set.Data, r.NumModels(), r.NumItems(), r.Len())
 	if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))
