@@ -398,6 +398,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		// The selection stands; what it cannot be checked against is said.
 		return msg + "; no Kendall τ between the rankings: " + rerr.Error(), nil
 	}
+	set = folder.Doc.Settings // the files where they are now
 	log.Printf("read %s: %d models x %d items, %d observed cells", set.Data, r.NumModels(), r.NumItems(), r.Len())
 	if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,

@@ -73,12 +73,15 @@ func ReadFitData(s irtfit.Settings) (*model.Responses, error) {
 // recorded absolute has them relative to a folder it does not record:
 // they are read from here, and what is read must have the fit's models
 // and items with the accuracies and answer counts of its abilities.csv
-// and items.csv, or it is another file and an error says so.
+// and items.csv, or it is another file and an error says so. f's
+// settings then name the files where they are now (its items file, for a
+// refit's lower asymptotes).
 func ReadFolderData(dir string, f *irtfit.Folder) (*model.Responses, error) {
 	s, err := f.Doc.Settings.Resolve(dir)
 	if err != nil {
 		return nil, err
 	}
+	f.Doc.Settings = s
 	r, err := ReadFitData(s)
 	if err != nil {
 		return nil, err
