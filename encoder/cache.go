@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,11 @@ func (c *Cache) load(fingerprint string) (map[string]cacheEntry, []string, error
 		}
 		d := t.Shape[1]
 		for i, id := range ids {
-			m[id] = cacheEntry{textHash: hashes[i], vec: t.Data[i*d : (i+1)*d]}
+			vec := t.Data[i*d : (i+1)*d]
+			if k, x, bad := nonFinite(vec); bad {
+				return nil, nil, fmt.Errorf("cache %s: item %q: value %d of its vector is %v: the part is damaged; remove it and the items are encoded again", p, id, k, x)
+			}
+			m[id] = cacheEntry{textHash: hashes[i], vec: vec}
 		}
 	}
 	return m, parts, nil
@@ -206,6 +211,14 @@ func EncodeItems(ctx context.Context, enc Encoder, ids, texts []string, opt Item
 		if err != nil {
 			return nil, err
 		}
+		if len(vecs) != len(idx) {
+			return nil, fmt.Errorf("the encoder %s gave %d vectors for %d texts", enc.Fingerprint(), len(vecs), len(idx))
+		}
+		for k, v := range vecs {
+			if at, x, bad := nonFinite(v); bad {
+				return nil, fmt.Errorf("the encoder %s gave item %q a vector whose value %d is %v (its weights, or this text, give a %w); nothing of it was cached", enc.Fingerprint(), ids[idx[k]], at, x, ErrNonFinite)
+			}
+		}
 		cids := make([]string, len(idx))
 		chashes := make([]string, len(idx))
 		for k, i := range idx {
@@ -228,4 +241,18 @@ func EncodeItems(ctx context.Context, enc Encoder, ids, texts []string, opt Item
 		}
 	}
 	return out, nil
+}
+
+// ErrNonFinite is wrapped by EncodeItems' error for an encoder's NaN or
+// infinite output.
+var ErrNonFinite = errors.New("non-finite vector")
+
+// nonFinite reports the first NaN or infinite value of v and its index.
+func nonFinite(v []float32) (int, float32, bool) {
+	for k, x := range v {
+		if x-x != 0 {
+			return k, x, true
+		}
+	}
+	return 0, 0, false
 }

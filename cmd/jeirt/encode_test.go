@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/encoder"
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 func TestEncodeCommandShardsAndMerge(t *testing.T) {
@@ -74,5 +76,39 @@ func TestEncodeCommandShardsAndMerge(t *testing.T) {
 	b, _ := encoder.ReadVectors("t2.npy")
 	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a.IDs, []string{"1", "2"}) || a.Dim != 384 {
 		t.Errorf("text file round trip: %v vs %v", a.IDs, b.IDs)
+	}
+}
+
+// An encoder-cache part whose vectors are NaN: encode refuses it, naming
+// the part and the item, and writes nothing (it wrote NaN vectors, exit 0).
+func TestEncodeRefusesANaNCachePart(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("items.csv", []byte("item_id,text\nq1,What is 2+2?\nq2,Name a prime number.\n"), 0o644)
+	if _, err := runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--items", "items.csv", "--out", "first.npy", "--cache", "cache"); err != nil {
+		t.Fatal(err)
+	}
+	parts, _ := filepath.Glob("cache/*/part-*.safetensors")
+	if len(parts) != 1 {
+		t.Fatalf("cache parts %v", parts)
+	}
+	st, err := tensorfile.ReadSafetensors(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := st.Tensors["embeddings"]
+	data := append([]float32(nil), emb.Data...)
+	for k := range data {
+		data[k] = float32(math.NaN())
+	}
+	os.Remove(parts[0])
+	if err := tensorfile.WriteSafetensorsFile(parts[0], map[string]tensorfile.Tensor{"embeddings": {Shape: emb.Shape, Data: data}}, st.Metadata); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCmd(t, newEncodeCmd(), "--encoder", "hash:16", "--items", "items.csv", "--out", "again.npy", "--cache", "cache")
+	if err == nil || !strings.Contains(err.Error(), "cache "+parts[0]+`: item "q1": value 0 of its vector is NaN`) {
+		t.Errorf("NaN cache part: %v", err)
+	}
+	if _, err := os.Stat("again.npy"); !os.IsNotExist(err) {
+		t.Errorf("again.npy was written (%v)", err)
 	}
 }

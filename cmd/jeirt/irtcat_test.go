@@ -269,6 +269,24 @@ func TestAddModelFit(t *testing.T) {
 	if strings.Join(got[0], ",") != strings.Join(want[0], ",") || len(got) != 11 {
 		t.Fatalf("placed.csv header %v (%d rows), want the fit's %v", got[0], len(got)-1, want[0])
 	}
+	// n_obs is each model's number of answers to the fit's items (it was 0).
+	tr, _, err := read.File(test, read.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for k, h := range got[0] {
+		if h == "n_obs" {
+			col = k
+		}
+	}
+	tbm := tr.ByModel()
+	for _, row := range got[1:] {
+		i := tr.ModelIndex(row[0])
+		if i < 0 || col < 0 || row[col] != strconv.Itoa(len(tbm.Row(i))) || row[col] == "0" {
+			t.Errorf("placed %s: n_obs %q, want its %d answers", row[0], row[col], len(tbm.Row(max(i, 0))))
+		}
+	}
 	// The same file again needs --force.
 	if _, err := runCmd(t, newAddModelCmd(), "--fit", fit, "--data", test, "--out", rows); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("existing --out: %v", err)
@@ -311,4 +329,88 @@ func TestAddModelFit(t *testing.T) {
 		t.Errorf("--fraction with --fit: %v", err)
 	}
 	os.Remove(rows)
+}
+
+// irt cat refuses a bank with a non-finite or absurd parameter or an item
+// row twice, naming the file, line and item (all a = 1e200 gave exit 0, no
+// item asked and θ = 0; an item twice was asked again after its answer).
+func TestIRTCatRefusesABadBank(t *testing.T) {
+	dir, fit, test, _, _ := catFixture(t)
+	items := readCSVFile(t, filepath.Join(fit, "items.csv"))
+	col := map[string]int{}
+	for k, h := range items[0] {
+		col[h] = k
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(rows [][]string) [][]string
+		line int // of items.csv, named in the error with its item
+		want string
+	}{
+		{"every a 1e200", func(rows [][]string) [][]string {
+			for _, r := range rows[1:] {
+				r[col["a"]] = "1e200"
+			}
+			return rows
+		}, 2, `slope 1e+200, beyond ±1000 on the logit scale`},
+		{"a NaN", func(rows [][]string) [][]string {
+			rows[4][col["a"]] = "NaN"
+			return rows
+		}, 5, `slope NaN, not a finite number`},
+		{"d -Inf", func(rows [][]string) [][]string {
+			rows[7][col["d"]] = "-Inf"
+			return rows
+		}, 8, `intercept -Inf, not a finite number`},
+		{"d 5e3", func(rows [][]string) [][]string {
+			rows[200][col["d"]] = "5e3"
+			return rows
+		}, 201, `intercept 5000, beyond ±1000`},
+		{"an item twice", func(rows [][]string) [][]string {
+			return append(rows, append([]string(nil), rows[3]...))
+		}, 202, `is also on line 4: each item has one row`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			copyTree(t, fit, bad)
+			var b strings.Builder
+			for _, r := range tc.edit(readCSVFile(t, filepath.Join(fit, "items.csv"))) {
+				b.WriteString(strings.Join(r, ",") + "\n")
+			}
+			writeFile(t, filepath.Join(bad, "items.csv"), b.String())
+			id, sep := "", ": "
+			if tc.line == len(items)+1 { // the copy of line 4
+				id, sep = items[3][col["item"]], " "
+			} else {
+				id = items[tc.line-1][col["item"]]
+			}
+			want := fmt.Sprintf("%s:%d: item %q%s%s", filepath.Join(bad, "items.csv"), tc.line, id, sep, tc.want)
+			for _, args := range [][]string{{"--next", "3"}, {"--data", test, "--budget", "5"}} {
+				_, err := runCmd(t, newIRTCmd(), append([]string{"cat", "--fit", bad}, args...)...)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%v: %v, want %q", args, err, want)
+				}
+			}
+		})
+	}
+}
+
+// The summary's correlations of one simulated test are n/a with the reason
+// (they printed NaN), and cat.json has them null with the note.
+func TestIRTCatSummaryNA(t *testing.T) {
+	dir, fit, test, _, _ := catFixture(t)
+	out := filepath.Join(dir, "one")
+	msg, err := runCmd(t, newIRTCmd(), "cat", "--fit", fit, "--data", test, "--models", "model_051", "--budget", "5", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "Spearman n/a, Pearson n/a (1 pair(s) of the tests' theta and the full-data theta; a rank correlation needs 2), RMSE ") || strings.Contains(msg, "NaN") {
+		t.Errorf("summary:\n%s", msg)
+	}
+	doc, err := os.ReadFile(filepath.Join(out, "cat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(doc); !strings.Contains(s, `"spearman": null`) || !strings.Contains(s, `"correlation_note": "1 pair(s)`) {
+		t.Errorf("cat.json:\n%s", s)
+	}
 }

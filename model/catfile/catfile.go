@@ -225,14 +225,17 @@ type Settings struct {
 // Summary is how the simulated tests compare with the full-data θ (first
 // dimension at rank > 1).
 type Summary struct {
-	Models    int         `json:"models"`
-	Spearman  model.Float `json:"spearman"`
-	Pearson   model.Float `json:"pearson"`
-	RMSE      model.Float `json:"rmse"`
-	MeanItems float64     `json:"mean_items"`
-	MinItems  int         `json:"min_items"`
-	MaxItems  int         `json:"max_items"`
-	MeanSE    model.Float `json:"mean_se"`
+	Models   int         `json:"models"`
+	Spearman model.Float `json:"spearman"`
+	Pearson  model.Float `json:"pearson"`
+	// CorrelationNote says why Spearman and Pearson are null (fewer than
+	// two models, or a constant θ); "" when they are defined.
+	CorrelationNote string      `json:"correlation_note,omitempty"`
+	RMSE            model.Float `json:"rmse"`
+	MeanItems       float64     `json:"mean_items"`
+	MinItems        int         `json:"min_items"`
+	MaxItems        int         `json:"max_items"`
+	MeanSE          model.Float `json:"mean_se"`
 	// FullItems is the mean number of answers behind the full-data θ.
 	FullItems float64        `json:"full_items"`
 	Stops     map[string]int `json:"stops"`

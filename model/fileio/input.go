@@ -18,7 +18,8 @@ import (
 // opening the file again and pipes (/dev/stdin, a shell's <(cmd)) read like
 // files. A folder, a device (/dev/zero) or a socket is refused when it is
 // opened; a FIFO waits for its writer only as long as the run is not
-// cancelled; a regular file that grows while it is read is refused; and every
+// cancelled; a regular file that grows, shrinks or changes while it is read
+// is refused (growth as it happens, the rest at its end); and every
 // read stops when the run is cancelled (SIGINT, SIGTERM).
 
 // MaxDocumentBytes is the largest JSON or YAML document jeirt reads (a
@@ -203,7 +204,7 @@ func (in *Input) Close() error {
 
 // inputReader is the file under Input's buffer: it checks the run's
 // context on every read, counts the bytes and refuses a regular file that
-// grows, or any file past its limit.
+// grows, shrinks or changes (atEnd), or any file past its limit.
 type inputReader struct {
 	in    *Input
 	ctx   context.Context
@@ -232,7 +233,30 @@ func (r *inputReader) Read(p []byte) (int, error) {
 	if r.hash != nil && n > 0 {
 		r.hash.Write(p[:n])
 	}
+	if err == io.EOF && r.in.Regular {
+		if e := r.atEnd(); e != nil {
+			return n, e
+		}
+	}
 	return n, err
+}
+
+// atEnd refuses a regular file whose end came before its size when it was
+// opened (cut short while it was read: at a line boundary every record read
+// looks whole) or that was modified since it was opened (same size, other
+// bytes).
+func (r *inputReader) atEnd() error {
+	if r.n < r.in.Size {
+		return fmt.Errorf("%s shrank while it was read (it had %d bytes when opened, %d when its end was reached): read it once it is complete", r.in.Path, r.in.Size, r.n)
+	}
+	fi, err := r.in.File.Stat()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", r.in.Path, err)
+	}
+	if fi.Size() != r.in.Size || !fi.ModTime().Equal(r.in.ModTime) {
+		return fmt.Errorf("%s changed while it was read (modified at %s, after it was opened): read it once it is complete", r.in.Path, fi.ModTime().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // ReadInputFile reads the whole file at path, as OpenInput opens it, and

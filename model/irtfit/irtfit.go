@@ -47,8 +47,18 @@ type Settings struct {
 	GuessPrior []float64 `json:"guess_prior,omitempty"`
 	// Joint: the --data files (JointData, named JointNames) were fitted as
 	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
-	Joint           bool     `json:"joint,omitempty"`
-	JointData       []string `json:"joint_data,omitempty"`
+	Joint     bool     `json:"joint,omitempty"`
+	JointData []string `json:"joint_data,omitempty"`
+	// DataSHA256 (JointSHA256 for a joint fit, one per file) is the
+	// SHA-256 of the data file's bytes when the fit was made, and
+	// DataFromFit (JointFromFit, ItemsFromFit) its path from the fit
+	// folder, for a project moved or copied with its fit; absent in older
+	// fits, and the hash for a pipe (see RecordSources, Resolve).
+	DataSHA256      string   `json:"data_sha256,omitempty"`
+	JointSHA256     []string `json:"joint_data_sha256,omitempty"`
+	DataFromFit     string   `json:"data_from_fit,omitempty"`
+	JointFromFit    []string `json:"joint_data_from_fit,omitempty"`
+	ItemsFromFit    string   `json:"items_from_fit,omitempty"`
 	JointNames      []string `json:"joint_names,omitempty"`
 	Sigma           float64  `json:"sigma"`
 	Tol             float64  `json:"tol"`
@@ -310,6 +320,7 @@ func Write(dir string, f *Folder) error {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		doc := f.Doc
+		doc.Settings.fromFit(dir)
 		if doc.RankMoves == nil {
 			doc.RankMoves = []RankMove{}
 		}
@@ -486,6 +497,17 @@ func Read(dir string) (*Folder, error) {
 		}
 		return v
 	}
+	// A name twice would have its second row shadow the first wherever
+	// rows are looked up by name (irt cat would ask an answered item).
+	// CSVRows numbers a record's line as 2 + the records before it.
+	once := func(path, what, name string, seen map[string]int, line int) error {
+		if first, ok := seen[name]; ok {
+			return fmt.Errorf("%s:%d: %s %q is also on line %d: each %s has one row", path, line, what, model.Clip(name), first, what)
+		}
+		seen[name] = line
+		return nil
+	}
+	seenModel, seenItem := map[string]int{}, map[string]int{}
 	err = fileio.CSVRows(filepath.Join(dir, "abilities.csv"), func(get fileio.CSVRow) error {
 		if last := fmt.Sprintf("theta_%d", rk); rk > 1 && !get.Has(last) {
 			return fmt.Errorf("%s: no column %s for settings.rank %d", filepath.Join(dir, "abilities.csv"), last, rk)
@@ -500,8 +522,14 @@ func Read(dir string) (*Folder, error) {
 		m.Rank, m.RankLo, m.RankHi = get.OptInt("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
 		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.OptInt("accuracy_rank")
 		m.NObs, m.Flag = get.OptInt("n_obs"), get.OptStr("flag")
+		if err := get.Err(); err != nil {
+			return err
+		}
+		if err := once(filepath.Join(dir, "abilities.csv"), "model", m.Name, seenModel, len(f.Models)+2); err != nil {
+			return err
+		}
 		f.Models = append(f.Models, m)
-		return get.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -525,8 +553,14 @@ func Read(dir string) (*Folder, error) {
 			it.D, it.SED, it.DLo, it.DHi = get.Num("b"), get.OptNum("se_b"), get.OptNum("b_lo"), get.OptNum("b_hi")
 			it.B, it.SEB, it.BLo, it.BHi = model.Difficulty(it.A, it.D), math.NaN(), math.NaN(), math.NaN()
 		}
+		if err := get.Err(); err != nil {
+			return err
+		}
+		if err := once(filepath.Join(dir, "items.csv"), "item", it.ID, seenItem, len(f.Items)+2); err != nil {
+			return err
+		}
 		f.Items = append(f.Items, it)
-		return get.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -44,8 +44,35 @@ func (b *Bank) sigma() float64 {
 	return 1
 }
 
+// MaxBankLogit bounds a bank's slopes and intercepts on the logit scale,
+// |a_k|/σ and |d|/σ. Beyond it an item is a step (a slope of 1,000 takes
+// P(correct) from 10⁻¹⁶ to 1 − 10⁻¹⁶ within 0.08 of θ) or certain at
+// every plausible ability (an intercept of 1,000), its information 0 or
+// overflowing. Fits stay far below it (SWE-bench Verified's 2PL: |a| ≤
+// 6.8, |d| ≤ 8.2); a hand-edited or corrupted items.csv need not.
+const MaxBankLogit = 1000
+
+// ItemError is an item of a bank that cannot be used: its index, the
+// parameter ("slope", "intercept") and its value.
+type ItemError struct {
+	Item  int
+	Param string
+	Value float64
+}
+
+func (e *ItemError) Error() string { return fmt.Sprintf("cat: item %d has %s", e.Item, e.Reason()) }
+
+// Reason is the error without the item: "slope 1e+200, beyond ...".
+func (e *ItemError) Reason() string {
+	if !model.Finite(e.Value) {
+		return fmt.Sprintf("%s %v, not a finite number", e.Param, e.Value)
+	}
+	return fmt.Sprintf("%s %v, beyond ±%v on the logit scale (|value|/sigma): the item would be a step or certain at every plausible ability", e.Param, e.Value, MaxBankLogit)
+}
+
 // Check reports a bank whose slices do not fit together or hold a
-// non-finite number.
+// non-finite number or one beyond MaxBankLogit (an *ItemError for an
+// item's parameter).
 func (b *Bank) Check() error {
 	J, r := len(b.D), b.Rank
 	switch {
@@ -60,13 +87,14 @@ func (b *Bank) Check() error {
 	case !(b.Sigma >= 0) || math.IsInf(b.Sigma, 0):
 		return fmt.Errorf("cat: sigma %v", b.Sigma)
 	}
+	usable := func(v float64) bool { return model.Finite(v) && math.Abs(v)/b.sigma() <= MaxBankLogit }
 	for j := 0; j < J; j++ {
-		if math.IsNaN(b.D[j]) || math.IsInf(b.D[j], 0) {
-			return fmt.Errorf("cat: item %d has intercept %v", j, b.D[j])
+		if !usable(b.D[j]) {
+			return &ItemError{Item: j, Param: "intercept", Value: b.D[j]}
 		}
 		for k := 0; k < r; k++ {
-			if v := b.A[j*r+k]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("cat: item %d has slope %v", j, v)
+			if v := b.A[j*r+k]; !usable(v) {
+				return &ItemError{Item: j, Param: "slope", Value: v}
 			}
 		}
 		if b.Group != nil && (b.Group[j] < 0 || b.Group[j] >= len(b.Groups)) {

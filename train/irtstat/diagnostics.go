@@ -61,7 +61,8 @@ type ItemDiagnostics struct {
 	// Scale Analysis, ch. 5): outfit = mean z², z = (y − P)/√(P(1−P));
 	// infit = Σ(y − P)²/ΣP(1−P). Both have expectation 1 when the data
 	// follow the model. InfitZ and OutfitZ are their Wilson-Hilferty
-	// standardisations (ZSTD, approximately N(0, 1)).
+	// standardisations (ZSTD: the function ZSTD, of the sign of the mean
+	// square minus 1, about N(0, 1) at the true parameters).
 	Infit, InfitZ, Outfit, OutfitZ float64
 	// Used is the number of models the mean squares were taken over;
 	// RestN the number the rest-score correlation was (models with at
@@ -88,7 +89,7 @@ type TestDiagnostics struct {
 
 // DiagnosticColumnsText states items.csv's diagnostic columns, as fit.json
 // records them.
-const DiagnosticColumnsText = "item_total_r: Pearson r of the item's 0/1 answers with the models' proportion correct over their observed items; item_rest_r: the same with the proportion correct over their other observed items (corrected item-total); infit, outfit: information-weighted and unweighted mean squares of the residuals (y - P)/sqrt(P(1-P)) at the fitted theta (Wright and Masters 1982), expectation 1, over the models not all right or all wrong; infit_zstd, outfit_zstd: their Wilson-Hilferty standardisations; empty where undefined (an item all right or all wrong, no variance)"
+const DiagnosticColumnsText = "item_total_r: Pearson r of the item's 0/1 answers with the models' proportion correct over their observed items; item_rest_r: the same with the proportion correct over their other observed items (corrected item-total); infit, outfit: information-weighted and unweighted mean squares of the residuals (y - P)/sqrt(P(1-P)) at the fitted theta (Wright and Masters 1982), expectation 1, over the models not all right or all wrong; infit_zstd, outfit_zstd: their Wilson-Hilferty standardisations (ms^(1/3) - 1)(3/q), q the model sd of the mean square from the fitted P, at most sqrt(2) (Winsteps' WHEXACT=No: of the sign of ms - 1); empty where undefined (an item all right or all wrong, no variance)"
 
 // FlagRules states the rule of each item flag with its reference, as
 // fit.json records them; minA is the uninformative threshold (0: 0.1).
@@ -454,18 +455,38 @@ func (s *diagSums) item(j int, phi float64) ItemDiagnostics {
 	if phi != 1 {
 		d.Outfit, d.Infit = d.Outfit/phi, d.Infit/phi
 	}
-	// ZSTD = (MNSQ^⅓ − 1)(3/q) + q/3, q the model sd of the mean square:
-	// q² = Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
-	wh := func(ms, q2 float64) float64 {
-		if !(q2 > 0) {
-			return math.NaN()
-		}
-		q := math.Sqrt(q2)
-		return (math.Cbrt(ms)-1)*(3/q) + q/3
-	}
-	d.OutfitZ = wh(d.Outfit, a[sQO]/(n*n)-1/n)
-	d.InfitZ = wh(d.Infit, a[sQI]/(a[sW]*a[sW]))
+	// q² is the model variance of the mean square, from the fitted P of
+	// each cell: Σ C/W² / n² − 1/n for outfit, Σ(C − W²)/(ΣW)² for infit.
+	d.OutfitZ = ZSTD(d.Outfit, a[sQO]/(n*n)-1/n)
+	d.InfitZ = ZSTD(d.Infit, a[sQI]/(a[sW]*a[sW]))
 	return d
+}
+
+// maxZSTDQ is the largest model sd q of a mean square that ZSTD uses: √2,
+// which keeps the scaled χ² of 2/q² degrees of freedom that the
+// Wilson–Hilferty transformation stands on at one degree of freedom or
+// more, as Winsteps does (Linacre, Winsteps manual, WHEXACT=: the
+// transformation is accurate above about 25 degrees of freedom and
+// misleading with very few).
+const maxZSTDQ = math.Sqrt2
+
+// ZSTD is the Wilson–Hilferty standardisation of a mean square ms whose
+// model variance is q2 (Wright and Masters 1982, Rating Scale Analysis,
+// p. 100-101): t = (ms^⅓ − 1)(3/q), q = min(√q2, maxZSTDQ), as Winsteps
+// reports it with WHEXACT=No, without the final +q/3 of the exact form.
+// That term centres the cube root of a χ²/k on its mean 1 − q²/9 rather
+// than on 1, so that every ms in ((1 − q²/9)³, 1) (an overfit item) got a
+// positive t; an item with one cell of P near 10⁻⁸ has q near 100 and then
+// t ≈ q/3 ≫ 2 whatever its mean square. Without it the sign of t is the
+// sign of ms − 1, and under the model t has mean about −q/3 (−0.003 to
+// −0.09 in TestZSTDUnderTheModel, 80 to 500 answers an item) and sd about
+// 1. NaN when q2 is not positive or ms is not a number.
+func ZSTD(ms, q2 float64) float64 {
+	if !(q2 > 0) || math.IsNaN(ms) {
+		return math.NaN()
+	}
+	q := math.Min(math.Sqrt(q2), maxZSTDQ)
+	return (math.Cbrt(ms) - 1) * (3 / q)
 }
 
 // alpha is Cronbach's α = J/(J−1)·(1 − Σ_j s_j²/s_T²) over the models with

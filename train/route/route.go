@@ -264,6 +264,15 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		routers[k].rt.Calibration = opt.Calibration
 		all = append(all, routers[k].pt)
 	}
+	// Cost sums in costSum, which cannot overflow: costs near 1e308 gave a
+	// total and a mean cost of +Inf.
+	sums := map[*RoutePoint]*costSum{}
+	sumOf := func(pt *RoutePoint) *costSum {
+		if sums[pt] == nil {
+			sums[pt] = &costSum{}
+		}
+		return sums[pt]
+	}
 	cost := func(k int) float64 {
 		if costs == nil {
 			return 0
@@ -297,7 +306,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		}
 		score := func(pt *RoutePoint, k int) {
 			pt.Accuracy += label[k]
-			pt.TotalCost += cost(k)
+			sumOf(pt).add(cost(k))
 			pt.Items++
 			if opt.Outcomes {
 				pt.Outcomes = append(pt.Outcomes, float64(label[k]))
@@ -323,11 +332,12 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			}
 			score(perBench, pick)
 		}
-		var right, sumCost float64
+		var right float64
+		var sumCost costSum
 		orc, cheap := -1, -1
 		for _, k := range obs {
 			right += label[k]
-			sumCost += cost(k)
+			sumCost.add(cost(k))
 			better := orc < 0 || label[k] > label[orc] || label[k] == label[orc] && cost(k) < cost(orc)
 			if better {
 				orc = k
@@ -337,7 +347,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			}
 		}
 		random.Accuracy += right / float64(len(obs))
-		random.TotalCost += sumCost / float64(len(obs))
+		sumOf(random).add(sumCost.mean(len(obs)))
 		random.Items++
 		if opt.Outcomes {
 			random.Outcomes = append(random.Outcomes, right/float64(len(obs)))
@@ -374,10 +384,12 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	}
 	out := make([]RoutePoint, len(all))
 	for k, pt := range all {
-		pt.MeanCost = pt.TotalCost / float64(pt.Items)
+		pt.TotalCost, pt.MeanCost = sumOf(pt).total(), sumOf(pt).mean(pt.Items)
 		pt.Accuracy /= float64(pt.Items)
 		if costs == nil {
 			pt.TotalCost, pt.MeanCost = math.NaN(), math.NaN()
+		} else if math.IsInf(pt.TotalCost, 0) {
+			return nil, fmt.Errorf("route eval: %s %s: the total cost of its %d questions is beyond the float64 range (mean cost %g): give the costs in a larger unit", pt.Policy, pt.Rule, pt.Items, pt.MeanCost)
 		}
 		pt.AccuracySE, pt.VsBest, pt.VsBestSE = math.NaN(), math.NaN(), math.NaN()
 		out[k] = *pt

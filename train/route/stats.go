@@ -120,7 +120,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 	type acc struct {
 		pt              RoutePoint
 		accs, diffs     []float64
-		totals, means   float64
+		totals, means   costSum
 		specs           map[string]int
 		wins, losses, n int
 	}
@@ -139,8 +139,8 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 			}
 			a.n++
 			a.accs = append(a.accs, p.Accuracy)
-			a.totals += p.TotalCost
-			a.means += p.MeanCost
+			a.totals.add(p.TotalCost)
+			a.means.add(p.MeanCost)
 			a.pt.Items += p.Items
 			a.pt.Fallbacks += p.Fallbacks
 			a.pt.Flagged += p.Flagged
@@ -170,7 +170,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 		p := a.pt
 		p.Outcomes = nil
 		p.Accuracy, p.AccuracySE = corrected(a.accs)
-		p.TotalCost, p.MeanCost = a.totals/float64(a.n), a.means/float64(a.n)
+		p.TotalCost, p.MeanCost = a.totals.mean(a.n), a.means.mean(a.n)
 		p.VsBest, p.VsBestSE = math.NaN(), math.NaN()
 		if len(a.diffs) > 0 {
 			p.VsBest, p.VsBestSE = corrected(a.diffs)

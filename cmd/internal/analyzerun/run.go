@@ -157,7 +157,7 @@ func (c ICCRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := irtrun.ReadFitData(folder.Doc.Settings)
+	r, err := irtrun.ReadFolderData(c.Fit, folder)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading the fit's responses: %w", err)
 	}

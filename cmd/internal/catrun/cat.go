@@ -236,6 +236,9 @@ func Summarize(rows []catfile.Ability) *catfile.Summary {
 	}
 	n := float64(len(rows))
 	s.Spearman, s.Pearson = model.Float(eval.Spearman(th, full)), model.Float(eval.Pearson(th, full))
+	if math.IsNaN(float64(s.Spearman)) || math.IsNaN(float64(s.Pearson)) {
+		s.CorrelationNote = eval.CorrelationNote("the tests' theta", th, "the full-data theta", full)
+	}
 	s.RMSE, s.MeanSE = model.Float(math.Sqrt(ms/n)), model.Float(se2/n)
 	s.MeanItems, s.FullItems = s.MeanItems/n, fi/n
 	return s
@@ -343,7 +346,11 @@ func WriteSummary(w io.Writer, res *CATResult) error {
 	if res.Rank > 1 {
 		dim = " (dimension 1)"
 	}
-	_, err := fmt.Fprintf(w, "against the full-data theta%s: Spearman %.4f, Pearson %.4f, RMSE %.4f; items used %.1f (%d-%d) of %.1f answered, mean SE %.4f; stops: %s\n",
-		dim, float64(m.Spearman), float64(m.Pearson), float64(m.RMSE), m.MeanItems, m.MinItems, m.MaxItems, m.FullItems, float64(m.MeanSE), sortedKeys(m.Stops))
+	why := ""
+	if m.CorrelationNote != "" {
+		why = " (" + m.CorrelationNote + ")"
+	}
+	_, err := fmt.Fprintf(w, "against the full-data theta%s: Spearman %.4f, Pearson %.4f%s, RMSE %.4f; items used %.1f (%d-%d) of %.1f answered, mean SE %.4f; stops: %s\n",
+		dim, m.Spearman, m.Pearson, why, m.RMSE, m.MeanItems, m.MinItems, m.MaxItems, m.FullItems, m.MeanSE, sortedKeys(m.Stops))
 	return err
 }

@@ -5,10 +5,12 @@
 package catrun
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -48,10 +50,16 @@ func LoadFit(dir string) (*Fit, error) {
 	}
 	f := &Fit{Dir: dir, Folder: folder, Bank: &cat.Bank{Rank: fit.Rank, Sigma: fit.Sigma, A: fit.A, D: fit.B},
 		item: make(map[string]int, len(fit.Items))}
-	for j, id := range fit.Items {
+	itemsCSV := filepath.Join(dir, "items.csv")
+	for j, id := range fit.Items { // irtfit.Read refuses an item twice
 		f.item[id] = j
 	}
 	if err := f.Bank.Check(); err != nil {
+		var ie *cat.ItemError
+		if errors.As(err, &ie) {
+			// items.csv's records are the fit's items in order, after the header.
+			return nil, fmt.Errorf("%s:%d: item %q: %s", itemsCSV, ie.Item+2, model.Clip(fit.Items[ie.Item]), ie.Reason())
+		}
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	rk := fit.Rank

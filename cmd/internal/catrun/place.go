@@ -102,7 +102,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := irtfit.Model{Name: name, Theta: th, SE: se, Lo: make([]float64, rk), Hi: make([]float64, rk)}
+		m := irtfit.Model{Name: name, Theta: th, SE: se, Lo: make([]float64, rk), Hi: make([]float64, rk), NObs: len(items[k])}
 		for d := 0; d < rk; d++ {
 			m.Lo[d], m.Hi[d] = th[d]-z*se[d], th[d]+z*se[d]
 		}

@@ -188,6 +188,10 @@ func recordedInputs(flag, dir string) []string {
 			Data      string   `json:"data"`
 			Items     string   `json:"items"`
 			JointData []string `json:"joint_data"`
+			// The same files from the fit folder (a moved or copied project).
+			DataFromFit  string   `json:"data_from_fit"`
+			ItemsFromFit string   `json:"items_from_fit"`
+			JointFromFit []string `json:"joint_data_from_fit"`
 		} `json:"settings"`
 		Config struct {
 			Data struct{ Responses, Items, Train, Val, Test string } `json:"data"`
@@ -202,7 +206,13 @@ func recordedInputs(flag, dir string) []string {
 		return nil // the command's own read reports what is wrong
 	}
 	s, d := doc.Settings, doc.Config.Data
-	return append([]string{s.Data, s.Items, d.Responses, d.Items, d.Train, d.Val, d.Test}, s.JointData...)
+	in := append([]string{s.Data, s.Items, d.Responses, d.Items, d.Train, d.Val, d.Test}, s.JointData...)
+	for _, p := range append([]string{s.DataFromFit, s.ItemsFromFit}, s.JointFromFit...) {
+		if p != "" {
+			in = append(in, filepath.Join(dir, p))
+		}
+	}
+	return in
 }
 
 func isInputFlag(name string) bool {

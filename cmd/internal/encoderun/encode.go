@@ -2,6 +2,8 @@ package encoderun
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -142,6 +144,9 @@ func (e EncodeFile) Run(ctx context.Context) error {
 			}
 		},
 	})
+	if errors.Is(err, encoder.ErrNonFinite) {
+		return fmt.Errorf("encode --encoder %s: %w", e.Spec, err)
+	}
 	if err != nil {
 		return err
 	}

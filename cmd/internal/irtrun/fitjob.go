@@ -183,6 +183,12 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitted, secs float64) error {
 	set := j.Settings
 	set.Data = j.Data[k]
+	// The data files as fit.json records them (absolute, hashed), taken
+	// now: an interrupted bootstrap cancels every later read.
+	src := set
+	if err := src.RecordSources(); err != nil {
+		return fmt.Errorf("recording the fit's data files: %w", err)
+	}
 	fit := f.Fit
 	note := ""
 	if fit.Note != "" {
@@ -228,6 +234,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		}
 	}
 	set.DeviceResolved = j.ran(set)
+	set.Data, set.Items, set.JointData, set.DataSHA256, set.JointSHA256 = src.Data, src.Items, src.JointData, src.DataSHA256, src.JointSHA256
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
 	if set.Bootstrap > 0 {
 		done := set.Bootstrap

@@ -142,17 +142,15 @@ func (f FileFit) Summary() string {
 }
 
 // ReliabilitySummary is "Cronbach's α 0.9850, marginal reliability 0.9878"
-// (the reliability at rank 1 only; "undefined" for a NaN).
+// (the reliability at rank 1 only, where it is always defined; α n/a with
+// the reason when undefined).
 func ReliabilitySummary(td irtstat.TestDiagnostics) string {
-	f := func(x float64) string {
-		if math.IsNaN(x) {
-			return "undefined"
-		}
-		return fmt.Sprintf("%.4f", x)
+	s := fmt.Sprintf("Cronbach's α %.4f", td.Alpha)
+	if math.IsNaN(td.Alpha) {
+		s = "Cronbach's α n/a (it needs two or more items, and two or more models whose totals differ)"
 	}
-	s := "Cronbach's α " + f(td.Alpha)
 	if !math.IsNaN(td.MarginalReliability) {
-		s += ", marginal reliability " + f(td.MarginalReliability)
+		s += fmt.Sprintf(", marginal reliability %.4f", td.MarginalReliability)
 	}
 	return s
 }
@@ -395,14 +393,13 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device, err = runDevice(set, device); err != nil {
 		return "", err
 	}
-	r, rerr := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false)
-	if set.Joint {
-		r, rerr = ReadFitData(set)
-	}
+	r, rerr := ReadFolderData(dir, folder)
 	if rerr != nil {
-		log.Printf("select: cannot re-read %s for the ranking check: %v", set.Data, rerr)
-		return msg, nil
+		// The selection stands; what it cannot be checked against is said.
+		return msg + "; no Kendall τ between the rankings: " + rerr.Error(), nil
 	}
+	set = folder.Doc.Settings // the files where they are now
+	log.Printf("read %s: %d models x %d items, %d observed cells", set.Data, r.NumModels(), r.NumItems(), r.Len())
 	if r.NumModels() != len(fit.Models) || r.NumItems() != len(fit.Items) {
 		return "", fmt.Errorf("%s now has %d models x %d items, the fit in %s has %d x %d", set.Data,
 			r.NumModels(), r.NumItems(), dir, len(fit.Models), len(fit.Items))

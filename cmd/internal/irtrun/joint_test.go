@@ -3,6 +3,7 @@ package irtrun
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -59,7 +60,10 @@ func TestFitJointRecoversBenchmarkLoadings(t *testing.T) {
 		t.Fatalf("joined: %d models, %d items, ids %s %s %s", r.NumModels(), r.NumItems(), r.Items[0], r.Items[79], r.Items[80])
 	}
 	doc := fit.Folder.Doc
-	if !doc.Settings.Joint || doc.Settings.Data != "ab.csv,g.csv" || len(doc.GroupLoadings) != 2 {
+	// Paths are recorded absolute (a relative one named another file from another folder).
+	absAB, _ := filepath.Abs("ab.csv")
+	absG, _ := filepath.Abs("g.csv")
+	if !doc.Settings.Joint || doc.Settings.Data != absAB+","+absG || len(doc.GroupLoadings) != 2 {
 		t.Fatalf("fit.json: settings %+v, group loadings %+v", doc.Settings, doc.GroupLoadings)
 	}
 	for _, g := range doc.GroupLoadings {

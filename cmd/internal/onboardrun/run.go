@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,8 +95,17 @@ func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bo
 			}
 			return fmt.Sprintf("%.4f %.4f %.4f", s.Accuracy, s.AUC, s.LogLoss)
 		}
+		var notes []string
 		for _, a := range res.Added {
 			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
+			if a.Heldout != nil {
+				if why := a.Heldout.Undefined(); why != "" && !slices.Contains(notes, a.Name+": "+why) {
+					notes = append(notes, a.Name+": "+why)
+				}
+			}
+		}
+		for _, why := range notes {
+			fmt.Fprintf(w, "n/a: %s\n", why)
 		}
 	}
 	nc := res.Checkpoint

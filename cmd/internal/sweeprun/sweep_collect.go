@@ -227,8 +227,13 @@ func (t *SweepTable) Print(w io.Writer) {
 		return
 	}
 	b := t.Rows[t.Best]
-	fmt.Fprintf(w, "best by validation log-loss: run %s (%s): val log-loss %.4f, test log-loss %.4f, test accuracy %.4f, test AUC %.4f\n",
-		b.ID, FormatSettings(b.Settings), b.Val.LogLoss, b.Test.LogLoss, b.Test.Accuracy, b.Test.AUC)
+	val, test := b.Val.Scores(), b.Test.Scores()
+	why := ""
+	if u := test.Undefined(); u != "" {
+		why = " (" + u + ")"
+	}
+	fmt.Fprintf(w, "best by validation log-loss: run %s (%s): val log-loss %.4f, test log-loss %.4f, test accuracy %.4f, test AUC %.4f%s\n",
+		b.ID, FormatSettings(b.Settings), val.LogLoss, test.LogLoss, test.Accuracy, test.AUC, why)
 	fmt.Fprintf(w, "checkpoint: %s\n", filepath.Join(t.Dir, b.Checkpoint))
 	t.printSeedSummary(w)
 }
