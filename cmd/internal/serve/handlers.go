@@ -5,9 +5,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -436,55 +433,20 @@ func indexOfItem(st *state, id string) (int, bool) {
 	return -1, false
 }
 
-// writeNext writes ck as a new folder beside dir, named from dir's base
-// name (without an earlier onboarding's suffix), a counter and the model:
-// runs/swe, then runs/swe+1-new-model, runs/swe+2-other, ... The counter is
-// one more than the largest beside it, so the name never grows with the
-// number of onboardings.
+// writeNext writes ck as a new folder beside dir, named as jeirt add-model
+// names its output (checkpoint.OnboardedDir): runs/swe, then
+// runs/swe.plus-new-model, runs/swe.plus-other, ...
 func (s *Server) writeNext(dir, name string, ck *checkpoint.Checkpoint) (string, error) {
-	safe := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '_'
-	}, name)
-	if len(safe) > 64 {
-		safe = safe[:64]
-	}
-	root := onboardSuffix.ReplaceAllString(filepath.Clean(dir), "")
-	n := 0
-	entries, _ := os.ReadDir(filepath.Dir(root))
-	for _, e := range entries {
-		if k, ok := onboardCounter(filepath.Base(root), e.Name()); ok && k > n {
-			n = k
-		}
-	}
 	for tries := 0; ; tries++ {
-		n++
-		next := fmt.Sprintf("%s+%d-%s", root, n, safe)
+		next := checkpoint.OnboardedDir(dir, []string{name})
 		err := ck.Write(next, false)
 		if err == nil {
 			return next, nil
 		}
-		if tries > 100 || !fileExists(next) {
+		if tries > 100 || !fileExists(next) { // not another writer taking the name first
 			return "", fmt.Errorf("writing the onboarded checkpoint %s: %w", next, err)
 		}
 	}
-}
-
-// onboardSuffix is what writeNext adds to a checkpoint folder's name.
-var onboardSuffix = regexp.MustCompile(`\+[0-9]+-[A-Za-z0-9._-]*$`)
-
-// onboardCounter is the counter of the folder name, which writeNext
-// named after the folder name root.
-func onboardCounter(root, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, root+"+")
-	if !ok {
-		return 0, false
-	}
-	digits, _, ok := strings.Cut(rest, "-")
-	k, err := strconv.Atoi(digits)
-	return k, ok && err == nil && !strings.Contains(rest, "+")
 }
 
 func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {

@@ -201,7 +201,7 @@ func TestTokenAndOnboarding(t *testing.T) {
 		Checkpoint, Previous string
 		NewItems             int `json:"new_items"`
 	}](t, body)
-	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+"+1-newbie" {
+	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+".plus-newbie" {
 		t.Errorf("onboard: %s", body)
 	}
 	if _, err := checkpoint.Load(f.ck); err != nil {
@@ -608,12 +608,13 @@ func TestOutOfDomain(t *testing.T) {
 	}
 }
 
-// Each onboarding names its folder from the first checkpoint's name and a
-// counter: the sixth and later ones used to fail with "file name too long",
-// each name appending to the one before.
+// Each onboarding names its folder from the first checkpoint's name and the
+// model's, as add-model does: the sixth and later ones used to fail with
+// "file name too long", each name appending to the one before.
 func TestOnboardingNamesDoNotGrow(t *testing.T) {
 	f := newFixture(t, Settings{Costs: "-", Token: "s3cret"})
 	f.token = "s3cret"
+	prev := f.ck
 	for k := 1; k <= 8; k++ {
 		name := fmt.Sprintf("model-%d-%s", k, strings.Repeat("x", 30))
 		code, body, _ := f.do(t, "POST", "/v1/models", `{"name":"`+name+`","answers":[{"id":"known","correct":true}]}`)
@@ -621,12 +622,13 @@ func TestOnboardingNamesDoNotGrow(t *testing.T) {
 			t.Fatalf("onboarding %d: %d %s", k, code, body)
 		}
 		res := decode[struct{ Checkpoint, Previous string }](t, body)
-		if want := fmt.Sprintf("%s+%d-%s", f.ck, k, name); res.Checkpoint != want {
+		if want := f.ck + ".plus-" + name; res.Checkpoint != want || res.Previous != prev {
 			t.Errorf("onboarding %d wrote %s, want %s", k, res.Checkpoint, want)
 		}
 		if _, err := checkpoint.Load(res.Checkpoint); err != nil {
 			t.Error(err)
 		}
+		prev = res.Checkpoint
 	}
 	if code, body, _ := f.do(t, "POST", "/admin/reload", ""); code != 200 || !strings.Contains(body, `"models":11`) {
 		t.Errorf("reload after 8 onboardings: %d %s", code, body)
