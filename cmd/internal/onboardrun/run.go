@@ -149,7 +149,6 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-
 func addedNames(added []checkpoint.AddedModel) []string {
 	names := make([]string, len(added))
 	for k, a := range added {
