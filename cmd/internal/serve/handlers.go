@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -236,7 +237,7 @@ func (s *Server) jeirtModels(w http.ResponseWriter, r *http.Request) error {
 			out[i].Cost = &c
 		}
 		if u, ok := s.upstreams[name]; ok {
-			out[i].Upstream = u.URL()
+			out[i].Upstream = s.mask().URL(u.BaseURL)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out, "router": st.routerIDs()})
@@ -306,7 +307,7 @@ func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	return &requestError{Status: http.StatusNotFound, Field: "model", Msg: fmt.Sprintf("no model %q (GET /v1/models lists them)", id)}
+	return &requestError{Status: http.StatusNotFound, Field: "model", Code: "model_not_found", Msg: fmt.Sprintf("no model %q (GET /v1/models lists them)", id)}
 }
 
 // OnboardRequest is the body of POST /v1/models: a new model's answers to
@@ -364,8 +365,11 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 		resp.Item = append(resp.Item, int32(k))
 		resp.Label = append(resp.Label, label)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	release, err := s.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	st := s.cur.Load()
 	if _, had := st.index[req.Name]; had && !req.Replace {
 		return badField("name", "model %q is already in the checkpoint (send replace: true to refit it)", req.Name)
@@ -399,7 +403,9 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	if req.Cost != nil {
 		extra = withCost(extra, req.Name, *req.Cost)
 	}
-	nst, err := loadState(dir, s.set.Costs, extra)
+	lctx, cancel := context.WithTimeout(r.Context(), s.set.ReloadTimeout)
+	defer cancel()
+	nst, err := s.loadState(lctx, dir, s.set.Costs, extra)
 	if err != nil {
 		s.metrics.reloads.WithLabelValues("failed").Inc()
 		return fmt.Errorf("onboarded checkpoint %s does not load (still serving %s): %w", dir, st.dir, err)
@@ -450,8 +456,8 @@ func (s *Server) writeNext(dir, name string, ck *checkpoint.Checkpoint) (string,
 }
 
 func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Reload(); err != nil {
-		return &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
+	if err := s.Reload(r.Context()); err != nil {
+		return &requestError{Status: http.StatusInternalServerError, Code: "reload_failed", Msg: err.Error()}
 	}
 	st := s.cur.Load()
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "models": st.model().NumModels()})

@@ -525,8 +525,13 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{"- name: a\n  base_url: ftp://x\n", `base_url "ftp://x" is not an http(s) URL`},
 		{"- base_url: http://x\n", "upstream 1: no name"},
 		{"- name: a\n  base_url: http://x\n  key: y\n", "want a list of upstreams"},
-		{"- name: a\n  base_url: http://x\n- name: a\n  base_url: http://y\n", `name "a" is repeated`},
-		{"- name: a\n  base_url: http://x\n  api_key_env: JEIRT_TEST_UNSET_VAR\n", "JEIRT_TEST_UNSET_VAR is not set"},
+		{"- name: a\n  base_url: http://x/v1\n- name: a\n  base_url: http://y/v1\n", `name "a" is repeated`},
+		{"- name: a\n  base_url: http://x/v1\n  api_key_env: JEIRT_TEST_UNSET_VAR\n", "JEIRT_TEST_UNSET_VAR is not set"},
+		// The /v1 check: a base URL without a path, or a full endpoint.
+		{"- name: a\n  base_url: http://127.0.0.1:8000\n", `base_url "http://127.0.0.1:8000" has no path: chats would go to http://127.0.0.1:8000/chat/completions, and OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM) serve under /v1: write base_url: http://127.0.0.1:8000/v1`},
+		{"- name: a\n  base_url: https://u:pw-zz99@h.example/\n", `base_url "https://u:***@h.example/" has no path`},
+		{"- name: a\n  base_url: http://h:8000/v1/chat/completions\n", `base_url "http://h:8000/v1/chat/completions" is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: http://h:8000/v1`},
+		{"- name: a\n  base_url: http://h:8000/v1/models?key=zz-Secret-99\n", `is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: http://h:8000/v1?key=***`},
 	} {
 		p := filepath.Join(dir, "u.yaml")
 		os.WriteFile(p, []byte(c.text), 0o644)

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/model/fileio"
 	"gopkg.in/yaml.v3"
@@ -39,8 +36,9 @@ type Upstream struct {
 //	    model: meta-llama/Llama-3.1-8B-Instruct
 //
 // or the list alone. Unknown fields, a missing name or base_url, a base_url
-// that is not http(s), a repeated name and an api_key_env naming an unset
-// variable are errors naming the file and entry.
+// that is not http(s) or not an API root (checkBaseURL), a repeated name
+// and an api_key_env naming an unset variable are errors naming the file
+// and entry, with any secret of the file masked.
 func ReadUpstreams(path string) (map[string]Upstream, error) {
 	b, err := fileio.ReadInputFile(path, fileio.MaxDocumentBytes, "an upstreams file")
 	if err != nil {
@@ -58,7 +56,7 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 		dec = yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err2 := dec.Decode(&list); err2 != nil {
-			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %v", path, err)
+			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %s", path, maskText.Mask(err.Error()))
 		}
 	}
 	if len(list) == 0 {
@@ -71,11 +69,9 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 			return nil, fmt.Errorf("%s: no name", where)
 		}
 		where += fmt.Sprintf(" (%s)", u.Name)
-		pu, err := url.Parse(u.BaseURL)
-		if u.BaseURL == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, fmt.Errorf("%s: base_url %q is not an http(s) URL", where, MaskURL(u.BaseURL))
+		if err := checkBaseURL(u.BaseURL); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		u.BaseURL = strings.TrimRight(u.BaseURL, "/")
 		if u.APIKeyEnv != "" && os.Getenv(u.APIKeyEnv) == "" {
 			return nil, fmt.Errorf("%s: api_key_env %s is not set in the environment", where, u.APIKeyEnv)
 		}
@@ -91,107 +87,39 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 }
 
 // URL is the upstream's base URL as serve shows it (replies, logs,
-// /v1/jeirt/models): with any password or key-like query value masked.
-func (u Upstream) URL() string { return MaskURL(u.BaseURL) }
+// /v1/jeirt/models): with its user info and key-like query values masked.
+func (u Upstream) URL() string { return maskText.URL(u.BaseURL) }
 
-// MaskURL is raw with the password of its user info and the values of
-// key-like query parameters (key, api_key, token, secret, signature, ...)
-// replaced by ***; a URL that does not parse is masked as text (MaskSecrets).
-func MaskURL(raw string) string {
-	u, err := url.Parse(raw)
+// endpoint is the URL of path under the base URL: its path joined, its
+// query (a key some providers take there) kept.
+func (u Upstream) endpoint(path ...string) (string, error) {
+	pu, err := url.Parse(u.BaseURL)
 	if err != nil {
-		return MaskSecrets(raw)
+		return "", err
 	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "***")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if keyLikeName.MatchString(k) {
-				q[k] = []string{"***"}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", -1)
+	return pu.JoinPath(path...).String(), nil
 }
 
-// keyLikeName matches names of fields, headers and query parameters that
-// carry credentials.
-var keyLikeName = regexp.MustCompile(`(?i)^(x-)?(api[-_]?key|key|access[-_]?token|auth[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|sig|signature|authorization|credential|session)$`)
-
-// secretPatterns are the shapes API keys and bearer tokens come in. Each
-// match is replaced by its first group (a label such as "Bearer ") and ***.
-var secretPatterns = []*regexp.Regexp{
-	// Authorization schemes and key=value / "key": "value" pairs.
-	regexp.MustCompile(`(?i)(\b(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{4,}`),
-	regexp.MustCompile(`(?i)((?:api[-_]?key|x-api-key|access[-_]?token|auth[-_]?token|secret|password|passwd|authorization)["']?\s*[:=]\s*["']?)[^\s"',;&}]{4,}`),
-	// Providers' key prefixes: OpenAI and Anthropic sk-, Stripe-like, AWS,
-	// Google, GitHub, GitLab, Hugging Face, Slack; and JSON web tokens.
-	regexp.MustCompile(`()\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{6,}`),
-	regexp.MustCompile(`()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`()\bAIza[0-9A-Za-z_-]{20,}`),
-	regexp.MustCompile(`()\b(?:gh[pousr]_|github_pat_|glpat-|hf_|xox[abprs]-)[A-Za-z0-9_-]{10,}`),
-	regexp.MustCompile(`()\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-}
-
-// longMixed is a run of 32 or more letters and digits, mixed, as keys of
-// unknown providers are (and request ids, which an error excerpt can spare).
-var longMixed = regexp.MustCompile(`\b[A-Za-z0-9_-]{32,}\b`)
-
-// MaskSecrets replaces in s anything shaped like an API key or a bearer
-// token, and every value of extra (the configured keys themselves), by ***.
-func MaskSecrets(s string, extra ...string) string {
-	for _, k := range extra {
-		if len(k) >= 4 {
-			s = strings.ReplaceAll(s, k, "***")
-		}
+// checkBaseURL refuses a base URL an OpenAI client could not use: not
+// http(s), no host, or a path that is not an API root (none at all, where
+// OpenAI-compatible servers serve under /v1, or a full endpoint).
+func checkBaseURL(raw string) error {
+	pu, err := url.Parse(raw)
+	if raw == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return fmt.Errorf("base_url %q is not an http(s) URL", maskText.URL(raw))
 	}
-	for _, re := range secretPatterns {
-		s = re.ReplaceAllStringFunc(s, func(m string) string {
-			return re.FindStringSubmatch(m)[1] + "***"
-		})
+	p := strings.TrimRight(pu.Path, "/")
+	switch {
+	case p == "":
+		fix := *pu
+		fix.Path = "/v1"
+		return fmt.Errorf("base_url %q has no path: chats would go to %s/chat/completions, and OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM) serve under /v1: write base_url: %s",
+			maskText.URL(raw), strings.TrimRight(maskText.URL(pu.Scheme+"://"+pu.Host), "/"), maskText.URL(fix.String()))
+	case strings.HasSuffix(p, "/chat/completions") || strings.HasSuffix(p, "/completions") || strings.HasSuffix(p, "/models"):
+		fix := *pu
+		fix.Path = p[:strings.LastIndex(p, "/")]
+		fix.Path = strings.TrimSuffix(fix.Path, "/chat")
+		return fmt.Errorf("base_url %q is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: %s", maskText.URL(raw), maskText.URL(fix.String()))
 	}
-	return s
-}
-
-// maxExcerpt is the most of an upstream's error body serve passes on.
-const maxExcerpt = 300
-
-// Excerpt is what serve says of an upstream's error body: secrets masked
-// (MaskSecrets, with the configured keys), control characters and runs of
-// white space made single spaces, cut to about 300 bytes.
-func Excerpt(body []byte, keys ...string) string {
-	s := MaskSecrets(string(body), keys...)
-	s = longMixed.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.IndexFunc(m, unicode.IsDigit) < 0 || strings.IndexFunc(m, unicode.IsLetter) < 0 {
-			return m
-		}
-		return "***"
-	})
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
-	if len(s) > maxExcerpt {
-		cut := maxExcerpt
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + fmt.Sprintf("… (%d bytes)", len(body))
-	}
-	return s
-}
-
-// keys are the API keys of the upstreams as the environment holds them now.
-func keys(ups map[string]Upstream) []string {
-	var out []string
-	for _, u := range ups {
-		if u.APIKeyEnv != "" {
-			if k := os.Getenv(u.APIKeyEnv); k != "" {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
+	return nil
 }
