@@ -205,7 +205,7 @@ func urlSecrets(raw string) []string {
 				out = append(out, rawPass)
 			}
 		} else {
-			out = append(out, user, u.User.String())
+			out = append(out, user, user+":", u.User.String())
 		}
 	}
 	for _, kv := range strings.Split(u.RawQuery, "&") {
