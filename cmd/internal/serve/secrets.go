@@ -226,8 +226,9 @@ func urlSecrets(raw string) []string {
 // parameters.
 var keyLikeName = regexp.MustCompile(`(?i)^(x-)?(api[-_]?key|key|apikey|access[-_]?key|access[-_]?token|auth[-_]?token|id[-_]?token|refresh[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|pass|sig|signature|authorization|auth|credential|session|subscription[-_]?key|ocp-apim-subscription-key|code|amz-signature|amz-credential|amz-security-token|goog-signature|goog-credential)$`)
 
-// urlUserInfo is the user info of a URL in text: scheme://user[:password]@.
-var urlUserInfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@"'<>\\]+)@`)
+// urlUserInfo is the user info of a URL in text: scheme://user[:password]@
+// (spaces allowed: a URL that does not parse may have them there).
+var urlUserInfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\r\n/?#@"'<>\\]{1,256})@`)
 
 // urlKeyParam is a key-like query parameter in text (after ?, & or ; or a
 // JSON-escaped &), with its value.
