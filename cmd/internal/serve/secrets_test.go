@@ -59,7 +59,9 @@ func slashEscaped(s string) string {
 	return strings.ReplaceAll(strings.Trim(jsonString(s), `"`), "/", `\/`)
 }
 
-func bearer(r *http.Request) string { return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") }
+func bearer(r *http.Request) string {
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
 
 func chatJSON(content string) string {
 	return `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":` + jsonString(content) + `},"finish_reason":"stop"}]}`
@@ -104,7 +106,9 @@ func leakCorpus() []leakCase {
 				return `{"error":{"message":"wrong password ` + p + ` for bob"}}`
 			})},
 		{name: "401 echoing the base64 Basic header", base: "http://bob:" + s + "@UPHOST/v1", secrets: []string{s, "bob:" + s}, status: 502,
-			echo: echoWith(401, func(r *http.Request) string { return `{"error":{"message":"got ` + r.Header.Get("Authorization") + `"}}` })},
+			echo: echoWith(401, func(r *http.Request) string {
+				return `{"error":{"message":"got ` + r.Header.Get("Authorization") + `"}}`
+			})},
 		{name: "403 echoing the key base64-encoded", base: "UP/v1", key: plain, secrets: []string{plain}, status: 502,
 			echo: echoWith(403, func(r *http.Request) string {
 				return `{"error":"denied ` + base64.StdEncoding.EncodeToString([]byte(r.Header.Get("Authorization"))) + `"}`
