@@ -14,6 +14,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -282,11 +283,15 @@ func (s *Server) allowed(r *http.Request) []string {
 	return out
 }
 
-// statusWriter records the status for the metrics; Unwrap lets
-// http.ResponseController reach Flush and the write deadline.
+// statusWriter records the status for the metrics and passes every byte
+// written through the masker's Exact (when exact is set: every route but
+// /metrics, whose labels are masked where they are gathered, and whose body
+// may be compressed); Unwrap lets http.ResponseController reach Flush and
+// the write deadline.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	exact  *masker
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -300,6 +305,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.exact != nil {
+		if _, err := w.ResponseWriter.Write([]byte(w.exact.Exact(string(b)))); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	return w.ResponseWriter.Write(b)
 }
 
@@ -310,6 +321,9 @@ func (s *Server) instrument(name string, auth bool, h func(http.ResponseWriter, 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		if name != "metrics" {
+			sw.exact = s.mask()
+		}
 		var err error
 		if auth && !s.authorized(r) {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="jeirt"`)
@@ -375,6 +389,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: ss.ReadTimeout,
 		WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, MaxHeaderBytes: 64 << 10}
+	if s.set.Log != nil { // net/http's own complaints go to the masked log too
+		hs.ErrorLog = log.New(logWriter(s.set.Log), "serve: http: ", 0)
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -393,4 +410,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 		return e
 	}
 	return err
+}
+
+// logWriter makes a Logf an io.Writer (for http.Server's ErrorLog).
+type logWriter model.Logf
+
+func (l logWriter) Write(p []byte) (int, error) {
+	model.Logf(l).Printf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
