@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,10 +85,20 @@ func writeError(w http.ResponseWriter, err error, mask *masker) {
 	if !errors.As(err, &re) {
 		re = &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
 	}
-	b, _ := json.Marshal(map[string]apiError{"error": re.object(mask)})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(re.Status)
-	w.Write(append([]byte(mask.Exact(string(b))), '\n'))
+	w.Write([]byte(mask.Exact(string(errorJSON(re, mask)))))
+}
+
+// errorJSON is {"error": e.object(mask)} and a newline, with <, > and &
+// left as they are (an upstream's HTML page quoted in a message stays
+// readable).
+func errorJSON(e *requestError, mask *masker) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]apiError{"error": e.object(mask)})
+	return b.Bytes()
 }
 
 // writeJSON answers v with status. It encodes v before the status goes

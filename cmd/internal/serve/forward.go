@@ -127,9 +127,11 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	var complete bool
 	events := 0
 	var cut error
+	var last []byte // the last line passed on
 	for {
 		line, err := readLine(br)
 		if len(line) > 0 {
+			last = line
 			if data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
 				events++
 				if ends(bytes.TrimSpace(data)) {
@@ -159,10 +161,20 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	if errors.Is(cut, context.DeadlineExceeded) {
 		why = fmt.Sprintf("did not finish the stream within %v", s.set.UpstreamTimeout)
 	}
+	plural := "s"
+	if events == 1 {
+		plural = ""
+	}
 	re := s.upstreamError(up, "truncated", "upstream_stream_truncated",
-		"%s after %d events without data: [DONE] or a finish reason: the answer is incomplete", why, events).(*requestError)
-	b, _ := json.Marshal(map[string]apiError{"error": re.object(mask)})
-	fmt.Fprintf(w, "\ndata: %s\n\n", mask.Exact(string(b)))
+		"%s after %d event%s without data: [DONE] or a finish reason: the answer is incomplete", why, events, plural).(*requestError)
+	// End the upstream's last event first, if it was left open.
+	end := ""
+	if len(last) > 0 && last[len(last)-1] != '\n' {
+		end = "\n\n"
+	} else if len(bytes.TrimSpace(last)) > 0 {
+		end = "\n"
+	}
+	fmt.Fprintf(w, "%sdata: %s\n\n", end, mask.Exact(string(errorJSON(re, mask))))
 	rc.Flush()
 	return nil
 }

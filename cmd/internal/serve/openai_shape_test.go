@@ -152,7 +152,7 @@ func TestUpstreamAnswersThatAreNotChats(t *testing.T) {
 	}
 	last := decode[map[string]openAIError](t, strings.TrimPrefix(strings.TrimSpace(events[1]), "data: "))["error"]
 	if last.Type != "api_error" || str(last.Code) != "upstream_stream_truncated" ||
-		!strings.Contains(last.Message, `closed the stream after 1 events without data: [DONE] or a finish reason: the answer is incomplete`) {
+		!strings.Contains(last.Message, `closed the stream after 1 event without data: [DONE] or a finish reason: the answer is incomplete`) {
 		t.Errorf("truncation event %+v", last)
 	}
 	code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"small","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
@@ -168,7 +168,7 @@ func TestUpstreamAnswersThatAreNotChats(t *testing.T) {
 		!strings.Contains(e.Message, "answered 307 Temporary Redirect to /v2/chat/completions: a chat is never re-sent by a redirect") {
 		t.Errorf("a redirect: %d %s", code, body)
 	}
-	if !strings.Contains(log.String(), `serve: upstream "mid" (`+cut+`) closed the stream after 1 events`) {
+	if !strings.Contains(log.String(), `serve: upstream "mid" (`+cut+`) closed the stream after 1 event`) {
 		t.Errorf("log:\n%s", log.String())
 	}
 	_, body, _ = f.do(t, "GET", "/metrics", "")

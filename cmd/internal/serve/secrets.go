@@ -231,8 +231,9 @@ var keyLikeName = regexp.MustCompile(`(?i)^(x-)?(api[-_]?key|key|apikey|access[-
 var urlUserInfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\r\n/?#@"'<>\\]{1,256})@`)
 
 // urlKeyParam is a key-like query parameter in text (after ?, & or ; or a
-// JSON-escaped &), with its value.
-var urlKeyParam = regexp.MustCompile(`(?i)((?:[?&;]|\\u0026|&amp;)(?:x-)?(?:api[-_]?key|key|apikey|access[-_]?key|access[-_]?token|auth[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|sig|signature|subscription[-_]?key|ocp-apim-subscription-key|code|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)=)[^&\s"'<>#\\]+`)
+// JSON- or HTML-escaped &), with its value (which ends at a bracket, a
+// comma or a quote: the text around a URL).
+var urlKeyParam = regexp.MustCompile(`(?i)((?:[?&;]|\\u0026|&amp;)(?:x-)?(?:api[-_]?key|key|apikey|access[-_]?key|access[-_]?token|auth[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|sig|signature|subscription[-_]?key|ocp-apim-subscription-key|code|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential)=)[^&\s"'<>#\\()\[\]{},]+`)
 
 // secretPatterns are the shapes API keys and bearer tokens come in. Each
 // match is replaced by its first group (a label such as "Bearer ") and ***.
