@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 )
 
 // requestError is an error answered with Status and OpenAI's error object,
@@ -63,7 +65,7 @@ type apiError struct {
 }
 
 // object is e as OpenAI's error object, its message passed through mask.
-func (e *requestError) object(mask *masker) apiError {
+func (e *requestError) object(mask *redact.Masker) apiError {
 	o := apiError{Message: mask.Mask(e.Error()), Type: e.Type, Field: e.Field}
 	if o.Type == "" {
 		o.Type = errorType(e.Status)
@@ -80,7 +82,7 @@ func (e *requestError) object(mask *masker) apiError {
 
 // writeError answers err: a requestError with its status, anything else
 // with 500; its message passes mask.
-func writeError(w http.ResponseWriter, err error, mask *masker) {
+func writeError(w http.ResponseWriter, err error, mask *redact.Masker) {
 	var re *requestError
 	if !errors.As(err, &re) {
 		re = &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
@@ -93,7 +95,7 @@ func writeError(w http.ResponseWriter, err error, mask *masker) {
 // errorJSON is {"error": e.object(mask)} and a newline, with <, > and &
 // left as they are (an upstream's HTML page quoted in a message stays
 // readable).
-func errorJSON(e *requestError, mask *masker) []byte {
+func errorJSON(e *requestError, mask *redact.Masker) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

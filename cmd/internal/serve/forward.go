@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 )
 
 // maxUpstreamBody is the largest answer serve reads whole from an upstream
@@ -107,7 +109,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	return s.relayStream(w, rc, resp.Body, up, mask)
 }
 
-func (s *Server) passHeaders(w http.ResponseWriter, resp *http.Response, chosen string, mask *masker) {
+func (s *Server) passHeaders(w http.ResponseWriter, resp *http.Response, chosen string, mask *redact.Masker) {
 	for _, h := range []string{"Content-Type", "Cache-Control", "X-Request-Id"} {
 		if v := resp.Header.Get(h); v != "" {
 			w.Header().Set(h, mask.Mask(v))
@@ -122,7 +124,7 @@ func (s *Server) passHeaders(w http.ResponseWriter, resp *http.Response, chosen 
 // (the upstream closed the connection, or it broke) gets an error event, so
 // that an OpenAI SDK's loop over the stream throws instead of returning a
 // cut answer as if whole.
-func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController, body io.Reader, up Upstream, mask *masker) error {
+func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController, body io.Reader, up Upstream, mask *redact.Masker) error {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var complete bool
 	events := 0

@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -56,7 +57,7 @@ func promhttpHandler(g prometheus.Gatherer) http.Handler {
 // and help text masked, whatever the format the scraper asks for.
 type maskedGatherer struct {
 	g    prometheus.Gatherer
-	mask func() *masker
+	mask func() *redact.Masker
 }
 
 func (m maskedGatherer) Gather() ([]*dto.MetricFamily, error) {

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 	"github.com/jeirt/jeirt/model"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -125,7 +126,7 @@ func New(s Settings) (*Server, error) {
 		srv.set.Log = func(format string, args ...any) { log("%s", srv.mask().Mask(fmt.Sprintf(format, args...))) }
 	}
 	s = srv.set
-	for _, short := range newMasker(configuredSecrets(s.Token, srv.upstreams)...).short {
+	for _, short := range redact.New(configuredSecrets(s.Token, srv.upstreams)...).Short() {
 		s.Log.Printf("serve: warning: a configured key, token or password of %d characters is too short to be masked in text (only where it stands in a URL)", len(short))
 	}
 	st, err := srv.loadState(context.Background(), s.Checkpoint, s.Costs, nil)
@@ -291,7 +292,7 @@ func (s *Server) allowed(r *http.Request) []string {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
-	exact  *masker
+	exact  *redact.Masker
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 	"github.com/jeirt/jeirt/model/fileio"
 	"gopkg.in/yaml.v3"
 )
@@ -56,7 +57,7 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 		dec = yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err2 := dec.Decode(&list); err2 != nil {
-			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %s", path, maskText.Mask(err.Error()))
+			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %s", path, redact.Text.Mask(err.Error()))
 		}
 	}
 	if len(list) == 0 {
@@ -88,7 +89,7 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 
 // URL is the upstream's base URL as serve shows it (replies, logs,
 // /v1/jeirt/models): with its user info and key-like query values masked.
-func (u Upstream) URL() string { return maskText.URL(u.BaseURL) }
+func (u Upstream) URL() string { return redact.Text.URL(u.BaseURL) }
 
 // endpoint is the URL of path under the base URL: its path joined, its
 // query (a key some providers take there) kept.
@@ -106,7 +107,7 @@ func (u Upstream) endpoint(path ...string) (string, error) {
 func checkBaseURL(raw string) error {
 	pu, err := url.Parse(raw)
 	if raw == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		return fmt.Errorf("base_url %q is not an http(s) URL", maskText.URL(raw))
+		return fmt.Errorf("base_url %q is not an http(s) URL", redact.Text.URL(raw))
 	}
 	p := strings.TrimRight(pu.Path, "/")
 	switch {
@@ -114,12 +115,12 @@ func checkBaseURL(raw string) error {
 		fix := *pu
 		fix.Path = "/v1"
 		return fmt.Errorf("base_url %q has no path: chats would go to %s/chat/completions, and OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM) serve under /v1: write base_url: %s",
-			maskText.URL(raw), strings.TrimRight(maskText.URL(pu.Scheme+"://"+pu.Host), "/"), maskText.URL(fix.String()))
+			redact.Text.URL(raw), strings.TrimRight(redact.Text.URL(pu.Scheme+"://"+pu.Host), "/"), redact.Text.URL(fix.String()))
 	case strings.HasSuffix(p, "/chat/completions") || strings.HasSuffix(p, "/completions") || strings.HasSuffix(p, "/models"):
 		fix := *pu
 		fix.Path = p[:strings.LastIndex(p, "/")]
 		fix.Path = strings.TrimSuffix(fix.Path, "/chat")
-		return fmt.Errorf("base_url %q is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: %s", maskText.URL(raw), maskText.URL(fix.String()))
+		return fmt.Errorf("base_url %q is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: %s", redact.Text.URL(raw), redact.Text.URL(fix.String()))
 	}
 	return nil
 }
