@@ -8,37 +8,51 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 )
 
-// configuredSecrets are the secrets of the server's settings and upstreams
-// as the environment holds them now.
-func configuredSecrets(token string, ups map[string]Upstream) []string {
-	out := []string{token}
+// secretSources are where the server's secrets come from: fixed ones (its
+// token, the user info and key-like query values of the upstreams' base
+// URLs) and the environment variables holding the upstreams' API keys.
+type secretSources struct {
+	fixed   []string
+	keyEnvs []string
+}
+
+func newSecretSources(token string, ups map[string]Upstream) secretSources {
+	src := secretSources{fixed: []string{token}}
 	for _, u := range ups {
 		if u.APIKeyEnv != "" {
-			if k := os.Getenv(u.APIKeyEnv); k != "" {
-				out = append(out, k)
-			}
+			src.keyEnvs = append(src.keyEnvs, u.APIKeyEnv)
 		}
-		out = append(out, redact.URLSecrets(u.BaseURL)...)
+		src.fixed = append(src.fixed, redact.URLSecrets(u.BaseURL)...)
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	slices.Sort(src.keyEnvs)
+	src.keyEnvs = slices.Compact(src.keyEnvs)
+	return src
+}
+
+// now are the API keys as the environment holds them now.
+func (src secretSources) now() []string {
+	keys := make([]string, len(src.keyEnvs))
+	for k, name := range src.keyEnvs {
+		keys[k] = os.Getenv(name)
+	}
+	return keys
 }
 
 // mask is the server's masker for the secrets configured now: the API keys
 // are read from the environment at each request, so a key changed in the
 // environment is masked from the next request on.
 func (s *Server) mask() *redact.Masker {
-	secrets := configuredSecrets(s.set.Token, s.upstreams)
-	key := strings.Join(secrets, "\x00")
-	if c := s.masks.Load(); c != nil && c.key == key {
+	keys := s.secrets.now()
+	id := strings.Join(keys, "\x00")
+	if c := s.masks.Load(); c != nil && c.keys == id {
 		return c.m
 	}
-	c := &cachedMasker{key: key, m: redact.New(secrets...)}
+	c := &cachedMasker{keys: id, m: redact.New(append(keys, s.secrets.fixed...)...)}
 	s.masks.Store(c)
 	return c.m
 }
 
 type cachedMasker struct {
-	key string
-	m   *redact.Masker
+	keys string // the API keys it was made for
+	m    *redact.Masker
 }

@@ -94,6 +94,7 @@ type Server struct {
 	cur       atomic.Pointer[state]
 	swap      chan struct{} // a slot: serialises reloads and onboardings
 	loading   atomic.Int32  // checkpoint reads that have not returned
+	secrets   secretSources
 	masks     atomic.Pointer[cachedMasker]
 	extra     map[string]float64
 	upstreams map[string]Upstream
@@ -122,11 +123,12 @@ func New(s Settings) (*Server, error) {
 			return nil, err
 		}
 	}
+	srv.secrets = newSecretSources(s.Token, srv.upstreams)
 	if log := s.Log; log != nil {
 		srv.set.Log = func(format string, args ...any) { log("%s", srv.mask().Mask(fmt.Sprintf(format, args...))) }
 	}
 	s = srv.set
-	for _, short := range redact.New(configuredSecrets(s.Token, srv.upstreams)...).Short() {
+	for _, short := range srv.mask().Short() {
 		s.Log.Printf("serve: warning: a configured key, token or password of %d characters is too short to be masked in text (only where it stands in a URL)", len(short))
 	}
 	st, err := srv.loadState(context.Background(), s.Checkpoint, s.Costs, nil)
