@@ -81,7 +81,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.forward(w, r, up, chosen, fwd)
+	return s.forward(w, r, up, chosen, fwd, stream)
 }
 
 // lastUserText is the text of the last message with role "user": its

@@ -66,7 +66,7 @@ type apiError struct {
 
 // object is e as OpenAI's error object, its message passed through mask.
 func (e *requestError) object(mask *redact.Masker) apiError {
-	o := apiError{Message: mask.Mask(e.Error()), Type: e.Type, Field: e.Field}
+	o := apiError{Message: mask.Mask(e.Error()), Type: mask.Mask(e.Type), Field: mask.Mask(e.Field)}
 	if o.Type == "" {
 		o.Type = errorType(e.Status)
 	}
@@ -74,7 +74,7 @@ func (e *requestError) object(mask *redact.Masker) apiError {
 		o.Param = &o.Field
 	}
 	if e.Code != "" {
-		code := e.Code
+		code := mask.Mask(e.Code)
 		o.Code = &code
 	}
 	return o

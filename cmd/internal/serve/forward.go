@@ -11,9 +11,11 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
+	"github.com/jeirt/jeirt/cmd/internal/serve/upstream"
 )
 
 // maxUpstreamBody is the largest answer serve reads whole from an upstream
@@ -41,11 +43,11 @@ func (s *Server) upstreamError(up Upstream, reason, code, format string, args ..
 // kept). An answer that is not JSON (an HTML page with 200) is a 502 saying
 // what came back; a stream that ends without [DONE] or a finish reason ends
 // with an error event (OpenAI's error object), a log line and the metric.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, chosen string, fwd []byte) error {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, chosen string, fwd []byte, stream bool) error {
 	mask := s.mask()
 	ctx, cancel := context.WithTimeout(r.Context(), s.set.UpstreamTimeout)
 	defer cancel()
-	endpoint, err := up.endpoint("chat", "completions")
+	endpoint, err := up.Endpoint("chat", "completions")
 	if err != nil {
 		return err
 	}
@@ -78,12 +80,23 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	}
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err := s.clientsFault(w, resp, up, body, mask); err != nil {
+			return err
+		}
 		return s.upstreamError(up, "status", "upstream_error", "answered %s: %s", mask.Mask(resp.Status), mask.Excerpt(body))
 	}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	if mt != "text/event-stream" && stream {
+		// Server-sent events under another Content-Type are still a stream.
+		head, _ := br.Peek(6)
+		if h := string(head); strings.HasPrefix(h, "data:") || strings.HasPrefix(h, "event:") || strings.HasPrefix(h, ":") {
+			mt = "text/event-stream"
+		}
+	}
 	if mt != "text/event-stream" {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		body, err := io.ReadAll(io.LimitReader(br, maxUpstreamBody+1))
 		switch {
 		case err != nil:
 			return s.upstreamError(up, "cut", "upstream_error", "stopped mid-answer after %d bytes: %s", len(body), mask.Mask(err.Error()))
@@ -96,6 +109,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 			return s.upstreamError(up, "not_json", "upstream_invalid_response",
 				"answered %s with %s, not the JSON of a chat completion (is base_url the API root, …/v1?): %s",
 				mask.Mask(resp.Status), mask.Mask(ct), mask.Excerpt(body))
+		case stream:
+			// An SDK reading this as a stream would find no event and end
+			// as if the answer were empty.
+			return s.upstreamError(up, "not_json", "upstream_invalid_response",
+				"answered a streamed chat with %s, not server-sent events (text/event-stream): %s", mask.Mask(ct), mask.Excerpt(body))
 		}
 		s.passHeaders(w, resp, chosen, mask)
 		w.WriteHeader(resp.StatusCode)
@@ -106,7 +124,49 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Now().Add(s.set.UpstreamTimeout))
 	w.WriteHeader(resp.StatusCode)
-	return s.relayStream(w, rc, resp.Body, up, mask)
+	return s.relayStream(w, rc, br, up, mask)
+}
+
+// clientsFault answers an upstream's refusal that is the client's to fix,
+// as OpenAI would have answered it, with the upstream's status and error
+// object (masked) and its name said: 400 and 422 (a parameter the model
+// does not take, a context too long) and 429 (with Retry-After: the client
+// backs off). It returns nil for any other status, which is a 502: a wrong
+// key or base_url, or a failure of the upstream, is the server's.
+func (s *Server) clientsFault(w http.ResponseWriter, resp *http.Response, up Upstream, body []byte, mask *redact.Masker) error {
+	switch resp.StatusCode {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusTooManyRequests:
+	default:
+		return nil
+	}
+	var their struct {
+		Error struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Param   *string         `json:"param"`
+			Code    json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal(body, &their)
+	msg := their.Error.Message
+	if msg == "" {
+		msg = string(body)
+	}
+	re := &requestError{Status: resp.StatusCode, Type: their.Error.Type,
+		Msg: fmt.Sprintf("upstream %q (%s) answered %s: %s", up.Name, up.URL(), mask.Mask(resp.Status), mask.Excerpt([]byte(msg)))}
+	if their.Error.Param != nil {
+		re.Field = *their.Error.Param
+	}
+	var code string
+	if json.Unmarshal(their.Error.Code, &code) == nil {
+		re.Code = code
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" && resp.StatusCode == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", mask.Mask(ra))
+	}
+	s.metrics.upstreamFailures.WithLabelValues(up.Name, "refused").Inc()
+	s.set.Log.Printf("serve: %s", re.Msg)
+	return re
 }
 
 func (s *Server) passHeaders(w http.ResponseWriter, resp *http.Response, chosen string, mask *redact.Masker) {
@@ -131,12 +191,12 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	var cut error
 	var last []byte // the last line passed on
 	for {
-		line, err := readLine(br)
+		line, err := upstream.ReadLine(br, maxEventLine)
 		if len(line) > 0 {
 			last = line
 			if data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
 				events++
-				if ends(bytes.TrimSpace(data)) {
+				if upstream.StreamEnds(bytes.TrimSpace(data)) {
 					complete = true
 				}
 			}
@@ -179,49 +239,4 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	fmt.Fprintf(w, "%sdata: %s\n\n", end, mask.Exact(string(errorJSON(re, mask))))
 	rc.Flush()
 	return nil
-}
-
-// readLine is the next line of br with its newline, at most maxEventLine
-// bytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		part, err := br.ReadSlice('\n')
-		line = append(line, part...)
-		if err != bufio.ErrBufferFull {
-			return line, err
-		}
-		if len(line) > maxEventLine {
-			return line, fmt.Errorf("an event line longer than %d bytes", maxEventLine)
-		}
-	}
-}
-
-// ends reports whether the data of an event ends a chat stream: [DONE], a
-// chunk with a finish reason, or an error object.
-func ends(data []byte) bool {
-	if bytes.HasPrefix(data, []byte("[DONE]")) {
-		return true
-	}
-	if !bytes.Contains(data, []byte(`"finish_reason"`)) && !bytes.Contains(data, []byte(`"error"`)) {
-		return false
-	}
-	var ev struct {
-		Error   json.RawMessage `json:"error"`
-		Choices []struct {
-			FinishReason *string `json:"finish_reason"`
-		} `json:"choices"`
-	}
-	if json.Unmarshal(data, &ev) != nil {
-		return false
-	}
-	if len(ev.Error) > 0 && string(ev.Error) != "null" {
-		return true
-	}
-	for _, c := range ev.Choices {
-		if c.FinishReason != nil && *c.FinishReason != "" {
-			return true
-		}
-	}
-	return false
 }

@@ -135,17 +135,63 @@ func TestUpstreamAnswersThatAreNotChats(t *testing.T) {
 	redirect := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
 	})
+	limited := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "20")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(429)
+		fmt.Fprint(w, `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
+	})
+	picky := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		fmt.Fprint(w, `{"error":{"message":"max_tokens is too large: 999999.","type":"invalid_request_error","param":"max_tokens","code":null}}`)
+	})
+	ignores := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) { // ignores "stream": true
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	})
+	mislabelled := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	})
 	var log syncLog
-	f := newFixture(t, Settings{Log: model.LogTo(&log), Upstreams: upstreamsFile(t, "big", html, "mid", cut, "small", finished, "half", half, "moved", redirect)})
+	f := newFixture(t, Settings{Log: model.LogTo(&log), Upstreams: upstreamsFile(t, "big", html, "mid", cut, "small", finished, "half", half, "moved", redirect,
+		"limited", limited, "picky", picky, "ignores", ignores, "mislabelled", mislabelled)})
 
-	code, body, _ := f.do(t, "POST", "/v1/chat/completions", `{"model":"big","messages":[{"role":"user","content":"hi"}]}`)
+	// The client's faults pass on with the upstream's status and error.
+	code, body, h := f.do(t, "POST", "/v1/chat/completions", `{"model":"limited","messages":[{"role":"user","content":"hi"}]}`)
 	e := decode[map[string]openAIError](t, body)["error"]
+	if code != 429 || h.Get("Retry-After") != "20" || e.Type != "requests" || str(e.Code) != "rate_limit_exceeded" || str(e.Param) != "<null>" ||
+		e.Message != `upstream "limited" (`+limited+`) answered 429 Too Many Requests: Rate limit reached for requests` {
+		t.Errorf("429 upstream: %d %s %v", code, body, h)
+	}
+	code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"picky","max_tokens":999999,"messages":[{"role":"user","content":"hi"}]}`)
+	e = decode[map[string]openAIError](t, body)["error"]
+	if code != 400 || e.Type != "invalid_request_error" || str(e.Param) != "max_tokens" || str(e.Code) != "<null>" || !strings.Contains(e.Message, "max_tokens is too large: 999999.") {
+		t.Errorf("400 upstream: %d %s", code, body)
+	}
+	// A streamed chat answered as JSON would be an empty stream to an SDK.
+	code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"ignores","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if e := decode[map[string]openAIError](t, body)["error"]; code != 502 || str(e.Code) != "upstream_invalid_response" ||
+		!strings.Contains(e.Message, "answered a streamed chat with application/json, not server-sent events (text/event-stream)") {
+		t.Errorf("JSON for a stream: %d %s", code, body)
+	}
+	if code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"ignores","messages":[{"role":"user","content":"hi"}]}`); code != 200 {
+		t.Errorf("the same not streamed: %d %s", code, body)
+	}
+	if code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"mislabelled","stream":true,"messages":[{"role":"user","content":"hi"}]}`); code != 200 ||
+		strings.Contains(body, "error") || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Errorf("events under text/plain: %d %q", code, body)
+	}
+
+	code, body, _ = f.do(t, "POST", "/v1/chat/completions", `{"model":"big","messages":[{"role":"user","content":"hi"}]}`)
+	e = decode[map[string]openAIError](t, body)["error"]
 	if code != 502 || str(e.Code) != "upstream_invalid_response" || e.Type != "api_error" ||
 		!strings.Contains(e.Message, `answered 200 OK with text/html; charset=utf-8, not the JSON of a chat completion (is base_url the API root, …/v1?): <!DOCTYPE html> <html><head><title>Welcome to nginx!</title>`) {
 		t.Errorf("HTML upstream: %d %s", code, body)
 	}
 
-	code, body, h := f.do(t, "POST", "/v1/chat/completions", `{"model":"mid","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	code, body, h = f.do(t, "POST", "/v1/chat/completions", `{"model":"mid","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	events := strings.Split(strings.TrimSpace(body), "\n\n")
 	if code != 200 || h.Get("Content-Type") != "text/event-stream" || len(events) != 2 || !strings.Contains(events[0], `"Hel"`) {
 		t.Fatalf("truncated stream: %d %q", code, body)
@@ -173,7 +219,8 @@ func TestUpstreamAnswersThatAreNotChats(t *testing.T) {
 	}
 	_, body, _ = f.do(t, "GET", "/metrics", "")
 	for _, want := range []string{`jeirt_upstream_failures_total{reason="truncated",upstream="mid"} 1`, `jeirt_upstream_failures_total{reason="not_json",upstream="big"} 1`,
-		`jeirt_upstream_failures_total{reason="cut",upstream="half"} 1`, `jeirt_upstream_failures_total{reason="redirect",upstream="moved"} 1`} {
+		`jeirt_upstream_failures_total{reason="cut",upstream="half"} 1`, `jeirt_upstream_failures_total{reason="redirect",upstream="moved"} 1`,
+		`jeirt_upstream_failures_total{reason="refused",upstream="limited"} 1`, `jeirt_upstream_failures_total{reason="not_json",upstream="ignores"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s:\n%s", want, grepLines(body, "upstream_failures"))
 		}

@@ -15,20 +15,6 @@ import (
 // probeTimeout bounds the start-up check of each upstream.
 const probeTimeout = 5 * time.Second
 
-// checkRedirect is the upstream client's redirect policy: a chat (a POST)
-// is never re-sent by a redirect, to the same host or another (the 3xx is
-// answered as a 502 naming where it points); a GET follows up to 5, Go's
-// client dropping the Authorization header on the way to another host.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	if via[0].Method != http.MethodGet && via[0].Method != http.MethodHead {
-		return http.ErrUseLastResponse
-	}
-	if len(via) >= 5 {
-		return errors.New("stopped after 5 redirects")
-	}
-	return nil
-}
-
 // probeUpstreams asks each upstream for GET base_url/models (OpenAI's model
 // list) and logs a warning for each that cannot be reached, rejects its key,
 // does not answer it, or answers something that is not JSON. A warning, not
@@ -65,7 +51,7 @@ func (s *Server) probe(ctx context.Context, up Upstream, timeout time.Duration) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	where := "upstream " + quote(up.Name) + " (" + up.URL() + ")"
-	endpoint, err := up.endpoint("models")
+	endpoint, err := up.Endpoint("models")
 	if err != nil {
 		return where + ": " + err.Error()
 	}

@@ -113,8 +113,18 @@ func leakCorpus() []leakCase {
 			echo: echoWith(403, func(r *http.Request) string {
 				return `{"error":"denied ` + base64.StdEncoding.EncodeToString([]byte(r.Header.Get("Authorization"))) + `"}`
 			})},
-		{name: "400 echoing the query key URL-escaped", base: "UP/v1?api-key=" + url.QueryEscape(key), secrets: []string{key}, status: 502,
+		{name: "400 echoing the query key URL-escaped", base: "UP/v1?api-key=" + url.QueryEscape(key), secrets: []string{key}, status: 400,
 			echo: echoWith(400, func(r *http.Request) string { return `{"error":"bad request for ?` + r.URL.RawQuery + `"}` })},
+		{name: "400 echoing the key in its error object's param and code", base: "UP/v1", key: plain, secrets: []string{plain}, status: 400,
+			echo: echoWith(400, func(r *http.Request) string {
+				return `{"error":{"message":"bad","type":"invalid_request_error","param":"` + bearer(r) + `","code":"` + bearer(r) + `"}}`
+			})},
+		{name: "429 echoing the key in Retry-After and its type", base: "UP/v1?key=" + s, secrets: []string{s}, status: 429,
+			echo: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", r.URL.Query().Get("key"))
+				w.WriteHeader(429)
+				fmt.Fprintf(w, `{"error":{"message":"slow down","type":"%s"}}`, r.URL.Query().Get("key"))
+			}},
 		{name: "500 text echoing the subscription key", base: "UP/v1?subscription-key=" + s, secrets: []string{s}, status: 502,
 			echo: func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "internal error handling "+r.URL.String(), 500)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
+	"github.com/jeirt/jeirt/cmd/internal/serve/upstream"
 	"github.com/jeirt/jeirt/model"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -116,7 +117,7 @@ func New(s Settings) (*Server, error) {
 		ResponseHeaderTimeout: s.UpstreamTimeout,
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
-	}, CheckRedirect: checkRedirect}}
+	}, CheckRedirect: upstream.CheckRedirect}}
 	var err error
 	if s.Upstreams != "" {
 		if srv.upstreams, err = ReadUpstreams(s.Upstreams); err != nil {
