@@ -98,6 +98,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	if mt != "text/event-stream" {
 		body, err := io.ReadAll(io.LimitReader(br, maxUpstreamBody+1))
 		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return s.upstreamError(up, "timeout", "upstream_timeout", "did not finish its answer within %v", s.set.UpstreamTimeout)
 		case err != nil:
 			return s.upstreamError(up, "cut", "upstream_error", "stopped mid-answer after %d bytes: %s", len(body), mask.Mask(err.Error()))
 		case len(body) > maxUpstreamBody:
@@ -236,6 +238,7 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	} else if len(bytes.TrimSpace(last)) > 0 {
 		end = "\n"
 	}
+	rc.SetWriteDeadline(time.Now().Add(10 * time.Second)) // the stream's own deadline may have passed with the upstream's
 	fmt.Fprintf(w, "%sdata: %s\n\n", end, mask.Exact(string(errorJSON(re, mask))))
 	rc.Flush()
 	return nil

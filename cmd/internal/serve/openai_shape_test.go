@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -315,5 +316,37 @@ func TestReloadNeverWedges(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "still serving the previous checkpoint") {
 		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// An upstream that begins its answer and then stalls: a chat not streamed
+// is a 502 saying so, a streamed one ends with the error event.
+func TestUpstreamStallsMidAnswer(t *testing.T) {
+	stall := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[`)
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	f := newFixture(t, Settings{Upstreams: upstreamsFile(t, "big", stall), UpstreamTimeout: 300 * time.Millisecond})
+	code, body, _ := f.do(t, "POST", "/v1/chat/completions", `{"model":"big","messages":[{"role":"user","content":"hi"}]}`)
+	if e := decode[map[string]openAIError](t, body)["error"]; code != 502 || str(e.Code) != "upstream_timeout" || !strings.Contains(e.Message, "did not finish its answer within 300ms") {
+		t.Errorf("stalled answer: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("POST", f.ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"big","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := f.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"code":"upstream_stream_truncated"`) || !strings.Contains(string(b), "did not finish the stream within 300ms after 1 event") {
+		t.Errorf("stalled stream: %d %q", resp.StatusCode, b)
 	}
 }
