@@ -47,6 +47,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&ss.ReadTimeout, "read-timeout", 30*time.Second, "limit on reading a request")
 	f.DurationVar(&ss.WriteTimeout, "write-timeout", 60*time.Second, "limit on writing an answer (chat streams: --upstream-timeout)")
 	f.DurationVar(&ss.IdleTimeout, "idle-timeout", 120*time.Second, "keep-alive connections idle longer are closed")
+	f.DurationVar(&set.ReloadTimeout, "reload-timeout", time.Minute, "limit on one reload of the checkpoint (SIGHUP, POST /admin/reload); past it the previous one keeps serving")
 	f.DurationVar(&ss.Drain, "drain", 30*time.Second, "on SIGINT/SIGTERM, how long to wait for requests in flight")
 	return cli.Guard(cmd, cli.Outputs{})
 }

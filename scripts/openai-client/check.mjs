@@ -26,10 +26,45 @@ for await (const c of stream) {
 }
 out.stream = { chunks, content: text };
 
+// An API error: its status and OpenAI's error object (message, type, param, code).
+const apiError = (e) => ({ status: e.status ?? null, name: e.constructor.name, message: e.error?.message ?? e.message,
+  type: e.type ?? null, param: e.param ?? null, code: e.code ?? null });
+
 try {
   await client.chat.completions.create({ model: "router:best", messages });
   out.error = "none";
 } catch (e) {
-  out.error = { status: e.status, message: e.error?.message ?? e.message };
+  out.error = apiError(e);
+}
+
+// A wrong method: 405 with Allow.
+const res = await fetch(baseURL + "/chat/completions", { headers: { Authorization: `Bearer ${apiKey}` } });
+out.wrongMethod = { status: res.status, allow: res.headers.get("allow"), error: (await res.json()).error };
+
+// With the test upstreams of TestOpenAINodeClient (when the server lists
+// them): a stream the upstream cuts off must throw in the for-await loop,
+// and an upstream's HTML page must be an API error, not a completion.
+if (ids.includes("jeirt-check-truncated")) {
+  const cut = await client.chat.completions.create({ model: "jeirt-check-truncated", messages, stream: true });
+  let got = "", n = 0;
+  out.truncated = { thrown: false };
+  try {
+    for await (const c of cut) {
+      n++;
+      got += c.choices[0]?.delta?.content ?? "";
+    }
+  } catch (e) {
+    out.truncated = { thrown: true, ...apiError(e) };
+  }
+  out.truncated.chunks = n;
+  out.truncated.content = got;
+}
+if (ids.includes("jeirt-check-html")) {
+  try {
+    const r = await client.chat.completions.create({ model: "jeirt-check-html", messages });
+    out.html = { thrown: false, completion: r };
+  } catch (e) {
+    out.html = { thrown: true, ...apiError(e) };
+  }
 }
 console.log(JSON.stringify(out));

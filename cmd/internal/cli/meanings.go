@@ -110,6 +110,7 @@ var FlagMeanings = map[string]string{
 	"rank":               "ability dimensions r",
 	"rank-move":          "rank difference that lists a model as moved",
 	"read-timeout":       "limit on reading a request",
+	"reload-timeout":     "limit on one reload of the checkpoint",
 	"replace":            "refit models the checkpoint already has",
 	"restarts":           "k-means++ restarts",
 	"retrain":            "train finished runs again",

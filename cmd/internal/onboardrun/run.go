@@ -3,15 +3,9 @@ package onboardrun
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jeirt/jeirt/model"
@@ -29,7 +23,7 @@ type AddRun struct {
 	Encoder    string // encoder override ("": the recorded one)
 	Data       string // responses of the new models
 	Read       read.Options
-	Out        string // new checkpoint folder ("": DefaultOut)
+	Out        string // new checkpoint folder ("": checkpoint.OnboardedDir)
 	Force      bool   // replace Out when it is a checkpoint jeirt wrote
 	Options    onboard.AddModelsOptions
 	Version    string // the jeirt release, written into the manifest
@@ -52,7 +46,7 @@ func (a AddRun) Run(ctx context.Context) (string, *onboard.AddModelsResult, erro
 	}
 	out := a.Out
 	if out == "" {
-		out = DefaultOut(a.Checkpoint, res.Added)
+		out = checkpoint.OnboardedDir(a.Checkpoint, addedNames(res.Added))
 	}
 	nc := res.Checkpoint
 	nc.Manifest.JEIRTVersion = a.Version
@@ -165,23 +159,10 @@ func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// DefaultOut is the folder add-model writes by default: DIR.plus-NAME (one
-// model) or DIR.plus-N-models, with -2, -3, ... appended until the name is
-// free.
-func DefaultOut(ckDir string, added []checkpoint.AddedModel) string {
-	base := filepath.Clean(ckDir)
-	if len(added) == 1 {
-		base += ".plus-" + strings.Trim(unsafeName.ReplaceAllString(added[0].Name, "_"), "_")
-	} else {
-		base += fmt.Sprintf(".plus-%d-models", len(added))
+func addedNames(added []checkpoint.AddedModel) []string {
+	names := make([]string, len(added))
+	for k, a := range added {
+		names[k] = a.Name
 	}
-	out := base
-	for k := 2; ; k++ {
-		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
-			return out
-		}
-		out = base + "-" + strconv.Itoa(k)
-	}
+	return names
 }

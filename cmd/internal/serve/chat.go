@@ -2,15 +2,12 @@ package serve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
-	"time"
 )
 
 // chat is POST /v1/chat/completions: with "model": "router" or
@@ -21,7 +18,7 @@ import (
 // comes, with the header X-Jeirt-Model naming the model.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	if len(s.upstreams) == 0 {
-		return &requestError{Status: http.StatusServiceUnavailable, Msg: "no upstreams: start jeirt serve with --upstreams"}
+		return &requestError{Status: http.StatusServiceUnavailable, Code: "no_upstreams", Msg: "no upstreams: start jeirt serve with --upstreams"}
 	}
 	if err := checkContentType(r); err != nil {
 		return err
@@ -76,7 +73,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	}
 	up, ok := s.upstreams[chosen]
 	if !ok {
-		return badField("model", "%q is not a model of the upstreams file (use \"router\" to route)", chosen)
+		return &requestError{Status: http.StatusBadRequest, Field: "model", Code: "model_not_found", Msg: fmt.Sprintf("%q is not a model of the upstreams file (use \"router\" to route)", chosen)}
 	}
 	upName, _ := json.Marshal(up.Model)
 	req["model"] = upName
@@ -84,65 +81,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.set.UpstreamTimeout)
-	defer cancel()
-	ureq, err := http.NewRequestWithContext(ctx, http.MethodPost, up.BaseURL+"/chat/completions", bytes.NewReader(fwd))
-	if err != nil {
-		return err
-	}
-	ureq.Header.Set("Content-Type", "application/json")
-	if a := r.Header.Get("Accept"); a != "" {
-		ureq.Header.Set("Accept", a)
-	}
-	if up.APIKeyEnv != "" {
-		ureq.Header.Set("Authorization", "Bearer "+os.Getenv(up.APIKeyEnv))
-	}
-	// Nothing an upstream says reaches a client or the log unmasked: its
-	// URL's password, its key echoed in an error body or a header.
-	secrets := keys(s.upstreams)
-	resp, err := s.client.Do(ureq)
-	if err != nil {
-		why := MaskSecrets(err.Error(), secrets...)
-		if errors.Is(err, context.DeadlineExceeded) {
-			why = fmt.Sprintf("no answer within %v", s.set.UpstreamTimeout)
-		}
-		s.set.Log.Printf("serve: upstream %s (%s): %s", up.Name, up.URL(), MaskSecrets(err.Error(), secrets...))
-		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: fmt.Sprintf("upstream %q (%s) failed: %s", up.Name, up.URL(), why)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		msg := fmt.Sprintf("upstream %q (%s) answered %s: %s", up.Name, up.URL(), MaskSecrets(resp.Status, secrets...), Excerpt(body, secrets...))
-		s.set.Log.Printf("serve: %s", msg)
-		return &requestError{Status: http.StatusBadGateway, Field: "model", Msg: msg}
-	}
-	for _, h := range []string{"Content-Type", "Cache-Control", "X-Request-Id"} {
-		if v := resp.Header.Get(h); v != "" {
-			w.Header().Set(h, MaskSecrets(v, secrets...))
-		}
-	}
-	w.Header().Set("X-Jeirt-Model", chosen)
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(s.set.UpstreamTimeout))
-	w.WriteHeader(resp.StatusCode)
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			if stream {
-				rc.Flush()
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("upstream %q stopped mid-answer: %w", up.Name, err)
-		}
-	}
+	return s.forward(w, r, up, chosen, fwd, stream)
 }
 
 // lastUserText is the text of the last message with role "user": its

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,14 +9,22 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 )
 
-// requestError is an error answered with Status and a JSON body
-// {"error": {"message": ..., "field": ...}}.
+// requestError is an error answered with Status and OpenAI's error object,
+// {"error": {"message", "type", "param", "code"}} (param and code null when
+// not set), with "field" repeating param for clients of earlier versions.
 type requestError struct {
 	Status int
-	Field  string
+	Field  string // OpenAI's param: the request field to blame
 	Msg    string
+	// Type is OpenAI's error type; "" is the one of Status (errorType).
+	Type string
+	// Code is OpenAI's machine-readable code (invalid_api_key,
+	// model_not_found, upstream_unreachable, ...); "" answers null.
+	Code string
 }
 
 func (e *requestError) Error() string {
@@ -29,18 +38,69 @@ func badField(field, format string, args ...any) error {
 	return &requestError{Status: http.StatusBadRequest, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// errorType is OpenAI's error type for an HTTP status.
+func errorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status < 500:
+		return "invalid_request_error"
+	case status == http.StatusInternalServerError:
+		return "server_error"
+	}
+	return "api_error"
+}
+
+// apiError is OpenAI's error object.
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+	Field   string  `json:"field,omitempty"`
+}
+
+// object is e as OpenAI's error object, its message passed through mask.
+func (e *requestError) object(mask *redact.Masker) apiError {
+	o := apiError{Message: mask.Mask(e.Error()), Type: mask.Mask(e.Type), Field: mask.Mask(e.Field)}
+	if o.Type == "" {
+		o.Type = errorType(e.Status)
+	}
+	if e.Field != "" {
+		o.Param = &o.Field
+	}
+	if e.Code != "" {
+		code := mask.Mask(e.Code)
+		o.Code = &code
+	}
+	return o
+}
+
 // writeError answers err: a requestError with its status, anything else
-// with 500.
-func writeError(w http.ResponseWriter, err error) {
+// with 500; its message passes mask.
+func writeError(w http.ResponseWriter, err error, mask *redact.Masker) {
 	var re *requestError
 	if !errors.As(err, &re) {
 		re = &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
 	}
-	type body struct {
-		Message string `json:"message"`
-		Field   string `json:"field,omitempty"`
-	}
-	writeJSON(w, re.Status, map[string]body{"error": {Message: re.Error(), Field: re.Field}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(re.Status)
+	w.Write([]byte(mask.Exact(string(errorJSON(re, mask)))))
+}
+
+// errorJSON is {"error": e.object(mask)} and a newline, with <, > and &
+// left as they are (an upstream's HTML page quoted in a message stays
+// readable).
+func errorJSON(e *requestError, mask *redact.Masker) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]apiError{"error": e.object(mask)})
+	return b.Bytes()
 }
 
 // writeJSON answers v with status. It encodes v before the status goes
@@ -49,7 +109,7 @@ func writeError(w http.ResponseWriter, err error) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b, _ = json.Marshal(map[string]map[string]string{"error": {"message": "the answer could not be encoded: " + err.Error()}})
+		b, _ = json.Marshal(map[string]apiError{"error": {Message: "the answer could not be encoded: " + err.Error(), Type: "server_error"}})
 		status = http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -88,7 +148,7 @@ func checkContentType(r *http.Request) error {
 	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "application/x-www-form-urlencoded") {
 		return nil
 	}
-	return &requestError{Status: http.StatusUnsupportedMediaType, Msg: fmt.Sprintf("Content-Type %q: send application/json (or no Content-Type)", ct)}
+	return &requestError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Msg: fmt.Sprintf("Content-Type %q: send application/json (or no Content-Type)", ct)}
 }
 
 func jsonError(err error, limit int64) error {
@@ -97,7 +157,7 @@ func jsonError(err error, limit int64) error {
 	var big *http.MaxBytesError
 	switch {
 	case errors.As(err, &big):
-		return &requestError{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("request body is larger than %d bytes", limit)}
+		return &requestError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Msg: fmt.Sprintf("request body is larger than %d bytes", limit)}
 	case errors.Is(err, io.EOF):
 		return badField("", "empty request body: send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):

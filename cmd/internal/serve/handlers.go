@@ -1,13 +1,11 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,7 +237,7 @@ func (s *Server) jeirtModels(w http.ResponseWriter, r *http.Request) error {
 			out[i].Cost = &c
 		}
 		if u, ok := s.upstreams[name]; ok {
-			out[i].Upstream = u.URL()
+			out[i].Upstream = s.mask().URL(u.BaseURL)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "items": st.model().NumItems(), "models": out, "router": st.routerIDs()})
@@ -309,7 +307,7 @@ func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	return &requestError{Status: http.StatusNotFound, Field: "model", Msg: fmt.Sprintf("no model %q (GET /v1/models lists them)", id)}
+	return &requestError{Status: http.StatusNotFound, Field: "model", Code: "model_not_found", Msg: fmt.Sprintf("no model %q (GET /v1/models lists them)", id)}
 }
 
 // OnboardRequest is the body of POST /v1/models: a new model's answers to
@@ -367,8 +365,11 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 		resp.Item = append(resp.Item, int32(k))
 		resp.Label = append(resp.Label, label)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	release, err := s.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	st := s.cur.Load()
 	if _, had := st.index[req.Name]; had && !req.Replace {
 		return badField("name", "model %q is already in the checkpoint (send replace: true to refit it)", req.Name)
@@ -402,7 +403,9 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) error {
 	if req.Cost != nil {
 		extra = withCost(extra, req.Name, *req.Cost)
 	}
-	nst, err := loadState(dir, s.set.Costs, extra)
+	lctx, cancel := context.WithTimeout(r.Context(), s.set.ReloadTimeout)
+	defer cancel()
+	nst, err := s.loadState(lctx, dir, s.set.Costs, extra)
 	if err != nil {
 		s.metrics.reloads.WithLabelValues("failed").Inc()
 		return fmt.Errorf("onboarded checkpoint %s does not load (still serving %s): %w", dir, st.dir, err)
@@ -436,60 +439,25 @@ func indexOfItem(st *state, id string) (int, bool) {
 	return -1, false
 }
 
-// writeNext writes ck as a new folder beside dir, named from dir's base
-// name (without an earlier onboarding's suffix), a counter and the model:
-// runs/swe, then runs/swe+1-new-model, runs/swe+2-other, ... The counter is
-// one more than the largest beside it, so the name never grows with the
-// number of onboardings.
+// writeNext writes ck as a new folder beside dir, named as jeirt add-model
+// names its output (checkpoint.OnboardedDir): runs/swe, then
+// runs/swe.plus-new-model, runs/swe.plus-other, ...
 func (s *Server) writeNext(dir, name string, ck *checkpoint.Checkpoint) (string, error) {
-	safe := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '_'
-	}, name)
-	if len(safe) > 64 {
-		safe = safe[:64]
-	}
-	root := onboardSuffix.ReplaceAllString(filepath.Clean(dir), "")
-	n := 0
-	entries, _ := os.ReadDir(filepath.Dir(root))
-	for _, e := range entries {
-		if k, ok := onboardCounter(filepath.Base(root), e.Name()); ok && k > n {
-			n = k
-		}
-	}
 	for tries := 0; ; tries++ {
-		n++
-		next := fmt.Sprintf("%s+%d-%s", root, n, safe)
+		next := checkpoint.OnboardedDir(dir, []string{name})
 		err := ck.Write(next, false)
 		if err == nil {
 			return next, nil
 		}
-		if tries > 100 || !fileExists(next) {
+		if tries > 100 || !fileExists(next) { // not another writer taking the name first
 			return "", fmt.Errorf("writing the onboarded checkpoint %s: %w", next, err)
 		}
 	}
 }
 
-// onboardSuffix is what writeNext adds to a checkpoint folder's name.
-var onboardSuffix = regexp.MustCompile(`\+[0-9]+-[A-Za-z0-9._-]*$`)
-
-// onboardCounter is the counter of the folder name, which writeNext
-// named after the folder name root.
-func onboardCounter(root, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, root+"+")
-	if !ok {
-		return 0, false
-	}
-	digits, _, ok := strings.Cut(rest, "-")
-	k, err := strconv.Atoi(digits)
-	return k, ok && err == nil && !strings.Contains(rest, "+")
-}
-
 func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Reload(); err != nil {
-		return &requestError{Status: http.StatusInternalServerError, Msg: err.Error()}
+	if err := s.Reload(r.Context()); err != nil {
+		return &requestError{Status: http.StatusInternalServerError, Code: "reload_failed", Msg: err.Error()}
 	}
 	st := s.cur.Load()
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": st.dir, "models": st.model().NumModels()})

@@ -16,11 +16,12 @@ import (
 // checkpoint and costs on SIGHUP. It warns on log when a non-loopback
 // address has no token.
 func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr string) error {
-	log := set.Log
 	srv, err := New(set)
 	if err != nil {
 		return err
 	}
+	log := srv.set.Log // masked
+	srv.probeUpstreams(ctx, probeTimeout)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%w: %w", model.FieldErrorf("Addr", "serve: {Addr} %s", addr), err)
@@ -39,7 +40,7 @@ func ListenAndServe(ctx context.Context, set Settings, ss ServeSettings, addr st
 			case <-ctx.Done():
 				return
 			case <-hup:
-				srv.Reload() // logs success or why it failed
+				srv.Reload(ctx) // logs success or why it failed; bounded by Settings.ReloadTimeout
 			}
 		}
 	}()

@@ -3,9 +3,11 @@ package serve
 import (
 	"net/http"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 type metrics struct {
@@ -16,6 +18,10 @@ type metrics struct {
 	outOfDomain prometheus.Counter
 	reloads     *prometheus.CounterVec
 	models      prometheus.Gauge
+	// upstreamFailures counts chats an upstream failed, by upstream and
+	// reason (unreachable, timeout, status, refused, redirect, not_json,
+	// cut, truncated).
+	upstreamFailures *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -34,12 +40,40 @@ func newMetrics() *metrics {
 			Help: "Checkpoint reloads and onboardings, by result (ok, failed)."}, []string{"result"}),
 		models: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jeirt_models",
 			Help: "Models of the checkpoint being served."}),
+		upstreamFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jeirt_upstream_failures_total",
+			Help: "Chats an upstream failed, by upstream and reason: unreachable, timeout, status (an error status), refused (400, 422 or 429, passed on to the client), redirect, not_json (an answer that is not JSON), cut (a body cut off), truncated (a stream that ended without [DONE] or a finish reason)."},
+			[]string{"upstream", "reason"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.routed, m.outOfDomain, m.reloads, m.models,
+	m.reg.MustRegister(m.requests, m.latency, m.routed, m.outOfDomain, m.reloads, m.models, m.upstreamFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-func promhttpHandler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+func promhttpHandler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+}
+
+// maskedGatherer is the registry as /metrics serves it: every label value
+// and help text masked, whatever the format the scraper asks for.
+type maskedGatherer struct {
+	g    prometheus.Gatherer
+	mask func() *redact.Masker
+}
+
+func (m maskedGatherer) Gather() ([]*dto.MetricFamily, error) {
+	fams, err := m.g.Gather()
+	mask := m.mask()
+	for _, f := range fams {
+		if f.Help != nil {
+			h := mask.Mask(f.GetHelp())
+			f.Help = &h
+		}
+		for _, mt := range f.Metric {
+			for _, l := range mt.Label {
+				v := mask.Mask(l.GetValue())
+				l.Value = &v
+			}
+		}
+	}
+	return fams, err
 }

@@ -201,7 +201,7 @@ func TestTokenAndOnboarding(t *testing.T) {
 		Checkpoint, Previous string
 		NewItems             int `json:"new_items"`
 	}](t, body)
-	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+"+1-newbie" {
+	if res.Previous != f.ck || res.NewItems != 40 || res.Checkpoint != f.ck+".plus-newbie" {
 		t.Errorf("onboard: %s", body)
 	}
 	if _, err := checkpoint.Load(f.ck); err != nil {
@@ -525,8 +525,13 @@ func TestUpstreamsFileErrors(t *testing.T) {
 		{"- name: a\n  base_url: ftp://x\n", `base_url "ftp://x" is not an http(s) URL`},
 		{"- base_url: http://x\n", "upstream 1: no name"},
 		{"- name: a\n  base_url: http://x\n  key: y\n", "want a list of upstreams"},
-		{"- name: a\n  base_url: http://x\n- name: a\n  base_url: http://y\n", `name "a" is repeated`},
-		{"- name: a\n  base_url: http://x\n  api_key_env: JEIRT_TEST_UNSET_VAR\n", "JEIRT_TEST_UNSET_VAR is not set"},
+		{"- name: a\n  base_url: http://x/v1\n- name: a\n  base_url: http://y/v1\n", `name "a" is repeated`},
+		{"- name: a\n  base_url: http://x/v1\n  api_key_env: JEIRT_TEST_UNSET_VAR\n", "JEIRT_TEST_UNSET_VAR is not set"},
+		// The /v1 check: a base URL without a path, or a full endpoint.
+		{"- name: a\n  base_url: http://127.0.0.1:8000\n", `base_url "http://127.0.0.1:8000" has no path: chats would go to http://127.0.0.1:8000/chat/completions, and OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM) serve under /v1: write base_url: http://127.0.0.1:8000/v1`},
+		{"- name: a\n  base_url: https://u:pw-zz99@h.example/\n", `base_url "https://u:***@h.example/" has no path`},
+		{"- name: a\n  base_url: http://h:8000/v1/chat/completions\n", `base_url "http://h:8000/v1/chat/completions" is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: http://h:8000/v1`},
+		{"- name: a\n  base_url: http://h:8000/v1/models?key=zz-Secret-99\n", `is an endpoint, not the API root that jeirt adds /chat/completions to: write base_url: http://h:8000/v1?key=***`},
 	} {
 		p := filepath.Join(dir, "u.yaml")
 		os.WriteFile(p, []byte(c.text), 0o644)
@@ -608,12 +613,13 @@ func TestOutOfDomain(t *testing.T) {
 	}
 }
 
-// Each onboarding names its folder from the first checkpoint's name and a
-// counter: the sixth and later ones used to fail with "file name too long",
-// each name appending to the one before.
+// Each onboarding names its folder from the first checkpoint's name and the
+// model's, as add-model does: the sixth and later ones used to fail with
+// "file name too long", each name appending to the one before.
 func TestOnboardingNamesDoNotGrow(t *testing.T) {
 	f := newFixture(t, Settings{Costs: "-", Token: "s3cret"})
 	f.token = "s3cret"
+	prev := f.ck
 	for k := 1; k <= 8; k++ {
 		name := fmt.Sprintf("model-%d-%s", k, strings.Repeat("x", 30))
 		code, body, _ := f.do(t, "POST", "/v1/models", `{"name":"`+name+`","answers":[{"id":"known","correct":true}]}`)
@@ -621,12 +627,13 @@ func TestOnboardingNamesDoNotGrow(t *testing.T) {
 			t.Fatalf("onboarding %d: %d %s", k, code, body)
 		}
 		res := decode[struct{ Checkpoint, Previous string }](t, body)
-		if want := fmt.Sprintf("%s+%d-%s", f.ck, k, name); res.Checkpoint != want {
+		if want := f.ck + ".plus-" + name; res.Checkpoint != want || res.Previous != prev {
 			t.Errorf("onboarding %d wrote %s, want %s", k, res.Checkpoint, want)
 		}
 		if _, err := checkpoint.Load(res.Checkpoint); err != nil {
 			t.Error(err)
 		}
+		prev = res.Checkpoint
 	}
 	if code, body, _ := f.do(t, "POST", "/admin/reload", ""); code != 200 || !strings.Contains(body, `"models":11`) {
 		t.Errorf("reload after 8 onboardings: %d %s", code, body)

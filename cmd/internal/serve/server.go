@@ -14,14 +14,18 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
-	"sync"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
+	"github.com/jeirt/jeirt/cmd/internal/serve/upstream"
 	"github.com/jeirt/jeirt/model"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -53,7 +57,13 @@ type Settings struct {
 	UpstreamTimeout time.Duration
 	// Top is the number of alternatives listed per routed query. Zero means 3.
 	Top int
-	// Log receives reloads, onboardings and upstream failures; nil is silent.
+	// ReloadTimeout bounds one reload (or the loading of an onboarded
+	// checkpoint): a checkpoint folder that cannot be read in time (a FIFO
+	// in it, a hung network file system) fails the reload and the previous
+	// checkpoint keeps serving. Zero means 1 minute.
+	ReloadTimeout time.Duration
+	// Log receives reloads, onboardings and upstream failures, every line
+	// masked (no configured secret reaches it); nil is silent.
 	Log model.Logf
 }
 
@@ -73,6 +83,9 @@ func (s Settings) withDefaults() Settings {
 	if s.Top == 0 {
 		s.Top = 3
 	}
+	if s.ReloadTimeout == 0 {
+		s.ReloadTimeout = time.Minute
+	}
 	return s
 }
 
@@ -80,12 +93,16 @@ func (s Settings) withDefaults() Settings {
 type Server struct {
 	set       Settings
 	cur       atomic.Pointer[state]
-	mu        sync.Mutex // serialises reloads and onboardings
+	swap      chan struct{} // a slot: serialises reloads and onboardings
+	loading   atomic.Int32  // checkpoint reads that have not returned
+	secrets   secretSources
+	masks     atomic.Pointer[cachedMasker]
 	extra     map[string]float64
 	upstreams map[string]Upstream
 	client    *http.Client
 	metrics   *metrics
 	mux       *http.ServeMux
+	adminOff  []string // the admin routes' patterns, when there is no token to guard them
 }
 
 // New loads the checkpoint, costs and upstreams of s.
@@ -94,23 +111,34 @@ func New(s Settings) (*Server, error) {
 	if s.Checkpoint == "" {
 		return nil, fmt.Errorf("serve: no checkpoint folder")
 	}
-	st, err := loadState(s.Checkpoint, s.Costs, nil)
-	if err != nil {
-		return nil, err
-	}
-	st.ck.LogWarnings(s.Log)
-	s.Log.Printf("serve: %s", st.routerLine())
-	srv := &Server{set: s, metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
+	srv := &Server{set: s, swap: make(chan struct{}, 1), metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 		ResponseHeaderTimeout: s.UpstreamTimeout,
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
-	}}}
+	}, CheckRedirect: upstream.CheckRedirect}}
+	var err error
 	if s.Upstreams != "" {
 		if srv.upstreams, err = ReadUpstreams(s.Upstreams); err != nil {
 			return nil, err
 		}
+	}
+	srv.secrets = newSecretSources(s.Token, srv.upstreams)
+	if log := s.Log; log != nil {
+		srv.set.Log = func(format string, args ...any) { log("%s", srv.mask().Mask(fmt.Sprintf(format, args...))) }
+	}
+	s = srv.set
+	for _, short := range srv.mask().Short() {
+		s.Log.Printf("serve: warning: a configured key, token or password of %d characters is too short to be masked in text (only where it stands in a URL)", len(short))
+	}
+	st, err := srv.loadState(context.Background(), s.Checkpoint, s.Costs, nil)
+	if err != nil {
+		return nil, err
+	}
+	st.ck.LogWarnings(s.Log)
+	s.Log.Printf("serve: %s", st.routerLine())
+	if s.Upstreams != "" {
 		if err := srv.checkRoutable(st); err != nil {
 			return nil, err
 		}
@@ -128,16 +156,27 @@ func (s *Server) Checkpoint() string { return s.cur.Load().dir }
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
 
 // Reload reads the current checkpoint folder and the costs file again and
-// swaps them in; on error the old ones stay and the error says why.
-func (s *Server) Reload() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// swaps them in; on error the old ones stay and the error says why. It
+// gives up when ctx is done or after Settings.ReloadTimeout, and never
+// waits on an earlier reload that is stuck.
+func (s *Server) Reload(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.set.ReloadTimeout)
+	defer cancel()
 	dir := s.cur.Load().dir
-	st, err := loadState(dir, s.set.Costs, s.extra)
-	if err != nil {
+	fail := func(err error) error {
 		s.metrics.reloads.WithLabelValues("failed").Inc()
 		s.set.Log.Printf("serve: reload of %s failed, still serving the previous checkpoint: %v", dir, err)
 		return fmt.Errorf("reload of %s failed (still serving the previous checkpoint): %w", dir, err)
+	}
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	dir = s.cur.Load().dir
+	st, err := s.loadState(ctx, dir, s.set.Costs, s.extra)
+	if err != nil {
+		return fail(err)
 	}
 	st.ck.LogWarnings(s.set.Log)
 	s.cur.Store(st)
@@ -147,6 +186,51 @@ func (s *Server) Reload() error {
 	return nil
 }
 
+// acquire takes the slot that serialises reloads and onboardings, or gives
+// up when ctx is done.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case s.swap <- struct{}{}:
+		return func() { <-s.swap }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("another reload or onboarding is still running (%w)", context.Cause(ctx))
+	}
+}
+
+// maxStuckLoads is the most checkpoint reads left blocked (each holds a
+// goroutine and a thread until the file system answers) before a reload is
+// refused outright.
+const maxStuckLoads = 4
+
+// loadState is loadState run so that ctx bounds it: a read that blocks (a
+// FIFO in the folder, a hung network file system) is left behind, the
+// error says so, and the slot it held is free for the next reload.
+func (s *Server) loadState(ctx context.Context, dir, costsPath string, extra map[string]float64) (*state, error) {
+	if n := s.loading.Load(); n >= maxStuckLoads {
+		return nil, fmt.Errorf("%d earlier reads of the checkpoint have not returned: is a file of %s a FIFO, or its file system hung?", n, dir)
+	}
+	type result struct {
+		st  *state
+		err error
+	}
+	done := make(chan result, 1)
+	s.loading.Add(1)
+	go func() {
+		defer s.loading.Add(-1)
+		st, err := loadState(dir, costsPath, extra)
+		done <- result{st, err}
+	}()
+	select {
+	case r := <-done:
+		return r.st, r.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("reading %s took longer than %v (is one of its files a FIFO, or its file system hung?)", dir, s.set.ReloadTimeout)
+		}
+		return nil, fmt.Errorf("reading %s: the request was cancelled", dir)
+	}
+}
+
 // Handler is the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
@@ -154,6 +238,7 @@ func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	handle := func(pattern, name string, admin bool, h func(http.ResponseWriter, *http.Request) error) {
 		if admin && s.set.Token == "" {
+			s.adminOff = append(s.adminOff, pattern)
 			return
 		}
 		s.mux.Handle(pattern, s.instrument(name, pattern != "GET /healthz", h))
@@ -168,21 +253,49 @@ func (s *Server) routes() {
 	handle("POST /v1/models", "onboard", true, s.onboard)
 	handle("POST /v1/chat/completions", "chat", false, s.chat)
 	handle("POST /admin/reload", "reload", true, s.reload)
-	metricsH := promhttpHandler(s.metrics.reg)
+	metricsH := promhttpHandler(maskedGatherer{s.metrics.reg, s.mask})
 	s.mux.Handle("GET /metrics", s.instrument("metrics", true, func(w http.ResponseWriter, r *http.Request) error {
 		metricsH.ServeHTTP(w, r)
 		return nil
 	}))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &requestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+		if slices.Contains(s.adminOff, r.Method+" "+r.URL.Path) {
+			writeError(w, &requestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no route %s %s: it is an admin route, served only when jeirt serve has a token (--token-env)", r.Method, r.URL.Path)}, s.mask())
+			return
+		}
+		if allow := s.allowed(r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, &requestError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Msg: fmt.Sprintf("%s %s: this route answers %s", r.Method, r.URL.Path, strings.Join(allow, ", "))}, s.mask())
+			return
+		}
+		writeError(w, &requestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)}, s.mask())
 	})
 }
 
-// statusWriter records the status for the metrics; Unwrap lets
-// http.ResponseController reach Flush and the write deadline.
+// allowed are the methods other routes answer r's path with (for 405's
+// Allow header); none for a path no route serves.
+func (s *Server) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// statusWriter records the status for the metrics and passes every byte
+// written through the masker's Exact (when exact is set: every route but
+// /metrics, whose labels are masked where they are gathered, and whose body
+// may be compressed); Unwrap lets http.ResponseController reach Flush and
+// the write deadline.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	exact  *redact.Masker
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -196,6 +309,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.exact != nil {
+		if _, err := w.ResponseWriter.Write([]byte(w.exact.Exact(string(b)))); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	return w.ResponseWriter.Write(b)
 }
 
@@ -206,10 +325,13 @@ func (s *Server) instrument(name string, auth bool, h func(http.ResponseWriter, 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		if name != "metrics" {
+			sw.exact = s.mask()
+		}
 		var err error
 		if auth && !s.authorized(r) {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="jeirt"`)
-			err = &requestError{Status: http.StatusUnauthorized, Msg: "missing or wrong bearer token (Authorization: Bearer ...)"}
+			err = &requestError{Status: http.StatusUnauthorized, Code: "invalid_api_key", Msg: "missing or wrong bearer token (Authorization: Bearer ...)"}
 		} else {
 			err = h(sw, r)
 		}
@@ -217,7 +339,7 @@ func (s *Server) instrument(name string, auth bool, h func(http.ResponseWriter, 
 			if sw.status != 0 { // the answer had begun (a stream): nothing more to say
 				s.set.Log.Printf("serve: %s %s: %v", r.Method, r.URL.Path, err)
 			} else {
-				writeError(sw, err)
+				writeError(sw, err, s.mask())
 			}
 		}
 		s.metrics.requests.WithLabelValues(name, fmt.Sprint(sw.status)).Inc()
@@ -271,6 +393,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: ss.ReadTimeout,
 		WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, MaxHeaderBytes: 64 << 10}
+	if s.set.Log != nil { // net/http's own complaints go to the masked log too
+		hs.ErrorLog = log.New(logWriter(s.set.Log), "serve: http: ", 0)
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -289,4 +414,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 		return e
 	}
 	return err
+}
+
+// logWriter makes a Logf an io.Writer (for http.Server's ErrorLog).
+type logWriter model.Logf
+
+func (l logWriter) Write(p []byte) (int, error) {
+	model.Logf(l).Printf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
