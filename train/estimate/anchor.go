@@ -166,4 +166,3 @@ func CorrectnessEmbedding(r *model.Responses) (X []float64, dim int) {
 	}
 	return X, N
 }
-

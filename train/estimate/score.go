@@ -89,12 +89,12 @@ type Answers struct {
 // the estimated score on all N items with its interval [Lo, Hi], and θ's
 // posterior mean and standard deviation.
 type Score struct {
-	Group                 string
-	NAnswered, N          int
-	Observed, Score       float64
-	Lo, Hi                float64
-	Theta, SE             []float64
-	Lambda                float64 // gp-IRT's λ or Blend's β (NaN for the others)
+	Group           string
+	NAnswered, N    int
+	Observed, Score float64
+	Lo, Hi          float64
+	Theta, SE       []float64
+	Lambda          float64 // gp-IRT's λ or Blend's β (NaN for the others)
 }
 
 func (s *Scorer) sigma() float64 {

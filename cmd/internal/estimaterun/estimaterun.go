@@ -42,12 +42,12 @@ type Estimate struct {
 	Level      float64
 
 	// Eval: measure instead, on Data, split By model.
-	Eval       bool
-	Data, By   string
-	Fitting    irtfit.Settings
-	Eval1      estimate.Eval
-	Log        model.Logf
-	Version    string
+	Eval     bool
+	Data, By string
+	Fitting  irtfit.Settings
+	Eval1    estimate.Eval
+	Log      model.Logf
+	Version  string
 }
 
 // Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
