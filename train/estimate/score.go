@@ -205,24 +205,18 @@ func (s *Scorer) Prepare() error {
 // posterior is θ's posterior given the answers, as nodes with weights
 // summing to 1: the rank-1 grid, or at rank > 1 draws from the normal at
 // the posterior mode with the posterior standard deviations (cat's MAP).
-func (s *Scorer) posterior(a Answers) (theta [][]float64, w []float64, err error) {
+func (s *Scorer) posterior(a Answers, pa []float64) (theta [][]float64, w []float64, err error) {
 	r := s.Fit.Rank
 	if r == 1 {
 		lp := append([]float64(nil), s.logPrior...)
-		th := []float64{0}
-		for n := range lp {
-			th[0] = s.theta[n]
-			for k, j := range a.Items {
-				p, _ := s.prob(j, th)
-				lp[n] += trials(a, k) * (a.Y[k]*math.Log(math.Max(p, 1e-300)) + (1-a.Y[k])*math.Log(math.Max(1-p, 1e-300)))
+		for k := range a.Items {
+			t, y := trials(a, k), a.Y[k]
+			for n, p := range pa[k*nodes : (k+1)*nodes] {
+				lp[n] += t * (y*math.Log(math.Max(p, 1e-300)) + (1-y)*math.Log(math.Max(1-p, 1e-300)))
 			}
 		}
 		w = softmax(lp)
-		theta = make([][]float64, nodes)
-		for n := range theta {
-			theta[n] = s.theta[n : n+1]
-		}
-		return theta, w, nil
+		return s.nodes1(), w, nil
 	}
 	if s.Fit.C != nil {
 		return nil, nil, fmt.Errorf("estimate: a 3PL fit of rank %d (rank > 1 takes 1PL and 2PL fits)", r)
@@ -247,6 +241,15 @@ func (s *Scorer) posterior(a Answers) (theta [][]float64, w []float64, err error
 		w[n] = 1.0 / draws
 	}
 	return theta, w, nil
+}
+
+// nodes1 is the rank-1 grid as θ vectors.
+func (s *Scorer) nodes1() [][]float64 {
+	theta := make([][]float64, nodes)
+	for n := range theta {
+		theta[n] = s.theta[n : n+1]
+	}
+	return theta
 }
 
 func trials(a Answers, k int) float64 {
@@ -313,9 +316,25 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 		}
 		answered[j] = k
 	}
-	theta, w, err := s.posterior(a)
+	// pa, dpa: each answered item's P(correct) and dP/dx at each node.
+	var pa, dpa []float64
+	probs := func(theta [][]float64) {
+		pa, dpa = make([]float64, len(a.Items)*len(theta)), make([]float64, len(a.Items)*len(theta))
+		for k, j := range a.Items {
+			for n, th := range theta {
+				pa[k*len(theta)+n], dpa[k*len(theta)+n] = s.prob(j, th)
+			}
+		}
+	}
+	if s.Fit.Rank == 1 {
+		probs(s.nodes1())
+	}
+	theta, w, err := s.posterior(a, pa)
 	if err != nil {
 		return nil, err
+	}
+	if pa == nil {
+		probs(theta)
 	}
 	G := len(s.Groups) + 1
 	group := func(j int) int {
@@ -330,9 +349,16 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 	for g := range u {
 		u[g], v[g], q[g] = make([]float64, len(w)), make([]float64, len(w)), make([]float64, len(w))
 	}
-	add := func(j int, sign float64) {
+	// add adds (sign 1) or takes away (sign −1) item j's terms; k ≥ 0 is
+	// its answer, whose probabilities pa holds.
+	add := func(j, k int, sign float64) {
 		for n, th := range theta {
-			p, dp := s.prob(j, th)
+			var p, dp float64
+			if k >= 0 {
+				p, dp = pa[k*len(theta)+n], dpa[k*len(theta)+n]
+			} else {
+				p, dp = s.prob(j, th)
+			}
 			iv := s.itemVar(j, th, dp)
 			for _, g := range [2]int{G - 1, group(j)} {
 				if g >= 0 {
@@ -351,8 +377,8 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 			copy(v[g], s.vr[g])
 			copy(q[g], s.q[g])
 		}
-		for _, j := range a.Items {
-			add(j, -1)
+		for k, j := range a.Items {
+			add(j, k, -1)
 		}
 	} else {
 		if target == nil {
@@ -372,16 +398,15 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 				size[g]++
 			}
 			if _, ok := answered[j]; !ok {
-				add(j, 1)
+				add(j, -1, 1)
 			}
 		}
 	}
 	// pHat: each answered item's posterior expected P(correct).
 	pHat := make([]float64, len(a.Items))
-	for k, j := range a.Items {
-		for n, th := range theta {
-			p, _ := s.prob(j, th)
-			pHat[k] += w[n] * p
+	for k := range a.Items {
+		for n := range theta {
+			pHat[k] += w[n] * pa[k*len(theta)+n]
 		}
 	}
 	mean, se := make([]float64, s.Fit.Rank), make([]float64, s.Fit.Rank)
@@ -486,15 +511,15 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 					}
 					nv += (wk / wsum) * (wk / wsum) * pHat[k] * (1 - pHat[k])
 				}
-				post := nv // the residual's posterior variance
+				// β·nv is the residual's posterior variance: τ²v/(τ² + v).
 				switch t2 := s.ResidSD * s.ResidSD; {
 				case t2 > 0:
-					beta, post = t2/(t2+nv), t2*nv/(t2+nv)
+					beta = t2 / (t2 + nv)
 				case res != 0:
 					beta = math.Max(0, 1-nv/(res*res))
 				}
 				shift = beta * res * (N - n) / N
-				vr = varPIRT + post*((N-n)/N)*((N-n)/N)
+				vr = varPIRT + beta*nv*((N-n)/N)*((N-n)/N)
 			} else {
 				vr = varPIRT
 			}
