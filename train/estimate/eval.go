@@ -28,7 +28,7 @@ var Rules = []string{Random, Anchor, AnchorCorrect, Info}
 // the held-out-model evaluation of docs/irt.md.
 const (
 	Default     = Blend
-	DefaultRule = Anchor
+	DefaultRule = Random
 )
 
 // ModelsOf is r restricted to the models keep (indices into r.Models, in
