@@ -30,7 +30,7 @@ func newIRTEstimateCmd() *cobra.Command {
 	f.StringVar(&e.Out, "out", "", "folder for estimates.csv (and categories.csv); written atomically")
 	f.BoolVar(&e.Force, "force", false, "replace an existing --out folder")
 	f.BoolVar(&e.Eval, "eval", false, "measure: split the models of --data, fit the rest, select --budget items by each --rule, estimate the held-out models' scores and print MAE and coverage")
-	f.BoolVar(&e.Eval, "cv", false, "choose the estimator: --eval of every estimator on --data (the lowest MAE marked *)")
+	f.BoolVar(&e.CV, "cv", false, "choose the estimator: --eval of every estimator under the default rule (random; or --rule) on --data, the lowest MAE marked *")
 	f.StringVar(&e.Data, "data", "", "--eval: the response file")
 	cli.ReadFlags(cmd, &e.Read)
 	f.StringVar(&e.By, "by", "model", "--eval: what is split (model)")

@@ -41,8 +41,10 @@ type Estimate struct {
 	Estimators []string
 	Level      float64
 
-	// Eval: measure instead, on Data, split By model.
-	Eval     bool
+	// Eval: measure instead, on Data, split By model. CV is Eval of every
+	// estimator under one rule (default: estimate.DefaultRule), to choose
+	// the estimator.
+	Eval, CV bool
 	Data, By string
 	Fitting  irtfit.Settings
 	Eval1    estimate.Eval
@@ -52,7 +54,10 @@ type Estimate struct {
 
 // Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
 func (e Estimate) Run(ctx context.Context, w io.Writer) error {
-	if e.Eval {
+	if e.CV && len(e.Eval1.Rules) == 0 {
+		e.Eval1.Rules = []string{estimate.DefaultRule}
+	}
+	if e.Eval || e.CV {
 		return e.runEval(ctx, w)
 	}
 	if len(e.Estimators) > 1 {
