@@ -93,9 +93,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := estimaterun.SelectFile(cmd.Context(), fitDir, selRule, budget, keep, selOut, selSeed, model.LogTo(cmd.ErrOrStderr()), func(keep float64) (string, error) {
-				return irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
-			})
+			msg, err := estimaterun.SelectFile(cmd.Context(), fitDir, keep, budget, selSeed, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -160,9 +158,19 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = cv.MarkFlagRequired("data")
 	cli.PrintJSON(cv, &cvJSON)
 
+	var est estimaterun.Estimate
+	var estModels string
+	estimate := &cobra.Command{Use: "estimate --fit DIR --answers FILE [--out DIR] | --eval --data FILE", Args: cobra.NoArgs, Long: helpText("irt-estimate"), Example: helpExamples("irt-estimate"),
+		Short: "Full-benchmark scores of new models from their answers to a few items, with 95% intervals; --eval measures the estimators on held-out models",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			est.Models, est.Log, est.Version = cli.ModelList(estModels), model.LogTo(cmd.ErrOrStderr()), version
+			return est.Run(cmd.Context(), cmd.OutOrStdout())
+		}}
+	cli.EstimateFlags(estimate, &est, &estModels)
+
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
 		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
 		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}),
-		cli.Guard(newIRTEstimateCmd(), cli.Outputs{Folders: []string{"out"}, Flags: map[string]string{"Estimators": "--estimator", "Categories": "--by-category"}}))
+		cli.Guard(estimate, cli.Outputs{Folders: []string{"out"}, Flags: map[string]string{"Estimators": "--estimator", "Categories": "--by-category"}}))
 }

@@ -15,12 +15,12 @@ import (
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
-// SelectFile is jeirt irt select for the rules of package train/estimate
-// (anchor, anchor-correct, random): it chooses budget items of the fit in
-// dir (or round(keep·J) when budget is 0) and writes them with their
-// weights to out. For the other rules it calls other with the fraction
-// keep (budget/J when budget > 0).
-func SelectFile(ctx context.Context, dir, rule string, budget int, keep float64, out string, seed int64, log model.Logf, other func(keep float64) (string, error)) (string, error) {
+// SelectFile is jeirt irt select: for the rules of package train/estimate
+// (anchor, anchor-correct, random) it chooses budget items of the fit in
+// dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
+// with their weights to out; for the others it is irtrun.SelectFile with
+// the fraction keep (budget/J when budget > 0).
+func SelectFile(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
@@ -37,7 +37,7 @@ func SelectFile(ctx context.Context, dir, rule string, budget int, keep float64,
 	switch rule {
 	case estimate.Anchor, estimate.AnchorCorrect, estimate.Random:
 	default:
-		return other(keep)
+		return irtrun.SelectFile(ctx, dir, keep, out, device, rule, bins, excludeFlagged, log)
 	}
 	fit := folder.IRT()
 	var r *model.Responses

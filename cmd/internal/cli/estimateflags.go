@@ -1,28 +1,17 @@
-package main
+package cli
 
 import (
-	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/estimaterun"
-	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
-// newIRTEstimateCmd is jeirt irt estimate (fresh flags each call, for tests).
-func newIRTEstimateCmd() *cobra.Command {
-	var e estimaterun.Estimate
-	var models string
-	cmd := &cobra.Command{
-		Use: "estimate --fit DIR --answers FILE [--out DIR] | --eval --data FILE", Args: cobra.NoArgs, Long: helpText("irt-estimate"), Example: helpExamples("irt-estimate"),
-		Short: "Full-benchmark scores of new models from their answers to a few items, with 95% intervals; --eval measures the estimators on held-out models",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e.Models, e.Log, e.Version = cli.ModelList(models), model.LogTo(cmd.ErrOrStderr()), version
-			return e.Run(cmd.Context(), cmd.OutOrStdout())
-		},
-	}
+// EstimateFlags registers the flags of jeirt irt estimate on cmd, into e
+// (models: the --models list, for ModelList).
+func EstimateFlags(cmd *cobra.Command, e *estimaterun.Estimate, models *string) {
 	f := cmd.Flags()
 	f.StringVar(&e.Fit, "fit", "", "folder written by jeirt irt fit: the items whose full score is estimated")
 	f.StringVar(&e.Answers, "answers", "", "the new models' answers to some of the fit's items (any responses format)")
-	f.StringVar(&models, "models", "", "comma-separated models of --answers (default: every model with an answer)")
+	f.StringVar(models, "models", "", "comma-separated models of --answers (default: every model with an answer)")
 	f.StringVar(&e.Weights, "weights", "", "the CSV of jeirt irt select --rule anchor: each anchor item's weight (default: equal weights)")
 	f.StringVar(&e.Categories, "by-category", "", "item-group CSV (item and category, group or benchmark): also estimate each category (categories.csv)")
 	f.StringSliceVar(&e.Estimators, "estimator", nil, "default (blend), blend (IRT + shrunk residual of the answered items), irt (p-IRT), gp-irt (tinyBenchmarks) or mean; a list with --eval")
@@ -32,7 +21,7 @@ func newIRTEstimateCmd() *cobra.Command {
 	f.BoolVar(&e.Eval, "eval", false, "measure: split the models of --data, fit the rest, select --budget items by each --rule, estimate the held-out models' scores and print MAE and coverage")
 	f.BoolVar(&e.CV, "cv", false, "choose the estimator: --eval of every estimator under the default rule (random; or --rule) on --data, the lowest MAE marked *")
 	f.StringVar(&e.Data, "data", "", "--eval: the response file")
-	cli.ReadFlags(cmd, &e.Read)
+	ReadFlags(cmd, &e.Read)
 	f.StringVar(&e.By, "by", "model", "--eval: what is split (model)")
 	f.Float64Var(&e.Eval1.TestFraction, "test-fraction", 0.2, "--eval: share of the models held out in each split")
 	f.IntVar(&e.Eval1.Budget, "budget", 0, "--eval: items K asked of each held-out model (0: min(100, 10% of the items))")
@@ -41,5 +30,4 @@ func newIRTEstimateCmd() *cobra.Command {
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")
 	f.StringVar(&e.Fitting.Model, "model", "2pl", "--eval: response function of the fits (1pl or 2pl)")
-	return cmd
 }
