@@ -255,3 +255,24 @@ func BenchmarkPrepare100000(b *testing.B) {
 		}
 	}
 }
+
+// TestFromDraws: with every draw the same, FromDraws is the observed sum
+// plus the unanswered items' P over J, and its interval is the Bernoulli
+// noise of the unanswered items alone; spread draws widen it.
+func TestFromDraws(t *testing.T) {
+	J := 4
+	P := []float64{0.5, 0.2, 0.9, 0.4, 0.5, 0.2, 0.9, 0.4}
+	ans := map[int]float64{0: 1}
+	score, lo, hi := FromDraws(P, J, ans, 0.95)
+	want := (1 + 0.2 + 0.9 + 0.4) / 4
+	sd := math.Sqrt(0.2*0.8+0.9*0.1+0.4*0.6) / 4
+	z := math.Sqrt2 * math.Erfinv(0.95)
+	if math.Abs(score-want) > 1e-12 || math.Abs(lo-math.Max(0.25, want-z*sd)) > 1e-12 || math.Abs(hi-(want+z*sd)) > 1e-12 {
+		t.Errorf("FromDraws = %v [%v, %v], want %v ± %v", score, lo, hi, want, z*sd)
+	}
+	P2 := []float64{0.5, 0.1, 0.8, 0.3, 0.5, 0.3, 1.0, 0.5}
+	s2, lo2, hi2 := FromDraws(P2, J, ans, 0.95)
+	if math.Abs(s2-want) > 1e-12 || !(hi2-lo2 > hi-lo) {
+		t.Errorf("spread draws: %v [%v, %v]", s2, lo2, hi2)
+	}
+}

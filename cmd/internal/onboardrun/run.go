@@ -84,7 +84,7 @@ func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bo
 			if a.Replaced {
 				verb = "refitted"
 			}
-			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)\n", verb, a.Name, a.FitCells, a.Iterations)
+			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)%s\n", verb, a.Name, a.FitCells, a.Iterations, scoreText(a.Score))
 		}
 	} else {
 		fmt.Fprintf(w, "%-*s %6s %6s  %-24s %-24s %-24s\n", width, "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
@@ -95,7 +95,7 @@ func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bo
 			return fmt.Sprintf("%.4f %.4f %.4f", s.Accuracy, s.AUC, s.LogLoss)
 		}
 		for _, a := range res.Added {
-			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
+			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s%s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint), scoreText(a.Score))
 		}
 	}
 	nc := res.Checkpoint
@@ -174,4 +174,12 @@ func DefaultOut(ckDir string, added []checkpoint.AddedModel) string {
 		}
 		out = base + "-" + strconv.Itoa(k)
 	}
+}
+
+// scoreText is "; score on all J items S [lo, hi]" (nothing without one).
+func scoreText(s *checkpoint.ScoreEstimate) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("; score on all %d items %.4f [%.4f, %.4f]", s.Items, s.Score, s.Lo, s.Hi)
 }
