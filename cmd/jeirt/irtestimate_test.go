@@ -116,6 +116,20 @@ func TestIRTEstimate(t *testing.T) {
 	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--estimator", "median"); err == nil || !strings.Contains(err.Error(), "--estimator") {
 		t.Errorf("--estimator median: %v", err)
 	}
+	// An adaptive test that stops at a score interval width.
+	catOut := filepath.Join(dir, "cat")
+	if _, err := runCmd(t, newIRTCmd(), "cat", "--fit", fit, "--data", held, "--target-score-width", "0.15", "--budget", "300", "--out", catOut); err != nil {
+		t.Fatal(err)
+	}
+	ab, err := catfile.ReadAbilities(filepath.Join(catOut, "abilities.csv"), 1)
+	if err != nil || len(ab) != 60 {
+		t.Fatalf("cat abilities: %d rows, %v", len(ab), err)
+	}
+	for _, a := range ab {
+		if a.Stop != "target_score_width" || a.ItemsUsed >= 300 || a.ItemsUsed < 5 {
+			t.Errorf("%s: stopped (%s) after %d items", a.Model, a.Stop, a.ItemsUsed)
+		}
+	}
 	got, err := runCmd(t, newIRTCmd(), "estimate", "--eval", "--data", train, "--seeds", "2", "--budget", "20", "--rule", "random,anchor")
 	if err != nil {
 		t.Fatal(err)
