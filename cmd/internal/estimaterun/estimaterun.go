@@ -58,7 +58,13 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		e.Eval1.Rules = []string{estimate.DefaultRule}
 	}
 	if e.Eval || e.CV {
+		if e.Data == "" {
+			return model.FieldErrorf("Data", "{Data} FILE is required: the responses whose models are held out and estimated")
+		}
 		return e.runEval(ctx, w)
+	}
+	if e.Fit == "" || e.Answers == "" {
+		return model.FieldErrorf("Fit", "give {Fit} DIR and {Answers} FILE (the new models' answers), or {Eval} with {Data} FILE")
 	}
 	if len(e.Estimators) > 1 {
 		return model.FieldErrorf("Estimators", "{Estimators}: one estimator, unless {Eval}")
