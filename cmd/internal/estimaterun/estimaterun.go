@@ -33,8 +33,8 @@ type Estimate struct {
 	// each anchor's share of the bank); "" means equal shares.
 	Weights string
 	// Categories is an item-group file (CSV with item and category, group
-	// or benchmark, or GroupColumn); "" means the fit's items' groups from
-	// its recorded items file, if any.
+	// or benchmark, or GroupColumn); "" means the category column of the
+	// fit's recorded items file, when it gives every item one.
 	Categories, GroupColumn string
 	// Estimators: one (none: estimate.Default), or with Eval a list
 	// (none: all).
@@ -81,6 +81,8 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		if err := f.SetGroups(e.Categories, e.GroupColumn); err != nil {
 			return err
 		}
+	} else if items := f.Folder.Doc.Settings.Items; items != "" && f.SetGroups(items, "") != nil {
+		f.Bank.Group, f.Bank.Groups = nil, nil // the fit's items file has no category for every item: none
 	}
 	fit := f.Folder.IRT()
 	s := &estimate.Scorer{Fit: fit, Prior: f.Prior, Level: e.Level, Group: f.Bank.Group, Groups: f.Bank.Groups}
