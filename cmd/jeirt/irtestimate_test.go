@@ -116,6 +116,10 @@ func TestIRTEstimate(t *testing.T) {
 	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--estimator", "median"); err == nil || !strings.Contains(err.Error(), "--estimator") {
 		t.Errorf("--estimator median: %v", err)
 	}
+	badW := writeFile(t, filepath.Join(dir, "badw.csv"), "item,weight\nno-such-item,0.5\n")
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--weights", badW); err == nil || !strings.Contains(err.Error(), "badw.csv") || !strings.Contains(err.Error(), "no-such-item") {
+		t.Errorf("a weights file naming an item the fit lacks: %v", err)
+	}
 	// An adaptive test that stops at a score interval width.
 	catOut := filepath.Join(dir, "cat")
 	if _, err := runCmd(t, newIRTCmd(), "cat", "--fit", fit, "--data", held, "--target-score-width", "0.15", "--budget", "300", "--out", catOut); err != nil {
