@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/cmd/internal/estimaterun"
 	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
@@ -84,14 +85,15 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 
 	var fitDir, selOut, selDevice, selRule string
 	var keep float64
-	var bins int
+	var bins, budget int
 	var excludeFlagged bool
+	var selSeed int64
 	sel := &cobra.Command{
 		Use:     "select",
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectFile(cmd.Context(), fitDir, keep, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := estimaterun.SelectFile(cmd.Context(), fitDir, keep, budget, selSeed, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -102,7 +104,9 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required; an existing file only with --force)")
 	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cpu:fused|cuda for the refit of the ranking check (default: the fit's)")
-	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn) or benchmirt (difficulty bins, the most discriminating items of each)")
+	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn), benchmirt (difficulty bins, the most discriminating items of each), anchor (k-medoids of the items' (a, d), each weighted by its cluster's size), anchor-correct (k-medoids of the items' answers) or random")
+	sel.Flags().IntVar(&budget, "budget", 0, "keep this many items instead of --keep's fraction")
+	sel.Flags().Int64Var(&selSeed, "seed", 42, "seed of --rule anchor, anchor-correct and random")
 	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
 	sel.Flags().BoolVar(&excludeFlagged, "exclude-flagged", false, "never keep an item with a flag in items.csv (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)")
 	_ = sel.MarkFlagRequired("fit")
@@ -154,8 +158,19 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = cv.MarkFlagRequired("data")
 	cli.PrintJSON(cv, &cvJSON)
 
+	var est estimaterun.Estimate
+	var estModels string
+	estimate := &cobra.Command{Use: "estimate --fit DIR --answers FILE [--out DIR] | --eval --data FILE", Args: cobra.NoArgs, Long: helpText("irt-estimate"), Example: helpExamples("irt-estimate"),
+		Short: "Full-benchmark scores of new models from their answers to a few items, with 95% intervals; --eval measures the estimators on held-out models",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			est.Models, est.Log, est.Version = cli.ModelList(estModels), model.LogTo(cmd.ErrOrStderr()), version
+			return est.Run(cmd.Context(), cmd.OutOrStdout())
+		}}
+	cli.EstimateFlags(estimate, &est, &estModels)
+
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
 		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
-		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}))
+		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}),
+		cli.Guard(estimate, cli.Outputs{Folders: []string{"out"}, Flags: map[string]string{"Estimators": "--estimator", "Categories": "--by-category"}}))
 }

@@ -104,4 +104,17 @@ type AddedModel struct {
 	Heldout   *model.Scores `json:"heldout,omitempty"`
 	ModelMean *model.Scores `json:"model_mean,omitempty"`
 	Joint     *model.Scores `json:"joint,omitempty"`
+	// Score is the model's estimated score on all of the map's items, from
+	// its fitted answers (absent in older files).
+	Score *ScoreEstimate `json:"score,omitempty"`
+}
+
+// ScoreEstimate is a model's estimated score on Items items, Answered of
+// them answered, with its 95% interval [Lo, Hi].
+type ScoreEstimate struct {
+	Items    int     `json:"items"`
+	Answered int     `json:"answered"`
+	Score    float64 `json:"score"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
 }

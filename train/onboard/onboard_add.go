@@ -125,6 +125,7 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 			out.R = append(out.R, make([]float32, m.Dim)...)
 		}
 	}
+	outItem := nameIndex(out.Items)
 	for k, i := range todo {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -145,6 +146,13 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 				return nil, fmt.Errorf("add-model: %s: the fitted row of M holds %v after %d Newton iterations: the fit diverged on %d answers (a stronger prior keeps it finite)",
 					name, v, info.Iterations, len(fitCells[k]))
 			}
+		}
+		answered := make(map[int]float64, len(fitCells[k]))
+		for _, c := range fitCells[k] {
+			answered[outItem[r.Items[r.Item[c]]]] = r.ScoreAt(int(c))
+		}
+		if a.Score, err = opt.Onboard.Score(out, data, prior, answered, 0.95); err != nil {
+			return nil, fmt.Errorf("add-model: %s: %w", name, err)
 		}
 		old, had := modelRow[name]
 		if len(heldCells[k]) > 0 {

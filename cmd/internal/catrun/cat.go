@@ -38,6 +38,9 @@ type CAT struct {
 	Force          bool
 	Version        string
 	Log            model.Logf
+	// TargetScoreWidth (0: none) stops a simulated test once the 95%
+	// interval of the model's score on the whole bank is at most this wide.
+	TargetScoreWidth float64
 }
 
 // CATResult is what a run did.
@@ -60,7 +63,7 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 		return nil, model.FieldErrorf("Data", "give {Data} FILE (simulate: replay held-out models' answers) or {Next} N (live: the next N questions to ask)")
 	case !live && (c.Answers != "" || c.Next > 0):
 		return nil, model.FieldErrorf("Data", "{Data} (simulate) cannot go with {Answers} or {Next} (live)")
-	case !live && c.Test.Budget == 0 && c.Test.TargetSE == 0:
+	case !live && c.Test.Budget == 0 && c.Test.TargetSE == 0 && c.TargetScoreWidth == 0:
 		return nil, model.FieldErrorf("Budget", "give {Budget} N or {TargetSE} S (or both): when to stop each simulated test")
 	case c.GroupColumn != "" && c.Groups == "":
 		return nil, model.FieldErrorf("GroupColumn", "{GroupColumn} goes with {Groups} FILE")
@@ -182,6 +185,10 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 	}
 	res.Doc.Settings.Models = models
 	J := f.Bank.NumItems()
+	sc, err := scorer(f)
+	if err != nil {
+		return err
+	}
 	for k, name := range models {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -196,7 +203,8 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 			return err
 		}
 		res.Trace = append(res.Trace, step(s, f, name, -1, -1, math.NaN()))
-		for {
+		stop := ""
+		for stop == "" {
 			p, ok := s.Next()
 			if !ok {
 				break
@@ -205,13 +213,26 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 				return err
 			}
 			res.Trace = append(res.Trace, step(s, f, name, p.Item, int(answer[p.Item]), p.Value))
+			if c.TargetScoreWidth > 0 && s.NumAsked() >= c.Test.MinItems {
+				if x, _, err := scoreNow(sc, s); err != nil {
+					return err
+				} else if x.Hi-x.Lo <= c.TargetScoreWidth {
+					stop = StopTargetScoreWidth
+				}
+			}
+		}
+		if stop == "" {
+			stop = s.Stop()
+		}
+		if _, line, err := scoreNow(sc, s); err == nil {
+			c.Log.Printf("%s: %d items asked; %s", name, s.NumAsked(), line)
 		}
 		full, fullSE, err := cat.Estimate(f.Bank, f.Prior, c.Test.Estimator, items[k], ys[k])
 		if err != nil {
 			return err
 		}
 		res.Abilities = append(res.Abilities, catfile.Ability{Model: name, Theta: s.Theta(), SE: s.SE(), ItemsUsed: s.NumAsked(),
-			Stop: s.Stop(), ThetaFull: full, SEFull: fullSE, ItemsFull: len(items[k])})
+			Stop: stop, ThetaFull: full, SEFull: fullSE, ItemsFull: len(items[k])})
 	}
 	res.Doc.Summary = Summarize(res.Abilities)
 	return nil
@@ -268,6 +289,10 @@ func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) e
 		items, ys = [][]int{nil}, [][]uint8{nil}
 	}
 	res.Doc.Settings.Models = models
+	sc, err := scorer(f)
+	if err != nil {
+		return err
+	}
 	for k, name := range models {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -296,6 +321,9 @@ func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) e
 		stop := s.Stop()
 		res.Abilities = append(res.Abilities, catfile.Ability{Model: name, Theta: th, SE: s.SE(), ItemsUsed: s.NumAsked(), Stop: stop})
 		line := fmt.Sprintf("%s: %d answers, θ %s, SE %s", name, s.NumAsked(), vecText(th), vecText(s.SE()))
+		if _, score, err := scoreNow(sc, s); err == nil {
+			line += "; " + score
+		}
 		if stop != "" {
 			line += "; the test is over (" + stopWords(stop, c.Test) + ")"
 		}

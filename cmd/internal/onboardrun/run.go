@@ -79,7 +79,7 @@ func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bo
 			if a.Replaced {
 				verb = "refitted"
 			}
-			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)\n", verb, a.Name, a.FitCells, a.Iterations)
+			fmt.Fprintf(w, "%s %s from %d answers (Newton %d iterations)%s\n", verb, a.Name, a.FitCells, a.Iterations, scoreText(a.Score))
 		}
 	} else {
 		fmt.Fprintf(w, "%-*s %6s %6s  %-24s %-24s %-24s\n", width, "model", "fit", "held", "new row acc/AUC/logloss", "model mean", "joint (checkpoint row)")
@@ -91,7 +91,7 @@ func WriteAdded(w io.Writer, out string, res *onboard.AddModelsResult, asJSON bo
 		}
 		var notes []string
 		for _, a := range res.Added {
-			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint))
+			fmt.Fprintf(w, "%-*s %6d %6d  %-24s %-24s %-24s%s\n", width, a.Name, a.FitCells, a.HeldCells, cell(a.Heldout), cell(a.ModelMean), cell(a.Joint), scoreText(a.Score))
 			if a.Heldout != nil {
 				if why := a.Heldout.Undefined(); why != "" && !slices.Contains(notes, a.Name+": "+why) {
 					notes = append(notes, a.Name+": "+why)
@@ -165,4 +165,12 @@ func addedNames(added []checkpoint.AddedModel) []string {
 		names[k] = a.Name
 	}
 	return names
+}
+
+// scoreText is "; score on all J items S [lo, hi]" (nothing without one).
+func scoreText(s *checkpoint.ScoreEstimate) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("; score on all %d items %.4f [%.4f, %.4f]", s.Items, s.Score, s.Lo, s.Hi)
 }

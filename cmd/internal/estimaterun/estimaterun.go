@@ -1,0 +1,270 @@
+// Package estimaterun runs jeirt irt estimate end to end: read a fit
+// folder and a few answers of new models, estimate each model's score on
+// all of the fit's items (package train/estimate) and write estimates.csv
+// (and categories.csv); or, with Eval, measure the estimators and the
+// selection rules on held-out models of a response file and print the
+// table.
+package estimaterun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/jeirt/jeirt/cmd/internal/catrun"
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/catfile"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/estimate"
+)
+
+// Estimate is jeirt irt estimate. The zero value needs Fit, Answers and
+// Out (or Eval with Data).
+type Estimate struct {
+	Fit, Answers, Out string
+	Force             bool
+	Read              read.Options
+	Models            []string
+	// Weights is a selection CSV of jeirt irt select (its weight column:
+	// each anchor's share of the bank); "" means equal shares.
+	Weights string
+	// Categories is an item-group file (CSV with item and category, group
+	// or benchmark, or GroupColumn); "" means the category column of the
+	// fit's recorded items file, when it gives every item one.
+	Categories, GroupColumn string
+	// Estimators: one (none: estimate.Default), or with Eval a list
+	// (none: all).
+	Estimators []string
+	Level      float64
+
+	// Eval: measure instead, on Data, split By model. CV is Eval of every
+	// estimator under one rule (default: estimate.DefaultRule), to choose
+	// the estimator.
+	Eval, CV bool
+	Data, By string
+	Fitting  irtfit.Settings
+	Eval1    estimate.Eval
+	Log      model.Logf
+	Version  string
+}
+
+// Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
+func (e Estimate) Run(ctx context.Context, w io.Writer) error {
+	if e.CV && len(e.Eval1.Rules) == 0 {
+		e.Eval1.Rules = []string{estimate.DefaultRule}
+	}
+	if e.Eval || e.CV {
+		if e.Data == "" {
+			return model.FieldErrorf("Data", "{Data} FILE is required: the responses whose models are held out and estimated")
+		}
+		return e.runEval(ctx, w)
+	}
+	if e.Fit == "" || e.Answers == "" {
+		return model.FieldErrorf("Fit", "give {Fit} DIR and {Answers} FILE (the new models' answers), or {Eval} with {Data} FILE")
+	}
+	if len(e.Estimators) > 1 {
+		return model.FieldErrorf("Estimators", "{Estimators}: one estimator, unless {Eval}")
+	}
+	est := estimate.Default
+	if len(e.Estimators) == 1 && e.Estimators[0] != "default" {
+		est = e.Estimators[0]
+	}
+	f, err := catrun.LoadFit(e.Fit)
+	if err != nil {
+		return err
+	}
+	if e.Categories != "" {
+		if err := f.SetGroups(e.Categories, e.GroupColumn); err != nil {
+			return err
+		}
+	} else if items := f.Folder.Doc.Settings.Items; items != "" && f.SetGroups(items, "") != nil {
+		f.Bank.Group, f.Bank.Groups = nil, nil // the fit's items file has no category for every item: none
+	}
+	fit := f.Folder.IRT()
+	s := &estimate.Scorer{Fit: fit, Prior: f.Prior, Level: e.Level, Group: f.Bank.Group, Groups: f.Bank.Groups}
+	if f.Folder.Doc.Settings.Bootstrap > 0 {
+		rk := fit.Rank
+		s.SEA, s.SED = make([]float64, len(fit.B)*rk), make([]float64, len(fit.B))
+		for j, it := range f.Folder.Items {
+			s.SED[j] = it.SED
+			copy(s.SEA[j*rk:(j+1)*rk], it.SEA)
+		}
+	}
+	if est == estimate.GPIRT || est == estimate.Blend {
+		if err := e.gpFromFitData(ctx, f.Folder, s); err != nil && est == estimate.GPIRT {
+			return err
+		} else if err != nil {
+			e.Log.Printf("blend: without the fit's responses (%v), the residual is shrunk by a James-Stein factor instead of the fitted models' spread", err)
+		}
+	}
+	if err := s.Prepare(); err != nil {
+		return err
+	}
+	var weight map[int]float64
+	if e.Weights != "" {
+		if weight, err = readWeights(e.Weights, fit); err != nil {
+			return err
+		}
+	}
+	models, items, ys, err := f.ReadAnswers(e.Answers, e.Read, e.Models, e.Log)
+	if err != nil {
+		return err
+	}
+	var all, cats []catfile.Estimate
+	for k, name := range models {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a := estimate.Answers{Items: items[k], Y: make([]float64, len(ys[k]))}
+		for i, y := range ys[k] {
+			a.Y[i] = float64(y)
+		}
+		if weight != nil {
+			a.Weight = make([]float64, len(a.Items))
+			for i, j := range a.Items {
+				wj, ok := weight[j]
+				if !ok {
+					return fmt.Errorf("%s: model %q answered item %s, which %s does not list", e.Answers, name, fit.Items[j], e.Weights)
+				}
+				a.Weight[i] = wj
+			}
+		}
+		sc, err := s.Estimate(est, a, nil)
+		if err != nil {
+			return fmt.Errorf("model %q: %w", name, err)
+		}
+		for g, x := range sc {
+			row := catfile.Estimate{Model: name, Category: x.Group, NAnswered: x.NAnswered, Observed: x.Observed,
+				Score: x.Score, Lo: x.Lo, Hi: x.Hi, Theta: x.Theta, SE: x.SE}
+			if g == 0 {
+				all = append(all, row)
+				fmt.Fprintf(w, "%s: score %.4f [%.4f, %.4f] on %d items, from %d answered (mean %.4f)\n", name, x.Score, x.Lo, x.Hi, x.N, x.NAnswered, x.Observed)
+			} else {
+				cats = append(cats, row)
+			}
+		}
+	}
+	if e.Out == "" {
+		return nil
+	}
+	rk := fit.Rank
+	return fileio.WriteDirAtomic(e.Out, e.Force, func(tmp string) error {
+		if err := fileio.WriteFileAtomic(filepath.Join(tmp, "estimates.csv"), func(w io.Writer) error {
+			return catfile.WriteEstimates(w, rk, false, all)
+		}); err != nil || cats == nil {
+			return err
+		}
+		return fileio.WriteFileAtomic(filepath.Join(tmp, "categories.csv"), func(w io.Writer) error {
+			return catfile.WriteEstimates(w, rk, true, cats)
+		})
+	})
+}
+
+// gpFromFitData sets gp-IRT's b and v from the responses the fit was made
+// from (its recorded data): v their answer variance, b the split-half
+// error of the fit on its own models (in-sample items: the eval's refit
+// without the validation models is closer to the paper).
+func (e Estimate) gpFromFitData(ctx context.Context, folder *irtfit.Folder, s *estimate.Scorer) error {
+	set := folder.Doc.Settings
+	r, err := irtrun.ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, e.Log, false)
+	if err != nil {
+		return fmt.Errorf("gp-irt needs the responses the fit was made from, to set its weight: %w", err)
+	}
+	if r.NumItems() != len(folder.Items) {
+		return fmt.Errorf("%s now has %d items, the fit has %d", set.Data, r.NumItems(), len(folder.Items))
+	}
+	s.GPVar = estimate.AnswerVariance(r)
+	vs := &estimate.Scorer{Fit: s.Fit, Prior: s.Prior, Level: s.Level}
+	if err := vs.Prepare(); err != nil {
+		return err
+	}
+	s.GPBias, s.ResidSD, err = estimate.SplitHalfBias(vs, r)
+	return err
+}
+
+// readWeights reads the weights of a selection CSV, by item index.
+func readWeights(path string, fit *model.IRT) (map[int]float64, error) {
+	byID, err := catfile.ReadWeights(path)
+	if err != nil {
+		return nil, err
+	}
+	idx := make(map[string]int, len(fit.Items))
+	for j, id := range fit.Items {
+		idx[id] = j
+	}
+	out := make(map[int]float64, len(byID))
+	for id, wt := range byID {
+		j, ok := idx[id]
+		if !ok {
+			return nil, fmt.Errorf("%s: item %q is not in the fit", path, id)
+		}
+		out[j] = wt
+	}
+	return out, nil
+}
+
+func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
+	r, err := irtrun.ReadLogged(e.Data, e.Read, e.Log, false)
+	if err != nil {
+		return err
+	}
+	if e.By != "" && e.By != "model" {
+		return model.FieldErrorf("By", "{By} %q: only model splits are measured (the models held out, every item kept)", e.By)
+	}
+	ev := e.Eval1
+	ev.Estimators = e.Estimators
+	e.Fitting.Accelerate = true
+	if ev.Fitter, err = irtrun.FitterFor(e.Fitting, r); err != nil {
+		return err
+	}
+	ev.Log = e.Log
+	ev.Level = e.Level
+	cells, k, err := ev.Run(ctx, r)
+	if err != nil {
+		return err
+	}
+	return WriteEvalTable(w, e.Data, r, k, ev, cells)
+}
+
+// WriteEvalTable prints the evaluation as a Markdown table, lowest MAE
+// marked *.
+func WriteEvalTable(w io.Writer, data string, r *model.Responses, k int, ev estimate.Eval, cells []estimate.EvalCell) error {
+	best := 0
+	for c := range cells {
+		if cells[c].MAE < cells[best].MAE {
+			best = c
+		}
+	}
+	seeds := len(cells[0].PerSplit)
+	fmt.Fprintf(w, "%s: %d models x %d items; K = %d items; %d splits holding out %.0f%% of the models\n\n", data, r.NumModels(), r.NumItems(), k, seeds, 100*fracOr(ev.TestFraction, 0.2))
+	fmt.Fprintln(w, "| rule | estimator | MAE (mean ± sd over splits) | 95% coverage | mean width |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for c, x := range cells {
+		mark := ""
+		if c == best {
+			mark = " *"
+		}
+		fmt.Fprintf(w, "| %s | %s | %.4f ± %.4f%s | %.1f%% | %.3f |\n", x.Rule, x.Estimator, x.MAE, x.MAESD, mark, 100*x.Coverage, x.Width)
+	}
+	var def string
+	for _, x := range cells {
+		if x.Rule == estimate.DefaultRule && x.Estimator == estimate.Default {
+			def = fmt.Sprintf("\ndefault (%s + %s): MAE %.4f", x.Rule, x.Estimator, x.MAE)
+		}
+	}
+	if def != "" {
+		fmt.Fprintln(w, def)
+	}
+	return nil
+}
+
+func fracOr(x, d float64) float64 {
+	if x == 0 {
+		return d
+	}
+	return x
+}

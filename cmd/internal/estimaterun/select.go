@@ -1,0 +1,70 @@
+package estimaterun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/catfile"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/estimate"
+)
+
+// SelectFile is jeirt irt select: for the rules of package train/estimate
+// (anchor, anchor-correct, random) it chooses budget items of the fit in
+// dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
+// with their weights to out; for the others it is irtrun.SelectFile with
+// the fraction keep (budget/J when budget > 0).
+func SelectFile(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
+	folder, err := irtfit.Read(dir)
+	if err != nil {
+		return "", err
+	}
+	J := len(folder.Items)
+	if budget < 0 || budget > J {
+		return "", model.FieldErrorf("Budget", "{Budget} %d must be in [1, %d] (the fit's items)", budget, J)
+	}
+	if budget > 0 {
+		keep = float64(budget) / float64(J)
+	} else {
+		budget = max(1, int(math.Round(keep*float64(J))))
+	}
+	switch rule {
+	case estimate.Anchor, estimate.AnchorCorrect, estimate.Random:
+	default:
+		return irtrun.SelectFile(ctx, dir, keep, out, device, rule, bins, excludeFlagged, log)
+	}
+	fit := folder.IRT()
+	var r *model.Responses
+	if rule == estimate.AnchorCorrect {
+		set := folder.Doc.Settings
+		if r, err = irtrun.ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false); err != nil {
+			return "", fmt.Errorf("--rule %s clusters the answers the fit was made from: %w", rule, err)
+		}
+		if r.NumItems() != J {
+			return "", fmt.Errorf("%s now has %d items, the fit in %s has %d", set.Data, r.NumItems(), dir, J)
+		}
+	}
+	items, weight, err := estimate.Select(rule, fit, r, budget, uint64(seed))
+	if err != nil {
+		return "", err
+	}
+	if weight == nil {
+		weight = make([]float64, len(items))
+		for k := range weight {
+			weight[k] = 1 / float64(len(items))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := fileio.WriteFileAtomic(out, func(w io.Writer) error { return catfile.WriteWeights(w, fit, items, weight) }); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("kept %d of %d items in %s (rule %s; weights: each item's share of the bank, for jeirt irt estimate --weights)", len(items), J, out, rule), nil
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/catfile"
+	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/synth"
+)
+
+// TestIRTEstimate: fit 150 simulated models, select 40 anchor points of 400
+// items, and estimate 60 held-out models of the same population from their
+// answers to the anchors: estimates.csv has one row per model whose score
+// is near its true score on all 400 items, with the anchors' count; the
+// categories add up; and --eval prints a row per rule x estimator.
+func TestIRTEstimate(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 210, Items: 400, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitR, heldR := &model.Responses{Items: r.Items}, &model.Responses{Items: r.Items}
+	for i, name := range r.Models {
+		dst := fitR
+		if i >= 150 {
+			dst = heldR
+		}
+		m := int32(len(dst.Models))
+		dst.Models = append(dst.Models, name)
+		for _, c := range r.ByModel().Row(i) {
+			dst.AppendFrom(m, r.Item[c], r, int(c))
+		}
+	}
+	train, held := filepath.Join(dir, "train.csv"), filepath.Join(dir, "held.csv")
+	if err := read.WriteLongCSV(train, fitR); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteLongCSV(held, heldR); err != nil {
+		t.Fatal(err)
+	}
+	fit, sel := filepath.Join(dir, "fit"), filepath.Join(dir, "anchors.csv")
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", train, "--out", fit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "select", "--fit", fit, "--rule", "anchor", "--budget", "40", "--out", sel); err != nil {
+		t.Fatal(err)
+	}
+	weights, err := catfile.ReadWeights(sel)
+	if err != nil || len(weights) != 40 {
+		t.Fatalf("%d weights: %v", len(weights), err)
+	}
+	asked := &model.Responses{Items: r.Items, Models: heldR.Models}
+	truth := map[string]float64{}
+	for i, name := range heldR.Models {
+		row := heldR.ByModel().Row(i)
+		for _, c := range row {
+			truth[name] += float64(heldR.Label[c]) / float64(len(row))
+			if _, ok := weights[r.Items[heldR.Item[c]]]; ok {
+				asked.AppendFrom(int32(i), heldR.Item[c], heldR, int(c))
+			}
+		}
+	}
+	answers, cats := filepath.Join(dir, "asked.csv"), filepath.Join(dir, "cats.csv")
+	if err := read.WriteLongCSV(answers, asked); err != nil {
+		t.Fatal(err)
+	}
+	var cat strings.Builder
+	cat.WriteString("item,category\n")
+	for j, id := range r.Items {
+		cat.WriteString(id + "," + []string{"even", "odd"}[j%2] + "\n")
+	}
+	writeFile(t, cats, cat.String())
+	out := filepath.Join(dir, "est")
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--weights", sel, "--by-category", cats, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := catfile.ReadEstimates(filepath.Join(out, "estimates.csv"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 60 {
+		t.Fatalf("%d rows, want 60", len(rows))
+	}
+	var mae float64
+	cover := 0
+	for _, e := range rows {
+		if e.NAnswered != 40 || !(e.Lo <= e.Score && e.Score <= e.Hi) {
+			t.Errorf("%+v", e)
+		}
+		mae += math.Abs(e.Score-truth[e.Model]) / 60
+		if e.Lo <= truth[e.Model] && truth[e.Model] <= e.Hi {
+			cover++
+		}
+	}
+	t.Logf("MAE %.4f, %d of 60 intervals cover the true score", mae, cover)
+	// 40 answers of 400 items: the observed mean's error is about
+	// 0.8·√(0.2/40) ≈ 0.057, p-IRT's about 0.045 (irt estimate --eval on
+	// these data).
+	if mae > 0.055 || cover < 50 {
+		t.Errorf("MAE %.4f, coverage %d of 60", mae, cover)
+	}
+	byCat, err := catfile.ReadEstimates(filepath.Join(out, "categories.csv"), 1)
+	if err != nil || len(byCat) != 120 {
+		t.Fatalf("categories.csv: %d rows, %v", len(byCat), err)
+	}
+	if byCat[0].Category != "even" || byCat[0].Model != rows[0].Model || byCat[0].NAnswered+byCat[1].NAnswered != 40 {
+		t.Errorf("categories %+v %+v", byCat[0], byCat[1])
+	}
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--out", out); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("an existing --out without --force: %v", err)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--estimator", "median"); err == nil || !strings.Contains(err.Error(), "--estimator") {
+		t.Errorf("--estimator median: %v", err)
+	}
+	badW := writeFile(t, filepath.Join(dir, "badw.csv"), "item,weight\nno-such-item,0.5\n")
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--weights", badW); err == nil || !strings.Contains(err.Error(), "badw.csv") || !strings.Contains(err.Error(), "no-such-item") {
+		t.Errorf("a weights file naming an item the fit lacks: %v", err)
+	}
+	// An adaptive test that stops at a score interval width.
+	catOut := filepath.Join(dir, "cat")
+	if _, err := runCmd(t, newIRTCmd(), "cat", "--fit", fit, "--data", held, "--target-score-width", "0.15", "--budget", "300", "--out", catOut); err != nil {
+		t.Fatal(err)
+	}
+	ab, err := catfile.ReadAbilities(filepath.Join(catOut, "abilities.csv"), 1)
+	if err != nil || len(ab) != 60 {
+		t.Fatalf("cat abilities: %d rows, %v", len(ab), err)
+	}
+	for _, a := range ab {
+		if a.Stop != "target_score_width" || a.ItemsUsed >= 300 || a.ItemsUsed < 5 {
+			t.Errorf("%s: stopped (%s) after %d items", a.Model, a.Stop, a.ItemsUsed)
+		}
+	}
+	got, err := runCmd(t, newIRTCmd(), "estimate", "--eval", "--data", train, "--seeds", "2", "--budget", "20", "--rule", "random,anchor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(got, "\n| random |") + strings.Count(got, "\n| anchor |"); n != 8 || !strings.Contains(got, "default (random + blend)") {
+		t.Errorf("--eval printed %d rows:\n%s", n, got)
+	}
+}

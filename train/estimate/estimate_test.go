@@ -1,0 +1,278 @@
+package estimate
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/cat"
+)
+
+// simBank is a rank-1 2PL bank of J items with known parameters.
+func simBank(J int, rng *rand.Rand) *model.IRT {
+	f := &model.IRT{Rank: 1, Sigma: 1, A: make([]float64, J), B: make([]float64, J), Items: make([]string, J)}
+	for j := 0; j < J; j++ {
+		f.A[j] = 0.5 + 1.5*rng.Float64()
+		f.B[j] = rng.NormFloat64()
+		f.Items[j] = "q" + string(rune('a'+j%26)) + string(rune('a'+j/26%26)) + string(rune('a'+j/676))
+	}
+	return f
+}
+
+// simModel draws a model θ ~ N(0, 1) and its answers to every item.
+func simModel(f *model.IRT, rng *rand.Rand) (y []float64, full float64) {
+	th := rng.NormFloat64()
+	y = make([]float64, len(f.B))
+	for j := range y {
+		if rng.Float64() < model.Sigmoid(th*f.A[j]+f.B[j]) {
+			y[j] = 1
+		}
+		full += y[j] / float64(len(y))
+	}
+	return y, full
+}
+
+// TestRecovery: on models simulated from the bank itself, p-IRT and Blend
+// from 50 random answers of 400 land near the true full score, nearer
+// than the observed mean, and their 95% intervals cover it about 95% of
+// the time.
+func TestRecovery(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	f := simBank(400, rng)
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+	if err := s.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	const models, K = 400, 50
+	mae := map[string]float64{}
+	cover := map[string]int{}
+	for m := 0; m < models; m++ {
+		y, full := simModel(f, rng)
+		var a Answers
+		for _, j := range rng.Perm(len(y))[:K] {
+			a.Items, a.Y = append(a.Items, j), append(a.Y, y[j])
+		}
+		for _, est := range Estimators {
+			sc, err := s.Estimate(est, a, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mae[est] += math.Abs(sc[0].Score-full) / models
+			if sc[0].Lo <= full && full <= sc[0].Hi {
+				cover[est]++
+			}
+			if sc[0].NAnswered != K || sc[0].N != 400 {
+				t.Fatalf("%s: %d answered of %d", est, sc[0].NAnswered, sc[0].N)
+			}
+		}
+	}
+	t.Logf("MAE %v, coverage %v of %d", mae, cover, models)
+	// The observed mean's error is about 0.8·sqrt(p(1 − p)/K)·sqrt(1 − K/J)
+	// ≈ 0.047; p-IRT's is set by θ's posterior sd (≈ 0.25 from 50 answers,
+	// ≈ 0.045 of score) and the 350 unanswered items' own noise (≈ 0.02).
+	if mae[IRT] > 0.042 || mae[IRT] > 0.85*mae[Mean] {
+		t.Errorf("p-IRT MAE %.4f (mean %.4f): want < 0.042 and well below the mean's", mae[IRT], mae[Mean])
+	}
+	if mae[Blend] > 0.042 || mae[Blend] > 0.85*mae[Mean] {
+		t.Errorf("blend MAE %.4f (mean %.4f)", mae[Blend], mae[Mean])
+	}
+	for _, est := range []string{IRT, Blend, Mean} {
+		if c := float64(cover[est]) / models; c < 0.90 || c > 0.99 {
+			t.Errorf("%s: 95%% intervals cover %.3f of the true scores", est, c)
+		}
+	}
+}
+
+// TestGPIRT checks gp-IRT against its definition: λ = b²/(b² + v/n) (v/(4n)
+// with anchor weights) and the score λ·(observed mean) + (1 − λ)·p-IRT.
+func TestGPIRT(t *testing.T) {
+	if got, want := GPLambda(0.03, 0.2/100), 0.0009/(0.0009+0.002); math.Abs(got-want) > 1e-15 {
+		t.Errorf("GPLambda(0.03, 0.002) = %v, want %v", got, want)
+	}
+	if GPLambda(0, 0) != 0 || GPLambda(0, 1) != 0 || GPLambda(1, 0) != 1 {
+		t.Error("GPLambda's limits")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	f := simBank(200, rng)
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), GPBias: 0.04, GPVar: 0.21}
+	if err := s.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	y, _ := simModel(f, rng)
+	a := Answers{Items: []int{0, 3, 7, 9, 12, 40, 41, 42, 100, 150}}
+	for _, j := range a.Items {
+		a.Y = append(a.Y, y[j])
+	}
+	for _, weighted := range []bool{false, true} {
+		div := 10.0
+		if weighted {
+			a.Weight = []float64{0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.1, 0.1, 0.1, 0.1}
+			div = 40
+		}
+		gp, _ := s.Estimate(GPIRT, a, nil)
+		pirt, _ := s.Estimate(IRT, a, nil)
+		mean, _ := s.Estimate(Mean, a, nil)
+		lam := 0.04 * 0.04 / (0.04*0.04 + 0.21/div)
+		if math.Abs(gp[0].Lambda-lam) > 1e-12 {
+			t.Errorf("weighted %v: λ = %v, want %v", weighted, gp[0].Lambda, lam)
+		}
+		if want := lam*mean[0].Score + (1-lam)*pirt[0].Score; math.Abs(gp[0].Score-want) > 1e-12 {
+			t.Errorf("weighted %v: gp-IRT %v, want %v", weighted, gp[0].Score, want)
+		}
+		var wm, ws float64
+		for k, v := range a.Y {
+			wk := 1.0
+			if weighted {
+				wk = a.Weight[k]
+			}
+			wm, ws = wm+wk*v, ws+wk
+		}
+		if math.Abs(mean[0].Score-wm/ws) > 1e-12 {
+			t.Errorf("weighted %v: mean %v, want %v", weighted, mean[0].Score, wm/ws)
+		}
+	}
+}
+
+// TestCategories: per-category estimates use only the category's items,
+// and an explicit target gives the same estimate as the whole bank.
+func TestCategories(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	f := simBank(300, rng)
+	group := make([]int, 300)
+	for j := range group {
+		group[j] = j % 3
+	}
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), Group: group, Groups: []string{"x", "y", "z"}}
+	if err := s.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	y, _ := simModel(f, rng)
+	var a Answers
+	for j := 0; j < 300; j += 7 {
+		a.Items, a.Y = append(a.Items, j), append(a.Y, y[j])
+	}
+	sc, err := s.Estimate(IRT, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, 300)
+	for j := range all {
+		all[j] = j
+	}
+	sc2, err := s.Estimate(IRT, a, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc) != 4 || sc[1].Group != "x" || sc[1].N != 100 {
+		t.Fatalf("categories: %+v", sc)
+	}
+	var sum float64
+	n := 0
+	for g := 1; g < 4; g++ {
+		sum += sc[g].Score * float64(sc[g].N)
+		n += sc[g].NAnswered
+		if math.Abs(sc[g].Score-sc2[g].Score) > 1e-9 {
+			t.Errorf("category %d: %v with the precomputed sums, %v with a target", g, sc[g].Score, sc2[g].Score)
+		}
+	}
+	if math.Abs(sum/300-sc[0].Score) > 1e-9 || n != sc[0].NAnswered {
+		t.Errorf("categories' scores average to %v, the whole bank's is %v", sum/300, sc[0].Score)
+	}
+	if _, err := s.Estimate(IRT, Answers{Items: []int{1, 1}, Y: []float64{0, 1}}, nil); err == nil {
+		t.Error("an item answered twice was accepted")
+	}
+}
+
+// TestAnchors: three separated clusters of sizes 10, 20 and 30 give one
+// anchor in each, weighted by its cluster's share.
+func TestAnchors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var X []float64
+	for c, n := range []int{10, 20, 30} {
+		for i := 0; i < n; i++ {
+			X = append(X, 10*float64(c)+0.1*rng.NormFloat64(), 0.1*rng.NormFloat64())
+		}
+	}
+	anchors, w, err := Anchors(X, 60, 2, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]float64{}
+	for k, i := range anchors {
+		c := 0
+		if i >= 10 {
+			c = 1
+		}
+		if i >= 30 {
+			c = 2
+		}
+		got[c] += w[k]
+	}
+	want := map[int]float64{0: 10.0 / 60, 1: 20.0 / 60, 2: 30.0 / 60}
+	for c := range want {
+		if math.Abs(got[c]-want[c]) > 1e-12 {
+			t.Errorf("cluster %d: weight %v, want %v (anchors %v, weights %v)", c, got[c], want[c], anchors, w)
+		}
+	}
+	if _, _, err := Anchors(X, 60, 2, 61, 1); err == nil {
+		t.Error("61 anchors of 60 items accepted")
+	}
+}
+
+// BenchmarkEstimate1000x100000 estimates 1,000 new models, 100 answers
+// each, on the items of a 1,000 x 100,000 fit (one op: the thousand models;
+// Prepare, once per fit, is timed apart in BenchmarkPrepare100000).
+func BenchmarkEstimate1000x100000(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	f := simBank(100000, rng)
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+	if err := s.Prepare(); err != nil {
+		b.Fatal(err)
+	}
+	answers := make([]Answers, 1000)
+	for m := range answers {
+		for _, j := range rng.Perm(100000)[:100] {
+			answers[m].Items, answers[m].Y = append(answers[m].Items, j), append(answers[m].Y, float64(rng.IntN(2)))
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, a := range answers {
+			if _, err := s.Estimate(Default, a, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkPrepare100000(b *testing.B) {
+	f := simBank(100000, rand.New(rand.NewPCG(9, 10)))
+	for i := 0; i < b.N; i++ {
+		s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+		if err := s.Prepare(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestFromDraws: with every draw the same, FromDraws is the observed sum
+// plus the unanswered items' P over J, and its interval is the Bernoulli
+// noise of the unanswered items alone; spread draws widen it.
+func TestFromDraws(t *testing.T) {
+	J := 4
+	P := []float64{0.5, 0.2, 0.9, 0.4, 0.5, 0.2, 0.9, 0.4}
+	ans := map[int]float64{0: 1}
+	score, lo, hi := FromDraws(P, J, ans, 0.95)
+	want := (1 + 0.2 + 0.9 + 0.4) / 4
+	sd := math.Sqrt(0.2*0.8+0.9*0.1+0.4*0.6) / 4
+	z := math.Sqrt2 * math.Erfinv(0.95)
+	if math.Abs(score-want) > 1e-12 || math.Abs(lo-math.Max(0.25, want-z*sd)) > 1e-12 || math.Abs(hi-(want+z*sd)) > 1e-12 {
+		t.Errorf("FromDraws = %v [%v, %v], want %v ± %v", score, lo, hi, want, z*sd)
+	}
+	P2 := []float64{0.5, 0.1, 0.8, 0.3, 0.5, 0.3, 1.0, 0.5}
+	s2, lo2, hi2 := FromDraws(P2, J, ans, 0.95)
+	if math.Abs(s2-want) > 1e-12 || !(hi2-lo2 > hi-lo) {
+		t.Errorf("spread draws: %v [%v, %v]", s2, lo2, hi2)
+	}
+}

@@ -1,0 +1,345 @@
+package estimate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtstat"
+)
+
+// The selection rules of Eval (and of jeirt irt select --budget).
+const (
+	Random        = "random"         // K items drawn uniformly
+	Anchor        = "anchor"         // anchor points on the fitted IRT embedding (tinyBenchmarks' anchor-irt)
+	AnchorCorrect = "anchor-correct" // anchor points on the correctness pattern (tinyBenchmarks' anchor)
+	Info          = "info"           // irtstat.InformationSelect
+)
+
+// Rules lists the selection rules in the order the tables show them.
+var Rules = []string{Random, Anchor, AnchorCorrect, Info}
+
+// Default is jeirt's estimator and DefaultRule its selection, chosen by
+// the held-out-model evaluation of docs/irt.md.
+const (
+	Default     = Blend
+	DefaultRule = Random
+)
+
+// ModelsOf is r restricted to the models keep (indices into r.Models, in
+// that order), every item kept.
+func ModelsOf(r *model.Responses, keep []int) *model.Responses {
+	s := &model.Responses{Items: r.Items, ItemText: r.ItemText, ItemGroup: r.ItemGroup}
+	for k, i := range keep {
+		s.Models = append(s.Models, r.Models[i])
+		for _, c := range r.ByModel().Row(i) {
+			s.AppendFrom(int32(k), r.Item[c], r, int(c))
+		}
+	}
+	return s
+}
+
+// AnswerVariance is gp-IRT's v before the division by the number of
+// answers: the mean over r's models of the variance of their answers.
+func AnswerVariance(r *model.Responses) float64 {
+	var sum float64
+	n := 0
+	for i := range r.Models {
+		row := r.ByModel().Row(i)
+		if len(row) < 2 {
+			continue
+		}
+		var m, m2 float64
+		for _, c := range row {
+			y := r.ScoreAt(int(c))
+			m += y
+			m2 += y * y
+		}
+		m /= float64(len(row))
+		sum += m2/float64(len(row)) - m*m
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// SplitHalfBias is gp-IRT's b (Maia Polo et al. 2024, §3.3, and their
+// code): the mean absolute error of p-IRT on the odd-numbered items of each
+// model of val, its θ estimated from its answers to the even-numbered ones,
+// with the items of s (fitted without val's models).
+func SplitHalfBias(s *Scorer, val *model.Responses) (mae, rms float64, err error) {
+	var sum, sum2 float64
+	n := 0
+	for i := range val.Models {
+		var a Answers
+		var target []int
+		var truth float64
+		for _, c := range val.ByModel().Row(i) {
+			j := int(val.Item[c])
+			if j%2 == 0 {
+				a.Items, a.Y = append(a.Items, j), append(a.Y, val.ScoreAt(int(c)))
+			} else {
+				target = append(target, j)
+				truth += val.ScoreAt(int(c))
+			}
+		}
+		if len(a.Items) == 0 || len(target) == 0 {
+			continue
+		}
+		sc, err := s.Estimate(IRT, a, target)
+		if err != nil {
+			return 0, 0, err
+		}
+		d := sc[0].Score - truth/float64(len(target))
+		sum += math.Abs(d)
+		sum2 += d * d
+		n++
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("estimate: no validation model answered both halves of the items")
+	}
+	return sum / float64(n), math.Sqrt(sum2 / float64(n)), nil
+}
+
+// Eval measures the estimators on held-out models: for each of Seeds
+// splits of the models, a TestFraction of them is held out, the rest
+// fitted by Fitter, Budget items selected by each rule, and each held-out
+// model's score on the items it answered estimated from its answers to the
+// selected ones by each estimator.
+type Eval struct {
+	Fitter       irt.CBMM
+	TestFraction float64 // 0 means 0.2
+	Budget       int     // K; 0 means min(100, 10% of the items)
+	Rules        []string
+	Estimators   []string
+	Seeds        int // 0 means 10
+	Seed         int64
+	Level        float64 // 0 means 0.95
+	Log          model.Logf
+}
+
+// EvalCell is one rule x estimator: the mean absolute error of the score
+// over held-out models, averaged over splits (MAE) with its standard
+// deviation across splits (MAESD), the share of intervals that cover the
+// true score, their mean width, and each split's error.
+type EvalCell struct {
+	Rule, Estimator string
+	MAE, MAESD      float64
+	Coverage, Width float64
+	PerSplit        []float64
+}
+
+// Run runs the evaluation on r; cells are in the order rules x estimators.
+func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, error) {
+	if e.TestFraction == 0 {
+		e.TestFraction = 0.2
+	}
+	if e.Seeds == 0 {
+		e.Seeds = 10
+	}
+	if len(e.Rules) == 0 {
+		e.Rules = Rules
+	}
+	if len(e.Estimators) == 0 {
+		e.Estimators = Estimators
+	}
+	if !(e.TestFraction > 0 && e.TestFraction < 1) {
+		return nil, 0, model.FieldErrorf("TestFraction", "{TestFraction} %v must be in (0, 1)", e.TestFraction)
+	}
+	J := r.NumItems()
+	if e.Budget == 0 {
+		e.Budget = max(1, min(100, J/10))
+	}
+	if e.Budget < 1 || e.Budget >= J {
+		return nil, 0, model.FieldErrorf("Budget", "{Budget} %d must be in [1, %d) (the items)", e.Budget, J)
+	}
+	var models []int
+	for i := range r.Models {
+		if len(r.ByModel().Row(i)) > 0 {
+			models = append(models, i)
+		}
+	}
+	nTest := int(math.Round(e.TestFraction * float64(len(models))))
+	if nTest < 1 || len(models)-nTest < 5 {
+		return nil, 0, model.FieldErrorf("TestFraction", "{TestFraction} %v of %d models leaves %d to test and %d to fit (want at least 1 and 5)", e.TestFraction, len(models), nTest, len(models)-nTest)
+	}
+	type acc struct {
+		err      [][]float64
+		cover, n int
+		width    float64
+	}
+	cells := make([]acc, len(e.Rules)*len(e.Estimators))
+	for c := range cells {
+		cells[c].err = make([][]float64, e.Seeds)
+	}
+	for seed := 0; seed < e.Seeds; seed++ {
+		if err := ctx.Err(); err != nil {
+			return nil, seed, err
+		}
+		rng := rand.New(rand.NewPCG(uint64(e.Seed), uint64(seed)))
+		perm := append([]int(nil), models...)
+		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		test, train := perm[:nTest], perm[nTest:]
+		sort.Ints(train)
+		trainR := ModelsOf(r, train)
+		fit, err := e.Fitter.Fit(ctx, trainR)
+		if err != nil {
+			return nil, seed, err
+		}
+		s, err := e.scorer(ctx, fit, trainR)
+		if err != nil {
+			return nil, seed, err
+		}
+		for ri, rule := range e.Rules {
+			items, weight, err := Select(rule, fit, trainR, e.Budget, uint64(e.Seed)+uint64(seed))
+			if err != nil {
+				return nil, seed, err
+			}
+			pick := make(map[int]int, len(items))
+			for k, j := range items {
+				pick[j] = k
+			}
+			for _, i := range test {
+				var a Answers
+				var target []int
+				var truth float64
+				for _, c := range r.ByModel().Row(i) {
+					j := int(r.Item[c])
+					target = append(target, j)
+					truth += r.ScoreAt(int(c))
+					if k, ok := pick[j]; ok {
+						a.Items, a.Y = append(a.Items, j), append(a.Y, r.ScoreAt(int(c)))
+						if weight != nil {
+							a.Weight = append(a.Weight, weight[k])
+						}
+					}
+				}
+				truth /= float64(len(target))
+				if len(a.Items) == 0 {
+					continue
+				}
+				for ei, est := range e.Estimators {
+					sc, err := s.Estimate(est, a, target)
+					if err != nil {
+						return nil, seed, err
+					}
+					c := &cells[ri*len(e.Estimators)+ei]
+					c.err[seed] = append(c.err[seed], math.Abs(sc[0].Score-truth))
+					c.n++
+					if sc[0].Lo <= truth && truth <= sc[0].Hi {
+						c.cover++
+					}
+					c.width += sc[0].Hi - sc[0].Lo
+				}
+			}
+		}
+		e.Log.Printf("estimate eval: split %d of %d done", seed+1, e.Seeds)
+	}
+	out := make([]EvalCell, len(cells))
+	for ri, rule := range e.Rules {
+		for ei, est := range e.Estimators {
+			c := cells[ri*len(e.Estimators)+ei]
+			ec := EvalCell{Rule: rule, Estimator: est, Coverage: float64(c.cover) / float64(c.n), Width: c.width / float64(c.n)}
+			for _, errs := range c.err {
+				var m float64
+				for _, x := range errs {
+					m += x / float64(len(errs))
+				}
+				ec.PerSplit = append(ec.PerSplit, m)
+			}
+			ec.MAE, ec.MAESD = meanSD(ec.PerSplit)
+			out[ri*len(e.Estimators)+ei] = ec
+		}
+	}
+	return out, e.Budget, nil
+}
+
+// scorer is the Scorer of a fit on train, with gp-IRT's b from a refit
+// without every fifth model of train (as the paper's code does) and v
+// from train.
+func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses) (*Scorer, error) {
+	s, err := NewScorer(fit, e.Level)
+	if err != nil {
+		return nil, err
+	}
+	s.GPVar = AnswerVariance(train)
+	var val, rest []int
+	for i := range train.Models {
+		if i%5 == 0 {
+			val = append(val, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	vfit, err := e.Fitter.Fit(ctx, ModelsOf(train, rest))
+	if err != nil {
+		return nil, err
+	}
+	vs, err := NewScorer(vfit, e.Level)
+	if err != nil {
+		return nil, err
+	}
+	if s.GPBias, s.ResidSD, err = SplitHalfBias(vs, ModelsOf(train, val)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewScorer is a prepared Scorer of fit's items with the population prior
+// of its abilities.
+func NewScorer(fit *model.IRT, level float64) (*Scorer, error) {
+	prior, err := cat.PopulationPrior(fit.Theta, fit.Rank)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scorer{Fit: fit, Prior: prior, Level: level}
+	return s, s.Prepare()
+}
+
+// Select chooses k items of fit by rule (Random, Anchor, AnchorCorrect or
+// Info; r holds the answers AnchorCorrect clusters). Anchor rules also
+// return each item's weight; the others nil.
+func Select(rule string, fit *model.IRT, r *model.Responses, k int, seed uint64) ([]int, []float64, error) {
+	J := len(fit.B)
+	if k < 1 || k > J {
+		return nil, nil, model.FieldErrorf("Budget", "{Budget} %d must be in [1, %d] (the items)", k, J)
+	}
+	switch rule {
+	case Random:
+		rng := rand.New(rand.NewPCG(seed, 0xa11))
+		return rng.Perm(J)[:k], nil, nil
+	case Anchor:
+		X, dim := IRTEmbedding(fit)
+		return Anchors(X, J, dim, k, seed)
+	case AnchorCorrect:
+		if r == nil {
+			return nil, nil, fmt.Errorf("estimate: rule %s needs the fitted responses", rule)
+		}
+		X, dim := CorrectnessEmbedding(r)
+		return Anchors(X, J, dim, k, seed)
+	case Info:
+		items, _, err := irtstat.InformationSelect(fit, float64(k)/float64(J))
+		return items, nil, err
+	}
+	return nil, nil, model.FieldErrorf("Rule", "{Rule} %q: want random, anchor, anchor-correct or info", rule)
+}
+
+func meanSD(x []float64) (m, sd float64) {
+	for _, v := range x {
+		m += v / float64(len(x))
+	}
+	if len(x) < 2 {
+		return m, math.NaN()
+	}
+	for _, v := range x {
+		sd += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(sd / float64(len(x)-1))
+}
