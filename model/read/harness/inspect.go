@@ -1,0 +1,395 @@
+package harness
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
+)
+
+// inspect_ai: a log is a .json file ({version, status, eval: {task, model,
+// scorers}, plan, results, stats, samples: [...], reductions}) or a .eval
+// zip (header.json with the same header, or _journal/start.json while a run
+// is going, and one member samples/ID_epoch_N.json per sample). A sample
+// is {id, epoch, input (a string or messages), scores: {SCORER: {value}},
+// error}.
+
+type inspectHeader struct {
+	Eval struct {
+		Task    string `json:"task"`
+		Model   string `json:"model"`
+		Scorers []struct {
+			Name string `json:"name"`
+		} `json:"scorers"`
+	} `json:"eval"`
+	Results *struct {
+		Scores []struct {
+			Name string `json:"name"`
+		} `json:"scores"`
+	} `json:"results"`
+}
+
+// inspectLog reads the samples of one log.
+type inspectLog struct {
+	c        *collector
+	path     string
+	head     inspectHeader
+	m        *logModel
+	scorer   string
+	sub      string // the key of a scorer's value that is an object (--metric SCORER/KEY)
+	log      Log
+	miss     missing
+	errored  int
+	total    int
+	category string
+}
+
+func (c *collector) newInspectLog(p string, head inspectHeader) (*inspectLog, error) {
+	if head.Eval.Model == "" || head.Eval.Task == "" {
+		return nil, fmt.Errorf("%s: key \"eval\": want the task and the model of the log", p)
+	}
+	l := &inspectLog{c: c, path: p, head: head, m: c.model(head.Eval.Model), category: head.Eval.Task}
+	l.log = Log{Path: p, Tool: Inspect, Model: head.Eval.Model, Task: head.Eval.Task}
+	return l, nil
+}
+
+// inspectJSON reads a .json log, streaming its samples.
+func (c *collector) inspectJSON(p string) error {
+	in, err := fileio.OpenInput(p)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	dec := json.NewDecoder(in)
+	fail := func(what string, err error) error {
+		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", what, dec.InputOffset(), err), Err: err}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == nil {
+			err = fmt.Errorf("want an object")
+		}
+		return fail("the log", err)
+	}
+	var l *inspectLog
+	var head inspectHeader
+	var raw json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fail("the log", err)
+		}
+		switch t {
+		case "eval", "results":
+			raw = raw[:0]
+			if err := dec.Decode(&raw); err != nil {
+				return fail(fmt.Sprint(t), err)
+			}
+			wrapped := append(append([]byte(`{"`+t.(string)+`":`), raw...), '}')
+			if err := json.Unmarshal(wrapped, &head); err != nil {
+				return fail(fmt.Sprint(t), err)
+			}
+		case "samples":
+			if l == nil {
+				if l, err = c.newInspectLog(p, head); err != nil {
+					return err
+				}
+			}
+			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+				if err == nil {
+					err = fmt.Errorf("want a list")
+				}
+				return fail("samples", err)
+			}
+			for k := 0; dec.More(); k++ {
+				raw = raw[:0]
+				if err := dec.Decode(&raw); err != nil {
+					return fail(fmt.Sprintf("samples[%d]", k), err)
+				}
+				if err := l.sample(raw, k+1); err != nil {
+					return fail(fmt.Sprintf("samples[%d]", k), err)
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fail("samples", err)
+			}
+		default:
+			if err := skipTokens(dec); err != nil {
+				return fail(fmt.Sprint(t), err)
+			}
+		}
+	}
+	if l == nil {
+		c.skip(p, "an inspect log without samples (a header-only log: run inspect with samples logged)")
+		return nil
+	}
+	return l.done()
+}
+
+// inspectEval reads a .eval zip log.
+func (c *collector) inspectEval(p string) error {
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return fmt.Errorf("%s: not a readable inspect .eval (zip) log: %v", p, err)
+	}
+	defer zr.Close()
+	var headFile *zip.File
+	var samples []*zip.File
+	for _, f := range zr.File {
+		switch {
+		case f.Name == "header.json":
+			headFile = f
+		case f.Name == "_journal/start.json" && headFile == nil:
+			headFile = f
+		case strings.HasPrefix(f.Name, "samples/") && strings.HasSuffix(f.Name, ".json"):
+			samples = append(samples, f)
+		}
+	}
+	if headFile == nil {
+		return fmt.Errorf("%s: an inspect .eval log without header.json or _journal/start.json", p)
+	}
+	b, err := readMember(p, headFile)
+	if err != nil {
+		return err
+	}
+	var head inspectHeader
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("%s!%s: %v", p, headFile.Name, err)
+	}
+	if len(samples) == 0 {
+		c.skip(p, "an inspect log without samples")
+		return nil
+	}
+	l, err := c.newInspectLog(p, head)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(samples, func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
+	for k, f := range samples {
+		b, err := readMember(p, f)
+		if err != nil {
+			return err
+		}
+		if err := l.sample(b, k+1); err != nil {
+			return &cell.ParseError{File: p + "!" + f.Name, Msg: err.Error(), Err: err}
+		}
+	}
+	return l.done()
+}
+
+// readMember reads one member of a zip, refusing one whose size is past
+// what one sample could hold.
+func readMember(p string, f *zip.File) ([]byte, error) {
+	if f.UncompressedSize64 > 1<<30 {
+		return nil, fmt.Errorf("%s!%s: %s uncompressed is more than a sample can hold", p, f.Name, fileio.Bytes(int64(f.UncompressedSize64)))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 1<<30+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
+	}
+	return b, nil
+}
+
+// chooseScorer picks the scorer of the log on its first sample: the first
+// of --metric (SCORER or SCORER/KEY) it has, else its first scorer.
+func (l *inspectLog) chooseScorer(scores []byte) error {
+	var have []string
+	for _, s := range l.head.Eval.Scorers {
+		addOnce(&have, s.Name)
+	}
+	if l.head.Results != nil {
+		for _, s := range l.head.Results.Scores {
+			addOnce(&have, s.Name)
+		}
+	}
+	if len(scores) > 0 && scores[0] == '{' {
+		eachField(scores, func(k, _ []byte) bool { addOnce(&have, string(k)); return true })
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("no scorer named in the log")
+	}
+	if len(l.c.opt.Metric) == 0 {
+		l.scorer = have[0]
+		return nil
+	}
+	for _, want := range l.c.opt.Metric {
+		name, sub, _ := strings.Cut(want, "/")
+		if slices.Contains(have, name) {
+			l.scorer, l.sub = name, sub
+			return nil
+		}
+	}
+	return fmt.Errorf("the log has none of --metric %s (its scorers: %s)", strings.Join(l.c.opt.Metric, ","), strings.Join(have, ", "))
+}
+
+// sample reads one sample.
+func (l *inspectLog) sample(b []byte, k int) error {
+	var id, epoch, input, scores, errv []byte
+	if err := eachField(b, func(key, v []byte) bool {
+		switch string(key) {
+		case "id":
+			id = v
+		case "epoch":
+			epoch = v
+		case "input":
+			input = v
+		case "scores":
+			scores = v
+		case "error":
+			errv = v
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	sid := idString(id)
+	if sid == "" {
+		return fmt.Errorf("key \"id\": want a string or integer sample id")
+	}
+	if l.scorer == "" {
+		if err := l.chooseScorer(scores); err != nil {
+			return err
+		}
+		l.log.Metric = l.scorer
+		if l.sub != "" {
+			l.log.Metric += "/" + l.sub
+		}
+	}
+	l.total++
+	var val []byte
+	if len(scores) > 0 && scores[0] == '{' {
+		sc, err := field(scores, l.scorer)
+		if err != nil {
+			return err
+		}
+		if sc != nil {
+			if val, err = field(sc, "value"); err != nil {
+				return err
+			}
+		}
+	}
+	if val == nil || string(val) == "null" {
+		if len(errv) > 0 && string(errv) != "null" {
+			l.errored++
+			l.log.Passed++
+			l.log.Why = "samples that errored, unscored"
+			return nil
+		}
+		e := sid
+		if ep := idString(epoch); ep != "" && ep != "1" {
+			e += " (epoch " + ep + ")"
+		}
+		l.miss.add(e)
+		return nil
+	}
+	x, err := l.value(val)
+	if err != nil {
+		return fmt.Errorf("sample %s: scorer %s: %v", sid, l.log.Metric, err)
+	}
+	i, need := l.c.item(l.head.Eval.Task+"/"+sid, l.category)
+	if need {
+		l.c.setText(i, inspectText(input))
+	}
+	l.c.score(l.m, i, x, k)
+	l.log.Samples++
+	return nil
+}
+
+// value reads a scorer's value: C, I, N (no answer: incorrect), P (partial,
+// 0.5 with --graded), yes/no, true/false or a number in [0, 1]; an object of
+// values needs --metric SCORER/KEY.
+func (l *inspectLog) value(v []byte) (float64, error) {
+	if len(v) > 0 && v[0] == '{' {
+		if l.sub == "" {
+			var keys []string
+			eachField(v, func(k, _ []byte) bool { keys = append(keys, string(k)); return true })
+			return 0, fmt.Errorf("the value is an object of %s: choose one with --metric %s/KEY", strings.Join(keys, ", "), l.scorer)
+		}
+		sv, err := field(v, l.sub)
+		if err != nil {
+			return 0, err
+		}
+		if sv == nil {
+			return 0, fmt.Errorf("the value has no key %q", l.sub)
+		}
+		v = sv
+	}
+	if s, ok := str(v); ok {
+		switch strings.ToLower(s) {
+		case "c", "yes", "true", "correct":
+			return 1, nil
+		case "i", "n", "no", "false", "incorrect":
+			return 0, nil
+		case "p", "partial":
+			if !l.c.opt.Graded {
+				return 0, fmt.Errorf("P (partial credit): read it as a score of 0.5 with --graded")
+			}
+			return 0.5, nil
+		}
+		return 0, fmt.Errorf("%q is not a score (want C, I, P, N, a number in [0, 1] or a boolean)", s)
+	}
+	x, ok := number(v)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a score", clipRaw(v))
+	}
+	return x, checkScore(x, l.log.Metric)
+}
+
+// done checks the log's samples and records it.
+func (l *inspectLog) done() error {
+	if err := l.miss.err(l.path, l.log.Task, l.log.Metric, "sample", l.total); err != nil {
+		return err
+	}
+	if l.log.Samples == 0 {
+		why := "an inspect log with no scored samples"
+		if l.errored > 0 {
+			why = fmt.Sprintf("an inspect log whose %d samples errored, unscored", l.errored)
+		}
+		l.c.skip(l.path, why)
+		return nil
+	}
+	l.c.sum.Logs = append(l.c.sum.Logs, l.log)
+	return nil
+}
+
+// inspectText is a sample's input: the string, or the text of its user
+// messages (a content string, or the text parts of a content list), joined
+// by blank lines.
+func inspectText(input []byte) string {
+	if s, ok := str(input); ok {
+		return s
+	}
+	var parts []string
+	eachArrayElem(input, func(msg []byte) (bool, error) {
+		role, _ := field(msg, "role")
+		if r, _ := str(role); r != "user" {
+			return true, nil
+		}
+		content, _ := field(msg, "content")
+		if s, ok := str(content); ok {
+			parts = append(parts, s)
+			return true, nil
+		}
+		eachArrayElem(content, func(part []byte) (bool, error) {
+			typ, _ := field(part, "type")
+			if t, _ := str(typ); t == "text" {
+				text, _ := field(part, "text")
+				if s, ok := str(text); ok {
+					parts = append(parts, s)
+				}
+			}
+			return true, nil
+		})
+		return true, nil
+	})
+	return strings.Join(parts, "\n\n")
+}
