@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -308,99 +307,43 @@ func eachArrayElem(b []byte, fn func(el []byte) (bool, error)) error {
 	}
 }
 
-// eachElement streams the elements of a JSON array through a Decoder: the
-// whole document when key is "", else the value of key in the top-level
-// object (other values are passed over token by token). fn gets each
-// element's raw bytes and its 1-based index; its error is given the file
-// and the element's place.
+// eachElement streams the elements of a JSON array: the whole document
+// when key is "", else the value of key in the top-level object (the values
+// before it are passed over, not held). fn gets each element's raw bytes
+// (valid until it returns) and its 1-based index; its error is given the
+// file and the element's place.
 func eachElement(p, key string, fn func(el []byte, k int) error) error {
 	in, err := fileio.OpenInput(p)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	dec := json.NewDecoder(in)
-	where := func(k int, err error) error {
+	s := newStream(in)
+	k := 0
+	where := func(err error) error {
 		at := fmt.Sprintf("element %d", k)
 		if key != "" {
 			at = fmt.Sprintf("%s[%d]", key, k-1)
 		}
-		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, dec.InputOffset(), err), Err: err}
+		if k == 0 {
+			at = "the document"
+		}
+		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.offset(), err), Err: err}
 	}
 	if key != "" {
-		found, err := enterKey(dec, key)
+		found, err := s.enter(key)
 		if err != nil {
-			return where(0, err)
+			return where(err)
 		}
 		if !found {
 			return &cell.ParseError{File: p, Msg: fmt.Sprintf("no key %q in the top-level object", key)}
 		}
 	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		if err == nil {
-			err = fmt.Errorf("want a list, found %v", t)
-		}
-		return where(0, err)
-	}
-	var raw json.RawMessage
-	for k := 1; dec.More(); k++ {
-		raw = raw[:0]
-		if err := dec.Decode(&raw); err != nil {
-			return where(k, err)
-		}
-		if err := fn(raw, k); err != nil {
-			return where(k, err)
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return where(0, err)
+	if err := s.eachElem(func(el []byte, i int) error {
+		k = i + 1
+		return fn(el, k)
+	}); err != nil {
+		return where(err)
 	}
 	return nil
-}
-
-// enterKey moves dec, at the start of an object, to the value of key,
-// passing over the values before it token by token.
-func enterKey(dec *json.Decoder, key string) (bool, error) {
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		if err == nil {
-			err = fmt.Errorf("want an object, found %v", t)
-		}
-		return false, err
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return false, err
-		}
-		if t == key {
-			return true, nil
-		}
-		if err := skipTokens(dec); err != nil {
-			return false, err
-		}
-	}
-	return false, nil
-}
-
-// skipTokens passes over one value, token by token, holding none of it.
-func skipTokens(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			if err == io.EOF {
-				return io.ErrUnexpectedEOF
-			}
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }

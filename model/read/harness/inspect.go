@@ -3,8 +3,10 @@ package harness
 import (
 	"archive/zip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -65,63 +67,41 @@ func (c *collector) inspectJSON(p string) error {
 		return err
 	}
 	defer in.Close()
-	dec := json.NewDecoder(in)
-	fail := func(what string, err error) error {
-		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", what, dec.InputOffset(), err), Err: err}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		if err == nil {
-			err = fmt.Errorf("want an object")
-		}
-		return fail("the log", err)
-	}
+	s := newStream(in)
+	at := "the log"
 	var l *inspectLog
 	var head inspectHeader
-	var raw json.RawMessage
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return fail("the log", err)
-		}
-		switch t {
+	err = s.eachKey(func(key []byte) (bool, error) {
+		at = string(key)
+		switch at {
 		case "eval", "results":
-			raw = raw[:0]
-			if err := dec.Decode(&raw); err != nil {
-				return fail(fmt.Sprint(t), err)
+			raw, err := s.value(true)
+			if err != nil {
+				return false, err
 			}
-			wrapped := append(append([]byte(`{"`+t.(string)+`":`), raw...), '}')
-			if err := json.Unmarshal(wrapped, &head); err != nil {
-				return fail(fmt.Sprint(t), err)
-			}
+			wrapped := append(append([]byte(`{"`+at+`":`), raw...), '}')
+			return true, json.Unmarshal(wrapped, &head)
 		case "samples":
 			if l == nil {
+				var err error
 				if l, err = c.newInspectLog(p, head); err != nil {
-					return err
+					return false, err
 				}
 			}
-			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-				if err == nil {
-					err = fmt.Errorf("want a list")
-				}
-				return fail("samples", err)
-			}
-			for k := 0; dec.More(); k++ {
-				raw = raw[:0]
-				if err := dec.Decode(&raw); err != nil {
-					return fail(fmt.Sprintf("samples[%d]", k), err)
-				}
-				if err := l.sample(raw, k+1); err != nil {
-					return fail(fmt.Sprintf("samples[%d]", k), err)
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return fail("samples", err)
-			}
-		default:
-			if err := skipTokens(dec); err != nil {
-				return fail(fmt.Sprint(t), err)
-			}
+			return true, s.eachElem(func(el []byte, k int) error {
+				at = fmt.Sprintf("samples[%d]", k)
+				return l.sample(el, k+1)
+			})
 		}
+		_, err := s.value(false)
+		return true, err
+	})
+	if err != nil {
+		var pe *cell.ParseError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.offset(), err), Err: err}
 	}
 	if l == nil {
 		c.skip(p, "an inspect log without samples (a header-only log: run inspect with samples logged)")
@@ -132,11 +112,19 @@ func (c *collector) inspectJSON(p string) error {
 
 // inspectEval reads a .eval zip log.
 func (c *collector) inspectEval(p string) error {
-	zr, err := zip.OpenReader(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(&windowReader{f: f}, fi.Size())
 	if err != nil {
 		return fmt.Errorf("%s: not a readable inspect .eval (zip) log: %v", p, err)
 	}
-	defer zr.Close()
 	var headFile *zip.File
 	var samples []*zip.File
 	for _, f := range zr.File {
@@ -168,7 +156,6 @@ func (c *collector) inspectEval(p string) error {
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(samples, func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
 	for k, f := range samples {
 		b, err := readMember(p, f)
 		if err != nil {
@@ -179,6 +166,36 @@ func (c *collector) inspectEval(p string) error {
 		}
 	}
 	return l.done()
+}
+
+// windowReader reads a file at offsets through a window of 1 MiB: the
+// members of a zip are read in the order they lie in the file, and each
+// read of the zip reader would otherwise be a system call.
+type windowReader struct {
+	f   *os.File
+	buf []byte
+	off int64
+}
+
+func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < w.off || off+int64(len(p)) > w.off+int64(len(w.buf)) {
+		if len(p) > 1<<20 {
+			return w.f.ReadAt(p, off)
+		}
+		if cap(w.buf) < 1<<20 {
+			w.buf = make([]byte, 1<<20)
+		}
+		n, err := w.f.ReadAt(w.buf[:cap(w.buf)], off)
+		w.buf, w.off = w.buf[:n], off
+		if n < len(p) {
+			copy(p, w.buf)
+			if err == nil {
+				err = io.EOF
+			}
+			return n, err
+		}
+	}
+	return copy(p, w.buf[off-w.off:]), nil
 }
 
 // readMember reads one member of a zip, refusing one whose size is past
