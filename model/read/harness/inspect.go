@@ -140,7 +140,7 @@ func (c *collector) inspectEval(p string) error {
 	if headFile == nil {
 		return fmt.Errorf("%s: an inspect .eval log without header.json or _journal/start.json", p)
 	}
-	b, err := readMember(p, headFile)
+	b, err := readMember(p, headFile, nil)
 	if err != nil {
 		return err
 	}
@@ -156,8 +156,10 @@ func (c *collector) inspectEval(p string) error {
 	if err != nil {
 		return err
 	}
+	var buf []byte
 	for k, f := range samples {
-		b, err := readMember(p, f)
+		b, err := readMember(p, f, buf)
+		buf = b
 		if err != nil {
 			return err
 		}
@@ -198,9 +200,9 @@ func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
 	return copy(p, w.buf[off-w.off:]), nil
 }
 
-// readMember reads one member of a zip, refusing one whose size is past
-// what one sample could hold.
-func readMember(p string, f *zip.File) ([]byte, error) {
+// readMember reads one member into buf (reused), refusing one whose size
+// is past what one sample could hold.
+func readMember(p string, f *zip.File, buf []byte) ([]byte, error) {
 	if f.UncompressedSize64 > 1<<30 {
 		return nil, fmt.Errorf("%s!%s: %s uncompressed is more than a sample can hold", p, f.Name, fileio.Bytes(int64(f.UncompressedSize64)))
 	}
@@ -209,11 +211,29 @@ func readMember(p string, f *zip.File) ([]byte, error) {
 		return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, 1<<30+1))
-	if err != nil {
+	n := int(f.UncompressedSize64)
+	if n > 64<<20 {
+		// Not given room by what the zip claims: read what there is.
+		b, err := io.ReadAll(io.LimitReader(rc, 1<<30))
+		if err != nil {
+			return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
+		}
+		return b, nil
+	}
+	if cap(buf) < n+1 {
+		buf = make([]byte, n+1)
+	}
+	buf = buf[:n+1]
+	k, err := io.ReadFull(rc, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF && k == n:
+		// the whole member: one byte short of the room given
+	case err == nil:
+		return nil, fmt.Errorf("%s!%s: longer than the zip says", p, f.Name)
+	default:
 		return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
 	}
-	return b, nil
+	return buf[:n], nil
 }
 
 // chooseScorer picks the scorer of the log on its first sample: the first
