@@ -86,23 +86,16 @@ func newDataSplitCmd() *cobra.Command {
 
 func newDataImportCmd() *cobra.Command {
 	var s datarun.Import
-	cmd := &cobra.Command{
-		Use:     "import TREE --out FILE",
-		Short:   "Read evaluation-tool logs (lm-eval, HELM, inspect, Every Eval Ever) into one long responses file and its items file",
-		Long:    helpText("data-import"),
-		Example: helpExamples("data-import"),
-		Args:    needArgs(1, 1, "the log file or folder TREE"),
+	cmd := &cobra.Command{Use: "import TREE --out FILE", Long: helpText("data-import"), Example: helpExamples("data-import"),
+		Short: "Read evaluation-tool logs (lm-eval, HELM, inspect, Every Eval Ever) into one long responses file and its items file",
+		Args:  needArgs(1, 1, "the log file or folder TREE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if s.Out == "" {
-				return fmt.Errorf("data import: --out is required (a .csv or .parquet file)")
-			}
 			s.Tree = args[0]
 			return s.Run(cmd.Context(), cmd.OutOrStdout())
-		},
-	}
+		}}
 	cli.ReadFlags(cmd, &s.Read)
 	cmd.Flags().StringVar(&s.Out, "out", "", "the long responses file to write, .csv or .parquet (required); the items file (id, text, category) goes beside it as NAME_items.csv")
-	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, ArgsIn: true, Sidecars: func(out string) []string { return []string{datarun.ItemsPath(out)} }})
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, ArgsIn: true, Sidecars: datarun.ImportSidecars})
 }
 
 func init() {

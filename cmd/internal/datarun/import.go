@@ -34,8 +34,14 @@ func ItemsPath(out string) string {
 	return base + "_items.csv"
 }
 
+// ImportSidecars lists the items file written beside out (cli.Outputs).
+func ImportSidecars(out string) []string { return []string{ItemsPath(out)} }
+
 // Run reads Tree, writes Out and its items file, and prints what it read.
 func (s Import) Run(ctx context.Context, w io.Writer) error {
+	if s.Out == "" {
+		return fmt.Errorf("data import: --out is required (a .csv or .parquet file)")
+	}
 	defer fileio.SetInputContext(ctx)()
 	r, rep, err := read.File(s.Tree, s.Read)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 )
 
 // Every Eval Ever: an instance-level file UUID_samples.jsonl, beside its
@@ -27,7 +29,7 @@ func (c *collector) eeeSamples(p string) error {
 	var order [][2]string
 	err := eachLine(p, func(b []byte, n int) error {
 		var modelID, name, sid, input, eval []byte
-		if err := eachField(b, func(k, v []byte) bool {
+		if err := jsonscan.EachField(b, func(k, v []byte) bool {
 			switch string(k) {
 			case "model_id":
 				modelID = v
@@ -44,15 +46,15 @@ func (c *collector) eeeSamples(p string) error {
 		}); err != nil {
 			return lineError(p, n, "", "%v", err)
 		}
-		mname, ok := str(modelID)
+		mname, ok := jsonscan.Str(modelID)
 		if !ok || mname == "" {
 			return lineError(p, n, "model_id", "want the model's name")
 		}
-		task, ok := str(name)
+		task, ok := jsonscan.Str(name)
 		if !ok || task == "" {
 			return lineError(p, n, "evaluation_name", "want the evaluation's name")
 		}
-		id := idString(sid)
+		id := jsonscan.ID(sid)
 		if id == "" {
 			return lineError(p, n, "sample_id", "want a string or integer sample id")
 		}
@@ -74,7 +76,7 @@ func (c *collector) eeeSamples(p string) error {
 		var v []byte
 		if len(eval) > 0 && eval[0] == '{' {
 			var err error
-			if v, err = field(eval, l.metric); err != nil {
+			if v, err = jsonscan.Field(eval, l.metric); err != nil {
 				return lineError(p, n, "evaluation", "%v", err)
 			}
 		}
@@ -82,7 +84,7 @@ func (c *collector) eeeSamples(p string) error {
 			l.miss.add(id)
 			return nil
 		}
-		x, ok := number(v)
+		x, ok := jsonscan.Number(v)
 		if !ok {
 			return lineError(p, n, "evaluation."+l.metric, "%s is not a score", clipRaw(v))
 		}
@@ -91,9 +93,9 @@ func (c *collector) eeeSamples(p string) error {
 		}
 		i, need := c.item(task+"/"+id, task)
 		if need {
-			raw, _ := field(input, "raw")
+			raw, _ := jsonscan.Field(input, "raw")
 			if len(input) > 0 && input[0] == '{' {
-				s, _ := str(raw)
+				s, _ := jsonscan.Str(raw)
 				c.setText(i, s)
 			}
 		}
@@ -124,7 +126,7 @@ func (c *collector) eeeSamples(p string) error {
 func (c *collector) eeeMetric(eval []byte) (string, error) {
 	var have []string
 	if len(eval) > 0 && eval[0] == '{' {
-		eachField(eval, func(k, v []byte) bool {
+		jsonscan.EachField(eval, func(k, v []byte) bool {
 			if string(v) != "null" {
 				have = append(have, string(k))
 			}

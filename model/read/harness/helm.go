@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -72,14 +73,14 @@ func (c *collector) helmRun(dir string) error {
 	err = eachElement(statsPath, "", func(el []byte, k int) error {
 		var id, perturbation, stats []byte
 		trial := 0
-		err := eachField(el, func(key, v []byte) bool {
+		err := jsonscan.EachField(el, func(key, v []byte) bool {
 			switch string(key) {
 			case "instance_id":
 				id = v
 			case "perturbation":
 				perturbation = v
 			case "train_trial_index":
-				x, _ := number(v)
+				x, _ := jsonscan.Number(v)
 				trial = int(x)
 			case "stats":
 				stats = v
@@ -89,7 +90,7 @@ func (c *collector) helmRun(dir string) error {
 		if err != nil {
 			return err
 		}
-		iid := idString(id)
+		iid := jsonscan.ID(id)
 		if iid == "" {
 			return fmt.Errorf("key \"instance_id\": want a string")
 		}
@@ -140,23 +141,23 @@ func (c *collector) helmRun(dir string) error {
 		fi.Close()
 	}
 	return eachElement(statePath, "request_states", func(el []byte, _ int) error {
-		inst, err := field(el, "instance")
+		inst, err := jsonscan.Field(el, "instance")
 		if err != nil || inst == nil {
 			return err
 		}
-		rawID, err := field(inst, "id")
+		rawID, err := jsonscan.Field(inst, "id")
 		if err != nil {
 			return err
 		}
-		i, ok := needText[idString(rawID)]
+		i, ok := needText[jsonscan.ID(rawID)]
 		if !ok {
 			return nil
 		}
-		text, err := path(inst, "input", "text")
+		text, err := jsonscan.Path(inst, "input", "text")
 		if err != nil {
 			return err
 		}
-		if s, ok := str(text); ok {
+		if s, ok := jsonscan.Str(text); ok {
 			c.setText(i, s)
 		}
 		return nil
@@ -193,7 +194,7 @@ func helmArgs(args map[string]json.RawMessage) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		v, ok := str(args[k])
+		v, ok := jsonscan.Str(args[k])
 		if !ok {
 			v = string(args[k])
 		}
@@ -232,20 +233,20 @@ func (c *collector) helmMetric(spec helmRunSpec, specPath string) (string, error
 func helmStat(stats []byte, metric string) (float64, bool, error) {
 	var x float64
 	found := false
-	err := eachArrayElem(stats, func(st []byte) (bool, error) {
-		name, err := field(st, "name")
+	err := jsonscan.Elems(stats, func(st []byte) (bool, error) {
+		name, err := jsonscan.Field(st, "name")
 		if err != nil || name == nil {
 			return true, err
 		}
-		n, _ := field(name, "name")
-		if s, _ := str(n); s != metric {
+		n, _ := jsonscan.Field(name, "name")
+		if s, _ := jsonscan.Str(n); s != metric {
 			return true, nil
 		}
-		if p, _ := field(name, "perturbation"); p != nil && string(p) != "null" {
+		if p, _ := jsonscan.Field(name, "perturbation"); p != nil && string(p) != "null" {
 			return true, nil
 		}
 		var mean, sum, count []byte
-		if err := eachField(st, func(k, v []byte) bool {
+		if err := jsonscan.EachField(st, func(k, v []byte) bool {
 			switch string(k) {
 			case "mean":
 				mean = v
@@ -258,12 +259,12 @@ func helmStat(stats []byte, metric string) (float64, bool, error) {
 		}); err != nil {
 			return false, err
 		}
-		if v, ok := number(mean); ok {
+		if v, ok := jsonscan.Number(mean); ok {
 			x, found = v, true
 			return false, nil
 		}
-		s, ok1 := number(sum)
-		n2, ok2 := number(count)
+		s, ok1 := jsonscan.Number(sum)
+		n2, ok2 := jsonscan.Number(count)
 		if ok1 && ok2 && n2 > 0 {
 			x, found = s/n2, true
 			return false, nil
@@ -271,40 +272,6 @@ func helmStat(stats []byte, metric string) (float64, bool, error) {
 		return false, fmt.Errorf("stat %q has neither a mean nor a sum and count", metric)
 	})
 	return x, found, err
-}
-
-// eachArrayElem calls fn with each element of the JSON array b; fn
-// returning false stops.
-func eachArrayElem(b []byte, fn func(el []byte) (bool, error)) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return fmt.Errorf("%w: want a list", errSyntax)
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil
-	}
-	for {
-		end, err := skipValue(b, i)
-		if err != nil {
-			return err
-		}
-		more, err := fn(b[i:end])
-		if err != nil || !more {
-			return err
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return fmt.Errorf("%w: a list is not closed", errSyntax)
-		}
-		if b[i] == ']' {
-			return nil
-		}
-		if b[i] != ',' {
-			return fmt.Errorf("%w: want ',' or ']' in a list", errSyntax)
-		}
-		i = skipSpace(b, i+1)
-	}
 }
 
 // eachElement streams the elements of a JSON array: the whole document
@@ -318,7 +285,7 @@ func eachElement(p, key string, fn func(el []byte, k int) error) error {
 		return err
 	}
 	defer in.Close()
-	s := newStream(in)
+	s := jsonscan.NewStream(in)
 	k := 0
 	where := func(err error) error {
 		at := fmt.Sprintf("element %d", k)
@@ -328,10 +295,10 @@ func eachElement(p, key string, fn func(el []byte, k int) error) error {
 		if k == 0 {
 			at = "the document"
 		}
-		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.offset(), err), Err: err}
+		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.Offset(), err), Err: err}
 	}
 	if key != "" {
-		found, err := s.enter(key)
+		found, err := s.Enter(key)
 		if err != nil {
 			return where(err)
 		}
@@ -339,7 +306,7 @@ func eachElement(p, key string, fn func(el []byte, k int) error) error {
 			return &cell.ParseError{File: p, Msg: fmt.Sprintf("no key %q in the top-level object", key)}
 		}
 	}
-	if err := s.eachElem(func(el []byte, i int) error {
+	if err := s.EachElem(func(el []byte, i int) error {
 		k = i + 1
 		return fn(el, k)
 	}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -67,15 +68,15 @@ func (c *collector) inspectJSON(p string) error {
 		return err
 	}
 	defer in.Close()
-	s := newStream(in)
+	s := jsonscan.NewStream(in)
 	at := "the log"
 	var l *inspectLog
 	var head inspectHeader
-	err = s.eachKey(func(key []byte) (bool, error) {
+	err = s.EachKey(func(key []byte) (bool, error) {
 		at = string(key)
 		switch at {
 		case "eval", "results":
-			raw, err := s.value(true)
+			raw, err := s.Value(true)
 			if err != nil {
 				return false, err
 			}
@@ -88,12 +89,12 @@ func (c *collector) inspectJSON(p string) error {
 					return false, err
 				}
 			}
-			return true, s.eachElem(func(el []byte, k int) error {
+			return true, s.EachElem(func(el []byte, k int) error {
 				at = fmt.Sprintf("samples[%d]", k)
 				return l.sample(el, k+1)
 			})
 		}
-		_, err := s.value(false)
+		_, err := s.Value(false)
 		return true, err
 	})
 	if err != nil {
@@ -101,7 +102,7 @@ func (c *collector) inspectJSON(p string) error {
 		if errors.As(err, &pe) {
 			return err
 		}
-		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.offset(), err), Err: err}
+		return &cell.ParseError{File: p, Msg: fmt.Sprintf("%s (byte %d): %v", at, s.Offset(), err), Err: err}
 	}
 	if l == nil {
 		c.skip(p, "an inspect log without samples (a header-only log: run inspect with samples logged)")
@@ -249,7 +250,7 @@ func (l *inspectLog) chooseScorer(scores []byte) error {
 		}
 	}
 	if len(scores) > 0 && scores[0] == '{' {
-		eachField(scores, func(k, _ []byte) bool { addOnce(&have, string(k)); return true })
+		jsonscan.EachField(scores, func(k, _ []byte) bool { addOnce(&have, string(k)); return true })
 	}
 	if len(have) == 0 {
 		return fmt.Errorf("no scorer named in the log")
@@ -271,7 +272,7 @@ func (l *inspectLog) chooseScorer(scores []byte) error {
 // sample reads one sample.
 func (l *inspectLog) sample(b []byte, k int) error {
 	var id, epoch, input, scores, errv []byte
-	if err := eachField(b, func(key, v []byte) bool {
+	if err := jsonscan.EachField(b, func(key, v []byte) bool {
 		switch string(key) {
 		case "id":
 			id = v
@@ -288,7 +289,7 @@ func (l *inspectLog) sample(b []byte, k int) error {
 	}); err != nil {
 		return err
 	}
-	sid := idString(id)
+	sid := jsonscan.ID(id)
 	if sid == "" {
 		return fmt.Errorf("key \"id\": want a string or integer sample id")
 	}
@@ -304,12 +305,12 @@ func (l *inspectLog) sample(b []byte, k int) error {
 	l.total++
 	var val []byte
 	if len(scores) > 0 && scores[0] == '{' {
-		sc, err := field(scores, l.scorer)
+		sc, err := jsonscan.Field(scores, l.scorer)
 		if err != nil {
 			return err
 		}
 		if sc != nil {
-			if val, err = field(sc, "value"); err != nil {
+			if val, err = jsonscan.Field(sc, "value"); err != nil {
 				return err
 			}
 		}
@@ -322,7 +323,7 @@ func (l *inspectLog) sample(b []byte, k int) error {
 			return nil
 		}
 		e := sid
-		if ep := idString(epoch); ep != "" && ep != "1" {
+		if ep := jsonscan.ID(epoch); ep != "" && ep != "1" {
 			e += " (epoch " + ep + ")"
 		}
 		l.miss.add(e)
@@ -348,10 +349,10 @@ func (l *inspectLog) value(v []byte) (float64, error) {
 	if len(v) > 0 && v[0] == '{' {
 		if l.sub == "" {
 			var keys []string
-			eachField(v, func(k, _ []byte) bool { keys = append(keys, string(k)); return true })
+			jsonscan.EachField(v, func(k, _ []byte) bool { keys = append(keys, string(k)); return true })
 			return 0, fmt.Errorf("the value is an object of %s: choose one with --metric %s/KEY", strings.Join(keys, ", "), l.scorer)
 		}
-		sv, err := field(v, l.sub)
+		sv, err := jsonscan.Field(v, l.sub)
 		if err != nil {
 			return 0, err
 		}
@@ -360,7 +361,7 @@ func (l *inspectLog) value(v []byte) (float64, error) {
 		}
 		v = sv
 	}
-	if s, ok := str(v); ok {
+	if s, ok := jsonscan.Str(v); ok {
 		switch strings.ToLower(s) {
 		case "c", "yes", "true", "correct":
 			return 1, nil
@@ -374,7 +375,7 @@ func (l *inspectLog) value(v []byte) (float64, error) {
 		}
 		return 0, fmt.Errorf("%q is not a score (want C, I, P, N, a number in [0, 1] or a boolean)", s)
 	}
-	x, ok := number(v)
+	x, ok := jsonscan.Number(v)
 	if !ok {
 		return 0, fmt.Errorf("%s is not a score", clipRaw(v))
 	}
@@ -402,25 +403,25 @@ func (l *inspectLog) done() error {
 // messages (a content string, or the text parts of a content list), joined
 // by blank lines.
 func inspectText(input []byte) string {
-	if s, ok := str(input); ok {
+	if s, ok := jsonscan.Str(input); ok {
 		return s
 	}
 	var parts []string
-	eachArrayElem(input, func(msg []byte) (bool, error) {
-		role, _ := field(msg, "role")
-		if r, _ := str(role); r != "user" {
+	jsonscan.Elems(input, func(msg []byte) (bool, error) {
+		role, _ := jsonscan.Field(msg, "role")
+		if r, _ := jsonscan.Str(role); r != "user" {
 			return true, nil
 		}
-		content, _ := field(msg, "content")
-		if s, ok := str(content); ok {
+		content, _ := jsonscan.Field(msg, "content")
+		if s, ok := jsonscan.Str(content); ok {
 			parts = append(parts, s)
 			return true, nil
 		}
-		eachArrayElem(content, func(part []byte) (bool, error) {
-			typ, _ := field(part, "type")
-			if t, _ := str(typ); t == "text" {
-				text, _ := field(part, "text")
-				if s, ok := str(text); ok {
+		jsonscan.Elems(content, func(part []byte) (bool, error) {
+			typ, _ := jsonscan.Field(part, "type")
+			if t, _ := jsonscan.Str(typ); t == "text" {
+				text, _ := jsonscan.Field(part, "text")
+				if s, ok := jsonscan.Str(text); ok {
 					parts = append(parts, s)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 )
 
 // lm-evaluation-harness: results_TIMESTAMP.json holds the run (the model,
@@ -118,7 +119,7 @@ func (r *lmResults) modelName() string {
 	if r.Config.ModelName != "" {
 		return r.Config.ModelName
 	}
-	if s, ok := str(r.Config.ModelArgs); ok {
+	if s, ok := jsonscan.Str(r.Config.ModelArgs); ok {
 		for _, kv := range strings.Split(s, ",") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "pretrained="); ok {
 				return v
@@ -172,7 +173,7 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 	cfg := res.Configs[task]
 	var metricNames []string
 	for _, m := range cfg.MetricList {
-		if s, ok := str(m.Metric); ok {
+		if s, ok := jsonscan.Str(m.Metric); ok {
 			metricNames = append(metricNames, s)
 		}
 	}
@@ -189,7 +190,7 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 	total := 0
 	err := eachLine(sp, func(b []byte, n int) error {
 		var l lmLine
-		err := eachField(b, func(k, v []byte) bool {
+		err := jsonscan.EachField(b, func(k, v []byte) bool {
 			switch string(k) {
 			case "doc_id":
 				l.docID = v
@@ -211,7 +212,7 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 		if err != nil {
 			return lineError(sp, n, "", "%v", err)
 		}
-		lf, _ := str(l.filter)
+		lf, _ := jsonscan.Str(l.filter)
 		addOnce(&filters, lf)
 		if filter == "" {
 			filter = lf
@@ -226,11 +227,11 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 			if metric, err = c.lmChooseMetric(sp, n, b, l.metrics, metricNames); err != nil {
 				return err
 			}
-			if score, err := field(b, metric); err == nil && score != nil {
+			if score, err := jsonscan.Field(b, metric); err == nil && score != nil {
 				l.score, l.hasScore = score, true
 			}
 		}
-		id := idString(l.docID)
+		id := jsonscan.ID(l.docID)
 		if id == "" {
 			return lineError(sp, n, "doc_id", "want a string or integer document id")
 		}
@@ -239,7 +240,7 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 			miss.add(id)
 			return nil
 		}
-		x, ok := number(l.score)
+		x, ok := jsonscan.Number(l.score)
 		if !ok {
 			return lineError(sp, n, metric, "%s is not a per-sample score (a corpus metric such as bleu is scored on the whole task): choose another with --metric", clipRaw(l.score))
 		}
@@ -293,7 +294,7 @@ func (c *collector) lmChooseMetric(sp string, n int, line, metricsRaw []byte, fr
 		if slices.Contains(have, want) {
 			return want, nil
 		}
-		if v, err := field(line, want); err == nil && v != nil {
+		if v, err := jsonscan.Field(line, want); err == nil && v != nil {
 			return want, nil
 		}
 	}
@@ -305,8 +306,8 @@ func (c *collector) lmChooseMetric(sp string, n int, line, metricsRaw []byte, fr
 func lmText(l lmLine, fewshot int) string {
 	if fewshot > 0 && len(l.doc) > 0 && l.doc[0] == '{' {
 		for _, k := range lmQuestionKeys {
-			if v, _ := field(l.doc, k); v != nil {
-				if s, ok := str(v); ok {
+			if v, _ := jsonscan.Field(l.doc, k); v != nil {
+				if s, ok := jsonscan.Str(v); ok {
 					return s
 				}
 			}
@@ -316,18 +317,18 @@ func lmText(l lmLine, fewshot int) string {
 		switch l.args[0] {
 		case '{':
 			// {"gen_args_0": {"arg_0": prompt, "arg_1": ...}, ...}
-			if v, _ := path(l.args, "gen_args_0", "arg_0"); v != nil {
-				if s, ok := str(v); ok {
+			if v, _ := jsonscan.Path(l.args, "gen_args_0", "arg_0"); v != nil {
+				if s, ok := jsonscan.Str(v); ok {
 					return s
 				}
 			}
 		case '[':
 			// [[prompt, continuation], ...] (older versions)
-			if first := firstElem(l.args); first != nil {
-				if s, ok := str(firstElem(first)); ok {
+			if first := jsonscan.First(l.args); first != nil {
+				if s, ok := jsonscan.Str(jsonscan.First(first)); ok {
 					return s
 				}
-				if s, ok := str(first); ok {
+				if s, ok := jsonscan.Str(first); ok {
 					return s
 				}
 			}
@@ -335,28 +336,14 @@ func lmText(l lmLine, fewshot int) string {
 	}
 	if len(l.doc) > 0 && l.doc[0] == '{' {
 		for _, k := range lmQuestionKeys {
-			if v, _ := field(l.doc, k); v != nil {
-				if s, ok := str(v); ok {
+			if v, _ := jsonscan.Field(l.doc, k); v != nil {
+				if s, ok := jsonscan.Str(v); ok {
 					return s
 				}
 			}
 		}
 	}
 	return ""
-}
-
-// firstElem is the first element of a JSON array, nil when b is not a
-// non-empty array.
-func firstElem(b []byte) []byte {
-	if len(b) == 0 || b[0] != '[' {
-		return nil
-	}
-	i := skipSpace(b, 1)
-	end, err := skipValue(b, i)
-	if err != nil {
-		return nil
-	}
-	return b[i:end]
 }
 
 // clipRaw renders a raw JSON value for an error: its kind and its start.

@@ -1,4 +1,4 @@
-package harness
+package jsonscan
 
 import (
 	"bytes"
@@ -6,14 +6,14 @@ import (
 	"io"
 )
 
-// stream walks a JSON document read from r a value at a time, holding only
+// Stream walks a JSON document read from r a value at a time, holding only
 // the value asked for (an array element) and passing over the others
 // without holding them: what the big documents (scenario_state.json,
 // per_instance_stats.json, inspect's .json logs) need. encoding/json's
 // Decoder does the same, but scans each value twice (to find its end,
 // then to decode it) and byte by byte; this finds the ends of strings with
 // a byte search, several times faster.
-type stream struct {
+type Stream struct {
 	r        io.Reader
 	buf      []byte
 	pos, end int
@@ -22,14 +22,17 @@ type stream struct {
 	err      error
 }
 
-func newStream(r io.Reader) *stream { return &stream{r: r, buf: make([]byte, 256<<10)} }
+// NewStream returns a stream of the JSON document r.
+func NewStream(r io.Reader) *Stream { return newStreamSize(r, 256<<10) }
 
-// offset is the file offset of the next byte.
-func (s *stream) offset() int64 { return s.off + int64(s.pos) }
+func newStreamSize(r io.Reader, n int) *Stream { return &Stream{r: r, buf: make([]byte, n)} }
+
+// Offset is the file offset of the next byte.
+func (s *Stream) Offset() int64 { return s.off + int64(s.pos) }
 
 // fill moves buf[keep:end] to the start of buf, reads more after it, and
 // returns how far the kept bytes moved; false when the file has ended.
-func (s *stream) fill(keep int) (int, bool) {
+func (s *Stream) fill(keep int) (int, bool) {
 	if s.eof {
 		return 0, false
 	}
@@ -52,7 +55,7 @@ func (s *stream) fill(keep int) (int, bool) {
 }
 
 // space passes over white space and returns the next byte, 0 at the end.
-func (s *stream) space() byte {
+func (s *Stream) space() byte {
 	for {
 		for s.pos < s.end {
 			switch c := s.buf[s.pos]; c {
@@ -69,27 +72,27 @@ func (s *stream) space() byte {
 }
 
 // expect consumes the byte c (after space).
-func (s *stream) expect(c byte) error {
+func (s *Stream) expect(c byte) error {
 	if got := s.space(); got != c {
 		if got == 0 {
 			return s.eofErr()
 		}
-		return fmt.Errorf("%w: want %q, found %q", errSyntax, c, got)
+		return fmt.Errorf("%w: want %q, found %q", ErrSyntax, c, got)
 	}
 	s.pos++
 	return nil
 }
 
-func (s *stream) eofErr() error {
+func (s *Stream) eofErr() error {
 	if s.err != nil {
 		return s.err
 	}
-	return fmt.Errorf("%w: the file ends inside a value", errSyntax)
+	return fmt.Errorf("%w: the file ends inside a value", ErrSyntax)
 }
 
-// value returns the next value's bytes (valid until the next call) when
+// Value returns the next value's bytes (valid until the next call) when
 // hold, else passes over it holding none of it and returns nil.
-func (s *stream) value(hold bool) ([]byte, error) {
+func (s *Stream) Value(hold bool) ([]byte, error) {
 	if s.space() == 0 {
 		return nil, s.eofErr()
 	}
@@ -154,7 +157,7 @@ func (s *stream) value(hold bool) ([]byte, error) {
 		case '}', ']':
 			depth--
 			if depth < 0 {
-				return nil, fmt.Errorf("%w: unexpected %q", errSyntax, c)
+				return nil, fmt.Errorf("%w: unexpected %q", ErrSyntax, c)
 			}
 			if depth == 0 {
 				return s.done(start, i+1, hold), nil
@@ -168,7 +171,7 @@ func (s *stream) value(hold bool) ([]byte, error) {
 	}
 }
 
-func (s *stream) done(start, end int, hold bool) []byte {
+func (s *Stream) done(start, end int, hold bool) []byte {
 	s.pos = end
 	if !hold {
 		return nil
@@ -176,24 +179,24 @@ func (s *stream) done(start, end int, hold bool) []byte {
 	return s.buf[start:end]
 }
 
-// enter moves into the top-level object to the value of key, passing
+// Enter moves into the top-level object to the value of key, passing
 // over the values before it; false when the object has no such key.
-func (s *stream) enter(key string) (bool, error) {
+func (s *Stream) Enter(key string) (bool, error) {
 	found := false
-	err := s.eachKey(func(k []byte) (bool, error) {
+	err := s.EachKey(func(k []byte) (bool, error) {
 		if string(k) == key {
 			found = true
 			return false, nil
 		}
-		_, err := s.value(false)
+		_, err := s.Value(false)
 		return true, err
 	})
 	return found, err
 }
 
-// eachKey calls fn at each key of the object that starts next, positioned
+// EachKey calls fn at each key of the object that starts next, positioned
 // at its value, which fn must consume unless it returns false (stop).
-func (s *stream) eachKey(fn func(key []byte) (bool, error)) error {
+func (s *Stream) EachKey(fn func(key []byte) (bool, error)) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
@@ -202,12 +205,12 @@ func (s *stream) eachKey(fn func(key []byte) (bool, error)) error {
 		return nil
 	}
 	for {
-		k, err := s.value(true)
+		k, err := s.Value(true)
 		if err != nil {
 			return err
 		}
 		if len(k) < 2 || k[0] != '"' {
-			return fmt.Errorf("%w: want a key", errSyntax)
+			return fmt.Errorf("%w: want a key", ErrSyntax)
 		}
 		key := append([]byte(nil), k[1:len(k)-1]...)
 		if err := s.expect(':'); err != nil {
@@ -226,14 +229,14 @@ func (s *stream) eachKey(fn func(key []byte) (bool, error)) error {
 		case 0:
 			return s.eofErr()
 		default:
-			return fmt.Errorf("%w: want ',' or '}' after a value", errSyntax)
+			return fmt.Errorf("%w: want ',' or '}' after a value", ErrSyntax)
 		}
 	}
 }
 
-// eachElem calls fn with each element of the array that starts next and
+// EachElem calls fn with each element of the array that starts next and
 // its 0-based index.
-func (s *stream) eachElem(fn func(el []byte, k int) error) error {
+func (s *Stream) EachElem(fn func(el []byte, k int) error) error {
 	if err := s.expect('['); err != nil {
 		return err
 	}
@@ -242,7 +245,7 @@ func (s *stream) eachElem(fn func(el []byte, k int) error) error {
 		return nil
 	}
 	for k := 0; ; k++ {
-		el, err := s.value(true)
+		el, err := s.Value(true)
 		if err != nil {
 			return err
 		}
@@ -258,7 +261,7 @@ func (s *stream) eachElem(fn func(el []byte, k int) error) error {
 		case 0:
 			return s.eofErr()
 		default:
-			return fmt.Errorf("%w: want ',' or ']' after an element", errSyntax)
+			return fmt.Errorf("%w: want ',' or ']' after an element", ErrSyntax)
 		}
 	}
 }
