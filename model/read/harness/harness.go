@@ -220,6 +220,9 @@ func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, err
 		if opt.Tool != "" {
 			msg = fmt.Sprintf("%s: no %s logs with scored samples found", root, opt.Tool)
 		}
+		if fi.IsDir() {
+			msg = fmt.Sprintf("%s: a folder, read as a tree of evaluation-tool logs, with no logs of scored samples in it (looked for %s; to read a response file, name the file)", root, lookedFor)
+		}
 		if len(sum.Skipped) > 0 {
 			msg += fmt.Sprintf("; skipped %d, the first %s: %s", len(sum.Skipped), sum.Skipped[0].Path, sum.Skipped[0].Why)
 		}

@@ -138,7 +138,7 @@ func TestErrorsSayWhere(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.path, err, c.want)
 		}
 	}
-	if _, _, _, err := Read(filepath.Join(dir, "unknown"), Options{}); err == nil || !strings.Contains(err.Error(), "no evaluation logs with scored samples found (looked for") {
+	if _, _, _, err := Read(filepath.Join(dir, "unknown"), Options{}); err == nil || !strings.Contains(err.Error(), "unknown: a folder, read as a tree of evaluation-tool logs, with no logs of scored samples in it (looked for lm-eval") {
 		t.Errorf("folder of no logs: %v", err)
 	}
 	// A broken zip member is named.

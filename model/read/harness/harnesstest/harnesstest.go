@@ -30,7 +30,8 @@ type Item struct{ ID, Text string }
 // Write writes s in tool's schema (lm-eval, helm, inspect or eee) under dir:
 //
 //   - lm-eval: MODEL/results_TS.json (model_name; configs.TASK.metric_list
-//     [{metric: acc}], num_fewshot 0) beside MODEL/samples_TASK_TS.jsonl
+//     [{metric: acc}], num_fewshot 0; a second task written to the same
+//     folder joins the run's results file) beside MODEL/samples_TASK_TS.jsonl
 //     (doc_id, doc.question, arguments.gen_args_0.arg_0, filter none,
 //     metrics [acc], acc); trial t is the run of timestamp t.
 //   - helm: TASK:model=MODEL/ with run_spec.json (name, scenario_spec.args,
@@ -104,14 +105,19 @@ func writeLMEval(dir string, s Set) error {
 		for t := 0; t < maxTrials(s, m); t++ {
 			ts := fmt.Sprintf("2026-01-0%dT00-00-00.000000", t+1)
 			d := filepath.Join(dir, safe(name))
-			res := obj{
-				"results":        obj{s.Task: obj{"alias": s.Task}},
-				"group_subtasks": obj{s.Task: []string{}},
-				"configs":        obj{s.Task: obj{"task": s.Task, "metric_list": []obj{{"metric": "acc"}}, "num_fewshot": 0}},
-				"config":         obj{"model": "hf", "model_args": "pretrained=" + name},
-				"model_name":     name,
+			res := obj{"results": obj{}, "group_subtasks": obj{}, "configs": obj{},
+				"config": obj{"model": "hf", "model_args": "pretrained=" + name}, "model_name": name}
+			// Several tasks of one run share its results file.
+			rp := filepath.Join(d, "results_"+ts+".json")
+			if b, err := os.ReadFile(rp); err == nil {
+				if err := json.Unmarshal(b, &res); err != nil {
+					return err
+				}
 			}
-			if err := writeJSON(filepath.Join(d, "results_"+ts+".json"), res); err != nil {
+			res["results"].(obj)[s.Task] = obj{"alias": s.Task}
+			res["group_subtasks"].(obj)[s.Task] = []string{}
+			res["configs"].(obj)[s.Task] = obj{"task": s.Task, "metric_list": []obj{{"metric": "acc"}}, "num_fewshot": 0}
+			if err := writeJSON(rp, res); err != nil {
 				return err
 			}
 			var lines []any
