@@ -169,7 +169,7 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 		format = "auto"
 	}
 	if !contains(Formats, format) {
-		return nil, rep, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+		return nil, rep, fmt.Errorf("unknown format %q (want %s or %s)", format, strings.Join(Formats[:len(Formats)-1], ", "), Formats[len(Formats)-1])
 	}
 	if slices.Contains(harness.Tools, format) || format == "auto" && isLogs(path) {
 		return readLogs(path, format, opt, rep)
