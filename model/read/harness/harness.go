@@ -14,6 +14,9 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -304,11 +307,20 @@ func (c *collector) file(p string) error {
 	case EEE:
 		if kind == kindAggregate {
 			c.aggregates = append(c.aggregates, p)
+			// Named on its own, an aggregate is read through its samples.
+			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) && isFile(side) {
+				return c.eeeSamples(side)
+			}
 			return nil
 		}
 		return c.eeeSamples(p)
 	}
 	return nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func (c *collector) wants(tool string) bool { return c.opt.Tool == "" || c.opt.Tool == tool }
@@ -387,6 +399,24 @@ func (c *collector) setText(i int32, text string) {
 func (c *collector) score(m *logModel, i int32, x float64, line int) {
 	c.sum.Samples++
 	c.sink.AddCounts(m.index(), i, x, 1, line)
+}
+
+// jsonError renders an error of encoding/json on the document b with the
+// line it is at.
+func jsonError(b []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(b)) {
+		return err.Error()
+	}
+	return fmt.Sprintf("line %d: %v", 1+bytes.Count(b[:off], []byte("\n")), err)
 }
 
 // checkScore refuses a score outside [0, 1], naming the metric.

@@ -187,3 +187,32 @@ func TestMetricAndFormat(t *testing.T) {
 		t.Errorf("a count as a metric: %v", err)
 	}
 }
+
+// One log named on its own reads as the folder it is part of.
+func TestSingleFiles(t *testing.T) {
+	needFixtures(t)
+	for _, c := range []struct {
+		path  string
+		cells int
+	}{
+		{"lm_eval/results_2026-01-21T03-44-18.458309.json", 10},
+		{"lm_eval/samples_math_perturbed_full_2026-01-21T03-44-18.458309.jsonl", 10},
+		{"helm/mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2/per_instance_stats.json", 10},
+		{"helm/mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2", 10},
+		{"inspect/data_arc_sonnet.json", 5},
+		{"eee/demo-source/demo-org/demo-model/f3a1c0de-4b2e-4c1a-9f6d-1b7e5a2c8d40_samples.jsonl", 1},
+		{"eee/demo-source/demo-org/demo-model/f3a1c0de-4b2e-4c1a-9f6d-1b7e5a2c8d40.json", 1},
+	} {
+		r, _, _, err := Read(filepath.Join(fixtures, c.path), Options{})
+		if err != nil || r.Len() != c.cells || r.ItemText[0] == "" {
+			t.Errorf("%s: %v, want %d cells", c.path, err, c.cells)
+		}
+	}
+	// A broken results file names its line.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "results_x.json")
+	os.WriteFile(p, []byte("{\n  \"results\": {},\n  \"configs\": {\"t\": [}\n}\n"), 0o644)
+	if _, _, _, err := Read(p, Options{}); err == nil || !strings.Contains(err.Error(), "results_x.json: not an lm-eval results file: line 3: invalid character") {
+		t.Errorf("broken results: %v", err)
+	}
+}

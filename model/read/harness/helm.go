@@ -42,7 +42,7 @@ func (c *collector) helmRun(dir string) error {
 	}
 	var spec helmRunSpec
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return fmt.Errorf("%s: not a HELM run spec: %v", specPath, err)
+		return fmt.Errorf("%s: not a HELM run spec: %s", specPath, jsonError(b, err))
 	}
 	if spec.AdapterSpec.Model == "" {
 		return fmt.Errorf("%s: key \"adapter_spec.model\": no model named", specPath)

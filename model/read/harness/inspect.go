@@ -147,7 +147,7 @@ func (c *collector) inspectEval(p string) error {
 	}
 	var head inspectHeader
 	if err := json.Unmarshal(b, &head); err != nil {
-		return fmt.Errorf("%s!%s: %v", p, headFile.Name, err)
+		return fmt.Errorf("%s!%s: %s", p, headFile.Name, jsonError(b, err))
 	}
 	if len(samples) == 0 {
 		c.skip(p, "an inspect log without samples")

@@ -53,7 +53,7 @@ func (c *collector) lmEvalResults(p string) error {
 	}
 	var res lmResults
 	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("%s: not an lm-eval results file: %v", p, err)
+		return fmt.Errorf("%s: not an lm-eval results file: %s", p, jsonError(b, err))
 	}
 	if res.Results == nil && res.Configs == nil {
 		c.skip(p, "named results_*.json but has no results or configs: not an lm-eval results file")
@@ -99,7 +99,7 @@ func (c *collector) lmEvalSamplesAlone(sp string) error {
 			}
 			var res lmResults
 			if err := json.Unmarshal(b, &res); err != nil {
-				return fmt.Errorf("%s: not an lm-eval results file: %v", rp, err)
+				return fmt.Errorf("%s: not an lm-eval results file: %s", rp, jsonError(b, err))
 			}
 			name := res.modelName()
 			if name == "" {
