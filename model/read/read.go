@@ -63,6 +63,9 @@ type Options struct {
 	Metric     []string
 	Filter     string
 	ModelNames string
+	// Progress, when not nil, gets a line every few seconds of a long read
+	// of logs.
+	Progress model.Logf
 
 	// Warn receives warnings about the file, one line each (a matrix that
 	// looks transposed); they are in Report.Warnings too. Nil is silent.

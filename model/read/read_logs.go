@@ -23,7 +23,7 @@ func isLogs(path string) bool {
 // readLogs reads evaluation-tool logs (package harness): a log file, a
 // HELM run folder, or a tree of logs.
 func readLogs(path, format string, opt Options, rep *Report) (*model.Responses, *Report, error) {
-	ho := harness.Options{Tool: format, Metric: opt.Metric, Filter: opt.Filter, Graded: opt.Graded}
+	ho := harness.Options{Tool: format, Metric: opt.Metric, Filter: opt.Filter, Graded: opt.Graded, Progress: opt.Progress}
 	if opt.ModelNames != "" {
 		names, err := harness.ReadModelNames(opt.ModelNames)
 		if err != nil {

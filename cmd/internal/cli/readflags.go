@@ -24,6 +24,7 @@ func ReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Filter, "filter", "", "lm-eval logs: the filter whose samples are read (default each task's first)")
 	cmd.Flags().StringVar(&opt.ModelNames, "model-names", "", "evaluation logs: CSV from,to mapping model names as the logs give them to the names to use (unmapped names are kept as given)")
 	opt.Warn = model.LogTo(Stderr(cmd))
+	opt.Progress = opt.Warn
 }
 
 // The help of --duplicates and --graded, wherever responses are read.

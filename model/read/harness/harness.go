@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
@@ -61,6 +62,9 @@ type Options struct {
 	// ModelNames maps a model's name as the logs give it to the name to use
 	// (see ReadModelNames); names it does not list are kept as given.
 	ModelNames map[string]string
+	// Progress, when not nil, gets a line every few seconds of a long read
+	// (files and samples read so far).
+	Progress model.Logf
 }
 
 // Summary says what was read: each log with its tool, model, task, metric
@@ -254,6 +258,7 @@ func (c *collector) tree(root string) error {
 					if err := c.helmRun(p); err != nil {
 						return err
 					}
+					c.progress(p)
 				} else {
 					c.skip(p, "a HELM run folder, not --format "+c.opt.Tool)
 				}
@@ -264,7 +269,9 @@ func (c *collector) tree(root string) error {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		return c.file(p)
+		err = c.file(p)
+		c.progress(p)
+		return err
 	})
 }
 
@@ -346,11 +353,25 @@ type collector struct {
 	orphans    []string        // lm-eval samples files seen before their results file was
 	aggregates []string        // Every Eval Ever aggregates, matched to their samples at the end
 	eeeRead    map[string]bool // Every Eval Ever samples files read
+	files      int             // log files read
+	said       time.Time       // when progress was last given (the start, at first)
+}
+
+// progress counts a log file read and says how far the read is every 5 s.
+func (c *collector) progress(p string) {
+	c.files++
+	if c.opt.Progress == nil {
+		return
+	}
+	if time.Since(c.said) >= 5*time.Second {
+		c.said = time.Now()
+		c.opt.Progress.Printf("logs: %d files read, %d samples, %d models, %d items so far (at %s)", c.files, c.sum.Samples, len(c.models.List), len(c.items.List), p)
+	}
 }
 
 func newCollector(opt Options, sum *Summary) *collector {
 	return &collector{opt: opt, sum: sum, models: cell.NewNames(), items: cell.NewNames(),
-		sink: cell.NewSink(false), claimed: map[string]bool{}, eeeRead: map[string]bool{}}
+		sink: cell.NewSink(false), claimed: map[string]bool{}, eeeRead: map[string]bool{}, said: time.Now()}
 }
 
 // model returns a log's model, named as the log names it: its index is
