@@ -56,9 +56,9 @@ func classify(p string) (tool string, kind int) {
 	switch {
 	case strings.HasPrefix(base, "results_") && strings.HasSuffix(base, ".json"):
 		return LMEval, kindLog
-	case strings.HasPrefix(base, "samples_") && strings.HasSuffix(base, ".jsonl"):
+	case strings.HasPrefix(base, "samples_") && strings.HasSuffix(base, ".jsonl") && firstLineHas(p, `"doc_id"`):
 		return LMEval, kindPart
-	case strings.HasSuffix(base, "_samples.jsonl"):
+	case strings.HasSuffix(base, "_samples.jsonl") && firstLineHas(p, `"sample_id"`):
 		return EEE, kindLog
 	case strings.HasSuffix(base, ".eval"):
 		if head := peek(p, 4); bytes.HasPrefix(head, []byte("PK\x03\x04")) {
@@ -75,6 +75,17 @@ func classify(p string) (tool string, kind int) {
 		return jsonKind(peek(p, 64<<10))
 	}
 	return "", 0
+}
+
+// firstLineHas says whether the first line of p (up to 1 MiB of it) holds
+// key, or the file is empty: a JSON lines file of another kind (py-irt's)
+// under a tool's name is not read as the tool's.
+func firstLineHas(p, key string) bool {
+	head := peek(p, 1<<20)
+	if k := bytes.IndexByte(head, '\n'); k >= 0 {
+		head = head[:k]
+	}
+	return len(bytes.TrimSpace(head)) == 0 || bytes.Contains(head, []byte(key))
 }
 
 func peek(p string, n int) []byte {

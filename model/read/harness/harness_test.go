@@ -216,3 +216,39 @@ func TestSingleFiles(t *testing.T) {
 		t.Errorf("broken results: %v", err)
 	}
 }
+
+// lm-eval: the first filter by default (--filter another), the first
+// metric of the line's list, the doc's question for a few-shot task, the
+// task under its groups, and the model from model_args when model_name is
+// absent.
+func TestLMEvalFiltersAndText(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "results_T1.json"), []byte(`{"results": {}, "config": {"model_args": "pretrained=org/m,dtype=bf16"},
+		"group_subtasks": {"mmlu": ["mmlu_stem"], "mmlu_stem": ["mmlu_physics"]},
+		"configs": {"mmlu_physics": {"num_fewshot": 5, "metric_list": [{"metric": "acc"}], "filter_list": [{"name": "strict"}, {"name": "flexible"}]}}}`), 0o644)
+	line := func(doc int, filter string, em float64) string {
+		return fmt.Sprintf(`{"doc_id": %d, "doc": {"question": "Q%d?"}, "arguments": [["5 shots ... Q%d?", " A"]], "filter": %q, "metrics": ["exact_match", "acc"], "exact_match": %v, "acc": 1}`, doc, doc, doc, filter, em)
+	}
+	os.WriteFile(filepath.Join(dir, "samples_mmlu_physics_T1.jsonl"), []byte(line(0, "strict", 1)+"\n"+line(0, "flexible", 0)+"\n"+line(1, "strict", 0)+"\n"+line(1, "flexible", 1)+"\n"), 0o644)
+	r, sum, _, err := Read(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Models[0] != "org/m" || r.Len() != 2 || sum.Logs[0].Filter != "strict" || sum.Logs[0].Metric != "exact_match" || sum.Logs[0].Passed != 2 {
+		t.Fatalf("%v %d %+v", r.Models, r.Len(), sum.Logs)
+	}
+	got := cellsOf(r)
+	if got[cellKey{"org/m", "mmlu_physics/0"}] != 1 || got[cellKey{"org/m", "mmlu_physics/1"}] != 0 {
+		t.Errorf("cells %v", got)
+	}
+	if r.ItemText[0] != "Q0?" || r.ItemGroup[0] != "mmlu/mmlu_stem/mmlu_physics" {
+		t.Errorf("text %q, category %q", r.ItemText[0], r.ItemGroup[0])
+	}
+	r, _, _, err = Read(dir, Options{Filter: "flexible", Metric: []string{"pass@1", "acc"}})
+	if err != nil || cellsOf(r)[cellKey{"org/m", "mmlu_physics/0"}] != 1 || r.Len() != 2 {
+		t.Errorf("--filter flexible --metric acc: %v %v", err, cellsOf(r))
+	}
+	if _, _, _, err := Read(dir, Options{Filter: "none"}); err == nil || !strings.Contains(err.Error(), `task mmlu_physics has no filter "none" (it has strict, flexible)`) {
+		t.Errorf("--filter none: %v", err)
+	}
+}
