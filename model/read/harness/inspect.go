@@ -113,16 +113,12 @@ func (c *collector) inspectJSON(p string) error {
 
 // inspectEval reads a .eval zip log.
 func (c *collector) inspectEval(p string) error {
-	f, err := os.Open(p)
+	in, err := fileio.OpenInput(p)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	zr, err := zip.NewReader(&windowReader{f: f}, fi.Size())
+	defer in.Close()
+	zr, err := zip.NewReader(&windowReader{f: in.File}, in.Size)
 	if err != nil {
 		return fmt.Errorf("%s: not a readable inspect .eval (zip) log: %v", p, err)
 	}
