@@ -105,7 +105,7 @@ func TestImportFitsLikeLongCSV(t *testing.T) {
 					t.Errorf("%s differs from the long CSV's at line %d:\n%s\nwant\n%s", f, k+1, got[min(k, len(got)-1)], exp[min(k, len(exp)-1)])
 				}
 			}
-			// data import writes the same cells as the long CSV, and the texts.
+			// data import writes the same cells as the long CSV, and the texts,
 			imp := "imp-" + tool + ".csv"
 			if _, err := runCmd(t, newDataImportCmd(), logs, "--out", imp); err != nil {
 				t.Fatal(err)
@@ -113,6 +113,19 @@ func TestImportFitsLikeLongCSV(t *testing.T) {
 			items, err := os.ReadFile("imp-" + tool + "_items.csv")
 			if err != nil || !bytes.Contains(items, []byte("arith/7,What is 7 + 15?,arith\n")) {
 				t.Errorf("items file: %v\n%.300s", err, items)
+			}
+			// and the file it writes fits as the logs do.
+			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", imp, "--graded", "--out", "fit-imp-"+tool); err != nil {
+				t.Fatal(err)
+			}
+			for f, w := range want {
+				b, err := os.ReadFile(filepath.Join("fit-imp-"+tool, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b = settings.ReplaceAll(b, nil); !bytes.Equal(b, w) {
+					t.Errorf("%s of the imported file differs from the long CSV's", f)
+				}
 			}
 		})
 	}

@@ -199,8 +199,9 @@ const lookedFor = "lm-eval results_*.json with its samples_*.jsonl, a HELM run f
 // Read reads the logs at root: one log file, a HELM run folder, or a
 // folder searched recursively for logs of every tool (opt.Tool: of one).
 // Several samples of one model on one item (epochs, train trials, repeated
-// runs) are trials of one cell. Models and items are in sorted order, so
-// the same logs give the same responses however the tree is laid out.
+// runs) are trials of one cell. Models are in sorted order and items in
+// the order a long file of the cells names them (longFileOrder), so the
+// same logs give the same responses however the tree is laid out.
 func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, error) {
 	sum := &Summary{Root: root}
 	if opt.Tool == "auto" {
@@ -469,7 +470,78 @@ func (c *collector) finish(root string) (*model.Responses, cell.Tally, error) {
 		r.ItemText[p], r.ItemGroup[p] = c.text[j], c.group[j]
 	}
 	t, err := c.sink.Finish(r, "trials", root)
-	return r, t, err
+	if err != nil {
+		return r, t, err
+	}
+	longFileOrder(r)
+	return r, t, nil
+}
+
+// longFileOrder puts r's items in the order a long file of its cells,
+// model by model and each model's items by id, first names them (the
+// items of the first model by id, then the next model's new items by id,
+// ...), so that the responses `data import` writes read back with the same
+// indices, hence the same fit. Models stay sorted; cells stay sorted by
+// model, then item.
+func longFileOrder(r *model.Responses) {
+	newIdx := make([]int32, len(r.Items))
+	for i := range newIdx {
+		newIdx[i] = -1
+	}
+	next := int32(0)
+	for _, i := range r.Item {
+		if newIdx[i] < 0 {
+			newIdx[i] = next
+			next++
+		}
+	}
+	same := true
+	for i, v := range newIdx {
+		if v < 0 { // an item with no cell (none are read so) goes last
+			newIdx[i], next = next, next+1
+		}
+		same = same && newIdx[i] == int32(i)
+	}
+	if same {
+		return
+	}
+	items, text, group := make([]string, len(r.Items)), make([]string, len(r.Items)), make([]string, len(r.Items))
+	for i, v := range newIdx {
+		items[v], text[v], group[v] = r.Items[i], r.ItemText[i], r.ItemGroup[i]
+	}
+	r.Items, r.ItemText, r.ItemGroup = items, text, group
+	for c, i := range r.Item {
+		r.Item[c] = newIdx[i]
+	}
+	// Within each model the cells are re-sorted by their new item index.
+	perm := make([]int, len(r.Item))
+	for c := range perm {
+		perm[c] = c
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		if r.Model[a] != r.Model[b] {
+			return int(r.Model[a]) - int(r.Model[b])
+		}
+		return int(r.Item[a]) - int(r.Item[b])
+	})
+	r.Item = permuted(r.Item, perm)
+	r.Model = permuted(r.Model, perm)
+	r.Label = permuted(r.Label, perm)
+	if r.Successes != nil {
+		r.Successes = permuted(r.Successes, perm)
+	}
+	if r.Trials != nil {
+		r.Trials = permuted(r.Trials, perm)
+	}
+	r.Invalidate()
+}
+
+func permuted[T any](v []T, perm []int) []T {
+	out := make([]T, len(v))
+	for k, p := range perm {
+		out[k] = v[p]
+	}
+	return out
 }
 
 // sortedOrder returns the sorted names and, for each name's old index, its new one.

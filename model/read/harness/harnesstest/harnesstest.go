@@ -273,10 +273,9 @@ func writeEEE(dir string, s Set) error {
 }
 
 // LongCSV renders s as the long CSV the readers read with --graded: one
-// row a (model, item) pair, model,item,successes,trials,category (the
-// task, as each log gives it), blank where not
-// answered, in the order the log readers give (models, then items,
-// sorted), item ids TASK/J.
+// row a cell, model,item,successes,trials,category (the task, as each log
+// gives it), models sorted and each model's items sorted by id, item ids
+// TASK/J: the order in which the log readers give them.
 func LongCSV(s Set) string {
 	type row struct {
 		m, item string
@@ -309,7 +308,6 @@ func LongCSV(s Set) string {
 	b.WriteString("model,item,successes,trials,category\n")
 	for _, r := range rows {
 		if r.n == 0 {
-			fmt.Fprintf(&b, "%s,%s,,,%s\n", r.m, r.item, s.Task)
 			continue
 		}
 		fmt.Fprintf(&b, "%s,%s,%v,%d,%s\n", r.m, r.item, r.k, r.n, s.Task)
