@@ -154,8 +154,11 @@ type ParseError = cell.ParseError
 // Parquet files are recognised by their magic bytes, whatever their name.
 //
 // The file is opened once and read through one buffer, so it may be a pipe
-// (/dev/stdin, a shell's <(cmd)); a folder or a device is refused, and a
-// read blocked on a FIFO ends when the run is cancelled (model.OpenInput).
+// (/dev/stdin, a shell's <(cmd)); a device is refused, and a read blocked
+// on a FIFO ends when the run is cancelled (model.OpenInput). A folder, or a
+// log file of an evaluation tool, is read as evaluation-tool logs by
+// package harness (Format lm-eval, helm, inspect or eee, or auto; the
+// summary is Report.Logs).
 //
 // A regular text file of at least opt.CacheMin bytes is cached: the first
 // read writes the cells in a compact binary file under opt.CacheDir, keyed

@@ -10,8 +10,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ReadFlags registers --format, --items, --duplicates and --graded, the
-// options of read.File, on a command that reads responses.
+// ReadFlags registers --format, --items, --duplicates, --graded, the
+// cache flags, and --metric, --filter and --model-names of evaluation-tool
+// logs, the options of read.File, on a command that reads responses.
 func ReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns, or evaluation-tool logs lm-eval|helm|inspect|eee (auto recognises them; a folder is searched for them)")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text file joined by item id: CSV, TSV or JSONL with an id (item_id, task_id, instance_id, ...) and a text (text, problem_statement, prompt, question, instruct_prompt, ...)")
