@@ -135,3 +135,37 @@ func BenchmarkReadEEE(b *testing.B)     { benchRead(b, EEE) }
 // compressed bytes).
 func BenchmarkReadInspectJSON(b *testing.B) { benchReadOnly(b, Inspect, ".json") }
 func BenchmarkReadInspectEval(b *testing.B) { benchReadOnly(b, Inspect, ".eval") }
+
+// TestWriteBenchTree writes, when JEIRT_BENCH_LOGS_DIR names a folder,
+// each tool's logs of JEIRT_BENCH_LOGS_MODELS models (default 40) on
+// JEIRT_BENCH_LOGS_ITEMS items (default 4,000) with 1 KB texts under it,
+// for scripts/bench-logs.sh; otherwise it is skipped.
+func TestWriteBenchTree(t *testing.T) {
+	dir := os.Getenv("JEIRT_BENCH_LOGS_DIR")
+	if dir == "" {
+		t.Skip("JEIRT_BENCH_LOGS_DIR is not set")
+	}
+	n, j := 40, 4000
+	fmt.Sscan(os.Getenv("JEIRT_BENCH_LOGS_MODELS"), &n)
+	fmt.Sscan(os.Getenv("JEIRT_BENCH_LOGS_ITEMS"), &j)
+	s := harnesstest.Set{Task: "bench"}
+	for m := range n {
+		s.Models = append(s.Models, fmt.Sprintf("org/model-%d", m))
+	}
+	pad := strings.Repeat("lorem ipsum dolor sit amet ", 38)
+	for k := range j {
+		s.Items = append(s.Items, harnesstest.Item{ID: fmt.Sprint(k), Text: fmt.Sprintf("question %d: %s", k, pad)})
+	}
+	for m := range s.Models {
+		row := make([][]float64, len(s.Items))
+		for k := range row {
+			row[k] = []float64{float64((k + m) % 2)}
+		}
+		s.Scores = append(s.Scores, row)
+	}
+	for _, tool := range Tools {
+		if err := harnesstest.Write(filepath.Join(dir, tool), tool, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
