@@ -154,12 +154,13 @@ func TestErrorsSayWhere(t *testing.T) {
 	if _, _, _, err := Read(p, Options{}); err == nil || !strings.Contains(err.Error(), "z.eval!samples/1_epoch_1.json: ") {
 		t.Errorf("zip: %v", err)
 	}
-	// P needs --graded; with it, a score of 0.5.
+	// P needs --graded; with it, a score of 0.5 (the one I of model m, its
+	// first trial of item 0, becomes a P).
 	s := smallSet("m")
 	dirP := filepath.Join(dir, "partial")
 	harnesstest.Write(dirP, "inspect", s)
 	b, _ := os.ReadFile(filepath.Join(dirP, "00_quiz_m.json"))
-	os.WriteFile(filepath.Join(dirP, "00_quiz_m.json"), []byte(strings.Replace(string(b), `"value": "I"`, `"value": "P"`, 1)), 0o644)
+	os.WriteFile(filepath.Join(dirP, "00_quiz_m.json"), []byte(strings.ReplaceAll(string(b), `"value": "I"`, `"value": "P"`)), 0o644)
 	if _, _, _, err := Read(dirP, Options{}); err == nil || !strings.Contains(err.Error(), "P (partial credit): read it as a score of 0.5 with --graded") {
 		t.Errorf("P: %v", err)
 	}

@@ -42,9 +42,10 @@ type Item struct{ ID, Text string }
 //     [{instance {id, input.text}, train_trial_index}]).
 //   - inspect: one log per model, a .json log ({version 2, status, eval
 //     {task, model, scorers [{name match}]}, samples [{id, epoch t+1,
-//     input, scores {match {value}}}]}: C, I, or the number) for even
-//     models and a .eval zip (header.json and samples/ID_epoch_E.json) for
-//     odd ones.
+//     input, scores {match {value}}}]}: C, I, or the number; each sample
+//     also carries target, messages, output and events, as real logs do) for
+//     even models and a .eval zip (header.json and samples/ID_epoch_E.json)
+//     for odd ones.
 //   - eee: data/TASK/DEV/NAME/UUID_samples.jsonl (model_id, evaluation_name,
 //     sample_id, input.raw, evaluation.score), one line a trial.
 func Write(dir, tool string, s Set) error {
@@ -196,8 +197,17 @@ func writeInspect(dir string, s Set) error {
 				if j%2 == 1 {
 					input = []obj{{"role": "system", "content": "Answer."}, {"role": "user", "content": it.Text}}
 				}
-				samples = append(samples, obj{"id": j, "epoch": t + 1, "input": input,
-					"scores": obj{"match": obj{"value": inspectValue(s.Scores[m][j][t])}}})
+				// The messages, output and events a real log carries beside
+				// the score (the readers pass over them).
+				answer := fmt.Sprintf("ANSWER: %v", s.Scores[m][j][t])
+				messages := []obj{{"role": "user", "content": it.Text, "source": "input"}, {"role": "assistant", "content": answer}}
+				samples = append(samples, obj{"id": j, "epoch": t + 1, "input": input, "target": "A",
+					"messages": messages,
+					"output":   obj{"model": name, "choices": []obj{{"message": messages[1], "stop_reason": "stop"}}, "completion": answer},
+					"scores":   obj{"match": obj{"value": inspectValue(s.Scores[m][j][t]), "answer": answer, "explanation": it.Text}},
+					"events": []obj{{"event": "sample_init", "sample": obj{"input": it.Text}},
+						{"event": "model", "model": name, "input": messages[:1], "output": obj{"completion": answer}},
+						{"event": "score", "score": obj{"value": inspectValue(s.Scores[m][j][t]), "explanation": it.Text}}}})
 			}
 		}
 		base := filepath.Join(dir, fmt.Sprintf("%02d_%s_%s", m, safe(s.Task), safe(name)))
