@@ -23,6 +23,7 @@ targets=(
 	"./model/read/harness FuzzReadLMEval"
 	"./model/read/harness FuzzReadHELM"
 	"./model/read/harness FuzzReadInspect"
+	"./model/read/harness FuzzReadInspectEval"
 	"./model/read/harness FuzzReadEEE"
 	"./model/tensorfile FuzzParseSafetensors"
 	"./model/tensorfile FuzzReadNPY"

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"archive/zip"
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,4 +73,33 @@ func FuzzReadInspect(f *testing.F) {
 func FuzzReadEEE(f *testing.F) {
 	fuzzRead(f, EEE, "data/quiz/org/m0/*_samples.jsonl",
 		`{"model_id":"m","evaluation_name":"e","sample_id":3,"input":{"raw":"q\u00e9"},"evaluation":{"is_correct":null,"score":0.5}}`+"\n")
+}
+
+// FuzzReadInspectEval fuzzes a sample member of an inspect .eval zip (the
+// zip itself kept valid) and, with the other half of the input, its header.
+func FuzzReadInspectEval(f *testing.F) {
+	f.Add([]byte(`{"id":1,"epoch":1,"input":"q","scores":{"s":{"value":"C"}}}`), []byte(`{"version":2,"eval":{"task":"t","model":"m","scorers":[{"name":"s"}]}}`))
+	f.Add([]byte(`{"id":"x","epoch":2,"input":[{"role":"user","content":"q"}],"scores":{"s":{"value":0.5}}}`), []byte(`{"eval":{"task":"t","model":"m"}}`))
+	f.Add([]byte(`{"id":1,"scores":{"s":{"value":"P"}},"error":{"message":"x"}}`), []byte(`{"eval":{}}`))
+	dir := f.TempDir()
+	p := filepath.Join(dir, "log.eval")
+	f.Fuzz(func(t *testing.T, sample, header []byte) {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for name, b := range map[string][]byte{"header.json": header, "samples/1_epoch_1.json": sample} {
+			w, err := zw.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(b)
+		}
+		zw.Close()
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, _, _, err := Read(p, Options{Graded: len(sample)%2 == 0})
+		if err == nil && (r.Len() != 1 || len(r.Items) != 1) {
+			t.Fatalf("no error, %d cells, %d items", r.Len(), len(r.Items))
+		}
+	})
 }
