@@ -13,7 +13,7 @@ var dataCmd = &cobra.Command{
 	Use:     "data",
 	Args:    cobra.ArbitraryArgs,
 	RunE:    groupRun,
-	Short:   "Inspect and split item-level response files",
+	Short:   "Inspect, split and import item-level response files and evaluation-tool logs",
 	Long:    helpText("data"),
 	Example: helpExamples("data-inspect"),
 }
