@@ -13,7 +13,7 @@ var dataCmd = &cobra.Command{
 	Use:     "data",
 	Args:    cobra.ArbitraryArgs,
 	RunE:    groupRun,
-	Short:   "Inspect and split item-level response files",
+	Short:   "Inspect, split and import item-level response files and evaluation-tool logs",
 	Long:    helpText("data"),
 	Example: helpExamples("data-inspect"),
 }
@@ -24,7 +24,7 @@ func newDataInspectCmd() *cobra.Command {
 	var data string
 	cmd := &cobra.Command{
 		Use:     "inspect FILE | --data FILE",
-		Short:   "Print counts, density, accuracy ranges and duplicates of a response file",
+		Short:   "Print counts, density, accuracy ranges and duplicates of a response file (or of evaluation-tool logs: what import would read)",
 		Example: helpExamples("data-inspect"),
 		Args:    needArgs(0, 1, "the responses file FILE (or --data FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -84,7 +84,21 @@ func newDataSplitCmd() *cobra.Command {
 	return cli.Guard(cmd, cli.Outputs{Folders: []string{"out"}})
 }
 
+func newDataImportCmd() *cobra.Command {
+	var s datarun.Import
+	cmd := &cobra.Command{Use: "import TREE --out FILE", Long: helpText("data-import"), Example: helpExamples("data-import"),
+		Short: "Read evaluation-tool logs (lm-eval, HELM, inspect, Every Eval Ever) into one long responses file and its items file",
+		Args:  needArgs(1, 1, "the log file or folder TREE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s.Tree = args[0]
+			return s.Run(cmd.Context(), cmd.OutOrStdout())
+		}}
+	cli.ReadFlags(cmd, &s.Read)
+	cmd.Flags().StringVar(&s.Out, "out", "", "the long responses file to write, .csv or .parquet (required); the items file (id, text, category) goes beside it as NAME_items.csv")
+	return cli.Guard(cmd, cli.Outputs{Files: []string{"out"}, ArgsIn: true, Sidecars: datarun.ImportSidecars})
+}
+
 func init() {
-	dataCmd.AddCommand(newDataInspectCmd(), newDataSplitCmd())
+	dataCmd.AddCommand(newDataInspectCmd(), newDataSplitCmd(), newDataImportCmd())
 	rootCmd.AddCommand(dataCmd)
 }

@@ -446,7 +446,7 @@ func TestSafetyFiles(t *testing.T) {
 				symlinkOrSkip(t, "/dev/zero", filepath.Join(dir, "ck", checkpoint.WeightsFile))
 			},
 			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "is a device, not a file"},
-		{name: "a folder as --data", cmd: newDataInspectCmd, args: []string{"--data", "dd"}, want: "dd is a folder, not a file"},
+		{name: "a folder as --data", cmd: newDataInspectCmd, args: []string{"--data", "dd"}, want: "dd: a folder, read as a tree of evaluation-tool logs, with no logs of scored samples in it (looked for lm-eval results_*.json"},
 		{name: "a pipe as --data, like <(cat r.csv)", cmd: newDataInspectCmd,
 			setup: func(t *testing.T, dir string) { os.Symlink(pipeFrom(t, data), filepath.Join(dir, "piped.csv")) },
 			args:  []string{"--print", "json", "--data", "piped.csv"},

@@ -1,6 +1,7 @@
 // Package read reads item-level response matrices (long, wide, item-major
 // wide, py-irt JSONL and response-pattern tables, as CSV, TSV, JSONL or
-// Parquet, gzip transparent) into model.Responses, with errors that name the
+// Parquet, gzip transparent), and the logs of evaluation tools (package
+// harness), into model.Responses, with errors that name the
 // file, line and field, an optional binary cache, item-text tables and a
 // column-by-name CSV row reader.
 package read
@@ -9,11 +10,13 @@ import (
 	"bufio"
 	"compress/gzip"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
@@ -22,7 +25,9 @@ import (
 // supported format, decided from the header, and resolves duplicate rows by
 // majority.
 type Options struct {
-	// Format is auto (the default), long, wide, wide-items, pyirt or patterns.
+	// Format is auto (the default), long, wide, wide-items, pyirt or
+	// patterns, or the logs of an evaluation tool: lm-eval, helm, inspect or
+	// eee (auto recognises them, and reads a folder as a tree of them).
 	Format string
 	// Items is an optional CSV of item texts joined to the responses by item id
 	// (item_id,text; item_id,problem_statement; item_id,content; prompt_id,prompt ...).
@@ -49,13 +54,26 @@ type Options struct {
 	// time are those it was written for, without hashing the file: faster,
 	// and wrong for a file changed in place with its time restored.
 	CacheTrustMtime bool
+	// Metric, Filter and ModelNames choose what is read of evaluation-tool
+	// logs (Format lm-eval, helm, inspect or eee, or auto given such a log
+	// or a folder of them; package harness): the metrics in order of
+	// preference, lm-eval's filter, and a CSV of model names to map
+	// (from,to). Their repeated samples (epochs, trials) are always trials
+	// of one cell, whatever Duplicates says.
+	Metric     []string
+	Filter     string
+	ModelNames string
+	// Progress, when not nil, gets a line every few seconds of a long read
+	// of logs.
+	Progress model.Logf
+
 	// Warn receives warnings about the file, one line each (a matrix that
 	// looks transposed); they are in Report.Warnings too. Nil is silent.
 	Warn model.Logf
 }
 
 // Formats lists the accepted values of Options.Format.
-var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns"}
+var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns", harness.LMEval, harness.HELM, harness.Inspect, harness.EEE}
 
 // DuplicatePolicies lists the accepted values of Options.Duplicates.
 var DuplicatePolicies = []string{"majority", "first", "error", "trials"}
@@ -91,6 +109,9 @@ type Report struct {
 	// caller that names its settings another way (a config's keys).
 	Warning string
 	Warned  *model.FieldError
+
+	// Logs says what was read of evaluation-tool logs, nil for a response file.
+	Logs *harness.Summary
 }
 
 // String renders the report as a few lines for people.
@@ -107,6 +128,9 @@ func (rep *Report) String() string {
 	fmt.Fprintf(&b, "rows read: %d, blank cells: %d\n", rep.Rows, rep.Blank)
 	fmt.Fprintf(&b, "duplicates: %d cells with %d extra rows, %d conflicting, %d ties left missing\n",
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
+	if rep.Logs != nil {
+		b.WriteString(rep.Logs.String())
+	}
 	if rep.ItemsPath != "" {
 		fmt.Fprintf(&b, "item text: %d items from column %s of %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemTextColumn, rep.ItemsPath, rep.ItemTextUnknown)
 	}
@@ -130,8 +154,11 @@ type ParseError = cell.ParseError
 // Parquet files are recognised by their magic bytes, whatever their name.
 //
 // The file is opened once and read through one buffer, so it may be a pipe
-// (/dev/stdin, a shell's <(cmd)); a folder or a device is refused, and a
-// read blocked on a FIFO ends when the run is cancelled (model.OpenInput).
+// (/dev/stdin, a shell's <(cmd)); a device is refused, and a read blocked
+// on a FIFO ends when the run is cancelled (model.OpenInput). A folder, or a
+// log file of an evaluation tool, is read as evaluation-tool logs by
+// package harness (Format lm-eval, helm, inspect or eee, or auto; the
+// summary is Report.Logs).
 //
 // A regular text file of at least opt.CacheMin bytes is cached: the first
 // read writes the cells in a compact binary file under opt.CacheDir, keyed
@@ -148,7 +175,10 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 		format = "auto"
 	}
 	if !contains(Formats, format) {
-		return nil, rep, fmt.Errorf("unknown format %q (want auto, long, wide, wide-items, pyirt or patterns)", format)
+		return nil, rep, fmt.Errorf("unknown format %q (want %s or %s)", format, strings.Join(Formats[:len(Formats)-1], ", "), Formats[len(Formats)-1])
+	}
+	if slices.Contains(harness.Tools, format) || format == "auto" && isLogs(path) {
+		return readLogs(path, format, opt, rep)
 	}
 	dup := opt.Duplicates
 	if dup == "" {

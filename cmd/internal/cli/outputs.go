@@ -54,7 +54,7 @@ type Outputs struct {
 // inputFlags are the flags, of any command, that name a file or folder the
 // command reads.
 var inputFlags = []string{"data", "items", "config", "checkpoint", "fit", "cache", "train", "val", "costs",
-	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams", "foreign"}
+	"pool", "answered", "answers", "groups", "responses", "route-csv", "sweep", "encoder", "upstreams", "foreign", "model-names"}
 
 // GuardedAnnotation marks a command Guard wrapped (a test walks the tree
 // for commands without it).

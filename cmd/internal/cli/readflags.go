@@ -10,17 +10,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ReadFlags registers --format, --items, --duplicates and --graded, the
-// options of read.File, on a command that reads responses.
+// ReadFlags registers --format, --items, --duplicates, --graded, the
+// cache flags, and --metric, --filter and --model-names of evaluation-tool
+// logs, the options of read.File, on a command that reads responses.
 func ReadFlags(cmd *cobra.Command, opt *read.Options) {
-	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns")
+	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns, or evaluation-tool logs lm-eval|helm|inspect|eee (auto recognises them; a folder is searched for them)")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text file joined by item id: CSV, TSV or JSONL with an id (item_id, task_id, instance_id, ...) and a text (text, problem_statement, prompt, question, instruct_prompt, ...)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", DuplicatesHelp)
 	cmd.Flags().BoolVar(&opt.Graded, "graded", false, GradedHelp)
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
 	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")
+	cmd.Flags().StringSliceVar(&opt.Metric, "metric", nil, "evaluation logs: the metric to score by (lm-eval metric, HELM stat, inspect scorer, Every Eval Ever is_correct|score); a list: each task takes the first it has; default each task's first (HELM: the run's main metric)")
+	cmd.Flags().StringVar(&opt.Filter, "filter", "", "lm-eval logs: the filter whose samples are read (default each task's first)")
+	cmd.Flags().StringVar(&opt.ModelNames, "model-names", "", "evaluation logs: CSV from,to mapping model names as the logs give them to the names to use (unmapped names are kept as given)")
 	opt.Warn = model.LogTo(Stderr(cmd))
+	opt.Progress = opt.Warn
 }
 
 // The help of --duplicates and --graded, wherever responses are read.

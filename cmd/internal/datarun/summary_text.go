@@ -59,6 +59,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.Warning != "" {
 		_, err = fmt.Fprintf(w, "warning       %s\n", s.Warning)
 	}
+	if s.Logs != nil && err == nil {
+		_, err = io.WriteString(w, "logs read:\n"+s.Logs.String())
+	}
 	return err
 }
 

@@ -1,0 +1,70 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// The stream gives the elements of a document's array as encoding/json
+// does, through a buffer of a few bytes read a byte at a time (every
+// refill boundary: inside strings, escapes, numbers), and passes over the
+// values before the key.
+func TestStreamAgreesWithEncodingJSON(t *testing.T) {
+	doc := `{"skip": {"a": [1, "x\"]}", {"b": "\\"}], "n": -1.5e3},
+	  "s": "\u00e9\"", "list": [ {"id": 1, "t": "q\"1\\"}, 42 , "str", [true, null], {"deep": {"k": "]}"}} ], "after": 0}`
+	var want struct{ List []json.RawMessage }
+	if err := json.Unmarshal([]byte(doc), &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 2, 3, 7, 64, 1 << 10} {
+		s := newStreamSize(iotest.OneByteReader(strings.NewReader(doc)), size)
+		if ok, err := s.Enter("list"); !ok || err != nil {
+			t.Fatalf("size %d: %v %v", size, ok, err)
+		}
+		var got [][]byte
+		if err := s.EachElem(func(el []byte, k int) error {
+			got = append(got, append([]byte(nil), el...))
+			return nil
+		}); err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if len(got) != len(want.List) {
+			t.Fatalf("size %d: %d elements, want %d", size, len(got), len(want.List))
+		}
+		for k := range got {
+			if !bytes.Equal(got[k], want.List[k]) {
+				t.Errorf("size %d: element %d %s, want %s", size, k, got[k], want.List[k])
+			}
+		}
+	}
+	// A document cut anywhere is an error, never a hang or a panic.
+	for n := range len(doc) - 1 {
+		s := newStreamSize(strings.NewReader(doc[:n]), 4)
+		err := s.EachKey(func([]byte) (bool, error) { _, err := s.Value(false); return true, err })
+		if err == nil {
+			t.Errorf("cut at %d: no error", n)
+		}
+	}
+}
+
+func TestEachField(t *testing.T) {
+	var keys []string
+	err := EachField([]byte(` {"a": 1, "b\"c": {"x": [1, {"y": "}"}]}, "d": "e"} `), func(k, v []byte) bool {
+		keys = append(keys, string(k)+"="+string(v))
+		return true
+	})
+	if err != nil || strings.Join(keys, ";") != `a=1;b\"c={"x": [1, {"y": "}"}]};d="e"` {
+		t.Errorf("%v %q", err, keys)
+	}
+	for _, bad := range []string{`{"a" 1}`, `{"a": 1,}`, `{"a": "1}`, `{"a": [1}`, `{"a": 1} x`, `[1]`} {
+		if err := EachField([]byte(bad), func(k, v []byte) bool { return true }); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if v, _ := Path([]byte(`{"a": {"b": {"c": "d\u00e9"}}}`), "a", "b", "c"); func() string { s, _ := Str(v); return s }() != "dé" {
+		t.Errorf("Path: %s", v)
+	}
+}
