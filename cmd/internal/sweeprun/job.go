@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Job is jeirt sweep: the sweep file Config emitted into the folder Out as a
@@ -65,6 +66,11 @@ func Collect(dir, out string, w io.Writer) error {
 		return err
 	}
 	if out == "" {
+		// Only into a sweep folder jeirt wrote: a folder holding a copied
+		// sweep.json is not one.
+		if err := fileio.CheckOwned(dir, SweepTableFile); err != nil {
+			return fmt.Errorf("%w; write the table elsewhere with --out FILE", err)
+		}
 		out = filepath.Join(dir, SweepTableFile)
 	}
 	if err := tab.WriteCSVFile(out); err != nil {
