@@ -124,8 +124,10 @@ func TestSafetyOwnership(t *testing.T) {
 			},
 			args: []string{"fit", "--data", "dd/r.csv", "--out", "res"}, want: ".res.jeirt-lock is a symbolic link"},
 		{name: "the lock's name a dangling symlink: nothing is created at its target", cmd: irtCmd,
-			setup: func(t *testing.T, dir string) { symlinkOrSkip(t, "made-through-link.txt", filepath.Join(dir, ".res.jeirt-lock")) },
-			args:  []string{"fit", "--data", "dd/r.csv", "--out", "res"}, want: "is a symbolic link"},
+			setup: func(t *testing.T, dir string) {
+				symlinkOrSkip(t, "made-through-link.txt", filepath.Join(dir, ".res.jeirt-lock"))
+			},
+			args: []string{"fit", "--data", "dd/r.csv", "--out", "res"}, want: "is a symbolic link"},
 		{name: "the lock's name a file of the user's", cmd: irtCmd, setup: existing(".fit.jeirt-lock"),
 			args: refit, want: "not jeirt's lock file"},
 		{name: "the lock's name a FIFO: refused, not waited on", cmd: irtCmd,
@@ -315,8 +317,10 @@ func TestSafetyOwnership(t *testing.T) {
 
 		// Checkpoint manifests set back to an older format.
 		{name: "format_version 1 in a v2 manifest", cmd: newEvalCmd,
-			setup: func(t *testing.T, dir string) { editManifest(t, dir, func(m map[string]any) { m["format_version"] = 1 }) },
-			args:  []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "the weights were written as format_version 2, the manifest says 1"},
+			setup: func(t *testing.T, dir string) {
+				editManifest(t, dir, func(m map[string]any) { m["format_version"] = 1 })
+			},
+			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "the weights were written as format_version 2, the manifest says 1"},
 		{name: "format_version 1 without hashes", cmd: routeCmd,
 			setup: func(t *testing.T, dir string) {
 				editManifest(t, dir, func(m map[string]any) { m["format_version"] = 1; delete(m, "sha256") })
@@ -332,11 +336,15 @@ func TestSafetyOwnership(t *testing.T) {
 			},
 			args: []string{"suggest", "3", "--checkpoint", "ck", "--out", "ask.csv"}, want: "format_version 2, the manifest says 1"},
 		{name: "format_version 0", cmd: newEvalCmd,
-			setup: func(t *testing.T, dir string) { editManifest(t, dir, func(m map[string]any) { m["format_version"] = 0 }) },
-			args:  []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "format_version 0 is not supported"},
+			setup: func(t *testing.T, dir string) {
+				editManifest(t, dir, func(m map[string]any) { m["format_version"] = 0 })
+			},
+			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "format_version 0 is not supported"},
 		{name: "format_version as a string", cmd: newEvalCmd,
-			setup: func(t *testing.T, dir string) { editManifest(t, dir, func(m map[string]any) { m["format_version"] = "1" }) },
-			args:  []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "format_version"},
+			setup: func(t *testing.T, dir string) {
+				editManifest(t, dir, func(m map[string]any) { m["format_version"] = "1" })
+			},
+			args: []string{"--checkpoint", "ck", "--data", "dd/r.csv"}, want: "format_version"},
 		{name: "the weights' recorded version edited to 1", cmd: addCmd,
 			setup: func(t *testing.T, dir string) {
 				p := filepath.Join(dir, "ck", checkpoint.WeightsFile)
