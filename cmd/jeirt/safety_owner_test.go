@@ -300,11 +300,14 @@ func TestSafetyOwnership(t *testing.T) {
 				symlinkOrSkip(t, filepath.Join(dir, "dd", "r.csv"), c)
 			},
 			args: inspectCached, check: sameAsUncached},
-		{name: "a cache file a symlink to /dev/zero", cmd: newDataInspectCmd,
+		// A FIFO of the project's, not /dev/zero: a build that wrote
+		// through the link would replace the device on a machine run as root.
+		{name: "a cache file a symlink to a FIFO", cmd: newDataInspectCmd,
 			setup: func(t *testing.T, dir string) {
 				c := responseCache(t)
 				os.Remove(c)
-				symlinkOrSkip(t, "/dev/zero", c)
+				mkfifoOrSkip(t, filepath.Join(dir, "p.fifo"))
+				symlinkOrSkip(t, filepath.Join(dir, "p.fifo"), c)
 			},
 			args: inspectCached, check: sameAsUncached},
 		{name: "the cache folder a symlink to a user's folder", cmd: newDataInspectCmd,

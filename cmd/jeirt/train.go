@@ -49,11 +49,16 @@ func newTrainCmd() *cobra.Command {
 			for _, note := range trainrun.SetPathNotes(configPath, overrides) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
 			}
-			_, err = trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
+			res, err := trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
 				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
+			if err == nil && cmd.Context().Err() != nil && res != nil {
+				// Interrupted after an epoch: the checkpoint is written; the
+				// exit status says it was interrupted (130), like every command.
+				return &model.KeptError{Kept: trainKept(cfg.Output, res), Err: cmd.Context().Err()}
+			}
 			return err
 		},
 	}
@@ -75,3 +80,12 @@ func newTrainCmd() *cobra.Command {
 }
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }
+
+// trainKept says what an interrupted jeirt train wrote.
+func trainKept(out string, res *trainrun.Result) string {
+	if res.Fit.Interrupted {
+		return fmt.Sprintf("wrote %s with epoch %d, the best by validation loss of the %d epochs run; metrics.json says interrupted: true",
+			out, res.Fit.BestEpoch, res.Fit.EpochsRun)
+	}
+	return fmt.Sprintf("wrote %s with the trained model; what came after training (the baselines or the routing cross-validation) did not finish, as metrics.json says", out)
+}

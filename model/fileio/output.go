@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -489,15 +490,40 @@ func ownsPath(m *outputMarker, rel string) bool {
 	return false
 }
 
-// readMarker reads the marker of folder dir.
+// readMarker reads the marker of folder dir. It is jeirt's own small
+// file, read whether or not the run is being cancelled (a run stopped by
+// Ctrl-C still writes what it kept), never through a link and never
+// waiting on a FIFO: a marker that is not a regular file is not the
+// folder's own (*errNotOwn).
 func readMarker(dir string) (*outputMarker, error) {
-	b, err := ReadInputFile(filepath.Join(dir, OutputMarker), 64<<20)
+	p := filepath.Join(dir, OutputMarker)
+	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|nonBlock, 0)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, &errNotOwn{"its " + OutputMarker + " is not a regular file"}
+		}
 		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &errNotOwn{"its " + OutputMarker + " is not a regular file"}
+	}
+	const maxMarker = 64 << 20
+	b, err := io.ReadAll(io.LimitReader(f, maxMarker+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if len(b) > maxMarker {
+		return nil, &errNotOwn{"its " + OutputMarker + " is larger than any jeirt writes"}
 	}
 	m := &outputMarker{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%s: not a jeirt marker: %w", filepath.Join(dir, OutputMarker), err)
+		return nil, &errNotOwn{fmt.Sprintf("its %s is not a jeirt marker (%v)", OutputMarker, err)}
 	}
 	return m, nil
 }

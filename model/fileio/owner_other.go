@@ -12,3 +12,6 @@ func processGone(pid int) bool { return false }
 
 // noFollow is not available here; the callers check with Lstat first.
 const noFollow = 0
+
+// nonBlock opens a FIFO without waiting for a writer.
+const nonBlock = 0

@@ -24,3 +24,6 @@ func processGone(pid int) bool {
 
 // noFollow is the open flag that refuses a symlink as the last part.
 const noFollow = syscall.O_NOFOLLOW
+
+// nonBlock opens a FIFO without waiting for a writer.
+const nonBlock = syscall.O_NONBLOCK
