@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/runner"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -99,7 +100,7 @@ func TestExitRuleOnInterrupt(t *testing.T) {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				t.Fatalf("ran for two minutes without reaching %q", c.cancelAt)
 			}
-			code, msg := exitStatus(cmd, ctx, err)
+			code, msg := cli.ExitStatus(cmd, ctx, err)
 			if code != c.code || !strings.Contains(msg, c.msg) {
 				t.Errorf("exit %d %q (error %v), want %d with %q\n%s", code, msg, err, c.code, c.msg, log.b.String())
 			}

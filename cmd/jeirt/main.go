@@ -6,14 +6,13 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
@@ -36,35 +35,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := rootCmd.ExecuteContextC(ctx)
-	code, msg := exitStatus(c, ctx, err)
+	code, msg := cli.ExitStatus(c, ctx, err)
 	if msg != "" {
 		fmt.Fprintln(os.Stderr, "jeirt:", msg)
 	}
 	os.Exit(code)
-}
-
-// stopsOnSignal is the annotation of a command whose normal end is Ctrl-C
-// or SIGTERM (serve): it exits 0 when stopped.
-const stopsOnSignal = "jeirt-stops-on-signal"
-
-// exitStatus is the one exit rule of every command: 0 when it finished; 130
-// when it was interrupted (Ctrl-C, SIGTERM), after keeping what was
-// complete, whether it says what it kept (a model.KeptError), wrote nothing
-// (context.Canceled), or returned without an error after it stopped early;
-// 1 for any other error.
-func exitStatus(c *cobra.Command, ctx context.Context, err error) (int, string) {
-	var kept *model.KeptError
-	switch {
-	case errors.As(err, &kept):
-		return 130, kept.Error()
-	case errors.Is(err, context.Canceled):
-		return 130, "interrupted; nothing was written"
-	case err != nil:
-		return 1, err.Error()
-	case ctx.Err() != nil && (c == nil || c.Annotations[stopsOnSignal] == ""):
-		return 130, "interrupted; what was complete is kept (see above)"
-	}
-	return 0, ""
 }
 
 // deviceUsage is the help of every --device flag.

@@ -57,7 +57,7 @@ func newTrainCmd() *cobra.Command {
 			if err == nil && cmd.Context().Err() != nil && res != nil {
 				// Interrupted after an epoch: the checkpoint is written; the
 				// exit status says it was interrupted (130), like every command.
-				return &model.KeptError{Kept: trainKept(cfg.Output, res), Err: cmd.Context().Err()}
+				return &model.KeptError{Kept: res.Kept(cfg.Output), Err: cmd.Context().Err()}
 			}
 			return err
 		},
@@ -80,12 +80,3 @@ func newTrainCmd() *cobra.Command {
 }
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }
-
-// trainKept says what an interrupted jeirt train wrote.
-func trainKept(out string, res *trainrun.Result) string {
-	if res.Fit.Interrupted {
-		return fmt.Sprintf("wrote %s with epoch %d, the best by validation loss of the %d epochs run; metrics.json says interrupted: true",
-			out, res.Fit.BestEpoch, res.Fit.EpochsRun)
-	}
-	return fmt.Sprintf("wrote %s with the trained model; what came after training (the baselines or the routing cross-validation) did not finish, as metrics.json says", out)
-}
