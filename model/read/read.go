@@ -208,6 +208,9 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 		return nil, err
 	}
 	rep.Gzip = gz
+	if br, err = sniffText(path, br); err != nil {
+		return nil, err
+	}
 
 	s := newCSVScanner(path, br, gz)
 	cells := cell.NewSink(dup == "error")
