@@ -66,3 +66,89 @@ func TestReadJSONDocumentIsNotResponses(t *testing.T) {
 		t.Errorf("py-irt JSONL: %v %v", r, err)
 	}
 }
+
+// --columns names the columns of a header jeirt does not know, --delimiter
+// the separator (a header of semicolons alone is found by itself); the
+// answer is the one the usual header gives, cached or not.
+func TestReadColumnsAndDelimiter(t *testing.T) {
+	dir := t.TempDir()
+	rows := [][]string{{"m1", "q1", "1"}, {"m1", "q2", "0"}, {"m2", "q1", "0"}, {"m2", "q2", "1"}, {"m3", "q1", "1"}}
+	write := func(name, header, sep string) string {
+		var b strings.Builder
+		b.WriteString(header + "\n")
+		for _, r := range rows {
+			b.WriteString(strings.Join(r, sep) + "\n")
+		}
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(b.String()), 0o644)
+		return p
+	}
+	want, _, err := File(write("std.csv", "model,item,correct", ","), Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	for _, c := range []struct {
+		name, header, sep string
+		opt               Options
+	}{
+		{"named.csv", "Model Name,Question,Score", ",", Options{Columns: "model=Model Name,item=Question,label=Score"}},
+		{"named-case.csv", "Model Name,Question,Score", ",", Options{Columns: "Model = model name, item=question,label=SCORE"}},
+		{"partly.csv", "model,Question,correct", ",", Options{Columns: "item=Question"}},
+		{"semi.csv", "model;item;correct", ";", Options{}},
+		{"semi-given.csv", "model;item;correct", ";", Options{Delimiter: ";"}},
+		{"pipe.txt", "model|item|correct", "|", Options{Delimiter: "|"}},
+		{"tab.txt", "who\twhat\tok", "\t", Options{Delimiter: "tab", Columns: "model=who,item=what,label=ok"}},
+	} {
+		p := write(c.name, c.header, c.sep)
+		for _, cached := range []bool{false, true} {
+			opt := c.opt
+			opt.NoCache, opt.CacheDir, opt.CacheMin = !cached, cacheDir, -1
+			got, rep, err := File(p, opt)
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			if rep.Format != "long" {
+				t.Errorf("%s: read as %s", c.name, rep.Format)
+			}
+			sameResponses(t, got, want)
+		}
+	}
+	// The same file read with and without a mapping is not served one
+	// cache for the other.
+	p := write("both.csv", "model,item,correct,other", ",")
+	os.WriteFile(p, []byte("model,item,correct,other\nm1,q1,1,0\nm2,q1,0,1\n"), 0o644)
+	for _, c := range []struct{ cols string }{{""}, {"label=other"}, {""}} {
+		r, _, err := File(p, Options{Columns: c.cols, CacheDir: cacheDir, CacheMin: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first float64 = -1
+		for k, m := range r.Model {
+			if int(m) == r.ModelIndex("m1") {
+				first = float64(r.Label[k])
+			}
+		}
+		if wantFirst := c.cols == ""; (first > 0) != wantFirst {
+			t.Errorf("columns %q: m1's label %v (a cache of the other reading?)", c.cols, first)
+		}
+	}
+	for _, c := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{Columns: "model=Model Name,item=Question,label=Grade"}, `named.csv:1: columns label=Grade: the header has no column "Grade"; header is Model Name,Question,Score`},
+		{Options{Columns: "modle=Model Name"}, `unknown role "modle" (want model, item, label, successes, trials, text, group)`},
+		{Options{Columns: "model"}, `want ROLE=COLUMN pairs separated by commas`},
+		{Options{Columns: "model=a,model=b"}, "model is given twice"},
+		{Options{Columns: "model=Model Name", Format: "wide"}, "it cannot go with format wide"},
+		{Options{Delimiter: ":"}, `delimiter ":": want one of , ; | tab`},
+		{Options{}, "or name the columns of a long file with columns model=COLUMN,item=COLUMN,label=COLUMN"},
+	} {
+		c.opt.NoCache = true
+		if _, _, err := File(filepath.Join(dir, "named.csv"), c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
+		}
+	}
+}

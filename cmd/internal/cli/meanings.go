@@ -12,6 +12,8 @@ import (
 // value, stops the generation. A new flag needs its line here; a new meaning
 // needs a new name.
 var FlagMeanings = map[string]string{
+	"columns":            "the columns of a long file: ROLE=COLUMN pairs (model, item, label, successes, trials, text, group)",
+	"delimiter":          "field separator of a text response file: , ; | or tab",
 	"foreign":            "queries from outside the benchmark (input, one per line): how many the out-of-domain check flags",
 	"graded":             "read fractional labels in [0, 1] as graded scores",
 	"guess":              "3PL lower asymptote c: a number, or (irt) a column of --items",

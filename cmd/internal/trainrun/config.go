@@ -54,9 +54,14 @@ type DataConfig struct {
 	// first, error, trials) and fractional labels as graded scores.
 	Duplicates string `yaml:"duplicates" json:"duplicates,omitempty"`
 	Graded     bool   `yaml:"graded" json:"graded,omitempty"`
-	Train      string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
-	Val        string `yaml:"val" json:"val,omitempty"`
-	Test       string `yaml:"test" json:"test,omitempty"`
+	// Columns and Delimiter are read.Options': the columns of a long file
+	// whose header jeirt does not know ("model=Model Name,item=Question,
+	// label=Score") and the field separator (, ; | tab).
+	Columns   string `yaml:"columns" json:"columns,omitempty"`
+	Delimiter string `yaml:"delimiter" json:"delimiter,omitempty"`
+	Train     string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
+	Val       string `yaml:"val" json:"val,omitempty"`
+	Test      string `yaml:"test" json:"test,omitempty"`
 }
 
 // SplitConfig is how data.responses is split into train, validation and test cells.
