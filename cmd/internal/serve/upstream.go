@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"gopkg.in/yaml.v3"
 )
@@ -58,6 +59,9 @@ func ReadUpstreams(path string) (map[string]Upstream, error) {
 		dec = yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err2 := dec.Decode(&list); err2 != nil {
+			if tab := model.YAMLError(err, b, path); strings.Contains(tab.Error(), "tabs are not allowed") {
+				return nil, tab
+			}
 			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %v", path, err)
 		}
 	}

@@ -96,6 +96,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	if err := cfg.CheckInputs(); err != nil {
+		return nil, err
+	}
 	device := opt.Device
 	if device == "" {
 		if device, err = backend.Resolve(cfg.Train.Device); err != nil {
