@@ -28,7 +28,9 @@
 # fake upstream's 127.0.0.1:9000 are replaced by free ports (a `jeirt serve`
 # without --addr gets one). A block with a comment line
 # `# needs: WHAT` (gpu, slurm, shared, network, model, long) is skipped and
-# counted. Each command runs from a scratch folder holding a copy of configs/
+# counted. A block right after a line `<!-- check-docs: twice -->` runs
+# twice, all its commands and then all again: what a user may run again
+# (README's list of commands) must not fail on its own outputs. Each command runs from a scratch folder holding a copy of configs/
 # and scripts/, with a freshly built jeirt first on PATH, under a timeout
 # (CHECK_DOCS_TIMEOUT seconds, default 300). The check fails when a command
 # fails, or when an argument that names an input file (a path that is not the
@@ -54,14 +56,16 @@ extract() {
 	awk '
 	function flush() {
 		if (!skip) for (i = 1; i <= n; i++) print cmds[i]
-		else print "SKIP\t" bfile ":" bline "\t" what
+		if (!skip && twice) for (i = 1; i <= n; i++) { c = cmds[i]; sub(/\t/, " (run again)\t", c); print c }
+		if (skip) print "SKIP\t" bfile ":" bline "\t" what
 		n = 0; skip = 0; what = ""
 	}
-	FNR == 1 { inblock = 0 }
+	FNR == 1 { inblock = 0; again = 0 }
+	!inblock && /<!-- *check-docs: *twice *-->/ { again = 1; next }
 	/^[ \t]*```/ {
 		if (!inblock) {
 			nblock++
-			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = "" }
+			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = ""; twice = again; again = 0 }
 			else inblock = 2
 		} else {
 			if (inblock == 1) flush()
