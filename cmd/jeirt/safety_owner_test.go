@@ -217,7 +217,7 @@ func TestSafetyOwnership(t *testing.T) {
 			setup: func(t *testing.T, dir string) {
 				writeUserFile(t, filepath.Join(dir, "proj", ".jeirt-output.json"), `{"jeirt":"0.1.0","command":"jeirt synth","files":["thesis.tex"]}`)
 			},
-			args: []string{"--out", "proj", "--force"}, want: "proj was not written by this jeirt (its .jeirt-output.json was not written by this jeirt"},
+			args: []string{"--out", "proj", "--force"}, want: "proj was not written by this jeirt (its .jeirt-output.json has no id and no folder: it was written by hand or by an older jeirt; it holds .jeirt-output.json, thesis.tex); refusing to replace it even with --force"},
 		{name: "a hand-written marker with an id and the right folder", cmd: newSynthCmd,
 			setup: func(t *testing.T, dir string) {
 				abs, _ := filepath.Abs(filepath.Join(dir, "proj"))

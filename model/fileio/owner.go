@@ -93,7 +93,7 @@ func (e *errNotOwn) Error() string { return e.why }
 // dir does not count there (nil when it does).
 func checkOwn(dir string, m *outputMarker) error {
 	if m.ID == "" || m.Folder == "" {
-		return &errNotOwn{"its " + OutputMarker + " was not written by this jeirt (it has no id and no folder)"}
+		return &errNotOwn{"its " + OutputMarker + " has no id and no folder: it was written by hand or by an older jeirt"}
 	}
 	dfi, err := os.Lstat(dir)
 	if err != nil {
