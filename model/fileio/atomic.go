@@ -97,7 +97,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 // (renameat2 RENAME_EXCHANGE); where the exchange is not available, the old
 // folder is renamed aside first and a killed run can leave dir briefly
 // absent, with the old folder kept as a ".old" sibling. Writers of the same
-// dir are serialised by a lock file beside it (".NAME.lock"), and the lock
+// dir are serialised by a lock file beside it (".NAME.jeirt-lock"), and the lock
 // holder removes the temporary siblings a killed run left behind (only
 // those named for a process that is gone and holding their own marker).
 func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) error {
