@@ -77,6 +77,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
+	crashPoint("file-written")
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}

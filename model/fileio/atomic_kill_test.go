@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,5 +210,48 @@ func TestLockFilesAreJeirtsOwn(t *testing.T) {
 	}
 	if _, err := os.Lstat(lock); err != nil {
 		t.Errorf("a lock this process did not create was removed: %v", err)
+	}
+}
+
+// TestWriteFileAtomicHelper is the process TestWriteFileAtomicKilled runs
+// and kills.
+func TestWriteFileAtomicHelper(t *testing.T) {
+	path := os.Getenv("JEIRT_TEST_ATOMIC_FILE")
+	if path == "" {
+		t.Skip("run by TestWriteFileAtomicKilled")
+	}
+	WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+}
+
+// A single-file write killed before its rename (data parquet killed
+// mid-write) leaves the old file and a temporary file named for the killed
+// process; the next write of the file removes it.
+func TestWriteFileAtomicKilled(t *testing.T) {
+	unixOnly(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.parquet")
+	mustWrite(t, path, "old")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileAtomicHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "JEIRT_TEST_ATOMIC_FILE="+path, "JEIRT_TEST_CRASH_AT=file-written")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("want exit status 3, got %v\n%s", err, out)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".r.parquet"+tempTag+"*"))
+	if b, _ := os.ReadFile(path); string(b) != "old" || len(left) != 1 {
+		t.Fatalf("after the kill: %q, leftovers %v", b, left)
+	}
+	if _, pid, _, ok := tempOwner(filepath.Base(left[0])); !ok || pid != cmd.Process.Pid {
+		t.Errorf("the leftover %s is not named for the killed process %d", left[0], cmd.Process.Pid)
+	}
+	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "next"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "next" {
+		t.Errorf("the next write gave %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".r.parquet"+tempTag+"*")); len(left) != 0 {
+		t.Errorf("the killed run's temporary file survived the next write: %v", left)
 	}
 }
