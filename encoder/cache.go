@@ -108,7 +108,7 @@ func (c *Cache) store(fingerprint string, ids, hashes []string, vecs [][]float32
 	}
 	fp := filepath.Join(dir, "fingerprint")
 	if _, err := os.Stat(fp); os.IsNotExist(err) {
-		if err := fileio.WriteFileAtomic(fp, func(w io.Writer) error {
+		if err := fileio.WriteCacheFile(fp, func(w io.Writer) error {
 			_, err := io.WriteString(w, fingerprint)
 			return err
 		}); err != nil {
@@ -122,8 +122,10 @@ func (c *Cache) store(fingerprint string, ids, hashes []string, vecs [][]float32
 		data = append(data, v...)
 	}
 	name := filepath.Join(dir, fmt.Sprintf("part-%020d.safetensors", time.Now().UnixNano()))
-	return tensorfile.WriteSafetensorsFile(name, map[string]tensorfile.Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
-		map[string]string{"ids": string(idsJSON), "text_sha256": string(hashJSON), "fingerprint": fingerprint})
+	return fileio.WriteCacheFile(name, func(w io.Writer) error {
+		return tensorfile.WriteSafetensors(w, map[string]tensorfile.Tensor{"embeddings": {Shape: []int{len(vecs), dim}, Data: data}},
+			map[string]string{"ids": string(idsJSON), "text_sha256": string(hashJSON), "fingerprint": fingerprint})
+	})
 }
 
 // compact merges all parts into one when there are more than 8.

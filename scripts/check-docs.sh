@@ -28,7 +28,11 @@
 # fake upstream's 127.0.0.1:9000 are replaced by free ports (a `jeirt serve`
 # without --addr gets one). A block with a comment line
 # `# needs: WHAT` (gpu, slurm, shared, network, model, long) is skipped and
-# counted. Each command runs from a scratch folder holding a copy of configs/
+# counted. A block right after a line `<!-- check-docs: twice -->` runs
+# twice, all its commands and then all again: what a user may run again
+# (README's list of commands) must not fail on its own outputs.
+# A plain block after `<!-- check-docs: output -->` is a transcript whose
+# quoted output is checked (see transcripts below). Each command runs from a scratch folder holding a copy of configs/
 # and scripts/, with a freshly built jeirt first on PATH, under a timeout
 # (CHECK_DOCS_TIMEOUT seconds, default 300). The check fails when a command
 # fails, or when an argument that names an input file (a path that is not the
@@ -54,14 +58,16 @@ extract() {
 	awk '
 	function flush() {
 		if (!skip) for (i = 1; i <= n; i++) print cmds[i]
-		else print "SKIP\t" bfile ":" bline "\t" what
+		if (!skip && twice) for (i = 1; i <= n; i++) { c = cmds[i]; sub(/\t/, " (run again)\t", c); print c }
+		if (skip) print "SKIP\t" bfile ":" bline "\t" what
 		n = 0; skip = 0; what = ""
 	}
-	FNR == 1 { inblock = 0 }
+	FNR == 1 { inblock = 0; again = 0 }
+	!inblock && /<!-- *check-docs: *twice *-->/ { again = 1; next }
 	/^[ \t]*```/ {
 		if (!inblock) {
 			nblock++
-			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = "" }
+			if ($0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/) { inblock = 1; bfile = FILENAME; bline = FNR; n = 0; skip = 0; cont = ""; twice = again; again = 0 }
 			else inblock = 2
 		} else {
 			if (inblock == 1) flush()
@@ -88,9 +94,37 @@ extract() {
 	' "${files[@]}"
 }
 
+# Transcripts: a plain ``` block right after a line
+# `<!-- check-docs: output -->` holds `$ jeirt ...` lines, each followed by
+# lines of what it prints (`...` for lines left out). Each command runs after
+# the sh blocks (in the same scratch folder), and every line quoted must be a
+# line of what it printed (trailing blanks aside). One record per line:
+# "CMD<TAB>FILE:LINE<TAB>COMMAND" or "OUT<TAB>FILE:LINE<TAB>LINE".
+transcripts() {
+	awk '
+	FNR == 1 { inblock = 0; mark = 0; cont = "" }
+	!inblock && /<!-- *check-docs: *output *-->/ { mark = 1; next }
+	/^[ \t]*```/ {
+		if (!inblock) { inblock = (mark && $0 ~ /^[ \t]*```[ \t]*$/) ? 1 : 2; mark = 0 } else inblock = 0
+		next
+	}
+	inblock == 1 {
+		line = $0
+		if (cont == "" && line !~ /^\$ /) { sub(/[ \t]+$/, "", line); print "OUT\t" FILENAME ":" FNR "\t" line; next }
+		if (cont == "") { start = FNR; line = substr(line, 3) }
+		cmd = cont (cont == "" ? "" : " ") line
+		if (cmd ~ /\\$/) { sub(/\\$/, "", cmd); cont = cmd; next }
+		cont = ""
+		print "CMD\t" FILENAME ":" start "\t" cmd
+	}
+	' "${files[@]}"
+}
+
 records=$(extract)
+quoted=$(transcripts)
 if $list; then
 	printf '%s\n' "$records"
+	[ -n "$quoted" ] && printf '%s\n' "$quoted"
 	exit 0
 fi
 
@@ -233,4 +267,30 @@ while IFS=$'\t' read -r where cmd extra; do
 	fi
 	ran=$((ran + 1))
 done <<<"$records"
-echo "check-docs: $ran commands ran and passed; $blocks blocks skipped (marked # needs:)"
+stop_background
+# The transcripts' commands, each output checked line by line.
+lines=0
+while IFS=$'\t' read -r kind where text; do
+	[ -n "$kind" ] || continue
+	if [ "$kind" = CMD ]; then
+		cmd=$text
+		echo "-- $where (quoted output): $cmd"
+		if ! (cd "$work" && timeout "$timeout_s" bash -o pipefail -c "$cmd" 2>&1 | sed 's/[ \t]*$//' >"$tmp/said"); then
+			tail -20 "$tmp/said" >&2
+			echo "FAIL $where: $cmd" >&2
+			exit 1
+		fi
+		ran=$((ran + 1))
+		continue
+	fi
+	[ "$text" = "..." ] && continue
+	if ! grep -qxF -- "$text" "$tmp/said"; then
+		echo "FAIL $where: the docs quote a line the command above did not print:" >&2
+		echo "  $text" >&2
+		echo "(it printed:)" >&2
+		head -40 "$tmp/said" >&2
+		exit 1
+	fi
+	lines=$((lines + 1))
+done <<<"$quoted"
+echo "check-docs: $ran commands ran and passed ($lines quoted output lines matched); $blocks blocks skipped (marked # needs:)"

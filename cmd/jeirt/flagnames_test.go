@@ -136,7 +136,7 @@ func TestErrorsNameFlags(t *testing.T) {
 		{newIRTCmd, []string{"fit", "--data", data, "--out", fit}, "DIR/fit already exists; pass --force to replace it (only what jeirt wrote is ever replaced), or choose another output"},
 		{newIRTCmd, []string{"fit", "--data", data, "--out", notFolder, "--force"}, "DIR/file exists and is not a folder; refusing to replace it even with --force: choose another output"},
 		{newIRTCmd, []string{"fit", "--data", data, "--out", foreign, "--force"}, "DIR/foreign was not written by this jeirt (it has no .jeirt-output.json; it holds notes.txt); refusing to replace it even with --force: move it away or choose another output"},
-		{newIRTCmd, []string{"fit", "--data", badHeader, "--out", at("o")}, "DIR/bad.csv:1: cannot tell the format from the header (first column \"who\" names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns"},
+		{newIRTCmd, []string{"fit", "--data", badHeader, "--out", at("o")}, "DIR/bad.csv:1: cannot tell the format from the header (first column \"who\" names neither models nor items, and there are no model, item and label columns); use --format long|wide|wide-items|pyirt|patterns, or name the columns of a long file with --columns model=COLUMN,item=COLUMN,label=COLUMN"},
 		{newIRTCmd, []string{"fit", "--data", dups, "--duplicates", "error", "--out", at("o")}, "DIR/dups.csv:3: duplicate row for model \"a\", item \"x\" (first at line 2; use --duplicates majority, first or trials to resolve)"},
 		{newRouteCmd, []string{queries, "--checkpoint", lost}, "DIR/lost/manifest.json: the checkpoint's encoder DIR/gone-model (fingerprint st:gone) is not found; looked at DIR/gone-model; give its location with --encoder SPEC"},
 	} {

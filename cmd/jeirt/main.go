@@ -6,14 +6,13 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
@@ -35,19 +34,12 @@ func main() {
 	// leave no half-written output.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
-		var kept *model.KeptError
-		if errors.As(err, &kept) {
-			fmt.Fprintln(os.Stderr, "jeirt:", kept)
-			os.Exit(130)
-		}
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "jeirt: interrupted; nothing was written")
-			os.Exit(130)
-		}
-		fmt.Fprintln(os.Stderr, "jeirt:", err)
-		os.Exit(1)
+	c, err := rootCmd.ExecuteContextC(ctx)
+	code, msg := cli.ExitStatus(c, ctx, err)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, "jeirt:", msg)
 	}
+	os.Exit(code)
 }
 
 // deviceUsage is the help of every --device flag.

@@ -52,6 +52,15 @@ type safetyCase struct {
 func safetyProject(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	safetyProjectIn(t, dir)
+	return dir
+}
+
+// safetyProjectIn writes the project into dir. Each case gets a project of
+// its own written in place, not a copy: a copied jeirt folder is not
+// jeirt's (its marker counts only where it was written).
+func safetyProjectIn(t *testing.T, dir string) {
+	t.Helper()
 	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 12, Items: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +85,6 @@ func safetyProject(t *testing.T) string {
 	writeUserFile(t, filepath.Join(dir, "cfgs", "c.yaml"), "data: {responses: ../dd/r.csv}\nencoder: {spec: \"hash:8\"}\nmodel: {dim: 2, hidden: 4}\ntrain: {epochs: 1}\noutput: ../runs/ck\n")
 	writeUserFile(t, filepath.Join(dir, "cfgs", "sweep.yaml"), "name: tiny\nbase: c.yaml\ngrid: {model.dim: [2, 4]}\n")
 	writeUserFile(t, filepath.Join(dir, "proj", "thesis.tex"), "\\documentclass{article}\n")
-	return dir
 }
 
 // writeUserFile writes a file of the user's, making its folder.
@@ -159,12 +167,13 @@ func allowed(path string, changed []string) bool {
 	return false
 }
 
-// runSafety runs c on a copy of project, from inside the copy.
+// runSafety runs c on a project of its own (the same as project, written
+// anew in place), from inside it.
 func runSafety(t *testing.T, project string, c safetyCase) {
 	dir := t.TempDir()
-	copyTree(t, project, dir)
-	t.Chdir(dir)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	safetyProjectIn(t, dir)
+	t.Chdir(dir)
 	// No CUDA runner: a jeirt-cuda on this machine's PATH would be probed
 	// first, and on a loaded machine its probe can outlast a short case.
 	t.Setenv(runner.EnvRunner, filepath.Join(dir, "no-runner"))

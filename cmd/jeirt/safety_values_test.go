@@ -413,6 +413,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"a version-1 checkpoint loads with a warning", func(t *testing.T) {
 			ck := svHand(t, nil)
 			svEditManifest(t, ck, func(m map[string]any) { delete(m, "sha256"); m["format_version"] = 1 })
+			svWeightsV1(t, ck)
 			q := writeFile(t, filepath.Join(t.TempDir(), "q.txt"), "hello\n")
 			out, log, err := runSplit(t, newRouteCmd(), q, "--checkpoint", ck, "--print", "csv")
 			if err != nil || !strings.Contains(out, "1,big,0.9000") {
@@ -431,6 +432,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 				e := m["encoder"].(map[string]any)
 				e["spec"], e["fingerprint"], e["dim"] = "hash:8", "hash/v1/fnv1a64/dim=8", 8
 			})
+			svWeightsV1(t, ck)
 			data := writeFile(t, filepath.Join(dir, "new.csv"), "model,item,correct\nmodel_001,brand-new,1\n")
 			items := writeFile(t, filepath.Join(dir, "new_items.csv"), "item_id,text\nbrand-new,a question never seen\n")
 			_, _, err := runSplit(t, newEvalCmd(), "--checkpoint", ck, "--data", data, "--items", items)
@@ -728,5 +730,24 @@ func TestSafetyValuesCorpus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.run)
+	}
+}
+
+// svWeightsV1 makes the weights of checkpoint ck record format version 1,
+// as a version-1 folder's do (a version-2 manifest set back to 1 beside
+// weights that record 2 is refused as a downgrade).
+func svWeightsV1(t *testing.T, ck string) {
+	t.Helper()
+	p := filepath.Join(ck, "model.safetensors")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := bytes.Replace(b, []byte(`"format_version":"2"`), []byte(`"format_version":"1"`), 1)
+	if bytes.Equal(v1, b) {
+		t.Fatal("the weights record no format_version 2")
+	}
+	if err := os.WriteFile(p, v1, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,6 +21,8 @@ func newServeCmd() *cobra.Command {
 		Long:    helpText("serve"),
 		Example: helpExamples("serve"),
 		Args:    cobra.NoArgs,
+		// Ctrl-C is how serve ends: it exits 0.
+		Annotations: map[string]string{cli.StopsOnSignal: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if set.Checkpoint == "" {
 				return fmt.Errorf("serve: --checkpoint is required")

@@ -49,11 +49,16 @@ func newTrainCmd() *cobra.Command {
 			for _, note := range trainrun.SetPathNotes(configPath, overrides) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
 			}
-			_, err = trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
+			res, err := trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
 				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
+			if err == nil && cmd.Context().Err() != nil && res != nil {
+				// Interrupted after an epoch: the checkpoint is written; the
+				// exit status says it was interrupted (130), like every command.
+				return &model.KeptError{Kept: res.Kept(cfg.Output), Err: cmd.Context().Err()}
+			}
 			return err
 		},
 	}

@@ -56,6 +56,26 @@ func TestCheckpointRefusesNaNAndBadManifest(t *testing.T) {
 	if _, err := Load(edit(t, func(m *Manifest) { m.Model.Dim = 1e9 })); err == nil || !strings.Contains(err.Error(), "model.dim") {
 		t.Errorf("model.dim 1e9: %v", err)
 	}
+	// A version-2 manifest set back to version 1 (which skips the hash and
+	// identity checks), with or without its hashes, and with another run's
+	// model names: the weights record version 2, so it is refused, naming
+	// both files.
+	for _, f := range []func(*Manifest){
+		func(m *Manifest) { m.FormatVersion = 1 },
+		func(m *Manifest) { m.FormatVersion, m.SHA256 = 1, nil },
+		func(m *Manifest) { m.FormatVersion, m.SHA256, m.Models[0] = 1, nil, "another-run" },
+	} {
+		dir := edit(t, f)
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), "format_version 2, the manifest says 1") ||
+			!strings.Contains(err.Error(), ManifestFile) || !strings.Contains(err.Error(), WeightsFile) {
+			t.Errorf("a downgraded manifest: %v", err)
+		}
+	}
+	// A manifest set to a version the weights do not record.
+	if _, err := Load(edit(t, func(m *Manifest) { m.FormatVersion = 3 })); err == nil || !strings.Contains(err.Error(), "format_version 3 is not supported") {
+		t.Errorf("format_version 3: %v", err)
+	}
 }
 
 // rehash makes the manifest of the checkpoint in dir record the SHA-256 of

@@ -379,6 +379,12 @@ func Load(dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The weights record the format version too, so a manifest set back to
+	// an older version (which skips the checks above) is caught.
+	if v, ok := st.Metadata["format_version"]; ok && v != strconv.Itoa(man.FormatVersion) {
+		return nil, fmt.Errorf("%s does not match %s: the weights were written as format_version %s, the manifest says %d (the manifest was edited or comes from another checkpoint)",
+			mpath, wpath, model.Clip(v), man.FormatVersion)
+	}
 	t := st.Tensors
 	m := &model.JEIRT{InputDim: mi.InputDim, Hidden: mi.Hidden, Dim: mi.Dim, Models: man.Models, Items: man.Items}
 	for _, e := range []struct {

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
 // FuzzLoadCheckpoint fuzzes manifest.json and model.safetensors of a
@@ -34,7 +37,13 @@ func FuzzLoadCheckpoint(f *testing.F) {
 	f.Add(regexp.MustCompile(`"model.safetensors"`).ReplaceAll(man, []byte(`"../model.safetensors"`)), w)
 	v1 := regexp.MustCompile(`(?s),\s*"sha256": \{[^}]*\}`).ReplaceAll(man, nil)
 	v1 = bytes.Replace(v1, []byte(`"format_version": 2`), []byte(`"format_version": 1`), 1)
-	f.Add(v1, w)
+	f.Add(v1, w) // refused: the weights record version 2
+	// A real version-1 folder: its weights record version 1 (same length).
+	w1 := bytes.Replace(w, []byte(`"format_version":"2"`), []byte(`"format_version":"1"`), 1)
+	if bytes.Equal(w1, w) {
+		f.Fatal("the weights do not record format_version 2")
+	}
+	f.Add(v1, w1)
 	f.Add(v1, nan)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, manifest, weights []byte) {
@@ -45,6 +54,11 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		c, err := Load(ck)
 		if err != nil {
 			return
+		}
+		if st, err := tensorfile.ParseSafetensors("w", weights); err == nil {
+			if v, ok := st.Metadata["format_version"]; ok && v != strconv.Itoa(c.Manifest.FormatVersion) {
+				t.Fatalf("loaded a format_version %d manifest with weights of version %s", c.Manifest.FormatVersion, v)
+			}
 		}
 		if c.Manifest.FormatVersion >= 2 {
 			// A loaded version-2 checkpoint is the one Write wrote: its

@@ -15,16 +15,42 @@ import (
 // folder and renaming it into place only when write and the flush succeed, so a
 // failed or interrupted run never leaves a half-written file.
 //
-// A symlink at path is written through: its target is replaced.
+// A symlink at path is written through: its target is replaced. The
+// temporary files an earlier, killed run left beside path (named for its
+// process, which is gone) are removed.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if real, rerr := ResolvePath(path); rerr == nil {
 		path = real
 	}
+	return writeFileAtomic(path, write)
+}
+
+// WriteCacheFile is WriteFileAtomic for a file in jeirt's own cache: the
+// path is never followed. A symlink at path (or anything else that is not a
+// regular file) is replaced by the new file, never written through, and a
+// cache folder that is a symlink is refused.
+func WriteCacheFile(path string, write func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempTag+"*")
+	if fi, err := os.Lstat(dir); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("cache folder %s is a symbolic link or not a folder; jeirt writes its cache only into a folder of its own", dir)
+	}
+	return writeFileAtomic(path, write)
+}
+
+// writeFileAtomic writes path (not resolved: a link there is replaced) by
+// a temporary file and a rename.
+func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	removeOrphanFiles(path)
+	f, err := os.CreateTemp(dir, tempPrefix(filepath.Base(path))+"*")
 	if err != nil {
 		return err
 	}
@@ -51,6 +77,7 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
+	crashPoint("file-written")
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}
@@ -71,9 +98,9 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 // (renameat2 RENAME_EXCHANGE); where the exchange is not available, the old
 // folder is renamed aside first and a killed run can leave dir briefly
 // absent, with the old folder kept as a ".old" sibling. Writers of the same
-// dir are serialised by a lock file beside it (".NAME.lock"), and the lock
+// dir are serialised by a lock file beside it (".NAME.jeirt-lock"), and the lock
 // holder removes the temporary siblings a killed run left behind (only
-// those holding a marker).
+// those named for a process that is gone and holding their own marker).
 func WriteDirAtomic(dir string, replace bool, fill func(tmp string) error) error {
 	return WriteDirAtomicLater(dir, replace, nil, fill)
 }
@@ -106,7 +133,7 @@ func WriteDirAtomicLater(dir string, replace bool, later []string, fill func(tmp
 	if err := checkExisting(given, dir, true, replace); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+tempTag+"*")
+	tmp, err := os.MkdirTemp(parent, tempPrefix(filepath.Base(dir))+"*")
 	if err != nil {
 		return err
 	}
@@ -121,13 +148,14 @@ func WriteDirAtomicLater(dir string, replace bool, later []string, fill func(tmp
 	}
 	// Marked from the start, so that the clean-up after a killed run knows
 	// the folder is jeirt's.
-	if err = writeMarker(tmp, true, later); err != nil {
+	id := newMarkerID()
+	if err = writeMarker(tmp, dir, id, true, later); err != nil {
 		return err
 	}
 	if err = fill(tmp); err != nil {
 		return err
 	}
-	if err = writeMarker(tmp, false, later); err != nil {
+	if err = writeMarker(tmp, dir, id, false, later); err != nil {
 		return err
 	}
 	crashPoint("filled")
@@ -207,14 +235,47 @@ func syncDir(dir string) {
 }
 
 // removeOrphans deletes the temporary siblings of dir that a killed run
-// left: ".NAME.jeirt-tmp-*" folders and their ".old" copies, and only those
-// holding a marker (a user's folder of a similar name is left alone). Only
-// the holder of dir's lock calls it, so no live writer owns them.
+// left: ".NAME.jeirt-tmp-PID-NONCE-*" folders and their ".old" copies whose
+// process is gone, and only those holding their own marker (checkOwn):
+// in progress, or complete (an old folder swapped out) with nothing in it
+// that the marker does not list. A user's folder of a similar name, a copy
+// of a jeirt folder under such a name, or a folder a live run is filling
+// is left alone. Only the holder of dir's lock calls it.
 func removeOrphans(dir string) {
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+globEscape(filepath.Base(dir))+tempTag+"*"))
-	for _, m := range matches {
-		if hasTempMarker(m) {
-			os.RemoveAll(m)
+	for _, p := range matches {
+		base, pid, nonce, ok := tempOwner(filepath.Base(p))
+		if !ok || base != filepath.Base(dir) || !tempOwnerGone(pid, nonce) {
+			continue
+		}
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		m, err := readOwnMarker(p)
+		if err != nil {
+			continue
+		}
+		if !m.InProgress {
+			if foreign, _, marked, err := foreignFiles(p); err != nil || !marked || len(foreign) > 0 {
+				continue
+			}
+		}
+		os.RemoveAll(p)
+	}
+}
+
+// removeOrphanFiles deletes the temporary files a killed run left beside
+// the file path: regular files named ".NAME.jeirt-tmp-PID-NONCE-*" whose
+// process is gone.
+func removeOrphanFiles(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+tempTag+"*"))
+	for _, p := range matches {
+		base, pid, nonce, ok := tempOwner(filepath.Base(p))
+		if !ok || base != filepath.Base(path) || !tempOwnerGone(pid, nonce) {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			os.Remove(p)
 		}
 	}
 }
@@ -319,14 +380,22 @@ func claimDir(dir string, wait bool) (unlock func(), locked bool, err error) {
 	return func() { release(); mu.Unlock() }, locked, nil
 }
 
+// lockSuffix ends the name of the lock file beside an output folder,
+// ".NAME.jeirt-lock": a name only jeirt uses, so a user's ".NAME.lock" is
+// never taken for one.
+const lockSuffix = ".jeirt-lock"
+
 // lockPath is the lock file of output folder dir.
 func lockPath(dir string) string {
-	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".lock")
+	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+lockSuffix)
 }
+
+// holderPrefix starts the text of every lock file jeirt writes.
+const holderPrefix = "jeirt lock: "
 
 // holderText names this process in a lock file.
 func holderText() string {
-	return fmt.Sprintf("process %d: %s, since %s", os.Getpid(), clipArgs(os.Args), time.Now().UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%sprocess %d: %s, since %s\n", holderPrefix, os.Getpid(), clipArgs(os.Args), time.Now().UTC().Format(time.RFC3339))
 }
 
 // clipArgs is the command line, shortened for a message.

@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,5 +155,103 @@ func TestLockOutput(t *testing.T) {
 	again()
 	if got, err := folderVersion(dir); err != nil || got != "mine" {
 		t.Errorf("folder holds %q (%v)", got, err)
+	}
+}
+
+// Lock files are jeirt's own: a user's ".ck.lock" is never opened, a
+// symlink at the lock's name is never followed, a file there holding
+// anything but a jeirt holder line is refused, and a lock a killed run
+// left (no flock on it) is taken over but not deleted.
+func TestLockFilesAreJeirtsOwn(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("output locks use flock")
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "ck")
+	precious := filepath.Join(parent, "precious.txt")
+	mustWrite(t, precious, "mine")
+	mustWrite(t, filepath.Join(parent, ".ck.lock"), "my notes")
+	release, err := LockOutput(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeVersion(dir, "one"); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if b, err := os.ReadFile(filepath.Join(parent, ".ck.lock")); err != nil || string(b) != "my notes" {
+		t.Errorf("the user's .ck.lock: %q %v", b, err)
+	}
+	lock := lockPath(dir)
+	os.Symlink(precious, lock)
+	if err := writeVersion(dir, "two"); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("a symlink as the lock: %v", err)
+	}
+	if b, _ := os.ReadFile(precious); string(b) != "mine" {
+		t.Errorf("written through the lock link: %q", b)
+	}
+	if fi, err := os.Lstat(lock); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was removed: %v", err)
+	}
+	os.Remove(lock)
+	mustWrite(t, lock, "my own file")
+	if _, err := LockOutput(dir); err == nil || !strings.Contains(err.Error(), "not jeirt's lock file") {
+		t.Errorf("a user's file as the lock: %v", err)
+	}
+	if b, _ := os.ReadFile(lock); string(b) != "my own file" {
+		t.Errorf("the user's file at the lock's name: %q", b)
+	}
+	mustWrite(t, lock, holderPrefix+"process 1: jeirt train, since 2026-01-01T00:00:00Z\n")
+	if err := writeVersion(dir, "three"); err != nil {
+		t.Fatalf("a stale lock was not taken over: %v", err)
+	}
+	if got, _ := folderVersion(dir); got != "three" {
+		t.Errorf("folder holds %q", got)
+	}
+	if _, err := os.Lstat(lock); err != nil {
+		t.Errorf("a lock this process did not create was removed: %v", err)
+	}
+}
+
+// TestWriteFileAtomicHelper is the process TestWriteFileAtomicKilled runs
+// and kills.
+func TestWriteFileAtomicHelper(t *testing.T) {
+	path := os.Getenv("JEIRT_TEST_ATOMIC_FILE")
+	if path == "" {
+		t.Skip("run by TestWriteFileAtomicKilled")
+	}
+	WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+}
+
+// A single-file write killed before its rename (data parquet killed
+// mid-write) leaves the old file and a temporary file named for the killed
+// process; the next write of the file removes it.
+func TestWriteFileAtomicKilled(t *testing.T) {
+	unixOnly(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.parquet")
+	mustWrite(t, path, "old")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileAtomicHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "JEIRT_TEST_ATOMIC_FILE="+path, "JEIRT_TEST_CRASH_AT=file-written")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("want exit status 3, got %v\n%s", err, out)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".r.parquet"+tempTag+"*"))
+	if b, _ := os.ReadFile(path); string(b) != "old" || len(left) != 1 {
+		t.Fatalf("after the kill: %q, leftovers %v", b, left)
+	}
+	if _, pid, _, ok := tempOwner(filepath.Base(left[0])); !ok || pid != cmd.Process.Pid {
+		t.Errorf("the leftover %s is not named for the killed process %d", left[0], cmd.Process.Pid)
+	}
+	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "next"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "next" {
+		t.Errorf("the next write gave %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".r.parquet"+tempTag+"*")); len(left) != 0 {
+		t.Errorf("the killed run's temporary file survived the next write: %v", left)
 	}
 }

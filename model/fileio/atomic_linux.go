@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,21 +29,44 @@ func exchange(a, b string) (bool, error) {
 	}
 }
 
-// lockDir takes an exclusive lock on ".NAME.lock" beside dir; when wait is
-// false and another process holds it, it fails at once naming the holder.
-// The returned func removes the lock file and releases the lock. A writer
-// that waited on a lock file that has since been removed sees that the path
-// no longer names its file and locks anew.
+// lockDir takes an exclusive lock on ".NAME.jeirt-lock" beside dir; when
+// wait is false and another process holds it, it fails at once naming the
+// holder. The lock file is created with O_CREAT|O_EXCL|O_NOFOLLOW; one that
+// is already there is opened with O_NOFOLLOW (a symlink there is refused,
+// never followed) and taken only when it is a regular file holding a jeirt
+// holder line, left by a run that is gone (its flock is free). The returned
+// func releases the lock and removes the lock file only when this process
+// created it and it is still the file at the path. A writer that waited on
+// a lock file that has since been removed sees that the path no longer
+// names its file and locks anew.
 func lockDir(dir string, wait bool) (unlock func(), locked bool, err error) {
 	path := lockPath(dir)
-	how := unix.LOCK_EX
-	if !wait {
-		how |= unix.LOCK_NB
-	}
 	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		created := true
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_NOFOLLOW, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			created = false
+			f, err = os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // released meanwhile
+			}
+			if errors.Is(err, unix.ELOOP) {
+				return nil, false, fmt.Errorf("locking %s: %s is a symbolic link, and jeirt's lock file never is one: it was not made by jeirt; move it away", dir, path)
+			}
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("locking %s: %w", dir, err)
+		}
+		held, err := f.Stat()
+		if err != nil || !held.Mode().IsRegular() {
+			f.Close()
+			return nil, false, fmt.Errorf("locking %s: %s is not a regular file, so it is not jeirt's lock file; move it away", dir, path)
+		}
+		how := unix.LOCK_EX
+		if !wait && !created {
+			// A file this process created is only ever flocked for a moment
+			// by another process that found it (below): wait for that.
+			how |= unix.LOCK_NB
 		}
 		for {
 			err = unix.Flock(int(f.Fd()), how)
@@ -53,23 +78,38 @@ func lockDir(dir string, wait bool) (unlock func(), locked bool, err error) {
 			holder, _ := io.ReadAll(io.LimitReader(f, 512))
 			f.Close()
 			return nil, false, fmt.Errorf("%s is being written by another run (%s); wait for it or choose another output folder",
-				dir, strings.TrimSpace(string(holder)))
+				dir, strings.TrimPrefix(strings.TrimSpace(string(holder)), holderPrefix))
 		}
 		if err != nil {
 			f.Close()
 			return nil, false, fmt.Errorf("locking %s: %w", dir, err)
 		}
-		held, herr := f.Stat()
-		now, nerr := os.Stat(path)
-		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			f.Truncate(0)
-			f.WriteAt([]byte(holderText()), 0)
-			return func() {
-				os.Remove(path)
+		if now, err := os.Lstat(path); err != nil || !os.SameFile(held, now) {
+			f.Close()
+			continue
+		}
+		if !created {
+			text, _ := io.ReadAll(io.LimitReader(f, 512))
+			switch {
+			case len(text) == 0 && time.Since(held.ModTime()) < 5*time.Second:
+				// Its creator has not written its holder line yet.
 				unix.Flock(int(f.Fd()), unix.LOCK_UN)
 				f.Close()
-			}, true, nil
+				time.Sleep(20 * time.Millisecond)
+				continue
+			case len(text) > 0 && !strings.HasPrefix(string(text), holderPrefix):
+				f.Close()
+				return nil, false, fmt.Errorf("locking %s: %s holds text that is not a jeirt lock's, so it is not jeirt's lock file; move it away", dir, path)
+			}
 		}
-		f.Close()
+		f.Truncate(0)
+		f.WriteAt([]byte(holderText()), 0)
+		return func() {
+			if now, err := os.Lstat(path); created && err == nil && os.SameFile(held, now) {
+				os.Remove(path)
+			}
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			f.Close()
+		}, true, nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -30,14 +31,17 @@ import (
 //     refused before any work;
 //   - paths are resolved (symlinks followed, "out/sub/.." taken the way the
 //     system takes it) before any of these checks;
-//   - temporary names carry tempTag and a random suffix, and the clean-up of
-//     what a killed run left removes only temporary folders holding a marker.
+//   - a marker counts only in the folder it was written in (owner.go): a
+//     copied or hand-written one does not make a folder jeirt's;
+//   - temporary names carry tempTag, the process that made them and a random
+//     suffix, and the clean-up of what a killed run left removes only those
+//     whose process is gone (a folder only when its marker is its own).
 
 // OutputMarker is the file jeirt writes into every output folder it makes.
 const OutputMarker = ".jeirt-output.json"
 
 // tempTag is part of the name of every temporary file or folder jeirt makes
-// beside an output: ".NAME" + tempTag + random.
+// beside an output: ".NAME" + tempTag + "PID-NONCE-" + random (tempPrefix).
 const tempTag = ".jeirt-tmp-"
 
 // outputMarker is the marker's content.
@@ -52,6 +56,13 @@ type outputMarker struct {
 	// Later are path.Match patterns of files jeirt adds to the folder after
 	// it is written (a sweep's run logs and table).
 	Later []string `json:"later,omitempty"`
+	// ID is random per folder written; Folder is the absolute path it was
+	// written for; Inode and MarkerInode are the identities of the folder
+	// and of this file when written (checkOwn).
+	ID          string `json:"id"`
+	Folder      string `json:"folder"`
+	Inode       uint64 `json:"inode,omitempty"`
+	MarkerInode uint64 `json:"marker_inode,omitempty"`
 }
 
 // outputWriter names the command and release recorded in the markers of
@@ -225,6 +236,11 @@ func checkExisting(p, out string, folder, force bool) error {
 		return existsError(p)
 	}
 	foreign, more, marked, err := foreignFiles(out)
+	var notOwn *errNotOwn
+	if errors.As(err, &notOwn) {
+		return &OutputError{Path: p, Foreign: foreign, More: more,
+			Msg: "was not written by this jeirt (" + notOwn.why + "; it holds {foreign}); refusing to replace it even with {Force}: move it away or choose another output"}
+	}
 	if err != nil {
 		return fmt.Errorf("output %s: %w", p, err)
 	}
@@ -322,17 +338,24 @@ const maxForeignListed = 10
 // foreignFiles lists (up to maxForeignListed, more telling whether there
 // are others) the entries of folder dir that jeirt did not write, as slash
 // paths relative to dir. marked reports whether dir has a marker; without
-// one, every entry is foreign.
+// one, every entry is foreign. A marker that is not dir's own (checkOwn)
+// gives every entry too, with its *errNotOwn as err.
 func foreignFiles(dir string) (foreign []string, more, marked bool, err error) {
-	m, err := readMarker(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	m, err := readOwnMarker(dir)
+	var notOwn *errNotOwn
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &notOwn) {
 		entries, rerr := os.ReadDir(dir)
 		if rerr != nil {
 			return nil, false, false, rerr
 		}
+		if notOwn != nil {
+			err = notOwn
+		} else {
+			err = nil
+		}
 		for _, e := range entries {
 			if len(foreign) == maxForeignListed {
-				return foreign, true, false, nil
+				return foreign, true, false, err
 			}
 			name := e.Name()
 			if e.IsDir() {
@@ -340,7 +363,7 @@ func foreignFiles(dir string) (foreign []string, more, marked bool, err error) {
 			}
 			foreign = append(foreign, name)
 		}
-		return foreign, false, false, nil
+		return foreign, false, false, err
 	}
 	if err != nil {
 		return nil, false, false, err
@@ -395,8 +418,8 @@ func walkForeign(dir, rel string, m *outputMarker, found func(string) error) err
 			return nil
 		}
 		if d.IsDir() {
-			if sub, err := readMarker(full); err == nil {
-				if sub.InProgress {
+			if sub, err := readOwnMarker(full); err == nil {
+				if _, pid, nonce, ok := tempOwner(d.Name()); ok && tempOwnerGone(pid, nonce) {
 					return filepath.SkipDir // a temporary folder a killed run left
 				}
 				if err := walkForeign(full, rel+r+"/", sub, found); err != nil {
@@ -436,41 +459,85 @@ func laterUnder(later []string, r string) bool {
 }
 
 // ownedTemp reports whether r is the lock file or a temporary file of an
-// entry that jeirt owns (what a killed run leaves beside it).
+// entry that jeirt owns (what a killed run leaves beside it): the lock is
+// ".NAME.jeirt-lock", a temporary ".NAME.jeirt-tmp-PID-NONCE-RANDOM" whose
+// process is gone. A user's ".NAME.lock" is not jeirt's.
 func ownedTemp(r string, owns func(string) bool) bool {
 	dir, base := path.Split(r)
 	if !strings.HasPrefix(base, ".") {
 		return false
 	}
-	name := base[1:]
-	if n, ok := strings.CutSuffix(name, ".lock"); ok {
+	if n, ok := strings.CutSuffix(base[1:], lockSuffix); ok && n != "" {
 		return owns(dir+n) || owns(dir+n+"/")
 	}
-	if i := strings.Index(name, tempTag); i > 0 {
-		return owns(dir+name[:i]) || owns(dir+name[:i]+"/")
+	if n, pid, nonce, ok := tempOwner(base); ok && tempOwnerGone(pid, nonce) {
+		return owns(dir+n) || owns(dir+n+"/")
 	}
 	return false
 }
 
-// readMarker reads the marker of folder dir.
+// ownsPath reports whether the marker m lists the file rel (a slash path)
+// among its files or its later patterns.
+func ownsPath(m *outputMarker, rel string) bool {
+	if slices.Contains(m.Files, rel) {
+		return true
+	}
+	for _, pat := range m.Later {
+		if ok, _ := path.Match(pat, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// readMarker reads the marker of folder dir. It is jeirt's own small
+// file, read whether or not the run is being cancelled (a run stopped by
+// Ctrl-C still writes what it kept), never through a link and never
+// waiting on a FIFO: a marker that is not a regular file is not the
+// folder's own (*errNotOwn).
 func readMarker(dir string) (*outputMarker, error) {
-	b, err := ReadInputFile(filepath.Join(dir, OutputMarker), 64<<20)
+	p := filepath.Join(dir, OutputMarker)
+	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|nonBlock, 0)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, &errNotOwn{"its " + OutputMarker + " is not a regular file"}
+		}
 		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &errNotOwn{"its " + OutputMarker + " is not a regular file"}
+	}
+	const maxMarker = 64 << 20
+	b, err := io.ReadAll(io.LimitReader(f, maxMarker+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if len(b) > maxMarker {
+		return nil, &errNotOwn{"its " + OutputMarker + " is larger than any jeirt writes"}
 	}
 	m := &outputMarker{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%s: not a jeirt marker: %w", filepath.Join(dir, OutputMarker), err)
+		return nil, &errNotOwn{fmt.Sprintf("its %s is not a jeirt marker (%v)", OutputMarker, err)}
 	}
 	return m, nil
 }
 
-// writeMarker writes the marker of folder dir: the files now in it (a
-// sub-folder with its own marker stands for itself), and later.
-func writeMarker(dir string, inProgress bool, later []string) error {
+// writeMarker writes the marker of folder dir, which is being built for the
+// output folder final with the marker id: the files now in it (a sub-folder
+// with its own marker stands for itself), and later. It records the
+// identities of dir and of the marker file (checkOwn), which a rename into
+// place keeps.
+func writeMarker(dir, final, id string, inProgress bool, later []string) error {
 	outputWriter.Lock()
 	m := outputMarker{Jeirt: outputWriter.version, Command: outputWriter.command,
-		Written: time.Now().UTC().Format(time.RFC3339), InProgress: inProgress, Files: []string{}, Later: later}
+		Written: time.Now().UTC().Format(time.RFC3339), InProgress: inProgress, Files: []string{}, Later: later,
+		ID: id, Folder: final}
 	outputWriter.Unlock()
 	if !inProgress {
 		err := filepath.WalkDir(dir, func(full string, d fs.DirEntry, err error) error {
@@ -480,7 +547,7 @@ func writeMarker(dir string, inProgress bool, later []string) error {
 			r, _ := filepath.Rel(dir, full)
 			r = filepath.ToSlash(r)
 			if d.IsDir() {
-				if _, err := os.Stat(filepath.Join(full, OutputMarker)); err == nil {
+				if _, err := readOwnMarker(full); err == nil {
 					return filepath.SkipDir
 				}
 				return nil
@@ -495,20 +562,20 @@ func writeMarker(dir string, inProgress bool, later []string) error {
 		}
 		slices.Sort(m.Files)
 	}
-	b, err := json.MarshalIndent(&m, "", "  ")
+	f, err := os.OpenFile(filepath.Join(dir, OutputMarker), os.O_CREATE|os.O_WRONLY|os.O_TRUNC|noFollow, 0o644)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, OutputMarker), append(b, '\n'), 0o644)
-}
-
-// hasTempMarker reports whether the folder dir, named like a temporary
-// folder of jeirt's, is one: it holds a marker.
-func hasTempMarker(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
+	dfi, derr := os.Lstat(dir)
+	ffi, ferr := f.Stat()
+	if derr != nil || ferr != nil {
+		f.Close()
+		return errors.Join(derr, ferr)
 	}
-	_, err = readMarker(dir)
-	return err == nil
+	m.Inode, m.MarkerInode = fileID(dfi), fileID(ffi)
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err == nil {
+		_, err = f.Write(append(b, '\n'))
+	}
+	return errors.Join(err, f.Close())
 }

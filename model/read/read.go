@@ -40,6 +40,14 @@ type Options struct {
 	// credit: a fraction of one trial's success). Without it such a label is
 	// an error, as it is for every reader of 0/1 labels.
 	Graded bool
+	// Columns names the columns of a long text file whose header jeirt
+	// does not know, "model=Model Name,item=Question,label=Score" (roles:
+	// ColumnRoles); the roles not given are found by name as usual.
+	Columns string
+	// Delimiter separates the fields of a text file: "" (a comma; a tab for
+	// a .tsv file or a header with tabs and no commas; a semicolon for a
+	// header with semicolons and neither), ",", ";", "|" or "tab".
+	Delimiter string
 
 	// NoCache reads a text file directly, neither loading nor writing the
 	// binary response cache (see File).
@@ -187,6 +195,13 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	if !contains(DuplicatePolicies, dup) {
 		return nil, rep, fmt.Errorf("unknown duplicates policy %q (want majority, first, error or trials)", dup)
 	}
+	lay, err := parseLayout(opt)
+	if err != nil {
+		return nil, rep, err
+	}
+	if lay.columns != nil && format != "auto" && format != "long" {
+		return nil, rep, model.FieldErrorf("Columns", "{Columns} names the columns of a long file; it cannot go with {Format} %s", format)
+	}
 	in, err := fileio.OpenInput(path)
 	if err != nil {
 		return nil, rep, err
@@ -200,14 +215,17 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	var r *model.Responses
 	switch {
 	case parquet.Is(in):
+		if lay.columns != nil || lay.delim != 0 {
+			return nil, rep, fmt.Errorf("%s: %w", path, model.FieldErrorf("Columns", "{Columns} and {Delimiter} apply to text files; a Parquet file's columns are found by their names"))
+		}
 		if format == "pyirt" || format == "patterns" {
 			return nil, rep, fmt.Errorf("%s: a Parquet file cannot be read as %s (want long, wide or wide-items)", path, format)
 		}
 		r, err = readParquet(in, format, dup, opt.Graded, rep)
 	case cache == nil:
-		r, err = readText(in, format, dup, opt.Graded, rep)
+		r, err = readText(in, format, dup, opt.Graded, lay, rep)
 	default:
-		r, err = readTextCached(in, cache, format, dup, opt, rep)
+		r, err = readTextCached(in, cache, format, dup, opt, lay, rep)
 	}
 	if err != nil {
 		return nil, rep, err
@@ -230,7 +248,7 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 
 // readText reads a text file (CSV, TSV or JSONL, gzip transparent) and
 // resolves its duplicate cells.
-func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*model.Responses, error) {
+func readText(in *fileio.Input, format, dup string, graded bool, lay textLayout, rep *Report) (*model.Responses, error) {
 	var r *model.Responses
 	path := in.Path
 	br, gz, err := openText(in)
@@ -238,14 +256,27 @@ func readText(in *fileio.Input, format, dup string, graded bool, rep *Report) (*
 		return nil, err
 	}
 	rep.Gzip = gz
+	if br, err = sniffText(path, br); err != nil {
+		return nil, err
+	}
 
 	s := newCSVScanner(path, br, gz)
+	s.layout = lay
+	if lay.delim != 0 {
+		s.comma = lay.delim
+	}
 	cells := cell.NewSink(dup == "error")
 	s.sink = cells
 	if in.Regular && !gz {
 		s.size = in.Size
 	}
-	if format == "auto" {
+	if format == "auto" && lay.columns != nil {
+		// The columns are named: the file is long.
+		format, rep.Why = "long", "given by --columns"
+		if _, err := s.readHeader(); err != nil {
+			return nil, err
+		}
+	} else if format == "auto" {
 		format, rep.Why, err = s.decide()
 		if err != nil {
 			return nil, err

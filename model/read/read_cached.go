@@ -42,15 +42,16 @@ func cacheFor(in *fileio.Input, opt Options) *textCache {
 // while the file is hashed; when the hash is not the one the cache was
 // written for, the file is parsed (and hashed again as it is) and the cache
 // rewritten.
-func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Options, rep *Report) (*model.Responses, error) {
+func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Options, lay textLayout, rep *Report) (*model.Responses, error) {
 	path := in.Path
 	dupKey := dup
 	if opt.Graded {
 		dupKey += "\x00graded"
 	}
+	dupKey += lay.key()
 	cpath, err := cache.Path(opt.CacheDir, path, format, dupKey)
 	if err != nil {
-		return readText(in, format, dup, opt.Graded, rep)
+		return readText(in, format, dup, opt.Graded, lay, rep)
 	}
 	rep.CachePath = cpath
 	want := cache.Key{Options: cache.OptionsKey(format, dupKey), Size: in.Size, ModTime: in.ModTime.UnixNano()}
@@ -94,7 +95,7 @@ func readTextCached(in *fileio.Input, tc *textCache, format, dup string, opt Opt
 		}
 		tc.h.Reset()
 	}
-	r, err := readText(in, format, dup, opt.Graded, rep)
+	r, err := readText(in, format, dup, opt.Graded, lay, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ type csvScanner struct {
 	// line readLine returned ended in \r\n.
 	keepCR, lastCR bool
 
+	// layout is the delimiter and the column names the options give.
+	layout textLayout
+
 	// unnamedIndex is set by decide for a matrix whose first column is an
 	// unnamed index: its orientation is settled after reading (readText).
 	unnamedIndex bool
@@ -224,8 +227,12 @@ func (s *csvScanner) readHeader() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.IndexByte(line, '\t') >= 0 && bytes.IndexByte(line, ',') < 0 {
+	switch {
+	case s.layout.delim != 0:
+	case bytes.IndexByte(line, '\t') >= 0 && bytes.IndexByte(line, ',') < 0:
 		s.comma = '\t'
+	case s.comma == ',' && bytes.IndexByte(line, ';') >= 0 && bytes.IndexByte(line, ',') < 0:
+		s.comma = ';'
 	}
 	f, err := s.next()
 	if err == io.EOF {
@@ -291,7 +298,7 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		s.unnamedIndex = true
 		return "wide-items", "", nil
 	}
-	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns")
+	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns, or name the columns of a long file with {Columns} model=COLUMN,item=COLUMN,label=COLUMN")
 	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", model.Clip(header[0]), fe)}
 }
 

@@ -13,6 +13,13 @@ import (
 func readLong(s *csvScanner, cells *cell.Sink, lp *cell.Labels, rep *Report) (*model.Responses, error) {
 	h := s.header
 	c, ok := cell.FindLongColumns(h)
+	if s.layout.columns != nil {
+		var err error
+		if c, err = s.layout.apply(s.file, h, c); err != nil {
+			return nil, err
+		}
+		ok = c.Model >= 0 && c.Item >= 0 && c.Label >= 0
+	}
 	if !ok {
 		switch {
 		case c.Model < 0:

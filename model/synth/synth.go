@@ -132,12 +132,13 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 		t.OracleP = func(i, j int) float64 { return opt.Guess + (1-opt.Guess)*p2(i, j) }
 	}
 	r := &model.Responses{Models: names("model_", 3, opt.Models), Items: names("item_", 5, opt.Items)}
+	if t.Features != nil {
+		// Graded and trial cells have texts too: jeirt trains on them.
+		r.ItemText, r.ItemGroup = itemTexts(t.Features, topic)
+	}
 	if opt.Trials > 1 || opt.Levels > 1 {
 		sampled(r, t, opt, cells)
 		return r, t, nil
-	}
-	if t.Features != nil {
-		r.ItemText, r.ItemGroup = itemTexts(t.Features, topic)
 	}
 	n := int(float64(opt.Models) * float64(opt.Items) * (1 - opt.Missing) * 1.01)
 	r.Model, r.Item, r.Label = make([]int32, 0, n), make([]int32, 0, n), make([]uint8, 0, n)

@@ -3,6 +3,7 @@ package synth
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -190,4 +191,24 @@ func corr(x, y []float64) float64 {
 		syy += (y[i] - my) * (y[i] - my)
 	}
 	return sxy / math.Sqrt(sxx*syy)
+}
+
+// A graded or several-trial jeirt benchmark has the same item texts as the
+// 0/1 one of the same seed (the next step trains on text, not on ids), and
+// its cells do not change with them.
+func TestJEIRTGradedHasTexts(t *testing.T) {
+	base, _, err := Generate(Options{Kind: "jeirt", Models: 6, Items: 12, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{Levels: 11}, {Trials: 5}} {
+		opt.Kind, opt.Models, opt.Items, opt.Seed = "jeirt", 6, 12, 3
+		r, _, err := Generate(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ItemText) != 12 || r.ItemText[0] == "" || !slices.Equal(r.ItemText, base.ItemText) || !slices.Equal(r.ItemGroup, base.ItemGroup) {
+			t.Errorf("%+v: texts %q, want %q", opt, r.ItemText, base.ItemText)
+		}
+	}
 }

@@ -97,7 +97,7 @@ func (t Test) Prepare(b *Bank) (*Pool, error) {
 	case !(t.TargetSE >= 0) || math.IsInf(t.TargetSE, 0):
 		return nil, model.FieldErrorf("TargetSE", "cat: {TargetSE} %v must be a positive number (or 0: none)", t.TargetSE)
 	case !(t.KLWidth >= 0) || math.IsInf(t.KLWidth, 0):
-		return nil, fmt.Errorf("cat: KL width %v", t.KLWidth)
+		return nil, model.FieldErrorf("KLWidth", "cat: {KLWidth} %v: give c of the KL rule's interval θ ± c/√n, a finite number ≥ 0 (0: the default, 3)", t.KLWidth)
 	case t.Balance && b.Group == nil:
 		return nil, fmt.Errorf("cat: content balancing needs item groups")
 	}

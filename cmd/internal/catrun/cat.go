@@ -59,6 +59,8 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 	switch {
 	case c.Fit == "":
 		return nil, model.FieldErrorf("Fit", "{Fit} is required")
+	case c.Next < 0:
+		return nil, model.FieldErrorf("Next", "{Next} %d: give the number of questions to ask next, at least 1", c.Next)
 	case live && c.Next < 1:
 		return nil, model.FieldErrorf("Data", "give {Data} FILE (simulate: replay held-out models' answers) or {Next} N (live: the next N questions to ask)")
 	case !live && (c.Answers != "" || c.Next > 0):

@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
+	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
@@ -85,12 +86,15 @@ func LoadFit(dir string) (*Fit, error) {
 }
 
 func vecText(v []float64) string {
+	// θ and SE to 4 decimals first: the prior mean's rounding noise
+	// (-5.95e-16) prints as 0.
+	g := func(x float64) string { return fmt.Sprintf("%.3g", math.Round(x*1e4)/1e4+0) }
 	if len(v) == 1 {
-		return fmt.Sprintf("%.3g", v[0])
+		return g(v[0])
 	}
 	s := make([]string, len(v))
 	for k, x := range v {
-		s[k] = fmt.Sprintf("%.3g", x)
+		s[k] = g(x)
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
@@ -197,10 +201,9 @@ func checkOut(out string, force bool) error {
 	if out == "" {
 		return nil
 	}
-	if _, err := os.Stat(out); err == nil && !force {
-		return model.FieldErrorf("Out", "%s already exists (choose another {Out} or pass {Force})", out)
-	}
-	return nil
+	// The output rule's own check: an empty folder counts as absent.
+	_, err := fileio.CheckOutput(fileio.Output{Path: out, Folder: true, Force: force})
+	return err
 }
 
 // readAnswers reads a responses file as the commands do.

@@ -18,6 +18,8 @@ var FlagMeanings = map[string]string{
 	"seeds":              "number of random model splits",
 	"target-score-width": "width of the score's 95% interval at which an adaptive test stops",
 	"weights":            "item weights: the CSV of irt select --rule anchor",
+	"columns":            "the columns of a long file: ROLE=COLUMN pairs (model, item, label, successes, trials, text, group)",
+	"delimiter":          "field separator of a text response file: , ; | or tab",
 	"foreign":            "queries from outside the benchmark (input, one per line): how many the out-of-domain check flags",
 	"graded":             "read fractional labels in [0, 1] as graded scores",
 	"guess":              "3PL lower asymptote c: a number, or (irt) a column of --items",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,9 @@ func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		defer fileio.SetInputContext(c.Context())()
 		fileio.SetOutputWriter(c.CommandPath(), Version)
+		if err := checkMaxMemory(c); err != nil {
+			return err
+		}
 		if err := checkOutputs(c, args, o); err != nil {
 			return showFlags(err, o)
 		}
@@ -85,6 +89,19 @@ func Guard(cmd *cobra.Command, o Outputs) *cobra.Command {
 		return showFlags(run(c, args), o)
 	}
 	return cmd
+}
+
+// checkMaxMemory refuses a negative --max-memory before any work (0 is
+// the command's default).
+func checkMaxMemory(c *cobra.Command) error {
+	f := c.Flags().Lookup("max-memory")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	if v, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && v < 0 {
+		return fmt.Errorf("--max-memory %d: give the memory in bytes, at least 1 (or 0: the default)", v)
+	}
+	return nil
 }
 
 // checkOutputs is the output rule for the outputs o of c run with args.

@@ -18,6 +18,8 @@ func ReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text file joined by item id: CSV, TSV or JSONL with an id (item_id, task_id, instance_id, ...) and a text (text, problem_statement, prompt, question, instruct_prompt, ...)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", DuplicatesHelp)
 	cmd.Flags().BoolVar(&opt.Graded, "graded", false, GradedHelp)
+	cmd.Flags().StringVar(&opt.Columns, "columns", "", "the columns of a long file whose header jeirt does not know, e.g. model=Model Name,item=Question,label=Score (roles: model, item, label, successes, trials, text, group)")
+	cmd.Flags().StringVar(&opt.Delimiter, "delimiter", "", "field separator of a text file: , ; | or tab (default: a comma, a tab for .tsv or a header with tabs, a semicolon for a header with only semicolons)")
 	cmd.Flags().BoolVar(&opt.NoCache, "no-cache", false, "read a large text file directly: neither load nor write its binary response cache")
 	cmd.Flags().Int64Var(&opt.CacheMin, "cache-min", 64<<20, "cache text response files of at least this many bytes (in the user cache folder, jeirt/responses; keyed by a hash of the whole file)")
 	cmd.Flags().BoolVar(&opt.CacheTrustMtime, "cache-trust-mtime", false, "load a file's response cache when its size and modification time match, without hashing the file (faster; wrong for a file changed in place with its time restored)")

@@ -195,8 +195,9 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(ff.Out); err == nil && !ff.Force {
-		return nil, model.FieldErrorf("Out", "%s already exists (choose another {Out} or pass {Force})", ff.Out)
+	// The output rule's own check: an empty folder counts as absent.
+	if _, err := fileio.CheckOutput(fileio.Output{Path: ff.Out, Folder: true, Force: ff.Force}); err != nil {
+		return nil, err
 	}
 	if set.Joint {
 		return ff.runJoint(ctx, set, device, dirs)

@@ -352,26 +352,52 @@ func iccFigure(f *Fit, k int, source string) (*Figure, error) {
 	p := newPlot("Item characteristic curves", xlab, "P(correct)")
 	p.X.Min, p.X.Max = -3, 3
 	p.Y.Min, p.Y.Max = 0, 1
+	// Items with the same curve (to the legend's precision) share one curve
+	// and one legend entry naming them all: drawn apart, one would hide the
+	// other.
+	type curve struct {
+		items  []int
+		color  color.Color
+		dashed bool
+	}
+	var curves []*curve
+	byShape := map[string]*curve{}
 	add := func(j int, c color.Color, dashed bool) {
 		it := f.Items[j]
-		a := f.Discrimination(j) * f.Sigma
-		b, sigma := it.D, f.Sigma
-		c3 := it.C // the 3PL's floor (0 for the 1PL and 2PL)
-		fn := plotter.NewFunction(func(t float64) float64 { return c3 + (1-c3)*model.Sigmoid((a*t+b)/sigma) })
-		fn.Samples = 200
-		fn.Color = c
-		fn.Width = vg.Points(1.6)
-		if dashed {
-			fn.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		shape := fmt.Sprintf("%.2f %.2f %.2f", f.Discrimination(j), it.D, it.C)
+		if cv := byShape[shape]; cv != nil {
+			cv.items = append(cv.items, j)
+			return
 		}
-		p.Add(fn)
-		p.Legend.Add(iccLabel(f, j), fn)
+		cv := &curve{items: []int{j}, color: c, dashed: dashed}
+		byShape[shape] = cv
+		curves = append(curves, cv)
 	}
 	for n, j := range most {
 		add(j, palette[[]int{2, 1, 5, 6}[n%4]], false)
 	}
 	for n, j := range least {
 		add(j, palette[[]int{0, 3, 4, 9}[n%4]], true)
+	}
+	for _, cv := range curves {
+		j := cv.items[0]
+		it := f.Items[j]
+		a := f.Discrimination(j) * f.Sigma
+		b, sigma := it.D, f.Sigma
+		c3 := it.C // the 3PL's floor (0 for the 1PL and 2PL)
+		fn := plotter.NewFunction(func(t float64) float64 { return c3 + (1-c3)*model.Sigmoid((a*t+b)/sigma) })
+		fn.Samples = 200
+		fn.Color = cv.color
+		fn.Width = vg.Points(1.6)
+		if cv.dashed {
+			fn.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(fn)
+		p.Legend.Add(iccLabel(f, j), fn)
+		for _, other := range cv.items[1:] {
+			// The same curve: its own line in the legend, no second thumb.
+			p.Legend.Add(fmt.Sprintf("%s  (the same curve)", shorten(f.Items[other].ID, iccIDWidth)))
+		}
 	}
 	fig := &Figure{Name: "icc", Title: "Item characteristic curves", LegendOutside: true, W: 5.5 * vg.Inch, H: 4.5 * vg.Inch,
 		Caption: fmt.Sprintf("Probability of a correct answer against ability for the %d most discriminating items (solid) and the %d least discriminating (dashed), among the %d items some but not all models solved. Legend: item id, discrimination a = ‖a‖/σ and difficulty b = −d/‖a‖ (items.csv's b: the ability at which P = 0.5). An item with a below the fit's min-a (%.2g) is flat: its P hardly changes with ability, so it has no meaningful difficulty, and the legend gives its P instead. A steep curve separates models around where it crosses 0.5; a flat one tells them apart hardly at all.",
@@ -387,10 +413,15 @@ func iccLabel(f *Fit, j int) string {
 	it := f.Items[j]
 	a := f.Discrimination(j)
 	if a < f.MinA || math.IsNaN(it.B) || math.IsInf(it.B, 0) {
-		return fmt.Sprintf("%s  a=%.2f flat, P≈%.2f", shorten(it.ID, 30), a, model.Sigmoid(it.D/f.Sigma))
+		return fmt.Sprintf("%s  a=%.2f flat, P≈%.2f", shorten(it.ID, iccIDWidth), a, model.Sigmoid(it.D/f.Sigma))
 	}
-	return fmt.Sprintf("%s  a=%.2f b=%.2f", shorten(it.ID, 30), a, it.B)
+	return fmt.Sprintf("%s  a=%.2f b=%.2f", shorten(it.ID, iccIDWidth), a, it.B)
 }
+
+// iccIDWidth is the longest item id the ICC legend shows whole (the
+// legend strip widens to fit; benchmark ids such as
+// "scikit-learn__scikit-learn-25747" fit).
+const iccIDWidth = 60
 
 // discriminationFigure is the histogram of ‖a_j‖/σ with the near-zero items
 // (below the fit's min-a) counted.
@@ -428,6 +459,9 @@ func discriminationFigure(f *Fit, source string) (*Figure, error) {
 	for _, b := range h.Bins {
 		top = math.Max(top, b.Weight)
 	}
+	// Room above the tallest bar (often the first: the near-zero items), so
+	// it is not cut by the frame nor hidden under the legend.
+	p.Y.Min, p.Y.Max = 0, top*1.15
 	cut, err := plotter.NewLine(plotter.XYs{{X: f.MinA, Y: 0}, {X: f.MinA, Y: top}})
 	if err != nil {
 		return nil, err

@@ -2,12 +2,14 @@ package sweeprun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Job is jeirt sweep: the sweep file Config emitted into the folder Out as a
@@ -58,28 +60,92 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 		return nil
 	}
 	runErr := s.RunLocal(ctx, abs, runs, SweepLocalOptions{Log: j.Log, Version: j.Version, Force: j.Retrain})
-	if err := Collect(abs, "", w); err != nil {
+	var stopped *StoppedError
+	if !errors.As(runErr, &stopped) {
+		if err := Collect(abs, "", w); err != nil {
+			return err
+		}
+		return runErr
+	}
+	// Interrupted: the runs kept are tabled (reads are cancelled with the
+	// run, so the table's own are not), and the exit says what was kept.
+	defer fileio.SetInputContext(context.WithoutCancel(ctx))()
+	tab, err := collect(abs, "", w, stopped.ID)
+	if err != nil {
 		return err
 	}
-	return runErr
+	return &model.KeptError{Err: runErr, Kept: fmt.Sprintf("%s; %d of %d runs are finished in %s (the table above); the same command resumes the sweep",
+		stopped.what(tab), tab.Finished(), len(tab.Rows), abs)}
+}
+
+// StoppedError is the error of a sweep run here that was interrupted
+// during run ID, or before it started. It unwraps to context.Canceled.
+type StoppedError struct {
+	ID     string
+	During bool // during run ID (else before it)
+}
+
+func (e *StoppedError) Error() string {
+	if e.During {
+		return "sweep: stopped during run " + e.ID
+	}
+	return "sweep: stopped before run " + e.ID
+}
+
+func (e *StoppedError) Unwrap() error { return context.Canceled }
+
+// what says what became of the stopped run, as the table has it.
+func (e *StoppedError) what(tab *SweepTable) string {
+	if !e.During {
+		return "stopped before run " + e.ID
+	}
+	for _, r := range tab.Rows {
+		if r.ID != e.ID {
+			continue
+		}
+		switch r.Status {
+		case "interrupted":
+			return "run " + e.ID + " was interrupted; its best epoch is kept, marked interrupted"
+		case "ok":
+			return "run " + e.ID + " was interrupted after its training; its checkpoint is kept"
+		}
+	}
+	return "run " + e.ID + " was interrupted before its first epoch finished; nothing of it is kept"
 }
 
 // Collect tables the runs of the sweep in dir into out (default
 // dir/sweep.csv, the sweep's own table) and prints the table on w
 // (jeirt sweep collect).
 func Collect(dir, out string, w io.Writer) error {
+	_, err := collect(dir, out, w, "")
+	return err
+}
+
+// collect is Collect; the run stopped (an interrupted sweep's), when it has
+// no checkpoint, is listed as "stopped", not "missing".
+func collect(dir, out string, w io.Writer, stopped string) (*SweepTable, error) {
 	tab, err := CollectSweep(dir)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for k := range tab.Rows {
+		if tab.Rows[k].ID == stopped && tab.Rows[k].Status == "missing" {
+			tab.Rows[k].Status = "stopped"
+		}
 	}
 	if out == "" {
+		// Only into a sweep folder jeirt wrote: a folder holding a copied
+		// sweep.json is not one.
+		if err := fileio.CheckOwned(dir, SweepTableFile); err != nil {
+			return nil, fmt.Errorf("%w; write the table elsewhere with --out FILE", err)
+		}
 		out = filepath.Join(dir, SweepTableFile)
 	}
 	if err := tab.WriteCSVFile(out); err != nil {
-		return err
+		return nil, err
 	}
 	tab.Print(w)
 	fmt.Fprintf(w, "wrote %s\n", out)
 	printLeft(dir, tab, w)
-	return nil
+	return tab, nil
 }

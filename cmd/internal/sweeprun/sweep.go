@@ -112,7 +112,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	s := &Sweep{Name: "jeirt-sweep", Slurm: DefaultSlurm(), Source: source}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, model.YAMLError(err, raw, source)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: a sweep file is a mapping with keys %s", source, strings.Join(sweepKeys, ", "))

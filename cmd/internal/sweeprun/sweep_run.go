@@ -45,20 +45,21 @@ func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt S
 			out.Printf("sweep: run %s (%s) is already done; skipping", r.ID, FormatSettings(r.Settings))
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return &StoppedError{ID: r.ID}
 		}
 		out.Printf("sweep: run %s, %d of %d (%s), %s elapsed", r.ID, k+1, len(runs), FormatSettings(r.Settings), time.Since(start).Round(time.Second))
 		err := s.runOne(ctx, runDir, r.ID, out, opt)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-				return fmt.Errorf("sweep: stopped during run %s: %w", r.ID, context.Canceled)
+				return &StoppedError{ID: r.ID, During: true}
 			}
 			out.Printf("sweep: run %s failed: %v", r.ID, err)
 			failed = append(failed, r.ID)
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("sweep: stopped after run %s: %w", r.ID, context.Canceled)
+			// A run that returns no error when interrupted kept its best epoch.
+			return &StoppedError{ID: r.ID, During: true}
 		}
 	}
 	if len(failed) > 0 {

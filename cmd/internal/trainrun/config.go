@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,9 +55,14 @@ type DataConfig struct {
 	// first, error, trials) and fractional labels as graded scores.
 	Duplicates string `yaml:"duplicates" json:"duplicates,omitempty"`
 	Graded     bool   `yaml:"graded" json:"graded,omitempty"`
-	Train      string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
-	Val        string `yaml:"val" json:"val,omitempty"`
-	Test       string `yaml:"test" json:"test,omitempty"`
+	// Columns and Delimiter are read.Options': the columns of a long file
+	// whose header jeirt does not know ("model=Model Name,item=Question,
+	// label=Score") and the field separator (, ; | tab).
+	Columns   string `yaml:"columns" json:"columns,omitempty"`
+	Delimiter string `yaml:"delimiter" json:"delimiter,omitempty"`
+	Train     string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
+	Val       string `yaml:"val" json:"val,omitempty"`
+	Test      string `yaml:"test" json:"test,omitempty"`
 }
 
 // SplitConfig is how data.responses is split into train, validation and test cells.
@@ -256,7 +262,7 @@ func ParseConfig(raw []byte, source string) (*Config, error) {
 	c.Source = source
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, model.YAMLError(err, raw, source)
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // empty file: all defaults
@@ -398,6 +404,31 @@ func (c *Config) resolvePaths(base string) {
 			*p = filepath.Join(base, *p)
 		}
 	}
+}
+
+// CheckInputs reports the first input file of the config (data, items,
+// costs) that does not exist, by its key; one inside the config's own
+// folder is said to have been resolved against it, since a config's
+// relative paths are relative to its folder, not to the working directory.
+func (c *Config) CheckInputs() error {
+	dir := filepath.Dir(c.Source)
+	for _, k := range PathKeys {
+		p := *c.StringField(k)
+		if p == "" || k == "output" || k == "encoder.cache" {
+			continue
+		}
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		msg := fmt.Sprintf("%s: %s: %s does not exist", c.Source, k, p)
+		if fi, err := os.Stat(c.Source); err == nil && !fi.IsDir() && dir != "." {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				msg += fmt.Sprintf(" (a path written in the config is resolved against the config's folder %s, not the working directory: there it reads %s)", dir, rel)
+			}
+		}
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // Inputs are the files and folders a run of the config reads: the config

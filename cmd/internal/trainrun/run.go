@@ -96,6 +96,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	if err := cfg.CheckInputs(); err != nil {
+		return nil, err
+	}
 	device := opt.Device
 	if device == "" {
 		if device, err = backend.Resolve(cfg.Train.Device); err != nil {
@@ -424,7 +427,8 @@ func splitName(cfg *Config) string {
 // what looked wrong but was read (a matrix that looks transposed), in the
 // config's words; nil is silent.
 func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.Responses, err error) {
-	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded}
+	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded,
+		Columns: cfg.Data.Columns, Delimiter: cfg.Data.Delimiter}
 	readFile := func(path string) (*model.Responses, error) {
 		r, rep, err := read.File(path, ro)
 		if err == nil && rep.Warned != nil {

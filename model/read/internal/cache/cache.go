@@ -191,7 +191,9 @@ func Write(path string, key Key, r *model.Responses, rep Summary) error {
 		}
 		counts[m]++
 	}
-	return fileio.WriteFileAtomic(path, func(w io.Writer) error {
+	// Never through a link: a cache file replaced by a symlink to a file of
+	// the user's is replaced, not written through.
+	return fileio.WriteCacheFile(path, func(w io.Writer) error {
 		c := &cacheWriter{w: w, crc: crc32.New(castagnoli)}
 		c.bytes([]byte(cacheMagic))
 		c.bytes(key.encode())
