@@ -38,6 +38,7 @@ targets=(
 	"./cmd/internal/sweeprun FuzzReadSweepManifest"
 	"./model/checkpoint FuzzParseRunMetrics"
 	"./train/route FuzzReadCosts"
+	"./train/route FuzzRuleSpec"
 	"./train/route FuzzReadQueries"
 	"./train/route FuzzReadRouteCSV"
 )

@@ -94,7 +94,7 @@ func TestRouteCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.SplitN(out, "\n", 2)[0]
-	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p","out_of_domain":false,"alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
+	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p?p=0.7","reason":"the cheapest of the candidates with P >= 0.7","out_of_domain":false,"alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
 	if !jsonEqualApprox(t, line, wantJSON) {
 		t.Errorf("route json:\n%s\nwant\n%s", line, wantJSON)
 	}
@@ -261,7 +261,12 @@ func TestRouteMargin(t *testing.T) {
 		if got := strings.SplitN(out, "\n", 3)[1]; !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v: %q, want prefix %q", c.args, got, c.want)
 		}
-		if !strings.Contains(log, "rule margin?delta=") || !strings.Contains(log, "(default model ") {
+		// The rule logged is the rule applied, its default model named.
+		want := "rule margin?delta=" + c.args[1] + "&default="
+		if c.args[1] == "inf" {
+			want = "rule best-single: given by the flags"
+		}
+		if !strings.Contains(log, want) {
 			t.Errorf("%v: log %q", c.args, log)
 		}
 	}
@@ -604,7 +609,7 @@ func TestRouteDefaultRule(t *testing.T) {
 		want string
 	}{
 		{[]string{"--rule", "shortlist?k=2", "--margin", "0.1"}, "route: --rule shortlist?k=2 names the rule; drop --margin, --shortlist, --min-p, --lambda and --default"},
-		{[]string{"--rule", "best"}, `route: --rule: rule "best": want one of best-single, max-p, shortlist, margin, lambda (or default: the checkpoint's)`},
+		{[]string{"--rule", "best"}, `route: --rule: rule "best": unknown rule "best": want best-single, max-p, shortlist, margin, min-p or lambda (or default: the checkpoint's)`},
 		{[]string{"--rule", "lambda?lambda=0.1"}, "route: rule lambda?lambda=0.1 weighs cost; give the prices with --costs"},
 	} {
 		if _, _, err := runSplit(t, newRouteCmd(), append([]string{queries, "--checkpoint", dirCk}, c.args...)...); err == nil || err.Error() != c.want {

@@ -161,25 +161,17 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if opt.OutOfDomain != nil && len(opt.OutOfDomain) != r.NumItems() {
 			return nil, fmt.Errorf("route eval: %d out-of-domain flags for %d items", len(opt.OutOfDomain), r.NumItems())
 		}
-		rt := Router{Model: m}
-		t := 0
-		switch d.Name {
-		case RuleMaxP:
-		case RuleBestSingle:
-			rt.Margin = math.Inf(1)
-		case RuleShortlist:
+		if d.WeighsCost() && costs == nil {
+			return nil, fmt.Errorf("route eval: the default rule %s weighs cost; give the models' prices", d)
+		}
+		built, err := d.Router(m, Setting{Candidates: cand, Reference: ref, Costs: costs})
+		if err != nil {
+			return nil, fmt.Errorf("route eval: the default rule: %w", err)
+		}
+		rt := *built
+		t := d.Among
+		if d.Name == RuleShortlist {
 			t = int(d.Param)
-		case RuleMargin:
-			rt.Margin = d.Param
-		case RuleLambda:
-			if costs == nil {
-				return nil, fmt.Errorf("route eval: the default rule %s weighs cost; give the models' prices", d)
-			}
-			if d.Param > 0 {
-				rt.Costs, rt.Lambda = costs, d.Param
-			}
-		default:
-			return nil, fmt.Errorf("route eval: unknown default rule %q", d.Name)
 		}
 		def := add("default", math.NaN(), rt)
 		def.pt.Spec, def.shortlist, def.ood = d.String(), t, opt.OutOfDomain != nil
@@ -349,7 +341,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			if rt.shortlist > 0 {
 				rt.rt.Candidates = ranked[:min(rt.shortlist, len(ranked))]
 			}
-			rt.rt.Default = def
+			rt.rt.Default, rt.rt.Best = def, def
 			if rt.ood && opt.OutOfDomain[j] {
 				rt.pt.Flagged++
 				score(rt.pt, def)

@@ -117,9 +117,12 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if rec := ck.Manifest.Routing; rec != nil {
-		rule := route.Recorded(rec)
+		rule, err := route.Recorded(rec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ck.Where(), err)
+		}
 		opt.Default = &rule
-		if rule.Name == route.RuleLambda && opt.Costs == nil {
+		if rule.WeighsCost() && opt.Costs == nil {
 			opt.Costs = route.RecordedCosts(ck)
 		}
 		log.Printf("route eval: the checkpoint's default rule is %s (%s); it is the row router,default,%s", rule, rec.Why, rule)

@@ -143,9 +143,12 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		sopt.Reference = route.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
 		sopt.Calibration = route.CalibrationOf(ck)
-		rule := route.Recorded(rec)
+		rule, err := route.Recorded(rec)
+		if err != nil {
+			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
+		}
 		sopt.Default = &rule
-		if rule.Name == route.RuleLambda && sopt.Costs == nil {
+		if rule.WeighsCost() && sopt.Costs == nil {
 			sopt.Costs = route.RecordedCosts(ck)
 		}
 		rules[rule.String()]++

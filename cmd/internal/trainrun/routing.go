@@ -104,7 +104,8 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 		}
 		return nil, nil, err
 	}
-	rec.Rule, rec.Param, rec.Why, rec.Calibration = res.Rule.Name, res.Rule.ParamPtr(), res.Why, res.Calibration
+	rec.Rule, rec.Param = res.Rule.Record()
+	rec.Why, rec.Calibration = res.Why, res.Calibration
 	refitWhat := fmt.Sprintf("each fold from scratch for the main run's best epoch count (%d), without validation", fit.BestEpoch)
 	if rc.Refit == RefitEarlyStop {
 		refitWhat = "each fold from scratch, early-stopped on the validation cells of the questions outside it"
@@ -112,7 +113,8 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 	rec.CV = &checkpoint.RoutingCV{Folds: res.Folds, Repeats: res.Repeats, Completed: res.Completed, Questions: res.Questions, Seed: cfg.Train.Seed,
 		Guard: rc.Guard, Refit: refitWhat}
 	for _, s := range res.Scores {
-		rs := checkpoint.RuleScore{Rule: s.Rule.Name, Param: s.Rule.ParamPtr(), Accuracy: s.Accuracy, AccuracySE: s.AccuracySE,
+		name, param := s.Rule.Record()
+		rs := checkpoint.RuleScore{Rule: name, Param: param, Accuracy: s.Accuracy, AccuracySE: s.AccuracySE,
 			VsBestSingle: s.VsBest, VsBestSingleSE: s.VsBestSE, Wins: s.Wins, Losses: s.Losses}
 		dep := s.Departures
 		rs.Departures = &dep

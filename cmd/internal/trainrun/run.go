@@ -207,7 +207,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	ck.Manifest.Routing = routing
-	log.Printf("routing: default rule %s: %s", route.Recorded(routing), routing.Why)
+	rule, err := route.Recorded(routing)
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("routing: default rule %s: %s", rule, routing.Why)
 	// write puts the checkpoint with met into cfg.Output; replace is true
 	// for the second write of a run, which adds the baselines.
 	write := func(replace bool) error {
