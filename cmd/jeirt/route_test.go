@@ -630,3 +630,79 @@ func TestRouteDefaultRule(t *testing.T) {
 		t.Errorf("route eval:\n%s\n%s", csvOut, log)
 	}
 }
+
+// The rule field of --print json and the log line are the rule that chose,
+// for every rule and the flags that make one; --default is honoured, out
+// of domain too.
+func TestRouteReportsTheRuleApplied(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	writeHandCheckpoint(t, plain, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	ck, err := checkpoint.Load(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := encoder.NewHash(8)
+	train := []string{"sort the list of numbers", "sort the list of words", "sort the numbers", "sort the words"}
+	x, _ := encoder.EncodeItems(context.Background(), enc, train, train, encoder.ItemOptions{})
+	dom, err := checkpoint.NewDomain(append(append(append(x[0], x[1]...), x[2]...), x[3]...), 8, nil, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dom.Marshal()
+	three := 3.0
+	// Ranked by training accuracy: small, mid, big.
+	ck.Manifest.Routing = &checkpoint.Routing{Rule: "shortlist", Param: &three, Why: "chosen by cross-validation",
+		Fallback: "small", TrainAccuracy: map[string]float64{"big": 0.2, "mid": 0.7, "small": 0.8}}
+	ck.Files = map[string][]byte{checkpoint.DomainFile: b}
+	dirCk := filepath.Join(dir, "ck")
+	if err := ck.Write(dirCk, false); err != nil {
+		t.Fatal(err)
+	}
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
+	in := writeFile(t, filepath.Join(dir, "in.txt"), "sort the list of numbers\n")
+	far := writeFile(t, filepath.Join(dir, "far.txt"), "Quelle est la capitale de la France ?\n")
+	for _, c := range []struct {
+		args        []string
+		query       string
+		model, rule string
+	}{
+		{nil, in, "big", "shortlist?k=3"},
+		{[]string{"--rule", "best-single"}, in, "small", "best-single"},
+		{[]string{"--rule", "max-p"}, in, "big", "max-p"},
+		{[]string{"--rule", "shortlist?k=2"}, in, "mid", "shortlist?k=2"},
+		{[]string{"--rule", "margin?delta=0.2"}, in, "big", "margin?delta=0.2&default=small"},
+		{[]string{"--rule", "margin?delta=0.35"}, in, "small", "margin?delta=0.35&default=small"},
+		{[]string{"--rule", "min-p?p=0.7", "--costs", costs}, in, "mid", "min-p?p=0.7"},
+		{[]string{"--rule", "lambda?lambda=1", "--costs", costs}, in, "small", "lambda?lambda=1"},
+		{[]string{"--shortlist", "2"}, in, "mid", "shortlist?k=2"},
+		{[]string{"--margin", "0.2", "--shortlist", "2"}, in, "small", "margin?delta=0.2&k=2&default=small"},
+		{[]string{"--margin", "0.1", "--shortlist", "2"}, in, "mid", "margin?delta=0.1&k=2&default=small"},
+		{[]string{"--costs", costs}, in, "mid", "min-p?p=0.7"},
+		{[]string{"--costs", costs, "--lambda", "0.05"}, in, "mid", "lambda?lambda=0.05"},
+		{[]string{"--margin", "inf"}, in, "small", "best-single"},
+		// --margin 0.05 --default M: M unless another's P beats its P by
+		// 0.05 (big's 0.9 beats mid's 0.75), and M out of domain.
+		{[]string{"--margin", "0.05", "--default", "mid"}, in, "big", "margin?delta=0.05&default=mid"},
+		{[]string{"--margin", "0.2", "--default", "mid"}, in, "mid", "margin?delta=0.2&default=mid"},
+		{[]string{"--margin", "0.05", "--default", "mid"}, far, "mid", "out-of-domain"},
+		{nil, far, "small", "out-of-domain"},
+	} {
+		args := append([]string{c.query, "--checkpoint", dirCk, "--print", "json"}, c.args...)
+		out, log, err := runSplit(t, newRouteCmd(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		var got struct{ Model, Rule, Reason string }
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %v in %s", c.args, err, out)
+		}
+		applied := c.rule
+		if c.rule == "out-of-domain" {
+			applied = "" // the log names the rule the check overrode
+		}
+		if got.Model != c.model || got.Rule != c.rule || got.Reason == "" || !strings.Contains(log, "route: rule "+applied) {
+			t.Errorf("%v on %s: %s by %q (%s), want %s by %q; log %s", c.args, filepath.Base(c.query), got.Model, got.Rule, got.Reason, c.model, c.rule, log)
+		}
+	}
+}
