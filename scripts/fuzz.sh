@@ -33,13 +33,13 @@ targets=(
 	"./encoder FuzzReadVectors"
 	"./encoder FuzzLoadTFIDF"
 	"./encoder FuzzReadTexts"
-	"./cmd/internal/trainrun FuzzParseConfig"
+	"./train/pipeline FuzzParseConfig"
 	"./cmd/internal/sweeprun FuzzParseSweep"
 	"./cmd/internal/sweeprun FuzzReadSweepManifest"
 	"./model/checkpoint FuzzParseRunMetrics"
-	"./train/route FuzzReadCosts"
+	"./model/routefile FuzzReadCosts"
 	"./train/route FuzzRuleSpec"
-	"./train/route FuzzReadQueries"
+	"./model/routefile FuzzReadQueries"
 	"./train/route FuzzReadRouteCSV"
 )
 log=$(mktemp)

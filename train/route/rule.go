@@ -96,23 +96,21 @@ type RuleInfo struct {
 	About string
 }
 
-// Rules lists every rule, in the order they are documented.
+// Rules lists every rule: those of the docs in their order, then any other.
 func Rules() []RuleInfo {
+	ks := slices.Clone(kinds)
 	order := []string{RuleBestSingle, RuleMaxP, RuleShortlist, RuleMargin, RuleMinP, RuleLambda}
+	rank := func(k *kind) int {
+		if i := slices.Index(order, k.name); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(ks, func(a, b *kind) int { return rank(a) - rank(b) })
 	var out []RuleInfo
-	for _, k := range kinds {
+	for _, k := range ks {
 		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, About: k.about})
 	}
-	slices.SortStableFunc(out, func(a, b RuleInfo) int {
-		ia, ib := slices.Index(order, a.Name), slices.Index(order, b.Name)
-		if ia < 0 {
-			ia = len(order)
-		}
-		if ib < 0 {
-			ib = len(order)
-		}
-		return ia - ib
-	})
 	return out
 }
 
@@ -322,13 +320,6 @@ func (r Rule) Record() (name string, param *float64) {
 		return c.String(), nil
 	}
 	return r.Name, param
-}
-
-// ParamPtr is the rule's parameter as a checkpoint records it: nil for a
-// rule without one.
-func (r Rule) ParamPtr() *float64 {
-	_, p := r.Record()
-	return p
 }
 
 // Resolve is the rule a request or a flag names: "" or "default" is the

@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -233,7 +234,7 @@ func candidates(m *model.JEIRT, models []string) ([]int, error) {
 func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, costsPath string, cand []int) ([]float64, error) {
 	m := ck.Model
 	if costsPath != "" {
-		costs, err := route.ReadCosts(costsPath, m.Models)
+		costs, err := routefile.ReadCosts(costsPath, m.Models)
 		if err != nil {
 			return nil, err
 		}
@@ -343,7 +344,7 @@ func ShortList(names []string, limit int) string {
 
 // WriteChoices writes the routing of queries qs in format table, csv or json
 // (JSON lines), with up to top alternatives each.
-func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *route.Router, qs []route.Query, choices []route.Choice, top int) error {
+func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *route.Router, qs []routefile.Query, choices []route.Choice, top int) error {
 	costStr := func(c float64) string {
 		if math.IsNaN(c) {
 			return ""

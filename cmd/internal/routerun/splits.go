@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -16,21 +15,22 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
 )
 
 // splitConfig is the training config of every split: Config (or the
 // defaults) with its data the responses of Data split by item, the
 // overrides Set applied last.
-func (e EvalRun) splitConfig() (*trainrun.Config, error) {
-	cfg := trainrun.DefaultConfig()
+func (e EvalRun) splitConfig() (*pipeline.Config, error) {
+	cfg := pipeline.DefaultConfig()
 	if e.Config != "" {
 		var err error
-		if cfg, err = trainrun.ReadConfig(e.Config); err != nil {
+		if cfg, err = pipeline.ReadConfig(e.Config); err != nil {
 			return nil, err
 		}
 	}
-	cfg.Data = trainrun.DataConfig{Responses: e.Data, Items: e.Read.Items, Format: e.Read.Format}
+	cfg.Data = pipeline.DataConfig{Responses: e.Data, Items: e.Read.Items, Format: e.Read.Format}
 	if cfg.Data.Format == "" {
 		cfg.Data.Format = "auto"
 	}
@@ -129,7 +129,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
 		}
 		trained := time.Since(start)
-		rec, dom, err := trainrun.Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), quiet(log))
+		rec, dom, err := pipeline.Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), quiet(log))
 		if ctx.Err() != nil {
 			interrupted = true
 			break

@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -90,7 +91,7 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 			}
 		}
 		if costsPath != "" {
-			fc, err := route.ReadCosts(costsPath, m.Models)
+			fc, err := routefile.ReadCosts(costsPath, m.Models)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -36,7 +37,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 	var costs []float64
 	if rc.Costs != "" {
 		var err error
-		if costs, err = route.ReadCosts(rc.Costs, trainR.Models); err != nil {
+		if costs, err = routefile.ReadCosts(rc.Costs, trainR.Models); err != nil {
 			return nil, nil, err
 		}
 		rec.Costs = map[string]float64{}
