@@ -14,7 +14,6 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
-	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -82,7 +81,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 	_, fitted := enc.(encoder.Fitter)
 	var features []float32
 	if !fitted { // the same vectors for every split
-		if features, err = jeirt.EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log); err != nil {
+		if features, err = pipeline.Encode(ctx, enc, all, all, cfg.Encoder.Cache, log); err != nil {
 			return err
 		}
 	}
@@ -112,15 +111,12 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if fitted {
-			if err := enc.(encoder.Fitter).Fit(ctx, trainR.ObservedItemTexts()); err != nil {
-				return err
-			}
-			if features, err = jeirt.EncodeItemsCached(ctx, enc, all, "", log); err != nil {
+		if fitted { // fitted on this split's training questions
+			if features, err = pipeline.Encode(ctx, enc, all, trainR, "", log); err != nil {
 				return err
 			}
 		}
-		fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
+		trained, err := pipeline.TrainSplit(ctx, cfg, tr, trainR, valR, features, enc.Dim(), quiet(log))
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -128,25 +124,14 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
 		}
-		trained := time.Since(start)
-		rec, dom, err := pipeline.Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), quiet(log))
-		if ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
-		}
+		fit, rec, dom, rule := trained.Fit, trained.Routing, trained.Domain, trained.Rule
+		fitTime := trained.FitTime
 		ck := &checkpoint.Checkpoint{Model: fit.Model, Manifest: checkpoint.Manifest{Routing: rec}}
 		m := fit.Model
 		sopt := opt
 		sopt.Reference = route.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
 		sopt.Calibration = route.CalibrationOf(ck)
-		rule, err := route.Recorded(rec)
-		if err != nil {
-			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
-		}
 		sopt.Default = &rule
 		if rule.WeighsCost() && sopt.Costs == nil {
 			sopt.Costs = route.RecordedCosts(ck)
@@ -204,7 +189,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			}
 		}
 		log.Printf("route eval: split %d/%d (seed %d): trained in %.1fs (best epoch %d), routing cross-validation %.1fs: default %s; %d test questions: default %.4f, best-single %.4f; out of domain %d of %d",
-			s+1, e.Splits, seed, trained.Seconds(), fit.BestEpoch, (time.Since(start) - trained).Seconds(), rule, def.Items, def.Accuracy, best.Accuracy, flagged.k, flagged.n)
+			s+1, e.Splits, seed, fitTime.Seconds(), fit.BestEpoch, (time.Since(start) - fitTime).Seconds(), rule, def.Items, def.Accuracy, best.Accuracy, flagged.k, flagged.n)
 		if e.Out != "" && e.Out != "-" {
 			cur := route.Combine(splits, ratio)
 			if err := fileio.WriteFileAtomic(e.Out, func(w io.Writer) error { return route.WriteRouteCSV(w, cur) }); err != nil {
@@ -237,12 +222,16 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 }
 
 // quiet passes on the routing cross-validation's summary lines, not one
-// line per fold.
+// line per fold, nor the train stage's own lines (the split's line says
+// them).
 func quiet(log model.Logf) model.Logf {
 	return func(format string, args ...any) {
-		if !strings.HasPrefix(format, "routing cross-validation: fold") {
-			log.Printf(format, args...)
+		for _, p := range []string{"routing cross-validation: fold", "stopped: ", "routing: choosing", "routing: default rule"} {
+			if strings.HasPrefix(format, p) {
+				return
+			}
 		}
+		log.Printf(format, args...)
 	}
 }
 
