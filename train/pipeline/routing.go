@@ -17,11 +17,12 @@ import (
 // item's encoder vector, dim wide): the K-fold cross-validation of
 // cfg.Route over the training questions, each fold's model retrained from
 // scratch as cfg.Route.Refit says. It also builds the out-of-domain
-// reference at cfg.Route.FalseFlagRate and returns the manifest's routing
-// block with both. Cancelling ctx keeps the folds completed and records
-// best-single.
+// reference at cfg.Route.FalseFlagRate, calibrated on the questions and on
+// their short forms (short: EncodeShort's vectors, nil for none), and
+// returns the manifest's routing block with both. Cancelling ctx keeps the
+// folds completed and records best-single.
 func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Result, trainR, valR *model.Responses,
-	features []float32, dim int, log model.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
+	features []float32, short [][]float32, dim int, log model.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
 	rc := cfg.Route
 	acc := trainR.ModelAccuracy()
 	rec := &checkpoint.Routing{TrainAccuracy: map[string]float64{}}
@@ -47,7 +48,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 			}
 		}
 	}
-	dom, err := trainingDomain(trainR, features, dim, rc.FalseFlagRate)
+	dom, err := trainingDomain(trainR, features, short, dim, rc.FalseFlagRate)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,14 +131,15 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 
 // trainingDomain is the out-of-domain reference of a checkpoint: the encoder
 // vectors (features, NumItems x dim) of the items with training cells in
-// trainR, its threshold at false-flag rate rate. It is nil when fewer than
-// two items were trained on.
-func trainingDomain(trainR *model.Responses, features []float32, dim int, rate float64) (*checkpoint.Domain, error) {
+// trainR, its threshold at false-flag rate rate for the questions and for
+// each of their short forms. It is nil when fewer than two items were
+// trained on.
+func trainingDomain(trainR *model.Responses, features []float32, short [][]float32, dim int, rate float64) (*checkpoint.Domain, error) {
 	rows := itemsWithCells(trainR)
 	if len(rows) < 2 {
 		return nil, nil
 	}
-	return checkpoint.NewDomain(features, dim, rows, rate)
+	return checkpoint.NewDomain(features, dim, rows, rate, short...)
 }
 
 // itemsWithCells lists the items of r that have cells, in r's order.

@@ -140,6 +140,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	}
 	start := time.Now()
 	features, err := Encode(ctx, enc, all, trainR, cfg.Encoder.Cache, log)
+	var short [][]float32 // for the out-of-domain check's calibration
+	if err == nil {
+		short, err = EncodeShort(ctx, enc, all)
+	}
 	if c, ok := enc.(interface{ Close() error }); ok {
 		// A GPU encoder's weights leave the device before training starts.
 		if cerr := c.Close(); err == nil {
@@ -164,7 +168,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		log.Printf("warning: no validation cells: the validation loss and accuracy are n/a, every epoch counts as the best and the last one is kept (raise split.val for early stopping)")
 	}
 	tr.Warn = func(w string) { log.Printf("warning: %s", w) }
-	trained, err := TrainSplit(ctx, cfg, tr, trainR, valR, features, enc.Dim(), log)
+	trained, err := TrainSplit(ctx, cfg, tr, trainR, valR, features, short, enc.Dim(), log)
 	if err != nil {
 		return nil, err
 	}

@@ -46,9 +46,9 @@ type Trained struct {
 
 // TrainSplit is the train stage: it fits tr on trainR (early-stopped on
 // valR) from the items' encoder vectors features (dim wide), then chooses
-// the routing default (Routing). Cancelling ctx keeps the best epoch so far
+// the routing default (Routing, with the short forms' vectors short). Cancelling ctx keeps the best epoch so far
 // (Fit.Interrupted) and records best-single.
-func TrainSplit(ctx context.Context, cfg *Config, tr jeirt.Trainer, trainR, valR *model.Responses, features []float32, dim int, log model.Logf) (*Trained, error) {
+func TrainSplit(ctx context.Context, cfg *Config, tr jeirt.Trainer, trainR, valR *model.Responses, features []float32, short [][]float32, dim int, log model.Logf) (*Trained, error) {
 	start := time.Now()
 	fit, err := tr.Fit(ctx, trainR, valR, features, dim)
 	if err != nil {
@@ -62,7 +62,7 @@ func TrainSplit(ctx context.Context, cfg *Config, tr jeirt.Trainer, trainR, valR
 	if cfg.Route.Folds > 0 && !fit.Interrupted {
 		log.Printf("routing: choosing the default routing rule (route.folds: 0 skips it; Ctrl-C keeps the trained model and records best-single)")
 	}
-	rec, dom, err := Routing(ctx, cfg, tr, fit, trainR, valR, features, dim, log)
+	rec, dom, err := Routing(ctx, cfg, tr, fit, trainR, valR, features, short, dim, log)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,8 +81,12 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 	}
 	_, fitted := enc.(encoder.Fitter)
 	var features []float32
-	if !fitted { // the same vectors for every split
+	var short [][]float32 // the questions' titles and first sentences
+	if !fitted {          // the same vectors for every split
 		if features, err = pipeline.Encode(ctx, enc, all, all, cfg.Encoder.Cache, log); err != nil {
+			return err
+		}
+		if short, err = pipeline.EncodeShort(ctx, enc, all); err != nil {
 			return err
 		}
 	}
@@ -100,6 +105,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 	var splits [][]route.RoutePoint
 	var ood, foreign []float64
 	var oodAll, foreignAll share
+	var byLength lengthFlags
 	rules := map[string]int{}
 	log.Printf("route eval: %d item splits of %s (%d models x %d questions; val %.0f%%, test %.0f%%), seeds %d-%d; each trains a checkpoint (%s encoder, %d-fold routing cross-validation)",
 		e.Splits, e.Data, all.NumModels(), all.NumItems(), 100*cfg.Split.Val, 100*cfg.Split.Test, e.Seed, e.Seed+int64(e.Splits)-1, cfg.Encoder.Spec, cfg.Route.Folds)
@@ -115,8 +121,11 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			if features, err = pipeline.Encode(ctx, enc, all, trainR, "", log); err != nil {
 				return err
 			}
+			if short, err = pipeline.EncodeShort(ctx, enc, all); err != nil {
+				return err
+			}
 		}
-		trained, err := pipeline.TrainSplit(ctx, cfg, tr, trainR, valR, features, enc.Dim(), quiet(log))
+		trained, err := pipeline.TrainSplit(ctx, cfg, tr, trainR, valR, features, short, enc.Dim(), quiet(log))
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -157,6 +166,9 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			sopt.OutOfDomain, flagged = domainFlags(dom, vecs(testR))
 			ood = append(ood, flagged.rate())
 			oodAll.k, oodAll.n = oodAll.k+flagged.k, oodAll.n+flagged.n
+			if err := byLength.add(dom, features, short, dim, trainR, testR, cfg.Route.FalseFlagRate); err != nil {
+				return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
+			}
 		}
 		delta, _, err := tuneMargin(m, valR, q(valR), sopt)
 		if err != nil {
@@ -213,6 +225,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "out-of-domain check on the held-out in-domain questions: flagged %.2f%% ± %.2f (mean over splits; %d of %d question tests), stated false-flag rate %.1f%%\n",
 			100*mean, 100*se, oodAll.k, oodAll.n, 100*cfg.Route.FalseFlagRate)
 	}
+	byLength.write(w, cfg.Route.FalseFlagRate)
 	if len(foreign) > 0 {
 		mean, _ := route.CorrectedMeanSE(foreign, 0)
 		fmt.Fprintf(w, "out-of-domain check on the %d foreign queries of %s: flagged %.1f%% (mean over splits; %d of %d)\n",
@@ -248,4 +261,58 @@ func sortedDesc(parts []string) []string {
 		}
 	}
 	return parts
+}
+
+// lengthFlags counts, per query length (each short form, then the full
+// text), the held-out in-domain questions the out-of-domain check flags:
+// with the checkpoint's threshold (calibrated on every length) and with
+// the threshold of the full texts alone, for comparison.
+type lengthFlags struct {
+	names            []string
+	calibrated, full []share
+}
+
+func (l *lengthFlags) add(dom *checkpoint.Domain, features []float32, short [][]float32, dim int, trainR, testR *model.Responses, rate float64) error {
+	seen := make([]bool, trainR.NumItems())
+	var rows []int
+	for _, j := range trainR.Item {
+		if !seen[j] {
+			seen[j], rows = true, append(rows, int(j))
+		}
+	}
+	fullOnly, err := checkpoint.NewDomain(features, dim, rows, rate)
+	if err != nil {
+		return err
+	}
+	forms := append(slices.Clone(short), features)
+	if l.names == nil {
+		for k := range short {
+			l.names = append(l.names, pipeline.ShortForms[k].Name)
+		}
+		l.names = append(l.names, "full text")
+		l.calibrated, l.full = make([]share, len(forms)), make([]share, len(forms))
+	}
+	for f, x := range forms {
+		vecs := make([][]float32, testR.NumItems())
+		for _, j := range testR.Item {
+			vecs[j] = x[int(j)*dim : int(j+1)*dim]
+		}
+		_, a := domainFlags(dom, vecs)
+		_, b := domainFlags(fullOnly, vecs)
+		l.calibrated[f].k, l.calibrated[f].n = l.calibrated[f].k+a.k, l.calibrated[f].n+a.n
+		l.full[f].k, l.full[f].n = l.full[f].k+b.k, l.full[f].n+b.n
+	}
+	return nil
+}
+
+func (l *lengthFlags) write(w io.Writer, rate float64) {
+	if l.names == nil {
+		return
+	}
+	var parts []string
+	for f, name := range l.names {
+		c, u := l.calibrated[f], l.full[f]
+		parts = append(parts, fmt.Sprintf("%s %.1f%% (%d of %d; calibrated on full texts only: %.1f%%)", name, 100*c.rate(), c.k, c.n, 100*u.rate()))
+	}
+	fmt.Fprintf(w, "out-of-domain false flags by query length on the held-out in-domain questions (all splits): %s; stated rate %.1f%%\n", strings.Join(parts, ", "), 100*rate)
 }
