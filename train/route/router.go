@@ -53,11 +53,9 @@ type Router struct {
 	// rules compare and the choices report.
 	Calibration *Calibration
 
-	// Set by Rule.Router: the rule applied (with its kind, which chooses)
-	// and the ranking it applies it with.
+	// Set by Rule.Router: the rule applied and its kind, which chooses.
 	applied Rule
 	kind    *kind
-	ref     []float64
 }
 
 var posInf = math.Inf(1)

@@ -12,17 +12,12 @@ import (
 	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
-// Rule is a routing rule with its settings: what a checkpoint records as its
-// default, what `jeirt route --rule`, `route eval`, a `router:<rule>` chat
-// model and POST /v1/route name, and what every choice reports it applied.
-// Its spec (String, ParseRule) is
-//
-//	NAME[?KEY=VALUE[&k=T][&default=MODEL]]
-//
-// best-single, max-p, shortlist?k=3, margin?delta=0.05&default=gpt-4o,
-// min-p?p=0.7, lambda?lambda=0.1: each rule's own parameter (see Rules),
-// k=T to choose among the T best-ranked candidates (any rule), default=MODEL
-// for the margin rule's default model.
+// Rule is a routing rule with its settings: a checkpoint's default, what
+// route --rule, route eval, router:<rule> and POST /v1/route name, and what
+// every choice reports it applied. Its spec (String, ParseRule) is
+// NAME[?KEY=VALUE[&k=T][&default=MODEL]]: best-single, max-p, shortlist?k=3,
+// margin?delta=0.05&default=gpt-4o, min-p?p=0.7, lambda?lambda=0.1; k=T
+// chooses among the T best-ranked candidates (any rule).
 type Rule struct {
 	// Name is one of Rules' names.
 	Name string
@@ -32,8 +27,7 @@ type Rule struct {
 	// Among, when > 0, keeps only the Among best-ranked candidates before
 	// the rule chooses (the shortlist rule's k is its Param instead).
 	Among int
-	// Default is the margin rule's default model; "" is the best-ranked
-	// candidate.
+	// Default is the margin rule's default model ("": the best-ranked).
 	Default string
 }
 
@@ -66,12 +60,12 @@ type kind struct {
 	// costs says the rule weighs cost: the router needs the models' prices.
 	costs bool
 	// apply sets the router's rule fields (Margin, Default, MinP, Lambda,
-	// Candidates) once its candidates and Best are set.
-	apply func(r Rule, rt *Router) error
+	// Candidates) once its candidates and Best are set; ref ranks them.
+	apply func(r Rule, rt *Router, ref []float64) error
 	// choose picks among ps (sorted, highest P first) and says why.
 	choose func(rt *Router, ps []ModelP) (best int, fallback bool, why string)
-	// about is a line of documentation: what the rule does.
-	about string
+	// order is the rule's place in listings (GET /v1/models, errors).
+	order int
 }
 
 var kinds []*kind
@@ -93,23 +87,13 @@ type RuleInfo struct {
 	Key   string  // its parameter's name in a spec, "" for none
 	Def   float64 // its parameter when a spec omits it; NaN: required
 	Costs bool    // it weighs cost
-	About string
 }
 
-// Rules lists every rule: those of the docs in their order, then any other.
+// Rules lists every rule, in their order.
 func Rules() []RuleInfo {
-	ks := slices.Clone(kinds)
-	order := []string{RuleBestSingle, RuleMaxP, RuleShortlist, RuleMargin, RuleMinP, RuleLambda}
-	rank := func(k *kind) int {
-		if i := slices.Index(order, k.name); i >= 0 {
-			return i
-		}
-		return len(order)
-	}
-	slices.SortStableFunc(ks, func(a, b *kind) int { return rank(a) - rank(b) })
 	var out []RuleInfo
-	for _, k := range ks {
-		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, About: k.about})
+	for _, k := range slices.SortedStableFunc(slices.Values(kinds), func(a, b *kind) int { return a.order - b.order }) {
+		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs})
 	}
 	return out
 }
@@ -344,9 +328,8 @@ func Resolve(spec string, rec *checkpoint.Routing) (r Rule, why string, err erro
 type Setting struct {
 	// Candidates are the rows of M to choose from; nil means all.
 	Candidates []int
-	// Reference ranks the models (one score per row of M, higher is
-	// better) for best-single, the shortlist, k, the margin's default
-	// and the out-of-domain fallback; nil is MeanPredictedP.
+	// Reference ranks the models (a score per row of M, higher is better;
+	// nil: MeanPredictedP) for best-single, k, the margin and Best.
 	Reference []float64
 	// Costs prices every row of M (NaN: no price); rules that weigh cost
 	// need a price for every candidate, the others ignore it.
@@ -391,8 +374,7 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 		rt.Candidates = Shortlist(ref, rt.Candidates, r.Among)
 	}
 	rt.Best = BestSingle(ref, rt.Candidates)
-	rt.ref = ref
-	if err := k.apply(r, rt); err != nil {
+	if err := k.apply(r, rt, ref); err != nil {
 		return nil, err
 	}
 	applied := r
@@ -405,8 +387,3 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 	}
 	return rt, nil
 }
-
-// Applied is the rule a Router built by Rule.Router applies (its spec with
-// the margin's default model named); the zero Rule for a Router built by
-// hand.
-func (rt *Router) Applied() Rule { return rt.applied }

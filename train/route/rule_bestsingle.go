@@ -3,8 +3,8 @@ package route
 // best-single: always the best-ranked candidate (by training accuracy),
 // whatever the P.
 func init() {
-	register(&kind{name: RuleBestSingle, about: "always the best model by training accuracy",
-		apply: func(_ Rule, rt *Router) error {
+	register(&kind{name: RuleBestSingle, order: 1,
+		apply: func(_ Rule, rt *Router, _ []float64) error {
 			rt.Margin, rt.Default = posInf, rt.Best
 			return nil
 		},

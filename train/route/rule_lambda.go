@@ -7,14 +7,14 @@ import (
 
 // lambda?lambda=L: with costs, the highest P − L·cost.
 func init() {
-	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), costs: true, about: "with costs: the highest P - lambda x cost",
+	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), costs: true, order: 6,
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0")
 			}
 			return nil
 		},
-		apply: func(r Rule, rt *Router) error {
+		apply: func(r Rule, rt *Router, _ []float64) error {
 			rt.Lambda = r.Param
 			return nil
 		},

@@ -11,14 +11,14 @@ import (
 // least D. A named default is also where out-of-domain queries go (Best):
 // the model the user trusts when the map cannot be.
 func init() {
-	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), about: "the default model unless another's P beats its P by delta",
+	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), order: 4,
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0 (best-single is the margin without end)")
 			}
 			return nil
 		},
-		apply: func(r Rule, rt *Router) error {
+		apply: func(r Rule, rt *Router, _ []float64) error {
 			rt.Margin, rt.Default = r.Param, rt.Best
 			if r.Default != "" {
 				i := slices.Index(rt.Model.Models, r.Default)

@@ -4,8 +4,8 @@ import "fmt"
 
 // max-p: the candidate with the highest P.
 func init() {
-	register(&kind{name: RuleMaxP, about: "the highest P",
-		apply: func(Rule, *Router) error { return nil },
+	register(&kind{name: RuleMaxP, order: 2,
+		apply: func(Rule, *Router, []float64) error { return nil },
 		choose: func(rt *Router, ps []ModelP) (int, bool, string) {
 			return 0, false, fmt.Sprintf("the highest P of the %d candidates", len(ps))
 		}})

@@ -5,14 +5,14 @@ import "fmt"
 // min-p?p=P: with costs, the cheapest candidate whose P is at least P (the
 // highest P when none is).
 func init() {
-	register(&kind{name: RuleMinP, key: "p", def: 0.7, costs: true, about: "with costs: the cheapest model with P >= p",
+	register(&kind{name: RuleMinP, key: "p", def: 0.7, costs: true, order: 5,
 		check: func(v float64) error {
 			if !(v >= 0 && v <= 1) {
 				return fmt.Errorf("not in [0, 1]")
 			}
 			return nil
 		},
-		apply: func(r Rule, rt *Router) error {
+		apply: func(r Rule, rt *Router, _ []float64) error {
 			rt.MinP = r.Param
 			return nil
 		},
