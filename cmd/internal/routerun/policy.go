@@ -64,6 +64,16 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 	if o.Rule != "" && flagged {
 		return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule} %s names the rule; drop {Margin}, {Shortlist}, {MinP}, {Lambda} and {Default}", o.Rule)
 	}
+	set := route.Setting{Reference: ref, Calibration: route.CalibrationOf(ck), KeepOutOfDomain: o.KeepOutOfDomain}
+	if set.Candidates, err = candidates(ck.Model, o.Models); err != nil {
+		return nil, RuleNote{}, err
+	}
+	var fileCosts []float64 // --costs, checked whatever the rule
+	if o.Costs != "" {
+		if fileCosts, err = readCosts(ck.Model, o.Costs, set.Candidates); err != nil {
+			return nil, RuleNote{}, err
+		}
+	}
 	var rule route.Rule
 	var why string
 	if o.Rule != "" || !flagged && o.Costs == "" {
@@ -86,11 +96,7 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 		}
 		why = "given by the flags"
 	}
-	set := route.Setting{Reference: ref, Calibration: route.CalibrationOf(ck), KeepOutOfDomain: o.KeepOutOfDomain}
-	if set.Candidates, err = candidates(ck.Model, o.Models); err != nil {
-		return nil, RuleNote{}, err
-	}
-	if set.Costs, err = ruleCosts(ck, rule, o.Costs, set.Candidates); err != nil {
+	if set.Costs, err = ruleCosts(ck, rule, fileCosts, set.Candidates); err != nil {
 		return nil, RuleNote{}, err
 	}
 	if rule.Default != "" {
@@ -229,27 +235,28 @@ func candidates(m *model.JEIRT, models []string) ([]int, error) {
 	return out, nil
 }
 
-// ruleCosts are the prices a rule that weighs cost routes by: --costs, else
-// the checkpoint's recorded ones; nil for another rule.
-func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, costsPath string, cand []int) ([]float64, error) {
-	m := ck.Model
-	if costsPath != "" {
-		costs, err := routefile.ReadCosts(costsPath, m.Models)
-		if err != nil {
-			return nil, err
-		}
-		for _, i := range cand {
-			if math.IsNaN(costs[i]) {
-				return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", costsPath, m.Models[i])
-			}
-		}
-		if rule.WeighsCost() {
-			return costs, nil
-		}
-		return nil, nil
+// readCosts reads --costs and checks that it prices every candidate.
+func readCosts(m *model.JEIRT, path string, cand []int) ([]float64, error) {
+	costs, err := routefile.ReadCosts(path, m.Models)
+	if err != nil {
+		return nil, err
 	}
-	if !rule.WeighsCost() {
+	for _, i := range cand {
+		if math.IsNaN(costs[i]) {
+			return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", path, m.Models[i])
+		}
+	}
+	return costs, nil
+}
+
+// ruleCosts are the prices a rule that weighs cost routes by: --costs
+// (fileCosts), else the checkpoint's recorded ones; nil for another rule.
+func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, fileCosts []float64, cand []int) ([]float64, error) {
+	switch {
+	case !rule.WeighsCost():
 		return nil, nil
+	case fileCosts != nil:
+		return fileCosts, nil
 	}
 	costs := route.RecordedCosts(ck)
 	if costs == nil {
@@ -257,7 +264,7 @@ func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, costsPath string, can
 	}
 	for _, i := range cand {
 		if math.IsNaN(costs[i]) {
-			return nil, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", m.Models[i])
+			return nil, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", ck.Model.Models[i])
 		}
 	}
 	return costs, nil
