@@ -36,6 +36,8 @@ func TestRoutePreviewIsTheChat(t *testing.T) {
 		{"min-p?p=0.8", "mid", "min-p?p=0.8", "no candidate reached"},
 		{"lambda?lambda=1", "small", "lambda?lambda=1", "P - 1 x cost"},
 		{"max-p?k=1", "mid", "shortlist?k=1", "1 best-ranked"},
+		{"margin?delta=0", "mid", "margin?delta=0&default=mid", "has the highest P"},
+		{"lambda?lambda=0", "mid", "lambda?lambda=0", "P - 0 x cost"},
 	} {
 		code, body, _ := f.do(t, "POST", "/v1/route", `{"text":"what is 2+2?","rule":"`+c.spec+`"}`)
 		r := decode[Routed](t, body)

@@ -207,12 +207,12 @@ func (st *state) rule(p RouteParams) (route.Rule, string, error) {
 			return route.Rule{}, "", badField("min_p", "min_p %v is not in [0, 1]", *param)
 		}
 	case route.RuleLambda:
-		if param = p.Lambda; param == nil || !(*param > 0) || math.IsInf(*param, 0) {
+		if param = p.Lambda; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
 			return route.Rule{}, "", badField("lambda", "rule lambda needs a positive, finite lambda")
 		}
-	case route.RuleMargin:
-		if param = p.Margin; param == nil || !(*param > 0) || math.IsInf(*param, 0) {
-			return route.Rule{}, "", badField("margin", "rule margin needs a positive, finite margin")
+	case route.RuleMargin: // as route.ParseRule reads router:margin?delta=D
+		if param = p.Margin; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
+			return route.Rule{}, "", badField("margin", "rule margin needs a finite margin >= 0")
 		}
 	}
 	switch {
