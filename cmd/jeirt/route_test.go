@@ -705,4 +705,14 @@ func TestRouteReportsTheRuleApplied(t *testing.T) {
 			t.Errorf("%v on %s: %s by %q (%s), want %s by %q; log %s", c.args, filepath.Base(c.query), got.Model, got.Rule, got.Reason, c.model, c.rule, log)
 		}
 	}
+	// A default model named in --rule is checked like --default, and the
+	// error names --rule.
+	for _, c := range []struct{ rule, want string }{
+		{"margin?delta=0.1&default=nope", `route: --rule: "nope" is not a model of the checkpoint (it has 3: big, mid, small)`},
+		{"margin?delta=0.1&k=1&default=big", `route: --rule: "big" is not one of the candidates (--models, --shortlist)`},
+	} {
+		if _, _, err := runSplit(t, newRouteCmd(), in, "--checkpoint", dirCk, "--rule", c.rule); err == nil || err.Error() != c.want {
+			t.Errorf("--rule %s: %v, want %q", c.rule, err, c.want)
+		}
+	}
 }

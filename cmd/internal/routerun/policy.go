@@ -100,16 +100,20 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 		return nil, RuleNote{}, err
 	}
 	if rule.Default != "" {
+		field := "Default" // the flag, or --rule's default=
+		if o.Default == "" {
+			field = "Rule"
+		}
 		i := indexOfName(ck.Model.Models, rule.Default)
 		if i < 0 {
-			return nil, RuleNote{}, model.FieldErrorf("Default", "route: {Default}: %q is not a model of the checkpoint (it has %d: %s)", rule.Default, ck.Model.NumModels(), ShortList(ck.Model.Models, 5))
+			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not a model of the checkpoint (it has %d: %s)", rule.Default, ck.Model.NumModels(), ShortList(ck.Model.Models, 5))
 		}
 		in := set.Candidates
 		if rule.Among > 0 {
 			in = route.Shortlist(ref, in, rule.Among)
 		}
 		if !slices.Contains(in, i) {
-			return nil, RuleNote{}, model.FieldErrorf("Default", "route: {Default}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
+			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
 		}
 	}
 	if set.Domain, err = domain(ck); err != nil {
