@@ -52,9 +52,9 @@ const (
 type kind struct {
 	name string
 	// key names the parameter in a spec ("" for none); def is its value
-	// when a spec leaves it out (NaN: it must be given).
-	key string
-	def float64
+	// when a spec leaves it out (NaN: it must be given, as example shows).
+	key, example string
+	def          float64
 	// check reports a parameter value the rule cannot take.
 	check func(v float64) error
 	// costs says the rule weighs cost: the router needs the models' prices.
@@ -85,15 +85,17 @@ func kindOf(name string) *kind {
 type RuleInfo struct {
 	Name  string
 	Key   string  // its parameter's name in a spec, "" for none
-	Def   float64 // its parameter when a spec omits it; NaN: required
+	Def   float64 // its parameter when a spec omits it; NaN: required, like Example
 	Costs bool    // it weighs cost
+	// Example is a value of a required parameter, for listings and errors.
+	Example string
 }
 
 // Rules lists every rule, in their order.
 func Rules() []RuleInfo {
 	var out []RuleInfo
 	for _, k := range slices.SortedStableFunc(slices.Values(kinds), func(a, b *kind) int { return a.order - b.order }) {
-		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs})
+		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, Example: k.example})
 	}
 	return out
 }
@@ -187,15 +189,12 @@ func ParseRule(s string) (Rule, error) {
 	}
 	if k.key != "" && math.IsNaN(r.Param) {
 		if math.IsNaN(k.def) {
-			return Rule{}, fmt.Errorf("rule %q: rule %s needs its %s, for example %s?%s=%s", s, name, k.key, name, k.key, example[name])
+			return Rule{}, fmt.Errorf("rule %q: rule %s needs its %s, for example %s?%s=%s", s, name, k.key, name, k.key, k.example)
 		}
 		r.Param = k.def
 	}
 	return r.normal(), nil
 }
-
-// example is the parameter a rule's error message suggests.
-var example = map[string]string{RuleMargin: "0.05", RuleLambda: "0.01"}
 
 // normal folds equivalent rules into one: max-p among T is shortlist T,
 // best-single among T is best-single.

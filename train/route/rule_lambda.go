@@ -7,7 +7,7 @@ import (
 
 // lambda?lambda=L: with costs, the highest P − L·cost.
 func init() {
-	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), costs: true, order: 6,
+	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), example: "0.01", costs: true, order: 6,
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0")

@@ -63,8 +63,8 @@ func ParseRouterModel(name string) (p RouteParams, router bool, err error) {
 
 // routerIDs are the model names GET /v1/models lists for the router: plain
 // "router", then each rule, with the parameter a rule cannot do without
-// (margin's delta 0.05, as in docs/onboarding-routing.md; lambda's 0.1 over
-// the span of the costs, the middle of jeirt route eval's grid). The cost
+// (the rule's example: margin's delta 0.05, as in docs/onboarding-routing.md;
+// lambda's 0.1 over the span of the costs, the middle of jeirt route eval's grid). The cost
 // rules are listed only when the server has costs.
 func (st *state) routerIDs() []string {
 	ids := []string{RouterModel}
@@ -73,11 +73,11 @@ func (st *state) routerIDs() []string {
 			continue
 		}
 		id := RouterModel + ":" + r.Name
-		switch r.Name {
-		case "margin":
-			id += "?delta=0.05"
-		case "lambda":
+		switch {
+		case r.Name == route.RuleLambda:
 			id += "?lambda=" + strconv.FormatFloat(exampleLambda(st.costs), 'g', 2, 64)
+		case r.Key != "" && math.IsNaN(r.Def):
+			id += "?" + r.Key + "=" + r.Example
 		}
 		ids = append(ids, id)
 	}
