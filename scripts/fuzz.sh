@@ -38,12 +38,13 @@ targets=(
 	"./encoder FuzzReadVectors"
 	"./encoder FuzzLoadTFIDF"
 	"./encoder FuzzReadTexts"
-	"./cmd/internal/trainrun FuzzParseConfig"
+	"./train/pipeline FuzzParseConfig"
 	"./cmd/internal/sweeprun FuzzParseSweep"
 	"./cmd/internal/sweeprun FuzzReadSweepManifest"
 	"./model/checkpoint FuzzParseRunMetrics"
-	"./train/route FuzzReadCosts"
-	"./train/route FuzzReadQueries"
+	"./model/routefile FuzzReadCosts"
+	"./train/route FuzzRuleSpec"
+	"./model/routefile FuzzReadQueries"
 	"./train/route FuzzReadRouteCSV"
 )
 log=$(mktemp)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // The analyze commands on a simulated benchmark with topic categories: a
@@ -28,11 +28,11 @@ func TestAnalyzeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(p("c.yaml"), []byte("data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:64\"}\nmodel: {dim: 8}\ntrain: {epochs: 3, batch_size: 128}\noutput: ckpt\n"), 0o644)
-	cfg, err := trainrun.LoadConfig(p("c.yaml"))
+	cfg, err := pipeline.LoadConfig(p("c.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trainrun.Run(context.Background(), cfg, trainrun.Options{NoBaselines: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), cfg, pipeline.Options{NoBaselines: true}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -72,12 +72,12 @@ func TestAnalyzeCommands(t *testing.T) {
 	// Two leave-one-benchmark-out runs, tabled by analyze lobo.
 	var lobo []string
 	for _, hold := range []string{"topic_01", "topic_02"} {
-		cfg, err := trainrun.LoadConfig(p("c.yaml"))
+		cfg, err := pipeline.LoadConfig(p("c.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Split.By, cfg.Split.Hold, cfg.Output = "benchmark", hold, p("lobo-"+hold)
-		if _, err := trainrun.Run(context.Background(), cfg, trainrun.Options{NoBaselines: true}); err != nil {
+		if _, err := pipeline.Run(context.Background(), cfg, pipeline.Options{NoBaselines: true}); err != nil {
 			t.Fatal(err)
 		}
 		lobo = append(lobo, cfg.Output)

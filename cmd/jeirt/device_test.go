@@ -9,12 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/cmd/internal/runner"
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // Every command that computes takes --device and resolves it by the one
@@ -99,7 +99,7 @@ func TestTrainResolvesDeviceOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cfg trainrun.Config
+		var cfg pipeline.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &cfg); err != nil || cfg.Train.Device != c.recorded {
 			t.Errorf("%s: the manifest's config records train.device %q (%v), want %q", c.name, cfg.Train.Device, err, c.recorded)
 		}

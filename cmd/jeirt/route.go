@@ -30,7 +30,7 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train or add-model")
 	addEncoderFlag(cmd, &o.Encoder)
 	cmd.Flags().StringVar(&models, "models", "", "comma-separated models to choose from (default: all of the checkpoint)")
-	cmd.Flags().StringVar(&ro.Rule, "rule", "", "the rule: default (the checkpoint's recorded rule, what no rule flag gives), best-single, max-p, shortlist?k=T, margin?delta=D or lambda?lambda=L")
+	cmd.Flags().StringVar(&ro.Rule, "rule", "", "the rule: default (the checkpoint's recorded rule, what no rule flag gives), best-single, max-p, shortlist?k=T, margin?delta=D[&default=MODEL], min-p?p=P or lambda?lambda=L (with costs); &k=T with any: among the T best models")
 	cmd.Flags().StringVar(&ro.Costs, "costs", "", "model,cost CSV")
 	cmd.Flags().Float64Var(&ro.MinP, "min-p", 0.7, "with --costs: the cheapest model with at least this P(correct) wins")
 	cmd.Flags().Float64Var(&ro.Lambda, "lambda", 0, "with --costs: choose the highest P − lambda·cost instead")

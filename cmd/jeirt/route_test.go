@@ -94,7 +94,7 @@ func TestRouteCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.SplitN(out, "\n", 2)[0]
-	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p","out_of_domain":false,"alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
+	wantJSON := `{"id":"q1","model":"mid","p":0.75,"cost":3,"rule":"min-p?p=0.7","reason":"the cheapest of the candidates with P >= 0.7","out_of_domain":false,"alternatives":[{"model":"big","p":0.9,"cost":10},{"model":"small","p":0.6,"cost":1}]}`
 	if !jsonEqualApprox(t, line, wantJSON) {
 		t.Errorf("route json:\n%s\nwant\n%s", line, wantJSON)
 	}
@@ -261,7 +261,12 @@ func TestRouteMargin(t *testing.T) {
 		if got := strings.SplitN(out, "\n", 3)[1]; !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v: %q, want prefix %q", c.args, got, c.want)
 		}
-		if !strings.Contains(log, "rule margin?delta=") || !strings.Contains(log, "(default model ") {
+		// The rule logged is the rule applied, its default model named.
+		want := "rule margin?delta=" + c.args[1] + "&default="
+		if c.args[1] == "inf" {
+			want = "rule best-single: given by the flags"
+		}
+		if !strings.Contains(log, want) {
 			t.Errorf("%v: log %q", c.args, log)
 		}
 	}
@@ -604,7 +609,7 @@ func TestRouteDefaultRule(t *testing.T) {
 		want string
 	}{
 		{[]string{"--rule", "shortlist?k=2", "--margin", "0.1"}, "route: --rule shortlist?k=2 names the rule; drop --margin, --shortlist, --min-p, --lambda and --default"},
-		{[]string{"--rule", "best"}, `route: --rule: rule "best": want one of best-single, max-p, shortlist, margin, lambda (or default: the checkpoint's)`},
+		{[]string{"--rule", "best"}, `route: --rule: rule "best": unknown rule "best": want best-single, max-p, shortlist, margin, min-p or lambda (or default: the checkpoint's)`},
 		{[]string{"--rule", "lambda?lambda=0.1"}, "route: rule lambda?lambda=0.1 weighs cost; give the prices with --costs"},
 	} {
 		if _, _, err := runSplit(t, newRouteCmd(), append([]string{queries, "--checkpoint", dirCk}, c.args...)...); err == nil || err.Error() != c.want {
@@ -623,5 +628,91 @@ func TestRouteDefaultRule(t *testing.T) {
 	if !strings.Contains(csvOut, "\nbest-single,best-single,,0.5,") || !strings.Contains(csvOut, "\nrouter,default,shortlist?k=2,1,") ||
 		!strings.Contains(log, "the out-of-domain check flags 1 (50.0%") || !strings.Contains(log, "it is the row router,default,shortlist?k=2") {
 		t.Errorf("route eval:\n%s\n%s", csvOut, log)
+	}
+}
+
+// The rule field of --print json and the log line are the rule that chose,
+// for every rule and the flags that make one; --default is honoured, out
+// of domain too.
+func TestRouteReportsTheRuleApplied(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	writeHandCheckpoint(t, plain, []float64{0.9, 0.75, 0.6}, []string{"big", "mid", "small"})
+	ck, err := checkpoint.Load(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := encoder.NewHash(8)
+	train := []string{"sort the list of numbers", "sort the list of words", "sort the numbers", "sort the words"}
+	x, _ := encoder.EncodeItems(context.Background(), enc, train, train, encoder.ItemOptions{})
+	dom, err := checkpoint.NewDomain(append(append(append(x[0], x[1]...), x[2]...), x[3]...), 8, nil, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dom.Marshal()
+	three := 3.0
+	// Ranked by training accuracy: small, mid, big.
+	ck.Manifest.Routing = &checkpoint.Routing{Rule: "shortlist", Param: &three, Why: "chosen by cross-validation",
+		Fallback: "small", TrainAccuracy: map[string]float64{"big": 0.2, "mid": 0.7, "small": 0.8}}
+	ck.Files = map[string][]byte{checkpoint.DomainFile: b}
+	dirCk := filepath.Join(dir, "ck")
+	if err := ck.Write(dirCk, false); err != nil {
+		t.Fatal(err)
+	}
+	costs := writeFile(t, filepath.Join(dir, "costs.csv"), "model,cost\nbig,10\nmid,3\nsmall,1\n")
+	in := writeFile(t, filepath.Join(dir, "in.txt"), "sort the list of numbers\n")
+	far := writeFile(t, filepath.Join(dir, "far.txt"), "Quelle est la capitale de la France ?\n")
+	for _, c := range []struct {
+		args        []string
+		query       string
+		model, rule string
+	}{
+		{nil, in, "big", "shortlist?k=3"},
+		{[]string{"--rule", "best-single"}, in, "small", "best-single"},
+		{[]string{"--rule", "max-p"}, in, "big", "max-p"},
+		{[]string{"--rule", "shortlist?k=2"}, in, "mid", "shortlist?k=2"},
+		{[]string{"--rule", "margin?delta=0.2"}, in, "big", "margin?delta=0.2&default=small"},
+		{[]string{"--rule", "margin?delta=0.35"}, in, "small", "margin?delta=0.35&default=small"},
+		{[]string{"--rule", "min-p?p=0.7", "--costs", costs}, in, "mid", "min-p?p=0.7"},
+		{[]string{"--rule", "lambda?lambda=1", "--costs", costs}, in, "small", "lambda?lambda=1"},
+		{[]string{"--shortlist", "2"}, in, "mid", "shortlist?k=2"},
+		{[]string{"--margin", "0.2", "--shortlist", "2"}, in, "small", "margin?delta=0.2&k=2&default=small"},
+		{[]string{"--margin", "0.1", "--shortlist", "2"}, in, "mid", "margin?delta=0.1&k=2&default=small"},
+		{[]string{"--costs", costs}, in, "mid", "min-p?p=0.7"},
+		{[]string{"--costs", costs, "--lambda", "0.05"}, in, "mid", "lambda?lambda=0.05"},
+		{[]string{"--margin", "inf"}, in, "small", "best-single"},
+		// --margin 0.05 --default M: M unless another's P beats its P by
+		// 0.05 (big's 0.9 beats mid's 0.75), and M out of domain.
+		{[]string{"--margin", "0.05", "--default", "mid"}, in, "big", "margin?delta=0.05&default=mid"},
+		{[]string{"--margin", "0.2", "--default", "mid"}, in, "mid", "margin?delta=0.2&default=mid"},
+		{[]string{"--margin", "0.05", "--default", "mid"}, far, "mid", "out-of-domain"},
+		{nil, far, "small", "out-of-domain"},
+	} {
+		args := append([]string{c.query, "--checkpoint", dirCk, "--print", "json"}, c.args...)
+		out, log, err := runSplit(t, newRouteCmd(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		var got struct{ Model, Rule, Reason string }
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %v in %s", c.args, err, out)
+		}
+		applied := c.rule
+		if c.rule == "out-of-domain" {
+			applied = "" // the log names the rule the check overrode
+		}
+		if got.Model != c.model || got.Rule != c.rule || got.Reason == "" || !strings.Contains(log, "route: rule "+applied) {
+			t.Errorf("%v on %s: %s by %q (%s), want %s by %q; log %s", c.args, filepath.Base(c.query), got.Model, got.Rule, got.Reason, c.model, c.rule, log)
+		}
+	}
+	// A default model named in --rule is checked like --default, and the
+	// error names --rule.
+	for _, c := range []struct{ rule, want string }{
+		{"margin?delta=0.1&default=nope", `route: --rule: "nope" is not a model of the checkpoint (it has 3: big, mid, small)`},
+		{"margin?delta=0.1&k=1&default=big", `route: --rule: "big" is not one of the candidates (--models, --shortlist)`},
+	} {
+		if _, _, err := runSplit(t, newRouteCmd(), in, "--checkpoint", dirCk, "--rule", c.rule); err == nil || err.Error() != c.want {
+			t.Errorf("--rule %s: %v, want %q", c.rule, err, c.want)
+		}
 	}
 }

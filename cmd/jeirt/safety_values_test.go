@@ -25,12 +25,12 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/cmd/internal/serve"
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // svHand writes the hand checkpoint of route_test.go (hash:8 encoder,
@@ -688,7 +688,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 		{"Ctrl-C during the baselines keeps the trained checkpoint", func(t *testing.T) {
 			dir := t.TempDir()
 			svTrain(t, dir, "warm", 1)
-			cfg, err := trainrun.LoadConfig(writeFile(t, filepath.Join(dir, "b.yaml"),
+			cfg, err := pipeline.LoadConfig(writeFile(t, filepath.Join(dir, "b.yaml"),
 				"data: {responses: responses.csv, items: items.csv}\nencoder: {spec: \"hash:16\"}\nmodel: {dim: 4}\ntrain: {epochs: 2}\noutput: ck\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -697,7 +697,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			defer cancel()
 			var mu sync.Mutex
 			var lines []string
-			res, err := trainrun.Run(ctx, cfg, trainrun.Options{Log: func(format string, args ...any) {
+			res, err := pipeline.Run(ctx, cfg, pipeline.Options{Log: func(format string, args ...any) {
 				mu.Lock()
 				defer mu.Unlock()
 				line := fmt.Sprintf(format, args...)

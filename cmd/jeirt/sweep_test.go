@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // sweepRepoRoot is the module root, two folders above this package.
@@ -123,7 +123,7 @@ output: unused
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ran trainrun.Config
+		var ran pipeline.Config
 		if err := json.Unmarshal(ck.Manifest.Config, &ran); err != nil {
 			t.Fatal(err)
 		}

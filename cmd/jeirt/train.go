@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -17,10 +17,10 @@ func newTrainCmd() *cobra.Command {
 	var force, noBaselines bool
 	var device string
 	var maxMemory int64
-	var cfg *trainrun.Config
+	var cfg *pipeline.Config
 	// config is the run's config, read once: its train.device is the run's
 	// device request (see resolveDevice).
-	config := func() (*trainrun.Config, error) {
+	config := func() (*pipeline.Config, error) {
 		if cfg != nil {
 			return cfg, nil
 		}
@@ -31,7 +31,7 @@ func newTrainCmd() *cobra.Command {
 		if device != "" {
 			set = append(append([]string(nil), overrides...), "train.device="+device)
 		}
-		c, err := trainrun.LoadConfigSet(configPath, set)
+		c, err := pipeline.LoadConfigSet(configPath, set)
 		cfg = c
 		return c, err
 	}
@@ -46,12 +46,12 @@ func newTrainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, note := range trainrun.SetPathNotes(configPath, overrides) {
+			for _, note := range pipeline.SetPathNotes(configPath, overrides) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
 			}
-			res, err := trainrun.Run(cmd.Context(), cfg, trainrun.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
+			res, err := pipeline.Run(cmd.Context(), cfg, pipeline.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
-				trainrun.PrintScoreTable(cmd.OutOrStdout(), m)
+				pipeline.PrintScoreTable(cmd.OutOrStdout(), m)
 			},
 				Version: version, Replace: force, NoBaselines: noBaselines, MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
 			if err == nil && cmd.Context().Err() != nil && res != nil {

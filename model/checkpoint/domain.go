@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -27,8 +28,8 @@ const DomainFile = "domain.safetensors"
 const DefaultFalseFlagRate = 0.05
 
 // DomainSample caps the number of training questions kept as the reference,
-// so the file stays small (2,000 x D floats) and a check costs at most
-// 2,000·D multiply-adds.
+// so the file stays small (2,000 x D floats per form of the questions kept,
+// at most three) and a check costs at most 6,000·D multiply-adds.
 const DomainSample = 2000
 
 // Domain tells whether a question looks like the questions a checkpoint was
@@ -60,9 +61,12 @@ type Domain struct {
 	// threshold is a quantile of (0 for a file written before it was kept).
 	Calibration int
 	Dim         int // encoder width D
-	Vectors     []float32
-	// Vectors is NumReference() x Dim, rows of unit length (or zero for an
-	// empty encoding).
+	// Forms is the number of forms of each reference question kept (the
+	// full text, then its short forms; 0 and 1 mean the full text alone).
+	Forms   int
+	Vectors []float32
+	// Vectors is Forms·NumReference() x Dim, rows of unit length (or zero
+	// for an empty encoding), form after form.
 }
 
 // NewDomain builds the reference from the encoder vectors x (n x dim,
@@ -70,7 +74,15 @@ type Domain struct {
 // at most DomainSample of them with a fixed seed, and sets the threshold at
 // false-flag rate rate (DefaultFalseFlagRate when 0) from every listed
 // question held out in turn (see Domain). It needs at least two rows.
-func NewDomain(x []float32, dim int, rows []int, rate float64) (*Domain, error) {
+//
+// Each of short, when given, holds the encoder vectors (like x) of shorter
+// forms of the same questions (their title, their first sentence). The
+// reference then keeps every form of the sampled questions, each question
+// is scored in every form against the reference without any of its own
+// forms, and the threshold is the largest of the conformal thresholds of
+// the forms: a question written short, as users ask, is flagged at most at
+// the stated rate, and so is a full one. Calibration counts the questions.
+func NewDomain(x []float32, dim int, rows []int, rate float64, short ...[]float32) (*Domain, error) {
 	if rate == 0 {
 		rate = DefaultFalseFlagRate
 	}
@@ -96,25 +108,50 @@ func NewDomain(x []float32, dim int, rows []int, rate float64) (*Domain, error) 
 			return nil, fmt.Errorf("domain: row %d out of range", j)
 		}
 	}
-	sample, rest := rows, []int(nil)
+	sample := rows // then rows: the sample, then the questions beyond it
 	if len(rows) > DomainSample {
 		rng := rand.New(rand.NewPCG(1, 2))
 		rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
-		sample, rest = rows[:DomainSample], rows[DomainSample:]
+		sample = rows[:DomainSample]
 		sort.Ints(sample)
 	}
-	d := &Domain{FalseFlagRate: rate, Dim: dim, Vectors: make([]float32, 0, len(sample)*dim)}
-	for _, j := range sample {
-		d.Vectors = append(d.Vectors, unitRow(x[j*dim:(j+1)*dim])...)
+	for v, xs := range short {
+		if len(xs) != len(x) {
+			return nil, fmt.Errorf("domain: short form %d has %d values, the questions %d", v+1, len(xs), len(x))
+		}
 	}
+	// The reference holds every form of the sampled questions, the full
+	// ones first; a question is scored without any of its own forms.
+	forms := append([][]float32{x}, short...)
+	ns := len(sample)
+	d := &Domain{FalseFlagRate: rate, Dim: dim, Forms: len(forms), Vectors: make([]float32, 0, len(forms)*ns*dim)}
+	for _, xs := range forms {
+		for _, j := range sample {
+			d.Vectors = append(d.Vectors, unitRow(xs[j*dim:(j+1)*dim])...)
+		}
+	}
+	self := make(map[int]int, ns) // question → its reference row
+	for k, j := range sample {
+		self[j] = k
+	}
+	skips := make([]int, len(forms))
 	scores := make([]float64, 0, len(rows))
-	for k := range sample {
-		scores = append(scores, d.nearest(d.Vectors[k*dim:(k+1)*dim], k))
+	for f, xs := range forms {
+		scores = scores[:0]
+		for _, j := range rows {
+			skip := skips[:0]
+			if k, ok := self[j]; ok {
+				for g := range forms {
+					skip = append(skip, g*ns+k)
+				}
+			}
+			scores = append(scores, d.nearest(unitRow(xs[j*dim:(j+1)*dim]), skip...))
+		}
+		if t := ConformalThreshold(scores, rate); f == 0 || t > d.Threshold {
+			d.Threshold = t
+		}
 	}
-	for _, j := range rest {
-		scores = append(scores, d.Distance(x[j*dim:(j+1)*dim]))
-	}
-	d.Threshold, d.Calibration = ConformalThreshold(scores, rate), len(scores)
+	d.Calibration = len(rows)
 	return d, nil
 }
 
@@ -140,12 +177,14 @@ func ConformalThreshold(scores []float64, rate float64) float64 {
 const MaxDistance = 2.0
 
 // NumReference is the number of reference questions.
-func (d *Domain) NumReference() int { return len(d.Vectors) / d.Dim }
+func (d *Domain) NumReference() int { return d.rows() / max(d.Forms, 1) }
+
+func (d *Domain) rows() int { return len(d.Vectors) / d.Dim }
 
 // Distance is the cosine distance from encoder vector x to the nearest
 // reference question: 0 for a direction seen in training, 1 for one
 // orthogonal to all of them (and for an empty encoding).
-func (d *Domain) Distance(x []float32) float64 { return d.nearest(unitRow(x), -1) }
+func (d *Domain) Distance(x []float32) float64 { return d.nearest(unitRow(x)) }
 
 // OutOfDomain reports whether x is farther than Threshold from every
 // reference question.
@@ -153,14 +192,14 @@ func (d *Domain) OutOfDomain(x []float32) bool { return d.Distance(x) > d.Thresh
 
 // nearest is the smallest 1 − u·v over reference rows v other than row skip,
 // for a unit (or zero) u: one matrix-vector product.
-func (d *Domain) nearest(u []float32, skip int) float64 {
-	n := d.NumReference()
+func (d *Domain) nearest(u []float32, skip ...int) float64 {
+	n := d.rows()
 	dots := make([]float32, n)
 	blas32.Gemv(blas.NoTrans, 1, blas32.General{Rows: n, Cols: d.Dim, Stride: d.Dim, Data: d.Vectors},
 		blas32.Vector{N: d.Dim, Inc: 1, Data: u}, 0, blas32.Vector{N: n, Inc: 1, Data: dots})
 	best := math.Inf(-1)
 	for k, s := range dots {
-		if k != skip && float64(s) > best {
+		if float64(s) > best && !slices.Contains(skip, k) {
 			best = float64(s)
 		}
 	}
@@ -191,9 +230,10 @@ func unitRow(v []float32) []float32 {
 func (d *Domain) Marshal() ([]byte, error) {
 	var b bytes.Buffer
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	err := tensorfile.WriteSafetensors(&b, map[string]tensorfile.Tensor{"reference": {Shape: []int{d.NumReference(), d.Dim}, Data: d.Vectors}},
+	err := tensorfile.WriteSafetensors(&b, map[string]tensorfile.Tensor{"reference": {Shape: []int{d.rows(), d.Dim}, Data: d.Vectors}},
 		map[string]string{"format": "jeirt-domain", "threshold": f(d.Threshold), "false_flag_rate": f(d.FalseFlagRate),
-			"quantile": f(1 - d.FalseFlagRate), "calibration": strconv.Itoa(d.Calibration), "distance": "cosine"})
+			"quantile": f(1 - d.FalseFlagRate), "calibration": strconv.Itoa(d.Calibration), "distance": "cosine",
+			"forms": strconv.Itoa(max(d.Forms, 1))})
 	return b.Bytes(), err
 }
 
@@ -239,12 +279,18 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 			return nil, fmt.Errorf("%s: metadata \"calibration\" is %q, want a count", name, model.Clip(v))
 		}
 	}
+	forms := 1 // a file written before the short forms were kept
+	if v, ok := st.Metadata["forms"]; ok {
+		if forms, err = strconv.Atoi(v); err != nil || forms < 1 || ref.Shape[0]%forms != 0 {
+			return nil, fmt.Errorf("%s: metadata \"forms\" is %q, want a count that divides the %d reference rows", name, model.Clip(v), ref.Shape[0])
+		}
+	}
 	for _, v := range ref.Data {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return nil, fmt.Errorf("%s: reference holds a non-finite value", name)
 		}
 	}
-	return &Domain{FalseFlagRate: rate, Threshold: thr, Calibration: calibration, Dim: ref.Shape[1], Vectors: ref.Data}, nil
+	return &Domain{FalseFlagRate: rate, Threshold: thr, Calibration: calibration, Dim: ref.Shape[1], Forms: forms, Vectors: ref.Data}, nil
 }
 
 // LoadDomain reads a checkpoint folder's domain file; a checkpoint written

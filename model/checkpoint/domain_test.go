@@ -216,3 +216,56 @@ func TestDomainFalseFlagRate(t *testing.T) {
 		}
 	}
 }
+
+// Short forms of the questions (here: the same topics with more noise, as
+// a title says less than an issue) sit farther from the reference: a
+// threshold calibrated on the full questions alone flags most new short
+// questions of the same topics; calibrated on the short forms too it
+// flags about the stated rate of them, and fewer full ones.
+func TestDomainShortForms(t *testing.T) {
+	const n, dim, rate = 400, 16, 0.1
+	rng := rand.New(rand.NewPCG(7, 8))
+	full := topicVectors(n, dim, 0.05, rng)
+	short := make([]float32, len(full)) // the same questions, said in fewer words
+	for k := range short {
+		short[k] = full[k] + float32(0.25*rng.NormFloat64())
+	}
+	plain, err := NewDomain(full, dim, nil, rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withShort, err := NewDomain(full, dim, nil, rate, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(withShort.Threshold > plain.Threshold) || withShort.Calibration != n {
+		t.Fatalf("thresholds: full only %.4f, with short forms %.4f (calibration %d)", plain.Threshold, withShort.Threshold, withShort.Calibration)
+	}
+	flagged := func(d *Domain, x []float32) float64 {
+		k := 0
+		for j := 0; j < len(x)/dim; j++ {
+			if d.OutOfDomain(x[j*dim : (j+1)*dim]) {
+				k++
+			}
+		}
+		return float64(k) / float64(len(x)/dim)
+	}
+	newFull := topicVectors(2000, dim, 0.05, rng)
+	newShort := make([]float32, len(newFull))
+	for k := range newShort {
+		newShort[k] = newFull[k] + float32(0.25*rng.NormFloat64())
+	}
+	if r := flagged(plain, newShort); r < 0.5 {
+		t.Errorf("calibrated on full questions, it flags %.3f of new short ones; the test expects most", r)
+	}
+	// 2,000 new questions: a standard error of 0.7 points at 10%.
+	if r := flagged(withShort, newShort); r > rate+0.03 || r < rate-0.05 {
+		t.Errorf("calibrated on short forms too, it flags %.3f of new short questions, stated %v", r, rate)
+	}
+	if r := flagged(withShort, newFull); r > rate {
+		t.Errorf("and %.3f of new full ones, stated at most %v", r, rate)
+	}
+	if _, err := NewDomain(full, dim, nil, rate, short[:dim]); err == nil {
+		t.Error("a short form of another length accepted")
+	}
+}

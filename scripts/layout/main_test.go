@@ -19,7 +19,13 @@ func TestUpward(t *testing.T) {
 		{"train/route", []string{"cmd/internal/serve"}, []string{"train/route imports cmd/internal/serve"}},
 		{"cuda/internal/cbmm", []string{"cuda/internal/gpu", "train/backend"}, nil},
 		{"cuda", []string{"train/irt"}, []string{"cuda imports train/irt"}},
-		{"cmd/internal/trainrun", []string{"cmd/internal/cli", "train/jeirt"}, nil},
+		{"cmd/internal/routerun", []string{"cmd/internal/cli", "cmd/internal/runner", "cmd/internal/clidoc", "train/pipeline"}, nil},
+		{"cmd/internal/serve/x", []string{"cmd/internal/serve", "cmd/internal/serve/y"}, nil},
+		{"cmd/internal/sweeprun", []string{"cmd/internal/trainrun", "cmd/internal/trainrun/z", "model"},
+			[]string{"cmd/internal/sweeprun imports cmd/internal/trainrun (an application imports no other application)",
+				"cmd/internal/sweeprun imports cmd/internal/trainrun/z (an application imports no other application)"}},
+		{"cmd/internal/cli", []string{"cmd/internal/runner"}, nil},
+		{"cmd/jeirt", []string{"cmd/internal/serve", "cmd/internal/routerun"}, nil},
 		{"scripts/layout", []string{"cmd/internal/cli"}, []string{"scripts/layout imports cmd/internal/cli"}},
 		{"modelx", []string{"train"}, nil}, // not under model/
 	} {

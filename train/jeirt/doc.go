@@ -8,5 +8,5 @@
 //
 // Trainer is the training; Questions and EncodeQuestions embed the
 // questions of a checkpoint for eval, add-model and route. The `jeirt train`
-// application (its config, the run, the checkpoint) is cmd/internal/trainrun.
+// application (its config, the run, the checkpoint) is cmd/internal/pipeline.
 package jeirt

@@ -153,38 +153,44 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		ood       bool // flagged questions go to best-single's pick
 	}
 	var routers []router
-	add := func(rule string, param float64, rt Router) *router {
-		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: rule, Param: param}, rt: rt})
-		return &routers[len(routers)-1]
+	// Every point is a rule made a router by Rule.Router, as jeirt route
+	// makes it; the candidates, the default and Best are then set per
+	// question (the models that answered it).
+	add := func(label string, param float64, rule Rule) (*router, error) {
+		rt, err := rule.Router(m, Setting{Candidates: cand, Reference: ref, Costs: costs})
+		if err != nil {
+			return nil, fmt.Errorf("route eval: rule %s: %w", rule, err)
+		}
+		t := rule.Among
+		if rule.Name == RuleShortlist {
+			t = int(rule.Param)
+		}
+		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: label, Param: param}, rt: *rt, shortlist: t})
+		return &routers[len(routers)-1], nil
 	}
+	margin := func(delta float64) Rule { // +Inf: always the default, best-single
+		if math.IsInf(delta, 1) {
+			return Rule{Name: RuleBestSingle, Param: math.NaN()}
+		}
+		return Rule{Name: RuleMargin, Param: delta}
+	}
+	var err error
 	if d := opt.Default; d != nil {
 		if opt.OutOfDomain != nil && len(opt.OutOfDomain) != r.NumItems() {
 			return nil, fmt.Errorf("route eval: %d out-of-domain flags for %d items", len(opt.OutOfDomain), r.NumItems())
 		}
-		rt := Router{Model: m}
-		t := 0
-		switch d.Name {
-		case RuleMaxP:
-		case RuleBestSingle:
-			rt.Margin = math.Inf(1)
-		case RuleShortlist:
-			t = int(d.Param)
-		case RuleMargin:
-			rt.Margin = d.Param
-		case RuleLambda:
-			if costs == nil {
-				return nil, fmt.Errorf("route eval: the default rule %s weighs cost; give the models' prices", d)
-			}
-			if d.Param > 0 {
-				rt.Costs, rt.Lambda = costs, d.Param
-			}
-		default:
-			return nil, fmt.Errorf("route eval: unknown default rule %q", d.Name)
+		if d.WeighsCost() && costs == nil {
+			return nil, fmt.Errorf("route eval: the default rule %s weighs cost; give the models' prices", d)
 		}
-		def := add("default", math.NaN(), rt)
-		def.pt.Spec, def.shortlist, def.ood = d.String(), t, opt.OutOfDomain != nil
+		def, err := add("default", math.NaN(), *d)
+		if err != nil {
+			return nil, err
+		}
+		def.pt.Spec, def.ood = d.String(), opt.OutOfDomain != nil
 	}
-	add("max-p", math.NaN(), Router{Model: m})
+	if _, err = add("max-p", math.NaN(), Rule{Name: RuleMaxP, Param: math.NaN()}); err != nil {
+		return nil, err
+	}
 	shortlists := opt.Shortlists
 	if shortlists == nil {
 		shortlists = DefaultShortlists
@@ -193,10 +199,14 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if t < 1 {
 			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
 		}
-		add("shortlist", float64(t), Router{Model: m}).shortlist = t
+		if _, err = add("shortlist", float64(t), Rule{Name: RuleShortlist, Param: float64(t)}); err != nil {
+			return nil, err
+		}
 	}
 	if opt.TunedMargin != nil {
-		add("margin-val", *opt.TunedMargin, Router{Model: m, Margin: *opt.TunedMargin})
+		if _, err = add("margin-val", *opt.TunedMargin, margin(*opt.TunedMargin)); err != nil {
+			return nil, err
+		}
 	}
 	margins := opt.Margins
 	if margins == nil {
@@ -209,7 +219,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		if !(v >= 0) {
 			return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
 		}
-		add("margin", v, Router{Model: m, Margin: v})
+		if _, err = add("margin", v, margin(v)); err != nil {
+			return nil, err
+		}
 	}
 	if costs != nil {
 		minP := opt.MinP
@@ -217,7 +229,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			minP = DefaultMinP
 		}
 		for _, v := range minP {
-			add("min-p", v, Router{Model: m, Costs: costs, MinP: v})
+			if _, err = add("min-p", v, Rule{Name: RuleMinP, Param: v}); err != nil {
+				return nil, err
+			}
 		}
 		lambda := opt.Lambda
 		if lambda == nil {
@@ -234,7 +248,9 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			}
 		}
 		for _, v := range lambda {
-			add("lambda", v, Router{Model: m, Costs: costs, Lambda: v})
+			if _, err = add("lambda", v, Rule{Name: RuleLambda, Param: v}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	best := &RoutePoint{Policy: "best-single", Rule: "best-single", Param: math.NaN(), Chosen: m.Models[bestOrder[0]]}
@@ -359,7 +375,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			if rt.shortlist > 0 {
 				rt.rt.Candidates = ranked[:min(rt.shortlist, len(ranked))]
 			}
-			rt.rt.Default = def
+			rt.rt.Default, rt.rt.Best = def, def
 			if rt.ood && opt.OutOfDomain[j] {
 				rt.pt.Flagged++
 				score(rt.pt, def)

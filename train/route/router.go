@@ -52,7 +52,13 @@ type Router struct {
 	// (Calibration.Prob; its Prior has a value per row of M): the P the
 	// rules compare and the choices report.
 	Calibration *Calibration
+
+	// Set by Rule.Router: the rule applied and its kind, which chooses.
+	applied Rule
+	kind    *kind
 }
+
+var posInf = math.Inf(1)
 
 // ModelP is one candidate's predicted probability of a correct answer.
 type ModelP struct {
@@ -64,8 +70,13 @@ type ModelP struct {
 // Choice is the Router's decision for one question.
 type Choice struct {
 	ModelP
-	// Rule is "max-p", "margin", "min-p" or "lambda".
+	// Rule is the rule that chose: the spec of the Router's rule
+	// (shortlist?k=3, margin?delta=0.05&default=gpt-4o; for a Router
+	// built by hand "max-p", "margin", "min-p" or "lambda"), or
+	// "out-of-domain".
 	Rule string
+	// Reason says why the rule chose this model.
+	Reason string
 	// Fallback is true when the min-p rule found no model with P ≥ MinP and
 	// chose the highest P instead.
 	Fallback bool
@@ -79,8 +90,16 @@ type Choice struct {
 	Distance    float64
 }
 
-// Rule names the rule Route applies.
+// Rule names the rule Route applies: the spec of the rule Rule.Router
+// built it for, else what its fields make.
 func (r *Router) Rule() string {
+	if r.kind != nil {
+		return r.applied.String()
+	}
+	return r.mechanism()
+}
+
+func (r *Router) mechanism() string {
 	switch {
 	case r.Costs == nil && r.Margin > 0:
 		return "margin"
@@ -169,7 +188,9 @@ func (r *Router) RouteChecked(q, x []float32) Choice {
 	}
 	for _, mp := range ch.Ranked {
 		if mp.Model == r.Best {
-			ch.ModelP, ch.Rule, ch.Fallback = mp, "out-of-domain", false
+			ch.Reason = fmt.Sprintf("the query is unlike every training question (cosine distance %.4f to the nearest, above the threshold %.4f): the best-ranked candidate %s instead of rule %s's choice %s",
+				ch.Distance, r.Domain.Threshold, r.Model.Models[mp.Model], ch.Rule, r.Model.Models[ch.Model])
+			ch.ModelP, ch.Rule, ch.Fallback = mp, RuleOutOfDomain, false
 			break
 		}
 	}
@@ -214,42 +235,69 @@ func (r *Router) Choose(ps []ModelP) Choice {
 	}
 	sort.Slice(ps, func(x, y int) bool { return less(ps[x], ps[y]) })
 	ch := Choice{Rule: r.Rule(), Ranked: ps, Distance: math.NaN()}
-	best := -1
-	switch ch.Rule {
-	case "max-p":
-		best = 0
-	case "margin":
-		best = 0
-		for k, m := range ps {
-			// ps[0] has the highest P; switch away from the default only
-			// when that P beats the default's by at least Margin.
-			if m.Model == r.Default {
-				if ps[0].P-m.P < r.Margin {
-					best = k
-				}
-				break
-			}
-		}
-	case "lambda":
-		score := func(m ModelP) float64 { return m.P - r.Lambda*m.Cost }
-		for k, m := range ps {
-			if best < 0 || score(m) > score(ps[best]) ||
-				score(m) == score(ps[best]) && m.Cost < ps[best].Cost {
-				best = k
-			}
-		}
-	case "min-p":
-		for k, m := range ps {
-			if m.P >= r.MinP && (best < 0 || m.Cost < ps[best].Cost) {
-				best = k
-			}
-		}
-		if best < 0 {
-			best, ch.Fallback = 0, true
+	var best int
+	if r.kind != nil {
+		best, ch.Fallback, ch.Reason = r.kind.choose(r, ps)
+	} else {
+		switch ch.Rule {
+		case "max-p":
+		case "margin":
+			best = pickMargin(ps, r.Default, r.Margin)
+		case "lambda":
+			best = pickLambda(ps, r.Lambda)
+		case "min-p":
+			best, ch.Fallback = pickMinP(ps, r.MinP)
 		}
 	}
 	ch.ModelP = ps[best]
 	return ch
+}
+
+// pickMargin is the margin rule on ps (highest P first): the default model
+// unless ps[0]'s P beats its P by at least margin; ps[0] when the default
+// is not among ps.
+func pickMargin(ps []ModelP, def int, margin float64) int {
+	if k := indexOfModel(ps, def); k >= 0 && ps[0].P-ps[k].P < margin {
+		return k
+	}
+	return 0
+}
+
+// pickLambda is the highest P − λ·cost, the cheaper on a tie.
+func pickLambda(ps []ModelP, lambda float64) int {
+	best := -1
+	score := func(m ModelP) float64 { return m.P - lambda*m.Cost }
+	for k, m := range ps {
+		if best < 0 || score(m) > score(ps[best]) ||
+			score(m) == score(ps[best]) && m.Cost < ps[best].Cost {
+			best = k
+		}
+	}
+	return best
+}
+
+// pickMinP is the cheapest with P ≥ minP, or the highest P (fallback).
+func pickMinP(ps []ModelP, minP float64) (int, bool) {
+	best := -1
+	for k, m := range ps {
+		if m.P >= minP && (best < 0 || m.Cost < ps[best].Cost) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return 0, true
+	}
+	return best, false
+}
+
+// indexOfModel is the index in ps of row i of M, or −1.
+func indexOfModel(ps []ModelP, i int) int {
+	for k, m := range ps {
+		if m.Model == i {
+			return k
+		}
+	}
+	return -1
 }
 
 // Alternatives returns up to top candidates other than the chosen one,

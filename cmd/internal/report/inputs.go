@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -41,7 +41,7 @@ func readCheckpointMetrics(dir string, ck *checkpoint.Checkpoint) (*checkpoint.R
 // dataPath when given, else from the paths in its manifest's config. It
 // returns nil (and a note saying why) when they cannot be found.
 func loadCheckpointData(ck *checkpoint.Checkpoint, dataPath, itemsPath string, dataRead read.Options) (*model.Responses, string, string) {
-	var cfg trainrun.Config // as run: its data paths are absolute
+	var cfg pipeline.Config // as run: its data paths are absolute
 	_ = json.Unmarshal(ck.Manifest.Config, &cfg)
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items}
 	if ro.Format == "" {
@@ -71,7 +71,7 @@ func loadCheckpointData(ck *checkpoint.Checkpoint, dataPath, itemsPath string, d
 	if len(parts) == 1 {
 		return parts[0], paths[0], ""
 	}
-	_, all := trainrun.MergeResponses(parts...)
+	_, all := pipeline.MergeResponses(parts...)
 	return all, strings.Join(paths, ", "), ""
 }
 

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -18,13 +18,13 @@ import (
 // routes by the map's own P, bit for bit.
 func TestRouteAppliesRecordedCalibration(t *testing.T) {
 	data, items := splitsData(t)
-	cfg := trainrun.DefaultConfig()
-	cfg.Data = trainrun.DataConfig{Responses: data, Items: items, Format: "auto"}
+	cfg := pipeline.DefaultConfig()
+	cfg.Data = pipeline.DataConfig{Responses: data, Items: items, Format: "auto"}
 	cfg.Split.By, cfg.Output = "item", filepath.Join(t.TempDir(), "ckpt")
 	if err := cfg.SetAll(append(tinyTraining, "route.calibrate=true")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trainrun.Run(context.Background(), cfg, trainrun.Options{NoBaselines: true}); err != nil {
+	if _, err := pipeline.Run(context.Background(), cfg, pipeline.Options{NoBaselines: true}); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := checkpoint.Open(cfg.Output, "", nil)

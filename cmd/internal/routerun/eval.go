@@ -14,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -117,9 +118,12 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if rec := ck.Manifest.Routing; rec != nil {
-		rule := route.Recorded(rec)
+		rule, err := route.Recorded(rec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ck.Where(), err)
+		}
 		opt.Default = &rule
-		if rule.Name == route.RuleLambda && opt.Costs == nil {
+		if rule.WeighsCost() && opt.Costs == nil {
 			opt.Costs = route.RecordedCosts(ck)
 		}
 		log.Printf("route eval: the checkpoint's default rule is %s (%s); it is the row router,default,%s", rule, rec.Why, rule)
@@ -157,7 +161,7 @@ func (e EvalRun) options(models []string) (route.RouteEvalOptions, error) {
 	opt := route.RouteEvalOptions{MinP: e.MinP, Lambda: e.Lambda, Margins: e.Margins, Shortlists: e.Shortlists, Outcomes: true}
 	if e.Costs != "" {
 		var err error
-		if opt.Costs, err = route.ReadCosts(e.Costs, models); err != nil {
+		if opt.Costs, err = routefile.ReadCosts(e.Costs, models); err != nil {
 			return opt, err
 		}
 	} else if len(e.MinP) > 0 || len(e.Lambda) > 0 {
@@ -235,7 +239,7 @@ func foreignVectors(ctx context.Context, enc encoder.Encoder, path string) ([][]
 		return nil, 0, err
 	}
 	defer f.Close()
-	qf, err := route.ReadQueries(path, f)
+	qf, err := routefile.ReadQueries(path, f)
 	if err != nil {
 		return nil, 0, err
 	}

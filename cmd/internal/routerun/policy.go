@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -43,39 +44,92 @@ type RouterOptions struct {
 // RuleNote says which rule a router applies and why: the line jeirt route
 // prints.
 type RuleNote struct {
-	Rule string // the rule's spec (min-p?p=0.7 for the min-p rule)
+	Rule string // the spec of the rule applied (route.Rule.String, the margin's default model named)
 	Why  string // where it comes from
 }
 
 // NewRouter builds the router of checkpoint ck that o describes, checking
-// every option against the checkpoint (errors name the flag). The models
-// are ranked (best-single, the shortlist, the margin's default model, the
-// fallback of out-of-domain queries) by their accuracy on o.Train, else
-// by the training accuracies the checkpoint recorded, else by their mean
-// predicted P.
+// every option against the checkpoint (errors name the flag): the rule of
+// --rule, of the rule flags, or the checkpoint's recorded default, made a
+// router by route.Rule.Router. The models are ranked (best-single, the
+// shortlist, the margin's default model, the fallback of out-of-domain
+// queries) by their accuracy on o.Train, else by the training accuracies
+// the checkpoint recorded, else by their mean predicted P.
 func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleNote, error) {
 	ref, err := reference(ck, o.Train, o.TrainRead)
 	if err != nil {
 		return nil, RuleNote{}, err
 	}
-	flagRule := o.Margin != 0 || o.Shortlist != 0 || o.MinPSet || o.Lambda != 0 || o.Default != ""
-	if o.Rule != "" && flagRule {
+	flagged := o.Margin != 0 || o.Shortlist != 0 || o.MinPSet || o.Lambda != 0 || o.Default != ""
+	if o.Rule != "" && flagged {
 		return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule} %s names the rule; drop {Margin}, {Shortlist}, {MinP}, {Lambda} and {Default}", o.Rule)
 	}
-	var rt *route.Router
-	var note RuleNote
-	if o.Rule != "" || !flagRule && o.Costs == "" {
-		rt, note, err = ruleRouter(ck, o, ref)
-	} else {
-		rt, note, err = flagRouter(ck, o, ref)
+	set := route.Setting{Reference: ref, Calibration: route.CalibrationOf(ck), KeepOutOfDomain: o.KeepOutOfDomain}
+	if set.Candidates, err = candidates(ck.Model, o.Models); err != nil {
+		return nil, RuleNote{}, err
 	}
+	var fileCosts []float64 // --costs, checked whatever the rule
+	if o.Costs != "" {
+		if fileCosts, err = readCosts(ck.Model, o.Costs, set.Candidates); err != nil {
+			return nil, RuleNote{}, err
+		}
+	}
+	var rule route.Rule
+	var why string
+	if o.Rule != "" || !flagged && o.Costs == "" {
+		rule, why, err = route.Resolve(o.Rule, ck.Manifest.Routing)
+		if err != nil {
+			if o.Rule == "" || o.Rule == route.RuleDefault {
+				return nil, RuleNote{}, fmt.Errorf("%s: %w", ck.Where(), err)
+			}
+			return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule}: %v (or default: the checkpoint's)", err)
+		}
+		if why == "given" {
+			why = "given by --rule"
+		}
+		if o.Train != "" && !ranks(rule) && ck.Manifest.Routing == nil {
+			return nil, RuleNote{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or a recorded default rule; the checkpoint records none, so it needs {Margin} or {Shortlist}")
+		}
+	} else {
+		if rule, err = flagRule(o); err != nil {
+			return nil, RuleNote{}, err
+		}
+		why = "given by the flags"
+	}
+	if set.Costs, err = ruleCosts(ck, rule, fileCosts, set.Candidates); err != nil {
+		return nil, RuleNote{}, err
+	}
+	if rule.Default != "" {
+		field := "Default" // the flag, or --rule's default=
+		if o.Default == "" {
+			field = "Rule"
+		}
+		i := indexOfName(ck.Model.Models, rule.Default)
+		if i < 0 {
+			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not a model of the checkpoint (it has %d: %s)", rule.Default, ck.Model.NumModels(), ShortList(ck.Model.Models, 5))
+		}
+		in := set.Candidates
+		if rule.Among > 0 {
+			in = route.Shortlist(ref, in, rule.Among)
+		}
+		if !slices.Contains(in, i) {
+			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
+		}
+	}
+	if set.Domain, err = domain(ck); err != nil {
+		return nil, RuleNote{}, err
+	}
+	rt, err := rule.Router(ck.Model, set)
 	if err != nil {
 		return nil, RuleNote{}, err
 	}
-	if err := setDomain(ck, rt, o.KeepOutOfDomain); err != nil {
-		return nil, RuleNote{}, err
-	}
-	return rt, note, nil
+	return rt, RuleNote{Rule: rt.Rule(), Why: why}, nil
+}
+
+// ranks reports whether the rule orders the models by the reference (so
+// that --data has something to rank).
+func ranks(r route.Rule) bool {
+	return r.Among > 0 || r.Name == route.RuleBestSingle || r.Name == route.RuleShortlist || r.Name == route.RuleMargin
 }
 
 // reference ranks the checkpoint's models: by accuracy on trainPath when
@@ -87,191 +141,137 @@ func reference(ck *checkpoint.Checkpoint, trainPath string, ro read.Options) ([]
 	return route.Reference(ck), nil
 }
 
-// ruleRouter is the router of --rule, or of the checkpoint's recorded
-// default rule when o.Rule is "" or "default".
-func ruleRouter(ck *checkpoint.Checkpoint, o RouterOptions, ref []float64) (*route.Router, RuleNote, error) {
-	var rule route.Rule
-	var note RuleNote
-	rec := ck.Manifest.Routing
+// flagRule is the rule the rule flags describe: --costs with --lambda (λ)
+// or --min-p (the cheapest good-enough model), --margin with --default,
+// --shortlist alone or among the models of another rule.
+func flagRule(o RouterOptions) (route.Rule, error) {
+	if o.Shortlist < 0 {
+		return route.Rule{}, model.FieldErrorf("Shortlist", "route: {Shortlist} %d must not be negative", o.Shortlist)
+	}
+	if o.Default != "" && o.Margin == 0 {
+		return route.Rule{}, model.FieldErrorf("Default", "route: {Default} is the default model of the margin rule; it needs {Margin}")
+	}
+	if o.Costs == "" {
+		if o.Lambda != 0 {
+			return route.Rule{}, model.FieldErrorf("Lambda", "route: {Lambda} weighs cost; it needs {Costs}")
+		}
+		if o.MinPSet {
+			return route.Rule{}, model.FieldErrorf("MinP", "route: {MinP} picks the cheapest good-enough model; it needs {Costs}")
+		}
+	}
+	if o.Margin == 0 && o.Shortlist == 0 && o.Train != "" {
+		return route.Rule{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or the checkpoint's default rule, not for {Costs} alone")
+	}
+	if !(o.Margin >= 0) {
+		return route.Rule{}, model.FieldErrorf("Margin", "route: {Margin} %v must be a non-negative number (or inf)", o.Margin)
+	}
+	if o.Margin > 0 && o.Costs != "" {
+		return route.Rule{}, model.FieldErrorf("Margin", "route: {Margin} does not weigh cost; use it without {Costs}")
+	}
+	if o.Default != "" && o.Train != "" {
+		return route.Rule{}, model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
+	}
+	var r route.Rule
+	var err error
 	switch {
-	case (o.Rule == "" || o.Rule == "default") && rec == nil:
-		rule = route.Rule{Name: route.RuleMaxP, Param: math.NaN()}
-		note.Why = "the checkpoint records no default rule (written by a jeirt before one was chosen at training): the highest P, as then"
-	case o.Rule == "" || o.Rule == "default":
-		rule = route.Recorded(rec)
-		note.Why = "the checkpoint's default rule: " + rec.Why
+	case o.Costs != "" && o.Lambda != 0:
+		if !(o.Lambda >= 0) || math.IsInf(o.Lambda, 0) {
+			return route.Rule{}, model.FieldErrorf("Lambda", "route: {Lambda} %v must be a non-negative number", o.Lambda)
+		}
+		r, err = route.NewRule(route.RuleLambda, &o.Lambda, o.Shortlist, "")
+	case o.Costs != "":
+		if !(o.MinP >= 0 && o.MinP <= 1) {
+			return route.Rule{}, model.FieldErrorf("MinP", "route: {MinP} %v is not in [0, 1]", o.MinP)
+		}
+		r, err = route.NewRule(route.RuleMinP, &o.MinP, o.Shortlist, "")
+	case math.IsInf(o.Margin, 1) && o.Default != "":
+		return route.Rule{}, model.FieldErrorf("Default", "route: {Margin} inf with {Default} %s always takes %s: choose it with {Models} %s", o.Default, o.Default, o.Default)
+	case math.IsInf(o.Margin, 1):
+		r, err = route.NewRule(route.RuleBestSingle, nil, o.Shortlist, "")
+	case o.Margin > 0:
+		r, err = route.NewRule(route.RuleMargin, &o.Margin, o.Shortlist, o.Default)
 	default:
-		var err error
-		if rule, err = route.ParseRule(o.Rule); err != nil {
-			return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule}: %v (or default: the checkpoint's)", err)
-		}
-		note.Why = "given by --rule"
+		r, err = route.NewRule(route.RuleMaxP, nil, o.Shortlist, "")
 	}
-	note.Rule = rule.String()
-	if o.Train != "" && (rule.Name == route.RuleMaxP || rule.Name == route.RuleLambda) && rec == nil {
-		return nil, RuleNote{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or a recorded default rule; the checkpoint records none, so it needs {Margin} or {Shortlist}")
-	}
-	rt, err := baseRouter(ck, o.Models, o.Costs, 0, 0, false)
 	if err != nil {
-		return nil, RuleNote{}, err
+		return route.Rule{}, fmt.Errorf("route: %w", err)
 	}
-	if rule.Name == route.RuleLambda && rt.Costs == nil {
-		rt.Costs = route.RecordedCosts(ck)
-		if rt.Costs == nil {
-			return nil, RuleNote{}, model.FieldErrorf("Costs", "route: rule %s weighs cost; give the prices with {Costs}", rule)
-		}
-		for _, i := range rt.Candidates {
-			if math.IsNaN(rt.Costs[i]) {
-				return nil, RuleNote{}, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", ck.Model.Models[i])
-			}
-		}
-	}
-	if err := rule.Apply(rt, ref); err != nil {
-		return nil, RuleNote{}, err
-	}
-	return rt, note, nil
+	return r, nil
 }
 
-// flagRouter is the router the rule flags describe (--costs, --min-p,
-// --lambda, --margin, --shortlist, --default).
-func flagRouter(ck *checkpoint.Checkpoint, o RouterOptions, ref []float64) (*route.Router, RuleNote, error) {
-	rt, err := baseRouter(ck, o.Models, o.Costs, o.MinP, o.Lambda, o.MinPSet)
-	if err != nil {
-		return nil, RuleNote{}, err
-	}
-	if err := setReference(ck, rt, ref, o.Margin, o.Shortlist, o.Default, o.Train, o.Costs); err != nil {
-		return nil, RuleNote{}, err
-	}
-	rt.Best = route.BestSingle(ref, rt.Candidates)
-	var spec string
-	switch rt.Rule() {
-	case "min-p":
-		spec = fmt.Sprintf("min-p?p=%g", rt.MinP)
-	case "lambda":
-		spec = route.Rule{Name: route.RuleLambda, Param: rt.Lambda}.String()
-	case "margin":
-		spec = route.Rule{Name: route.RuleMargin, Param: rt.Margin}.String() + " (default model " + ck.Model.Models[rt.Default] + ")"
-	default:
-		spec = route.RuleMaxP
-	}
-	if o.Shortlist > 0 {
-		spec += fmt.Sprintf(" among the %d best models", o.Shortlist)
-	}
-	return rt, RuleNote{Rule: spec, Why: "given by the flags"}, nil
-}
-
-// setDomain gives rt the checkpoint's out-of-domain reference (none for a
-// checkpoint written before jeirt kept one); such queries go to rt.Best.
-func setDomain(ck *checkpoint.Checkpoint, rt *route.Router, keep bool) error {
+// domain is the checkpoint's out-of-domain reference (nil for a checkpoint
+// written before jeirt kept one).
+func domain(ck *checkpoint.Checkpoint) (*checkpoint.Domain, error) {
 	dom, err := checkpoint.LoadDomain(ck.Dir)
-	if err != nil {
-		return err
-	}
-	if dom == nil {
-		return nil
-	}
-	if dom.Dim != ck.Model.InputDim {
-		return fmt.Errorf("%s: the out-of-domain reference has width %d, the encoder %d", ck.Dir, dom.Dim, ck.Model.InputDim)
-	}
-	rt.Domain, rt.KeepOutOfDomain = dom, keep
-	return nil
-}
-
-// baseRouter checks --models, --costs, --min-p and --lambda against the checkpoint.
-func baseRouter(ck *checkpoint.Checkpoint, models []string, costsPath string, minP, lambda float64, minPSet bool) (*route.Router, error) {
-	m := ck.Model
-	rt := &route.Router{Model: m, MinP: minP, Lambda: lambda, Calibration: route.CalibrationOf(ck)}
-	if models == nil {
-		for i := range m.Models {
-			rt.Candidates = append(rt.Candidates, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, name := range models {
-			i := indexOfName(m.Models, name)
-			if i < 0 {
-				return nil, model.FieldErrorf("Models", "route: {Models}: %q is not a model of the checkpoint (it has %d: %s)",
-					name, m.NumModels(), ShortList(m.Models, 5))
-			}
-			if !seen[i] {
-				seen[i] = true
-				rt.Candidates = append(rt.Candidates, i)
-			}
-		}
-		if len(rt.Candidates) == 0 {
-			return nil, model.FieldErrorf("Models", "route: {Models} names no model")
-		}
-	}
-	if costsPath == "" {
-		if lambda != 0 {
-			return nil, model.FieldErrorf("Lambda", "route: {Lambda} weighs cost; it needs {Costs}")
-		}
-		if minPSet {
-			return nil, model.FieldErrorf("MinP", "route: {MinP} picks the cheapest good-enough model; it needs {Costs}")
-		}
-	} else {
-		costs, err := route.ReadCosts(costsPath, m.Models)
-		if err != nil {
-			return nil, err
-		}
-		for _, i := range rt.Candidates {
-			if math.IsNaN(costs[i]) {
-				return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", costsPath, m.Models[i])
-			}
-		}
-		rt.Costs = costs
-	}
-	if err := rt.Check(); err != nil {
+	if err != nil || dom == nil {
 		return nil, err
 	}
-	return rt, nil
+	if dom.Dim != ck.Model.InputDim {
+		return nil, fmt.Errorf("%s: the out-of-domain reference has width %d, the encoder %d", ck.Dir, dom.Dim, ck.Model.InputDim)
+	}
+	return dom, nil
 }
 
-// setReference applies the rules that rank models by the reference score
-// ref: --shortlist keeps rt's T best candidates, and --margin sets δ and
-// the default model (--default, else the best candidate).
-func setReference(ck *checkpoint.Checkpoint, rt *route.Router, ref []float64, margin float64, shortlist int, defaultName, trainPath, costsPath string) error {
-	if shortlist < 0 {
-		return model.FieldErrorf("Shortlist", "route: {Shortlist} %d must not be negative", shortlist)
-	}
-	if defaultName != "" && margin == 0 {
-		return model.FieldErrorf("Default", "route: {Default} is the default model of the margin rule; it needs {Margin}")
-	}
-	if margin == 0 && shortlist == 0 {
-		if trainPath != "" {
-			return model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or the checkpoint's default rule, not for {Costs} alone")
+// candidates are the rows of M that --models names (all without it).
+func candidates(m *model.JEIRT, models []string) ([]int, error) {
+	var out []int
+	if models == nil {
+		for i := range m.Models {
+			out = append(out, i)
 		}
-		return nil
+		return out, nil
 	}
-	if !(margin >= 0) {
-		return model.FieldErrorf("Margin", "route: {Margin} %v must be a non-negative number (or inf)", margin)
-	}
-	if margin > 0 && costsPath != "" {
-		return model.FieldErrorf("Margin", "route: {Margin} does not weigh cost; use it without {Costs}")
-	}
-	if defaultName != "" && trainPath != "" {
-		return model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
-	}
-	m := ck.Model
-	if shortlist > 0 {
-		rt.Candidates = route.Shortlist(ref, rt.Candidates, shortlist)
-	}
-	if margin == 0 {
-		return rt.Check()
-	}
-	rt.Margin = margin
-	if defaultName != "" {
-		rt.Default = indexOfName(m.Models, defaultName)
-		if rt.Default < 0 {
-			return model.FieldErrorf("Default", "route: {Default}: %q is not a model of the checkpoint (it has %d: %s)", defaultName, m.NumModels(), ShortList(m.Models, 5))
+	seen := map[int]bool{}
+	for _, name := range models {
+		i := indexOfName(m.Models, name)
+		if i < 0 {
+			return nil, model.FieldErrorf("Models", "route: {Models}: %q is not a model of the checkpoint (it has %d: %s)",
+				name, m.NumModels(), ShortList(m.Models, 5))
 		}
-		if !slices.Contains(rt.Candidates, rt.Default) {
-			return model.FieldErrorf("Default", "route: {Default}: %q is not one of the candidates ({Models}, {Shortlist})", defaultName)
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
 		}
-		return rt.Check()
 	}
-	rt.Default = route.BestSingle(ref, rt.Candidates)
-	return rt.Check()
+	if len(out) == 0 {
+		return nil, model.FieldErrorf("Models", "route: {Models} names no model")
+	}
+	return out, nil
+}
+
+// readCosts reads --costs and checks that it prices every candidate.
+func readCosts(m *model.JEIRT, path string, cand []int) ([]float64, error) {
+	costs, err := routefile.ReadCosts(path, m.Models)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range cand {
+		if math.IsNaN(costs[i]) {
+			return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", path, m.Models[i])
+		}
+	}
+	return costs, nil
+}
+
+// ruleCosts are the prices a rule that weighs cost routes by: --costs
+// (fileCosts), else the checkpoint's recorded ones; nil for another rule.
+func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, fileCosts []float64, cand []int) ([]float64, error) {
+	switch {
+	case !rule.WeighsCost():
+		return nil, nil
+	case fileCosts != nil:
+		return fileCosts, nil
+	}
+	costs := route.RecordedCosts(ck)
+	if costs == nil {
+		return nil, model.FieldErrorf("Costs", "route: rule %s weighs cost; give the prices with {Costs}", rule)
+	}
+	for _, i := range cand {
+		if math.IsNaN(costs[i]) {
+			return nil, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", ck.Model.Models[i])
+		}
+	}
+	return costs, nil
 }
 
 // TrainReference returns each checkpoint model's accuracy on the responses
@@ -355,7 +355,7 @@ func ShortList(names []string, limit int) string {
 
 // WriteChoices writes the routing of queries qs in format table, csv or json
 // (JSON lines), with up to top alternatives each.
-func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *route.Router, qs []route.Query, choices []route.Choice, top int) error {
+func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *route.Router, qs []routefile.Query, choices []route.Choice, top int) error {
 	costStr := func(c float64) string {
 		if math.IsNaN(c) {
 			return ""
@@ -387,10 +387,11 @@ func WriteChoices(w io.Writer, format string, m *model.JEIRT, rt *route.Router, 
 				ID string `json:"id"`
 				alt
 				Rule         string `json:"rule"`
+				Reason       string `json:"reason"`
 				Fallback     bool   `json:"fallback,omitempty"`
 				OutOfDomain  bool   `json:"out_of_domain"`
 				Alternatives []alt  `json:"alternatives"`
-			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Fallback, c.OutOfDomain, alts}
+			}{qs[k].ID, mk(c.ModelP), c.Rule, c.Reason, c.Fallback, c.OutOfDomain, alts}
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}

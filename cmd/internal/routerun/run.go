@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -65,7 +66,7 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 		defer f.Close()
 		in = f
 	}
-	qf, err := route.ReadQueries(name, in)
+	qf, err := routefile.ReadQueries(name, in)
 	if err != nil {
 		return err
 	}

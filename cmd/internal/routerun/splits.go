@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
@@ -15,22 +15,22 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
-	"github.com/jeirt/jeirt/train/jeirt"
+	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
 )
 
 // splitConfig is the training config of every split: Config (or the
 // defaults) with its data the responses of Data split by item, the
 // overrides Set applied last.
-func (e EvalRun) splitConfig() (*trainrun.Config, error) {
-	cfg := trainrun.DefaultConfig()
+func (e EvalRun) splitConfig() (*pipeline.Config, error) {
+	cfg := pipeline.DefaultConfig()
 	if e.Config != "" {
 		var err error
-		if cfg, err = trainrun.ReadConfig(e.Config); err != nil {
+		if cfg, err = pipeline.ReadConfig(e.Config); err != nil {
 			return nil, err
 		}
 	}
-	cfg.Data = trainrun.DataConfig{Responses: e.Data, Items: e.Read.Items, Format: e.Read.Format}
+	cfg.Data = pipeline.DataConfig{Responses: e.Data, Items: e.Read.Items, Format: e.Read.Format}
 	if cfg.Data.Format == "" {
 		cfg.Data.Format = "auto"
 	}
@@ -81,8 +81,12 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 	}
 	_, fitted := enc.(encoder.Fitter)
 	var features []float32
-	if !fitted { // the same vectors for every split
-		if features, err = jeirt.EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log); err != nil {
+	var short [][]float32 // the questions' titles and first sentences
+	if !fitted {          // the same vectors for every split
+		if features, err = pipeline.Encode(ctx, enc, all, all, cfg.Encoder.Cache, log); err != nil {
+			return err
+		}
+		if short, err = pipeline.EncodeShort(ctx, enc, all); err != nil {
 			return err
 		}
 	}
@@ -101,6 +105,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 	var splits [][]route.RoutePoint
 	var ood, foreign []float64
 	var oodAll, foreignAll share
+	var byLength lengthFlags
 	rules := map[string]int{}
 	log.Printf("route eval: %d item splits of %s (%d models x %d questions; val %.0f%%, test %.0f%%), seeds %d-%d; each trains a checkpoint (%s encoder, %d-fold routing cross-validation)",
 		e.Splits, e.Data, all.NumModels(), all.NumItems(), 100*cfg.Split.Val, 100*cfg.Split.Test, e.Seed, e.Seed+int64(e.Splits)-1, cfg.Encoder.Spec, cfg.Route.Folds)
@@ -112,15 +117,15 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if fitted {
-			if err := enc.(encoder.Fitter).Fit(ctx, trainR.ObservedItemTexts()); err != nil {
+		if fitted { // fitted on this split's training questions
+			if features, err = pipeline.Encode(ctx, enc, all, trainR, "", log); err != nil {
 				return err
 			}
-			if features, err = jeirt.EncodeItemsCached(ctx, enc, all, "", log); err != nil {
+			if short, err = pipeline.EncodeShort(ctx, enc, all); err != nil {
 				return err
 			}
 		}
-		fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
+		trained, err := pipeline.TrainSplit(ctx, cfg, tr, trainR, valR, features, short, enc.Dim(), quiet(log))
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -128,24 +133,16 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
 		}
-		trained := time.Since(start)
-		rec, dom, err := trainrun.Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), quiet(log))
-		if ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
-		}
+		fit, rec, dom, rule := trained.Fit, trained.Routing, trained.Domain, trained.Rule
+		fitTime := trained.FitTime
 		ck := &checkpoint.Checkpoint{Model: fit.Model, Manifest: checkpoint.Manifest{Routing: rec}}
 		m := fit.Model
 		sopt := opt
 		sopt.Reference = route.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
 		sopt.Calibration = route.CalibrationOf(ck)
-		rule := route.Recorded(rec)
 		sopt.Default = &rule
-		if rule.Name == route.RuleLambda && sopt.Costs == nil {
+		if rule.WeighsCost() && sopt.Costs == nil {
 			sopt.Costs = route.RecordedCosts(ck)
 		}
 		rules[rule.String()]++
@@ -169,6 +166,9 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			sopt.OutOfDomain, flagged = domainFlags(dom, vecs(testR))
 			ood = append(ood, flagged.rate())
 			oodAll.k, oodAll.n = oodAll.k+flagged.k, oodAll.n+flagged.n
+			if err := byLength.add(dom, features, short, dim, trainR, testR, cfg.Route.FalseFlagRate); err != nil {
+				return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
+			}
 		}
 		delta, _, err := tuneMargin(m, valR, q(valR), sopt)
 		if err != nil {
@@ -201,7 +201,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 			}
 		}
 		log.Printf("route eval: split %d/%d (seed %d): trained in %.1fs (best epoch %d), routing cross-validation %.1fs: default %s; %d test questions: default %.4f, best-single %.4f; out of domain %d of %d",
-			s+1, e.Splits, seed, trained.Seconds(), fit.BestEpoch, (time.Since(start) - trained).Seconds(), rule, def.Items, def.Accuracy, best.Accuracy, flagged.k, flagged.n)
+			s+1, e.Splits, seed, fitTime.Seconds(), fit.BestEpoch, (time.Since(start) - fitTime).Seconds(), rule, def.Items, def.Accuracy, best.Accuracy, flagged.k, flagged.n)
 		if e.Out != "" && e.Out != "-" {
 			cur := route.Combine(splits, ratio)
 			if err := fileio.WriteFileAtomic(e.Out, func(w io.Writer) error { return route.WriteRouteCSV(w, cur) }); err != nil {
@@ -225,6 +225,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "out-of-domain check on the held-out in-domain questions: flagged %.2f%% ± %.2f (mean over splits; %d of %d question tests), stated false-flag rate %.1f%%\n",
 			100*mean, 100*se, oodAll.k, oodAll.n, 100*cfg.Route.FalseFlagRate)
 	}
+	byLength.write(w, cfg.Route.FalseFlagRate)
 	if len(foreign) > 0 {
 		mean, _ := route.CorrectedMeanSE(foreign, 0)
 		fmt.Fprintf(w, "out-of-domain check on the %d foreign queries of %s: flagged %.1f%% (mean over splits; %d of %d)\n",
@@ -234,12 +235,16 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 }
 
 // quiet passes on the routing cross-validation's summary lines, not one
-// line per fold.
+// line per fold, nor the train stage's own lines (the split's line says
+// them).
 func quiet(log model.Logf) model.Logf {
 	return func(format string, args ...any) {
-		if !strings.HasPrefix(format, "routing cross-validation: fold") {
-			log.Printf(format, args...)
+		for _, p := range []string{"routing cross-validation: fold", "stopped: ", "routing: choosing", "routing: default rule"} {
+			if strings.HasPrefix(format, p) {
+				return
+			}
 		}
+		log.Printf(format, args...)
 	}
 }
 
@@ -256,4 +261,58 @@ func sortedDesc(parts []string) []string {
 		}
 	}
 	return parts
+}
+
+// lengthFlags counts, per query length (each short form, then the full
+// text), the held-out in-domain questions the out-of-domain check flags:
+// with the checkpoint's threshold (calibrated on every length) and with
+// the threshold of the full texts alone, for comparison.
+type lengthFlags struct {
+	names            []string
+	calibrated, full []share
+}
+
+func (l *lengthFlags) add(dom *checkpoint.Domain, features []float32, short [][]float32, dim int, trainR, testR *model.Responses, rate float64) error {
+	seen := make([]bool, trainR.NumItems())
+	var rows []int
+	for _, j := range trainR.Item {
+		if !seen[j] {
+			seen[j], rows = true, append(rows, int(j))
+		}
+	}
+	fullOnly, err := checkpoint.NewDomain(features, dim, rows, rate)
+	if err != nil {
+		return err
+	}
+	forms := append(slices.Clone(short), features)
+	if l.names == nil {
+		for k := range short {
+			l.names = append(l.names, pipeline.ShortForms[k].Name)
+		}
+		l.names = append(l.names, "full text")
+		l.calibrated, l.full = make([]share, len(forms)), make([]share, len(forms))
+	}
+	for f, x := range forms {
+		vecs := make([][]float32, testR.NumItems())
+		for _, j := range testR.Item {
+			vecs[j] = x[int(j)*dim : int(j+1)*dim]
+		}
+		_, a := domainFlags(dom, vecs)
+		_, b := domainFlags(fullOnly, vecs)
+		l.calibrated[f].k, l.calibrated[f].n = l.calibrated[f].k+a.k, l.calibrated[f].n+a.n
+		l.full[f].k, l.full[f].n = l.full[f].k+b.k, l.full[f].n+b.n
+	}
+	return nil
+}
+
+func (l *lengthFlags) write(w io.Writer, rate float64) {
+	if l.names == nil {
+		return
+	}
+	var parts []string
+	for f, name := range l.names {
+		c, u := l.calibrated[f], l.full[f]
+		parts = append(parts, fmt.Sprintf("%s %.1f%% (%d of %d; calibrated on full texts only: %.1f%%)", name, 100*c.rate(), c.k, c.n, 100*u.rate()))
+	}
+	fmt.Fprintf(w, "out-of-domain false flags by query length on the held-out in-domain questions (all splits): %s; stated rate %.1f%%\n", strings.Join(parts, ", "), 100*rate)
 }

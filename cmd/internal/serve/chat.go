@@ -55,8 +55,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		st := s.cur.Load()
-		rt, err := st.Router(p, s.hasUpstream)
+		res, err := s.decide(r, s.cur.Load(), p, []Query{{ID: "chat", Text: text}}, 0)
 		if err != nil {
 			// The rule and its parameters are all in the model name.
 			if re, ok := err.(*requestError); ok && re.Field != "" && re.Field != "model" {
@@ -65,11 +64,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		res, err := s.routeTexts(r, st, rt, []Query{{ID: "chat", Text: text}}, 0)
-		if err != nil {
-			return err
-		}
 		chosen = res[0].Model
+		w.Header().Set("X-Jeirt-Rule", res[0].Rule)
 	}
 	up, ok := s.upstreams[chosen]
 	if !ok {

@@ -47,17 +47,23 @@ type Candidate struct {
 	Cost  *float64 `json:"cost,omitempty"`
 }
 
-// Routed is the decision for one query. OutOfDomain is true when the query
-// is unlike every training question of the checkpoint (model.Domain); it is
-// then sent to the candidate with the highest mean predicted P (rule
-// "out-of-domain") unless the request says keep_out_of_domain.
+// Routed is the decision for one query. Rule is the rule that chose, as
+// route.ParseRule reads it (shortlist?k=3, margin?delta=0.05&default=mid),
+// and Reason why. OutOfDomain is true when the query is unlike every
+// training question of the checkpoint (model.Domain); it is then sent to
+// the best-ranked candidate (rule "out-of-domain") unless the request says
+// keep_out_of_domain. Upstream and UpstreamModel are where a chat with the
+// same text and rule would be sent (absent without upstreams).
 type Routed struct {
 	ID string `json:"id"`
 	Candidate
-	Rule         string      `json:"rule"`
-	Fallback     bool        `json:"fallback,omitempty"`
-	OutOfDomain  bool        `json:"out_of_domain"`
-	Alternatives []Candidate `json:"alternatives"`
+	Rule          string      `json:"rule"`
+	Reason        string      `json:"reason"`
+	Upstream      string      `json:"upstream,omitempty"`
+	UpstreamModel string      `json:"upstream_model,omitempty"`
+	Fallback      bool        `json:"fallback,omitempty"`
+	OutOfDomain   bool        `json:"out_of_domain"`
+	Alternatives  []Candidate `json:"alternatives"`
 }
 
 // RouteResponse answers a batch.
@@ -71,6 +77,21 @@ func (s *Server) candidate(st *state, mp route.ModelP) Candidate {
 		c.Cost = &v
 	}
 	return c
+}
+
+// decide routes the queries by p among the models a chat can be sent to
+// (with upstreams, those that have one): POST /v1/route and a chat with
+// "model": "router..." both decide here, so the preview is the call.
+func (s *Server) decide(r *http.Request, st *state, p RouteParams, qs []Query, top int) ([]Routed, error) {
+	var allowed func(string) bool
+	if len(s.upstreams) > 0 {
+		allowed = s.hasUpstream
+	}
+	rt, err := st.Router(p, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return s.routeTexts(r, st, rt, qs, top)
 }
 
 // routeTexts embeds the queries and routes each with rt.
@@ -95,8 +116,13 @@ func (s *Server) routeTexts(r *http.Request, st *state, rt *route.Router, qs []Q
 		for _, a := range ch.Alternatives(top) {
 			alts = append(alts, s.candidate(st, a))
 		}
-		out[k] = Routed{ID: qs[k].ID, Candidate: s.candidate(st, ch.ModelP), Rule: ch.Rule, Fallback: ch.Fallback, OutOfDomain: ch.OutOfDomain, Alternatives: alts}
-		s.metrics.routed.WithLabelValues(out[k].Model, ch.Rule).Inc()
+		out[k] = Routed{ID: qs[k].ID, Candidate: s.candidate(st, ch.ModelP), Rule: ch.Rule, Reason: ch.Reason, Fallback: ch.Fallback, OutOfDomain: ch.OutOfDomain, Alternatives: alts}
+		if up, ok := s.upstreams[out[k].Model]; ok {
+			out[k].Upstream, out[k].UpstreamModel = up.URL(), up.Model
+		}
+		// The rule's name, not its spec: a label takes few values.
+		name, _, _ := strings.Cut(ch.Rule, "?")
+		s.metrics.routed.WithLabelValues(out[k].Model, name).Inc()
 		if ch.OutOfDomain {
 			s.metrics.outOfDomain.Inc()
 		}
@@ -142,12 +168,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
 		}
 		top = *req.Top
 	}
-	st := s.cur.Load()
-	rt, err := st.Router(req.RouteParams, nil)
-	if err != nil {
-		return err
-	}
-	res, err := s.routeTexts(r, st, rt, qs, top)
+	res, err := s.decide(r, s.cur.Load(), req.RouteParams, qs, top)
 	if err != nil {
 		return err
 	}

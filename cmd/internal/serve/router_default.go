@@ -14,29 +14,6 @@ func (p RouteParams) usesDefault() bool {
 	return p.Rule == "default" || p.Rule == "" && p.MinP == nil && p.Lambda == nil && p.Margin == nil && p.Shortlist == 0 && p.Default == ""
 }
 
-// defaultRouter is the router of the checkpoint's recorded default rule
-// among p's candidates (those with an upstream when allowed is set), as
-// jeirt route applies it without rule flags.
-func (st *state) defaultRouter(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
-	rec := st.ck.Manifest.Routing
-	if rec == nil {
-		return nil, badField("rule", "the checkpoint records no default rule (trained by a jeirt before one was chosen); name a rule")
-	}
-	// The candidates as rule max-p checks them.
-	rt, err := st.Router(RouteParams{Rule: "max-p", Models: p.Models, KeepOutOfDomain: p.KeepOutOfDomain}, allowed)
-	if err != nil {
-		return nil, err
-	}
-	rule := route.Recorded(rec)
-	if rule.Name == route.RuleLambda {
-		rt.Costs = route.RecordedCosts(st.ck)
-	}
-	if err := rule.Apply(rt, st.rank); err != nil {
-		return nil, badField("rule", "the checkpoint's default rule %s: %v", rule, err)
-	}
-	return rt, nil
-}
-
 // routerLine says which rule plain "router" applies and why, as serve logs
 // it at start and on reload.
 func (st *state) routerLine() string {
@@ -44,7 +21,11 @@ func (st *state) routerLine() string {
 	if rec == nil {
 		return `"router" applies max-p (with --costs, min-p 0.7): the checkpoint records no default rule (written by a jeirt before one was chosen at training)`
 	}
-	return fmt.Sprintf(`"router" applies the checkpoint's default rule %s: %s`, route.Recorded(rec), rec.Why)
+	rule, err := route.Recorded(rec) // checked at load
+	if err != nil {
+		return fmt.Sprintf(`"router": %v`, err)
+	}
+	return fmt.Sprintf(`"router" applies the checkpoint's default rule %s: %s`, rule, rec.Why)
 }
 
 // RouterInfo is the body of GET /v1/router: the rule "router" applies, why,
@@ -67,7 +48,11 @@ func (s *Server) router(w http.ResponseWriter, r *http.Request) error {
 	st := s.cur.Load()
 	info := RouterInfo{Rule: route.RuleMaxP}
 	if rec := st.ck.Manifest.Routing; rec != nil {
-		info.Rule, info.Recorded, info.Routing = route.Recorded(rec).String(), true, rec
+		rule, err := route.Recorded(rec) // checked at load
+		if err != nil {
+			return err
+		}
+		info.Rule, info.Recorded, info.Routing = rule.String(), true, rec
 	}
 	if d := st.domain; d != nil {
 		info.Domain = &checkpoint.OutOfDomain{FalseFlagRate: d.FalseFlagRate, Threshold: d.Threshold, Calibration: d.Calibration, Reference: d.NumReference()}

@@ -34,7 +34,11 @@ func withRouting(t *testing.T, rt *checkpoint.Routing) *fixture {
 	}
 	f.srv, f.ck = srv, dir
 	f.ts.Config.Handler = srv.Handler()
-	if want := `serve: "router" applies the checkpoint's default rule ` + route.Recorded(rt).String() + ": " + rt.Why; !strings.Contains(log.String(), want) {
+	rule, err := route.Recorded(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `serve: "router" applies the checkpoint's default rule ` + rule.String() + ": " + rt.Why; !strings.Contains(log.String(), want) {
 		t.Errorf("start-up log lacks %q:\n%s", want, log.String())
 	}
 	return f

@@ -20,7 +20,7 @@ func TestParseRouterModel(t *testing.T) {
 		{"gpt-4o", false, RouteParams{}},
 		{"routerx", false, RouteParams{}},
 		{"router:max-p", true, RouteParams{Rule: "max-p"}},
-		{"router:shortlist", true, RouteParams{Rule: "shortlist"}},
+		{"router:shortlist", true, RouteParams{Rule: "shortlist", Shortlist: 3}},
 		{"router:shortlist?k=5", true, RouteParams{Rule: "shortlist", Shortlist: 5}},
 		{"router:margin?delta=0.02&default=mid", true, RouteParams{Rule: "margin", Margin: f(0.02), Default: "mid"}},
 		{"router:min-p?p=0.6&k=2", true, RouteParams{Rule: "min-p", MinP: f(0.6), Shortlist: 2}},
@@ -96,7 +96,7 @@ func TestChatReachesEveryRule(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, msg string }{
-		{"router:min-p?p=1.5", `min_p: min_p 1.5 is not in [0, 1] (in "router:min-p?p=1.5")`},
+		{"router:min-p?p=1.5", `"router:min-p?p=1.5": rule "min-p?p=1.5": p=1.5: not in [0, 1]`},
 		{"router:margin?delta=0.1&default=nope", `"nope" is not one of the candidate models`},
 		{"router:shortlist?q=1", `has no parameter "q"`},
 	} {

@@ -107,15 +107,18 @@ func TestRouteMatchesRouteCommand(t *testing.T) {
 	}{
 		// The same rules and answers as TestRouteCommand of cmd/jeirt.
 		{`{"text":"what is 2+2?","rule":"max-p"}`, "big", 0.9, "max-p"},
-		{`{"text":"what is 2+2?"}`, "mid", 0.75, "min-p"}, // costs: min-p 0.7 by default
-		{`{"text":"q","min_p":0.8}`, "big", 0.9, "min-p"},
-		{`{"text":"q","min_p":0.95}`, "big", 0.9, "min-p"}, // fallback
-		{`{"text":"q","lambda":0.05}`, "mid", 0.75, "lambda"},
-		{`{"text":"q","lambda":1}`, "small", 0.6, "lambda"},
-		{`{"text":"q","rule":"margin","margin":0.2,"default":"mid"}`, "mid", 0.75, "margin"},
-		{`{"text":"q","rule":"margin","margin":0.1,"default":"mid"}`, "big", 0.9, "margin"},
+		// The rule reported is the rule applied, as route.ParseRule reads it.
+		{`{"text":"what is 2+2?"}`, "mid", 0.75, "min-p?p=0.7"}, // costs: min-p 0.7 by default
+		{`{"text":"q","min_p":0.8}`, "big", 0.9, "min-p?p=0.8"},
+		{`{"text":"q","min_p":0.95}`, "big", 0.9, "min-p?p=0.95"}, // fallback
+		{`{"text":"q","lambda":0.05}`, "mid", 0.75, "lambda?lambda=0.05"},
+		{`{"text":"q","lambda":1}`, "small", 0.6, "lambda?lambda=1"},
+		{`{"text":"q","rule":"margin","margin":0.2,"default":"mid"}`, "mid", 0.75, "margin?delta=0.2&default=mid"},
+		{`{"text":"q","rule":"margin","margin":0.1,"default":"mid"}`, "big", 0.9, "margin?delta=0.1&default=mid"},
 		{`{"text":"q","rule":"max-p","models":["small","mid"]}`, "mid", 0.75, "max-p"},
-		{`{"text":"q","rule":"max-p","shortlist":1}`, "big", 0.9, "max-p"},
+		{`{"text":"q","rule":"max-p","shortlist":1}`, "big", 0.9, "shortlist?k=1"},
+		{`{"text":"q","rule":"shortlist?k=2"}`, "big", 0.9, "shortlist?k=2"},
+		{`{"text":"q","rule":"margin?delta=0.2&default=mid"}`, "mid", 0.75, "margin?delta=0.2&default=mid"},
 	}
 	for _, c := range cases {
 		code, body, _ := f.do(t, "POST", "/v1/route", c.body)
@@ -597,9 +600,9 @@ func TestOutOfDomain(t *testing.T) {
 		body, model, rule string
 		ood               bool
 	}{
-		{`{"text":"sort the list of numbers"}`, "mid", "min-p", false},
+		{`{"text":"sort the list of numbers"}`, "mid", "min-p?p=0.7", false},
 		{`{"text":"` + far + `"}`, "big", "out-of-domain", true},
-		{`{"text":"` + far + `","keep_out_of_domain":true}`, "mid", "min-p", true},
+		{`{"text":"` + far + `","keep_out_of_domain":true}`, "mid", "min-p?p=0.7", true},
 	} {
 		code, body, _ := f.do(t, "POST", "/v1/route", c.body)
 		res := decode[Routed](t, body)

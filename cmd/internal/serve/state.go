@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -58,6 +61,13 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	if ck.Manifest.Routing != nil {
 		st.rank = route.Reference(ck)
 	}
+	if rec := ck.Manifest.Routing; rec != nil {
+		// A checkpoint whose recorded rule no command can apply is refused
+		// at load, so that a reload keeps the previous one serving.
+		if _, err := route.Recorded(rec); err != nil {
+			return nil, fmt.Errorf("%s: %w", ck.Where(), err)
+		}
+	}
 	if st.domain, err = checkpoint.LoadDomain(dir); err != nil {
 		return nil, err
 	}
@@ -81,7 +91,7 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 			}
 		}
 		if costsPath != "" {
-			fc, err := route.ReadCosts(costsPath, m.Models)
+			fc, err := routefile.ReadCosts(costsPath, m.Models)
 			if err != nil {
 				return nil, err
 			}
@@ -119,24 +129,25 @@ func (st *state) embed(ctx context.Context, ids, texts []string) (q, x [][]float
 // default rule, or, for a checkpoint without one, the highest P among all
 // models (with server costs, the cheapest model with P ≥ 0.7).
 type RouteParams struct {
-	// Rule is "default" (the checkpoint's recorded rule), "best-single",
-	// "max-p", "shortlist" (max-p among the Shortlist best models,
-	// DefaultShortlist of them when Shortlist is 0), "min-p", "lambda" or
-	// "margin"; "" is the default without other fields, else inferred from
-	// them as jeirt route infers it from its flags.
+	// Rule is "default" (the checkpoint's recorded rule), a rule's name
+	// (best-single, max-p, shortlist, margin, min-p, lambda) with its
+	// settings in the fields below, or a whole spec as router:<rule> and
+	// jeirt route --rule name it (shortlist?k=2, margin?delta=0.05); ""
+	// is the default without other fields, else inferred from them as
+	// jeirt route infers it from its flags.
 	Rule   string   `json:"rule,omitempty"`
 	MinP   *float64 `json:"min_p,omitempty"`
 	Lambda *float64 `json:"lambda,omitempty"`
 	Margin *float64 `json:"margin,omitempty"`
 	// Shortlist keeps the T models with the best recorded training accuracy
 	// (else the highest mean predicted P over the checkpoint's questions;
-	// jeirt route --shortlist without --data).
+	// jeirt route --shortlist without --data): rule shortlist's k, or the
+	// candidates of another rule.
 	Shortlist int `json:"shortlist,omitempty"`
 	// Models restricts the candidates; nil means all (with a cost rule, all
 	// that have a price).
 	Models []string `json:"models,omitempty"`
-	// Default is the margin rule's default model; "" means the best by mean
-	// predicted P.
+	// Default is the margin rule's default model; "" means the best-ranked.
 	Default string `json:"default,omitempty"`
 	// KeepOutOfDomain keeps the rule's choice for a query unlike every
 	// training question (it is still flagged); by default such a query goes
@@ -145,80 +156,102 @@ type RouteParams struct {
 	KeepOutOfDomain bool `json:"keep_out_of_domain,omitempty"`
 }
 
-// Router builds the model.Router for p on this state, with the same checks
-// and defaults as jeirt route. allowed, when not nil, further restricts the
-// candidates (the models that have an upstream). Errors are requestErrors
-// naming the field.
-func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
-	m := st.model()
-	if p.usesDefault() && (p.Rule == "default" || st.ck.Manifest.Routing != nil) {
-		return st.defaultRouter(p, allowed)
+// rule is the route.Rule that p names, and why it applies. Errors are
+// requestErrors naming the field.
+func (st *state) rule(p RouteParams) (route.Rule, string, error) {
+	rec := st.ck.Manifest.Routing
+	if p.usesDefault() && (p.Rule == route.RuleDefault || rec != nil) {
+		if rec == nil {
+			return route.Rule{}, "", badField("rule", "the checkpoint records no default rule (trained by a jeirt before one was chosen); name a rule")
+		}
+		r, why, err := route.Resolve(route.RuleDefault, rec)
+		if err != nil {
+			return route.Rule{}, "", badField("rule", "the checkpoint's default rule: %v", err)
+		}
+		return r, why, nil
 	}
-	rule := p.Rule
-	if rule == "" {
+	if strings.Contains(p.Rule, "?") {
+		if p.MinP != nil || p.Lambda != nil || p.Margin != nil || p.Shortlist != 0 || p.Default != "" {
+			return route.Rule{}, "", badField("rule", "rule %s holds its settings; drop min_p, lambda, margin, shortlist and default", p.Rule)
+		}
+		r, err := route.ParseRule(p.Rule)
+		if err != nil {
+			return route.Rule{}, "", badField("rule", "%v", err)
+		}
+		return r, "given", nil
+	}
+	name := p.Rule
+	if name == "" {
 		switch {
 		case p.Margin != nil && *p.Margin > 0:
-			rule = "margin"
+			name = route.RuleMargin
 		case p.Lambda != nil && *p.Lambda > 0:
-			rule = "lambda"
+			name = route.RuleLambda
 		case p.MinP != nil || st.costs != nil:
-			rule = "min-p"
+			name = route.RuleMinP
 		default:
-			rule = "max-p"
+			name = route.RuleMaxP
 		}
 	}
-	rt := &route.Router{Model: m}
-	costRule := false
-	switch rule {
-	case "max-p":
-	case "best-single":
-		rt.Margin = math.Inf(1)
-	case "shortlist":
-		rule = "max-p"
-		if p.Shortlist == 0 {
-			p.Shortlist = DefaultShortlist
+	var param *float64
+	among := p.Shortlist
+	switch name {
+	case route.RuleShortlist:
+		if p.Shortlist > 0 {
+			k := float64(p.Shortlist)
+			param = &k
 		}
-	case "min-p":
-		costRule = true
-		rt.MinP = 0.7
-		if p.MinP != nil {
-			rt.MinP = *p.MinP
+		among = 0
+	case route.RuleMinP:
+		if param = p.MinP; param != nil && !(*param >= 0 && *param <= 1) {
+			return route.Rule{}, "", badField("min_p", "min_p %v is not in [0, 1]", *param)
 		}
-		if !(rt.MinP >= 0 && rt.MinP <= 1) {
-			return nil, badField("min_p", "min_p %v is not in [0, 1]", rt.MinP)
+	case route.RuleLambda:
+		if param = p.Lambda; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
+			return route.Rule{}, "", badField("lambda", "rule lambda needs a positive, finite lambda")
 		}
-	case "lambda":
-		costRule = true
-		if p.Lambda == nil || !(*p.Lambda > 0) || math.IsInf(*p.Lambda, 0) {
-			return nil, badField("lambda", "rule lambda needs a positive, finite lambda")
+	case route.RuleMargin: // as route.ParseRule reads router:margin?delta=D
+		if param = p.Margin; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
+			return route.Rule{}, "", badField("margin", "rule margin needs a finite margin >= 0")
 		}
-		rt.Lambda = *p.Lambda
-	case "margin":
-		if p.Margin == nil || !(*p.Margin > 0) {
-			return nil, badField("margin", "rule margin needs a positive margin")
-		}
-		rt.Margin = *p.Margin
-	default:
-		return nil, badField("rule", "unknown rule %q: want default, %s", rule, ruleNames())
 	}
-	if costRule && st.costs == nil {
+	switch {
+	case name != route.RuleMinP && p.MinP != nil:
+		return route.Rule{}, "", badField("min_p", "min_p belongs to rule min-p, not %s", name)
+	case name != route.RuleLambda && p.Lambda != nil:
+		return route.Rule{}, "", badField("lambda", "lambda belongs to rule lambda, not %s", name)
+	case name != route.RuleMargin && p.Margin != nil && *p.Margin != 0:
+		return route.Rule{}, "", badField("margin", "margin belongs to rule margin, not %s", name)
+	case p.Default != "" && name != route.RuleMargin:
+		return route.Rule{}, "", badField("default", "default is the margin rule's default model")
+	case p.Shortlist < 0:
+		return route.Rule{}, "", badField("shortlist", "shortlist %d must not be negative", p.Shortlist)
+	}
+	r, err := route.NewRule(name, param, among, p.Default)
+	if err != nil {
+		return route.Rule{}, "", badField("rule", "%v: want default, %s", err, route.RuleNames())
+	}
+	return r, "given", nil
+}
+
+// Router builds the route.Router for p on this state, with the same checks
+// and defaults as jeirt route. allowed, when not nil, further restricts the
+// candidates (the models a chat can be sent to). Errors are requestErrors
+// naming the field.
+func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
+	rule, _, err := st.rule(p)
+	if err != nil {
+		return nil, err
+	}
+	m := st.model()
+	costs := st.costs
+	if rule.WeighsCost() && costs == nil && p.usesDefault() {
+		costs = route.RecordedCosts(st.ck)
+	}
+	if rule.WeighsCost() && costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
 	}
-	if !costRule && p.MinP != nil {
-		return nil, badField("min_p", "min_p belongs to rule min-p, not %s", rule)
-	}
-	if !costRule && p.Lambda != nil {
-		return nil, badField("lambda", "lambda belongs to rule lambda, not %s", rule)
-	}
-	if rule != "margin" && p.Margin != nil && *p.Margin != 0 {
-		return nil, badField("margin", "margin belongs to rule margin, not %s", rule)
-	}
-	if p.Default != "" && rule != "margin" {
-		return nil, badField("default", "default is the margin rule's default model")
-	}
-	if p.Shortlist < 0 {
-		return nil, badField("shortlist", "shortlist %d must not be negative", p.Shortlist)
-	}
+	var cand []int
 	if p.Models != nil {
 		seen := map[int]bool{}
 		for k, name := range p.Models {
@@ -226,7 +259,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 			if !ok {
 				return nil, badField(fmt.Sprintf("models[%d]", k), "%q is not a model of the checkpoint", name)
 			}
-			if costRule && math.IsNaN(st.costs[i]) {
+			if rule.WeighsCost() && math.IsNaN(costs[i]) {
 				return nil, badField(fmt.Sprintf("models[%d]", k), "model %q has no cost for rule %s", name, rule)
 			}
 			if allowed != nil && !allowed(name) {
@@ -234,58 +267,39 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 			}
 			if !seen[i] {
 				seen[i] = true
-				rt.Candidates = append(rt.Candidates, i)
+				cand = append(cand, i)
 			}
 		}
-		if len(rt.Candidates) == 0 {
+		if len(cand) == 0 {
 			return nil, badField("models", "models names no model")
 		}
 	} else {
 		for i, name := range m.Models {
-			if costRule && math.IsNaN(st.costs[i]) || allowed != nil && !allowed(name) {
+			if rule.WeighsCost() && math.IsNaN(costs[i]) || allowed != nil && !allowed(name) {
 				continue
 			}
-			rt.Candidates = append(rt.Candidates, i)
+			cand = append(cand, i)
 		}
-		if len(rt.Candidates) == 0 {
+		if len(cand) == 0 {
 			return nil, badField("models", "no model of the checkpoint can be routed to with rule %s (costs or upstreams missing)", rule)
 		}
 	}
-	if p.Shortlist > 0 {
-		rt.Candidates = route.Shortlist(st.rank, rt.Candidates, p.Shortlist)
-	}
-	if costRule {
-		rt.Costs = st.costs
-	}
-	rt.Domain, rt.Best, rt.KeepOutOfDomain = st.domain, route.BestSingle(st.rank, rt.Candidates), p.KeepOutOfDomain
-	rt.Calibration = st.calib
-	if rule == "best-single" {
-		rt.Default = rt.Best
-	}
-	if rule == "margin" {
-		if p.Default != "" {
-			i, ok := st.index[p.Default]
-			if !ok || !containsInt(rt.Candidates, i) {
-				return nil, badField("default", "%q is not one of the candidate models", p.Default)
-			}
-			rt.Default = i
-		} else {
-			rt.Default = route.BestSingle(st.rank, rt.Candidates)
+	if rule.Default != "" {
+		i, ok := st.index[rule.Default]
+		in := cand
+		if rule.Among > 0 {
+			in = route.Shortlist(st.rank, cand, rule.Among)
+		}
+		if !ok || !slices.Contains(in, i) {
+			return nil, badField("default", "%q is not one of the candidate models", rule.Default)
 		}
 	}
-	if err := rt.Check(); err != nil {
+	rt, err := rule.Router(m, route.Setting{Candidates: cand, Reference: st.rank, Costs: costs, Calibration: st.calib,
+		Domain: st.domain, KeepOutOfDomain: p.KeepOutOfDomain})
+	if err != nil {
 		return nil, badField("rule", "%v", err)
 	}
 	return rt, nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // withCost returns the costs map extended by name → c.

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/train/pipeline"
 	"gopkg.in/yaml.v3"
 )
 
@@ -257,7 +257,7 @@ func checkSweepKey(key string) error {
 	if key == "output" {
 		return fmt.Errorf("output cannot be set: each run writes runs/NNN/checkpoint in the sweep folder")
 	}
-	err := trainrun.DefaultConfig().CheckKey(key)
+	err := pipeline.DefaultConfig().CheckKey(key)
 	return err
 }
 
@@ -361,7 +361,7 @@ type SweepRun struct {
 	Index    int
 	ID       string           // zero-padded index: the folder runs/ID
 	Settings []Setting        // the grid values (and seed) of this run, in grid order
-	Config   *trainrun.Config // the full training config, Output = <dir>/runs/ID/checkpoint
+	Config   *pipeline.Config // the full training config, Output = <dir>/runs/ID/checkpoint
 }
 
 // MaxRuns is the most runs a sweep may have (the product of its grid's and
@@ -414,7 +414,7 @@ func RunID(i, n int) string {
 // each run's Output is dir/runs/ID/checkpoint. Every run's config is
 // validated, and an error names the run and its settings.
 func (s *Sweep) Runs(dir string) ([]SweepRun, error) {
-	base, err := trainrun.LoadConfig(s.Base)
+	base, err := pipeline.LoadConfig(s.Base)
 	if err != nil {
 		return nil, fmt.Errorf("%s: base: %w", s.Source, err)
 	}
@@ -448,7 +448,7 @@ func (s *Sweep) Runs(dir string) ([]SweepRun, error) {
 				return nil, fmt.Errorf("%s: %w", c.Source, err)
 			}
 		}
-		for _, k := range trainrun.PathKeys {
+		for _, k := range pipeline.PathKeys {
 			p := c.StringField(k)
 			if *p == "" || filepath.IsAbs(*p) {
 				continue

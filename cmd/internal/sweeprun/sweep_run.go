@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // SweepLocalOptions control RunLocal.
@@ -69,7 +69,7 @@ func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt S
 }
 
 func (s *Sweep) runOne(ctx context.Context, runDir, id string, out model.Logf, opt SweepLocalOptions) (err error) {
-	cfg, err := trainrun.LoadConfig(filepath.Join(runDir, "config.yaml"))
+	cfg, err := pipeline.LoadConfig(filepath.Join(runDir, "config.yaml"))
 	if err != nil {
 		return err
 	}
@@ -99,10 +99,10 @@ func (s *Sweep) runOne(ctx context.Context, runDir, id string, out model.Logf, o
 	}
 	results := func(stop string, m *checkpoint.RunMetrics) {
 		var b strings.Builder
-		trainrun.PrintScoreTable(&b, m)
+		pipeline.PrintScoreTable(&b, m)
 		log("stopped: %s\n%s", stop, strings.TrimSuffix(b.String(), "\n"))
 	}
-	_, err = trainrun.Run(ctx, cfg, trainrun.Options{Log: log, Results: results, Version: opt.Version, Replace: true,
+	_, err = pipeline.Run(ctx, cfg, pipeline.Options{Log: log, Results: results, Version: opt.Version, Replace: true,
 		NoBaselines: !s.Baselines})
 	if err != nil {
 		fmt.Fprintf(logFile, "error: %v\n", err)

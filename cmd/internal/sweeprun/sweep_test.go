@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/cmd/internal/trainrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/pipeline"
 )
 
 // sweepFixture writes a tiny synthetic responses file, a base training config
@@ -165,7 +165,7 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		c, err := trainrun.LoadConfig(filepath.Join(out, "runs", r.ID, "config.yaml"))
+		c, err := pipeline.LoadConfig(filepath.Join(out, "runs", r.ID, "config.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

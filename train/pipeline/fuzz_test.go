@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzParseConfig(f *testing.F) {
-	for _, p := range []string{"../../../configs/quickstart.yaml", "../../../configs/swebench.yaml", "../../../configs/rewardbench.yaml"} {
+	for _, p := range []string{"../../configs/quickstart.yaml", "../../configs/swebench.yaml", "../../configs/rewardbench.yaml"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}

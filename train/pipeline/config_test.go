@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"errors"
@@ -168,7 +168,7 @@ func TestConfigPresetReference(t *testing.T) {
 // defaults (docs/training.md measures the defaults on both benchmarks).
 func TestShippedConfigsAreTheDefaults(t *testing.T) {
 	for _, name := range []string{"quickstart.yaml", "swebench.yaml", "rewardbench.yaml"} {
-		c, err := LoadConfig(filepath.Join("..", "..", "..", "configs", name))
+		c, err := LoadConfig(filepath.Join("..", "..", "configs", name))
 		if err != nil {
 			t.Fatal(err)
 		}

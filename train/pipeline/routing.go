@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -16,11 +17,12 @@ import (
 // item's encoder vector, dim wide): the K-fold cross-validation of
 // cfg.Route over the training questions, each fold's model retrained from
 // scratch as cfg.Route.Refit says. It also builds the out-of-domain
-// reference at cfg.Route.FalseFlagRate and returns the manifest's routing
-// block with both. Cancelling ctx keeps the folds completed and records
-// best-single.
+// reference at cfg.Route.FalseFlagRate, calibrated on the questions and on
+// their short forms (short: EncodeShort's vectors, nil for none), and
+// returns the manifest's routing block with both. Cancelling ctx keeps the
+// folds completed and records best-single.
 func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Result, trainR, valR *model.Responses,
-	features []float32, dim int, log model.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
+	features []float32, short [][]float32, dim int, log model.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
 	rc := cfg.Route
 	acc := trainR.ModelAccuracy()
 	rec := &checkpoint.Routing{TrainAccuracy: map[string]float64{}}
@@ -36,7 +38,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 	var costs []float64
 	if rc.Costs != "" {
 		var err error
-		if costs, err = route.ReadCosts(rc.Costs, trainR.Models); err != nil {
+		if costs, err = routefile.ReadCosts(rc.Costs, trainR.Models); err != nil {
 			return nil, nil, err
 		}
 		rec.Costs = map[string]float64{}
@@ -46,7 +48,7 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 			}
 		}
 	}
-	dom, err := trainingDomain(trainR, features, dim, rc.FalseFlagRate)
+	dom, err := trainingDomain(trainR, features, short, dim, rc.FalseFlagRate)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +106,8 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 		}
 		return nil, nil, err
 	}
-	rec.Rule, rec.Param, rec.Why, rec.Calibration = res.Rule.Name, res.Rule.ParamPtr(), res.Why, res.Calibration
+	rec.Rule, rec.Param = res.Rule.Record()
+	rec.Why, rec.Calibration = res.Why, res.Calibration
 	refitWhat := fmt.Sprintf("each fold from scratch for the main run's best epoch count (%d), without validation", fit.BestEpoch)
 	if rc.Refit == RefitEarlyStop {
 		refitWhat = "each fold from scratch, early-stopped on the validation cells of the questions outside it"
@@ -112,7 +115,8 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 	rec.CV = &checkpoint.RoutingCV{Folds: res.Folds, Repeats: res.Repeats, Completed: res.Completed, Questions: res.Questions, Seed: cfg.Train.Seed,
 		Guard: rc.Guard, Refit: refitWhat}
 	for _, s := range res.Scores {
-		rs := checkpoint.RuleScore{Rule: s.Rule.Name, Param: s.Rule.ParamPtr(), Accuracy: s.Accuracy, AccuracySE: s.AccuracySE,
+		name, param := s.Rule.Record()
+		rs := checkpoint.RuleScore{Rule: name, Param: param, Accuracy: s.Accuracy, AccuracySE: s.AccuracySE,
 			VsBestSingle: s.VsBest, VsBestSingleSE: s.VsBestSE, Wins: s.Wins, Losses: s.Losses}
 		dep := s.Departures
 		rs.Departures = &dep
@@ -127,14 +131,15 @@ func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Resu
 
 // trainingDomain is the out-of-domain reference of a checkpoint: the encoder
 // vectors (features, NumItems x dim) of the items with training cells in
-// trainR, its threshold at false-flag rate rate. It is nil when fewer than
-// two items were trained on.
-func trainingDomain(trainR *model.Responses, features []float32, dim int, rate float64) (*checkpoint.Domain, error) {
+// trainR, its threshold at false-flag rate rate for the questions and for
+// each of their short forms. It is nil when fewer than two items were
+// trained on.
+func trainingDomain(trainR *model.Responses, features []float32, short [][]float32, dim int, rate float64) (*checkpoint.Domain, error) {
 	rows := itemsWithCells(trainR)
 	if len(rows) < 2 {
 		return nil, nil
 	}
-	return checkpoint.NewDomain(features, dim, rows, rate)
+	return checkpoint.NewDomain(features, dim, rows, rate, short...)
 }
 
 // itemsWithCells lists the items of r that have cells, in r's order.

@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"context"
@@ -21,7 +21,6 @@ import (
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
-	"github.com/jeirt/jeirt/train/route"
 )
 
 // RunOptions are the settings of RunJEIRT that are not part of the config.
@@ -143,13 +142,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	if f, ok := enc.(encoder.Fitter); ok {
-		// Fitted on the training questions only: val and test text stays unseen.
-		if err := f.Fit(ctx, trainR.ObservedItemTexts()); err != nil {
-			return nil, err
-		}
+	features, err := Encode(ctx, enc, all, trainR, cfg.Encoder.Cache, log)
+	var short [][]float32 // for the out-of-domain check's calibration
+	if err == nil {
+		short, err = EncodeShort(ctx, enc, all)
 	}
-	features, err := jeirt.EncodeItemsCached(ctx, enc, all, cfg.Encoder.Cache, log)
 	if c, ok := enc.(interface{ Close() error }); ok {
 		// A GPU encoder's weights leave the device before training starts.
 		if cerr := c.Close(); err == nil {
@@ -174,14 +171,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		log.Printf("warning: no validation cells: the validation loss and accuracy are n/a, every epoch counts as the best and the last one is kept (raise split.val for early stopping)")
 	}
 	tr.Warn = func(w string) { log.Printf("warning: %s", w) }
-	fit, err := tr.Fit(ctx, trainR, valR, features, enc.Dim())
+	trained, err := TrainSplit(ctx, cfg, tr, trainR, valR, features, short, enc.Dim(), log)
 	if err != nil {
 		return nil, err
 	}
-	log.Printf("stopped: %s", fit.Stop)
-	if fit.Interrupted {
-		log.Printf("interrupted: keeping epoch %d (best validation loss); baselines skipped", fit.BestEpoch)
-	}
+	fit := trained.Fit
 
 	met := &checkpoint.RunMetrics{BestEpoch: fit.BestEpoch, EpochsRun: fit.EpochsRun, SecondsPerEpoch: fit.SecondsPerEpoch,
 		Device: fit.Device, Step: fit.Step, Stop: fit.Stop, Warnings: fit.Warnings, Batching: tr.Batching, SplitBy: splitName(cfg),
@@ -202,15 +196,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			Encoder: encInfo,
 			Model:   checkpoint.ModelInfo{Dropout: cfg.Model.Dropout, Residual: cfg.Model.Residual},
 			Config:  cfgJSON}}
-	if cfg.Route.Folds > 0 && !fit.Interrupted {
-		log.Printf("routing: choosing the default routing rule (route.folds: 0 skips it; Ctrl-C keeps the trained model and records best-single)")
-	}
-	routing, dom, err := Routing(ctx, cfg, tr, fit, trainR, valR, features, enc.Dim(), log)
-	if err != nil {
-		return nil, err
-	}
-	ck.Manifest.Routing = routing
-	log.Printf("routing: default rule %s: %s", route.Recorded(routing), routing.Why)
+	ck.Manifest.Routing = trained.Routing
+	dom := trained.Domain
 	// write puts the checkpoint with met into cfg.Output; replace is true
 	// for the second write of a run, which adds the baselines.
 	write := func(replace bool) error {

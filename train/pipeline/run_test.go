@@ -1,4 +1,4 @@
-package trainrun
+package pipeline
 
 import (
 	"context"

@@ -1,0 +1,12 @@
+package route
+
+import "fmt"
+
+// max-p: the candidate with the highest P.
+func init() {
+	register(&kind{name: RuleMaxP, order: 2,
+		apply: func(Rule, *Router, []float64) error { return nil },
+		choose: func(rt *Router, ps []ModelP) (int, bool, string) {
+			return 0, false, fmt.Sprintf("the highest P of the %d candidates", len(ps))
+		}})
+}
