@@ -147,7 +147,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		rule    Rule
 		sum, n  []float64 // per question: summed label, times held out
 		foldAcc []float64 // per fold: accuracy minus best-single's
-		cost    costSum
+		cost    model.WideSum
 		routed  int
 		departs int // questions routed away from best-single's pick
 	}
@@ -271,7 +271,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				t.n[qIndex[j]]++
 			}
 			t.foldAcc = append(t.foldAcc, p.Accuracy-bestAcc)
-			t.cost.add(p.TotalCost)
+			t.cost.Add(p.TotalCost)
 			t.routed += p.Items
 			t.departs += p.Departures
 		}
@@ -321,7 +321,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 			}
 		}
 		if cv.Costs != nil && t.routed > 0 {
-			s.MeanCost = t.cost.mean(t.routed)
+			s.MeanCost = t.cost.Mean(t.routed)
 		}
 		if t.routed > 0 {
 			s.Departures = float64(t.departs) / float64(t.routed)

@@ -25,20 +25,3 @@ func Reference(ck *checkpoint.Checkpoint) []float64 {
 	}
 	return ref
 }
-
-// RecordedCosts is the price of every row of M the routing block records
-// (NaN for a model it does not price), or nil when it records none.
-func RecordedCosts(ck *checkpoint.Checkpoint) []float64 {
-	rt := ck.Manifest.Routing
-	if rt == nil || len(rt.Costs) == 0 {
-		return nil
-	}
-	costs := make([]float64, ck.Model.NumModels())
-	for i, name := range ck.Model.Models {
-		costs[i] = math.NaN()
-		if v, ok := rt.Costs[name]; ok {
-			costs[i] = v
-		}
-	}
-	return costs
-}

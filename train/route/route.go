@@ -280,12 +280,12 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		routers[k].rt.Calibration = opt.Calibration
 		all = append(all, routers[k].pt)
 	}
-	// Cost sums in costSum, which cannot overflow: costs near 1e308 gave a
+	// Cost sums in model.WideSum, which cannot overflow: costs near 1e308 gave a
 	// total and a mean cost of +Inf.
-	sums := map[*RoutePoint]*costSum{}
-	sumOf := func(pt *RoutePoint) *costSum {
+	sums := map[*RoutePoint]*model.WideSum{}
+	sumOf := func(pt *RoutePoint) *model.WideSum {
 		if sums[pt] == nil {
-			sums[pt] = &costSum{}
+			sums[pt] = &model.WideSum{}
 		}
 		return sums[pt]
 	}
@@ -322,7 +322,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		}
 		score := func(pt *RoutePoint, k int) {
 			pt.Accuracy += label[k]
-			sumOf(pt).add(cost(k))
+			sumOf(pt).Add(cost(k))
 			pt.Items++
 			if opt.Outcomes {
 				pt.Outcomes = append(pt.Outcomes, float64(label[k]))
@@ -349,11 +349,11 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			score(perBench, pick)
 		}
 		var right float64
-		var sumCost costSum
+		var sumCost model.WideSum
 		orc, cheap := -1, -1
 		for _, k := range obs {
 			right += label[k]
-			sumCost.add(cost(k))
+			sumCost.Add(cost(k))
 			better := orc < 0 || label[k] > label[orc] || label[k] == label[orc] && cost(k) < cost(orc)
 			if better {
 				orc = k
@@ -363,7 +363,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			}
 		}
 		random.Accuracy += right / float64(len(obs))
-		sumOf(random).add(sumCost.mean(len(obs)))
+		sumOf(random).Add(sumCost.Mean(len(obs)))
 		random.Items++
 		if opt.Outcomes {
 			random.Outcomes = append(random.Outcomes, right/float64(len(obs)))
@@ -400,7 +400,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 	}
 	out := make([]RoutePoint, len(all))
 	for k, pt := range all {
-		pt.TotalCost, pt.MeanCost = sumOf(pt).total(), sumOf(pt).mean(pt.Items)
+		pt.TotalCost, pt.MeanCost = sumOf(pt).Total(), sumOf(pt).Mean(pt.Items)
 		pt.Accuracy /= float64(pt.Items)
 		if costs == nil {
 			pt.TotalCost, pt.MeanCost = math.NaN(), math.NaN()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jeirt/jeirt/model"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -120,7 +121,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 	type acc struct {
 		pt              RoutePoint
 		accs, diffs     []float64
-		totals, means   costSum
+		totals, means   model.WideSum
 		specs           map[string]int
 		wins, losses, n int
 	}
@@ -139,8 +140,8 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 			}
 			a.n++
 			a.accs = append(a.accs, p.Accuracy)
-			a.totals.add(p.TotalCost)
-			a.means.add(p.MeanCost)
+			a.totals.Add(p.TotalCost)
+			a.means.Add(p.MeanCost)
 			a.pt.Items += p.Items
 			a.pt.Fallbacks += p.Fallbacks
 			a.pt.Flagged += p.Flagged
@@ -170,7 +171,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 		p := a.pt
 		p.Outcomes = nil
 		p.Accuracy, p.AccuracySE = corrected(a.accs)
-		p.TotalCost, p.MeanCost = a.totals.mean(a.n), a.means.mean(a.n)
+		p.TotalCost, p.MeanCost = a.totals.Mean(a.n), a.means.Mean(a.n)
 		p.VsBest, p.VsBestSE = math.NaN(), math.NaN()
 		if len(a.diffs) > 0 {
 			p.VsBest, p.VsBestSE = corrected(a.diffs)

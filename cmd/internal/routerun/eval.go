@@ -124,7 +124,7 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		}
 		opt.Default = &rule
 		if rule.WeighsCost() && opt.Costs == nil {
-			opt.Costs = route.RecordedCosts(ck)
+			opt.Costs = ck.RecordedCosts()
 		}
 		log.Printf("route eval: the checkpoint's default rule is %s (%s); it is the row router,default,%s", rule, rec.Why, rule)
 	} else {

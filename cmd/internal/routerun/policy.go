@@ -262,7 +262,7 @@ func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, fileCosts []float64, 
 	case fileCosts != nil:
 		return fileCosts, nil
 	}
-	costs := route.RecordedCosts(ck)
+	costs := ck.RecordedCosts()
 	if costs == nil {
 		return nil, model.FieldErrorf("Costs", "route: rule %s weighs cost; give the prices with {Costs}", rule)
 	}

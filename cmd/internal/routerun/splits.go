@@ -143,7 +143,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		sopt.Calibration = route.CalibrationOf(ck)
 		sopt.Default = &rule
 		if rule.WeighsCost() && sopt.Costs == nil {
-			sopt.Costs = route.RecordedCosts(ck)
+			sopt.Costs = ck.RecordedCosts()
 		}
 		rules[rule.String()]++
 		dim := enc.Dim()

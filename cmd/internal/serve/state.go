@@ -246,7 +246,7 @@ func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.R
 	m := st.model()
 	costs := st.costs
 	if rule.WeighsCost() && costs == nil && p.usesDefault() {
-		costs = route.RecordedCosts(st.ck)
+		costs = st.ck.RecordedCosts()
 	}
 	if rule.WeighsCost() && costs == nil {
 		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
