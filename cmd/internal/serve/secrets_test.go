@@ -138,6 +138,8 @@ func leakCorpus() []leakCase {
 			echo: echoWith(200, func(r *http.Request) string { return chatJSON("your header was " + r.Header.Get("Authorization")) })},
 		{name: "200 echoing a plain key JSON-escaped", base: "UP/v1", key: plain, secrets: []string{plain}, status: 200,
 			echo: echoWith(200, func(r *http.Request) string { return chatJSON("key " + bearer(r)) })},
+		{name: "200 echoing a key whose variable ends in white space", base: "UP/v1", key: plain + " \t", secrets: []string{plain}, status: 200,
+			echo: echoWith(200, func(r *http.Request) string { return chatJSON("key " + bearer(r)) })},
 		{name: "200 echoing the key with \\/", base: "UP/v1", key: key, secrets: []string{key}, status: 200,
 			echo: echoWith(200, func(r *http.Request) string {
 				return `{"choices":[{"message":{"role":"assistant","content":"key ` + slashEscaped(bearer(r)) + `"},"finish_reason":"stop"}]}`

@@ -37,7 +37,17 @@ const minSecret = 4
 func New(secrets ...string) *Masker {
 	m := &Masker{}
 	var forms []string
+	var all []string
 	for _, s := range secrets {
+		all = append(all, s)
+		// Go trims the white space around a header's value when it sends
+		// it, so a key whose variable ends in a space or a tab reaches the
+		// upstream, and comes back, without it.
+		if t := strings.TrimSpace(s); t != s {
+			all = append(all, t)
+		}
+	}
+	for _, s := range all {
 		if s == "" {
 			continue
 		}

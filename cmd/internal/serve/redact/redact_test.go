@@ -98,3 +98,12 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// A key whose variable ends in white space is sent trimmed (Go trims header
+// values): the trimmed key is masked too.
+func TestSecretWithWhiteSpace(t *testing.T) {
+	m := New("correcthorsebatterystaple \t")
+	if got := m.Exact("key correcthorsebatterystaple."); got != "key ***." {
+		t.Errorf("Exact = %q, want %q", got, "key ***.")
+	}
+}
