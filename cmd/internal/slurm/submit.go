@@ -158,7 +158,7 @@ func Resubmit(ctx context.Context, dir string, w io.Writer) error {
 			if _, err := run(ctx, dir, "scancel", t.Job); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "cancelled job %s: the %s waiting on the failed %s\n", t.Job, a.After.What, plural(a.What, 2))
+			fmt.Fprintf(w, "cancelled job %s: the %s waiting on the failed %s\n", t.Job, a.After.What, plural(a.What, len(redo)))
 		}
 	}
 	return submit(ctx, dir, a, redo, active, w)
