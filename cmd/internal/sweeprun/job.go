@@ -42,7 +42,7 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	if err := s.Slurm.Validate("flags"); err != nil {
 		return err
 	}
-	if j.Force {
+	if j.Force && j.Slurm {
 		// A sweep replaced while its jobs run would lose their record.
 		if err := slurm.CheckIdle(ctx, j.Out); err != nil {
 			return err
