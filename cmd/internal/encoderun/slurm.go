@@ -69,6 +69,11 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if st, err := os.Stat(e.Spec); err == nil && st.IsDir() {
 		e.Spec, _ = filepath.Abs(e.Spec) // a model folder, read on the nodes
 	}
+	// A folder replaced (--force) while its jobs run would lose their
+	// record, and a new submission would run beside them.
+	if err := slurm.CheckIdle(ctx, dir); err != nil {
+		return err
+	}
 	a := e.slurmArray(dir)
 	err = fileio.WriteDirAtomicLater(dir, e.Force, []string{slurm.RecordFile, "shard-*.safetensors", MergedFile, "logs", "logs/*"}, func(tmp string) error {
 		if err := os.MkdirAll(filepath.Join(tmp, "logs"), 0o755); err != nil {

@@ -93,3 +93,29 @@ func TestEmitSlurmWritesTheJobFolder(t *testing.T) {
 		}
 	}
 }
+
+// A job folder whose jobs still run is not replaced, not even with Force:
+// the running shards' record would be lost and a new submission would run
+// beside them.
+func TestEmitSlurmKeepsAFolderWhoseJobsRun(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.csv")
+	os.WriteFile(items, []byte("item_id,text\nq1,one\nq2,two\n"), 0o644)
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "scontrol"), []byte("#!/bin/bash\necho 'JobId=8 ArrayJobId=7 ArrayTaskId=0-1 JobState=RUNNING Reason=None ExitCode=0:0'\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "sbatch"), []byte("#!/bin/bash\necho 'sbatch: not to be called' >&2; exit 1\n"), 0o755)
+	t.Setenv("PATH", bin) // no real Slurm command is reached
+	e := EncodeFile{Spec: "hash:8", Items: items, Out: filepath.Join(dir, "job"), Emit: "slurm", Shards: 2, Stdout: &bytes.Buffer{}}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	record := `{"format": "jeirt-slurm", "version": 1, "what": "shard", "tasks": 2, "script": "encode.sbatch", "check": "file", "done": "shard-{id}.safetensors", "width": 4, "jobs": [{"id": "7", "array": "0-1", "submitted": "2026-12-01T00:00:00Z"}]}` + "\n"
+	os.WriteFile(filepath.Join(dir, "job", "slurm.json"), []byte(record), 0o644)
+	e.Force, e.Submit = true, true
+	if err := e.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "shard 0000 of job 7_0 is still running") {
+		t.Errorf("replacing a folder whose jobs run: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "job", "slurm.json")); string(b) != record {
+		t.Errorf("the record was changed:\n%s", b)
+	}
+}

@@ -103,7 +103,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 		case err != nil:
 			return s.upstreamError(up, "cut", "upstream_error", "stopped mid-answer after %d bytes: %s", len(body), mask.Mask(err.Error()))
 		case len(body) > maxUpstreamBody:
-			return s.upstreamError(up, "not_json", "upstream_invalid_response", "answered more than %d bytes", maxUpstreamBody)
+			return s.upstreamError(up, "too_large", "upstream_invalid_response", "answered more than %d bytes", maxUpstreamBody)
 		case !json.Valid(body):
 			if ct == "" {
 				ct = "no Content-Type"

@@ -20,7 +20,7 @@ type metrics struct {
 	models      prometheus.Gauge
 	// upstreamFailures counts chats an upstream failed, by upstream and
 	// reason (unreachable, timeout, status, refused, redirect, not_json,
-	// cut, truncated).
+	// too_large, cut, truncated).
 	upstreamFailures *prometheus.CounterVec
 }
 
@@ -41,7 +41,7 @@ func newMetrics() *metrics {
 		models: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jeirt_models",
 			Help: "Models of the checkpoint being served."}),
 		upstreamFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jeirt_upstream_failures_total",
-			Help: "Chats an upstream failed, by upstream and reason: unreachable, timeout, status (an error status), refused (400, 422 or 429, passed on to the client), redirect, not_json (an answer that is not JSON), cut (a body cut off), truncated (a stream that ended without [DONE] or a finish reason)."},
+			Help: "Chats an upstream failed, by upstream and reason: unreachable, timeout, status (an error status), refused (400, 422 or 429, passed on to the client), redirect, not_json (an answer that is not JSON), too_large (an answer over 64 MiB), cut (a body cut off), truncated (a stream that ended without [DONE] or a finish reason)."},
 			[]string{"upstream", "reason"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.routed, m.outOfDomain, m.reloads, m.models, m.upstreamFailures,

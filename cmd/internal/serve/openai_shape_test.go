@@ -350,3 +350,12 @@ func TestUpstreamStallsMidAnswer(t *testing.T) {
 		t.Errorf("stalled stream: %d %q", resp.StatusCode, b)
 	}
 }
+
+// A negative --reload-timeout is refused when the server starts (every
+// reload would fail at once).
+func TestNegativeReloadTimeout(t *testing.T) {
+	_, err := New(Settings{Checkpoint: t.TempDir(), ReloadTimeout: -time.Second})
+	if err == nil || !strings.Contains(err.Error(), "serve: reload-timeout -1s: want a positive duration") {
+		t.Errorf("New with ReloadTimeout -1s: %v", err)
+	}
+}

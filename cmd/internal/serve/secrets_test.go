@@ -138,6 +138,12 @@ func leakCorpus() []leakCase {
 			echo: echoWith(200, func(r *http.Request) string { return chatJSON("your header was " + r.Header.Get("Authorization")) })},
 		{name: "200 echoing a plain key JSON-escaped", base: "UP/v1", key: plain, secrets: []string{plain}, status: 200,
 			echo: echoWith(200, func(r *http.Request) string { return chatJSON("key " + bearer(r)) })},
+		{name: "200 echoing a key whose variable ends in white space", base: "UP/v1", key: plain + " \t", secrets: []string{plain}, status: 200,
+			echo: echoWith(200, func(r *http.Request) string { return chatJSON("key " + bearer(r)) })},
+		{name: "200 echoing the key as .NET writes JSON (+ as \\u002B)", base: "UP/v1", key: key, secrets: []string{key}, status: 200,
+			echo: echoWith(200, func(r *http.Request) string {
+				return `{"choices":[{"message":{"role":"assistant","content":"key ` + strings.ReplaceAll(bearer(r), "+", `\u002B`) + `"},"finish_reason":"stop"}]}`
+			})},
 		{name: "200 echoing the key with \\/", base: "UP/v1", key: key, secrets: []string{key}, status: 200,
 			echo: echoWith(200, func(r *http.Request) string {
 				return `{"choices":[{"message":{"role":"assistant","content":"key ` + slashEscaped(bearer(r)) + `"},"finish_reason":"stop"}]}`
@@ -204,6 +210,7 @@ func leakCorpus() []leakCase {
 // forms are the encodings a leak of secret would show in.
 func forms(secret string) []string {
 	out := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), strings.Trim(jsonString(secret), `"`), slashEscaped(secret)}
+	out = append(out, strings.ReplaceAll(secret, "+", `\u002B`))
 	b := base64.StdEncoding.EncodeToString([]byte(secret))
 	out = append(out, b[:4*(len(secret)/3)])
 	return out

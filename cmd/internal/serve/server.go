@@ -111,6 +111,9 @@ func New(s Settings) (*Server, error) {
 	if s.Checkpoint == "" {
 		return nil, fmt.Errorf("serve: no checkpoint folder")
 	}
+	if s.ReloadTimeout < 0 {
+		return nil, model.FieldErrorf("ReloadTimeout", "serve: {ReloadTimeout} %v: want a positive duration (every reload would fail at once)", s.ReloadTimeout)
+	}
 	srv := &Server{set: s, swap: make(chan struct{}, 1), metrics: newMetrics(), client: &http.Client{Transport: &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,

@@ -13,17 +13,10 @@ import (
 // slurm.json. A folder whose earlier jobs still have tasks queued or
 // running is refused: resubmit the failed ones instead.
 func Submit(ctx context.Context, dir string, a *Array, w io.Writer) error {
+	if err := CheckIdle(ctx, dir); err != nil {
+		return err
+	}
 	if old, err := ReadRecord(dir); err == nil && len(old.Jobs) > 0 {
-		_, tasks, err := States(ctx, dir)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			if t.State == Pending || t.State == Running {
-				return fmt.Errorf("%s: %s %s of job %s is still %s; see jeirt sweep status %s, and resubmit the failed tasks with jeirt sweep resubmit %s",
-					dir, old.What, t.Name, t.Job, t.State, dir, dir)
-			}
-		}
 		// Earlier submissions stay in the record.
 		a.Jobs = old.Jobs
 		if a.After != nil && old.After != nil {
@@ -35,6 +28,27 @@ func Submit(ctx context.Context, dir string, a *Array, w io.Writer) error {
 		all[k] = k
 	}
 	return submit(ctx, dir, a, all, nil, w)
+}
+
+// CheckIdle refuses the job folder dir when jeirt submitted jobs from it
+// that still have a task queued or running (nil when dir has no record):
+// a new submission, or a folder written over it, would run beside them.
+func CheckIdle(ctx context.Context, dir string) error {
+	old, err := ReadRecord(dir)
+	if err != nil || len(old.Jobs) == 0 {
+		return nil
+	}
+	_, tasks, err := States(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if t.State == Pending || t.State == Running {
+			return fmt.Errorf("%s: %s %s of job %s is still %s; see jeirt sweep status %s, and resubmit the failed tasks with jeirt sweep resubmit %s",
+				dir, old.What, t.Name, t.Job, t.State, dir, dir)
+		}
+	}
+	return nil
 }
 
 // submit submits tasks of a as one array (all of them: the script's own
@@ -158,7 +172,7 @@ func Resubmit(ctx context.Context, dir string, w io.Writer) error {
 			if _, err := run(ctx, dir, "scancel", t.Job); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "cancelled job %s: the %s waiting on the failed %s\n", t.Job, a.After.What, plural(a.What, 2))
+			fmt.Fprintf(w, "cancelled job %s: the %s waiting on the failed %s\n", t.Job, a.After.What, plural(a.What, len(redo)))
 		}
 	}
 	return submit(ctx, dir, a, redo, active, w)

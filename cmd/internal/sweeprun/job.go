@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
@@ -42,6 +43,12 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	s.Slurm.Override(j.Flags, j.Changed)
 	if err := s.Slurm.Validate("flags"); err != nil {
 		return err
+	}
+	if j.Force && j.Slurm {
+		// A sweep replaced while its jobs run would lose their record.
+		if err := slurm.CheckIdle(ctx, j.Out); err != nil {
+			return err
+		}
 	}
 	runs, err := s.Emit(j.Out, EmitOptions{Slurm: j.Slurm, Replace: j.Force, Command: j.Command})
 	if err != nil {

@@ -37,7 +37,17 @@ const minSecret = 4
 func New(secrets ...string) *Masker {
 	m := &Masker{}
 	var forms []string
+	var all []string
 	for _, s := range secrets {
+		all = append(all, s)
+		// Go trims the white space around a header's value when it sends
+		// it, so a key whose variable ends in a space or a tab reaches the
+		// upstream, and comes back, without it.
+		if t := strings.TrimSpace(s); t != s {
+			all = append(all, t)
+		}
+	}
+	for _, s := range all {
 		if s == "" {
 			continue
 		}
@@ -61,7 +71,7 @@ func New(secrets ...string) *Masker {
 
 // encodings are the forms s takes in text: raw, URL-escaped (query and
 // path, upper- and lower-case hex), JSON-escaped (Go's, with "/" as "\/",
-// and with non-ASCII as \u escapes), HTML-escaped, and base64 (standard and
+// with non-ASCII as \u escapes, and .NET's), HTML-escaped, and base64 (standard and
 // URL alphabets, at each of the three byte alignments, so that the base64
 // of "Bearer KEY" or "user:KEY" is caught too).
 func encodings(s string) []string {
@@ -69,6 +79,9 @@ func encodings(s string) []string {
 	j, _ := json.Marshal(s)
 	js := string(j[1 : len(j)-1])
 	out = append(out, js, strings.ReplaceAll(js, "/", `\/`), asciiJSON(s), strings.ReplaceAll(asciiJSON(s), "/", `\/`))
+	if d := dotnetJSON(s); d != js {
+		out = append(out, d)
+	}
 	for _, f := range out[:4] {
 		if strings.Contains(f, "%") {
 			out = append(out, pctHex.ReplaceAllStringFunc(f, strings.ToLower))
@@ -116,6 +129,31 @@ func asciiJSON(s string) string {
 			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
 		default:
 			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// dotnetJSON is s as a JSON string body the way .NET's System.Text.Json
+// writes it by default (JavaScriptEncoder.Default): besides the control
+// characters, " & ' + < > ` and every non-ASCII rune are \u escapes with
+// upper-case hex ("+" is \u002B: a key with a + echoed by such a server
+// did not match any other form).
+func dotnetJSON(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20 || r > 0x7E || strings.ContainsRune("\"&'+<>`", r):
+			if r > 0xFFFF {
+				r -= 0x10000
+				fmt.Fprintf(&b, `\u%04X\u%04X`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+			} else {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			}
+		default:
+			b.WriteRune(r)
 		}
 	}
 	return b.String()

@@ -98,3 +98,22 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// A key whose variable ends in white space is sent trimmed (Go trims header
+// values): the trimmed key is masked too.
+func TestSecretWithWhiteSpace(t *testing.T) {
+	m := New("correcthorsebatterystaple \t")
+	if got := m.Exact("key correcthorsebatterystaple."); got != "key ***." {
+		t.Errorf("Exact = %q, want %q", got, "key ***.")
+	}
+}
+
+// .NET's System.Text.Json writes "+" as \u002B by default: a key with a +
+// echoed in such a JSON answer is masked.
+func TestDotnetJSON(t *testing.T) {
+	const key = "Zq8/Wx+3vT9=pL2k"
+	m := New(key)
+	if got := m.Exact(`{"content":"your key Zq8/Wx\u002B3vT9=pL2k"}`); got != `{"content":"your key ***"}` {
+		t.Errorf("Exact = %q", got)
+	}
+}
