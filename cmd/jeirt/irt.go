@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/cmd/internal/estimaterun"
 	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
@@ -93,7 +92,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := estimaterun.SelectFile(cmd.Context(), fitDir, keep, budget, selSeed, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := irtrun.SelectItems(cmd.Context(), fitDir, keep, budget, selSeed, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -158,7 +157,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = cv.MarkFlagRequired("data")
 	cli.PrintJSON(cv, &cvJSON)
 
-	var est estimaterun.Estimate
+	var est irtrun.Estimate
 	var estModels string
 	estimate := &cobra.Command{Use: "estimate --fit DIR --answers FILE [--out DIR] | --eval --data FILE", Args: cobra.NoArgs, Long: helpText("irt-estimate"), Example: helpExamples("irt-estimate"),
 		Short: "Full-benchmark scores of new models from their answers to a few items, with 95% intervals; --eval measures the estimators on held-out models",

@@ -289,19 +289,22 @@ var floors = []struct {
 }
 
 // shared are the packages under cmd/internal that every application may
-// import: the command-line conventions, the GPU runner and the CLI
-// reference. Any other package under cmd/internal is one command's
+// import: the command-line conventions, the GPU runner, the CLI
+// reference and the Slurm submission (sbatch, the job record, the tasks'
+// states) that sweep and encode share. Any other package under cmd/internal is one command's
 // application, which no other application imports: what two share is a
 // library below them (the training pipeline is train/pipeline).
-var shared = []string{"cmd/internal/cli", "cmd/internal/runner", "cmd/internal/clidoc"}
+var shared = []string{"cmd/internal/cli", "cmd/internal/runner", "cmd/internal/clidoc", "cmd/internal/slurm"}
 
 // pending are application imports that predate the rule, each to move
 // below the applications (a sweep folder's reader beside the other file
-// formats, a fit's data reader in model/irtfit); imports prints them, and
+// formats, a fit's data reader in model/irtfit, a fit folder read as an
+// item bank, catrun.LoadFit, beside train/cat); imports prints them, and
 // any other fails.
 var pending = []string{
 	"cmd/internal/analyzerun imports cmd/internal/irtrun",
 	"cmd/internal/analyzerun imports cmd/internal/sweeprun",
+	"cmd/internal/irtrun imports cmd/internal/catrun",
 }
 
 // application is the application package p belongs to (cmd/internal/X

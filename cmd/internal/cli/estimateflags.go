@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"github.com/jeirt/jeirt/cmd/internal/estimaterun"
+	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/spf13/cobra"
 )
 
 // EstimateFlags registers the flags of jeirt irt estimate on cmd, into e
 // (models: the --models list, for ModelList).
-func EstimateFlags(cmd *cobra.Command, e *estimaterun.Estimate, models *string) {
+func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f := cmd.Flags()
 	f.StringVar(&e.Fit, "fit", "", "folder written by jeirt irt fit: the items whose full score is estimated")
 	f.StringVar(&e.Answers, "answers", "", "the new models' answers to some of the fit's items (any responses format)")

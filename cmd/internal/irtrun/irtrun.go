@@ -1,7 +1,7 @@
 // Package irtrun runs the file-level jobs of jeirt irt: read response
 // files, fit them into fit folders (one, a batch, or jointly), select items
-// from a fit folder and cross-validate a file, with the lines the commands
-// print.
+// from a fit folder, estimate new models' scores from a few answers (irt
+// estimate) and cross-validate a file, with the lines the commands print.
 package irtrun
 
 import (

@@ -1,10 +1,10 @@
-// Package estimaterun runs jeirt irt estimate end to end: read a fit
-// folder and a few answers of new models, estimate each model's score on
-// all of the fit's items (package train/estimate) and write estimates.csv
-// (and categories.csv); or, with Eval, measure the estimators and the
-// selection rules on held-out models of a response file and print the
-// table.
-package estimaterun
+package irtrun
+
+// jeirt irt estimate end to end: read a fit folder and a few answers of new
+// models, estimate each model's score on all of the fit's items (package
+// train/estimate) and write estimates.csv (and categories.csv); or, with
+// Eval, measure the estimators and the selection rules on held-out models
+// of a response file and print the table.
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
-	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
@@ -170,7 +169,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 // without the validation models is closer to the paper).
 func (e Estimate) gpFromFitData(ctx context.Context, folder *irtfit.Folder, s *estimate.Scorer) error {
 	set := folder.Doc.Settings
-	r, err := irtrun.ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, e.Log, false)
+	r, err := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, e.Log, false)
 	if err != nil {
 		return fmt.Errorf("gp-irt needs the responses the fit was made from, to set its weight: %w", err)
 	}
@@ -208,7 +207,7 @@ func readWeights(path string, fit *model.IRT) (map[int]float64, error) {
 }
 
 func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
-	r, err := irtrun.ReadLogged(e.Data, e.Read, e.Log, false)
+	r, err := ReadLogged(e.Data, e.Read, e.Log, false)
 	if err != nil {
 		return err
 	}
@@ -218,7 +217,7 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 	ev := e.Eval1
 	ev.Estimators = e.Estimators
 	e.Fitting.Accelerate = true
-	if ev.Fitter, err = irtrun.FitterFor(e.Fitting, r); err != nil {
+	if ev.Fitter, err = FitterFor(e.Fitting, r); err != nil {
 		return err
 	}
 	ev.Log = e.Log

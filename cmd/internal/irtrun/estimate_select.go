@@ -1,4 +1,4 @@
-package estimaterun
+package irtrun
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/jeirt/jeirt/cmd/internal/irtrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
@@ -18,9 +17,9 @@ import (
 // SelectFile is jeirt irt select: for the rules of package train/estimate
 // (anchor, anchor-correct, random) it chooses budget items of the fit in
 // dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
-// with their weights to out; for the others it is irtrun.SelectFile with
+// with their weights to out; for the others it is SelectFile with
 // the fraction keep (budget/J when budget > 0).
-func SelectFile(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
+func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
@@ -37,13 +36,13 @@ func SelectFile(ctx context.Context, dir string, keep float64, budget int, seed 
 	switch rule {
 	case estimate.Anchor, estimate.AnchorCorrect, estimate.Random:
 	default:
-		return irtrun.SelectFile(ctx, dir, keep, out, device, rule, bins, excludeFlagged, log)
+		return SelectFile(ctx, dir, keep, out, device, rule, bins, excludeFlagged, log)
 	}
 	fit := folder.IRT()
 	var r *model.Responses
 	if rule == estimate.AnchorCorrect {
 		set := folder.Doc.Settings
-		if r, err = irtrun.ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false); err != nil {
+		if r, err = ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false); err != nil {
 			return "", fmt.Errorf("--rule %s clusters the answers the fit was made from: %w", rule, err)
 		}
 		if r.NumItems() != J {
