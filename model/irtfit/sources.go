@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,15 @@ func (s *Settings) fromFit(dir string) {
 // fileSHA256 is the hex SHA-256 of the file at path, "" for a pipe (it
 // cannot be read again) or a file that is not there (responses given
 // another way than by a file: nothing to check later).
+//
+// A folder (a tree of evaluation-tool logs given as --data) is not read
+// again: its digest is the SHA-256 of its regular files' paths within it,
+// sizes and modification times, so that a file added, removed, cut or
+// rewritten shows as a change.
 func fileSHA256(path string) (string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return treeDigest(path)
+	}
 	in, err := fileio.OpenInput(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
@@ -101,6 +110,27 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// treeDigest is the digest of the folder dir's listing (see fileSHA256).
+func treeDigest(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", filepath.ToSlash(rel), info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return "tree:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // DataFiles lists the data files of the fit (settings.data, or each of
