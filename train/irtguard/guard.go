@@ -47,6 +47,8 @@ type Result struct {
 	Note        string // which starts did not, when they did not
 	Nested      string // the nested model, "" for the 1PL
 	NestedLoss  float64
+	// NestedResult is the nested model's own guarded fit (nil for the 1PL).
+	NestedResult *Result
 }
 
 // DefaultAgreeTol is Guard.AgreeTol's default. Joint maximum likelihood
@@ -181,7 +183,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		chosen := fits[best*K+k]
 		res.Fit, res.Certificate = chosen, certs[best*K+k]
 		if hasNest {
-			res.Nested, res.NestedLoss = nestName, fits[(S-1)*K+k].LossHistory[0]
+			res.Nested, res.NestedLoss, res.NestedResult = nestName, fits[(S-1)*K+k].LossHistory[0], nestRes[k]
 			if last(chosen) > res.NestedLoss*(1+1e-12)+1e-9 {
 				return nil, fmt.Errorf("irtguard: response matrix %d: the fit's loss %.10g is above the nested %s fit's %.10g", k, last(chosen), nestName, res.NestedLoss)
 			}
@@ -204,6 +206,22 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		out[k] = res
 	}
 	return out, nil
+}
+
+// FitFrom fits r by cBMM from the starting values start (same models,
+// items and rank), to the same certificate as FitBatch's starts; tests use
+// it to reach the optimum nearest a known truth.
+func (g Guard) FitFrom(ctx context.Context, r *model.Responses, start *model.IRT) (*model.IRT, Certificate, error) {
+	g = g.withDefaults()
+	fits, err := g.CBMM.FitBatchFrom(ctx, []*model.Responses{r}, []*model.IRT{start})
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	certs, err := g.polish(ctx, []*model.Responses{r}, fits)
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	return fits[0], certs[0], nil
 }
 
 // lbfgs is the L-BFGS fitter of g's settings from start (nil: the SVD start).
