@@ -280,6 +280,12 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 		}
 		for n, k := range idx {
 			m, f := more[n], fits[k]
+			if len(m.LossHistory) < 2 || last(m) > last(f) {
+				// No step taken (L-BFGS can stop before its first): f stands,
+				// and so does its iteration count.
+				f.Iterations = c.MaxIter
+				continue
+			}
 			m.LossHistory = append(append([]float64(nil), f.LossHistory...), m.LossHistory[1:]...)
 			m.Iterations += f.Iterations
 			if lossOK[k] = lossOK[k] || m.Converged; lossOK[k] {
