@@ -23,7 +23,7 @@ type MML2PL struct {
 	MaxIter int     // EM iterations; 0 means 5000
 	// GradTol: converged also needs the marginal log-likelihood's gradient
 	// in each item's (a, d), per answer, at most GradTol (items answered
-	// only right or only wrong left out); 0 means 1e-4.
+	// only right or only wrong left out); 0 means 1e-3.
 	GradTol float64
 }
 
@@ -43,7 +43,7 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		c.MaxIter = 5000
 	}
 	if c.GradTol == 0 {
-		c.GradTol = 1e-4
+		c.GradTol = 1e-3
 	}
 	if r.Len() == 0 || c.Points < 2 {
 		return nil, fmt.Errorf("mml: no observed cells")

@@ -22,12 +22,18 @@ const DefaultGradTol = 1e-3
 // probabilities in its direction by more than 0.001.
 //
 // The parameters the data leave without a finite estimate (the intercepts,
-// slopes and asymptotes of items answered only right or only wrong, the
-// abilities of models that are) are left out: their gradient only ever
-// tends to 0.
+// slopes and asymptotes of items answered only right or only wrong or
+// whose answers the fitted abilities order perfectly, the abilities of
+// models answered only right or only wrong) are left out: their gradient
+// only ever tends to 0.
 type Certificate struct {
 	MaxGradient float64 // the largest per-answer |projected gradient| over the free parameters
 	Where       string  // which parameter: "theta of model m", "a of item q", ...
+	// Separated counts the items whose answers the fitted abilities order
+	// perfectly (every right answer above every wrong one in θ·a_j): their
+	// slopes grow without bound under joint maximum likelihood, and they
+	// are left out like the items answered only right or only wrong.
+	Separated int
 }
 
 func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
@@ -41,6 +47,14 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	gA, gB, gC, nI := make([]float64, J*rk), make([]float64, J), make([]float64, J), make([]float64, J)
 	rightI, wrongI := make([]bool, J), make([]bool, J)
 	rightM, wrongM := make([]bool, N), make([]bool, N)
+	// The lowest θ·a_j among item j's right answers and the highest among
+	// its wrong ones: when the first is above the second the fitted
+	// abilities order the item's answers perfectly, and its slope has no
+	// finite estimate (the likelihood rises for ever as a_j grows).
+	minRight, maxWrong := make([]float64, J), make([]float64, J)
+	for j := range minRight {
+		minRight[j], maxWrong[j] = math.Inf(1), math.Inf(-1)
+	}
 	three := f.C != nil
 	for cell := range r.Label {
 		i, j := int(r.Model[cell]), int(r.Item[cell])
@@ -68,9 +82,11 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 		nI[j] += n
 		if k > 0 {
 			rightI[j], rightM[i] = true, true
+			minRight[j] = math.Min(minRight[j], x-f.B[j])
 		}
 		if k < n {
 			wrongI[j], wrongM[i] = true, true
+			maxWrong[j] = math.Max(maxWrong[j], x-f.B[j])
 		}
 	}
 	var out Certificate
@@ -92,6 +108,10 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	var commonA, total float64
 	for j := 0; j < J; j++ {
 		if nI[j] == 0 || !rightI[j] || !wrongI[j] {
+			continue
+		}
+		if c.Model != "1pl" && maxWrong[j] < minRight[j] {
+			out.Separated++
 			continue
 		}
 		item := func(what string) func() string {

@@ -182,6 +182,13 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		}
 		chosen := fits[best*K+k]
 		res.Fit, res.Certificate = chosen, certs[best*K+k]
+		if n := res.Certificate.Separated; n > 0 {
+			note := fmt.Sprintf("no finite estimate for the a and d of %d item(s) whose answers the abilities order perfectly: written where the fit stopped", n)
+			if chosen.Note != "" {
+				note = chosen.Note + "; " + note
+			}
+			chosen.Note = note
+		}
 		if hasNest {
 			res.Nested, res.NestedLoss, res.NestedResult = nestName, fits[(S-1)*K+k].LossHistory[0], nestRes[k]
 			if last(chosen) > res.NestedLoss*(1+1e-12)+1e-9 {

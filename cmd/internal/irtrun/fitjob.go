@@ -29,6 +29,8 @@ func CheckSettings(s irtfit.Settings) error {
 		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
 	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
 		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
+	case !(s.GradTol >= 0) || math.IsInf(s.GradTol, 0):
+		return model.FieldErrorf("GradTol", "{GradTol} %v: must be finite and not negative (0: the default)", s.GradTol)
 	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
 		return model.FieldErrorf("Method", "{Method} %q: want cbmm, lbfgs or mml", s.Method)
 	case s.Method != "cbmm" && s.Rank != 1:
