@@ -155,7 +155,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 					l.Trace = func(loss float64) { tr(k, 0, loss) }
 				}
 				if fits[s*K+k], err = l.Fit(ctx, r); err != nil {
-					break
+					return nil, err
 				}
 			}
 		}
