@@ -151,7 +151,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 			}
 		}
 		c.Log = j.Log
-		c.Trace = func(k, _ int, loss float64) { record(k%len(rs), loss) }
+		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		guards, err = irtguard.Guard{CBMM: c, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
 	case "lbfgs":
 		for k, r := range rs {
@@ -161,6 +161,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		}
 		c := j.cbmm(set)
 		c.Log = j.Log
+		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		guards, err = irtguard.Guard{CBMM: c, Method: "lbfgs", GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
 	default:
 		fits = make([]*model.IRT, len(rs))
