@@ -47,22 +47,18 @@ type Settings struct {
 	GuessPrior []float64 `json:"guess_prior,omitempty"`
 	// Joint: the --data files (JointData, named JointNames) were fitted as
 	// one matrix (model.JoinBenchmarks); Data lists them joined by ",".
-	Joint      bool     `json:"joint,omitempty"`
-	JointData  []string `json:"joint_data,omitempty"`
-	JointNames []string `json:"joint_names,omitempty"`
-	Sigma      float64  `json:"sigma"`
-	Tol        float64  `json:"tol"`
-	// GradTol is the first-order certificate's tolerance: the largest
-	// projected gradient per answer a converged fit may have (0 in folders
-	// written before it).
-	GradTol         float64 `json:"grad_tol,omitempty"`
-	MaxIter         int     `json:"max_iter"`
-	Accelerate      bool    `json:"accelerate"`
-	Device          string  `json:"device"`                    // the device asked for (auto, cpu, cuda), as given
-	DeviceResolved  string  `json:"device_resolved,omitempty"` // the device it ran on (absent in older fits)
-	Threads         int     `json:"threads"`
-	Bootstrap       int     `json:"bootstrap"`
-	BootstrapModels bool    `json:"bootstrap_models"`
+	Joint           bool     `json:"joint,omitempty"`
+	JointData       []string `json:"joint_data,omitempty"`
+	JointNames      []string `json:"joint_names,omitempty"`
+	Sigma           float64  `json:"sigma"`
+	Tol             float64  `json:"tol"`
+	MaxIter         int      `json:"max_iter"`
+	Accelerate      bool     `json:"accelerate"`
+	Device          string   `json:"device"`                    // the device asked for (auto, cpu, cuda), as given
+	DeviceResolved  string   `json:"device_resolved,omitempty"` // the device it ran on (absent in older fits)
+	Threads         int      `json:"threads"`
+	Bootstrap       int      `json:"bootstrap"`
+	BootstrapModels bool     `json:"bootstrap_models"`
 	// MaxMemory caps the bootstrap's working memory in bytes (replicates
 	// are fitted in batches that fit); 0 means half of the machine's memory.
 	MaxMemory int64   `json:"max_memory,omitempty"`
@@ -73,6 +69,10 @@ type Settings struct {
 	// MinAnswers is the fewest observed answers a model needs to be ranked
 	// and an item to go unflagged (flag few_answers); 0 means none.
 	MinAnswers int `json:"min_answers"`
+	// GradTol is the first-order certificate's tolerance: the largest
+	// projected gradient per answer a converged fit may have (0 in folders
+	// written before it).
+	GradTol float64 `json:"grad_tol,omitempty"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more
