@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/irtstat"
 	"github.com/spf13/cobra"
 )
@@ -63,6 +64,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
 	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
 	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
+	f.Float64Var(&set.GradTol, "grad-tol", irtguard.DefaultGradTol, "converged also needs the projected gradient per answer at most this (the first-order certificate; fits continue until it holds or --max-iter)")
 	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
 	f.BoolVar(&set.Accelerate, "accelerate", true, "extrapolated MM steps with a monotone safeguard (false: plain cBMM)")
 	f.StringVar(&set.Device, "device", "auto", deviceUsage)

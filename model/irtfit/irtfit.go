@@ -79,6 +79,10 @@ type Settings struct {
 	// MinAnswers is the fewest observed answers a model needs to be ranked
 	// and an item to go unflagged (flag few_answers); 0 means none.
 	MinAnswers int `json:"min_answers"`
+	// GradTol is the first-order certificate's tolerance: the largest
+	// projected gradient per answer a converged fit may have (0 in folders
+	// written before it).
+	GradTol float64 `json:"grad_tol,omitempty"`
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more
@@ -133,6 +137,39 @@ type Doc struct {
 	// Diagnostics are the test's reliability figures and the rules of the
 	// item flags (absent in folders written before them).
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+	// MaxGradient is the first-order certificate of the written fit: the
+	// largest projected gradient of the objective per answer (parameters
+	// without a finite estimate left out); Converged needs it at most
+	// settings.grad_tol. Absent (null) in folders written before it, and for mml.
+	MaxGradient model.Float `json:"max_gradient"`
+	// Starts are the starting points the fit was run from, each to its own
+	// end (the written fit is the one marked chosen); StartsAgree says
+	// whether they all reached the chosen optimum (StartsNote: where not).
+	// Nested names the nested model whose fit is one of the starts ("1pl"
+	// for a 2pl, "2pl" for a 3pl, "rank r-1" at rank r), NestedLoss its
+	// objective in this model's terms, which the written loss never exceeds.
+	Starts      []Start `json:"starts,omitempty"`
+	StartsAgree *bool   `json:"starts_agree,omitempty"`
+	StartsNote  string  `json:"starts_note,omitempty"`
+	Nested      string  `json:"nested,omitempty"`
+	NestedLoss  float64 `json:"nested_loss,omitempty"`
+}
+
+// Start is one entry of fit.json's "starts": where a fit began (Name:
+// "svd" for the truncated-SVD start, or the nested model's fit: "1pl",
+// "2pl", "rank 1", ...), the objective there and at its end, its
+// iterations, certificate and convergence, and how far its fitted
+// probabilities are from the chosen start's on the observed cells.
+type Start struct {
+	Name        string      `json:"name"`
+	StartLoss   model.Float `json:"start_loss"`
+	Loss        float64     `json:"loss"`
+	Iterations  int         `json:"iterations"`
+	MaxGradient model.Float `json:"max_gradient"`
+	Converged   bool        `json:"converged"`
+	Chosen      bool        `json:"chosen,omitempty"`
+	// MaxProbDiff is the largest |P − P_chosen| over the observed cells.
+	MaxProbDiff model.Float `json:"max_prob_diff"`
 }
 
 // Diagnostics is the "diagnostics" object of fit.json: the test's
@@ -476,6 +513,7 @@ func Read(dir string) (*Folder, error) {
 	}
 	f := &Folder{}
 	f.Doc.KendallTau = model.Float(math.NaN())
+	f.Doc.MaxGradient = model.Float(math.NaN()) // absent: written before the certificate
 	if err := json.Unmarshal(raw, &f.Doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}

@@ -41,7 +41,12 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			Models: 2, Items: 2, Observed: 4, LossHistory: []float64{3, 2.5}, Loss: 2.5, Iterations: 2,
 			KendallTau: model.Float(nan), RankMoves: []RankMove{}, FlagCounts: map[string]int{"never_solved": 1, "uninformative": 1, "weak_item_total": 1}, Gauge: GaugeJML,
 			Diagnostics: &Diagnostics{CronbachAlpha: 0.75, AlphaMissing: "person-mean", MarginalReliability: 0.5, EmpiricalReliability: 0.625,
-				ExtremeModels: 1, Flags: map[string]string{"misfit": "rule"}, Columns: "words"}}}
+				ExtremeModels: 1, Flags: map[string]string{"misfit": "rule"}, Columns: "words"},
+			// The starts and the certificate (train/irtguard).
+			MaxGradient: 2.5e-4, Nested: "1pl", NestedLoss: 2.75, StartsAgree: new(bool), StartsNote: "the starts reached different optima",
+			Starts: []Start{{Name: "svd", StartLoss: 4, Loss: 2.5, Iterations: 2, MaxGradient: 2.5e-4, Converged: true, Chosen: true},
+				{Name: "1pl", StartLoss: 2.75, Loss: 2.625, Iterations: 7, MaxGradient: 1e-3, MaxProbDiff: 0.125}}}}
+		f.Doc.Settings.GradTol = 1e-3
 		vec := func(x float64) []float64 {
 			v := make([]float64, tc.rank)
 			for d := range v {
@@ -180,5 +185,21 @@ func TestDifficulty(t *testing.T) {
 	}
 	if !math.IsNaN(model.Difficulty([]float64{0}, 1)) || !math.IsNaN(model.Difficulty([]float64{0, 0}, 1)) {
 		t.Error("zero slope: difficulty not NaN")
+	}
+}
+
+// A folder written before the certificate has no max_gradient: it reads as
+// NaN (unknown), not as a certified 0, and has no starts.
+func TestReadBeforeCertificate(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "fit.json"), []byte(`{"settings": {"rank": 1, "sigma": 1}, "converged": true}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "abilities.csv"), []byte("model,theta,accuracy\nm1,0.5,0.75\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "items.csv"), []byte("item,a,d\nq1,1,0\n"), 0o644)
+	f, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(f.Doc.MaxGradient)) || f.Doc.Starts != nil || f.Doc.StartsAgree != nil || f.Doc.Settings.GradTol != 0 {
+		t.Errorf("max_gradient %v, starts %v, agree %v, grad_tol %v", f.Doc.MaxGradient, f.Doc.Starts, f.Doc.StartsAgree, f.Doc.Settings.GradTol)
 	}
 }

@@ -35,18 +35,27 @@ func TestMMLDivergenceDetected(t *testing.T) {
 
 // On SWE-bench Verified (LLM-shaped: few models, many items, many items
 // solved by none or all) MML diverged to a loss near 1e148 and reported
-// convergence.
+// convergence; later it stopped with "diverged" (its Newton M step could
+// overshoot, so EM rose). With the M step safeguarded EM never rises: the
+// fit is finite, its marginal loss never increased, and it is not called
+// converged while the items solved by a few models still run off.
 func TestMMLDivergesOnSWEBench(t *testing.T) {
 	r, _, err := read.File("../../configs/data/swebench-verified/response_matrix.csv", read.Options{NoCache: true})
 	if err != nil {
 		t.Skip(err)
 	}
-	fit, err := MML2PL{MaxIter: 300}.Fit(context.Background(), r)
-	if err == nil {
-		h := fit.LossHistory
-		t.Fatalf("no error: loss %v -> %v, converged %v", h[0], h[len(h)-1], fit.Converged)
+	fit, err := MML2PL{MaxIter: 40}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(err.Error(), "diverged") {
-		t.Errorf("error does not say diverged: %v", err)
+	h := fit.LossHistory
+	irttest.AssertMonotone(t, "mml", h)
+	if fit.Converged {
+		t.Errorf("converged after %d iterations, loss %v -> %v", fit.Iterations, h[0], h[len(h)-1])
+	}
+	for j, a := range fit.A {
+		if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(fit.B[j]) || math.IsInf(fit.B[j], 0) {
+			t.Fatalf("item %d: a %v b %v", j, a, fit.B[j])
+		}
 	}
 }

@@ -21,6 +21,10 @@ type MML2PL struct {
 	Limit   float64 // grid on [−Limit, Limit]; 0 means 6
 	Tol     float64 // stop when no parameter moves more than Tol; 0 means 1e-7
 	MaxIter int     // EM iterations; 0 means 5000
+	// GradTol: converged also needs the marginal log-likelihood's gradient
+	// in each item's (a, d), per answer, at most GradTol (items answered
+	// only right or only wrong left out); 0 means 1e-3.
+	GradTol float64
 }
 
 // Fit returns a, b (as model.IRT.A, B), EAP θ, the marginal negative
@@ -37,6 +41,9 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 	}
 	if c.MaxIter == 0 {
 		c.MaxIter = 5000
+	}
+	if c.GradTol == 0 {
+		c.GradTol = 1e-3
 	}
 	if r.Len() == 0 || c.Points < 2 {
 		return nil, fmt.Errorf("mml: no observed cells")
@@ -59,6 +66,12 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 			b[j] = math.Log(p / (1 - p))
 		}
 	}
+	answered, right := make([]float64, J), make([]float64, J)
+	for cell, y := range r.Label {
+		answered[r.Item[cell]]++
+		right[r.Item[cell]] += float64(y)
+	}
+	lastGrad := math.NaN()
 	byModel := r.ByModel()
 	n, k := make([]float64, J*Q), make([]float64, J*Q) // expected answers and corrects per item and point
 	logL := make([]float64, Q)
@@ -111,9 +124,22 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		}
 		// M step: per item, Newton's method on the expected complete-data
 		// log-likelihood Σ_q k log p + (n − k) log(1 − p).
-		move := 0.0
+		// The first Newton gradient is the marginal log-likelihood's
+		// (Fisher's identity), the first-order certificate; each Newton
+		// step is halved until Q does not fall, so EM stays monotone.
+		move, grad := 0.0, 0.0
 		for j := 0; j < J; j++ {
 			aj, bj := a[j], b[j]
+			qj := func(a, b float64) float64 {
+				s := 0.0
+				for q, th := range grid {
+					if nq := n[j*Q+q]; nq > 0 {
+						x := a*th + b
+						s -= k[j*Q+q]*model.Softplus(-x) + (nq-k[j*Q+q])*model.Softplus(x)
+					}
+				}
+				return s
+			}
 			for step := 0; step < 50; step++ {
 				var ga, gb, haa, hab, hbb float64
 				for q, th := range grid {
@@ -134,8 +160,14 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 				if !(det > 0) {
 					break
 				}
+				if step == 0 && answered[j] > 0 && right[j] > 0 && right[j] < answered[j] {
+					grad = math.Max(grad, math.Max(math.Abs(ga), math.Abs(gb))/answered[j])
+				}
 				da := (hbb*ga - hab*gb) / det
 				db := (haa*gb - hab*ga) / det
+				for q0, t := qj(aj, bj), 0; t < 40 && qj(aj+da, bj+db) < q0; t++ {
+					da, db = da/2, db/2
+				}
 				aj += da
 				bj += db
 				if math.Abs(da)+math.Abs(db) < 1e-12 {
@@ -148,14 +180,18 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 			move = math.Max(move, math.Max(math.Abs(aj-a[j]), math.Abs(bj-b[j])))
 			a[j], b[j] = aj, bj
 		}
+		lastGrad = grad
 		if move < c.Tol {
-			converged = true
+			converged = grad <= c.GradTol
 			break
 		}
 	}
 	m := &model.IRT{Models: r.Models, Items: r.Items, Rank: 1, Sigma: 1, Theta: theta, A: a, B: b,
 		LossHistory: hist, Iterations: min(iter, c.MaxIter), Converged: converged}
-	if !converged {
+	switch {
+	case !converged && iter <= c.MaxIter:
+		m.Note = fmt.Sprintf("EM stopped moving (less than %g) but the marginal log-likelihood's gradient is %.3g per answer, above %g", c.Tol, lastGrad, c.GradTol)
+	case !converged:
 		m.Note = fmt.Sprintf("EM iteration limit %d reached while a parameter still moved more than %g per iteration", c.MaxIter, c.Tol)
 	}
 	return m, nil

@@ -25,6 +25,9 @@ type LBFGS2PL struct {
 	Store   int     // L-BFGS memory; 0 means gonum's default (15)
 	// Trace, when non-nil, is called with ℓ at every major iteration.
 	Trace func(loss float64)
+	// Start, when non-nil, is the starting point instead of the SVD start
+	// (rank 1, the same models and items; a below 1e-3 starts at 1e-3).
+	Start *model.IRT
 }
 
 // Fit returns the fit in the standard gauge.
@@ -50,6 +53,12 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		return nil, err
 	}
 	N, J := p.N, p.J
+	if s := c.Start; s != nil {
+		if s.Rank != 1 || len(s.Theta) != N || len(s.A) != J || len(s.B) != J {
+			return nil, fmt.Errorf("lbfgs: the starting values do not match %d models and %d items at rank 1", N, J)
+		}
+		theta, a, b = s.Theta, s.A, s.B
+	}
 	x0 := make([]float64, N+2*J)
 	copy(x0, theta)
 	for j := 0; j < J; j++ {

@@ -21,6 +21,7 @@ var FlagMeanings = map[string]string{
 	"columns":            "the columns of a long file: ROLE=COLUMN pairs (model, item, label, successes, trials, text, group)",
 	"delimiter":          "field separator of a text response file: , ; | or tab",
 	"foreign":            "queries from outside the benchmark (input, one per line): how many the out-of-domain check flags",
+	"grad-tol":           "largest projected gradient per answer a converged fit may have (the first-order certificate)",
 	"graded":             "read fractional labels in [0, 1] as graded scores",
 	"guess":              "3PL lower asymptote c: a number, or (irt) a column of --items",
 	"guess-prior":        "Beta prior a,b on a fitted 3PL lower asymptote c",

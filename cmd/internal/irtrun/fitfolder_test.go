@@ -3,6 +3,8 @@ package irtrun
 import (
 	"context"
 	"math"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
@@ -101,6 +103,57 @@ func TestFolderNoDifficultyForUnanimousItems(t *testing.T) {
 			if got := -it.D / it.A[0]; it.Flag == "" && math.Abs(got-it.B) > 1e-9*math.Abs(got) {
 				t.Errorf("item %s: b %v, −d/a %v", it.ID, it.B, got)
 			}
+		}
+	}
+}
+
+// fit.json of `irt fit` records the starts (svd and the nested 1pl's fit),
+// the nested fit's loss, which the written loss never exceeds, and the
+// certificate with its tolerance; converged only when it holds. The
+// folder reads back the same.
+func TestFolderRecordsStartsAndCertificate(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 60, Items: 120, Missing: 0.1, Seed: 8})
+	for _, method := range []string{"cbmm", "lbfgs"} {
+		set := irtfit.Settings{Method: method, Rank: 1, Sigma: 1, Tol: 1e-6, MaxIter: 1000, Accelerate: true, Level: 0.9}
+		job := FitJob{Settings: set, Data: []string{"sim.csv"}}
+		fits, secs, err := job.Run(context.Background(), []*model.Responses{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Analyze(context.Background(), 0, r, fits[0], secs); err != nil {
+			t.Fatal(err)
+		}
+		d := fits[0].Folder.Doc
+		if len(d.Starts) != 2 || d.Starts[0].Name != "svd" || d.Starts[1].Name != "1pl" || d.Nested != "1pl" || d.StartsAgree == nil {
+			t.Fatalf("%s: starts %+v, nested %q, agree %v", method, d.Starts, d.Nested, d.StartsAgree)
+		}
+		chosen := 0
+		for _, s := range d.Starts {
+			if s.Chosen {
+				chosen++
+				if s.Loss != d.Loss {
+					t.Errorf("%s: chosen start's loss %v, fit.json's %v", method, s.Loss, d.Loss)
+				}
+			}
+			if s.Loss < d.Loss {
+				t.Errorf("%s: start %s reached %v, below the written %v", method, s.Name, s.Loss, d.Loss)
+			}
+		}
+		if chosen != 1 || d.Loss > d.NestedLoss || d.Settings.GradTol != 1e-3 || !(float64(d.MaxGradient) >= 0) ||
+			d.Converged && float64(d.MaxGradient) > d.Settings.GradTol {
+			t.Errorf("%s: %d chosen, loss %v nested %v, grad_tol %v, max_gradient %v, converged %v", method, chosen, d.Loss, d.NestedLoss,
+				d.Settings.GradTol, d.MaxGradient, d.Converged)
+		}
+		dir := filepath.Join(t.TempDir(), "fit")
+		if err := irtfit.Write(dir, fits[0].Folder); err != nil {
+			t.Fatal(err)
+		}
+		back, err := irtfit.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Doc.Starts, d.Starts) || back.Doc.MaxGradient != d.MaxGradient || back.Doc.NestedLoss != d.NestedLoss {
+			t.Errorf("%s: read back starts %+v, max_gradient %v", method, back.Doc.Starts, back.Doc.MaxGradient)
 		}
 	}
 }

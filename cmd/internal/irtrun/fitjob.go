@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
@@ -28,6 +29,8 @@ func CheckSettings(s irtfit.Settings) error {
 		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
 	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
 		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
+	case !(s.GradTol >= 0) || math.IsInf(s.GradTol, 0):
+		return model.FieldErrorf("GradTol", "{GradTol} %v: must be finite and not negative (0: the default)", s.GradTol)
 	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
 		return model.FieldErrorf("Method", "{Method} %q: want cbmm, lbfgs or mml", s.Method)
 	case s.Method != "cbmm" && s.Rank != 1:
@@ -114,6 +117,8 @@ type Fitted struct {
 	// Interrupted is set when the bootstrap was stopped: the folder holds
 	// the fit and the replicates done (fit.json says so).
 	Interrupted *irtstat.Interrupted
+	// Guard is what the starts of a joint fit (cbmm, lbfgs) reached.
+	Guard *irtguard.Result
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -132,6 +137,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		}
 	}
 	var fits []*model.IRT
+	var guards []*irtguard.Result
 	var err error
 	switch set.Method {
 	case "cbmm":
@@ -146,19 +152,24 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		}
 		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		fits, err = c.FitBatch(ctx, rs)
+		guards, err = irtguard.Guard{CBMM: c, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
+	case "lbfgs":
+		for k, r := range rs {
+			if r.Weighted() {
+				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
+			}
+		}
+		c := j.cbmm(set)
+		c.Log = j.Log
+		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
+		guards, err = irtguard.Guard{CBMM: c, Method: "lbfgs", GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
 	default:
 		fits = make([]*model.IRT, len(rs))
 		for k, r := range rs {
 			if r.Weighted() {
 				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
 			}
-			if set.Method == "lbfgs" {
-				fits[k], err = irt.LBFGS2PL{Sigma: set.Sigma, Tol: set.Tol, MaxIter: set.MaxIter, Threads: set.Threads,
-					Trace: func(loss float64) { record(k, loss) }}.Fit(ctx, r)
-			} else {
-				fits[k], err = irt.MML2PL{MaxIter: set.MaxIter}.Fit(ctx, r)
-			}
+			fits[k], err = irt.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol}.Fit(ctx, r)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", j.Data[k], err)
 				break
@@ -168,12 +179,21 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	if err != nil {
 		return nil, 0, err
 	}
+	if guards != nil {
+		fits = make([]*model.IRT, len(guards))
+		for k, g := range guards {
+			fits[k] = g.Fit
+		}
+	}
 	out := make([]*Fitted, len(fits))
 	for k, f := range fits {
 		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
 		// marginal fit integrates θ out, so only items can run off.
 		noteUnbounded(rs[k], f, set.Method != "mml")
 		out[k] = &Fitted{Fit: f}
+		if guards != nil {
+			out[k].Guard = guards[k]
+		}
 	}
 	return out, time.Since(start).Seconds(), nil
 }
@@ -244,6 +264,16 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		doc.BootstrapCompleted = &done
 	}
 	f.Analysis, f.Folder = an, NewFolder(doc, r, fit, an, boot)
+	d := &f.Folder.Doc
+	d.MaxGradient = model.Float(math.NaN())
+	if g := f.Guard; g != nil {
+		agree := g.Agree
+		d.Settings.GradTol, d.MaxGradient = g.GradTol, model.Float(g.Certificate.MaxGradient)
+		d.Starts, d.StartsAgree, d.StartsNote, d.Nested, d.NestedLoss = g.Starts, &agree, g.Note, g.Nested, g.NestedLoss
+		if !agree {
+			j.Log.Printf("fit %s: %s", set.Data, g.Note)
+		}
+	}
 	return nil
 }
 

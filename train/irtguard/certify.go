@@ -1,0 +1,147 @@
+package irtguard
+
+import (
+	"math"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/irt"
+)
+
+// DefaultGradTol is the largest projected gradient per answer at which a
+// fit is certified stationary (Guard.GradTol).
+const DefaultGradTol = 1e-3
+
+// Certificate is the first-order optimality check of a joint maximum
+// likelihood fit: the projected gradient of its objective at the returned
+// parameters (Nocedal and Wright, Numerical Optimization, 2nd ed., eq. 16.44:
+// P(x − ∇ℓ) − x for the bound constraints a ≥ 0 and 0 ≤ c ≤ MaxGuess).
+// Each parameter's component is divided by the number of answers (trials)
+// it enters, so that MaxGradient is a per-answer figure on the scale of
+// ∂ℓ/∂x = (sigmoid(x/σ) − y)/σ, the same for data of any size: 1e-3 says
+// that no parameter's answers are, on average, off their fitted
+// probabilities in its direction by more than 0.001.
+//
+// The parameters the data leave without a finite estimate (the intercepts,
+// slopes and asymptotes of items answered only right or only wrong or
+// whose answers the fitted abilities order perfectly, the abilities of
+// models answered only right or only wrong) are left out: their gradient
+// only ever tends to 0.
+type Certificate struct {
+	MaxGradient float64 // the largest per-answer |projected gradient| over the free parameters
+	Where       string  // which parameter: "theta of model m", "a of item q", ...
+	// Separated counts the items whose answers the fitted abilities order
+	// perfectly (every right answer above every wrong one in θ·a_j): their
+	// slopes grow without bound under joint maximum likelihood, and they
+	// are left out like the items answered only right or only wrong.
+	Separated int
+}
+
+func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
+	c = c.WithDefaults()
+	N, J, rk := len(f.Models), len(f.Items), f.Rank
+	sig := f.Sigma
+	if sig == 0 {
+		sig = 1
+	}
+	gT, nT := make([]float64, N*rk), make([]float64, N)
+	gA, gB, gC, nI := make([]float64, J*rk), make([]float64, J), make([]float64, J), make([]float64, J)
+	rightI, wrongI := make([]bool, J), make([]bool, J)
+	rightM, wrongM := make([]bool, N), make([]bool, N)
+	// The lowest θ·a_j among item j's right answers and the highest among
+	// its wrong ones: when the first is above the second the fitted
+	// abilities order the item's answers perfectly, and its slope has no
+	// finite estimate (the likelihood rises for ever as a_j grows).
+	minRight, maxWrong := make([]float64, J), make([]float64, J)
+	for j := range minRight {
+		minRight[j], maxWrong[j] = math.Inf(1), math.Inf(-1)
+	}
+	three := f.C != nil
+	for cell := range r.Label {
+		i, j := int(r.Model[cell]), int(r.Item[cell])
+		n, k := float64(r.TrialsAt(cell)), r.SuccessesAt(cell)
+		x := f.Logit(i, j)
+		s := model.Sigmoid(x / sig)
+		var g, gc float64 // ∂ℓ/∂x and ∂ℓ/∂c_j of the cell
+		if three {
+			cj := f.C[j]
+			p := cj + (1-cj)*s
+			p = math.Min(math.Max(p, 1e-300), 1-1e-16)
+			d := -(k/p - (n-k)/(1-p)) // ∂ℓ/∂P
+			g, gc = d*(1-cj)*s*(1-s)/sig, d*(1-s)
+		} else {
+			g = (n*s - k) / sig
+		}
+		for d := 0; d < rk; d++ {
+			a, th := f.A[j*rk+d], f.Theta[i*rk+d]
+			gT[i*rk+d] += g * a
+			gA[j*rk+d] += g * th
+		}
+		gB[j] += g
+		gC[j] += gc
+		nT[i] += n
+		nI[j] += n
+		if k > 0 {
+			rightI[j], rightM[i] = true, true
+			minRight[j] = math.Min(minRight[j], x-f.B[j])
+		}
+		if k < n {
+			wrongI[j], wrongM[i] = true, true
+			maxWrong[j] = math.Max(maxWrong[j], x-f.B[j])
+		}
+	}
+	var out Certificate
+	worst := func(v float64, where func() string) {
+		if v = math.Abs(v); v > out.MaxGradient || math.IsNaN(v) {
+			out.MaxGradient, out.Where = v, where()
+		}
+	}
+	for i := 0; i < N; i++ {
+		if nT[i] == 0 || !rightM[i] || !wrongM[i] {
+			continue
+		}
+		for d := 0; d < rk; d++ {
+			worst(gT[i*rk+d]/nT[i], func() string { return "theta of model " + model.Clip(f.Models[i]) })
+		}
+	}
+	pa, pb := c.GuessPrior[0]-1, c.GuessPrior[1]-1
+	fitsC := three && c.FitsGuess()
+	var commonA, total float64
+	for j := 0; j < J; j++ {
+		if nI[j] == 0 || !rightI[j] || !wrongI[j] {
+			continue
+		}
+		if c.Model != "1pl" && maxWrong[j] < minRight[j] {
+			out.Separated++
+			continue
+		}
+		item := func(what string) func() string {
+			return func() string { return what + " of item " + model.Clip(f.Items[j]) }
+		}
+		worst(gB[j]/nI[j], item("d"))
+		for d := 0; d < rk; d++ {
+			g := gA[j*rk+d]
+			if c.Model == "1pl" {
+				commonA, total = commonA+g, total+nI[j]
+				continue
+			}
+			if !f.Signed && f.A[j*rk+d] <= 0 && g > 0 {
+				g = 0 // at the bound a ≥ 0, pushing outwards
+			}
+			worst(g/nI[j], item("a"))
+		}
+		if fitsC {
+			cj, g := f.C[j], gC[j]
+			if pa > 0 || pb > 0 {
+				g += -pa/math.Max(cj, 1e-300) + pb/(1-cj)
+			}
+			if cj <= 0 && g > 0 || cj >= c.MaxGuess && g < 0 {
+				g = 0
+			}
+			worst(g/nI[j], item("c"))
+		}
+	}
+	if c.Model == "1pl" && total > 0 {
+		worst(commonA/total, func() string { return "the common a" })
+	}
+	return out
+}

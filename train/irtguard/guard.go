@@ -1,0 +1,335 @@
+// Package irtguard runs the fits of train/irt so that none can stop short
+// of what it nests: every fit is run from more than one start, one of them
+// the fit of the nested model (a 2PL from its 1PL, a 3PL from its 2PL,
+// rank r from rank r − 1, each itself guarded), so that its objective can
+// never end above the nested fit's; each start runs until a first-order
+// certificate holds (Certify: the projected gradient per answer at most
+// GradTol) as well as the loss-change test of its method, and the starts'
+// ends are compared, so that a fit that depends on where it began says so.
+package irtguard
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/train/irt"
+)
+
+// Guard fits responses with the settings of CBMM (the model, rank, σ, Tol,
+// MaxIter, device...) by Method, from several starts. The zero value of
+// each setting means its default. CBMM.Trace sees the losses of every start
+// of matrix k (not the nested fits' or the continued runs').
+type Guard struct {
+	CBMM irt.CBMM
+	// Method is "cbmm" (also "") or "lbfgs" (irt.LBFGS2PL: the rank-1 2PL
+	// only; its nested 1PL is fitted by cBMM).
+	Method string
+	// GradTol is the certificate's tolerance on the largest projected
+	// gradient per answer; 0 means DefaultGradTol.
+	GradTol float64
+	// AgreeTol is how close, relative, two starts' final losses must be to
+	// count as the same optimum; 0 means DefaultAgreeTol.
+	AgreeTol float64
+	Log      model.Logf
+}
+
+// Result is a guarded fit: the lowest of the starts' ends (Fit, whose
+// Converged holds only with the certificate), and what each start reached.
+type Result struct {
+	Fit         *model.IRT
+	Certificate Certificate
+	GradTol     float64
+	Starts      []irtfit.Start
+	Agree       bool   // every start reached the chosen optimum (AgreeTol)
+	Note        string // which starts did not, when they did not
+	Nested      string // the nested model, "" for the 1PL
+	NestedLoss  float64
+	// NestedResult is the nested model's own guarded fit (nil for the 1PL).
+	NestedResult *Result
+}
+
+// DefaultAgreeTol is Guard.AgreeTol's default. Joint maximum likelihood
+// on real benchmarks leaves some parameters drifting slowly (near-perfect
+// rows and columns) long after the rest have settled, so two starts of
+// the same optimum can end a few 1e-6 apart; distinct optima are further.
+const DefaultAgreeTol = 1e-4
+
+func (g Guard) withDefaults() Guard {
+	if g.GradTol == 0 {
+		g.GradTol = DefaultGradTol
+	}
+	if g.AgreeTol == 0 {
+		g.AgreeTol = DefaultAgreeTol
+	}
+	if g.Method == "" {
+		g.Method = "cbmm"
+	}
+	g.CBMM = g.CBMM.WithDefaults()
+	if g.CBMM.Log == nil {
+		g.CBMM.Log = g.Log
+	}
+	return g
+}
+
+// nested returns the settings of the model c nests and its name, or ok
+// false for the 1PL (nothing below it).
+func nested(c irt.CBMM) (n irt.CBMM, name string, ok bool) {
+	n = c
+	switch {
+	case c.Model == "3pl":
+		n.Model, n.Guess, n.ItemGuess = "2pl", 0, nil
+		return n, "2pl", true
+	case c.Rank > 1:
+		n.Rank--
+		n.Signed = c.Signed && n.Rank > 1
+		return n, fmt.Sprintf("rank %d", n.Rank), true
+	case c.Model == "2pl":
+		n.Model = "1pl"
+		return n, "1pl", true
+	}
+	return n, "", false
+}
+
+// Fit fits one response matrix.
+func (g Guard) Fit(ctx context.Context, r *model.Responses) (*Result, error) {
+	res, err := g.FitBatch(ctx, []*model.Responses{r})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// FitBatch fits many response matrices; with cbmm, each stage runs all of
+// them (and their starts) in one batch of the backend's hot loop.
+func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, error) {
+	g = g.withDefaults()
+	c := g.CBMM
+	if g.Method != "cbmm" && g.Method != "lbfgs" {
+		return nil, fmt.Errorf("irtguard: method %q: want cbmm or lbfgs", g.Method)
+	}
+	if g.Method == "lbfgs" && (c.Model != "2pl" || c.Rank != 1) {
+		return nil, fmt.Errorf("irtguard: lbfgs fits the rank-1 2PL only (got %s, rank %d)", c.Model, c.Rank)
+	}
+	K := len(rs)
+	names := []string{"svd"}
+	starts := make([][]*model.IRT, 1, 2)
+	starts[0] = make([]*model.IRT, K)
+	var nestRes []*Result
+	nestC, nestName, hasNest := nested(c)
+	if hasNest {
+		ng := g
+		ng.CBMM, ng.Method = nestC, "cbmm"
+		ng.CBMM.Trace = nil
+		var err error
+		if nestRes, err = ng.FitBatch(ctx, rs); err != nil {
+			return nil, err
+		}
+		emb := make([]*model.IRT, K)
+		for k, nr := range nestRes {
+			emb[k] = embed(rs[k], nr.Fit, c)
+		}
+		names, starts = append(names, nestName), append(starts, emb)
+	}
+	// Every start of every matrix: cbmm runs them as one batch.
+	S := len(starts)
+	fits := make([]*model.IRT, S*K)
+	var err error
+	switch g.Method {
+	case "cbmm":
+		all, from := make([]*model.Responses, 0, S*K), make([]*model.IRT, 0, S*K)
+		for s := range starts {
+			all, from = append(all, rs...), append(from, starts[s]...)
+		}
+		if tr := c.Trace; tr != nil {
+			c.Trace = func(k, iter int, loss float64) { tr(k%K, iter, loss) }
+		}
+		fits, err = c.FitBatchFrom(ctx, all, from)
+	case "lbfgs":
+		for s := range starts {
+			for k, r := range rs {
+				l := g.lbfgs(starts[s][k])
+				if tr := c.Trace; tr != nil {
+					l.Trace = func(loss float64) { tr(k, 0, loss) }
+				}
+				if fits[s*K+k], err = l.Fit(ctx, r); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	all := make([]*model.Responses, S*K)
+	for s := 0; s < S; s++ {
+		copy(all[s*K:], rs)
+	}
+	certs, err := g.polish(ctx, all, fits)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Result, K)
+	for k := range rs {
+		res := &Result{GradTol: g.GradTol, Agree: true}
+		best := 0
+		for s := 1; s < S; s++ {
+			if last(fits[s*K+k]) < last(fits[best*K+k]) {
+				best = s
+			}
+		}
+		chosen := fits[best*K+k]
+		res.Fit, res.Certificate = chosen, certs[best*K+k]
+		if n := res.Certificate.Separated; n > 0 {
+			note := fmt.Sprintf("no finite estimate for the a and d of %d item(s) whose answers the abilities order perfectly: written where the fit stopped", n)
+			if chosen.Note != "" {
+				note = chosen.Note + "; " + note
+			}
+			chosen.Note = note
+		}
+		if hasNest {
+			res.Nested, res.NestedLoss, res.NestedResult = nestName, fits[(S-1)*K+k].LossHistory[0], nestRes[k]
+			if last(chosen) > res.NestedLoss*(1+1e-12)+1e-9 {
+				return nil, fmt.Errorf("irtguard: response matrix %d: the fit's loss %.10g is above the nested %s fit's %.10g", k, last(chosen), nestName, res.NestedLoss)
+			}
+		}
+		var far []string
+		for s := 0; s < S; s++ {
+			f, ct := fits[s*K+k], certs[s*K+k]
+			st := irtfit.Start{Name: names[s], StartLoss: model.Float(f.LossHistory[0]), Loss: last(f), Iterations: f.Iterations,
+				MaxGradient: model.Float(ct.MaxGradient), Converged: f.Converged, Chosen: s == best,
+				MaxProbDiff: model.Float(maxProbDiff(rs[k], f, chosen))}
+			res.Starts = append(res.Starts, st)
+			if gap := (st.Loss - last(chosen)) / math.Abs(last(chosen)); gap > g.AgreeTol {
+				res.Agree = false
+				far = append(far, fmt.Sprintf("from %s to loss %.10g (%.2g above)", st.Name, st.Loss, gap))
+			}
+		}
+		if !res.Agree {
+			res.Note = fmt.Sprintf("the starts reached different optima: the lowest, loss %.10g from %s, is written; %s", last(chosen), names[best], join(far))
+		}
+		out[k] = res
+	}
+	return out, nil
+}
+
+// FitFrom fits r by cBMM from the starting values start (same models,
+// items and rank), to the same certificate as FitBatch's starts; tests use
+// it to reach the optimum nearest a known truth.
+func (g Guard) FitFrom(ctx context.Context, r *model.Responses, start *model.IRT) (*model.IRT, Certificate, error) {
+	g = g.withDefaults()
+	fits, err := g.CBMM.FitBatchFrom(ctx, []*model.Responses{r}, []*model.IRT{start})
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	certs, err := g.polish(ctx, []*model.Responses{r}, fits)
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	return fits[0], certs[0], nil
+}
+
+// lbfgs is the L-BFGS fitter of g's settings from start (nil: the SVD start).
+func (g Guard) lbfgs(start *model.IRT) irt.LBFGS2PL {
+	c := g.CBMM
+	return irt.LBFGS2PL{Sigma: c.Sigma, Tol: c.Tol, MaxIter: c.MaxIter, Threads: c.Threads, Start: start}
+}
+
+// polish certifies each fit and continues those whose loss-change test
+// stopped them before the certificate holds, from where they stopped with a
+// tolerance 1,000 times smaller, while iterations remain (at most three
+// times); it then sets each fit's Converged: the method's own test and
+// the certificate.
+func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.IRT) ([]Certificate, error) {
+	c := g.CBMM
+	certs := make([]Certificate, len(fits))
+	lossOK := make([]bool, len(fits)) // the method's own test has held
+	for k, f := range fits {
+		certs[k], lossOK[k] = Certify(rs[k], f, c), f.Converged
+	}
+	tol := c.Tol
+	for round := 0; round < 3; round++ {
+		var idx []int
+		most := c.MaxIter
+		for k, f := range fits {
+			if certs[k].MaxGradient > g.GradTol && f.Iterations < c.MaxIter {
+				idx = append(idx, k)
+				most = min(most, c.MaxIter-f.Iterations)
+			}
+		}
+		if len(idx) == 0 {
+			break
+		}
+		tol /= 1000
+		sub, from := make([]*model.Responses, len(idx)), make([]*model.IRT, len(idx))
+		for n, k := range idx {
+			sub[n], from[n] = rs[k], fits[k]
+		}
+		var more []*model.IRT
+		var err error
+		if g.Method == "lbfgs" {
+			more = make([]*model.IRT, len(idx))
+			for n := range idx {
+				l := g.lbfgs(from[n])
+				l.Tol, l.MaxIter = tol, c.MaxIter-from[n].Iterations
+				if more[n], err = l.Fit(ctx, sub[n]); err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			cc := c
+			cc.Tol, cc.MaxIter, cc.Trace = tol, most, nil
+			if more, err = cc.FitBatchFrom(ctx, sub, from); err != nil {
+				return nil, err
+			}
+		}
+		for n, k := range idx {
+			m, f := more[n], fits[k]
+			if len(m.LossHistory) < 2 || last(m) > last(f) {
+				// No step taken (L-BFGS can stop before its first): f stands,
+				// and so does its iteration count.
+				f.Iterations = c.MaxIter
+				continue
+			}
+			m.LossHistory = append(append([]float64(nil), f.LossHistory...), m.LossHistory[1:]...)
+			m.Iterations += f.Iterations
+			if lossOK[k] = lossOK[k] || m.Converged; lossOK[k] {
+				m.Note = ""
+			}
+			fits[k], certs[k] = m, Certify(rs[k], m, c)
+		}
+	}
+	for k, f := range fits {
+		ct := certs[k]
+		f.Converged = lossOK[k] && ct.MaxGradient <= g.GradTol
+		if lossOK[k] && !f.Converged {
+			f.Note = fmt.Sprintf("the loss changed by less than its tolerance but the projected gradient is %.3g per answer (%s), above %g, after %d iterations", ct.MaxGradient, ct.Where, g.GradTol, f.Iterations)
+		}
+	}
+	return certs, nil
+}
+
+func last(f *model.IRT) float64 { return f.LossHistory[len(f.LossHistory)-1] }
+
+func join(s []string) string {
+	out := ""
+	for k, v := range s {
+		if k > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// maxProbDiff is the largest |P_f − P_g| over r's observed cells.
+func maxProbDiff(r *model.Responses, f, g *model.IRT) float64 {
+	d := 0.0
+	for c := range r.Label {
+		i, j := int(r.Model[c]), int(r.Item[c])
+		d = math.Max(d, math.Abs(f.Prob(i, j)-g.Prob(i, j)))
+	}
+	return d
+}
