@@ -15,13 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addGuessFlags registers --guess and --guess-prior, the 3PL's lower
-// asymptotes.
-func addGuessFlags(cmd *cobra.Command, set *irtfit.Settings) {
-	cmd.Flags().StringVar(&set.Guess, "guess", "", "3PL lower asymptotes: a number for every item (0.25), or a column of --items (n_options: c = 1/n; or c itself); default: fitted by EM")
-	cmd.Flags().Float64SliceVar(&set.GuessPrior, "guess-prior", nil, "Beta(α,β) prior on fitted lower asymptotes (default 5,17; 1,1: none)")
-}
-
 func init() { rootCmd.AddCommand(newIRTCmd()) }
 
 // newIRTCmd builds the irt command tree (fresh flags each call, for tests).
@@ -59,16 +52,11 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cli.ReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
 	f.StringVar(&set.Model, "model", "2pl", "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
-	addGuessFlags(fit, set)
+	cli.FitterFlags(fit, set, deviceUsage)
 	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
-	f.Float64Var(&set.Sigma, "sigma", 1, "logistic scale σ")
-	f.Float64Var(&set.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
 	f.Float64Var(&set.GradTol, "grad-tol", irtguard.DefaultGradTol, "converged also needs the projected gradient per answer at most this (the first-order certificate; fits continue until it holds or --max-iter)")
-	f.IntVar(&set.MaxIter, "max-iter", 1000, "iteration cap")
 	f.BoolVar(&set.Accelerate, "accelerate", true, "extrapolated MM steps with a monotone safeguard (false: plain cBMM)")
-	f.StringVar(&set.Device, "device", "auto", deviceUsage)
-	f.IntVar(&set.Threads, "threads", 0, "goroutines (0: all cores)")
 	f.IntVar(&set.Bootstrap, "bootstrap", 0, "bootstrap replicates B (resampling items); 0: none")
 	f.BoolVar(&set.BootstrapModels, "bootstrap-models", false, "also resample models in the bootstrap (for the SEs of a and b)")
 	f.Int64Var(&set.MaxMemory, "max-memory", 0, "bytes the bootstrap's replicates may use at once (about 26 per observed cell each; fitted in batches that fit); 0: half the machine's memory")
@@ -84,34 +72,20 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	_ = fit.MarkFlagRequired("data")
 	_ = fit.MarkFlagRequired("out")
 
-	var fitDir, selOut, selDevice, selRule string
-	var keep float64
-	var bins, budget int
-	var excludeFlagged bool
-	var selSeed int64
+	var selection irtrun.Select
 	sel := &cobra.Command{
 		Use:     "select",
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := irtrun.SelectItems(cmd.Context(), fitDir, keep, budget, selSeed, selOut, cli.RunDevice(cmd), selRule, bins, excludeFlagged, model.LogTo(cmd.ErrOrStderr()))
+			msg, err := selection.Run(cmd.Context(), cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
 			return err
 		},
 	}
-	sel.Flags().StringVar(&fitDir, "fit", "", "folder written by jeirt irt fit (required)")
-	sel.Flags().Float64Var(&keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
-	sel.Flags().StringVar(&selOut, "out", "", "CSV of the kept items (required; an existing file only with --force)")
-	sel.Flags().StringVar(&selDevice, "device", "", "auto|cpu|cpu:fused|cuda for the refit of the ranking check (default: the fit's)")
-	sel.Flags().StringVar(&selRule, "rule", "info", "info (the most informative item at each of 13 abilities in turn), benchmirt (difficulty bins, the most discriminating items of each), anchor (k-medoids of the items' (a, d), each weighted by its cluster's size), anchor-correct (k-medoids of the items' answers) or random")
-	sel.Flags().IntVar(&budget, "budget", 0, "keep this many items instead of --keep's fraction")
-	sel.Flags().Int64Var(&selSeed, "seed", 42, "seed of --rule anchor, anchor-correct and random")
-	sel.Flags().IntVar(&bins, "bins", 10, "difficulty bins of --rule benchmirt")
-	sel.Flags().BoolVar(&excludeFlagged, "exclude-flagged", false, "never keep an item with a flag in items.csv (never_solved, always_solved, uninformative, misfit, negative_item_total, weak_item_total)")
-	_ = sel.MarkFlagRequired("fit")
-	_ = sel.MarkFlagRequired("out")
+	cli.SelectFlags(sel, &selection)
 
 	var cvSet irtfit.Settings
 	var cvRead read.Options
@@ -149,12 +123,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
 	cf.IntSliceVar(&cvRanks, "rank", []int{1}, "ability dimensions r; a list (1,2) cross-validates each rank on the same folds")
 	cf.StringSliceVar(&cvModels, "model", []string{"2pl"}, "1pl|2pl|3pl; a list (1pl,2pl,3pl) cross-validates each on the same folds, the lowest held-out log loss marked *")
-	addGuessFlags(cv, &cvSet)
-	cf.Float64Var(&cvSet.Sigma, "sigma", 1, "logistic scale σ")
-	cf.Float64Var(&cvSet.Tol, "tol", 1e-6, "stop when the relative loss change is below this")
-	cf.IntVar(&cvSet.MaxIter, "max-iter", 1000, "iteration cap")
-	cf.StringVar(&cvSet.Device, "device", "auto", deviceUsage)
-	cf.IntVar(&cvSet.Threads, "threads", 0, "goroutines (0: all cores)")
+	cli.FitterFlags(cv, &cvSet, deviceUsage)
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
 	_ = cv.MarkFlagRequired("data")
 	cli.PrintJSON(cv, &cvJSON)
@@ -170,7 +139,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cli.EstimateFlags(estimate, &est, &estModels)
 
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
-		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(fitDir), nil }}),
+		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(selection.Fit), nil }}),
 		cli.Guard(cv, cli.Outputs{Files: []string{"out"}, ArgOut: 1}),
 		cli.Guard(newIRTCatCmd(), cli.Outputs{Folders: []string{"out"}}),
 		cli.Guard(estimate, cli.Outputs{Folders: []string{"out"}, Flags: map[string]string{"Estimators": "--estimator", "Categories": "--by-category"}}))

@@ -19,6 +19,21 @@ import (
 // dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
 // with their weights to out; for the others it is SelectFile with
 // the fraction keep (budget/J when budget > 0).
+// Select is jeirt irt select: the fit folder, how many items to keep (a
+// fraction, or Budget items), the rule and its settings, and the CSV to write.
+type Select struct {
+	Fit, Out, Rule string
+	Keep           float64
+	Budget, Bins   int
+	Seed           int64
+	ExcludeFlagged bool
+}
+
+// Run runs SelectItems with s's settings and returns the line to print.
+func (s Select) Run(ctx context.Context, device string, log model.Logf) (string, error) {
+	return SelectItems(ctx, s.Fit, s.Keep, s.Budget, s.Seed, s.Out, device, s.Rule, s.Bins, s.ExcludeFlagged, log)
+}
+
 func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
