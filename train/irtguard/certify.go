@@ -2,6 +2,9 @@ package irtguard
 
 import (
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/irt"
@@ -43,52 +46,56 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	if sig == 0 {
 		sig = 1
 	}
-	gT, nT := make([]float64, N*rk), make([]float64, N)
-	gA, gB, gC, nI := make([]float64, J*rk), make([]float64, J), make([]float64, J), make([]float64, J)
-	rightI, wrongI := make([]bool, J), make([]bool, J)
-	rightM, wrongM := make([]bool, N), make([]bool, N)
-	// The lowest θ·a_j among item j's right answers and the highest among
-	// its wrong ones: when the first is above the second the fitted
-	// abilities order the item's answers perfectly, and its slope has no
-	// finite estimate (the likelihood rises for ever as a_j grows).
-	minRight, maxWrong := make([]float64, J), make([]float64, J)
-	for j := range minRight {
-		minRight[j], maxWrong[j] = math.Inf(1), math.Inf(-1)
-	}
 	three := f.C != nil
-	for cell := range r.Label {
-		i, j := int(r.Model[cell]), int(r.Item[cell])
-		n, k := float64(r.TrialsAt(cell)), r.SuccessesAt(cell)
-		x := f.Logit(i, j)
-		s := model.Sigmoid(x / sig)
-		var g, gc float64 // ∂ℓ/∂x and ∂ℓ/∂c_j of the cell
-		if three {
-			cj := f.C[j]
-			p := cj + (1-cj)*s
-			p = math.Min(math.Max(p, 1e-300), 1-1e-16)
-			d := -(k/p - (n-k)/(1-p)) // ∂ℓ/∂P
-			g, gc = d*(1-cj)*s*(1-s)/sig, d*(1-s)
-		} else {
-			g = (n*s - k) / sig
+	// The cells are summed in chunks of their own (inChunks: a fixed split,
+	// merged in order), so the sums are the same whatever the goroutines.
+	parts := inChunks(len(r.Label), c.Threads, func(lo, hi int) *cellSums {
+		a := newCellSums(N, J, rk)
+		for cell := lo; cell < hi; cell++ {
+			i, j := int(r.Model[cell]), int(r.Item[cell])
+			n, k := float64(r.TrialsAt(cell)), r.SuccessesAt(cell)
+			x := f.Logit(i, j)
+			s := model.Sigmoid(x / sig)
+			var g, gc float64 // ∂ℓ/∂x and ∂ℓ/∂c_j of the cell
+			if three {
+				cj := f.C[j]
+				p := cj + (1-cj)*s
+				p = math.Min(math.Max(p, 1e-300), 1-1e-16)
+				d := -(k/p - (n-k)/(1-p)) // ∂ℓ/∂P
+				g, gc = d*(1-cj)*s*(1-s)/sig, d*(1-s)
+			} else {
+				g = (n*s - k) / sig
+			}
+			for d := 0; d < rk; d++ {
+				a.gT[i*rk+d] += g * f.A[j*rk+d]
+				a.gA[j*rk+d] += g * f.Theta[i*rk+d]
+			}
+			a.gB[j] += g
+			a.gC[j] += gc
+			a.nT[i] += n
+			a.nI[j] += n
+			// The lowest θ·a_j among item j's right answers and the highest
+			// among its wrong ones: when the first is above the second the
+			// fitted abilities order the item's answers perfectly, and its
+			// slope has no finite estimate (the likelihood rises for ever as
+			// a_j grows).
+			if k > 0 {
+				a.rightI[j], a.rightM[i] = true, true
+				a.minRight[j] = math.Min(a.minRight[j], x-f.B[j])
+			}
+			if k < n {
+				a.wrongI[j], a.wrongM[i] = true, true
+				a.maxWrong[j] = math.Max(a.maxWrong[j], x-f.B[j])
+			}
 		}
-		for d := 0; d < rk; d++ {
-			a, th := f.A[j*rk+d], f.Theta[i*rk+d]
-			gT[i*rk+d] += g * a
-			gA[j*rk+d] += g * th
-		}
-		gB[j] += g
-		gC[j] += gc
-		nT[i] += n
-		nI[j] += n
-		if k > 0 {
-			rightI[j], rightM[i] = true, true
-			minRight[j] = math.Min(minRight[j], x-f.B[j])
-		}
-		if k < n {
-			wrongI[j], wrongM[i] = true, true
-			maxWrong[j] = math.Max(maxWrong[j], x-f.B[j])
-		}
+		return a
+	})
+	sum := parts[0]
+	for _, p := range parts[1:] {
+		sum.merge(p)
 	}
+	gT, nT, gA, gB, gC, nI := sum.gT, sum.nT, sum.gA, sum.gB, sum.gC, sum.nI
+	rightI, wrongI, rightM, wrongM, minRight, maxWrong := sum.rightI, sum.wrongI, sum.rightM, sum.wrongM, sum.minRight, sum.maxWrong
 	var out Certificate
 	worst := func(v float64, where func() string) {
 		if v = math.Abs(v); v > out.MaxGradient || math.IsNaN(v) {
@@ -143,5 +150,64 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	if c.Model == "1pl" && total > 0 {
 		worst(commonA/total, func() string { return "the common a" })
 	}
+	return out
+}
+
+// cellSums are Certify's sums over a range of cells.
+type cellSums struct {
+	gT, nT, gA, gB, gC, nI         []float64
+	rightI, wrongI, rightM, wrongM []bool
+	minRight, maxWrong             []float64
+}
+
+func newCellSums(N, J, rk int) *cellSums {
+	a := &cellSums{gT: make([]float64, N*rk), nT: make([]float64, N), gA: make([]float64, J*rk), gB: make([]float64, J),
+		gC: make([]float64, J), nI: make([]float64, J), rightI: make([]bool, J), wrongI: make([]bool, J),
+		rightM: make([]bool, N), wrongM: make([]bool, N), minRight: make([]float64, J), maxWrong: make([]float64, J)}
+	for j := range a.minRight {
+		a.minRight[j], a.maxWrong[j] = math.Inf(1), math.Inf(-1)
+	}
+	return a
+}
+
+// merge adds b's sums into a.
+func (a *cellSums) merge(b *cellSums) {
+	for _, v := range [][2][]float64{{a.gT, b.gT}, {a.nT, b.nT}, {a.gA, b.gA}, {a.gB, b.gB}, {a.gC, b.gC}, {a.nI, b.nI}} {
+		for k, x := range v[1] {
+			v[0][k] += x
+		}
+	}
+	for _, v := range [][2][]bool{{a.rightI, b.rightI}, {a.wrongI, b.wrongI}, {a.rightM, b.rightM}, {a.wrongM, b.wrongM}} {
+		for k, x := range v[1] {
+			v[0][k] = v[0][k] || x
+		}
+	}
+	for j := range a.minRight {
+		a.minRight[j], a.maxWrong[j] = math.Min(a.minRight[j], b.minRight[j]), math.Max(a.maxWrong[j], b.maxWrong[j])
+	}
+}
+
+// inChunks runs f on the consecutive ranges of [0, n) that n alone decides
+// (at most 8, of at least 2^16 cells), on up to threads goroutines (0: one
+// per core), and returns f's results in the ranges' order.
+func inChunks[T any](n, threads int, f func(lo, hi int) T) []T {
+	k := min(8, max(1, n>>16))
+	out := make([]T, k)
+	workers := threads
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, k) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := int(next.Add(1) - 1); c < k; c = int(next.Add(1) - 1) {
+				out[c] = f(c*n/k, (c+1)*n/k)
+			}
+		}()
+	}
+	wg.Wait()
 	return out
 }

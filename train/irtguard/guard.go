@@ -200,7 +200,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 			f, ct := fits[s*K+k], certs[s*K+k]
 			st := irtfit.Start{Name: names[s], StartLoss: model.Float(f.LossHistory[0]), Loss: last(f), Iterations: f.Iterations,
 				MaxGradient: model.Float(ct.MaxGradient), Converged: f.Converged, Chosen: s == best,
-				MaxProbDiff: model.Float(maxProbDiff(rs[k], f, chosen))}
+				MaxProbDiff: model.Float(maxProbDiff(rs[k], f, chosen, c.Threads))}
 			res.Starts = append(res.Starts, st)
 			if gap := (st.Loss - last(chosen)) / math.Abs(last(chosen)); gap > g.AgreeTol {
 				res.Agree = false
@@ -325,11 +325,20 @@ func join(s []string) string {
 }
 
 // maxProbDiff is the largest |P_f − P_g| over r's observed cells.
-func maxProbDiff(r *model.Responses, f, g *model.IRT) float64 {
+func maxProbDiff(r *model.Responses, f, g *model.IRT, threads int) float64 {
+	if f == g {
+		return 0
+	}
 	d := 0.0
-	for c := range r.Label {
-		i, j := int(r.Model[c]), int(r.Item[c])
-		d = math.Max(d, math.Abs(f.Prob(i, j)-g.Prob(i, j)))
+	for _, part := range inChunks(len(r.Label), threads, func(lo, hi int) float64 {
+		d := 0.0
+		for c := lo; c < hi; c++ {
+			i, j := int(r.Model[c]), int(r.Item[c])
+			d = math.Max(d, math.Abs(f.Prob(i, j)-g.Prob(i, j)))
+		}
+		return d
+	}) {
+		d = math.Max(d, part)
 	}
 	return d
 }
