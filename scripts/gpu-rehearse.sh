@@ -57,19 +57,19 @@ path=/usr/bin:/bin
 if env -i PATH=$path bash -c 'command -v go' >/dev/null; then
 	die "go is on $path: the rehearsal cannot show that the check runs without Go"
 fi
-# run NAME ENV...: the documented command in the fresh folder, with nothing of
-# this machine's environment but PATH.
+# run DIR NAME ENV...: the documented command in DIR, with nothing of this
+# machine's environment but PATH; its output in $fresh/NAME.txt, $OUT $fresh/NAME.
 run() {
-	local name=$1
-	shift
+	local dir=$1 name=$2
+	shift 2
 	set +e
-	(cd "$fresh" && env -i PATH=$path HOME="$fresh/home" OUT="$fresh/$name" "$@" bash -c "$cmd") >"$fresh/$name.txt" 2>&1
+	(cd "$dir" && env -i PATH=$path HOME="$fresh/home" OUT="$fresh/$name" "$@" bash -c "$cmd") >"$fresh/$name.txt" 2>&1
 	rc=$?
 	set -e
 }
 
 echo "== the documented command, fresh folder, env -i PATH=$path"
-run probe
+run "$fresh" probe
 sed 's/^/   | /' "$fresh/probe.txt"
 [ "$rc" = 3 ] || die "exit $rc, want 3 (no CUDA device)"
 grep -q '^inventory: [0-9]* files present and intact' "$fresh/probe.txt" || die "no inventory line before the probe"
@@ -96,19 +96,10 @@ co=$fresh/checkout
 mkdir -p "$co"
 git ls-files -z --cached --others --exclude-standard | xargs -0 -r cp --parents -t "$co" 2>/dev/null || true
 cp -r gpu-bundle "$co/"
-# runco NAME ENV...: the documented command in the checkout's copy.
-runco() {
-	local name=$1
-	shift
-	set +e
-	(cd "$co" && env -i PATH=$path HOME="$fresh/home" OUT="$fresh/$name" "$@" bash -c "$cmd") >"$fresh/$name.txt" 2>&1
-	rc=$?
-	set -e
-}
 stage_status() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["stages"][sys.argv[2]]["status"])' "$1" "$2"; }
 
 echo "== the later stages on the CPU at a tiny size (GPU_CHECK_CPU_REHEARSAL=1), budget 240 s, fit_small's jeirt made to overrun"
-runco cpu GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=240 GPU_CHECK_REHEARSE_CUT=fit_small/jeirt-cpu PYTHON=/usr/bin/python3
+run "$co" cpu GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=240 GPU_CHECK_REHEARSE_CUT=fit_small/jeirt-cpu PYTHON=/usr/bin/python3
 sed 's/^/   | /' "$fresh/cpu.txt"
 [ "$rc" = 0 ] || die "the CPU rehearsal exited $rc, want 0 (its correctness stages passed; a cut stage does not fail the check)"
 j=$fresh/cpu/gpu-check.json
@@ -133,7 +124,7 @@ grep -Eq '^  fit_small +extra +partial ' "$sm" || die "the summary does not show
 grep -q '^exit 0: every correctness stage passed' "$sm" || die "the summary does not give the exit status"
 
 echo "== a failing correctness stage (GPU_CHECK_REHEARSE_FAIL=tests), budget 120 s: exit 1"
-runco fail GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=120 GPU_CHECK_REHEARSE_FAIL=tests PYTHON=/usr/bin/python3
+run "$co" fail GPU_CHECK_CPU_REHEARSAL=1 GPU_CHECK_BUDGET_S=120 GPU_CHECK_REHEARSE_FAIL=tests PYTHON=/usr/bin/python3
 grep -E '^(plan|stage |exit |FAIL)' "$fresh/fail.txt" | sed 's/^/   | /'
 [ "$rc" = 1 ] || die "a failed correctness stage gave exit $rc, want 1"
 [ "$(stage_status "$fresh/fail/gpu-check.json" tests)" = fail ] || die "the failed stage is not recorded as fail"
