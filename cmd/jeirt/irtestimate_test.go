@@ -129,16 +129,140 @@ func TestIRTEstimate(t *testing.T) {
 	if err != nil || len(ab) != 60 {
 		t.Fatalf("cat abilities: %d rows, %v", len(ab), err)
 	}
+	if doc, err := catfile.ReadDoc(filepath.Join(catOut, "cat.json")); err != nil || doc.Settings.TargetScoreWidth != 0.15 {
+		t.Errorf("cat.json's target_score_width: %v (%v)", doc, err)
+	}
 	for _, a := range ab {
 		if a.Stop != "target_score_width" || a.ItemsUsed >= 300 || a.ItemsUsed < 5 {
 			t.Errorf("%s: stopped (%s) after %d items", a.Model, a.Stop, a.ItemsUsed)
 		}
 	}
-	got, err := runCmd(t, newIRTCmd(), "estimate", "--eval", "--data", train, "--seeds", "2", "--budget", "20", "--rule", "random,anchor")
+	got, err := runCmd(t, newIRTCmd(), "estimate", "--eval", "--data", train, "--seeds", "2", "--budget", "20", "--rule", "random,anchor-rank")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(got, "\n| random |") + strings.Count(got, "\n| anchor |"); n != 8 || !strings.Contains(got, "default (random + blend)") {
+	if n := strings.Count(got, "\n| random |") + strings.Count(got, "\n| anchor-rank |"); n != 8 || !strings.Contains(got, "default (anchor-rank + blend)") {
 		t.Errorf("--eval printed %d rows:\n%s", n, got)
+	}
+}
+
+// TestIRTEstimateTrials: answers given as several trials of each item
+// (--duplicates trials: k of n correct) count as their fraction correct,
+// not rounded to 0 or 1: the observed mean and the mean estimator are the
+// mean of k/n over the answered items, exactly.
+func TestIRTEstimateTrials(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 60, Items: 100, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := filepath.Join(dir, "train.csv")
+	if err := read.WriteLongCSV(train, r); err != nil {
+		t.Fatal(err)
+	}
+	fit := filepath.Join(dir, "fit")
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", train, "--out", fit); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("model,item,correct\n")
+	want := map[string]float64{}
+	for m := 0; m < 3; m++ {
+		name := "new" + string(rune('a'+m))
+		for j := 0; j < 20; j++ {
+			k := (m + j) % 5 // k of 4 trials right
+			for trial := 0; trial < 4; trial++ {
+				y := "0"
+				if trial < k {
+					y = "1"
+				}
+				b.WriteString(name + "," + r.Items[j] + "," + y + "\n")
+			}
+			want[name] += float64(k) / 4 / 20
+		}
+	}
+	answers := filepath.Join(dir, "answers.csv")
+	writeFile(t, answers, b.String())
+	for _, est := range []string{"mean", "blend"} {
+		out := filepath.Join(dir, "est-"+est)
+		if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--duplicates", "trials", "--estimator", est, "--out", out); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := catfile.ReadEstimates(filepath.Join(out, "estimates.csv"), 1)
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("%s: %d rows, %v", est, len(rows), err)
+		}
+		for _, e := range rows {
+			if e.NAnswered != 20 || math.Abs(e.Observed-want[e.Model]) > 1e-12 {
+				t.Errorf("%s %s: %d answered, observed mean %v, want 20 and %v", est, e.Model, e.NAnswered, e.Observed, want[e.Model])
+			}
+			if est == "mean" && math.Abs(e.Score-want[e.Model]) > 1e-12 {
+				t.Errorf("mean %s: score %v, want %v", e.Model, e.Score, want[e.Model])
+			}
+			if !(e.Lo <= e.Score && e.Score <= e.Hi && e.Lo >= 0 && e.Hi <= 1) {
+				t.Errorf("%s %s: score %v [%v, %v]", est, e.Model, e.Score, e.Lo, e.Hi)
+			}
+		}
+	}
+}
+
+// TestIRTEstimate3PL: irt estimate takes a 3PL fit (irt cat does not):
+// from 60 of 300 items, the held-out models' scores land near their true
+// scores on all 300, nearer than the mean of the 60 answers.
+func TestIRTEstimate3PL(t *testing.T) {
+	dir := t.TempDir()
+	r, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 140, Items: 300, Seed: 8, Guess: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitR, heldR := &model.Responses{Items: r.Items}, &model.Responses{Items: r.Items}
+	truth := map[string]float64{}
+	for i, name := range r.Models {
+		dst := fitR
+		if i >= 100 {
+			dst = heldR
+		}
+		m := int32(len(dst.Models))
+		dst.Models = append(dst.Models, name)
+		row := r.ByModel().Row(i)
+		for _, c := range row {
+			if dst == heldR {
+				truth[name] += float64(r.Label[c]) / float64(len(row))
+				if r.Item[c] >= 60 {
+					continue // asked: the first 60 items
+				}
+			}
+			dst.AppendFrom(m, r.Item[c], r, int(c))
+		}
+	}
+	train, held := filepath.Join(dir, "train.csv"), filepath.Join(dir, "held.csv")
+	if err := read.WriteLongCSV(train, fitR); err != nil {
+		t.Fatal(err)
+	}
+	if err := read.WriteLongCSV(held, heldR); err != nil {
+		t.Fatal(err)
+	}
+	fit, out := filepath.Join(dir, "fit"), filepath.Join(dir, "est")
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", train, "--model", "3pl", "--out", fit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "cat", "--fit", fit, "--data", held, "--budget", "10"); err == nil || !strings.Contains(err.Error(), "3PL") {
+		t.Errorf("irt cat on a 3PL fit: %v", err)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", held, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := catfile.ReadEstimates(filepath.Join(out, "estimates.csv"), 1)
+	if err != nil || len(rows) != 40 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	var mae, maeMean float64
+	for _, e := range rows {
+		mae += math.Abs(e.Score-truth[e.Model]) / 40
+		maeMean += math.Abs(e.Observed-truth[e.Model]) / 40
+	}
+	t.Logf("3PL: MAE %.4f of the estimate, %.4f of the answered items' mean", mae, maeMean)
+	if !(mae < 0.045 && mae < maeMean) {
+		t.Errorf("MAE %.4f (the answered mean's %.4f)", mae, maeMean)
 	}
 }

@@ -211,7 +211,10 @@ type Settings struct {
 	Estimator string   `json:"estimator"`
 	Budget    int      `json:"budget"`
 	TargetSE  float64  `json:"target_se"`
-	MinItems  int      `json:"min_items,omitempty"`
+	// TargetScoreWidth: a simulated test stopped once the 95% interval of
+	// its score on the whole bank was at most this wide (0: no such stop).
+	TargetScoreWidth float64 `json:"target_score_width,omitempty"`
+	MinItems         int     `json:"min_items,omitempty"`
 	// ExcludeFlagged: items flagged in the fit's items.csv were never asked.
 	ExcludeFlagged bool    `json:"exclude_flagged,omitempty"`
 	Next           int     `json:"next,omitempty"`

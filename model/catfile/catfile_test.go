@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		f := &Folder{Rank: rank,
 			Doc: &Doc{Version: "0.1.0", Mode: "simulate", Settings: Settings{Fit: "out/fit", Data: "r.csv", Models: []string{"a", "b, \"c\""}, Rule: "fisher",
-				Estimator: "map", Budget: 10, TargetSE: 0.3, Seed: 1}, Theta: "MAP", PriorMean: vec(0), PriorCov: []float64{1},
+				Estimator: "map", Budget: 10, TargetSE: 0.3, TargetScoreWidth: 0.04, Seed: 1}, Theta: "MAP", PriorMean: vec(0), PriorCov: []float64{1},
 				Items: 5, Summary: &Summary{Models: 2, Spearman: 0.5, Pearson: 0.75, RMSE: 0.125, MeanItems: 7.5, MinItems: 5, MaxItems: 10, MeanSE: 0.25,
 					FullItems: 40, Stops: map[string]int{"budget": 1, "target_se": 1}}},
 			Abilities: []Ability{

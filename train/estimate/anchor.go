@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/jeirt/jeirt/model"
 )
@@ -165,4 +166,37 @@ func CorrectnessEmbedding(r *model.Responses) (X []float64, dim int) {
 		X[int(r.Item[c])*N+int(r.Model[c])] = r.ScoreAt(c)
 	}
 	return X, N
+}
+
+// RankEmbedding is IRTEmbedding with each coordinate replaced by its rank
+// among the items, scaled to (0, 1); items that tie (the same fitted
+// value) share their mean rank, as the model cannot tell them apart.
+// k-medoids on it gives clusters of about equal size that follow the
+// items' joint order in discrimination and difficulty, so that no anchor
+// stands for a large share of the bank and items whose parameters ran off
+// (answered right, or wrong, by every fitted model) do not take clusters
+// of their own, as they do on (a, d) where the fitted models are few.
+func RankEmbedding(fit *model.IRT) (X []float64, dim int) {
+	raw, dim := IRTEmbedding(fit)
+	J := len(fit.B)
+	X = make([]float64, len(raw))
+	idx := make([]int, J)
+	for d := 0; d < dim; d++ {
+		for j := range idx {
+			idx[j] = j
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return raw[idx[a]*dim+d] < raw[idx[b]*dim+d] })
+		for lo := 0; lo < J; {
+			hi := lo + 1
+			for hi < J && raw[idx[hi]*dim+d] == raw[idx[lo]*dim+d] {
+				hi++
+			}
+			rank := (float64(lo+hi-1)/2 + 0.5) / float64(J) // the tied items' mean rank
+			for _, j := range idx[lo:hi] {
+				X[j*dim+d] = rank
+			}
+			lo = hi
+		}
+	}
+	return X, dim
 }

@@ -40,7 +40,7 @@ func simModel(f *model.IRT, rng *rand.Rand) (y []float64, full float64) {
 func TestRecovery(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	f := simBank(400, rng)
-	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: DefaultPriorDF}
 	if err := s.Prepare(); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestAnchors(t *testing.T) {
 func BenchmarkEstimate1000x100000(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	f := simBank(100000, rng)
-	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: DefaultPriorDF}
 	if err := s.Prepare(); err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func BenchmarkEstimate1000x100000(b *testing.B) {
 func BenchmarkPrepare100000(b *testing.B) {
 	f := simBank(100000, rand.New(rand.NewPCG(9, 10)))
 	for i := 0; i < b.N; i++ {
-		s := &Scorer{Fit: f, Prior: cat.StandardPrior(1)}
+		s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: DefaultPriorDF}
 		if err := s.Prepare(); err != nil {
 			b.Fatal(err)
 		}
@@ -274,5 +274,149 @@ func TestFromDraws(t *testing.T) {
 	s2, lo2, hi2 := FromDraws(P2, J, ans, 0.95)
 	if math.Abs(s2-want) > 1e-12 || !(hi2-lo2 > hi-lo) {
 		t.Errorf("spread draws: %v [%v, %v]", s2, lo2, hi2)
+	}
+}
+
+// TestRankEmbedding: each coordinate becomes its rank in (0, 1), tied
+// values (the two a = 2, the two d = 0) sharing their mean rank, and on a
+// bank where a tenth of the items ran off (d = ±25, as an item every
+// fitted model got right or wrong, whose answer is then nearly certain)
+// the anchors on the ranks give those items one or two anchors and no
+// anchor more than about twice an equal share, where the anchors on (a, d)
+// spend more of the budget on them.
+func TestRankEmbedding(t *testing.T) {
+	f := &model.IRT{Rank: 1, Sigma: 1, A: []float64{1, 2, 2, 0.5}, B: []float64{0, -1, 3, 0}}
+	X, dim := RankEmbedding(f)
+	// a: 0.5 < 1 < 2 = 2, d: −1 < 0 = 0 < 3 (item by item: a, d)
+	want := []float64{0.375, 0.5, 0.75, 0.125, 0.75, 0.875, 0.125, 0.5}
+	if dim != 2 || len(X) != len(want) {
+		t.Fatalf("dim %d, %d values", dim, len(X))
+	}
+	for i := range want {
+		if math.Abs(X[i]-want[i]) > 1e-12 {
+			t.Fatalf("RankEmbedding = %v, want %v", X, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const J, K = 1000, 50
+	g := simBank(J, rng)
+	for j := 0; j < J/10; j++ {
+		g.B[j] = 25 * float64(2*(j%2)-1)
+	}
+	for _, c := range []struct {
+		name         string
+		emb          func(*model.IRT) ([]float64, int)
+		maxW, runOff [2]float64 // the range each must fall in
+	}{
+		{"rank", RankEmbedding, [2]float64{0, 2.5 / K}, [2]float64{1, 2}},
+		{"raw", IRTEmbedding, [2]float64{0, 1}, [2]float64{5, 10}},
+	} {
+		X, dim := c.emb(g)
+		anchors, w, err := Anchors(X, J, dim, K, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum, top float64
+		runOff := 0.0
+		for k, j := range anchors {
+			sum += w[k]
+			top = math.Max(top, w[k])
+			if j < J/10 {
+				runOff++
+			}
+		}
+		t.Logf("%s: largest weight %.4f, %v of %d anchors among the run-off items", c.name, top, runOff, K)
+		if math.Abs(sum-1) > 1e-12 || top < c.maxW[0] || top > c.maxW[1] || runOff < c.runOff[0] || runOff > c.runOff[1] {
+			t.Errorf("%s: weights sum to %v, largest %v (want in %v), %v run-off anchors (want in %v)", c.name, sum, top, c.maxW, runOff, c.runOff)
+		}
+	}
+}
+
+// TestStudentPrior: for models far beyond the fitted population (θ = 3.5
+// against a N(0, 1) prior) answering 20 items, Blend under the Student-t
+// priors (on θ and on the residual, of scale 0.03) lands nearer their
+// full score than under the normal priors; for models drawn from the
+// population it is about as good.
+func TestStudentPrior(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	f := simBank(400, rng)
+	normal := &Scorer{Fit: f, Prior: cat.StandardPrior(1), ResidSD: 0.03}
+	robust := &Scorer{Fit: f, Prior: cat.StandardPrior(1), ResidSD: 0.03, PriorDF: DefaultPriorDF}
+	for _, s := range []*Scorer{normal, robust} {
+		if err := s.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		theta func() float64
+		ratio [2]float64 // the range of MAE(t)/MAE(normal)
+	}{
+		{"beyond", func() float64 { return 3.5 }, [2]float64{0, 0.9}},
+		{"population", rng.NormFloat64, [2]float64{0.95, 1.05}},
+	} {
+		var errN, errT float64
+		for m := 0; m < 300; m++ {
+			th := c.theta()
+			var a Answers
+			var full float64
+			pick := map[int]bool{}
+			for _, j := range rng.Perm(len(f.B))[:20] {
+				pick[j] = true
+			}
+			for j := range f.B {
+				y := 0.0
+				if rng.Float64() < model.Sigmoid(th*f.A[j]+f.B[j]) {
+					y = 1
+				}
+				full += y / float64(len(f.B))
+				if pick[j] {
+					a.Items, a.Y = append(a.Items, j), append(a.Y, y)
+				}
+			}
+			for _, s := range []*Scorer{normal, robust} {
+				sc, err := s.Estimate(Blend, a, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s == normal {
+					errN += math.Abs(sc[0].Score - full)
+				} else {
+					errT += math.Abs(sc[0].Score - full)
+				}
+			}
+		}
+		r := errT / errN
+		t.Logf("%s: MAE %.4f under the t prior, %.4f under the normal (ratio %.3f)", c.name, errT/300, errN/300, r)
+		if r < c.ratio[0] || r > c.ratio[1] {
+			t.Errorf("%s: MAE ratio t/normal %.3f, want in %v", c.name, r, c.ratio)
+		}
+	}
+	bad := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: -1}
+	if err := bad.Prepare(); err == nil {
+		t.Error("PriorDF -1 accepted")
+	}
+}
+
+// TestResidPosterior: under the Student-t prior the residual's posterior
+// is about the normal's shrinkage β·res near 0, lets a residual far beyond
+// τ through nearly whole with a wider posterior, and is the observation
+// itself when there is no noise.
+func TestResidPosterior(t *testing.T) {
+	const tau, nv, df = 0.05, 0.0025, 4
+	beta := tau * tau / (tau*tau + nv) // 0.5
+	if m, v := residPosterior(0, nv, tau, df); math.Abs(m) > 1e-12 || !(v > 0 && v < nv) {
+		t.Errorf("res 0: posterior %v, %v", m, v)
+	}
+	m, v := residPosterior(0.02, nv, tau, df)
+	if math.Abs(m/0.02-beta) > 0.1 || math.Abs(v/(beta*nv)-1) > 0.25 {
+		t.Errorf("res 0.02: mean %v (normal %v), var %v (normal %v)", m, beta*0.02, v, beta*nv)
+	}
+	m, v = residPosterior(0.4, nv, tau, df)
+	if !(m > 0.35 && m < 0.4 && v > beta*nv) {
+		t.Errorf("res 0.4 (8τ): mean %v (normal %v), var %v (normal %v)", m, beta*0.4, v, beta*nv)
+	}
+	if m, v := residPosterior(-0.3, 0, tau, df); m != -0.3 || v != 0 {
+		t.Errorf("no noise: %v, %v", m, v)
 	}
 }

@@ -18,17 +18,18 @@ const (
 	Random        = "random"         // K items drawn uniformly
 	Anchor        = "anchor"         // anchor points on the fitted IRT embedding (tinyBenchmarks' anchor-irt)
 	AnchorCorrect = "anchor-correct" // anchor points on the correctness pattern (tinyBenchmarks' anchor)
+	AnchorRank    = "anchor-rank"    // anchor points on the ranks of the fitted IRT embedding (jeirt's default)
 	Info          = "info"           // irtstat.InformationSelect
 )
 
 // Rules lists the selection rules in the order the tables show them.
-var Rules = []string{Random, Anchor, AnchorCorrect, Info}
+var Rules = []string{Random, Anchor, AnchorCorrect, AnchorRank, Info}
 
 // Default is jeirt's estimator and DefaultRule its selection, chosen by
 // the held-out-model evaluation of docs/irt.md.
 const (
 	Default     = Blend
-	DefaultRule = Random
+	DefaultRule = AnchorRank
 )
 
 // ModelsOf is r restricted to the models keep (indices into r.Models, in
@@ -122,6 +123,7 @@ type Eval struct {
 	Seeds        int // 0 means 10
 	Seed         int64
 	Level        float64 // 0 means 0.95
+	PriorDF      float64 // Scorer.PriorDF of Blend (0: the normal prior)
 	Log          model.Logf
 }
 
@@ -265,7 +267,7 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 // without every fifth model of train (as the paper's code does) and v
 // from train.
 func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses) (*Scorer, error) {
-	s, err := NewScorer(fit, e.Level)
+	s, err := NewScorer(fit, e.Level, e.PriorDF)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +284,7 @@ func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses
 	if err != nil {
 		return nil, err
 	}
-	vs, err := NewScorer(vfit, e.Level)
+	vs, err := NewScorer(vfit, e.Level, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -293,13 +295,14 @@ func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses
 }
 
 // NewScorer is a prepared Scorer of fit's items with the population prior
-// of its abilities.
-func NewScorer(fit *model.IRT, level float64) (*Scorer, error) {
+// of its abilities (for Blend a Student-t of priorDF degrees of freedom
+// when priorDF > 0).
+func NewScorer(fit *model.IRT, level, priorDF float64) (*Scorer, error) {
 	prior, err := cat.PopulationPrior(fit.Theta, fit.Rank)
 	if err != nil {
 		return nil, err
 	}
-	s := &Scorer{Fit: fit, Prior: prior, Level: level}
+	s := &Scorer{Fit: fit, Prior: prior, Level: level, PriorDF: priorDF}
 	return s, s.Prepare()
 }
 
@@ -318,6 +321,9 @@ func Select(rule string, fit *model.IRT, r *model.Responses, k int, seed uint64)
 	case Anchor:
 		X, dim := IRTEmbedding(fit)
 		return Anchors(X, J, dim, k, seed)
+	case AnchorRank:
+		X, dim := RankEmbedding(fit)
+		return Anchors(X, J, dim, k, seed)
 	case AnchorCorrect:
 		if r == nil {
 			return nil, nil, fmt.Errorf("estimate: rule %s needs the fitted responses", rule)
@@ -328,7 +334,7 @@ func Select(rule string, fit *model.IRT, r *model.Responses, k int, seed uint64)
 		items, _, err := irtstat.InformationSelect(fit, float64(k)/float64(J))
 		return items, nil, err
 	}
-	return nil, nil, model.FieldErrorf("Rule", "{Rule} %q: want random, anchor, anchor-correct or info", rule)
+	return nil, nil, model.FieldErrorf("Rule", "{Rule} %q: want random, anchor, anchor-correct, anchor-rank or info", rule)
 }
 
 func meanSD(x []float64) (m, sd float64) {

@@ -108,7 +108,7 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 	res := &CATResult{Rank: f.Bank.Rank, Doc: &catfile.Doc{Version: c.Version, Mode: "simulate", Theta: f.EstimatorText(est),
 		PriorMean: f.Prior.Mean, PriorCov: f.Prior.Cov, Items: f.Bank.NumItems(),
 		Settings: catfile.Settings{Fit: c.Fit, Data: c.Data, Answers: c.Answers, Rule: rule, Estimator: est, Budget: c.Test.Budget,
-			TargetSE: c.Test.TargetSE, MinItems: c.Test.MinItems, ExcludeFlagged: c.ExcludeFlagged, Next: c.Next, Groups: c.Groups, GroupCol: c.GroupColumn, Balance: c.Test.Balance,
+			TargetSE: c.Test.TargetSE, TargetScoreWidth: c.TargetScoreWidth, MinItems: c.Test.MinItems, ExcludeFlagged: c.ExcludeFlagged, Next: c.Next, Groups: c.Groups, GroupCol: c.GroupColumn, Balance: c.Test.Balance,
 			KLWidth: c.Test.KLWidth, Seed: c.Seed}}}
 	if live {
 		res.Doc.Mode = "live"

@@ -40,13 +40,20 @@ type Fit struct {
 // normal with the mean and population covariance of the fitted models'
 // abilities (models without an observed cell left out): N(0, 1) at rank 1
 // in the standard gauge of joint ML.
-func LoadFit(dir string) (*Fit, error) {
+func LoadFit(dir string) (*Fit, error) { return loadFit(dir, false) }
+
+// LoadScoringFit is LoadFit that also takes a 3PL fit, whose lower
+// asymptotes the bank does not carry: for jeirt irt estimate, which scores
+// from the fit's items (package train/estimate), not from the bank.
+func LoadScoringFit(dir string) (*Fit, error) { return loadFit(dir, true) }
+
+func loadFit(dir string, guessing bool) (*Fit, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return nil, err
 	}
 	fit := folder.IRT()
-	if fit.C != nil {
+	if fit.C != nil && !guessing {
 		return nil, fmt.Errorf("%s is a 3PL fit: adaptive testing and placing models (irt cat, add-model --fit) take 1PL and 2PL fits", dir)
 	}
 	f := &Fit{Dir: dir, Folder: folder, Bank: &cat.Bank{Rank: fit.Rank, Sigma: fit.Sigma, A: fit.A, D: fit.B},
@@ -111,6 +118,22 @@ func (f *Fit) EstimatorText(estimator string) string {
 // (item index -> answer), in the file's item order, and says on log how
 // many answers it had to leave out (items the fit does not have).
 func (f *Fit) answersOf(r *model.Responses, path string, models []string, log model.Logf) ([]string, [][]int, [][]uint8, error) {
+	models, items, cells, err := f.cellsOf(r, path, models, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ys := make([][]uint8, len(models))
+	for k, cs := range cells {
+		for _, c := range cs {
+			ys[k] = append(ys[k], r.Label[c])
+		}
+	}
+	return models, items, ys, nil
+}
+
+// cellsOf is answersOf's models and items with the cells of r that hold
+// each answer.
+func (f *Fit) cellsOf(r *model.Responses, path string, models []string, log model.Logf) ([]string, [][]int, [][]int32, error) {
 	if len(models) == 0 {
 		for i, m := range r.Models {
 			if len(r.ByModel().Row(i)) > 0 {
@@ -119,7 +142,7 @@ func (f *Fit) answersOf(r *model.Responses, path string, models []string, log mo
 		}
 	}
 	items := make([][]int, len(models))
-	ys := make([][]uint8, len(models))
+	cells := make([][]int32, len(models))
 	unknown := 0
 	seen := map[string]bool{}
 	for k, name := range models {
@@ -138,7 +161,7 @@ func (f *Fit) answersOf(r *model.Responses, path string, models []string, log mo
 				continue
 			}
 			items[k] = append(items[k], j)
-			ys[k] = append(ys[k], r.Label[c])
+			cells[k] = append(cells[k], c)
 		}
 		if len(items[k]) == 0 {
 			return nil, nil, nil, fmt.Errorf("%s: model %q answered none of the fit's %d items", path, name, f.Bank.NumItems())
@@ -147,7 +170,7 @@ func (f *Fit) answersOf(r *model.Responses, path string, models []string, log mo
 	if unknown > 0 {
 		log.Printf("%s: %d answers are to items the fit %s does not have; they are left out", path, unknown, f.Dir)
 	}
-	return models, items, ys, nil
+	return models, items, cells, nil
 }
 
 // SetGroups gives the bank the groups of the item-group file path (column

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/jeirt/jeirt/cmd/internal/irtrun"
+	"github.com/jeirt/jeirt/train/estimate"
 	"github.com/spf13/cobra"
 )
 
@@ -12,20 +13,21 @@ func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f.StringVar(&e.Fit, "fit", "", "folder written by jeirt irt fit: the items whose full score is estimated")
 	f.StringVar(&e.Answers, "answers", "", "the new models' answers to some of the fit's items (any responses format)")
 	f.StringVar(models, "models", "", "comma-separated models of --answers (default: every model with an answer)")
-	f.StringVar(&e.Weights, "weights", "", "the CSV of jeirt irt select --rule anchor: each anchor item's weight (default: equal weights)")
+	f.StringVar(&e.Weights, "weights", "", "the CSV of jeirt irt select --rule anchor-rank (or anchor, random): each item's weight, its share of the bank (default: equal weights)")
 	f.StringVar(&e.Categories, "by-category", "", "item-group CSV (item and category, group or benchmark): also estimate each category (categories.csv)")
 	f.StringSliceVar(&e.Estimators, "estimator", nil, "default (blend), blend (IRT + shrunk residual of the answered items), irt (p-IRT), gp-irt (tinyBenchmarks) or mean; a list with --eval")
 	f.Float64Var(&e.Level, "level", 0.95, "interval level")
+	f.Float64Var(&e.PriorDF, "prior-df", estimate.DefaultPriorDF, "blend: degrees of freedom of the Student-t prior on θ (the fitted abilities' mean and sd), so that a model unlike the fitted ones is not pulled back to them; 0: the normal prior")
 	f.StringVar(&e.Out, "out", "", "folder for estimates.csv (and categories.csv); written atomically")
 	f.BoolVar(&e.Force, "force", false, "replace an existing --out folder")
 	f.BoolVar(&e.Eval, "eval", false, "measure: split the models of --data, fit the rest, select --budget items by each --rule, estimate the held-out models' scores and print MAE and coverage")
-	f.BoolVar(&e.CV, "cv", false, "choose the estimator: --eval of every estimator under the default rule (random; or --rule) on --data, the lowest MAE marked *")
+	f.BoolVar(&e.CV, "cv", false, "choose the estimator: --eval of every estimator under the default rule (anchor-rank; or --rule) on --data, the lowest MAE marked *")
 	f.StringVar(&e.Data, "data", "", "--eval: the response file")
 	ReadFlags(cmd, &e.Read)
 	f.StringVar(&e.By, "by", "model", "--eval: what is split (model)")
 	f.Float64Var(&e.Eval1.TestFraction, "test-fraction", 0.2, "--eval: share of the models held out in each split")
 	f.IntVar(&e.Eval1.Budget, "budget", 0, "--eval: items K asked of each held-out model (0: min(100, 10% of the items))")
-	f.StringSliceVar(&e.Eval1.Rules, "rule", nil, "--eval: selection rules, of random, anchor, anchor-correct and info (default: all)")
+	f.StringSliceVar(&e.Eval1.Rules, "rule", nil, "--eval: selection rules, of random, anchor, anchor-correct, anchor-rank and info (default: all)")
 	f.IntVar(&e.Eval1.Seeds, "seeds", 10, "--eval: number of model splits")
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")

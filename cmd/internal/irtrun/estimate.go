@@ -39,6 +39,9 @@ type Estimate struct {
 	// (none: all).
 	Estimators []string
 	Level      float64
+	// PriorDF is the degrees of freedom of blend's Student-t prior on θ
+	// (estimate.Scorer.PriorDF; 0: the normal prior).
+	PriorDF float64
 
 	// Eval: measure instead, on Data, split By model. CV is Eval of every
 	// estimator under one rule (default: estimate.DefaultRule), to choose
@@ -72,7 +75,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 	if len(e.Estimators) == 1 && e.Estimators[0] != "default" {
 		est = e.Estimators[0]
 	}
-	f, err := catrun.LoadFit(e.Fit)
+	f, err := catrun.LoadScoringFit(e.Fit)
 	if err != nil {
 		return err
 	}
@@ -84,7 +87,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		f.Bank.Group, f.Bank.Groups = nil, nil // the fit's items file has no category for every item: none
 	}
 	fit := f.Folder.IRT()
-	s := &estimate.Scorer{Fit: fit, Prior: f.Prior, Level: e.Level, Group: f.Bank.Group, Groups: f.Bank.Groups}
+	s := &estimate.Scorer{Fit: fit, Prior: f.Prior, Level: e.Level, PriorDF: e.PriorDF, Group: f.Bank.Group, Groups: f.Bank.Groups}
 	if f.Folder.Doc.Settings.Bootstrap > 0 {
 		rk := fit.Rank
 		s.SEA, s.SED = make([]float64, len(fit.B)*rk), make([]float64, len(fit.B))
@@ -109,7 +112,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	models, items, ys, err := f.ReadAnswers(e.Answers, e.Read, e.Models, e.Log)
+	models, items, ys, trials, err := f.ReadAnswers(e.Answers, e.Read, e.Models, e.Log)
 	if err != nil {
 		return err
 	}
@@ -118,9 +121,9 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		a := estimate.Answers{Items: items[k], Y: make([]float64, len(ys[k]))}
-		for i, y := range ys[k] {
-			a.Y[i] = float64(y)
+		a := estimate.Answers{Items: items[k], Y: ys[k]}
+		if trials != nil {
+			a.Trials = trials[k]
 		}
 		if weight != nil {
 			a.Weight = make([]float64, len(a.Items))
@@ -215,6 +218,7 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 		return model.FieldErrorf("By", "{By} %q: only model splits are measured (the models held out, every item kept)", e.By)
 	}
 	ev := e.Eval1
+	ev.PriorDF = e.PriorDF
 	ev.Estimators = e.Estimators
 	e.Fitting.Accelerate = true
 	if ev.Fitter, err = FitterFor(e.Fitting, r); err != nil {

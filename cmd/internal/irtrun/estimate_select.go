@@ -15,7 +15,7 @@ import (
 )
 
 // SelectFile is jeirt irt select: for the rules of package train/estimate
-// (anchor, anchor-correct, random) it chooses budget items of the fit in
+// (anchor, anchor-rank, anchor-correct, random) it chooses budget items of the fit in
 // dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
 // with their weights to out; for the others it is SelectFile with
 // the fraction keep (budget/J when budget > 0).
@@ -49,7 +49,7 @@ func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed
 		budget = max(1, int(math.Round(keep*float64(J))))
 	}
 	switch rule {
-	case estimate.Anchor, estimate.AnchorCorrect, estimate.Random:
+	case estimate.Anchor, estimate.AnchorCorrect, estimate.AnchorRank, estimate.Random:
 	default:
 		return SelectFile(ctx, dir, keep, out, device, rule, bins, excludeFlagged, log)
 	}
