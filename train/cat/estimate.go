@@ -28,6 +28,17 @@ const eapPoints = 241
 // Estimate is θ and its standard errors from the answers y[k] to the items
 // items[k] of bank under prior, by estimator (MAP when "").
 func Estimate(b *Bank, prior Prior, estimator string, items []int, y []uint8) (theta, se []float64, err error) {
+	theta, cov, err := EstimateCov(b, prior, estimator, items, y)
+	if err != nil {
+		return nil, nil, err
+	}
+	return theta, seOf(cov, b.Rank), nil
+}
+
+// EstimateCov is Estimate with θ's posterior covariance (Rank x Rank,
+// row-major: at the mode, the inverse of the negative Hessian, for MAP) in
+// place of its standard errors.
+func EstimateCov(b *Bank, prior Prior, estimator string, items []int, y []uint8) (theta, cov []float64, err error) {
 	if err := b.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -49,8 +60,8 @@ func Estimate(b *Bank, prior Prior, estimator string, items []int, y []uint8) (t
 	for k, j := range items {
 		est.add(j, y[k])
 	}
-	th, cov := est.estimate()
-	return th, seOf(cov, b.Rank), nil
+	theta, cov = est.estimate()
+	return theta, cov, nil
 }
 
 // estimator keeps the answers so far and gives θ and its posterior

@@ -230,7 +230,7 @@ func (s *Scorer) Prepare() error {
 // posterior is θ's posterior given the answers, as nodes with weights
 // summing to 1: the rank-1 grid (under the Student-t prior when robust and
 // PriorDF > 0), or at rank > 1 draws from the normal at the posterior mode
-// with the posterior standard deviations (cat's MAP).
+// with the posterior covariance there (cat's MAP).
 func (s *Scorer) posterior(a Answers, pa []float64, robust bool) (theta [][]float64, w []float64, err error) {
 	r := s.Fit.Rank
 	if r == 1 {
@@ -258,19 +258,56 @@ func (s *Scorer) posterior(a Answers, pa []float64, robust bool) (theta [][]floa
 		}
 	}
 	bank := &cat.Bank{Rank: r, Sigma: s.Fit.Sigma, A: s.Fit.A, D: s.Fit.B}
-	mode, se, err := cat.Estimate(bank, s.Prior, cat.MAP, a.Items, y)
+	mode, cov, err := cat.EstimateCov(bank, s.Prior, cat.MAP, a.Items, y)
 	if err != nil {
 		return nil, nil, err
 	}
+	L, ok := cholesky(cov, r)
+	if !ok { // not positive definite: the standard deviations alone
+		L = make([]float64, r*r)
+		for k := 0; k < r; k++ {
+			L[k*r+k] = math.Sqrt(math.Max(cov[k*r+k], 0))
+		}
+	}
 	theta, w = make([][]float64, draws), make([]float64, draws)
+	z := make([]float64, r)
 	for n := range theta {
 		theta[n] = make([]float64, r)
+		for k := range z {
+			z[k] = normalDraw(n, k)
+		}
 		for k := 0; k < r; k++ {
-			theta[n][k] = mode[k] + se[k]*normalDraw(n, k)
+			theta[n][k] = mode[k]
+			for l := 0; l <= k; l++ {
+				theta[n][k] += L[k*r+l] * z[l]
+			}
 		}
 		w[n] = 1.0 / draws
 	}
 	return theta, w, nil
+}
+
+// cholesky is the lower-triangular L with L·Lᵀ = c (r x r, row-major), and
+// false when c is not positive definite.
+func cholesky(c []float64, r int) ([]float64, bool) {
+	L := make([]float64, r*r)
+	for i := 0; i < r; i++ {
+		for j := 0; j <= i; j++ {
+			sum := c[i*r+j]
+			for k := 0; k < j; k++ {
+				sum -= L[i*r+k] * L[j*r+k]
+			}
+			if i == j {
+				if !(sum > 0) {
+					return nil, false
+				}
+				L[i*r+i] = math.Sqrt(sum)
+			} else {
+				L[i*r+j] = sum / L[j*r+j]
+			}
+		}
+	}
+	return L, true
 }
 
 // nodes1 is the rank-1 grid as θ vectors.
