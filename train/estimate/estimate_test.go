@@ -227,7 +227,9 @@ func TestAnchors(t *testing.T) {
 func BenchmarkEstimate1000x100000(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	f := simBank(100000, rng)
-	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: DefaultPriorDF}
+	// ResidSD as irt estimate takes it from the fitted models: blend's
+	// residual under its Student-t prior, as by default.
+	s := &Scorer{Fit: f, Prior: cat.StandardPrior(1), PriorDF: DefaultPriorDF, ResidSD: 0.05}
 	if err := s.Prepare(); err != nil {
 		b.Fatal(err)
 	}
