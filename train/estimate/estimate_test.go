@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // simBank is a rank-1 2PL bank of J items with known parameters.
@@ -487,5 +489,36 @@ func TestRank2Posterior(t *testing.T) {
 	t.Logf("p-IRT %.4f ± %.4f, grid %.4f ± %.4f (sd of θ: %v)", sc[0].Score, got, score, sd, sc[0].SE)
 	if math.Abs(sc[0].Score-score) > 0.01 || math.Abs(got/sd-1) > 0.2 {
 		t.Errorf("p-IRT %.4f ± %.4f, the grid posterior %.4f ± %.4f", sc[0].Score, got, score, sd)
+	}
+}
+
+// TestValidationBias: on models simulated from a 2PL bank, p-IRT's error on
+// the fifth of the models held out of a refit, from half of the 300 items,
+// is about the Bernoulli noise of the other half (sd √(Σp(1−p))/150 ≈ 0.03),
+// its root mean square above its mean absolute value; two models are too
+// few to hold a fifth out.
+func TestValidationBias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	f := simBank(300, rng)
+	r := &model.Responses{Items: f.Items}
+	for m := 0; m < 100; m++ {
+		y, _ := simModel(f, rng)
+		r.Models = append(r.Models, fmt.Sprintf("m%d", m))
+		for j, v := range y {
+			r.AppendCell(int32(m), int32(j), v, 1)
+		}
+	}
+	fitter := irt.CBMM{Rank: 1, MaxIter: 300}
+	mae, rms, err := ValidationBias(context.Background(), fitter, r, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held-out p-IRT error: MAE %.4f, RMS %.4f", mae, rms)
+	if !(mae > 0.01 && mae < 0.05 && rms >= mae && rms < 2*mae) {
+		t.Errorf("MAE %v, RMS %v", mae, rms)
+	}
+	two := ModelsOf(r, []int{0, 1})
+	if _, _, err := ValidationBias(context.Background(), fitter, two, 0.95); err == nil {
+		t.Error("two models: no error")
 	}
 }

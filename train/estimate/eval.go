@@ -263,15 +263,26 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 	return out, e.Budget, nil
 }
 
-// scorer is the Scorer of a fit on train, with gp-IRT's b from a refit
-// without every fifth model of train (as the paper's code does) and v
-// from train.
+// scorer is the Scorer of a fit on train, with gp-IRT's b and Blend's τ
+// from ValidationBias and v from train.
 func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses) (*Scorer, error) {
 	s, err := NewScorer(fit, e.Level, e.PriorDF)
 	if err != nil {
 		return nil, err
 	}
 	s.GPVar = AnswerVariance(train)
+	if s.GPBias, s.ResidSD, err = ValidationBias(ctx, e.Fitter, train, e.Level); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ValidationBias is gp-IRT's b and Blend's τ as the paper's code takes
+// them: train is fitted again without every fifth of its models, and
+// SplitHalfBias scores those models on that fit (they are then new to
+// it, as the models to estimate will be): the mean absolute and the root
+// mean square error of p-IRT.
+func ValidationBias(ctx context.Context, fitter irt.CBMM, train *model.Responses, level float64) (mae, rms float64, err error) {
 	var val, rest []int
 	for i := range train.Models {
 		if i%5 == 0 {
@@ -280,18 +291,18 @@ func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses
 			rest = append(rest, i)
 		}
 	}
-	vfit, err := e.Fitter.Fit(ctx, ModelsOf(train, rest))
+	if len(rest) < 2 {
+		return 0, 0, fmt.Errorf("estimate: %d models: too few to hold a fifth out and fit the rest", len(train.Models))
+	}
+	vfit, err := fitter.Fit(ctx, ModelsOf(train, rest))
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	vs, err := NewScorer(vfit, e.Level, 0)
+	vs, err := NewScorer(vfit, level, 0)
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	if s.GPBias, s.ResidSD, err = SplitHalfBias(vs, ModelsOf(train, val)); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return SplitHalfBias(vs, ModelsOf(train, val))
 }
 
 // NewScorer is a prepared Scorer of fit's items with the population prior

@@ -166,10 +166,10 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 	})
 }
 
-// gpFromFitData sets gp-IRT's b and v from the responses the fit was made
-// from (its recorded data): v their answer variance, b the split-half
-// error of the fit on its own models (in-sample items: the eval's refit
-// without the validation models is closer to the paper).
+// gpFromFitData sets gp-IRT's b and v and blend's τ from the responses the
+// fit was made from (its recorded data): v their answer variance, b and τ
+// p-IRT's error on every fifth of the fit's models, held out of a refit of
+// the rest with the fit's settings (estimate.ValidationBias, as --eval).
 func (e Estimate) gpFromFitData(ctx context.Context, folder *irtfit.Folder, s *estimate.Scorer) error {
 	set := folder.Doc.Settings
 	r, err := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, e.Log, false)
@@ -180,11 +180,13 @@ func (e Estimate) gpFromFitData(ctx context.Context, folder *irtfit.Folder, s *e
 		return fmt.Errorf("%s now has %d items, the fit has %d", set.Data, r.NumItems(), len(folder.Items))
 	}
 	s.GPVar = estimate.AnswerVariance(r)
-	vs := &estimate.Scorer{Fit: s.Fit, Prior: s.Prior, Level: s.Level}
-	if err := vs.Prepare(); err != nil {
+	fitter, err := FitterFor(set, r)
+	if err != nil {
 		return err
 	}
-	s.GPBias, s.ResidSD, err = estimate.SplitHalfBias(vs, r)
+	fitter.Accelerate = true
+	e.Log.Printf("estimate: refitting %s without every fifth model, to measure p-IRT's error on models new to the fit", set.Data)
+	s.GPBias, s.ResidSD, err = estimate.ValidationBias(ctx, fitter, r, s.Level)
 	return err
 }
 
