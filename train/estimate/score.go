@@ -44,8 +44,8 @@ const (
 	draws = 64
 )
 
-// DefaultPriorDF is the degrees of freedom of Blend's Student-t prior on θ
-// (Scorer.PriorDF).
+// DefaultPriorDF is the degrees of freedom of Blend's Student-t priors on θ
+// and on its residual (Scorer.PriorDF).
 const DefaultPriorDF = 4
 
 // Scorer estimates full-bank scores from the items of Fit (its models are

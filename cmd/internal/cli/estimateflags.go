@@ -17,7 +17,7 @@ func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f.StringVar(&e.Categories, "by-category", "", "item-group CSV (item and category, group or benchmark): also estimate each category (categories.csv)")
 	f.StringSliceVar(&e.Estimators, "estimator", nil, "default (blend), blend (IRT + shrunk residual of the answered items), irt (p-IRT), gp-irt (tinyBenchmarks) or mean; a list with --eval")
 	f.Float64Var(&e.Level, "level", 0.95, "interval level")
-	f.Float64Var(&e.PriorDF, "prior-df", estimate.DefaultPriorDF, "blend: degrees of freedom of the Student-t prior on θ (the fitted abilities' mean and sd), so that a model unlike the fitted ones is not pulled back to them; 0: the normal prior")
+	f.Float64Var(&e.PriorDF, "prior-df", estimate.DefaultPriorDF, "blend: degrees of freedom of its Student-t priors on θ (the fitted abilities' mean and sd) and on the residual (the fitted models' spread), so that a model unlike the fitted ones is not pulled back to them; 0: normal priors")
 	f.StringVar(&e.Out, "out", "", "folder for estimates.csv (and categories.csv); written atomically")
 	f.BoolVar(&e.Force, "force", false, "replace an existing --out folder")
 	f.BoolVar(&e.Eval, "eval", false, "measure: split the models of --data, fit the rest, select --budget items by each --rule, estimate the held-out models' scores and print MAE and coverage")

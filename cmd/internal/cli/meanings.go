@@ -18,7 +18,7 @@ var FlagMeanings = map[string]string{
 	"seeds":              "number of random model splits",
 	"target-score-width": "width of the score's 95% interval at which an adaptive test stops",
 	"weights":            "item weights: the CSV of irt select --rule anchor-rank (or anchor, random)",
-	"prior-df":           "degrees of freedom of the Student-t prior on θ of the blend score estimator (0: normal)",
+	"prior-df":           "degrees of freedom of the blend score estimator's Student-t priors on θ and its residual (0: normal)",
 	"columns":            "the columns of a long file: ROLE=COLUMN pairs (model, item, label, successes, trials, text, group)",
 	"delimiter":          "field separator of a text response file: , ; | or tab",
 	"foreign":            "queries from outside the benchmark (input, one per line): how many the out-of-domain check flags",
