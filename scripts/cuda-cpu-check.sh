@@ -115,8 +115,19 @@ grep -E '^ *costs_test.go:[0-9]+: ' "$work/costs.log" | sed 's/^ *costs_test.go:
 kernels=$(grep -c '^kernel ' "$work/replay-plain.log" 2>/dev/null || echo 0)
 want=$(grep -ho '__global__ void [a-z_0-9]*' cuda/kernels/*.cu | sort -u | wc -l)
 if [ "$kernels" -ne "$want" ]; then
-	echo "cuda-cpu-check: the replay covered $kernels kernels, cuda/kernels has $want" >&2
-	errors=$((errors + 1))
+	# The kernels no replayed test launched. Where the encoder fixtures are
+	# absent (no ../shared beside the checkout, no JEIRT_FIXTURES), the
+	# encoder's harness tests skip, and its kernels alone may be missing.
+	missing=$(comm -23 <(grep -ho '__global__ void [a-z_0-9]*' cuda/kernels/*.cu | awk '{print $3}' | sort -u) \
+		<(awk '/^kernel /{print $2}' "$work/replay-plain.log" | sort -u))
+	encoder=$(grep -ho '__global__ void [a-z_0-9]*' cuda/kernels/encoder.cu | awk '{print $3}' | sort -u)
+	notenc=$(comm -23 <(echo "$missing") <(echo "$encoder") | grep -c . || true)
+	if [ -z "${JEIRT_FIXTURES:-}" ] && [ ! -e ../shared/fixtures/tiny-bert/expected.json ] && [ "$notenc" -eq 0 ]; then
+		echo "cuda-cpu-check: the replay covered $kernels kernels of $want; not replayed: $(echo $missing) (encoder kernels: their harness tests need the encoder fixtures of ../shared/fixtures, absent here, and skipped)"
+	else
+		echo "cuda-cpu-check: the replay covered $kernels kernels, cuda/kernels has $want; not replayed: $(echo $missing)" >&2
+		errors=$((errors + 1))
+	fi
 fi
 echo "kernels: $kernels, tests: $tests, races: $races, errors: $errors"
 [ "$errors" -eq 0 ] && [ "$races" -eq 0 ]
