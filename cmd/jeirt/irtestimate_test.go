@@ -23,18 +23,7 @@ func TestIRTEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fitR, heldR := &model.Responses{Items: r.Items}, &model.Responses{Items: r.Items}
-	for i, name := range r.Models {
-		dst := fitR
-		if i >= 150 {
-			dst = heldR
-		}
-		m := int32(len(dst.Models))
-		dst.Models = append(dst.Models, name)
-		for _, c := range r.ByModel().Row(i) {
-			dst.AppendFrom(m, r.Item[c], r, int(c))
-		}
-	}
+	fitR, heldR := splitModels(r, 150)
 	train, held := filepath.Join(dir, "train.csv"), filepath.Join(dir, "held.csv")
 	if err := read.WriteLongCSV(train, fitR); err != nil {
 		t.Fatal(err)
@@ -215,24 +204,16 @@ func TestIRTEstimate3PL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fitR, heldR := &model.Responses{Items: r.Items}, &model.Responses{Items: r.Items}
+	fitR, all := splitModels(r, 100)
+	heldR := &model.Responses{Items: r.Items, Models: all.Models}
 	truth := map[string]float64{}
-	for i, name := range r.Models {
-		dst := fitR
-		if i >= 100 {
-			dst = heldR
-		}
-		m := int32(len(dst.Models))
-		dst.Models = append(dst.Models, name)
-		row := r.ByModel().Row(i)
+	for i, name := range all.Models {
+		row := all.ByModel().Row(i)
 		for _, c := range row {
-			if dst == heldR {
-				truth[name] += float64(r.Label[c]) / float64(len(row))
-				if r.Item[c] >= 60 {
-					continue // asked: the first 60 items
-				}
+			truth[name] += float64(all.Label[c]) / float64(len(row))
+			if all.Item[c] < 60 { // asked: the first 60 items
+				heldR.AppendFrom(int32(i), all.Item[c], all, int(c))
 			}
-			dst.AppendFrom(m, r.Item[c], r, int(c))
 		}
 	}
 	train, held := filepath.Join(dir, "train.csv"), filepath.Join(dir, "held.csv")
@@ -265,4 +246,22 @@ func TestIRTEstimate3PL(t *testing.T) {
 	if !(mae < 0.045 && mae < maeMean) {
 		t.Errorf("MAE %.4f (the answered mean's %.4f)", mae, maeMean)
 	}
+}
+
+// splitModels is r's first n models (to fit) and the rest (held out), every
+// cell of each.
+func splitModels(r *model.Responses, n int) (fitR, heldR *model.Responses) {
+	fitR, heldR = &model.Responses{Items: r.Items}, &model.Responses{Items: r.Items}
+	for i, name := range r.Models {
+		dst := fitR
+		if i >= n {
+			dst = heldR
+		}
+		m := int32(len(dst.Models))
+		dst.Models = append(dst.Models, name)
+		for _, c := range r.ByModel().Row(i) {
+			dst.AppendFrom(m, r.Item[c], r, int(c))
+		}
+	}
+	return fitR, heldR
 }

@@ -405,8 +405,8 @@ func TestStudentPrior(t *testing.T) {
 
 // TestResidPosterior: under the Student-t prior the residual's posterior
 // is about the normal's shrinkage β·res near 0, lets a residual far beyond
-// τ through nearly whole with a wider posterior, and is the observation
-// itself when there is no noise.
+// τ through nearly whole with a wider posterior, is the observation itself
+// when there is no noise, and follows it closely when the noise is tiny.
 func TestResidPosterior(t *testing.T) {
 	const tau, nv, df = 0.05, 0.0025, 4
 	beta := tau * tau / (tau*tau + nv) // 0.5
@@ -423,6 +423,11 @@ func TestResidPosterior(t *testing.T) {
 	}
 	if m, v := residPosterior(-0.3, 0, tau, df); m != -0.3 || v != 0 {
 		t.Errorf("no noise: %v, %v", m, v)
+	}
+	// Noise far below the prior's scale (sd 1e-4, as from many trials): the
+	// posterior is the observation, to well within its own sd.
+	if m, v := residPosterior(0.0123, 1e-8, 0.5, df); math.Abs(m-0.0123) > 1e-5 || math.Abs(v/1e-8-1) > 0.1 {
+		t.Errorf("tiny noise: posterior %v, %v; want about 0.0123, 1e-8", m, v)
 	}
 }
 

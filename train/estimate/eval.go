@@ -218,6 +218,9 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 					truth += r.ScoreAt(int(c))
 					if k, ok := pick[j]; ok {
 						a.Items, a.Y = append(a.Items, j), append(a.Y, r.ScoreAt(int(c)))
+						if r.Weighted() { // k of n: the likelihood of n trials, as irt estimate reads them
+							a.Trials = append(a.Trials, float64(r.TrialsAt(int(c))))
+						}
 						if weight != nil {
 							a.Weight = append(a.Weight, weight[k])
 						}

@@ -638,13 +638,16 @@ func GPLambda(b, v float64) float64 {
 // Student-t prior on e with df degrees of freedom and scale tau: about
 // res·τ²/(τ² + nv) while res is within a few τ of 0, and nearer res when
 // it is far beyond them (a model unlike the fitted ones), with the wider
-// posterior such a conflict gives. On 801 points of e in [−1, 1].
+// posterior such a conflict gives. On 801 points of e within 8 sd of the
+// observation (where the likelihood is not negligible) and in [−1, 1], so
+// the grid is fine however small the noise.
 func residPosterior(res, nv, tau, df float64) (mean, variance float64) {
 	if !(nv > 0) {
 		return res, 0 // no noise: the residual is what was observed
 	}
 	const pts = 801
-	at := func(i int) float64 { return -1 + 2*float64(i)/(pts-1) }
+	lo, hi := math.Max(-1, res-8*math.Sqrt(nv)), math.Min(1, res+8*math.Sqrt(nv))
+	at := func(i int) float64 { return lo + (hi-lo)*float64(i)/(pts-1) }
 	lp := make([]float64, pts)
 	for i := range lp {
 		e := at(i)

@@ -39,8 +39,8 @@ type Estimate struct {
 	// (none: all).
 	Estimators []string
 	Level      float64
-	// PriorDF is the degrees of freedom of blend's Student-t prior on θ
-	// (estimate.Scorer.PriorDF; 0: the normal prior).
+	// PriorDF is the degrees of freedom of blend's Student-t priors on θ
+	// and on its residual (estimate.Scorer.PriorDF; 0: the normal priors).
 	PriorDF float64
 
 	// Eval: measure instead, on Data, split By model. CV is Eval of every
@@ -100,7 +100,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		if err := e.gpFromFitData(ctx, f.Folder, s); err != nil && est == estimate.GPIRT {
 			return err
 		} else if err != nil {
-			e.Log.Printf("blend: without the fit's responses (%v), the residual is shrunk by a James-Stein factor instead of the fitted models' spread", err)
+			e.Log.Printf("blend: p-IRT's error on models new to the fit is not measured (%v); the residual is shrunk by a James-Stein factor instead", err)
 		}
 	}
 	if err := s.Prepare(); err != nil {
