@@ -83,6 +83,20 @@ type Settings struct {
 	// projected gradient per answer a converged fit may have (0 in folders
 	// written before it).
 	GradTol float64 `json:"grad_tol,omitempty"`
+	// Prior is the fit's prior in model.ParsePrior's grammar: "none" for
+	// joint maximum likelihood, or its terms ("theta=normal(0,1),..."),
+	// as PriorSpec reads it; absent in folders written before priors,
+	// which were joint maximum likelihood fits.
+	Prior string `json:"prior,omitempty"`
+}
+
+// PriorSpec is the fit's prior: settings.prior read by model.ParsePrior,
+// none where it is absent (folders written before priors).
+func (s Settings) PriorSpec() (model.Prior, error) {
+	if s.Prior == "" {
+		return model.Prior{}, nil
+	}
+	return model.ParsePrior(s.Prior)
 }
 
 // RankMove is a model whose ability rank and accuracy rank differ by more
@@ -523,6 +537,9 @@ func Read(dir string) (*Folder, error) {
 	}
 	if fam := f.Doc.Settings.Family(); fam != "1pl" && fam != "2pl" && fam != "3pl" {
 		return nil, fmt.Errorf("%s: settings.model %q is not 1pl, 2pl or 3pl", p, model.Clip(fam))
+	}
+	if _, err := f.Doc.Settings.PriorSpec(); err != nil {
+		return nil, fmt.Errorf("%s: settings.prior: %w", p, err)
 	}
 	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
 		var v []float64

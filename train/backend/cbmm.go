@@ -150,6 +150,10 @@ type CBMMModel struct {
 	// step becomes c_j = (G_j + α − 1)/(G_j + F_j + α + β − 2), still the
 	// exact minimiser. {1, 1} (or zero) is no prior.
 	GuessPrior [2]float64
+	// Prior makes the fit maximum a posteriori (model.Prior): the loss is
+	// the negative log posterior and every block a ridge solve. The zero
+	// Prior is joint maximum likelihood.
+	Prior model.Prior
 }
 
 // CBMMGuessing is implemented by a batch of 3PL problems: the lower

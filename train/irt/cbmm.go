@@ -64,6 +64,14 @@ type CBMM struct {
 	// GuessPrior is the Beta(α, β) prior on fitted c_j; zero means
 	// DefaultGuessPrior, {1, 1} none (plain maximum likelihood).
 	GuessPrior [2]float64
+	// Prior on θ, the intercepts and the slopes (model.Prior): with one the
+	// fit is maximum a posteriori, its loss the negative log posterior,
+	// which cBMM lowers as it lowers ℓ (each block a ridge solve, see
+	// ridge), and its optimum finite for every data set. The zero Prior is
+	// joint maximum likelihood (the cBMM paper's objective); commands use
+	// model.DefaultPrior unless told otherwise. A fit with a prior is
+	// returned as fitted, not in StandardGauge (the prior fixes the gauge).
+	Prior      model.Prior
 	StartGuess float64    // 0 means DefaultStartGuess
 	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
 	Log        model.Logf // when non-nil, a progress line every few seconds
@@ -212,7 +220,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	// Weighted cells, the 1PL and the 3PL need a backend of the whole
 	// family, and signed loadings one that fits them; "auto" falls back to
 	// the CPU, a named device that lacks them is an error.
-	family := weighted || c.Model != "2pl"
+	family := weighted || c.Model != "2pl" || c.Prior.On()
 	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
@@ -223,7 +231,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if c.Device != "" && c.Device != "auto" {
 			what := "signed loadings"
 			if family && !familyOK {
-				what = "cells of several trials, graded scores, the 1PL or the 3PL"
+				what = "cells of several trials, graded scores, the 1PL, the 3PL or a prior"
 			}
 			return nil, model.FieldErrorf("Device", "cbmm: device %s cannot fit %s; use {Device} cpu", be.Name(), what)
 		}
@@ -250,7 +258,8 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	switch {
 	case family:
 		batch, err = be.(backend.CBMMFamily).LoadFamily(probs, c.Rank, c.Sigma, c.Threads, backend.CBMMModel{Signed: c.Signed,
-			FixedA: c.Model == "1pl", Guess: c.Model == "3pl", FitGuess: c.fitsGuess(), MaxGuess: c.MaxGuess, GuessPrior: c.GuessPrior})
+			FixedA: c.Model == "1pl", Guess: c.Model == "3pl", FitGuess: c.fitsGuess(), MaxGuess: c.MaxGuess, GuessPrior: c.GuessPrior,
+			Prior: c.Prior})
 	case c.Signed:
 		batch, err = be.(backend.CBMMSigned).LoadSigned(probs, c.Rank, c.Sigma, c.Threads)
 	default:
@@ -447,10 +456,17 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			m.Note = fmt.Sprintf("iteration limit %d reached before the relative loss change fell below %g", c.MaxIter, c.Tol)
 		}
 		batch.Get(k, m.Theta, m.A, m.B)
-		StandardGauge(m)
-		if c.Signed {
+		switch {
+		case c.Prior.On() && c.Signed:
+			m.Signed = true
+			VarimaxGauge(m) // a rotation: the centred prior is unchanged
+		case c.Prior.On():
+		case c.Signed:
+			StandardGauge(m)
 			m.Signed = true
 			SignedGauge(m)
+		default:
+			StandardGauge(m)
 		}
 		out[k] = m
 	}

@@ -49,6 +49,7 @@ func (c cpuBackend) LoadFamily(problems []*backend.CBMMProblem, rank int, sigma 
 	}
 	cb := b.(*cpuBatch)
 	cb.fam = f
+	cb.rg = newRidge(f.Prior, sigma, rank, f.Signed, f.FixedA)
 	if f.Guess {
 		for _, pr := range cb.probs {
 			pr.guess = make([]float64, pr.p.J)
@@ -76,6 +77,7 @@ type cpuBatch struct {
 	threads int
 	probs   []*cpuProblem
 	fam     backend.CBMMModel // the 1PL, the 3PL (zero: the 2PL)
+	rg      ridge             // the prior (zero: joint maximum likelihood)
 }
 
 // cpuProblem holds one problem's parameters and the buffers reused across
@@ -93,6 +95,7 @@ type cpuProblem struct {
 	ws             []*backend.SmallNNLS // per chunk, rank > 1
 	modelG, modelH []float64
 	guess          []float64   // the 3PL's c_j (nil otherwise)
+	aNum, aDen     []float64   // per chunk, the 1PL's common slope block (ridge.commonA): Σ θ(ỹ − b_j), Σ θ²
 	q              [][]float64 // per chunk, weighted cells on the vector kernel: each cell's 1 + e^−|u|
 }
 
@@ -119,6 +122,7 @@ func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 		}
 	}
 	pr.chunkLoss = make([]float64, nc)
+	pr.aNum, pr.aDen = make([]float64, nc), make([]float64, nc)
 	pr.modelG = make([]float64, r*r)
 	pr.modelH = make([]float64, r)
 	return pr
@@ -207,6 +211,9 @@ func (b *cpuBatch) sumLoss(active []bool, loss []float64) {
 			for _, l := range pr.chunkLoss {
 				s += l
 			}
+			if b.rg.on {
+				s += b.rg.thetaLoss(pr.theta)
+			}
 			loss[k] = s
 		}
 	}
@@ -229,7 +236,13 @@ func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) erro
 			ks = append(ks, k)
 		}
 	}
-	return parallel(ctx, len(ks), b.threads, func(t int) { b.solveTheta(b.probs[ks[t]]) })
+	return parallel(ctx, len(ks), b.threads, func(t int) {
+		pr := b.probs[ks[t]]
+		if b.rg.commonA {
+			b.solveCommonA(pr)
+		}
+		b.solveTheta(pr)
+	})
 }
 
 // passA evaluates ℓ over the chunk's cells at the current parameters. With
@@ -275,19 +288,20 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			s := kernel.LogisticCells{A: pr.a[j], B: pr.b[j], Sigma: b.sigma}.Binary(cells, theta, ytv)
 			loss += s.Loss
+			if b.rg.on {
+				loss += b.rg.itemLoss(pr.a[j:j+1], pr.b[j])
+			}
 			if update && len(cells) > 0 {
-				aj := pr.a[j]
-				if b.fam.FixedA {
-					pr.b[j] = (s.Target - aj*s.Theta) / float64(len(cells))
-				} else {
-					pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), s.Theta, s.Theta2, s.Target, s.ThetaTarget, aj)
-				}
+				b.itemUpdate1(pr, c, j, float64(len(cells)), s.Theta, s.Theta2, s.Target, s.ThetaTarget)
 				b.addItem(pr, acc, j, cells, yt)
 			}
 			continue
 		}
 		if r == 1 {
 			aj, bj := pr.a[j], pr.b[j]
+			if b.rg.on {
+				loss += b.rg.itemLoss(pr.a[j:j+1], bj)
+			}
 			var st, stt, sy, sty float64
 			// Σ log(1 + e) is taken as log Π(1 + e), one log per 512 cells
 			// (each factor is in (1, 2], so the product cannot overflow).
@@ -331,16 +345,15 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			loss += math.Log(prod)
 			if update && len(cells) > 0 {
-				if b.fam.FixedA {
-					pr.b[j] = (sy - aj*st) / float64(len(cells))
-				} else {
-					pr.a[j], pr.b[j] = backend.ItemSolve1(float64(len(cells)), st, stt, sy, sty, aj)
-				}
+				b.itemUpdate1(pr, c, j, float64(len(cells)), st, stt, sy, sty)
 				b.addItem(pr, acc, j, cells, yt)
 			}
 			continue
 		}
 		aj := pr.a[j*r : (j+1)*r]
+		if b.rg.on {
+			loss += b.rg.itemLoss(aj, pr.b[j])
+		}
 		m := r + 1
 		G, h := ws.G[:m*m], ws.H[:m]
 		if update {
@@ -397,6 +410,9 @@ func (b *cpuBatch) solveItem(ws *backend.SmallNNLS, G []float64, m int, aj []flo
 	for d := 0; d < r; d++ {
 		G[r*m+d] = G[d*m+r]
 	}
+	if b.rg.on {
+		b.rg.addItem(G, ws.H[:m], m)
+	}
 	copy(ws.X[:r], aj)
 	ws.X[r] = *bj
 	ws.SolveInPlace(m, b.nonneg)
@@ -409,6 +425,9 @@ func (b *cpuBatch) addItem(pr *cpuProblem, acc []float64, j int, cells []uint32,
 	bj := pr.b[j]
 	if r == 1 {
 		aj := pr.a[j]
+		if b.rg.commonA {
+			aj = 1 // the common slope is solved after the items (solveCommonA)
+		}
 		if aj == 0 {
 			return
 		}
@@ -443,14 +462,18 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 	r := b.rank
 	w := r*r + r
 	if r == 1 {
+		a := 1.0
+		if b.rg.commonA {
+			a = pr.a[0]
+		}
 		for i := 0; i < pr.p.N; i++ {
 			var den, num float64
 			for _, acc := range pr.acc {
 				den += acc[2*i]
 				num += acc[2*i+1]
 			}
-			if den > 0 {
-				pr.theta[i] = num / den
+			if den = a*a*den + b.rg.theta; den > 0 {
+				pr.theta[i] = a * num / den
 			}
 		}
 		return
@@ -472,8 +495,51 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 			for d2 := 0; d2 < d1; d2++ {
 				G[d2*r+d1] = G[d1*r+d2]
 			}
+			G[d1*r+d1] += b.rg.theta
 		}
 		backend.SolveTheta(G, h, pr.theta[i*r:i*r+r])
+	}
+}
+
+// itemUpdate1 is the rank-1 item block of item j in chunk c from the sums
+// of its n cells (st = Σθ, stt = Σθ², sy = Σỹ, sty = Σθỹ, weighted where the
+// cells are): (a_j, b_j) by backend.ItemSolve1 with the prior's ridge, or,
+// for the 1PL, b_j alone (and, with a prior, the common slope's sums).
+func (b *cpuBatch) itemUpdate1(pr *cpuProblem, c, j int, n, st, stt, sy, sty float64) {
+	aj := pr.a[j]
+	if !b.fam.FixedA {
+		n, stt, sy, sty = b.rg.sums1(n, stt, sy, sty)
+		pr.a[j], pr.b[j] = backend.ItemSolve1(n, st, stt, sy, sty, aj)
+		return
+	}
+	pr.b[j] = (sy + b.rg.b*b.rg.bT - aj*st) / (n + b.rg.b)
+	if b.rg.commonA {
+		pr.aNum[c] += sty - pr.b[j]*st
+		pr.aDen[c] += stt
+	}
+}
+
+// solveCommonA is the 1PL's common slope block under a prior, between the
+// items' intercepts and the abilities: the minimiser over a ≥ 0 of
+// Σ_Ω (θ_i a + b_j − ỹ_ij)² + J·λ_a(a − a_T)² (every item's slope prior), from
+// the chunks' sums (added in the chunks' order, so the same whatever the
+// goroutines).
+func (b *cpuBatch) solveCommonA(pr *cpuProblem) {
+	var num, den float64
+	for c := range pr.aNum {
+		num += pr.aNum[c]
+		den += pr.aDen[c]
+		pr.aNum[c], pr.aDen[c] = 0, 0
+	}
+	J := float64(pr.p.J)
+	num += J * b.rg.a * b.rg.aT
+	den += J * b.rg.a
+	if !(den > 0) {
+		return
+	}
+	a := math.Max(num/den, 0)
+	for j := range pr.a {
+		pr.a[j] = a
 	}
 }
 

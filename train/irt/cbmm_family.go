@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/jeirt/jeirt/model/kernel"
-	"github.com/jeirt/jeirt/train/backend"
 )
 
 // DefaultMaxGuess is the largest lower asymptote c_j a fitted 3PL may take
@@ -84,6 +83,9 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 			}
 		}
 		aj := pr.a[j*r : (j+1)*r]
+		if b.rg.on {
+			loss += b.rg.itemLoss(aj, pr.b[j])
+		}
 		m := r + 1
 		G, h := ws.G[:m*m], ws.H[:m]
 		if update {
@@ -174,11 +176,7 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 			continue
 		}
 		if r == 1 {
-			if b.fam.FixedA {
-				pr.b[j] = (sy - aj[0]*st) / sw
-			} else {
-				aj[0], pr.b[j] = backend.ItemSolve1(sw, st, stt, sy, sty, aj[0])
-			}
+			b.itemUpdate1(pr, c, j, sw, st, stt, sy, sty)
 		} else {
 			b.solveItem(ws, G, m, aj, &pr.b[j])
 		}
@@ -202,6 +200,9 @@ func (b *cpuBatch) addItemWeighted(pr *cpuProblem, acc []float64, j int, cells [
 	}
 	if r == 1 {
 		aj := pr.a[j]
+		if b.rg.commonA {
+			aj = 1 // the common slope is solved after the items (solveCommonA)
+		}
 		if aj == 0 {
 			return
 		}
@@ -283,6 +284,9 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		wt, sc = wt[:len(cells)], sc[:len(cells)]
 		yt := pr.yTilde[c][:hi-lo]
 		aj, bj := pr.a[j], pr.b[j]
+		if b.rg.on {
+			loss += b.rg.itemLoss(pr.a[j:j+1], bj)
+		}
 		var sw, st, stt, sy, sty float64
 		if vector {
 			// The same pass on model/kernel's vector kernel (the loop below
@@ -356,12 +360,11 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		if !update || len(cells) == 0 {
 			continue
 		}
-		if b.fam.FixedA {
-			pr.b[j] = (sy - aj*st) / sw
-		} else {
-			pr.a[j], pr.b[j] = backend.ItemSolve1(sw, st, stt, sy, sty, aj)
+		b.itemUpdate1(pr, c, j, sw, st, stt, sy, sty)
+		if aj = pr.a[j]; b.rg.commonA {
+			aj = 1 // the common slope is solved after the items (solveCommonA)
 		}
-		if aj = pr.a[j]; aj == 0 {
+		if aj == 0 {
 			continue
 		}
 		bj = pr.b[j]

@@ -190,8 +190,12 @@ func TestFamilyNeedsBackend(t *testing.T) {
 	backend.Register("binary-only", binaryOnly{})
 	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 20, Items: 30, Trials: 3, Seed: 13})
 	_, err := CBMM{Device: "binary-only"}.Fit(context.Background(), r)
-	if err == nil || !strings.Contains(err.Error(), "cannot fit cells of several trials, graded scores, the 1PL or the 3PL; use device cpu") {
+	if err == nil || !strings.Contains(err.Error(), "cannot fit cells of several trials, graded scores, the 1PL, the 3PL or a prior; use device cpu") {
 		t.Errorf("weighted on a binary-only device: %v", err)
+	}
+	rb, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 20, Items: 30, Seed: 13})
+	if _, err := (CBMM{Device: "binary-only", Prior: model.DefaultPrior}).Fit(context.Background(), rb); err == nil || !strings.Contains(err.Error(), "or a prior; use device cpu") {
+		t.Errorf("a prior on a binary-only device: %v", err)
 	}
 	if _, err := (CBMM{Model: "1pl", Rank: 2}).Fit(context.Background(), r); err == nil || !strings.Contains(err.Error(), "unidimensional") {
 		t.Errorf("1PL at rank 2: %v", err)

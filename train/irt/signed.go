@@ -55,3 +55,20 @@ func SignedGauge(m *model.IRT) {
 	matMul(m.Theta, T, th, N, r, r)
 	copy(m.Theta, th)
 }
+
+// VarimaxGauge rotates a signed fit made under a prior to its varimax
+// loadings without rescaling: A ← AT and θ ← θT with T orthogonal, so X,
+// the centred priors on θ and A, and so the posterior are unchanged.
+func VarimaxGauge(m *model.IRT) {
+	r, N, J := m.Rank, len(m.Models), len(m.Items)
+	if r < 2 || N == 0 || J == 0 {
+		return
+	}
+	T := VarimaxRotation(m.A, J, r)
+	a := make([]float64, J*r)
+	matMul(m.A, T, a, J, r, r)
+	copy(m.A, a)
+	th := make([]float64, N*r)
+	matMul(m.Theta, T, th, N, r, r)
+	copy(m.Theta, th)
+}

@@ -96,6 +96,24 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	}
 	gT, nT, gA, gB, gC, nI := sum.gT, sum.nT, sum.gA, sum.gB, sum.gC, sum.nI
 	rightI, wrongI, rightM, wrongM, minRight, maxWrong := sum.rightI, sum.wrongI, sum.rightM, sum.wrongM, sum.minRight, sum.maxWrong
+	// Under a prior (irt.CBMM.Prior) the gradient is the negative log
+	// posterior's, and the parameters the prior bounds are certified too:
+	// their optimum is finite.
+	pg := irt.NewPriorGrad(c)
+	boundT, boundD, boundA := pg.Bounded()
+	if pg.On() {
+		for i := 0; i < N; i++ {
+			for d := 0; d < rk; d++ {
+				gT[i*rk+d] += pg.Theta(f.Theta[i*rk+d])
+			}
+		}
+		for j := 0; j < J; j++ {
+			for d := 0; d < rk; d++ {
+				gA[j*rk+d] += pg.A(f.A[j*rk+d])
+			}
+			gB[j] += pg.B(f.B[j])
+		}
+	}
 	var out Certificate
 	worst := func(v float64, where func() string) {
 		if v = math.Abs(v); v > out.MaxGradient || math.IsNaN(v) {
@@ -103,7 +121,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 		}
 	}
 	for i := 0; i < N; i++ {
-		if nT[i] == 0 || !rightM[i] || !wrongM[i] {
+		if nT[i] == 0 || !boundT && (!rightM[i] || !wrongM[i]) {
 			continue
 		}
 		for d := 0; d < rk; d++ {
@@ -114,12 +132,15 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	fitsC := three && c.FitsGuess()
 	var commonA, total float64
 	for j := 0; j < J; j++ {
-		if nI[j] == 0 || !rightI[j] || !wrongI[j] {
+		oneSided := !rightI[j] || !wrongI[j]
+		if nI[j] == 0 || oneSided && !boundD {
 			continue
 		}
-		if c.Model != "1pl" && maxWrong[j] < minRight[j] {
+		if !oneSided && c.Model != "1pl" && maxWrong[j] < minRight[j] {
 			out.Separated++
-			continue
+			if !boundA {
+				continue
+			}
 		}
 		item := func(what string) func() string {
 			return func() string { return what + " of item " + model.Clip(f.Items[j]) }

@@ -184,6 +184,9 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		res.Fit, res.Certificate = chosen, certs[best*K+k]
 		if n := res.Certificate.Separated; n > 0 {
 			note := fmt.Sprintf("no finite estimate for the a and d of %d item(s) whose answers the abilities order perfectly: written where the fit stopped", n)
+			if c.Prior.A > 0 {
+				note = fmt.Sprintf("%d item(s) whose answers the abilities order perfectly have no finite maximum-likelihood a and d: their estimates are the posterior's", n)
+			}
 			if chosen.Note != "" {
 				note = chosen.Note + "; " + note
 			}

@@ -17,6 +17,7 @@ import (
 func FromSettings(s irtfit.Settings) irt.CBMM {
 	c := irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
 		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device, Model: s.Family()}
+	c.Prior, _ = s.PriorSpec() // checked by CheckSettings and irtfit.Read
 	if len(s.GuessPrior) == 2 {
 		c.GuessPrior = [2]float64{s.GuessPrior[0], s.GuessPrior[1]}
 	}
@@ -30,6 +31,9 @@ func FromSettings(s irtfit.Settings) irt.CBMM {
 // asymptotes as settings.guess says: fitted (""), one number for every item,
 // or a column of the items file (settings.items) read by read.ItemGuess.
 func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
+	if _, err := s.PriorSpec(); err != nil {
+		return irt.CBMM{}, model.FieldErrorf("Prior", "{Prior}: %v", err)
+	}
 	c := FromSettings(s)
 	if s.Guess == "" {
 		return c, nil

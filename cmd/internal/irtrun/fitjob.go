@@ -20,6 +20,9 @@ import (
 // CheckSettings reports settings of a fit folder that cannot be fitted, as
 // model.FieldErrors on the fields of irtfit.Settings.
 func CheckSettings(s irtfit.Settings) error {
+	if _, err := s.PriorSpec(); err != nil {
+		return model.FieldErrorf("Prior", "{Prior}: %v", err)
+	}
 	switch {
 	case s.Rank < 1:
 		return model.FieldErrorf("Rank", "{Rank} %d: must be at least 1", s.Rank)
@@ -189,7 +192,8 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	for k, f := range fits {
 		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
 		// marginal fit integrates θ out, so only items can run off.
-		noteUnbounded(rs[k], f, set.Method != "mml")
+		prior, _ := set.PriorSpec()
+		noteUnbounded(rs[k], f, set.Method != "mml", prior)
 		out[k] = &Fitted{Fit: f}
 		if guards != nil {
 			out[k].Guard = guards[k]
@@ -214,7 +218,11 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	if fit.Note != "" {
 		note = " (" + fit.Note + ")"
 	}
-	j.Log.Printf("fit %s: %d iterations, loss %.6g, converged %v%s, %.2fs", set.Data, fit.Iterations,
+	what := "loss"
+	if p, _ := set.PriorSpec(); p.On() {
+		what = "negative log posterior"
+	}
+	j.Log.Printf("fit %s: %d iterations, %s %.6g, converged %v%s, %.2fs", set.Data, fit.Iterations, what,
 		fit.LossHistory[len(fit.LossHistory)-1], fit.Converged, note, secs)
 	minAnswers := set.MinAnswers
 	if minAnswers == 0 {
@@ -286,7 +294,11 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 // both kinds of answer, every parameter ran off to wherever the optimiser
 // stopped (all-correct data: d near 40, b near −70), whatever its own
 // stopping test said.
-func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool) {
+//
+// Under a prior (model.Prior) the parameters it bounds have a finite
+// posterior optimum: the note names them as having no finite
+// maximum-likelihood estimate, and their estimates are the posterior's.
+func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool, prior model.Prior) {
 	N, J := r.NumModels(), r.NumItems()
 	outM, outI := make([]bool, N), make([]bool, J)
 	seenM, seenI := make([]bool, N), make([]bool, J)
@@ -357,6 +369,14 @@ func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool) {
 	}
 	if nM > 0 {
 		parts, params = append(parts, plural(nM, "model")), append(params, fmt.Sprintf("the θ of %s", plural(nM, "model")))
+	}
+	if (prior.D > 0 || nI == 0) && (prior.Theta > 0 || nM == 0) {
+		note := fmt.Sprintf("no finite maximum-likelihood estimate for %s answered only right or only wrong: their estimates are the posterior's", strings.Join(params, " and "))
+		if fit.Note != "" {
+			note = fit.Note + "; " + note
+		}
+		fit.Note = note
+		return
 	}
 	if keptM >= 2 && keptI >= 2 {
 		note := fmt.Sprintf("no finite estimate for %s answered only right or only wrong: written where the fit stopped", strings.Join(params, " and "))

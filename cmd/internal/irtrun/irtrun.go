@@ -169,6 +169,14 @@ func FlagSummary(counts map[string]int) string {
 	return "flags " + strings.Join(parts, ", ")
 }
 
+// priorLine says what the prior p makes of the fit.
+func priorLine(p model.Prior) string {
+	if !p.On() {
+		return "none (joint maximum likelihood: items answered only right or only wrong, and models, have no finite estimate)"
+	}
+	return p.String() + " (maximum a posteriori; --prior none for joint maximum likelihood)"
+}
+
 // Run reads, fits, analyses and writes every file.
 func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	set := ff.Settings
@@ -179,6 +187,10 @@ func (ff FitFiles) Run(ctx context.Context) ([]FileFit, error) {
 	if err := CheckSettings(set); err != nil {
 		return nil, err
 	}
+	prior, _ := set.PriorSpec()
+	set.Prior = prior.String() // fit.json records the prior in full
+	log0 := ff.Log
+	log0.Printf("prior: %s", priorLine(prior))
 	device, err := runDevice(set, ff.Device)
 	if err != nil {
 		return nil, err
@@ -464,6 +476,8 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 			if err := CheckSettings(s); err != nil {
 				return nil, 0, err
 			}
+			prior, _ := s.PriorSpec()
+			s.Prior = prior.String()
 			s.Rank = rk
 			sets = append(sets, s)
 		}
