@@ -109,7 +109,7 @@ func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, mode
 
 func addPriorFlags(cmd *cobra.Command, ob *onboard.Onboard) {
 	f := cmd.Flags()
-	f.StringVar(&ob.Prior, "prior", "population", "prior on the new row: population (mean and covariance of the known rows) or l2")
+	f.StringVar(&ob.Prior, "prior", "default", "prior on the new row: default or population (mean and covariance of the known rows), or theta=normal(0,SD) (a ridge; l2 with --l2 is the older spelling)")
 	f.Float64Var(&ob.Shrink, "shrink", 0.1, "population prior: ridge added to the covariance, relative to its mean variance")
 	f.Float64Var(&ob.L2, "l2", 1, "l2 prior: precision of N(0, I/l2)")
 }

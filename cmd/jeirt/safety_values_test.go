@@ -439,30 +439,43 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			mustFail(t, "eval", err, filepath.Join(ck, "manifest.json"), filepath.Join(ck, "model.safetensors"), "length 8", "takes 16")
 		}},
 
-		// Degenerate data: converged false with the reason, for every method.
-		{"irt fit on all-correct data: converged false for cbmm, lbfgs and mml", func(t *testing.T) {
+		// Degenerate data: under joint maximum likelihood converged false
+		// with the reason, for every method; under the default prior the
+		// posterior's optimum is certified, and the note says it is the
+		// prior's alone.
+		{"irt fit on all-correct data: converged false for cbmm, lbfgs and mml under --prior none, the prior's pull named under the default", func(t *testing.T) {
 			dir := t.TempDir()
 			data := svConstant(t, dir, 8, 6)
 			for _, method := range []string{"cbmm", "lbfgs", "mml"} {
-				out := filepath.Join(dir, method)
-				var log bytes.Buffer
-				cmd := newIRTCmd()
-				cmd.SetErr(&log)
-				if _, err := runCmd(t, cmd, "fit", "--data", data, "--method", method, "--out", out); err != nil {
-					t.Fatalf("%s: %v", method, err)
-				}
-				doc := readJSONMap(t, filepath.Join(out, "fit.json"))
-				note, _ := doc["convergence_note"].(string)
-				if doc["converged"] != false || !strings.Contains(note, "degenerate data") || !strings.Contains(note, "no finite optimum") {
-					t.Errorf("%s: converged %v, note %q", method, doc["converged"], note)
+				for _, prior := range []string{"none", "default"} {
+					out := filepath.Join(dir, method+"-"+prior)
+					var log bytes.Buffer
+					cmd := newIRTCmd()
+					cmd.SetErr(&log)
+					if _, err := runCmd(t, cmd, "fit", "--data", data, "--method", method, "--prior", prior, "--out", out); err != nil {
+						t.Fatalf("%s: %v", method, err)
+					}
+					doc := readJSONMap(t, filepath.Join(out, "fit.json"))
+					note, _ := doc["convergence_note"].(string)
+					want := "no finite optimum and every parameter is where the fit stopped"
+					if prior == "default" {
+						want = "every estimate is the prior's pull alone"
+					}
+					if doc["converged"] != (prior == "default") || !strings.Contains(note, "degenerate data") || !strings.Contains(note, want) {
+						t.Errorf("%s, prior %s: converged %v, note %q", method, prior, doc["converged"], note)
+					}
 				}
 			}
 		}},
-		{"irt fit on all-wrong data: converged false", func(t *testing.T) {
+		{"irt fit on all-wrong data: converged false under --prior none", func(t *testing.T) {
 			data := writeFile(t, filepath.Join(t.TempDir(), "none.csv"), "model,i1,i2,i3\na,0,0,0\nb,0,0,0\nc,0,0,0\n")
-			_, doc, _ := svFit(t, data, "--method", "lbfgs")
+			_, doc, _ := svFit(t, data, "--method", "lbfgs", "--prior", "none")
 			if doc["converged"] != false || doc["kendall_tau_vs_accuracy"] != nil || doc["kendall_tau_note"] == nil {
 				t.Errorf("fit.json: converged %v, tau %v, note %v", doc["converged"], doc["kendall_tau_vs_accuracy"], doc["kendall_tau_note"])
+			}
+			_, doc, _ = svFit(t, data, "--method", "lbfgs")
+			if note, _ := doc["convergence_note"].(string); doc["converged"] != true || !strings.Contains(note, "the prior's pull alone") || doc["kendall_tau_vs_accuracy"] != nil {
+				t.Errorf("default prior: converged %v, note %q, tau %v", doc["converged"], note, doc["kendall_tau_vs_accuracy"])
 			}
 		}},
 		{"a model that answered everything right: its θ is named as unbounded", func(t *testing.T) {

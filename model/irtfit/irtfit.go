@@ -146,6 +146,13 @@ type Doc struct {
 	GroupLoadings []GroupLoading `json:"group_loadings,omitempty"`
 	BatchFits     int            `json:"batch_fits,omitempty"` // fitted together with this many files in one run; Seconds is that run's
 	Gauge         string         `json:"gauge"`
+	// PriorFitted is the prior the fit ran under when settings.prior
+	// leaves scales to the data (normal(MEAN,auto)): the estimated scales
+	// in place of auto, and how they were estimated. Absent otherwise.
+	PriorFitted string `json:"prior_fitted,omitempty"`
+	// Intervals says where the standard errors and intervals of items.csv
+	// and abilities.csv come from (absent in older folders: the bootstrap).
+	Intervals string `json:"intervals,omitempty"`
 	// Parameterisation states items.csv's columns in words (Parameterisation).
 	Parameterisation string `json:"parameterisation,omitempty"`
 	// Diagnostics are the test's reliability figures and the rules of the
@@ -184,6 +191,10 @@ type Start struct {
 	Chosen      bool        `json:"chosen,omitempty"`
 	// MaxProbDiff is the largest |P − P_chosen| over the observed cells.
 	MaxProbDiff model.Float `json:"max_prob_diff"`
+	// Merged says when the start was stopped because it had reached
+	// another start's optimum (within the guard's tolerance on every
+	// cell's probability): it agrees with it, and was not run to its end.
+	Merged string `json:"merged,omitempty"`
 }
 
 // Diagnostics is the "diagnostics" object of fit.json: the test's
@@ -223,6 +234,10 @@ const (
 	GaugeJML    = "theta: mean 0, sd 1 (population) per dimension over models; a >= 0; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
 	GaugeSigned = "theta: mean 0, uncorrelated, sd 1 (population) per dimension over models; a of either sign, varimax-rotated, each dimension's loadings summing positive; x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
 	GaugeMML    = "theta ~ N(0,1) prior (marginal ML, 61 points on [-6, 6]); theta is the EAP; a unconstrained; P = sigmoid(theta*a + d)"
+	// GaugeMAP and GaugeSignedMAP are a fit's under a prior (settings.prior):
+	// the prior fixes the gauge, and the fit is written as fitted.
+	GaugeMAP       = "theta ~ N(0, theta's prior sd^2) per dimension (settings.prior; maximum a posteriori, written as fitted: theta's mean and sd over models are what the fit found, not rescaled); a >= 0; x = theta.a + d (d: the intercept of items.csv); P = sigmoid(x/sigma)"
+	GaugeSignedMAP = "theta ~ N(0, theta's prior sd^2) per dimension (settings.prior; maximum a posteriori, not rescaled); a of either sign, varimax-rotated (a rotation, under which the centred priors are unchanged); x = theta.a + d unchanged (d: the intercept of items.csv); P = sigmoid(x/sigma)"
 )
 
 // Model is one row of abilities.csv. Theta, SE, Lo and Hi have Rank values;

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
@@ -191,10 +192,11 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 		test, train := perm[:nTest], perm[nTest:]
 		sort.Ints(train)
 		trainR := ModelsOf(r, train)
-		fit, err := e.Fitter.Fit(ctx, trainR)
+		fits, err := irtguard.Fits(ctx, e.Fitter, []*model.Responses{trainR})
 		if err != nil {
 			return nil, seed, err
 		}
+		fit := fits[0]
 		s, err := e.scorer(ctx, fit, trainR)
 		if err != nil {
 			return nil, seed, err
@@ -297,10 +299,11 @@ func ValidationBias(ctx context.Context, fitter irt.CBMM, train *model.Responses
 	if len(rest) < 2 {
 		return 0, 0, fmt.Errorf("estimate: %d models: too few to hold a fifth out and fit the rest", len(train.Models))
 	}
-	vfit, err := fitter.Fit(ctx, ModelsOf(train, rest))
+	vfits, err := irtguard.Fits(ctx, fitter, []*model.Responses{ModelsOf(train, rest)})
 	if err != nil {
 		return 0, 0, err
 	}
+	vfit := vfits[0]
 	vs, err := NewScorer(vfit, level, 0)
 	if err != nil {
 		return 0, 0, err

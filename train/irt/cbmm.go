@@ -78,7 +78,17 @@ type CBMM struct {
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)
+	// Watch, when non-nil, is called every WatchEvery iterations with the
+	// iteration, which problems are still running and a view of problem
+	// k's current parameters (θ, A, b as fitted, before any gauge); the
+	// problems it returns stop where they are, not converged, with its
+	// reason as their note. irtguard stops a start this way once it
+	// agrees with another.
+	Watch func(iter int, active []bool, loss []float64, params func(k int) *model.IRT) (stop []int, why []string)
 }
+
+// WatchEvery is how often, in iterations, CBMM.Watch is called.
+const WatchEvery = 10
 
 func (c CBMM) withDefaults() CBMM {
 	if c.Sigma == 0 {
@@ -397,6 +407,26 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 				s.apply(batch, guessing, k, out, !c.Signed)
 			}
 		}
+		if c.Watch != nil && iter%WatchEvery == 0 && nActive > 0 {
+			view := func(k int) *model.IRT {
+				m := &model.IRT{Models: rs[k].Models, Items: rs[k].Items, Rank: c.Rank, Sigma: c.Sigma, Family: c.Model,
+					Theta: make([]float64, len(st[k].theta)), A: make([]float64, len(st[k].a)), B: make([]float64, len(st[k].b))}
+				batch.Get(k, m.Theta, m.A, m.B)
+				if guessing != nil {
+					m.C = make([]float64, len(m.B))
+					guessing.GetC(k, m.C)
+				}
+				return m
+			}
+			stop, why := c.Watch(iter, active, loss, view)
+			for n, k := range stop {
+				if active[k] {
+					active[k] = false
+					nActive--
+					st[k].stopped = why[n]
+				}
+			}
+		}
 		if c.Log != nil && time.Since(lastLog) > 2*time.Second {
 			lastLog = time.Now()
 			if K == 1 {
@@ -452,7 +482,10 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			m.C = make([]float64, len(m.B))
 			guessing.GetC(k, m.C)
 		}
-		if !s.converged {
+		switch {
+		case s.stopped != "":
+			m.Note = s.stopped
+		case !s.converged:
 			m.Note = fmt.Sprintf("iteration limit %d reached before the relative loss change fell below %g", c.MaxIter, c.Tol)
 		}
 		batch.Get(k, m.Theta, m.A, m.B)
@@ -483,6 +516,7 @@ type fitState struct {
 	hist           []float64
 	converged      bool
 	rejected       int
+	stopped        string // why Watch stopped it
 }
 
 func (s *fitState) last() float64 {

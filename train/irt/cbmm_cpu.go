@@ -50,6 +50,9 @@ func (c cpuBackend) LoadFamily(problems []*backend.CBMMProblem, rank int, sigma 
 	cb := b.(*cpuBatch)
 	cb.fam = f
 	cb.rg = newRidge(f.Prior, sigma, rank, f.Signed, f.FixedA)
+	for _, pr := range cb.probs {
+		pr.rg = cb.rg
+	}
 	if f.Guess {
 		for _, pr := range cb.probs {
 			pr.guess = make([]float64, pr.p.J)
@@ -77,7 +80,7 @@ type cpuBatch struct {
 	threads int
 	probs   []*cpuProblem
 	fam     backend.CBMMModel // the 1PL, the 3PL (zero: the 2PL)
-	rg      ridge             // the prior (zero: joint maximum likelihood)
+	rg      ridge             // the prior (zero: joint maximum likelihood); each problem fits its own means from it
 }
 
 // cpuProblem holds one problem's parameters and the buffers reused across
@@ -96,6 +99,7 @@ type cpuProblem struct {
 	modelG, modelH []float64
 	guess          []float64   // the 3PL's c_j (nil otherwise)
 	aNum, aDen     []float64   // per chunk, the 1PL's common slope block (ridge.commonA): Σ θ(ỹ − b_j), Σ θ²
+	rg             ridge       // the batch's prior, with this problem's fitted means
 	q              [][]float64 // per chunk, weighted cells on the vector kernel: each cell's 1 + e^−|u|
 }
 
@@ -211,8 +215,8 @@ func (b *cpuBatch) sumLoss(active []bool, loss []float64) {
 			for _, l := range pr.chunkLoss {
 				s += l
 			}
-			if b.rg.on {
-				s += b.rg.thetaLoss(pr.theta)
+			if pr.rg.on {
+				s += pr.rg.thetaLoss(pr.theta)
 			}
 			loss[k] = s
 		}
@@ -238,7 +242,8 @@ func (b *cpuBatch) Step(ctx context.Context, active []bool, loss []float64) erro
 	}
 	return parallel(ctx, len(ks), b.threads, func(t int) {
 		pr := b.probs[ks[t]]
-		if b.rg.commonA {
+		pr.rg.fitMeans(pr.a, pr.b)
+		if pr.rg.commonA {
 			b.solveCommonA(pr)
 		}
 		b.solveTheta(pr)
@@ -288,8 +293,8 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			s := kernel.LogisticCells{A: pr.a[j], B: pr.b[j], Sigma: b.sigma}.Binary(cells, theta, ytv)
 			loss += s.Loss
-			if b.rg.on {
-				loss += b.rg.itemLoss(pr.a[j:j+1], pr.b[j])
+			if pr.rg.on {
+				loss += pr.rg.itemLoss(pr.a[j:j+1], pr.b[j])
 			}
 			if update && len(cells) > 0 {
 				b.itemUpdate1(pr, c, j, float64(len(cells)), s.Theta, s.Theta2, s.Target, s.ThetaTarget)
@@ -299,8 +304,8 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 		}
 		if r == 1 {
 			aj, bj := pr.a[j], pr.b[j]
-			if b.rg.on {
-				loss += b.rg.itemLoss(pr.a[j:j+1], bj)
+			if pr.rg.on {
+				loss += pr.rg.itemLoss(pr.a[j:j+1], bj)
 			}
 			var st, stt, sy, sty float64
 			// Σ log(1 + e) is taken as log Π(1 + e), one log per 512 cells
@@ -351,8 +356,8 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			continue
 		}
 		aj := pr.a[j*r : (j+1)*r]
-		if b.rg.on {
-			loss += b.rg.itemLoss(aj, pr.b[j])
+		if pr.rg.on {
+			loss += pr.rg.itemLoss(aj, pr.b[j])
 		}
 		m := r + 1
 		G, h := ws.G[:m*m], ws.H[:m]
@@ -387,7 +392,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 		}
 		if update && len(cells) > 0 {
-			b.solveItem(ws, G, m, aj, &pr.b[j])
+			b.solveItem(pr, ws, G, m, aj, &pr.b[j])
 			b.addItem(pr, acc, j, cells, yt)
 		}
 	}
@@ -400,7 +405,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 // solveItem solves item j's normal equations G (lower triangle filled, m =
 // rank+1: the loadings aj then the intercept *bj) for (aj, *bj), from their
 // current values, nonnegative loadings when the batch asks for them.
-func (b *cpuBatch) solveItem(ws *backend.SmallNNLS, G []float64, m int, aj []float64, bj *float64) {
+func (b *cpuBatch) solveItem(pr *cpuProblem, ws *backend.SmallNNLS, G []float64, m int, aj []float64, bj *float64) {
 	r := m - 1
 	for d1 := 0; d1 < r; d1++ {
 		for d2 := 0; d2 < d1; d2++ {
@@ -410,8 +415,8 @@ func (b *cpuBatch) solveItem(ws *backend.SmallNNLS, G []float64, m int, aj []flo
 	for d := 0; d < r; d++ {
 		G[r*m+d] = G[d*m+r]
 	}
-	if b.rg.on {
-		b.rg.addItem(G, ws.H[:m], m)
+	if pr.rg.on {
+		pr.rg.addItem(G, ws.H[:m], m)
 	}
 	copy(ws.X[:r], aj)
 	ws.X[r] = *bj
@@ -425,7 +430,7 @@ func (b *cpuBatch) addItem(pr *cpuProblem, acc []float64, j int, cells []uint32,
 	bj := pr.b[j]
 	if r == 1 {
 		aj := pr.a[j]
-		if b.rg.commonA {
+		if pr.rg.commonA {
 			aj = 1 // the common slope is solved after the items (solveCommonA)
 		}
 		if aj == 0 {
@@ -463,7 +468,7 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 	w := r*r + r
 	if r == 1 {
 		a := 1.0
-		if b.rg.commonA {
+		if pr.rg.commonA {
 			a = pr.a[0]
 		}
 		for i := 0; i < pr.p.N; i++ {
@@ -472,7 +477,7 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 				den += acc[2*i]
 				num += acc[2*i+1]
 			}
-			if den = a*a*den + b.rg.theta; den > 0 {
+			if den = a*a*den + pr.rg.theta; den > 0 {
 				pr.theta[i] = a * num / den
 			}
 		}
@@ -495,7 +500,7 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 			for d2 := 0; d2 < d1; d2++ {
 				G[d2*r+d1] = G[d1*r+d2]
 			}
-			G[d1*r+d1] += b.rg.theta
+			G[d1*r+d1] += pr.rg.theta
 		}
 		backend.SolveTheta(G, h, pr.theta[i*r:i*r+r])
 	}
@@ -508,12 +513,12 @@ func (b *cpuBatch) solveTheta(pr *cpuProblem) {
 func (b *cpuBatch) itemUpdate1(pr *cpuProblem, c, j int, n, st, stt, sy, sty float64) {
 	aj := pr.a[j]
 	if !b.fam.FixedA {
-		n, stt, sy, sty = b.rg.sums1(n, stt, sy, sty)
+		n, stt, sy, sty = pr.rg.sums1(n, stt, sy, sty)
 		pr.a[j], pr.b[j] = backend.ItemSolve1(n, st, stt, sy, sty, aj)
 		return
 	}
-	pr.b[j] = (sy + b.rg.b*b.rg.bT - aj*st) / (n + b.rg.b)
-	if b.rg.commonA {
+	pr.b[j] = (sy + pr.rg.b*pr.rg.bT - aj*st) / (n + pr.rg.b)
+	if pr.rg.commonA {
 		pr.aNum[c] += sty - pr.b[j]*st
 		pr.aDen[c] += stt
 	}
@@ -532,8 +537,8 @@ func (b *cpuBatch) solveCommonA(pr *cpuProblem) {
 		pr.aNum[c], pr.aDen[c] = 0, 0
 	}
 	J := float64(pr.p.J)
-	num += J * b.rg.a * b.rg.aT
-	den += J * b.rg.a
+	num += J * pr.rg.a * pr.rg.aT
+	den += J * pr.rg.a
 	if !(den > 0) {
 		return
 	}

@@ -83,8 +83,8 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 			}
 		}
 		aj := pr.a[j*r : (j+1)*r]
-		if b.rg.on {
-			loss += b.rg.itemLoss(aj, pr.b[j])
+		if pr.rg.on {
+			loss += pr.rg.itemLoss(aj, pr.b[j])
 		}
 		m := r + 1
 		G, h := ws.G[:m*m], ws.H[:m]
@@ -178,7 +178,7 @@ func (b *cpuBatch) passAFamily(pr *cpuProblem, c int, update bool) float64 {
 		if r == 1 {
 			b.itemUpdate1(pr, c, j, sw, st, stt, sy, sty)
 		} else {
-			b.solveItem(ws, G, m, aj, &pr.b[j])
+			b.solveItem(pr, ws, G, m, aj, &pr.b[j])
 		}
 		if guess && b.fam.FitGuess && gj+fj+pa+pb > 0 {
 			pr.guess[j] = math.Min((gj+pa)/(gj+fj+pa+pb), b.fam.MaxGuess)
@@ -200,7 +200,7 @@ func (b *cpuBatch) addItemWeighted(pr *cpuProblem, acc []float64, j int, cells [
 	}
 	if r == 1 {
 		aj := pr.a[j]
-		if b.rg.commonA {
+		if pr.rg.commonA {
 			aj = 1 // the common slope is solved after the items (solveCommonA)
 		}
 		if aj == 0 {
@@ -284,8 +284,8 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		wt, sc = wt[:len(cells)], sc[:len(cells)]
 		yt := pr.yTilde[c][:hi-lo]
 		aj, bj := pr.a[j], pr.b[j]
-		if b.rg.on {
-			loss += b.rg.itemLoss(pr.a[j:j+1], bj)
+		if pr.rg.on {
+			loss += pr.rg.itemLoss(pr.a[j:j+1], bj)
 		}
 		var sw, st, stt, sy, sty float64
 		if vector {
@@ -361,7 +361,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 			continue
 		}
 		b.itemUpdate1(pr, c, j, sw, st, stt, sy, sty)
-		if aj = pr.a[j]; b.rg.commonA {
+		if aj = pr.a[j]; pr.rg.commonA {
 			aj = 1 // the common slope is solved after the items (solveCommonA)
 		}
 		if aj == 0 {

@@ -19,6 +19,10 @@ type ridge struct {
 	b, bT   float64 // λ_b = 4/sd_d², target σ·mean_d
 	toLoss  float64 // 1/(8σ²): surrogate units to loss units
 	commonA bool    // the 1PL with a prior: its common slope is fitted (a block of its own)
+	// autoA, autoB: the targets aT, bT are the prior's fitted means
+	// (model.Prior.AAuto, DAuto), a block of their own: after the items,
+	// each becomes the mean of its parameters, its exact minimiser.
+	autoA, autoB bool
 }
 
 func newRidge(p model.Prior, sigma float64, rank int, signed, fixedA bool) ridge {
@@ -40,7 +44,28 @@ func newRidge(p model.Prior, sigma float64, rank int, signed, fixedA bool) ridge
 	if p.D > 0 {
 		rg.b, rg.bT = 4/(p.D*p.D), sigma*p.DMean
 	}
+	rg.autoA, rg.autoB = p.AAuto && p.A > 0 && !signed, p.DAuto && p.D > 0
 	return rg
+}
+
+// fitMeans is the block of the prior's fitted means: the mean of the
+// slopes a (every loading) and of the intercepts b, each its prior's
+// target's exact minimiser given them.
+func (rg *ridge) fitMeans(a, b []float64) {
+	if rg.autoA && len(a) > 0 {
+		s := 0.0
+		for _, v := range a {
+			s += v
+		}
+		rg.aT = s / float64(len(a))
+	}
+	if rg.autoB && len(b) > 0 {
+		s := 0.0
+		for _, v := range b {
+			s += v
+		}
+		rg.bT = s / float64(len(b))
+	}
 }
 
 // itemLoss is the negative log prior of one item's slopes a and intercept b.
@@ -84,11 +109,22 @@ func (rg *ridge) addItem(G, h []float64, m int) {
 // first-order certificate adds to the likelihood's gradient.
 type PriorGrad struct{ rg ridge }
 
-// NewPriorGrad is the prior gradient of the fitter c's prior.
-func NewPriorGrad(c CBMM) PriorGrad {
+// NewPriorGrad is the prior gradient of the fitter c's prior at the fit f,
+// whose slopes and intercepts give the prior's means where the prior fits
+// them (model.Prior.DAuto, AAuto; f may be nil where it does not).
+func NewPriorGrad(c CBMM, f *model.IRT) PriorGrad {
 	c = c.withDefaults()
-	return PriorGrad{newRidge(c.Prior, c.Sigma, c.Rank, c.Signed, c.Model == "1pl")}
+	rg := newRidge(c.Prior, c.Sigma, c.Rank, c.Signed, c.Model == "1pl")
+	if f != nil {
+		rg.fitMeans(f.A, f.B)
+	}
+	return PriorGrad{rg}
 }
+
+// Means are the prior's means of the slopes and the intercepts at the fit
+// NewPriorGrad was given, on the logit scale (a/σ, b/σ; the fitted ones
+// where the prior fits them).
+func (g PriorGrad) Means(sigma float64) (a, d float64) { return g.rg.aT / sigma, g.rg.bT / sigma }
 
 // On reports whether there is a prior.
 func (g PriorGrad) On() bool { return g.rg.on }

@@ -28,6 +28,9 @@ type LBFGS2PL struct {
 	// Start, when non-nil, is the starting point instead of the SVD start
 	// (rank 1, the same models and items; a below 1e-3 starts at 1e-3).
 	Start *model.IRT
+	// Prior makes the objective the negative log posterior (CBMM.Prior);
+	// the fit is then returned as fitted, not in StandardGauge.
+	Prior model.Prior
 }
 
 // Fit returns the fit in the standard gauge.
@@ -72,6 +75,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		gth[k] = make([]float64, N)
 	}
 	lossC := make([]float64, len(chunks)-1)
+	rg := newRidge(c.Prior, c.Sigma, 1, false, false)
 	lastX := make([]float64, len(x0))
 	lastG := make([]float64, len(x0))
 	lastF := math.NaN()
@@ -81,6 +85,16 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		}
 		inv := 1 / c.Sigma
 		th, alpha, bb := x[:N], x[N:N+J], x[N+J:]
+		if rg.autoA || rg.autoB {
+			// The prior's fitted means at their optimum given (a, b): by
+			// the envelope theorem the gradient in (a, b) is then the
+			// profiled posterior's.
+			as := make([]float64, J)
+			for j := range as {
+				as[j] = model.Softplus(alpha[j])
+			}
+			rg.fitMeans(as, bb)
+		}
 		g := lastG
 		clear(g)
 		_ = parallel(ctx, len(chunks)-1, c.Threads, func(k int) {
@@ -102,6 +116,11 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 					ga += d * th[i]
 					gb += d
 				}
+				if rg.on {
+					loss += rg.itemLoss([]float64{aj}, bb[j])
+					ga += 2 * rg.a * (aj - rg.aT) * rg.toLoss
+					gb += 2 * rg.b * (bb[j] - rg.bT) * rg.toLoss
+				}
 				g[N+j] = ga * model.Sigmoid(alpha[j])
 				g[N+J+j] = gb
 			}
@@ -112,6 +131,12 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 			f += l
 			for i, v := range gth[k] {
 				g[i] += v
+			}
+		}
+		if rg.on {
+			f += rg.thetaLoss(th)
+			for i, v := range th {
+				g[i] += 2 * rg.theta * v * rg.toLoss
 			}
 		}
 		copy(lastX, x)
@@ -165,7 +190,9 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		m.A[j] = model.Softplus(res.X[N+j])
 		m.B[j] = res.X[N+J+j]
 	}
-	StandardGauge(m)
+	if !c.Prior.On() {
+		StandardGauge(m)
+	}
 	return m, nil
 }
 

@@ -99,7 +99,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 	// Under a prior (irt.CBMM.Prior) the gradient is the negative log
 	// posterior's, and the parameters the prior bounds are certified too:
 	// their optimum is finite.
-	pg := irt.NewPriorGrad(c)
+	pg := irt.NewPriorGrad(c, f)
 	boundT, boundD, boundA := pg.Bounded()
 	if pg.On() {
 		for i := 0; i < N; i++ {

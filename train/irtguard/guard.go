@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
@@ -33,6 +34,12 @@ type Guard struct {
 	// AgreeTol is how close, relative, two starts' final losses must be to
 	// count as the same optimum; 0 means DefaultAgreeTol.
 	AgreeTol float64
+	// MergeTol: a start whose fitted probabilities come within MergeTol of
+	// another start's on every observed cell (compared every
+	// irt.WatchEvery iterations) has reached the same optimum, and the
+	// one of the two with the higher loss is stopped there (cbmm only);
+	// 0 means DefaultMergeTol, negative never.
+	MergeTol float64
 	Log      model.Logf
 }
 
@@ -49,6 +56,10 @@ type Result struct {
 	NestedLoss  float64
 	// NestedResult is the nested model's own guarded fit (nil for the 1PL).
 	NestedResult *Result
+	// Prior is the prior the fit ran under: the guard's, with the scales
+	// it leaves to the data estimated (EB; model.Prior.AScaleAuto).
+	Prior model.Prior
+	EB    EBResult
 }
 
 // DefaultAgreeTol is Guard.AgreeTol's default. Joint maximum likelihood
@@ -57,12 +68,21 @@ type Result struct {
 // the same optimum can end a few 1e-6 apart; distinct optima are further.
 const DefaultAgreeTol = 1e-4
 
+// DefaultMergeTol is Guard.MergeTol's default. Two starts certified at
+// the same optimum of the shipped benchmarks still differ by up to 0.012
+// in some cell's probability (the certificate bounds gradients, not
+// probabilities); starts at distinct optima differ by 0.6 and more.
+const DefaultMergeTol = 1e-2
+
 func (g Guard) withDefaults() Guard {
 	if g.GradTol == 0 {
 		g.GradTol = DefaultGradTol
 	}
 	if g.AgreeTol == 0 {
 		g.AgreeTol = DefaultAgreeTol
+	}
+	if g.MergeTol == 0 {
+		g.MergeTol = DefaultMergeTol
 	}
 	if g.Method == "" {
 		g.Method = "cbmm"
@@ -106,6 +126,29 @@ func (g Guard) Fit(ctx context.Context, r *model.Responses) (*Result, error) {
 // them (and their starts) in one batch of the backend's hot loop.
 func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, error) {
 	g = g.withDefaults()
+	if g.CBMM.Prior.EstimatesScales() {
+		// Each matrix's scales first (EmpiricalBayes), then each matrix
+		// fitted under its own prior.
+		ebs, err := g.resolvePriors(ctx, rs)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*Result, len(rs))
+		for k, r := range rs {
+			gk := g
+			gk.CBMM.Prior = ebs[k].Prior
+			if tr := g.CBMM.Trace; tr != nil {
+				gk.CBMM.Trace = func(_, iter int, loss float64) { tr(k, iter, loss) }
+			}
+			res, err := gk.FitBatch(ctx, []*model.Responses{r})
+			if err != nil {
+				return nil, err
+			}
+			out[k] = res[0]
+			out[k].EB = ebs[k]
+		}
+		return out, nil
+	}
 	c := g.CBMM
 	if g.Method != "cbmm" && g.Method != "lbfgs" {
 		return nil, fmt.Errorf("irtguard: method %q: want cbmm or lbfgs", g.Method)
@@ -146,6 +189,11 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		if tr := c.Trace; tr != nil {
 			c.Trace = func(k, iter int, loss float64) { tr(k%K, iter, loss) }
 		}
+		matrix, startNames := make([]int, S*K), make([]string, S*K)
+		for n := range matrix {
+			matrix[n], startNames[n] = n%K, names[n/K]
+		}
+		c.Watch = g.watcher(all, matrix, startNames)
 		fits, err = c.FitBatchFrom(ctx, all, from)
 	case "lbfgs":
 		for s := range starts {
@@ -167,13 +215,18 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 	for s := 0; s < S; s++ {
 		copy(all[s*K:], rs)
 	}
-	certs, err := g.polish(ctx, all, fits)
+	merged, matrix, startNames := make([]bool, len(fits)), make([]int, len(fits)), make([]string, len(fits))
+	for n := range fits {
+		matrix[n], startNames[n] = n%K, names[n/K]
+	}
+	settle(fits, merged)
+	certs, err := g.polish(ctx, all, fits, merged, matrix, startNames)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Result, K)
 	for k := range rs {
-		res := &Result{GradTol: g.GradTol, Agree: true}
+		res := &Result{GradTol: g.GradTol, Agree: true, Prior: c.Prior, EB: EBResult{Prior: c.Prior, Settled: true}}
 		best := 0
 		for s := 1; s < S; s++ {
 			if last(fits[s*K+k]) < last(fits[best*K+k]) {
@@ -204,8 +257,11 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 			st := irtfit.Start{Name: names[s], StartLoss: model.Float(f.LossHistory[0]), Loss: last(f), Iterations: f.Iterations,
 				MaxGradient: model.Float(ct.MaxGradient), Converged: f.Converged, Chosen: s == best,
 				MaxProbDiff: model.Float(maxProbDiff(rs[k], f, chosen, c.Threads))}
+			if merged[s*K+k] {
+				st.Merged = f.Note
+			}
 			res.Starts = append(res.Starts, st)
-			if gap := (st.Loss - last(chosen)) / math.Abs(last(chosen)); gap > g.AgreeTol {
+			if gap := (st.Loss - last(chosen)) / math.Abs(last(chosen)); gap > g.AgreeTol && !merged[s*K+k] {
 				res.Agree = false
 				far = append(far, fmt.Sprintf("from %s to loss %.10g (%.2g above)", st.Name, st.Loss, gap))
 			}
@@ -223,11 +279,15 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 // it to reach the optimum nearest a known truth.
 func (g Guard) FitFrom(ctx context.Context, r *model.Responses, start *model.IRT) (*model.IRT, Certificate, error) {
 	g = g.withDefaults()
-	fits, err := g.CBMM.FitBatchFrom(ctx, []*model.Responses{r}, []*model.IRT{start})
+	c := g.CBMM
+	c.Watch = g.watcher([]*model.Responses{r}, []int{0}, []string{"given"})
+	fits, err := c.FitBatchFrom(ctx, []*model.Responses{r}, []*model.IRT{start})
 	if err != nil {
 		return nil, Certificate{}, err
 	}
-	certs, err := g.polish(ctx, []*model.Responses{r}, fits)
+	merged := []bool{false}
+	settle(fits, merged)
+	certs, err := g.polish(ctx, []*model.Responses{r}, fits, merged, []int{0}, []string{"given"})
 	if err != nil {
 		return nil, Certificate{}, err
 	}
@@ -237,15 +297,20 @@ func (g Guard) FitFrom(ctx context.Context, r *model.Responses, start *model.IRT
 // lbfgs is the L-BFGS fitter of g's settings from start (nil: the SVD start).
 func (g Guard) lbfgs(start *model.IRT) irt.LBFGS2PL {
 	c := g.CBMM
-	return irt.LBFGS2PL{Sigma: c.Sigma, Tol: c.Tol, MaxIter: c.MaxIter, Threads: c.Threads, Start: start}
+	return irt.LBFGS2PL{Sigma: c.Sigma, Tol: c.Tol, MaxIter: c.MaxIter, Threads: c.Threads, Start: start, Prior: c.Prior}
 }
 
 // polish certifies each fit and continues those whose loss-change test
 // stopped them before the certificate holds, from where they stopped with a
 // tolerance 1,000 times smaller, while iterations remain (at most three
-// times); it then sets each fit's Converged: the method's own test and
-// the certificate.
-func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.IRT) ([]Certificate, error) {
+// times), cBMM's stopping as soon as the certificate holds (watcher); it
+// then sets each fit's Converged: the method's own test, or a watcher's
+// stop, and the certificate.
+//
+// A start merged into another (merged[k]: Guard.MergeTol) is certified
+// where it stopped but not continued, and its Converged stays false;
+// matrix and names say which matrix each fit is a start of, and its name.
+func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.IRT, merged []bool, matrix []int, names []string) ([]Certificate, error) {
 	c := g.CBMM
 	certs := make([]Certificate, len(fits))
 	lossOK := make([]bool, len(fits)) // the method's own test has held
@@ -257,7 +322,7 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 		var idx []int
 		most := c.MaxIter
 		for k, f := range fits {
-			if certs[k].MaxGradient > g.GradTol && f.Iterations < c.MaxIter {
+			if certs[k].MaxGradient > g.GradTol && f.Iterations < c.MaxIter && !merged[k] {
 				idx = append(idx, k)
 				most = min(most, c.MaxIter-f.Iterations)
 			}
@@ -284,8 +349,18 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 		} else {
 			cc := c
 			cc.Tol, cc.MaxIter, cc.Trace = tol, most, nil
+			mSub, nSub := make([]int, len(idx)), make([]string, len(idx))
+			for n, k := range idx {
+				mSub[n], nSub[n] = matrix[k], names[k]
+			}
+			cc.Watch = g.watcher(sub, mSub, nSub)
 			if more, err = cc.FitBatchFrom(ctx, sub, from); err != nil {
 				return nil, err
+			}
+			mergedSub := make([]bool, len(idx))
+			settle(more, mergedSub)
+			for n, k := range idx {
+				merged[k] = mergedSub[n]
 			}
 		}
 		for n, k := range idx {
@@ -300,12 +375,18 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 			m.Iterations += f.Iterations
 			if lossOK[k] = lossOK[k] || m.Converged; lossOK[k] {
 				m.Note = ""
+			} else if !merged[k] {
+				// The continuation's own cap and tolerance are not the fit's.
+				m.Note = fmt.Sprintf("iteration limit %d reached before the relative loss change fell below %g", c.MaxIter, c.Tol)
 			}
 			fits[k], certs[k] = m, Certify(rs[k], m, c)
 		}
 	}
 	for k, f := range fits {
 		ct := certs[k]
+		if merged[k] {
+			continue
+		}
 		f.Converged = lossOK[k] && ct.MaxGradient <= g.GradTol
 		if lossOK[k] && !f.Converged {
 			f.Note = fmt.Sprintf("the loss changed by less than its tolerance but the projected gradient is %.3g per answer (%s), above %g, after %d iterations", ct.MaxGradient, ct.Where, g.GradTol, f.Iterations)
@@ -327,6 +408,70 @@ func join(s []string) string {
 	return out
 }
 
+// mergedNote and certifiedNote start the notes of the fits watcher stops.
+const (
+	mergedNote    = "merged: "
+	certifiedNote = "certified: "
+)
+
+// watcher is the irt.CBMM.Watch of a batch of fits of the responses rs
+// (problem n is a start named names[n] of matrix matrix[n]): every
+// irt.WatchEvery iterations it stops each running fit whose certificate
+// holds (it has converged: nothing is gained by running on), and, of two
+// running starts of one matrix whose probabilities are within MergeTol
+// on every cell, the one with the higher loss (they have reached the same
+// optimum; MergeTol < 0: never).
+func (g Guard) watcher(rs []*model.Responses, matrix []int, names []string) func(int, []bool, []float64, func(int) *model.IRT) ([]int, []string) {
+	return func(iter int, active []bool, loss []float64, view func(int) *model.IRT) (stop []int, why []string) {
+		views := make([]*model.IRT, len(active))
+		for n, on := range active {
+			if !on {
+				continue
+			}
+			views[n] = view(n)
+			if ct := Certify(rs[n], views[n], g.CBMM); ct.MaxGradient <= g.GradTol {
+				stop = append(stop, n)
+				why = append(why, fmt.Sprintf("%sat iteration %d, projected gradient %.3g per answer", certifiedNote, iter, ct.MaxGradient))
+				views[n] = nil
+			}
+		}
+		if g.MergeTol < 0 {
+			return stop, why
+		}
+		for a := range views {
+			for b := a + 1; b < len(views) && views[a] != nil; b++ {
+				if views[b] == nil || matrix[a] != matrix[b] {
+					continue
+				}
+				if d := maxProbDiff(rs[a], views[a], views[b], g.CBMM.Threads); d <= g.MergeTol {
+					lose, keep := a, b
+					if loss[b] > loss[a] {
+						lose, keep = b, a
+					}
+					stop = append(stop, lose)
+					why = append(why, fmt.Sprintf("%sstopped at iteration %d, within %.2g of start %s's probabilities on every cell (the same optimum)", mergedNote, iter, d, names[keep]))
+					views[lose] = nil
+				}
+			}
+		}
+		return stop, why
+	}
+}
+
+// settle reads the notes watcher left: a certified fit has converged (its
+// note cleared), a merged one has not (its note kept); it returns which
+// were merged.
+func settle(fits []*model.IRT, merged []bool) {
+	for k, f := range fits {
+		switch {
+		case strings.HasPrefix(f.Note, certifiedNote):
+			f.Converged, f.Note = true, ""
+		case strings.HasPrefix(f.Note, mergedNote):
+			merged[k] = true
+		}
+	}
+}
+
 // maxProbDiff is the largest |P_f − P_g| over r's observed cells.
 func maxProbDiff(r *model.Responses, f, g *model.IRT, threads int) float64 {
 	if f == g {
@@ -344,4 +489,20 @@ func maxProbDiff(r *model.Responses, f, g *model.IRT, threads int) float64 {
 		d = math.Max(d, part)
 	}
 	return d
+}
+
+// Fits is the guarded fit of each of rs by c (cBMM), as jeirt irt fit
+// makes it, returning only the chosen fits: what refits (cross-validation
+// folds, a selection's refit, a validation refit) use, so that every refit
+// is the same fit.
+func Fits(ctx context.Context, c irt.CBMM, rs []*model.Responses) ([]*model.IRT, error) {
+	res, err := Guard{CBMM: c}.FitBatch(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.IRT, len(res))
+	for k, r := range res {
+		out[k] = r.Fit
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 )
 
 // Item flags written by Analyze.
@@ -321,9 +322,10 @@ func SelectionTau(ctx context.Context, c irt.CBMM, r *model.Responses, full *mod
 		}
 	}
 	sub := r.Subset(cells)
-	fit, err := c.Fit(ctx, sub)
+	fits, err := irtguard.Fits(ctx, c, []*model.Responses{sub})
 	if err != nil {
 		return math.NaN(), nil, err
 	}
+	fit := fits[0]
 	return eval.KendallTau(AbilityScore(fit), AbilityScore(full)), fit, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 )
 
 // CVResult is k-fold cross-validation over cells: every observed cell is
@@ -160,7 +161,7 @@ func CrossValidateFits(ctx context.Context, cs []irt.CBMM, r *model.Responses, f
 				}
 				train = append(train, r.Subset(cells))
 			}
-			fs, err := c.FitBatch(ctx, train)
+			fs, err := irtguard.Fits(ctx, c, train)
 			if err != nil {
 				return nil, fmt.Errorf("cv: %s: %w", cf.Name, err)
 			}

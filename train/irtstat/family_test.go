@@ -20,11 +20,16 @@ import (
 // than the 2PL on the same folds, from 0/1 answers and from 5 trials per
 // cell; the 3PL with the true c given does better still. The margins are
 // small (docs/irt.md): a 2PL with flatter slopes imitates a floor well.
+// The fits are the default ones (guarded, under the default prior): under
+// joint maximum likelihood the guarded 3PL, at its lowest training loss,
+// predicts the 0/1 answers' held-out cells worse than its 2PL (0.54629
+// against 0.54479), the overfit the prior is for.
 func Test3PLBeats2PLHeldOut(t *testing.T) {
 	for _, trials := range []int{0, 5} {
 		r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 200, Items: 200, Seed: 11, Guess: 0.25, Trials: trials})
-		res, err := CrossValidateFits(context.Background(), []irt.CBMM{{Accelerate: true}, {Accelerate: true, Model: "3pl"},
-			{Accelerate: true, Model: "3pl", Guess: 0.25}}, r, 5, 1)
+		p := model.DefaultPrior
+		res, err := CrossValidateFits(context.Background(), []irt.CBMM{{Accelerate: true, Prior: p}, {Accelerate: true, Model: "3pl", Prior: p},
+			{Accelerate: true, Model: "3pl", Guess: 0.25, Prior: p}}, r, 5, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

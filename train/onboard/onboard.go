@@ -3,6 +3,7 @@ package onboard
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -62,7 +63,7 @@ type NewtonInfo struct {
 // WithDefaults is o with each zero field set to its default (prior
 // population, shrink 0.1, l2 1, at most 50 Newton steps to tolerance 1e-9).
 func (o Onboard) WithDefaults() Onboard {
-	if o.Prior == "" {
+	if o.Prior == "" || o.Prior == "default" {
 		o.Prior = "population"
 	}
 	if o.Shrink == 0 {
@@ -84,8 +85,18 @@ func (o Onboard) WithDefaults() Onboard {
 func (o Onboard) PriorFor(m *model.JEIRT) (Gaussian, error) {
 	o = o.WithDefaults()
 	d := m.Dim
-	switch o.Prior {
-	case "l2":
+	population, sd, err := model.ParseRowPrior(o.Prior)
+	if err != nil && !strings.Contains(o.Prior, "=") {
+		return Gaussian{}, fmt.Errorf("onboard: unknown prior %q (want default, population, theta=normal(0,SD) or l2)", o.Prior)
+	}
+	if err != nil {
+		return Gaussian{}, fmt.Errorf("onboard: %w", err)
+	}
+	if sd > 0 {
+		o.L2 = 1 / (sd * sd)
+	}
+	switch {
+	case !population:
 		if !(o.L2 > 0) {
 			return Gaussian{}, fmt.Errorf("onboard: l2 prior precision %v must be positive", o.L2)
 		}
@@ -94,9 +105,6 @@ func (o Onboard) PriorFor(m *model.JEIRT) (Gaussian, error) {
 			g.Precision[k*d+k] = o.L2
 		}
 		return g, nil
-	case "population":
-	default:
-		return Gaussian{}, fmt.Errorf("onboard: unknown prior %q (want population or l2)", o.Prior)
 	}
 	if !(o.Shrink > 0) {
 		return Gaussian{}, fmt.Errorf("onboard: shrink %v must be positive", o.Shrink)

@@ -254,7 +254,7 @@ func TestAddModelsErrorsAndNewItems(t *testing.T) {
 		{AddModelsOptions{Models: []string{"nope"}}, `add-model: model "nope" has no responses in the file`},
 		{AddModelsOptions{Models: []string{"model_001", "model_001"}}, `add-model: model "model_001" is named twice`},
 		{AddModelsOptions{Models: []string{"model_001"}, Fraction: 1.5}, "add-model: fraction 1.5 is not in (0, 1]"},
-		{AddModelsOptions{Models: []string{"model_001"}, Onboard: Onboard{Prior: "flat"}}, `onboard: unknown prior "flat" (want population or l2)`},
+		{AddModelsOptions{Models: []string{"model_001"}, Onboard: Onboard{Prior: "flat"}}, `onboard: unknown prior "flat" (want default, population, theta=normal(0,SD) or l2)`},
 	} {
 		if _, err := AddModels(ctx, ck, r, c.opt); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
@@ -338,5 +338,33 @@ func TestFractionSplit(t *testing.T) {
 	}
 	if same {
 		t.Error("two models got the same draw")
+	}
+}
+
+// TestRowPriorGrammar: add-model's --prior theta=normal(0,SD) is the l2
+// prior of precision 1/SD², and default is the population prior.
+func TestRowPriorGrammar(t *testing.T) {
+	m := &model.JEIRT{Dim: 3}
+	a, err := Onboard{Prior: "theta=normal(0,2)"}.PriorFor(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Onboard{Prior: "l2", L2: 0.25}.PriorFor(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range a.Precision {
+		if a.Precision[k] != b.Precision[k] {
+			t.Fatalf("theta=normal(0,2): precision %v, want l2 0.25's %v", a.Precision, b.Precision)
+		}
+	}
+	if a.Precision[0] != 0.25 {
+		t.Errorf("precision %v, want 0.25 on the diagonal", a.Precision[0])
+	}
+	if got := (Onboard{Prior: "default"}).WithDefaults().Prior; got != "population" {
+		t.Errorf("default prior is %q, want population", got)
+	}
+	if _, err := (Onboard{Prior: "theta=normal(0,1),a=normal(1,1)"}).PriorFor(m); err == nil {
+		t.Error("a slope term for a model's row: no error")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
 )
@@ -526,7 +527,12 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 	out["knn"] = eval.ScoreResponses(pk, testR).Scores()
 	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
-	irt, err := irt.CBMM{Device: device}.Fit(ctx, trainR)
+	// The 2PL as jeirt irt fit makes it: the default prior, guarded.
+	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: device, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
+	var irt *model.IRT
+	if err == nil {
+		irt = guarded.Fit
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, 0, err
@@ -535,7 +541,7 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 		return out, k, nil
 	}
 	out["irt_2pl"] = eval.ScoreResponses(eval.IRTPredict(irt, trainR, testR), testR).Scores()
-	log.Printf("baseline irt_2pl: cBMM %d iterations, %.1fs", irt.Iterations, time.Since(start).Seconds())
+	log.Printf("baseline irt_2pl: cBMM, prior %s, %d iterations, converged %v, %.1fs", model.DefaultPrior, irt.Iterations, irt.Converged, time.Since(start).Seconds())
 	return out, k, nil
 }
 

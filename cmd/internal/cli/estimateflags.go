@@ -32,4 +32,5 @@ func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")
 	f.StringVar(&e.Fitting.Model, "model", "2pl", "--eval: response function of the fits (1pl or 2pl)")
+	PriorFlag(cmd, &e.Fitting.Prior, "--eval")
 }

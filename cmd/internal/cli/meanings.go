@@ -118,7 +118,7 @@ var FlagMeanings = map[string]string{
 	"pool":               "item-text file of candidate questions (input)",
 	"precision":          "precision of a GPU encoder forward: fp32, tf32 or bf16",
 	"print":              "format of what is printed on standard output: table, csv or json",
-	"prior":              "prior on a new model's row: population or l2",
+	"prior":              "the prior of the fitted parameters: default, none (irt), population (add-model), or terms PARAM=normal(MEAN,SD) (irt: theta, a, d; add-model: theta)",
 	"qos":                "Slurm QOS",
 	"rank":               "ability dimensions r",
 	"rank-move":          "rank difference that lists a model as moved",

@@ -1,6 +1,7 @@
 package irtrun
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -57,7 +58,8 @@ func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
 // fit's and the analysis's figures, the abilities and items tables, and the
-// bootstrap's standard errors and intervals when boot is not nil.
+// bootstrap's standard errors and intervals when boot is not nil; under a
+// prior, those of θ, a, d and b are the posterior curvature's instead.
 func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.Analysis, boot *irtstat.BootstrapResult) *irtfit.Folder {
 	doc.Settings.RankMove = an.RankMoveLimit
 	doc.Models, doc.Items, doc.Observed = r.NumModels(), r.NumItems(), r.Len()
@@ -75,6 +77,21 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	}
 	if doc.Settings.Signed {
 		doc.Gauge = irtfit.GaugeSigned
+	}
+	// The prior the fit ran under: settings.prior, with any scale it left
+	// to the data as estimated (prior_fitted).
+	prior, _ := doc.Settings.PriorSpec()
+	if doc.PriorFitted != "" {
+		if p, err := model.ParsePrior(doc.PriorFitted); err == nil {
+			prior = p
+		}
+	}
+	joint := doc.Settings.Method != "mml"
+	switch {
+	case prior.On() && joint && doc.Settings.Signed:
+		doc.Gauge = irtfit.GaugeSignedMAP
+	case prior.On() && joint:
+		doc.Gauge = irtfit.GaugeMAP
 	}
 	doc.Diagnostics = &irtfit.Diagnostics{CronbachAlpha: model.Float(an.Test.Alpha), AlphaMissing: irtstat.AlphaMissing,
 		MarginalReliability: model.Float(an.Test.MarginalReliability), EmpiricalReliability: model.Float(an.Test.EmpiricalReliability),
@@ -96,6 +113,58 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	var b irtstat.BootstrapResult
 	if boot != nil {
 		b = *boot
+	}
+	// A fit with a prior (maximum a posteriori) takes the standard errors
+	// and intervals of θ, a, d and b from the posterior's curvature
+	// (irtstat.Laplace, the full joint inverse where it is affordable);
+	// with a bootstrap too, each se is the wider of the curvature's and the
+	// bootstrap's. Either way the interval is est ± z·se (a's clipped at 0),
+	// so it contains its estimate: the bootstrap's percentile intervals
+	// under a prior can miss it, and cover less (scripts/coverage.sh,
+	// docs). The bootstrap still gives the rank intervals and the 3PL's
+	// se_c (the curvature holds c fixed). Joint ML keeps the bootstrap's.
+	if boot != nil {
+		f.Doc.Intervals = fmt.Sprintf("bootstrap: sd over %d replicates, percentile intervals", boot.B)
+	}
+	if prior.On() && joint {
+		fitter := FromSettings(doc.Settings)
+		fitter.Prior = prior
+		lp, err := irtstat.Laplace{Fitter: fitter, Level: doc.Settings.Level}.Run(r, fit)
+		if err == nil {
+			f.Doc.Intervals = "posterior curvature (Laplace): " + lp.Method + "; interval est ± z·se"
+			if boot != nil {
+				f.Doc.Intervals += fmt.Sprintf("; each se the wider of it and the bootstrap's (%d replicates), which also gives the rank intervals", boot.B)
+			}
+			z := math.Sqrt2 * math.Erfinv(lp.Level)
+			wider := func(se, lo, hi, bse []float64, est func(k int) float64, clip bool) ([]float64, []float64, []float64) {
+				if bse == nil {
+					return se, lo, hi
+				}
+				for k := range se {
+					if bse[k] > se[k] || math.IsNaN(se[k]) && !math.IsNaN(bse[k]) {
+						se[k], lo[k], hi[k] = bse[k], est(k)-z*bse[k], est(k)+z*bse[k]
+						if clip && lo[k] < 0 {
+							lo[k] = 0
+						}
+					}
+				}
+				return se, lo, hi
+			}
+			diff := func(j int) float64 { return model.Difficulty(part(fit.A, j), fit.B[j]) }
+			b.ThetaSE, b.ThetaLo, b.ThetaHi = wider(lp.ThetaSE, lp.ThetaLo, lp.ThetaHi, b.ThetaSE, func(k int) float64 { return fit.Theta[k] }, false)
+			b.ASE, b.ALo, b.AHi = wider(lp.ASE, lp.ALo, lp.AHi, b.ASE, func(k int) float64 { return fit.A[k] }, !fit.Signed)
+			b.BSE, b.BLo, b.BHi = wider(lp.BSE, lp.BLo, lp.BHi, b.BSE, func(k int) float64 { return fit.B[k] }, false)
+			b.DiffSE, b.DiffLo, b.DiffHi = wider(lp.DiffSE, lp.DiffLo, lp.DiffHi, b.DiffSE, diff, false)
+			// As with the bootstrap (irtstat.Bootstrap.Ranked), a model with
+			// too few answers to be ranked gets no θ se or interval.
+			for i := range fit.Models {
+				if an.Rank[i] <= 0 {
+					for d := i * rk; d < (i+1)*rk; d++ {
+						b.ThetaSE[d], b.ThetaLo[d], b.ThetaHi[d] = math.NaN(), math.NaN(), math.NaN()
+					}
+				}
+			}
+		}
 	}
 	for i, name := range fit.Models {
 		m := irtfit.Model{Name: name, Theta: part(fit.Theta, i), SE: part(b.ThetaSE, i), Lo: part(b.ThetaLo, i),
@@ -120,7 +189,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 			it.ALo, it.AHi, it.DLo, it.DHi = at(b.ALo, j), at(b.AHi, j), at(b.BLo, j), at(b.BHi, j)
 			it.BLo, it.BHi = at(b.DiffLo, j), at(b.DiffHi, j)
 		}
-		if noDifficulty(it.Flag) {
+		if noDifficulty(it.Flag) && !prior.On() { // under a prior b is the posterior's, finite
 			it.B, it.SEB, it.BLo, it.BHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		}
 		f.Items = append(f.Items, it)

@@ -122,6 +122,10 @@ type Fitted struct {
 	Interrupted *irtstat.Interrupted
 	// Guard is what the starts of a joint fit (cbmm, lbfgs) reached.
 	Guard *irtguard.Result
+	// Prior is the prior the fit ran under (settings.prior, any scale it
+	// leaves to the data estimated), and EB how those were estimated.
+	Prior model.Prior
+	EB    irtguard.EBResult
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -141,6 +145,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	}
 	var fits []*model.IRT
 	var guards []*irtguard.Result
+	var ebs []irtguard.EBResult
 	var err error
 	switch set.Method {
 	case "cbmm":
@@ -168,11 +173,17 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		guards, err = irtguard.Guard{CBMM: c, Method: "lbfgs", GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
 	default:
 		fits = make([]*model.IRT, len(rs))
+		ebs = make([]irtguard.EBResult, len(rs))
 		for k, r := range rs {
 			if r.Weighted() {
 				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
 			}
-			fits[k], err = irt.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol}.Fit(ctx, r)
+			// Scales the prior leaves to the data are estimated as for
+			// the joint fits (irtguard.Guard.EmpiricalBayes).
+			if ebs[k], err = (irtguard.Guard{CBMM: j.cbmm(set)}).EmpiricalBayes(ctx, r); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
+			}
+			fits[k], err = irt.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.Fit(ctx, r)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", j.Data[k], err)
 				break
@@ -192,11 +203,14 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	for k, f := range fits {
 		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
 		// marginal fit integrates θ out, so only items can run off.
-		prior, _ := set.PriorSpec()
+		prior, _ := set.PriorSpec() // its scales (estimated or not) bound the same parameters
 		noteUnbounded(rs[k], f, set.Method != "mml", prior)
 		out[k] = &Fitted{Fit: f}
 		if guards != nil {
-			out[k].Guard = guards[k]
+			out[k].Guard, out[k].Prior, out[k].EB = guards[k], guards[k].Prior, guards[k].EB
+		}
+		if ebs != nil {
+			out[k].Prior, out[k].EB = ebs[k].Prior, ebs[k]
 		}
 	}
 	return out, time.Since(start).Seconds(), nil
@@ -242,6 +256,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
+		fitter.Prior = f.Prior // the replicates run under the fit's own prior, its scales as estimated
 		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
 			MaxMemory: set.MaxMemory, Fitter: fitter, Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
 		bootSecs = time.Since(start).Seconds()
@@ -264,6 +279,10 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 	set.DeviceResolved = j.ran(set)
 	set.Data, set.Items, set.JointData, set.DataSHA256, set.JointSHA256 = src.Data, src.Items, src.JointData, src.DataSHA256, src.JointSHA256
 	doc := irtfit.Doc{Version: j.Version, Settings: set, Seconds: secs, BootstrapSeconds: bootSecs}
+	if asked, _ := set.PriorSpec(); asked.EstimatesScales() {
+		doc.PriorFitted = f.Prior.String()
+		j.Log.Printf("prior %s: scales estimated from the data (empirical Bayes, %d rounds, settled %v): %s", set.Data, f.EB.Rounds, f.EB.Settled, doc.PriorFitted)
+	}
 	if set.Bootstrap > 0 {
 		done := set.Bootstrap
 		if f.Interrupted != nil {
@@ -370,7 +389,8 @@ func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool, prior model
 	if nM > 0 {
 		parts, params = append(parts, plural(nM, "model")), append(params, fmt.Sprintf("the θ of %s", plural(nM, "model")))
 	}
-	if (prior.D > 0 || nI == 0) && (prior.Theta > 0 || nM == 0) {
+	bounded := (prior.D > 0 || nI == 0) && (prior.Theta > 0 || nM == 0)
+	if bounded && keptM >= 2 && keptI >= 2 {
 		note := fmt.Sprintf("no finite maximum-likelihood estimate for %s answered only right or only wrong: their estimates are the posterior's", strings.Join(params, " and "))
 		if fit.Note != "" {
 			note = fit.Note + "; " + note
@@ -392,6 +412,18 @@ func noteUnbounded(r *model.Responses, fit *model.IRT, jointML bool, prior model
 	}
 	for _, v := range fit.Theta {
 		maxTheta = math.Max(maxTheta, math.Abs(v))
+	}
+	if bounded {
+		// The posterior's optimum is finite and certified, but it is the
+		// prior's: the data say nothing of the parameters.
+		note := fmt.Sprintf("degenerate data: setting aside the %s answered only right or only wrong leaves %s x %s; "+
+			"the likelihood has no finite optimum, and every estimate is the prior's pull alone, not information from the data (largest |d| %.3g, |θ| %.3g)",
+			strings.Join(parts, " and "), plural(keptM, "model"), plural(keptI, "item"), maxD, maxTheta)
+		if fit.Note != "" {
+			note = fit.Note + "; " + note
+		}
+		fit.Note = note
+		return
 	}
 	fit.Converged = false
 	fit.Note = fmt.Sprintf("degenerate data: setting aside the %s answered only right or only wrong leaves %s x %s; "+
