@@ -19,10 +19,10 @@ type IRT struct {
 	A      []float64 // J x r, row-major: a_j = A[j*r:(j+1)*r]
 	B      []float64 // J
 	Signed bool      // loadings of either sign (see the gauge above)
-	// Family is the response function: "2pl" (also ""), "1pl" (every a_j
-	// the same) or "3pl" (C holds each item's lower asymptote c_j, so that
+	// Family is the response function: TwoPL (also ""), OnePL (every a_j
+	// the same) or ThreePL (C holds each item's lower asymptote c_j, so that
 	// P = c_j + (1 − c_j)·sigmoid(x_ij/σ)). C is nil without an asymptote.
-	Family string
+	Family Family
 	C      []float64 // J, or nil
 
 	LossHistory []float64 // ℓ(X) after each iteration (the first entry is the start)
@@ -61,9 +61,6 @@ func (m *IRT) Guessing(j int, p float64) float64 {
 	}
 	return m.C[j] + (1-m.C[j])*p
 }
-
-// Families are the response functions a fit can have (IRT.Family).
-var Families = []string{"1pl", "2pl", "3pl"}
 
 // Response3PL is P = c + (1 − c)·sigmoid(x/σ) and the item information
 // I(x) = (a²/σ²)·(P − c)²(1 − P)/((1 − c)²P) per unit of a² (multiply by

@@ -1,5 +1,6 @@
 // Package model holds what jeirt learns from and what it learns, and the math
-// every layer shares: item-level responses, IRT and JE-IRT parameters,
+// every layer shares: item-level responses, IRT and JE-IRT parameters, the
+// IRT response functions (Family: the 1PL, 2PL and 3PL, named only there),
 // scores, typed setting errors, and the JE-IRT link, adapter forward and
 // loss written once.
 package model

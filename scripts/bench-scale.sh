@@ -62,8 +62,9 @@ rm -rf "$work/cache"
 fit() { # NAME DATA [FLAGS]
 	local name=$1 file=$2
 	shift 2
+	# --prior none: the peers fit joint maximum likelihood (like for like).
 	run "$name" "$jeirt" irt fit --data "$file" --out "$work/fit-$name" --force --verbose \
-		--tol 1e-9 --trace "$work/$name.trace" "$@"
+		--prior none --tol 1e-9 --trace "$work/$name.trace" "$@"
 }
 echo "== jeirt"
 rm -rf "$work"/fit-* # this script's own outputs, replaced by each run (folders of older releases carry no marker)

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/irtstat"
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.StringArrayVar(&ff.Names, "name", nil, "output sub-folder of each --data file, in order (default: the file's base name, or its folder's name when base names clash)")
 	cli.ReadFlags(fit, &ff.Read)
 	f.IntVar(&set.Rank, "rank", 1, "ability dimensions r")
-	f.StringVar(&set.Model, "model", "2pl", "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
+	f.StringVar(&set.Model, "model", model.TwoPL.String(), "response function: 1pl (one common discrimination), 2pl or 3pl (a lower asymptote c per item, see --guess)")
 	cli.FitterFlags(fit, set, deviceUsage)
 	f.BoolVar(&set.Joint, "joint", false, "fit all --data files as one matrix (models matched by name, items grouped by file; --name names the groups) into --out")
 	f.BoolVar(&set.Signed, "signed", false, "loadings of either sign (rank >= 2; identified by uncorrelated θ and a varimax rotation)")
@@ -65,7 +66,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	f.Float64Var(&set.MinA, "min-a", 0.1, "flag items with discrimination ‖a‖/σ below this as uninformative")
 	f.IntVar(&set.RankMove, "rank-move", 0, "list models whose θ rank and accuracy rank differ by more than this (0: max(3, N/20))")
 	f.IntVar(&set.MinAnswers, "min-answers", irtstat.DefaultMinAnswers, "models with fewer observed answers are flagged few_answers and not ranked (no rank, no bootstrap rank interval); items are flagged (0: no threshold)")
-	f.StringVar(&set.Method, "method", "cbmm", "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
+	f.StringVar(&set.Method, "method", string(irt.MethodCBMM), "cbmm (joint ML by MM), lbfgs (the same objective by gonum L-BFGS; rank 1, for benchmarks) or mml (marginal ML by EM with θ ~ N(0,1); rank 1, for many respondents and few items)")
 	f.StringVar(&ff.Trace, "trace", "", "write seconds,loss per iteration to this CSV (cbmm, lbfgs)")
 	f.StringVar(&ff.Out, "out", "", "output folder (required; written atomically, with one sub-folder per file in a batch)")
 	f.BoolVar(&ff.Force, "force", false, "replace an existing output folder")
@@ -122,7 +123,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cf.IntVar(&folds, "folds", 10, "number of folds")
 	cf.Int64Var(&cvSet.Seed, "seed", 42, "fold assignment seed")
 	cf.IntSliceVar(&cvRanks, "rank", []int{1}, "ability dimensions r; a list (1,2) cross-validates each rank on the same folds")
-	cf.StringSliceVar(&cvModels, "model", []string{"2pl"}, "1pl|2pl|3pl; a list (1pl,2pl,3pl) cross-validates each on the same folds, the lowest held-out log loss marked *")
+	cf.StringSliceVar(&cvModels, "model", []string{model.TwoPL.String()}, "1pl|2pl|3pl; a list (1pl,2pl,3pl) cross-validates each on the same folds, the lowest held-out log loss marked *")
 	cli.FitterFlags(cv, &cvSet, deviceUsage)
 	cf.StringVar(&cvOut, "out", "", "also write the metrics as JSON to this file")
 	_ = cv.MarkFlagRequired("data")

@@ -46,7 +46,7 @@ func newSynthCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opt.Kind, "kind", "2pl", "generator: 2pl|mirt|jeirt")
+	f.StringVar(&opt.Kind, "kind", synth.KindTwoPL, "generator: 2pl|mirt|jeirt")
 	f.IntVar(&opt.Models, "n-models", 100, "number of models N")
 	f.IntVar(&opt.Items, "n-items", 1000, "number of items J")
 	f.IntVar(&opt.Rank, "rank", 0, "ability dimensions r for mirt (default 2; 2pl is 1)")

@@ -37,8 +37,8 @@ type Settings struct {
 	Graded     bool   `json:"graded,omitempty"` // fractional labels read as graded scores
 	Rank       int    `json:"rank"`
 	Signed     bool   `json:"signed,omitempty"`
-	// Model is the response function: "1pl", "2pl" or "3pl" ("" in older
-	// folders: the 2pl). Guess is the 3PL's lower asymptotes: "" fitted,
+	// Model is the response function, a model.Family: 1pl, 2pl or 3pl
+	// ("" in older folders: the 2pl; Family parses it). Guess is the 3PL's lower asymptotes: "" fitted,
 	// a number (every item's c), or a column of the Items file (option
 	// counts, c = 1/n, or c itself); GuessPrior the Beta(α, β) prior on
 	// fitted c.
@@ -166,8 +166,8 @@ type Doc struct {
 	// Starts are the starting points the fit was run from, each to its own
 	// end (the written fit is the one marked chosen); StartsAgree says
 	// whether they all reached the chosen optimum (StartsNote: where not).
-	// Nested names the nested model whose fit is one of the starts ("1pl"
-	// for a 2pl, "2pl" for a 3pl, "rank r-1" at rank r), NestedLoss its
+	// Nested names the nested model whose fit is one of the starts (1pl
+	// for a 2pl, 2pl for a 3pl, "rank r-1" at rank r), NestedLoss its
 	// objective in this model's terms, which the written loss never exceeds.
 	Starts      []Start `json:"starts,omitempty"`
 	StartsAgree *bool   `json:"starts_agree,omitempty"`
@@ -177,8 +177,8 @@ type Doc struct {
 }
 
 // Start is one entry of fit.json's "starts": where a fit began (Name:
-// "svd" for the truncated-SVD start, or the nested model's fit: "1pl",
-// "2pl", "rank 1", ...), the objective there and at its end, its
+// "svd" for the truncated-SVD start, or the nested model's fit: 1pl,
+// 2pl, "rank 1", ...), the objective there and at its end, its
 // iterations, certificate and convergence, and how far its fitted
 // probabilities are from the chosen start's on the observed cells.
 type Start struct {
@@ -213,12 +213,13 @@ type Diagnostics struct {
 	Columns string `json:"columns"`
 }
 
-// Family is the fit's response function, "2pl" for older folders.
-func (s Settings) Family() string {
+// Family is the fit's response function, model.TwoPL for older folders
+// (Model ""). It does not check the name: Read does, by model.ParseFamily.
+func (s Settings) Family() model.Family {
 	if s.Model == "" {
-		return "2pl"
+		return model.TwoPL
 	}
-	return s.Model
+	return model.Family(s.Model)
 }
 
 // Parameterisation3PL is Parameterisation for a 3PL fit.
@@ -336,7 +337,7 @@ func (f *Folder) IRT() *model.IRT {
 		m.Items = append(m.Items, it.ID)
 		m.A = append(m.A, it.A...)
 		m.B = append(m.B, it.D)
-		if m.Family == "3pl" {
+		if m.Family.HasAsymptote() {
 			m.C = append(m.C, it.C)
 		}
 	}
@@ -357,7 +358,7 @@ func (f *Folder) TrialsPerAnswer() []float64 {
 }
 
 // has3PL reports whether the folder's items carry lower asymptotes.
-func (f *Folder) has3PL() bool { return f.Doc.Settings.Family() == "3pl" }
+func (f *Folder) has3PL() bool { return f.Doc.Settings.Family().HasAsymptote() }
 
 // hasTrials reports whether some item has trials recorded.
 func (f *Folder) hasTrials() bool {
@@ -550,8 +551,8 @@ func Read(dir string) (*Folder, error) {
 	if rk < 1 || rk > model.MaxDim {
 		return nil, fmt.Errorf("%s: settings.rank %d is not a rank (1 to %d)", p, rk, model.MaxDim)
 	}
-	if fam := f.Doc.Settings.Family(); fam != "1pl" && fam != "2pl" && fam != "3pl" {
-		return nil, fmt.Errorf("%s: settings.model %q is not 1pl, 2pl or 3pl", p, model.Clip(fam))
+	if _, err := model.ParseFamily(f.Doc.Settings.Model); err != nil {
+		return nil, fmt.Errorf("%s: settings.model %q is not %s", p, model.Clip(f.Doc.Settings.Model), model.FamilyNames())
 	}
 	if _, err := f.Doc.Settings.PriorSpec(); err != nil {
 		return nil, fmt.Errorf("%s: settings.prior: %w", p, err)

@@ -35,6 +35,9 @@ import (
 	"github.com/jeirt/jeirt/model"
 )
 
+// KindTwoPL is the kind of the rank-1 2PL generator, named as its family.
+const KindTwoPL = string(model.TwoPL)
+
 // Options configures Generate. The zero value of each optional field picks a default.
 type Options struct {
 	Kind    string  // 2pl, mirt or jeirt
@@ -99,7 +102,7 @@ func Generate(opt Options) (*model.Responses, *Truth, error) {
 	var t *Truth
 	var topic []int
 	switch opt.Kind {
-	case "2pl":
+	case KindTwoPL:
 		if opt.Rank > 1 {
 			return nil, nil, model.FieldErrorf("Kind", "synth: kind 2pl has rank 1 (use {Kind} mirt for rank %d)", opt.Rank)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/irt/rotate"
 )
 
 // CBMM fits (multidimensional) two-parameter logistic IRT by joint maximum
@@ -44,20 +45,20 @@ type CBMM struct {
 	// Signed (rank ≥ 2) lifts the constraint A ≥ 0: the item block becomes
 	// unconstrained least squares, so an item may load negatively on a
 	// dimension (BenchMIRT's finding). The loss is invariant under θ ↦ θR,
-	// A ↦ AR⁻ᵀ, so the fit is identified afterwards by SignedGauge: θ
+	// A ↦ AR⁻ᵀ, so the fit is identified afterwards by rotate.SignedGauge: θ
 	// uncorrelated with sd 1, A varimax-rotated, each dimension's loadings
 	// summing positive. A backend without signed fits (backend.CBMMSigned)
 	// is replaced by the CPU one under "auto" and is an error when named.
 	Signed bool
-	// Model is the response function (model.IRT.Family): "2pl" (also "",
-	// the default), "1pl" (rank 1: one common discrimination, only θ and
-	// the intercepts move) or "3pl" (a lower asymptote c_j per item:
+	// Model is the response function (model.IRT.Family): model.TwoPL (also
+	// "", the default), model.OnePL (rank 1: one common discrimination,
+	// only θ and the intercepts move) or model.ThreePL (a lower asymptote c_j per item:
 	// P = c_j + (1 − c_j)·sigmoid(x/σ), fitted by an EM step inside each MM
 	// iteration, see passAFamily). The 3PL's c_j are fixed when Guess > 0
 	// (every item) or ItemGuess is given (problem k's c_j item by item;
 	// one slice serves every problem), and fitted in [0, MaxGuess]
 	// otherwise, from StartGuess.
-	Model     string
+	Model     model.Family
 	Guess     float64
 	ItemGuess [][]float64
 	MaxGuess  float64 // 0 means DefaultMaxGuess
@@ -107,7 +108,7 @@ func (c CBMM) withDefaults() CBMM {
 		c.Threads = runtime.GOMAXPROCS(0)
 	}
 	if c.Model == "" {
-		c.Model = "2pl"
+		c.Model = model.TwoPL
 	}
 	if c.MaxGuess == 0 {
 		c.MaxGuess = DefaultMaxGuess
@@ -133,7 +134,7 @@ var DefaultGuessPrior = [2]float64{5, 17}
 func (c CBMM) fitsGuess() bool { return c.Guess == 0 && c.ItemGuess == nil }
 
 // FitsGuess reports whether c is a 3PL whose lower asymptotes are fitted.
-func (c CBMM) FitsGuess() bool { return c.withDefaults().Model == "3pl" && c.fitsGuess() }
+func (c CBMM) FitsGuess() bool { return c.withDefaults().Model.HasAsymptote() && c.fitsGuess() }
 
 // WithDefaults is c with every zero setting replaced by its default.
 func (c CBMM) WithDefaults() CBMM { return c.withDefaults() }
@@ -208,19 +209,16 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if c.Signed && c.Rank < 2 {
 		return nil, fmt.Errorf("cbmm: signed loadings need rank 2 or more (rank 1 is only a sign flip), got rank %d", c.Rank)
 	}
-	switch c.Model {
-	case "1pl":
-		if c.Rank != 1 {
-			return nil, fmt.Errorf("cbmm: the 1PL is unidimensional (one common discrimination); got rank %d", c.Rank)
-		}
-	case "2pl", "3pl":
-	default:
-		return nil, fmt.Errorf("cbmm: model %q: want 1pl, 2pl or 3pl", c.Model)
+	if _, err := model.ParseFamily(string(c.Model)); err != nil {
+		return nil, fmt.Errorf("cbmm: %w", err)
+	}
+	if c.Model.CommonSlope() && c.Rank != 1 {
+		return nil, fmt.Errorf("cbmm: the 1PL is unidimensional (one common discrimination); got rank %d", c.Rank)
 	}
 	if !(c.Guess >= 0 && c.Guess < 1) || !(c.MaxGuess > 0 && c.MaxGuess < 1) || !(c.StartGuess > 0 && c.StartGuess < 1) {
 		return nil, fmt.Errorf("cbmm: guess %v, max guess %v and start guess %v must be in [0, 1)", c.Guess, c.MaxGuess, c.StartGuess)
 	}
-	if (c.Guess > 0 || c.ItemGuess != nil) && c.Model != "3pl" {
+	if (c.Guess > 0 || c.ItemGuess != nil) && !c.Model.HasAsymptote() {
 		return nil, fmt.Errorf("cbmm: lower asymptotes (guess) need the 3PL, not the %s", c.Model)
 	}
 	weighted := false
@@ -230,7 +228,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	// Weighted cells, the 1PL and the 3PL need a backend of the whole
 	// family, and signed loadings one that fits them; "auto" falls back to
 	// the CPU, a named device that lacks them is an error.
-	family := weighted || c.Model != "2pl" || c.Prior.On()
+	family := weighted || c.Model != model.TwoPL || c.Prior.On()
 	be, _, err := backend.Lookup[backend.CBMMDevice](c.Device)
 	if err != nil {
 		return nil, err
@@ -268,7 +266,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	switch {
 	case family:
 		batch, err = be.(backend.CBMMFamily).LoadFamily(probs, c.Rank, c.Sigma, c.Threads, backend.CBMMModel{Signed: c.Signed,
-			FixedA: c.Model == "1pl", Guess: c.Model == "3pl", FitGuess: c.fitsGuess(), MaxGuess: c.MaxGuess, GuessPrior: c.GuessPrior,
+			FixedA: c.Model.CommonSlope(), Guess: c.Model.HasAsymptote(), FitGuess: c.fitsGuess(), MaxGuess: c.MaxGuess, GuessPrior: c.GuessPrior,
 			Prior: c.Prior})
 	case c.Signed:
 		batch, err = be.(backend.CBMMSigned).LoadSigned(probs, c.Rank, c.Sigma, c.Threads)
@@ -298,7 +296,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		}
 	}
 	var guessing backend.CBMMGuessing
-	if c.Model == "3pl" {
+	if c.Model.HasAsymptote() {
 		if guessing, _ = batch.(backend.CBMMGuessing); guessing == nil {
 			return nil, fmt.Errorf("cbmm: device %s: a 3PL batch without lower asymptotes", be.Name())
 		}
@@ -319,7 +317,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		if e != nil {
 			return
 		}
-		if c.Model == "1pl" {
+		if c.Model.CommonSlope() {
 			// One common a: the mean of the start's (θ's scale is free).
 			mean := 0.0
 			for _, v := range a {
@@ -334,7 +332,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	if err != nil {
 		return nil, err
 	}
-	if c.Model == "3pl" {
+	if c.Model.HasAsymptote() {
 		for k, s := range st {
 			if k < len(start) && start[k] != nil && start[k].C != nil && c.ItemGuess == nil && c.Guess == 0 {
 				s.c = append([]float64(nil), start[k].C...)
@@ -492,12 +490,12 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 		switch {
 		case c.Prior.On() && c.Signed:
 			m.Signed = true
-			VarimaxGauge(m) // a rotation: the centred prior is unchanged
+			rotate.VarimaxGauge(m) // a rotation: the centred prior is unchanged
 		case c.Prior.On():
 		case c.Signed:
 			StandardGauge(m)
 			m.Signed = true
-			SignedGauge(m)
+			rotate.SignedGauge(m)
 		default:
 			StandardGauge(m)
 		}

@@ -548,6 +548,12 @@ func (b *cpuBatch) solveCommonA(pr *cpuProblem) {
 	}
 }
 
+// Parallel runs fn(0..n-1) on up to threads goroutines, checking ctx
+// between tasks (irtmml's EM runs on it too).
+func Parallel(ctx context.Context, n, threads int, fn func(int)) error {
+	return parallel(ctx, n, threads, fn)
+}
+
 // parallel runs fn(0..n-1) on up to threads goroutines, checking ctx between tasks.
 func parallel(ctx context.Context, n, threads int, fn func(int)) error {
 	if threads > n {

@@ -114,7 +114,7 @@ type PriorGrad struct{ rg ridge }
 // them (model.Prior.DAuto, AAuto; f may be nil where it does not).
 func NewPriorGrad(c CBMM, f *model.IRT) PriorGrad {
 	c = c.withDefaults()
-	rg := newRidge(c.Prior, c.Sigma, c.Rank, c.Signed, c.Model == "1pl")
+	rg := newRidge(c.Prior, c.Sigma, c.Rank, c.Signed, c.Model.CommonSlope())
 	if f != nil {
 		rg.fitMeans(f.A, f.B)
 	}

@@ -109,7 +109,7 @@ func TestPriorFinite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		irttest.AssertMonotone(t, c.Model, f.LossHistory)
+		irttest.AssertMonotone(t, string(c.Model), f.LossHistory)
 		if !f.Converged {
 			t.Errorf("%s rank %d: not converged after %d iterations: %s", c.Model, c.Rank, f.Iterations, f.Note)
 		}

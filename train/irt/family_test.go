@@ -44,7 +44,7 @@ func TestFamilyLossIsTheLikelihood(t *testing.T) {
 		{Kind: "2pl", Models: 40, Items: 60, Guess: 0.2, Seed: 7},
 	} {
 		r, _ := irttest.Gen(t, o)
-		for _, m := range []string{"2pl", "3pl"} {
+		for _, m := range []model.Family{"2pl", "3pl"} {
 			c := CBMM{Rank: max(1, o.Rank), Model: m, MaxIter: 3, Guess: 0.2 * float64(len(m)-3+1)}
 			if m == "2pl" {
 				c.Guess = 0

@@ -136,7 +136,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 		if nI[j] == 0 || oneSided && !boundD {
 			continue
 		}
-		if !oneSided && c.Model != "1pl" && maxWrong[j] < minRight[j] {
+		if !oneSided && !c.Model.CommonSlope() && maxWrong[j] < minRight[j] {
 			out.Separated++
 			if !boundA {
 				continue
@@ -148,7 +148,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 		worst(gB[j]/nI[j], item("d"))
 		for d := 0; d < rk; d++ {
 			g := gA[j*rk+d]
-			if c.Model == "1pl" {
+			if c.Model.CommonSlope() {
 				commonA, total = commonA+g, total+nI[j]
 				continue
 			}
@@ -168,7 +168,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 			worst(g/nI[j], item("c"))
 		}
 	}
-	if c.Model == "1pl" && total > 0 {
+	if c.Model.CommonSlope() && total > 0 {
 		worst(commonA/total, func() string { return "the common a" })
 	}
 	return out

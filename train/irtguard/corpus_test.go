@@ -116,7 +116,7 @@ func TestShippedCorpusRankAnd3PL(t *testing.T) {
 		}
 		for _, c := range []irt.CBMM{{Rank: 2, Accelerate: true, MaxIter: 100}, {Model: "3pl", Accelerate: true, MaxIter: 100}} {
 			for _, g := range fit(t, c, trains...) {
-				checkNested(t, file+" "+c.Model, g)
+				checkNested(t, file+" "+c.Model.String(), g)
 			}
 		}
 	}

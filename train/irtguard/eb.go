@@ -45,7 +45,7 @@ func (g Guard) EmpiricalBayes(ctx context.Context, r *model.Responses) (EBResult
 		return EBResult{Prior: p, Settled: true}, nil
 	}
 	c := g.CBMM
-	c.Model, c.Rank, c.Signed, c.Guess, c.ItemGuess = "2pl", 1, false, 0, nil
+	c.Model, c.Rank, c.Signed, c.Guess, c.ItemGuess = model.TwoPL, 1, false, 0, nil
 	c.Trace, c.Watch, c.Log = nil, nil, nil
 	c.Tol = 1e-5
 	c.Accelerate = true

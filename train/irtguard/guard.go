@@ -25,9 +25,9 @@ import (
 // of matrix k (not the nested fits' or the continued runs').
 type Guard struct {
 	CBMM irt.CBMM
-	// Method is "cbmm" (also "") or "lbfgs" (irt.LBFGS2PL: the rank-1 2PL
-	// only; its nested 1PL is fitted by cBMM).
-	Method string
+	// Method is irt.MethodCBMM (also "") or irt.MethodLBFGS (irt.LBFGS2PL:
+	// the rank-1 2PL only; its nested 1PL is fitted by cBMM).
+	Method irt.Method
 	// GradTol is the certificate's tolerance on the largest projected
 	// gradient per answer; 0 means DefaultGradTol.
 	GradTol float64
@@ -85,7 +85,7 @@ func (g Guard) withDefaults() Guard {
 		g.MergeTol = DefaultMergeTol
 	}
 	if g.Method == "" {
-		g.Method = "cbmm"
+		g.Method = irt.MethodCBMM
 	}
 	g.CBMM = g.CBMM.WithDefaults()
 	if g.CBMM.Log == nil {
@@ -95,20 +95,23 @@ func (g Guard) withDefaults() Guard {
 }
 
 // nested returns the settings of the model c nests and its name, or ok
-// false for the 1PL (nothing below it).
+// false for the 1PL (nothing below it). The asymptote goes first (a 3PL
+// nests its 2PL at the same rank), then the rank, then the common slope
+// (model.Family.Nested).
 func nested(c irt.CBMM) (n irt.CBMM, name string, ok bool) {
 	n = c
+	fam, famOK := c.Model.Nested()
 	switch {
-	case c.Model == "3pl":
-		n.Model, n.Guess, n.ItemGuess = "2pl", 0, nil
-		return n, "2pl", true
+	case famOK && c.Model.HasAsymptote():
+		n.Model, n.Guess, n.ItemGuess = fam, 0, nil
+		return n, fam.String(), true
 	case c.Rank > 1:
 		n.Rank--
 		n.Signed = c.Signed && n.Rank > 1
 		return n, fmt.Sprintf("rank %d", n.Rank), true
-	case c.Model == "2pl":
-		n.Model = "1pl"
-		return n, "1pl", true
+	case famOK:
+		n.Model = fam
+		return n, fam.String(), true
 	}
 	return n, "", false
 }
@@ -150,10 +153,10 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		return out, nil
 	}
 	c := g.CBMM
-	if g.Method != "cbmm" && g.Method != "lbfgs" {
-		return nil, fmt.Errorf("irtguard: method %q: want cbmm or lbfgs", g.Method)
+	if g.Method != irt.MethodCBMM && g.Method != irt.MethodLBFGS {
+		return nil, fmt.Errorf("irtguard: method %q: want %s", g.Method, irt.MethodNames(irt.MethodCBMM, irt.MethodLBFGS))
 	}
-	if g.Method == "lbfgs" && (c.Model != "2pl" || c.Rank != 1) {
+	if g.Method == irt.MethodLBFGS && (c.Model != model.TwoPL || c.Rank != 1) {
 		return nil, fmt.Errorf("irtguard: lbfgs fits the rank-1 2PL only (got %s, rank %d)", c.Model, c.Rank)
 	}
 	K := len(rs)
@@ -164,7 +167,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 	nestC, nestName, hasNest := nested(c)
 	if hasNest {
 		ng := g
-		ng.CBMM, ng.Method = nestC, "cbmm"
+		ng.CBMM, ng.Method = nestC, irt.MethodCBMM
 		ng.CBMM.Trace = nil
 		var err error
 		if nestRes, err = ng.FitBatch(ctx, rs); err != nil {
@@ -181,7 +184,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 	fits := make([]*model.IRT, S*K)
 	var err error
 	switch g.Method {
-	case "cbmm":
+	case irt.MethodCBMM:
 		all, from := make([]*model.Responses, 0, S*K), make([]*model.IRT, 0, S*K)
 		for s := range starts {
 			all, from = append(all, rs...), append(from, starts[s]...)
@@ -195,7 +198,7 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		}
 		c.Watch = g.watcher(all, matrix, startNames)
 		fits, err = c.FitBatchFrom(ctx, all, from)
-	case "lbfgs":
+	case irt.MethodLBFGS:
 		for s := range starts {
 			for k, r := range rs {
 				l := g.lbfgs(starts[s][k])
@@ -337,7 +340,7 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 		}
 		var more []*model.IRT
 		var err error
-		if g.Method == "lbfgs" {
+		if g.Method == irt.MethodLBFGS {
 			more = make([]*model.IRT, len(idx))
 			for n := range idx {
 				l := g.lbfgs(from[n])

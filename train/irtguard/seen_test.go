@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irt/irttest"
+	"github.com/jeirt/jeirt/train/irtmml"
 )
 
 // What was seen: on a multiple-choice benchmark of 101 models x 1,000
@@ -76,7 +77,7 @@ func checkSeen(t *testing.T, what string, train, test *model.Responses, maxIter 
 			what, v.name, loss, final(one.Fit), res.Fit.Iterations, res.Fit.Converged, res.Certificate.MaxGradient, h, h1)
 	}
 	// mml: no "diverged"; the marginal loss never rises and stays finite.
-	m, err := irt.MML2PL{MaxIter: 20}.Fit(context.Background(), train)
+	m, err := irtmml.MML2PL{MaxIter: 20}.Fit(context.Background(), train)
 	if err != nil {
 		t.Fatalf("%s mml: %v", what, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/rotate"
 	"github.com/jeirt/jeirt/train/irtguard"
 )
 
@@ -186,7 +187,7 @@ func Analyze(r *model.Responses, fit *model.IRT, opt AnalysisOptions) *Analysis 
 		an.ItemFlags[j] = strings.Join(flags, ";")
 	}
 	if rk > 1 {
-		an.VarimaxLoading = irt.Varimax(irt.WhitenedLoadings(fit), J, rk)
+		an.VarimaxLoading = rotate.Varimax(rotate.WhitenedLoadings(fit), J, rk)
 		if r.ItemGroup != nil {
 			an.GroupLoadings = groupLoadings(an.VarimaxLoading, r.ItemGroup, rk)
 		}

@@ -44,8 +44,8 @@ type CVResult struct {
 
 // CVFit is one fitter's cross-validation.
 type CVFit struct {
-	Name    string         `json:"name"` // e.g. "2pl", "3pl rank 2"
-	Model   string         `json:"model"`
+	Name    string         `json:"name"` // CVName: e.g. 2pl, 3pl rank 2
+	Model   model.Family   `json:"model"`
 	Rank    int            `json:"rank"`
 	Metrics eval.Metrics   `json:"metrics"`
 	PerFold []eval.Metrics `json:"per_fold"`
@@ -58,14 +58,14 @@ type CVFit struct {
 // 3PL's given lower asymptotes ("3pl c 0.25", "3pl c given").
 func CVName(c irt.CBMM) string {
 	c = c.WithDefaults()
-	name := c.Model
+	name := c.Model.String()
 	if c.Rank > 1 {
 		name += fmt.Sprintf(" rank %d", c.Rank)
 	}
 	switch {
-	case c.Model == "3pl" && c.ItemGuess != nil:
+	case c.Model.HasAsymptote() && c.ItemGuess != nil:
 		name += " c given"
-	case c.Model == "3pl" && c.Guess > 0:
+	case c.Model.HasAsymptote() && c.Guess > 0:
 		name += fmt.Sprintf(" c %g", c.Guess)
 	}
 	return name
@@ -142,7 +142,7 @@ func CrossValidateFits(ctx context.Context, cs []irt.CBMM, r *model.Responses, f
 	}
 	for k, c := range cs {
 		cf := CVFit{Name: CVName(c), Model: c.WithDefaults().Model, Rank: c.WithDefaults().Rank}
-		if cf.Model == "1pl" && cf.Rank > 1 {
+		if cf.Model.CommonSlope() && cf.Rank > 1 {
 			cf.Note = "the 1PL is unidimensional"
 			cf.Metrics = eval.Score(nil, nil)
 			res.Fits = append(res.Fits, cf)

@@ -18,6 +18,8 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irt/irttest"
+	"github.com/jeirt/jeirt/train/irt/rotate"
+	"github.com/jeirt/jeirt/train/irtmml"
 )
 
 // sharedData is ../shared/data relative to the repository root, or "" (skip).
@@ -163,7 +165,7 @@ func TestVarimaxRecoversSimpleStructure(t *testing.T) {
 		x, y := simple[j*r], simple[j*r+1]
 		rot[j*r], rot[j*r+1] = c*x-s*y, s*x+c*y
 	}
-	got := irt.Varimax(rot, J, r)
+	got := rotate.Varimax(rot, J, r)
 	// Up to column order: match column 0 of got to the simple column it fits.
 	best := math.Inf(1)
 	for _, perm := range [][2]int{{0, 1}, {1, 0}} {
@@ -317,7 +319,7 @@ func TestLSAT7ItemOrderMatchesMirt(t *testing.T) {
 		t.Fatalf("LSAT7: %d respondents x %d items", r.NumModels(), r.NumItems())
 	}
 	// Marginal ML, as mirt fits it: the values must agree to mirt's own 1e-2.
-	mml, err := irt.MML2PL{}.Fit(context.Background(), r)
+	mml, err := irtmml.MML2PL{}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

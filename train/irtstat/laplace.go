@@ -140,7 +140,7 @@ type entry struct {
 func (l Laplace) covariances(r *model.Responses, f *model.IRT, c irt.CBMM, expected bool) (*covs, bool, bool) {
 	N, J, rk := len(f.Models), len(f.Items), f.Rank
 	sig := c.Sigma
-	onePL := c.Model == "1pl"
+	onePL := c.Model.CommonSlope()
 	p := rk + 1
 	if onePL {
 		p = 1

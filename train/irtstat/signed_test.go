@@ -8,6 +8,7 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irt/irttest"
+	"github.com/jeirt/jeirt/train/irt/rotate"
 )
 
 func TestSignedFitRecoversNegativeLoading(t *testing.T) {
@@ -100,7 +101,7 @@ func TestSignedGaugeKeepsLogits(t *testing.T) {
 		fit.A[j*2], fit.A[j*2+1] = n1, n2
 		fit.B[j] -= n1 * 1
 	}
-	irt.SignedGauge(fit)
+	rotate.SignedGauge(fit)
 	k := 0
 	for i := range fit.Models {
 		for j := range fit.Items {

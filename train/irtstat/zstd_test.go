@@ -179,7 +179,7 @@ func TestZSTDNarrowsAtTheEstimates(t *testing.T) {
 		{"2pl", func(rng *rand.Rand) float64 { return 0.3 + 1.7*rng.Float64() }},
 	} {
 		r, truth := simulateIRT(5, N, J, 0, tc.slope, func(rng *rand.Rand) float64 { return rng.NormFloat64() })
-		fit, err := irt.CBMM{Model: tc.name, Accelerate: true}.Fit(context.Background(), r)
+		fit, err := irt.CBMM{Model: model.Family(tc.name), Accelerate: true}.Fit(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // Fit is a fit folder read as an item bank, with its prior.
@@ -71,7 +72,7 @@ func loadFit(dir string, guessing bool) (*Fit, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	rk := fit.Rank
-	if folder.Doc.Settings.Method == "mml" {
+	if irt.Method(folder.Doc.Settings.Method) == irt.MethodMML {
 		f.Prior, f.PriorText = cat.StandardPrior(rk), "N(0, 1), the latent distribution of the marginal-ML fit"
 		return f, nil
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/jeirt/jeirt/cmd/internal/irtrun"
+	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/estimate"
 	"github.com/spf13/cobra"
 )
@@ -31,6 +32,6 @@ func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f.IntVar(&e.Eval1.Seeds, "seeds", 10, "--eval: number of model splits")
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")
-	f.StringVar(&e.Fitting.Model, "model", "2pl", "--eval: response function of the fits (1pl or 2pl)")
+	f.StringVar(&e.Fitting.Model, "model", model.TwoPL.String(), "--eval: response function of the fits (1pl or 2pl)")
 	PriorFlag(cmd, &e.Fitting.Prior, "--eval")
 }

@@ -72,7 +72,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	if fit.C != nil {
 		doc.Parameterisation = irtfit.Parameterisation3PL
 	}
-	if doc.Settings.Method == "mml" {
+	if irt.Method(doc.Settings.Method) == irt.MethodMML {
 		doc.Gauge = irtfit.GaugeMML
 	}
 	if doc.Settings.Signed {
@@ -86,7 +86,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 			prior = p
 		}
 	}
-	joint := doc.Settings.Method != "mml"
+	joint := irt.Method(doc.Settings.Method) != irt.MethodMML
 	switch {
 	case prior.On() && joint && doc.Settings.Signed:
 		doc.Gauge = irtfit.GaugeSignedMAP

@@ -14,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
+	"github.com/jeirt/jeirt/train/irtmml"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
@@ -23,6 +24,8 @@ func CheckSettings(s irtfit.Settings) error {
 	if _, err := s.PriorSpec(); err != nil {
 		return model.FieldErrorf("Prior", "{Prior}: %v", err)
 	}
+	method, methodErr := irt.ParseMethod(s.Method)
+	fam, famErr := model.ParseFamily(s.Model)
 	switch {
 	case s.Rank < 1:
 		return model.FieldErrorf("Rank", "{Rank} %d: must be at least 1", s.Rank)
@@ -34,26 +37,26 @@ func CheckSettings(s irtfit.Settings) error {
 		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
 	case !(s.GradTol >= 0) || math.IsInf(s.GradTol, 0):
 		return model.FieldErrorf("GradTol", "{GradTol} %v: must be finite and not negative (0: the default)", s.GradTol)
-	case s.Method != "cbmm" && s.Method != "lbfgs" && s.Method != "mml":
-		return model.FieldErrorf("Method", "{Method} %q: want cbmm, lbfgs or mml", s.Method)
-	case s.Method != "cbmm" && s.Rank != 1:
+	case methodErr != nil:
+		return model.FieldErrorf("Method", "{Method} %q: want %s", s.Method, irt.MethodNames(irt.Methods...))
+	case method != irt.MethodCBMM && s.Rank != 1:
 		return model.FieldErrorf("Method", "{Method} %s fits rank 1 only (got {Rank} %d)", s.Method, s.Rank)
-	case s.Method != "cbmm" && s.Bootstrap > 0:
-		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} cbmm")
-	case s.Family() != "1pl" && s.Family() != "2pl" && s.Family() != "3pl":
-		return model.FieldErrorf("Model", "{Model} %q: want 1pl, 2pl or 3pl", s.Model)
-	case s.Method != "cbmm" && s.Family() != "2pl":
-		return model.FieldErrorf("Method", "{Method} %s fits the 2PL only (got {Model} %s; use {Method} cbmm)", s.Method, s.Family())
-	case s.Family() == "1pl" && s.Rank != 1:
-		return model.FieldErrorf("Model", "{Model} 1pl is unidimensional (one common discrimination): it needs {Rank} 1 (got {Rank} %d)", s.Rank)
-	case s.Guess != "" && s.Family() != "3pl":
-		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} 3pl", model.Clip(s.Guess))
+	case method != irt.MethodCBMM && s.Bootstrap > 0:
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} %s", irt.MethodCBMM)
+	case famErr != nil:
+		return model.FieldErrorf("Model", "{Model} %q: want %s", s.Model, model.FamilyNames())
+	case method != irt.MethodCBMM && fam != model.TwoPL:
+		return model.FieldErrorf("Method", "{Method} %s fits the 2PL only (got {Model} %s; use {Method} %s)", s.Method, fam, irt.MethodCBMM)
+	case fam.CommonSlope() && s.Rank != 1:
+		return model.FieldErrorf("Model", "{Model} %s is unidimensional (one common discrimination): it needs {Rank} 1 (got {Rank} %d)", fam, s.Rank)
+	case s.Guess != "" && !fam.HasAsymptote():
+		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} %s", model.Clip(s.Guess), model.ThreePL)
 	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
 		return model.FieldErrorf("GuessPrior", "{GuessPrior} %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
-	case s.Method == "mml" && s.Sigma != 1:
-		return model.FieldErrorf("Method", "{Method} mml uses sigma 1 (got {Sigma} %v)", s.Sigma)
-	case s.Signed && (s.Method != "cbmm" || s.Rank < 2):
-		return model.FieldErrorf("Signed", "{Signed} needs {Method} cbmm and {Rank} 2 or more (got {Method} %s {Rank} %d)", s.Method, s.Rank)
+	case method == irt.MethodMML && s.Sigma != 1:
+		return model.FieldErrorf("Method", "{Method} %s uses sigma 1 (got {Sigma} %v)", s.Method, s.Sigma)
+	case s.Signed && (method != irt.MethodCBMM || s.Rank < 2):
+		return model.FieldErrorf("Signed", "{Signed} needs {Method} %s and {Rank} 2 or more (got {Method} %s {Rank} %d)", irt.MethodCBMM, s.Method, s.Rank)
 	case s.MinAnswers < 0:
 		return model.FieldErrorf("MinAnswers", "{MinAnswers} %d: must not be negative (0: no threshold)", s.MinAnswers)
 	case s.MaxIter < 1:
@@ -106,7 +109,7 @@ func (j FitJob) cbmmFor(set irtfit.Settings, r *model.Responses) (irt.CBMM, erro
 // cBMM (its bootstrap too), the CPU for the other methods; "" when the job
 // left cBMM's device to each fit.
 func (j FitJob) ran(set irtfit.Settings) string {
-	if set.Method != "cbmm" {
+	if irt.Method(set.Method) != irt.MethodCBMM {
 		return backend.CPU
 	}
 	return j.Device
@@ -147,8 +150,8 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	var guards []*irtguard.Result
 	var ebs []irtguard.EBResult
 	var err error
-	switch set.Method {
-	case "cbmm":
+	switch irt.Method(set.Method) {
+	case irt.MethodCBMM:
 		c := j.cbmm(set)
 		if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
 			return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", model.Clip(set.Guess))
@@ -161,7 +164,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
 		guards, err = irtguard.Guard{CBMM: c, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
-	case "lbfgs":
+	case irt.MethodLBFGS:
 		for k, r := range rs {
 			if r.Weighted() {
 				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
@@ -170,7 +173,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		c := j.cbmm(set)
 		c.Log = j.Log
 		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		guards, err = irtguard.Guard{CBMM: c, Method: "lbfgs", GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
+		guards, err = irtguard.Guard{CBMM: c, Method: irt.MethodLBFGS, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
 	default:
 		fits = make([]*model.IRT, len(rs))
 		ebs = make([]irtguard.EBResult, len(rs))
@@ -183,7 +186,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 			if ebs[k], err = (irtguard.Guard{CBMM: j.cbmm(set)}).EmpiricalBayes(ctx, r); err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
 			}
-			fits[k], err = irt.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.Fit(ctx, r)
+			fits[k], err = irtmml.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.Fit(ctx, r)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", j.Data[k], err)
 				break
@@ -204,7 +207,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
 		// marginal fit integrates θ out, so only items can run off.
 		prior, _ := set.PriorSpec() // its scales (estimated or not) bound the same parameters
-		noteUnbounded(rs[k], f, set.Method != "mml", prior)
+		noteUnbounded(rs[k], f, irt.Method(set.Method) != irt.MethodMML, prior)
 		out[k] = &Fitted{Fit: f}
 		if guards != nil {
 			out[k].Guard, out[k].Prior, out[k].EB = guards[k], guards[k].Prior, guards[k].EB

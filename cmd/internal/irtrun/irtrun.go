@@ -450,14 +450,14 @@ func subFit(fit *model.IRT, idx []int) *model.IRT {
 
 // CVFile cross-validates the cBMM fit of the response file set.Data
 // (CrossValidateFits), as jeirt irt cv does: one fit per model of models
-// ("1pl", "2pl", "3pl"; empty: set's) and rank of ranks (empty: set.Rank),
+// (model.Families' names; empty: set's) and rank of ranks (empty: set.Rank),
 // all on the same folds. It returns the result and the number of observed
 // cells.
 func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, models []string, ranks []int, device string, log model.Logf, verbose bool) (*irtstat.CVResult, int, error) {
-	set.Level, set.Accelerate, set.Method = 0.95, true, "cbmm"
+	set.Level, set.Accelerate, set.Method = 0.95, true, string(irt.MethodCBMM)
 	set.Format, set.Items, set.Duplicates, set.Graded = read.Format, read.Items, read.Duplicates, read.Graded
 	if len(models) == 0 {
-		models = []string{set.Family()}
+		models = []string{set.Family().String()}
 	}
 	if len(ranks) == 0 {
 		ranks = []int{set.Rank}
@@ -467,10 +467,10 @@ func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds i
 		for _, rk := range ranks {
 			s := set
 			s.Model, s.Rank = m, rk
-			if m == "1pl" && rk > 1 {
+			if model.Family(m).CommonSlope() && rk > 1 {
 				s.Rank = 1 // checked as rank 1; its row says it is not fitted
 			}
-			if m != "3pl" {
+			if !model.Family(m).HasAsymptote() {
 				s.Guess = ""
 			}
 			if err := CheckSettings(s); err != nil {

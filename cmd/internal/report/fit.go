@@ -98,7 +98,7 @@ func ReadFit(dir string) (*Fit, error) {
 	for _, it := range src.Items {
 		f.Items = append(f.Items, FitItem{ID: it.ID, A: it.A, D: it.D, B: it.B, PCorrect: it.PCorrect, NObs: it.NObs, Flag: it.Flag,
 			ItemRest: it.ItemRest, Infit: it.Infit, Outfit: it.Outfit})
-		if s.Family() == "3pl" {
+		if s.Family().HasAsymptote() {
 			f.Items[len(f.Items)-1].C = it.C
 		}
 		f.HasDiagnostics = f.HasDiagnostics || !math.IsNaN(it.ItemRest) || !math.IsNaN(it.Infit)

@@ -1,4 +1,4 @@
-package irt
+package rotate
 
 import "github.com/jeirt/jeirt/model"
 

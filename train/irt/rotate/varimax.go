@@ -1,4 +1,7 @@
-package irt
+// Package rotate identifies multidimensional IRT fits up to rotation:
+// varimax (Kaiser 1958) and the gauges of signed fits (SignedGauge,
+// VarimaxGauge), which change neither X = θAᵀ + 1bᵀ nor a centred prior.
+package rotate
 
 import (
 	"math"

@@ -1,4 +1,7 @@
-package irt
+// Package irtmml fits the 2PL by marginal maximum likelihood (EM over a
+// quadrature grid, mirt's estimator), with the item priors of model.Prior
+// as maximum a posteriori in the M step: irtmml.MML2PL.
+package irtmml
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/irt"
 )
 
 // MML2PL fits the rank-1 2PL, P = sigmoid(a_j θ + b_j), by marginal maximum
@@ -320,7 +324,7 @@ func (f *mmlFit) fillTable(j int) {
 
 // forChunks runs fn over [0, n) in chunks of size on the fit's goroutines.
 func (f *mmlFit) forChunks(n, size int, fn func(lo, hi int)) error {
-	return parallel(f.ctx, (n+size-1)/size, f.threads, func(t int) { fn(t*size, min(n, (t+1)*size)) })
+	return irt.Parallel(f.ctx, (n+size-1)/size, f.threads, func(t int) { fn(t*size, min(n, (t+1)*size)) })
 }
 
 // fillTables refreshes every item's table.

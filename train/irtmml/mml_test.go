@@ -1,4 +1,4 @@
-package irt
+package irtmml
 
 import (
 	"context"
