@@ -632,11 +632,13 @@ elif begin cbmm "the cBMM pass's bandwidth: one rank-1 iteration over K copies o
 fi
 
 # fit NAME DATA DEVICE TIMEOUT: jeirt irt fit of DATA's wide CSV to a
-# tolerance (1e-10) far below the 1e-6 gap, with its trace.
+# tolerance (1e-10) far below the 1e-6 gap, with its trace; joint maximum
+# likelihood (--prior none), the objective the CUDA kernels and the PyTorch
+# peer fit.
 fit() {
 	local o=$work/fit-$1-$3
 	if tmo "$cur/jeirt-$3" "$4" "$bin/jeirt" irt fit --data "$2/responses_wide.csv" --format wide --no-cache --device "$3" \
-		--tol 1e-10 --max-iter 1000 --trace "$o.trace.csv" --out "$o" --force >"$o.log" 2>&1; then
+		--prior none --tol 1e-10 --max-iter 1000 --trace "$o.trace.csv" --out "$o" --force >"$o.log" 2>&1; then
 		echo "jeirt irt fit $1 on $3: $(tail -1 "$o.trace.csv" | cut -d, -f1) s, $(($(wc -l <"$o.trace.csv") - 1)) iterations, loss $(tail -1 "$o.trace.csv" | cut -d, -f2)"
 	else
 		local rc=$?
@@ -772,7 +774,7 @@ fi
 # then as many as fit in the rest of the share (at most 1,000) run.
 bootstrap() { # N TIMEOUT OUT
 	tmo "bootstrap/$1" "$2" "$bin/jeirt" irt fit --data "$work/small/responses_wide.csv" --format wide --no-cache --device "$dev" \
-		--bootstrap "$1" --out "$3" --force >"$3.log" 2>&1 || { local rc=$?; [ $rc = 124 ] || { failed "bootstrap of $1 on $dev (exit $rc)"; tail -5 "$3.log" >&2; }; return 1; }
+		--prior none --bootstrap "$1" --out "$3" --force >"$3.log" 2>&1 || { local rc=$?; [ $rc = 124 ] || { failed "bootstrap of $1 on $dev (exit $rc)"; tail -5 "$3.log" >&2; }; return 1; }
 	sed -n 's/.*"bootstrap_seconds": *\([0-9.e+-]*\).*/\1/p' "$3/fit.json" | head -1
 }
 if begin bootstrap "bootstrap at $small on $dev, sized to the share" 10; then

@@ -527,8 +527,10 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 	out["knn"] = eval.ScoreResponses(pk, testR).Scores()
 	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
-	// The 2PL as jeirt irt fit makes it: the default prior, guarded.
-	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: device, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
+	// The 2PL as jeirt irt fit makes it: the default prior, guarded, on
+	// "auto" (the run's GPU where its backend fits a prior, the CPU where
+	// not: a named device without one would refuse it).
+	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: backend.Auto, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
 	var irt *model.IRT
 	if err == nil {
 		irt = guarded.Fit
