@@ -121,11 +121,6 @@ func NewPriorGrad(c CBMM, f *model.IRT) PriorGrad {
 	return PriorGrad{rg}
 }
 
-// Means are the prior's means of the slopes and the intercepts at the fit
-// NewPriorGrad was given, on the logit scale (a/σ, b/σ; the fitted ones
-// where the prior fits them).
-func (g PriorGrad) Means(sigma float64) (a, d float64) { return g.rg.aT / sigma, g.rg.bT / sigma }
-
 // On reports whether there is a prior.
 func (g PriorGrad) On() bool { return g.rg.on }
 

@@ -2,13 +2,13 @@ package irtguard
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // TestTrapsPrior: on every trap of the stress corpus the default fit (the
@@ -117,7 +117,7 @@ func TestEmpiricalBayes(t *testing.T) {
 			}
 		}
 	}
-	r := irttestResp(y)
+	r := irttest.RespFromLabels(y)
 	p, err := model.ParsePrior("a=normal(1,auto),d=normal(0,auto)")
 	if err != nil {
 		t.Fatal(err)
@@ -134,21 +134,4 @@ func TestEmpiricalBayes(t *testing.T) {
 	if !res.Fit.Converged {
 		t.Errorf("not converged: %s", res.Fit.Note)
 	}
-}
-
-// irttestResp builds responses from a dense 0/1 matrix.
-func irttestResp(y [][]int) *model.Responses {
-	r := &model.Responses{}
-	for i := range y {
-		r.Models = append(r.Models, fmt.Sprintf("m%d", i))
-	}
-	for j := range y[0] {
-		r.Items = append(r.Items, fmt.Sprintf("q%d", j))
-	}
-	for i, row := range y {
-		for j, v := range row {
-			r.Model, r.Item, r.Label = append(r.Model, int32(i)), append(r.Item, int32(j)), append(r.Label, uint8(v))
-		}
-	}
-	return r
 }
