@@ -528,9 +528,13 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
 	start = time.Now()
 	// The 2PL as jeirt irt fit makes it: the default prior, guarded, on
-	// "auto" (the run's GPU where its backend fits a prior, the CPU where
-	// not: a named device without one would refuse it).
-	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: backend.Auto, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
+	// the run's device where its backend fits a prior, on the CPU where not
+	// (a baseline is scored, never refused). device is resolved already.
+	irtDevice := device
+	if !backend.Implements[backend.CBMMFamily](irtDevice) {
+		irtDevice = backend.CPU
+	}
+	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: irtDevice, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
 	var irt *model.IRT
 	if err == nil {
 		irt = guarded.Fit

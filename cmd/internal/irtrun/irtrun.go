@@ -76,7 +76,9 @@ type FitFiles struct {
 // runDevice is the device a fit with settings set runs on: device (the
 // command's resolution of set.Device), or set.Device resolved now. A signed
 // fit whose request was auto runs on the CPU when the device has no signed
-// fits (backend.CBMMSigned); one that named such a device fails in the fit.
+// fits (backend.CBMMSigned), and one under a prior on the CPU when the
+// device fits none (backend.CBMMFamily); one that named such a device fails
+// in the fit.
 func runDevice(set irtfit.Settings, device string) (string, error) {
 	if device == "" {
 		var err error
@@ -84,7 +86,11 @@ func runDevice(set irtfit.Settings, device string) (string, error) {
 			return "", err
 		}
 	}
-	if set.Signed && (set.Device == "" || set.Device == backend.Auto) && !backend.Implements[backend.CBMMSigned](device) {
+	auto := set.Device == "" || set.Device == backend.Auto
+	if auto && set.Signed && !backend.Implements[backend.CBMMSigned](device) {
+		device = backend.CPU
+	}
+	if prior, err := set.PriorSpec(); err == nil && prior.On() && auto && !backend.Implements[backend.CBMMFamily](device) {
 		device = backend.CPU
 	}
 	return device, nil
