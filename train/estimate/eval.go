@@ -126,6 +126,11 @@ type Eval struct {
 	Level        float64 // 0 means 0.95
 	PriorDF      float64 // Scorer.PriorDF of Blend (0: the normal prior)
 	Log          model.Logf
+	// OnSplit, when set, is told each split's held-out models (their
+	// names, in the order drawn) before the split is fitted: jeirt irt
+	// estimate --eval --splits-out writes them, so that a peer (a script
+	// under scripts/) can be measured on the very same splits.
+	OnSplit func(split int, heldOut []string) error
 }
 
 // EvalCell is one rule x estimator: the mean absolute error of the score
@@ -137,6 +142,55 @@ type EvalCell struct {
 	MAE, MAESD      float64
 	Coverage, Width float64
 	PerSplit        []float64
+	// Low and High are the same measures pooled over the held-out
+	// estimates of the models in the lowest and the highest tenth of
+	// accuracy (every model of the data ranked by its mean answer): the
+	// floor and the ceiling of the fitted range, where an estimator is
+	// most easily pulled the wrong way.
+	Low, High Tail
+}
+
+// Tail is an estimator's error and coverage on one tail of the models
+// (EvalCell.Low, EvalCell.High): N estimates, their mean absolute error and
+// the share of intervals that cover the true score.
+type Tail struct {
+	N             int
+	MAE, Coverage float64
+}
+
+func (t *Tail) add(err float64, covered bool) {
+	t.MAE += err // a sum until finish
+	if covered {
+		t.Coverage++
+	}
+	t.N++
+}
+
+func (t *Tail) finish() {
+	if t.N > 0 {
+		t.MAE /= float64(t.N)
+		t.Coverage /= float64(t.N)
+	}
+}
+
+// tails marks the models in the lowest and the highest tenth of accuracy
+// among models (at least one model each).
+func tails(r *model.Responses, models []int) (low, high map[int]bool) {
+	acc := make([]float64, len(r.Models))
+	for _, i := range models {
+		row := r.ByModel().Row(i)
+		for _, c := range row {
+			acc[i] += r.ScoreAt(int(c)) / float64(len(row))
+		}
+	}
+	order := append([]int(nil), models...)
+	sort.SliceStable(order, func(a, b int) bool { return acc[order[a]] < acc[order[b]] })
+	n := max(1, int(math.Round(0.1*float64(len(order)))))
+	low, high = map[int]bool{}, map[int]bool{}
+	for k := 0; k < n; k++ {
+		low[order[k]], high[order[len(order)-1-k]] = true, true
+	}
+	return low, high
 }
 
 // Run runs the evaluation on r; cells are in the order rules x estimators.
@@ -174,10 +228,12 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 		return nil, 0, model.FieldErrorf("TestFraction", "{TestFraction} %v of %d models leaves %d to test and %d to fit (want at least 1 and 5)", e.TestFraction, len(models), nTest, len(models)-nTest)
 	}
 	type acc struct {
-		err      [][]float64
-		cover, n int
-		width    float64
+		err       [][]float64
+		cover, n  int
+		width     float64
+		low, high Tail
 	}
+	low, high := tails(r, models)
 	cells := make([]acc, len(e.Rules)*len(e.Estimators))
 	for c := range cells {
 		cells[c].err = make([][]float64, e.Seeds)
@@ -191,6 +247,15 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
 		test, train := perm[:nTest], perm[nTest:]
 		sort.Ints(train)
+		if e.OnSplit != nil {
+			names := make([]string, len(test))
+			for k, i := range test {
+				names[k] = r.Models[i]
+			}
+			if err := e.OnSplit(seed, names); err != nil {
+				return nil, seed, err
+			}
+		}
 		trainR := ModelsOf(r, train)
 		fits, err := irtguard.Fits(ctx, e.Fitter, []*model.Responses{trainR})
 		if err != nil {
@@ -238,10 +303,18 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 						return nil, seed, err
 					}
 					c := &cells[ri*len(e.Estimators)+ei]
-					c.err[seed] = append(c.err[seed], math.Abs(sc[0].Score-truth))
+					d := math.Abs(sc[0].Score - truth)
+					covered := sc[0].Lo <= truth && truth <= sc[0].Hi
+					c.err[seed] = append(c.err[seed], d)
 					c.n++
-					if sc[0].Lo <= truth && truth <= sc[0].Hi {
+					if covered {
 						c.cover++
+					}
+					if low[i] {
+						c.low.add(d, covered)
+					}
+					if high[i] {
+						c.high.add(d, covered)
 					}
 					c.width += sc[0].Hi - sc[0].Lo
 				}
@@ -253,7 +326,9 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 	for ri, rule := range e.Rules {
 		for ei, est := range e.Estimators {
 			c := cells[ri*len(e.Estimators)+ei]
-			ec := EvalCell{Rule: rule, Estimator: est, Coverage: float64(c.cover) / float64(c.n), Width: c.width / float64(c.n)}
+			ec := EvalCell{Rule: rule, Estimator: est, Coverage: float64(c.cover) / float64(c.n), Width: c.width / float64(c.n), Low: c.low, High: c.high}
+			ec.Low.finish()
+			ec.High.finish()
 			for _, errs := range c.err {
 				var m float64
 				for _, x := range errs {

@@ -31,6 +31,7 @@ func EstimateFlags(cmd *cobra.Command, e *irtrun.Estimate, models *string) {
 	f.StringSliceVar(&e.Eval1.Rules, "rule", nil, "--eval: selection rules, of random, anchor, anchor-correct, anchor-rank and info (default: all)")
 	f.IntVar(&e.Eval1.Seeds, "seeds", 10, "--eval: number of model splits")
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
+	f.StringVar(&e.SplitsOut, "splits-out", "", "--eval: write each split's held-out models to this CSV (split,model), to measure a peer on the same splits (replaced only with --force)")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")
 	f.StringVar(&e.Fitting.Model, "model", model.TwoPL.String(), "--eval: response function of the fits (1pl or 2pl)")
 	PriorFlag(cmd, &e.Fitting.Prior, "--eval")

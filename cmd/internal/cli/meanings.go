@@ -67,6 +67,7 @@ var FlagMeanings = map[string]string{
 	"fit":                "IRT fit folder (input; written by jeirt irt fit)",
 	"folds":              "number of cross-validation folds",
 	"force":              "replace an existing output (only what jeirt wrote)",
+	"splits-out":         "CSV of each evaluation split's held-out models (output)",
 	"format":             "layout of the responses input: auto, long, wide, wide-items, pyirt or patterns, or evaluation-tool logs: lm-eval, helm, inspect or eee",
 	"metric":             "evaluation-tool logs: the metrics to score by, in order of preference (lm-eval metric, HELM stat, inspect scorer, Every Eval Ever is_correct or score)",
 	"filter":             "lm-eval logs: the filter whose samples are read",

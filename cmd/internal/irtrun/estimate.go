@@ -7,10 +7,13 @@ package irtrun
 // of a response file and print the table.
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
 	"github.com/jeirt/jeirt/model"
@@ -48,10 +51,14 @@ type Estimate struct {
 	// the estimator.
 	Eval, CV bool
 	Data, By string
-	Fitting  irtfit.Settings
-	Eval1    estimate.Eval
-	Log      model.Logf
-	Version  string
+	// SplitsOut, with Eval, is a CSV (split,model) of each split's
+	// held-out models, so that a peer can be measured on the same splits
+	// (scripts/peer_tinybench.py).
+	SplitsOut string
+	Fitting   irtfit.Settings
+	Eval1     estimate.Eval
+	Log       model.Logf
+	Version   string
 }
 
 // Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
@@ -228,9 +235,34 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 	}
 	ev.Log = e.Log
 	ev.Level = e.Level
+	var splits bytes.Buffer
+	if e.SplitsOut != "" {
+		if _, err := fileio.CheckOutput(fileio.Output{Path: e.SplitsOut, Force: e.Force, Inputs: []string{e.Data}}); err != nil {
+			return err
+		}
+		cw := csv.NewWriter(&splits)
+		_ = cw.Write([]string{"split", "model"})
+		ev.OnSplit = func(split int, heldOut []string) error {
+			for _, m := range heldOut {
+				if err := cw.Write([]string{strconv.Itoa(split), m}); err != nil {
+					return err
+				}
+			}
+			cw.Flush()
+			return cw.Error()
+		}
+	}
 	cells, k, err := ev.Run(ctx, r)
 	if err != nil {
 		return err
+	}
+	if e.SplitsOut != "" {
+		if err := fileio.WriteFileAtomic(e.SplitsOut, func(w io.Writer) error {
+			_, err := w.Write(splits.Bytes())
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	return WriteEvalTable(w, e.Data, r, k, ev, cells)
 }
@@ -246,15 +278,22 @@ func WriteEvalTable(w io.Writer, data string, r *model.Responses, k int, ev esti
 	}
 	seeds := len(cells[0].PerSplit)
 	fmt.Fprintf(w, "%s: %d models x %d items; K = %d items; %d splits holding out %.0f%% of the models\n\n", data, r.NumModels(), r.NumItems(), k, seeds, 100*fracOr(ev.TestFraction, 0.2))
-	fmt.Fprintln(w, "| rule | estimator | MAE (mean ± sd over splits) | 95% coverage | mean width |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| rule | estimator | MAE (mean ± sd over splits) | 95% coverage | mean width | lowest tenth: MAE, coverage | highest tenth: MAE, coverage |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	tail := func(t estimate.Tail) string {
+		if t.N == 0 {
+			return "n/a (no held-out model)"
+		}
+		return fmt.Sprintf("%.4f, %.1f%% (%d)", t.MAE, 100*t.Coverage, t.N)
+	}
 	for c, x := range cells {
 		mark := ""
 		if c == best {
 			mark = " *"
 		}
-		fmt.Fprintf(w, "| %s | %s | %.4f ± %.4f%s | %.1f%% | %.3f |\n", x.Rule, x.Estimator, x.MAE, x.MAESD, mark, 100*x.Coverage, x.Width)
+		fmt.Fprintf(w, "| %s | %s | %.4f ± %.4f%s | %.1f%% | %.3f | %s | %s |\n", x.Rule, x.Estimator, x.MAE, x.MAESD, mark, 100*x.Coverage, x.Width, tail(x.Low), tail(x.High))
 	}
+	fmt.Fprintln(w, "\nlowest and highest tenth: the held-out estimates of the models in the bottom and top 10% of accuracy on --data (estimates counted in parentheses)")
 	var def string
 	for _, x := range cells {
 		if x.Rule == estimate.DefaultRule && x.Estimator == estimate.Default {
