@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,6 +26,8 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/logtree"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -210,13 +211,24 @@ func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, err
 	if opt.Tool != "" && !slices.Contains(Tools, opt.Tool) {
 		return nil, sum, cell.Tally{}, fmt.Errorf("unknown log format %q (want %s)", opt.Tool, strings.Join(Tools, ", "))
 	}
-	c := newCollector(opt, sum)
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, sum, cell.Tally{}, err
 	}
+	dir := root
+	if !fi.IsDir() {
+		if why := logtree.NotFile(fi.Mode()); why != "" {
+			return nil, sum, cell.Tally{}, fmt.Errorf("%s is %s, not a log file: logs are read from regular files and folders", root, why)
+		}
+		dir = filepath.Dir(root)
+	}
+	tree, err := logtree.New(fileio.InputContext(), dir)
+	if err != nil {
+		return nil, sum, cell.Tally{}, err
+	}
+	c := newCollector(opt, sum, tree)
 	if fi.IsDir() {
-		err = c.tree(root)
+		err = c.tree()
 	} else {
 		err = c.file(root)
 	}
@@ -244,42 +256,40 @@ func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, err
 	return r, sum, t, nil
 }
 
-// tree reads every log under root, in lexical order of the paths.
-func (c *collector) tree(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// tree reads every log under the tree's root, in lexical order of the
+// paths (package logtree says which names it follows).
+func (c *collector) tree() error {
+	return c.t.Walk(func(p string, dir bool) (bool, error) {
+		if !dir {
+			err := c.file(p)
+			c.progress(p)
+			return false, err
 		}
-		if d.IsDir() {
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
+		if !isHELMRun(p) {
+			return true, nil
+		}
+		if c.wants(HELM) {
+			if err := c.helmRun(p); err != nil {
+				return false, err
 			}
-			if isHELMRun(p) {
-				if c.wants(HELM) {
-					if err := c.helmRun(p); err != nil {
-						return err
-					}
-					c.progress(p)
-				} else {
-					c.skip(p, "a HELM run folder, not --format "+c.opt.Tool)
-				}
-				return filepath.SkipDir
-			}
-			return nil
+			c.progress(p)
+		} else {
+			c.skip(p, "a HELM run folder, not --format "+c.opt.Tool)
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		err = c.file(p)
-		c.progress(p)
-		return err
-	})
+		return false, nil
+	}, c.skip)
 }
 
 // file reads one log file found by tree or given by the user.
 func (c *collector) file(p string) error {
-	tool, kind := classify(p)
+	tool, kind, err := classify(p)
 	switch {
+	case err != nil:
+		if c.walking(p) {
+			c.skip(p, fmt.Sprintf("cannot be read (%v): a log here is not read; make it readable (chmod +r) or move it out of the tree", err))
+			return nil
+		}
+		return fmt.Errorf("%s cannot be read: %w", p, err)
 	case tool == "":
 		if c.walking(p) {
 			c.skip(p, "not a log of a known tool")
@@ -316,7 +326,7 @@ func (c *collector) file(p string) error {
 		if kind == kindAggregate {
 			c.aggregates = append(c.aggregates, p)
 			// Named on its own, an aggregate is read through its samples.
-			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) && isFile(side) {
+			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) && c.t.Check(side) == nil {
 				return c.eeeSamples(side)
 			}
 			return nil
@@ -324,11 +334,6 @@ func (c *collector) file(p string) error {
 		return c.eeeSamples(p)
 	}
 	return nil
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 func (c *collector) wants(tool string) bool { return c.opt.Tool == "" || c.opt.Tool == tool }
@@ -345,6 +350,7 @@ func (c *collector) skip(p, why string) {
 type collector struct {
 	opt        Options
 	sum        *Summary
+	t          *logtree.Tree // the folder read, or the folder of the file named
 	models     *cell.Names
 	items      *cell.Names
 	text       []string
@@ -370,8 +376,8 @@ func (c *collector) progress(p string) {
 	}
 }
 
-func newCollector(opt Options, sum *Summary) *collector {
-	return &collector{opt: opt, sum: sum, models: cell.NewNames(), items: cell.NewNames(),
+func newCollector(opt Options, sum *Summary, t *logtree.Tree) *collector {
+	return &collector{opt: opt, sum: sum, t: t, models: cell.NewNames(), items: cell.NewNames(),
 		sink: cell.NewSink(false), claimed: map[string]bool{}, eeeRead: map[string]bool{}, said: time.Now()}
 }
 
