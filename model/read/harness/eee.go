@@ -91,7 +91,7 @@ func (c *collector) eeeSamples(p string) error {
 		if err := checkScore(x, l.metric); err != nil {
 			return lineError(p, n, "evaluation."+l.metric, "%v", err)
 		}
-		i, need := c.item(task+"/"+id, task)
+		i, need := c.item(EEE, task, id, task)
 		if need {
 			raw, _ := jsonscan.Field(input, "raw")
 			if len(input) > 0 && input[0] == '{' {

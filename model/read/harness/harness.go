@@ -355,6 +355,8 @@ type collector struct {
 	items      *cell.Names
 	text       []string
 	group      []string
+	itemKeys   []itemKey // each item's tool, task and id
+	key        []byte    // the key of an item looked up, reused
 	sink       *cell.Sink
 	claimed    map[string]bool // lm-eval samples files read with their results file
 	orphans    []string        // lm-eval samples files seen before their results file was
@@ -405,15 +407,63 @@ func (lm *logModel) index() int32 {
 	return lm.m
 }
 
-// item returns the index of item id, and whether it has no text yet.
-func (c *collector) item(id, category string) (int32, bool) {
-	i := c.items.ID([]byte(id))
+// item returns the index of the item id of tool's task, and whether it
+// has no text yet. Items are keyed by tool, task and id, so that two
+// tools' ids never merge (itemNames names them).
+func (c *collector) item(tool, task, id, category string) (int32, bool) {
+	c.key = append(append(append(append(append(c.key[:0], tool...), 0), task...), 0), id...)
+	i := c.items.ID(c.key)
 	if int(i) == len(c.text) {
 		c.text = append(c.text, "")
 		c.group = append(c.group, category)
+		c.itemKeys = append(c.itemKeys, itemKey{tool, task, id})
 		return i, true
 	}
 	return i, c.text[i] == ""
+}
+
+// itemKey is what an item is keyed by.
+type itemKey struct{ tool, task, id string }
+
+// itemNames names each item key TASK/ID, as the tools name them. Ids are
+// compared within a tool's task only: the tasks of one name read from the
+// logs of several tools are one task when each id they share is the same
+// question (the same, non-empty text), and are otherwise told apart as
+// TOOL:TASK/ID (lm-eval's doc 1 and inspect's sample 1 of two tasks named
+// arith are two items). Keys given one name are one item; two items of one
+// name (a task name ending in /ID of another's) are an error naming both.
+func (c *collector) itemNames() ([]string, error) {
+	type taskID struct{ task, id string }
+	byID := map[taskID]int{} // the first key of each task and id
+	apart := map[string]bool{}
+	for i, k := range c.itemKeys {
+		ti := taskID{k.task, k.id}
+		first, ok := byID[ti]
+		if !ok {
+			byID[ti] = i
+			continue
+		}
+		if c.text[i] == "" || c.text[i] != c.text[first] {
+			apart[k.task] = true
+		}
+	}
+	names := make([]string, len(c.itemKeys))
+	owner := make(map[string]int, len(names)) // each name's first key
+	for i, k := range c.itemKeys {
+		names[i] = k.task + "/" + k.id
+		if apart[k.task] {
+			names[i] = k.tool + ":" + names[i]
+		}
+		j, ok := owner[names[i]]
+		if !ok {
+			owner[names[i]] = i
+			continue
+		}
+		if o := c.itemKeys[j]; o.task != k.task || o.id != k.id || apart[k.task] && o.tool != k.tool {
+			return nil, fmt.Errorf("%s: two items are named %q: %s task %q id %q and %s task %q id %q (a task's name ending in /ID of another's): rename a task, or read the logs apart", c.sum.Root, model.Clip(names[i]), o.tool, model.Clip(o.task), model.Clip(o.id), k.tool, model.Clip(k.task), model.Clip(k.id))
+		}
+	}
+	return names, nil
 }
 
 func (c *collector) setText(i int32, text string) {
@@ -469,11 +519,37 @@ func (c *collector) finish(root string) (*model.Responses, cell.Tally, error) {
 		}
 	}
 	mPerm, models := sortedOrder(c.models.List)
-	iPerm, items := sortedOrder(c.items.List)
+	names, err := c.itemNames()
+	if err != nil {
+		return nil, cell.Tally{}, err
+	}
+	// Keys of one name are one item: iPerm maps each key to its item.
+	var uniq []string
+	seen := map[string]int32{}
+	keyOf := make([]int32, len(names))
+	for k, n := range names {
+		u, ok := seen[n]
+		if !ok {
+			u = int32(len(uniq))
+			seen[n] = u
+			uniq = append(uniq, n)
+		}
+		keyOf[k] = u
+	}
+	uPerm, items := sortedOrder(uniq)
+	iPerm := make([]int32, len(names))
+	for k, u := range keyOf {
+		iPerm[k] = uPerm[u]
+	}
 	c.sink.Renumber(mPerm, iPerm)
 	r := &model.Responses{Models: models, Items: items, ItemText: make([]string, len(items)), ItemGroup: make([]string, len(items))}
 	for j, p := range iPerm {
-		r.ItemText[p], r.ItemGroup[p] = c.text[j], c.group[j]
+		if r.ItemText[p] == "" {
+			r.ItemText[p] = c.text[j]
+		}
+		if r.ItemGroup[p] == "" {
+			r.ItemGroup[p] = c.group[j]
+		}
 	}
 	t, err := c.sink.Finish(r, "trials", root)
 	if err != nil {

@@ -124,7 +124,7 @@ func (c *collector) helmRun(dir string) error {
 		if err := checkScore(x, metric); err != nil {
 			return err
 		}
-		i, need := c.item(task+"/"+iid, category)
+		i, need := c.item(HELM, task, iid, category)
 		if need {
 			needText[iid] = i
 		}

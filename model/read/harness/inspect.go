@@ -349,7 +349,7 @@ func (l *inspectLog) sample(b []byte, k int) error {
 	if err != nil {
 		return fmt.Errorf("sample %s: scorer %s: %v", sid, l.log.Metric, err)
 	}
-	i, need := l.c.item(l.head.Eval.Task+"/"+sid, l.category)
+	i, need := l.c.item(Inspect, l.head.Eval.Task, sid, l.category)
 	if need {
 		l.c.setText(i, inspectText(input))
 	}

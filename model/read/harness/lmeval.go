@@ -272,7 +272,7 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 		if err := checkScore(x, metric); err != nil {
 			return lineError(sp, n, metric, "%v", err)
 		}
-		i, needText := c.item(task+"/"+id, category)
+		i, needText := c.item(LMEval, task, id, category)
 		if needText {
 			c.setText(i, lmText(l, cfg.NumFewshot))
 		}
