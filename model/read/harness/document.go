@@ -2,8 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 )
 
 // readDocument reads a whole JSON document of a log (an lm-eval results
@@ -66,4 +68,29 @@ func nullNonFinite(b []byte) []byte {
 		return b
 	}
 	return append(out, b[last:]...)
+}
+
+// notNumber says why raw, a bare value where a number was looked for, is
+// not one; "" when raw is not a bare token (a string, a list, an object,
+// null or a boolean, which the caller names).
+func notNumber(raw []byte) string {
+	switch {
+	case len(raw) == 0, raw[0] == '"', raw[0] == '[', raw[0] == '{':
+		return ""
+	case string(raw) == "null", string(raw) == "true", string(raw) == "false":
+		return ""
+	}
+	for _, tok := range nonFinite {
+		if bytes.Equal(raw, tok) {
+			return fmt.Sprintf("%s is not a number (Python's json writes it for a float that is not finite): the score is undefined; choose another metric with --metric, or remove the sample", raw)
+		}
+	}
+	s := string(raw)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	if jsonscan.IsNumber(raw) {
+		return fmt.Sprintf("%s is beyond the range of a 64-bit float", s)
+	}
+	return fmt.Sprintf("%s is not a JSON number (JSON writes numbers in decimal, e.g. 0.5), so it is not read as one: rewrite the value", s)
 }

@@ -85,6 +85,9 @@ func (c *collector) eeeSamples(p string) error {
 			return nil
 		}
 		x, ok := jsonscan.Number(v)
+		if why := notNumber(v); !ok && why != "" {
+			return lineError(p, n, "evaluation."+l.metric, "%s", why)
+		}
 		if !ok {
 			return lineError(p, n, "evaluation."+l.metric, "%s is not a score", clipRaw(v))
 		}

@@ -115,7 +115,7 @@ func (c *collector) helmRun(dir string) error {
 		total++
 		x, found, err := helmStat(stats, metric)
 		if err != nil {
-			return err
+			return fmt.Errorf("instance %s: %w", iid, err)
 		}
 		if !found {
 			miss.add(fmt.Sprintf("%s (trial %d)", iid, trial))
@@ -276,6 +276,14 @@ func helmStat(stats []byte, metric string) (float64, bool, error) {
 		if v, ok := jsonscan.Number(mean); ok {
 			x, found = v, true
 			return false, nil
+		}
+		for _, f := range []struct {
+			key string
+			raw []byte
+		}{{"mean", mean}, {"sum", sum}, {"count", count}} {
+			if why := notNumber(f.raw); why != "" {
+				return false, fmt.Errorf("stat %q: key %q: %s", metric, f.key, why)
+			}
 		}
 		s, ok1 := jsonscan.Number(sum)
 		n2, ok2 := jsonscan.Number(count)

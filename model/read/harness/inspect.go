@@ -392,6 +392,9 @@ func (l *inspectLog) value(v []byte) (float64, error) {
 		return 0, fmt.Errorf("%q is not a score (want C, I, P, N, a number in [0, 1] or a boolean)", s)
 	}
 	x, ok := jsonscan.Number(v)
+	if why := notNumber(v); !ok && why != "" {
+		return 0, errors.New(why)
+	}
 	if !ok {
 		return 0, fmt.Errorf("%s is not a score", clipRaw(v))
 	}

@@ -266,6 +266,9 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 			return nil
 		}
 		x, ok := jsonscan.Number(l.score)
+		if why := notNumber(l.score); !ok && why != "" {
+			return lineError(sp, n, metric, "%s", why)
+		}
 		if !ok {
 			return lineError(sp, n, metric, "%s is not a per-sample score (a corpus metric such as bleu is scored on the whole task): choose another with --metric", clipRaw(l.score))
 		}
