@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -326,8 +327,12 @@ func (c *collector) file(p string) error {
 		if kind == kindAggregate {
 			c.aggregates = append(c.aggregates, p)
 			// Named on its own, an aggregate is read through its samples.
-			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) && c.t.Check(side) == nil {
-				return c.eeeSamples(side)
+			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) {
+				if err := c.t.Check(side); err == nil {
+					return c.eeeSamples(side)
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
 			}
 			return nil
 		}

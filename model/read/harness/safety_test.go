@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -152,6 +153,40 @@ func TestSafetyLogTrees(t *testing.T) {
 		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
 			wantCells(t, r, err, "m quiz/id0=1")
 			wantSkip(t, sum, "scenario_state.json", "scenario_state.json is a FIFO (named pipe): not opened (a log is a regular file); the run's items have no text")
+		}},
+		{"socket in the tree", func(t *testing.T, dir string) string {
+			tree := filepath.Join(dir, "tree")
+			write(t, filepath.Join(tree, "a_samples.jsonl"), eeeLine("a", "arith", "1", "Q1", `"score": 1`))
+			l, err := net.Listen("unix", filepath.Join(tree, "s.json"))
+			if err != nil {
+				t.Skip("no Unix sockets here:", err)
+			}
+			t.Cleanup(func() { l.Close() })
+			return tree
+		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
+			wantCells(t, r, err, "a arith/1=1")
+			wantSkip(t, sum, "s.json", "a socket, not a log file: not opened")
+		}},
+		{"HELM run_spec.json that is a symlink out of the tree", func(t *testing.T, dir string) string {
+			tree := filepath.Join(dir, "tree")
+			write(t, filepath.Join(tree, "a_samples.jsonl"), eeeLine("a", "arith", "1", "Q1", `"score": 1`))
+			run := helmRun(t, tree, "1", "1")
+			b, _ := os.ReadFile(filepath.Join(run, "run_spec.json"))
+			write(t, filepath.Join(dir, "spec.json"), strings.Replace(string(b), `"model": "m"`, `"model": "SECRET"`, 1))
+			symlink(t, filepath.Join(dir, "spec.json"), filepath.Join(run, "run_spec.json"))
+			return tree
+		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
+			wantCells(t, r, err, "a arith/1=1")
+			wantSkip(t, sum, "quiz:model=m", "a HELM run not read: %TREE%/quiz:model=m/run_spec.json leads to %DIR%/spec.json, outside the tree %TREE%: not followed")
+		}},
+		{"Every Eval Ever aggregate whose samples are a symlink out of the tree", func(t *testing.T, dir string) string {
+			tree := filepath.Join(dir, "tree")
+			agg := write(t, filepath.Join(tree, "u.json"), `{"schema_version": "0.1", "evaluation_results": []}`)
+			write(t, filepath.Join(dir, "secret_samples.jsonl"), eeeLine("SECRET", "arith", "1", "Q1", `"score": 1`))
+			symlink(t, filepath.Join(dir, "secret_samples.jsonl"), filepath.Join(tree, "u_samples.jsonl"))
+			return agg
+		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
+			wantErr(t, err, "%TREE%/u_samples.jsonl leads to %DIR%/secret_samples.jsonl, outside the tree %TREE%: not followed")
 		}},
 		{"unreadable log", func(t *testing.T, dir string) string {
 			if os.Geteuid() == 0 {
