@@ -90,7 +90,7 @@ func TestSafetyLogTrees(t *testing.T) {
 			if err == nil && r.TrialsAt(0) != 1 {
 				t.Errorf("%d trials: the folder was read twice", r.TrialsAt(0))
 			}
-			wantSkip(t, sum, "real", "the folder %TREE%/alias again (through a symlink): read once")
+			wantSkip(t, sum, "alias", "a symlink to %TREE%/real, inside the tree: read there, once")
 		}},
 		{"log symlinked inside the tree is read once", func(t *testing.T, dir string) string {
 			tree := filepath.Join(dir, "tree")
@@ -102,7 +102,7 @@ func TestSafetyLogTrees(t *testing.T) {
 			if err == nil && r.TrialsAt(0) != 1 {
 				t.Errorf("%d trials: the log was read twice", r.TrialsAt(0))
 			}
-			wantSkip(t, sum, "b_samples.jsonl", "the file %TREE%/a_samples.jsonl again (through a symlink): read once")
+			wantSkip(t, sum, "b_samples.jsonl", "a symlink to %TREE%/a_samples.jsonl, inside the tree: read there, once")
 		}},
 		{"symlink loop", func(t *testing.T, dir string) string {
 			tree := filepath.Join(dir, "tree")
@@ -111,7 +111,20 @@ func TestSafetyLogTrees(t *testing.T) {
 			return tree
 		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
 			wantCells(t, r, err, "a arith/1=1")
-			wantSkip(t, sum, "up", "the folder %TREE% again (through a symlink): read once")
+			wantSkip(t, sum, "up", "a symlink to %TREE%, inside the tree: read there, once")
+		}},
+		{"two symlinks to a hidden folder", func(t *testing.T, dir string) string {
+			tree := filepath.Join(dir, "tree")
+			write(t, filepath.Join(tree, ".store", "a_samples.jsonl"), eeeLine("a", "arith", "1", "Q1", `"score": 1`))
+			symlink(t, ".store", filepath.Join(tree, "one"))
+			symlink(t, ".store", filepath.Join(tree, "two"))
+			return tree
+		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
+			wantCells(t, r, err, "a arith/1=1")
+			if err == nil && r.TrialsAt(0) != 1 {
+				t.Errorf("%d trials: the folder was read twice", r.TrialsAt(0))
+			}
+			wantSkip(t, sum, "two", "the same folder as %TREE%/one (through a symlink): read once")
 		}},
 		{"tree given as a symlink", func(t *testing.T, dir string) string {
 			tree := filepath.Join(dir, "tree")

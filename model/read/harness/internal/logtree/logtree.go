@@ -1,8 +1,9 @@
 // Package logtree walks a tree of evaluation-tool logs as a tree of
 // untrusted names: the tree is the folder the user named (a symlink to it
 // included: that is their argument), and nothing in it leads out of it. A
-// symlink is followed only to a file or folder inside the tree, and what it
-// leads to is read once however many names lead there; a FIFO, a device or
+// symlink is followed only to a file or folder inside the tree that the
+// walk does not reach at its own place (one in a hidden folder), and what
+// it leads to is read once however many names lead there; a FIFO, a device or
 // a socket is listed as skipped and never opened; a folder or file that
 // cannot be read is listed with the reason; and the walk stops when the
 // run's context is cancelled. Files named inside logs (an lm-eval task's
@@ -164,6 +165,10 @@ func (t *Tree) walk(dir, real string, visit Visit, skip Skip) error {
 				skip(p, fmt.Sprintf("a symlink to %s, outside the tree %s: not followed (copy it into the tree, or name it on its own)", target, t.Root))
 				continue
 			}
+			if at, walked := t.walked(target); walked {
+				skip(p, fmt.Sprintf("a symlink to %s, inside the tree: read there, once", at))
+				continue
+			}
 			fi, err := os.Stat(target)
 			if err != nil {
 				skip(p, fmt.Sprintf("a symlink to %s, which cannot be read (%v)", target, unwrapPath(err)))
@@ -177,7 +182,7 @@ func (t *Tree) walk(dir, real string, visit Visit, skip Skip) error {
 				continue
 			}
 			if prev, ok := t.seen[pReal]; ok {
-				skip(p, fmt.Sprintf("the folder %s again (through a symlink): read once", prev))
+				skip(p, fmt.Sprintf("the same folder as %s (through a symlink): read once", prev))
 				continue
 			}
 			t.seen[pReal] = p
@@ -192,7 +197,7 @@ func (t *Tree) walk(dir, real string, visit Visit, skip Skip) error {
 			}
 		case mode.IsRegular():
 			if prev, ok := t.seen[pReal]; ok {
-				skip(p, fmt.Sprintf("the file %s again (through a symlink): read once", prev))
+				skip(p, fmt.Sprintf("the same file as %s (through a symlink): read once", prev))
 				continue
 			}
 			t.seen[pReal] = p
@@ -204,6 +209,24 @@ func (t *Tree) walk(dir, real string, visit Visit, skip Skip) error {
 		}
 	}
 	return nil
+}
+
+// walked says whether the walk reaches target, a real path inside the
+// tree, at its own place (no folder on the way to it is hidden), and
+// names it there.
+func (t *Tree) walked(target string) (string, bool) {
+	rel, err := filepath.Rel(t.real, target)
+	if err != nil {
+		return "", false
+	}
+	if rel != "." {
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			if strings.HasPrefix(part, ".") {
+				return "", false
+			}
+		}
+	}
+	return filepath.Join(t.Root, rel), true
 }
 
 // unwrapPath is err without the path a *fs.PathError repeats.
