@@ -20,6 +20,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read/harness/harnesstest"
+	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
 // A log tree is a tree of untrusted names: each case is a tree crafted as
@@ -469,4 +470,40 @@ func helmRun(t *testing.T, dir, mean, sum string) string {
 	write(t, filepath.Join(run, "per_instance_stats.json"), fmt.Sprintf(`[{"instance_id": "id0", "train_trial_index": 0, "stats": [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "sum": %s, "mean": %s}]}]`, sum, mean))
 	write(t, filepath.Join(run, "scenario_state.json"), `{"request_states": [{"instance": {"id": "id0", "input": {"text": "Q0"}}}]}`)
 	return run
+}
+
+// Items of two tools joined at the end (the same task, id and text) are
+// one cell of their trials however often the sink resolved its cells
+// while reading: every few cells here, or never.
+func TestJoinedItemsAfterCompaction(t *testing.T) {
+	dir := t.TempDir()
+	s := smallSet("m0", "m1", "m2")
+	for _, tool := range []string{LMEval, EEE, Inspect} {
+		if err := harnesstest.Write(filepath.Join(dir, tool), tool, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1, _, _, err := Read(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { cell.CompactMin = n }(cell.CompactMin)
+	cell.CompactMin = 2
+	r2, _, _, err := Read(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r1.Items) != 6 || r1.Len() != 18 || r2.Len() != 18 {
+		t.Fatalf("%d items, %d then %d cells", len(r1.Items), r1.Len(), r2.Len())
+	}
+	for c := range r1.Label {
+		// Three tools' logs of each cell; item 0 has a second trial in each.
+		want := 3
+		if r1.Items[r1.Item[c]] == "quiz/0" {
+			want = 6
+		}
+		if r1.TrialsAt(c) != want || r2.TrialsAt(c) != want || r1.SuccessesAt(c) != r2.SuccessesAt(c) || r1.Item[c] != r2.Item[c] || r1.Model[c] != r2.Model[c] {
+			t.Errorf("cell %d: %v of %d, then %v of %d (want %d trials)", c, r1.SuccessesAt(c), r1.TrialsAt(c), r2.SuccessesAt(c), r2.TrialsAt(c), want)
+		}
+	}
 }
