@@ -20,7 +20,7 @@ func readDocument(p string, limit int64, what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nullNonFinite(bytes.TrimPrefix(b, bom)), nil
+	return jsonscan.NullNonFinite(bytes.TrimPrefix(b, bom)), nil
 }
 
 // skipBOM passes over a byte order mark at the start of in.
@@ -28,46 +28,6 @@ func skipBOM(in *fileio.Input) {
 	if b, _ := in.Peek(len(bom)); bytes.Equal(b, bom) {
 		in.Discard(len(bom))
 	}
-}
-
-// nonFinite are the tokens Python writes for floats JSON has no number for.
-var nonFinite = [][]byte{[]byte("NaN"), []byte("-Infinity"), []byte("Infinity")}
-
-// nullNonFinite replaces each NaN, Infinity and -Infinity token outside a
-// string of b with null (b itself when there is none).
-func nullNonFinite(b []byte) []byte {
-	if bytes.IndexAny(b, "NI") < 0 {
-		return b
-	}
-	var out []byte
-	last := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		switch ch := b[i]; {
-		case inString:
-			if ch == '\\' {
-				i++
-			} else if ch == '"' {
-				inString = false
-			}
-		case ch == '"':
-			inString = true
-		case ch == 'N' || ch == 'I' || ch == '-':
-			for _, tok := range nonFinite {
-				end := i + len(tok)
-				if bytes.HasPrefix(b[i:], tok) && (end == len(b) || bytes.IndexByte([]byte(",]} \t\r\n"), b[end]) >= 0) {
-					out = append(append(out, b[last:i]...), "null"...)
-					last = end
-					i = end - 1
-					break
-				}
-			}
-		}
-	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
 }
 
 // notNumber says why raw, a bare value where a number was looked for, is
@@ -80,10 +40,8 @@ func notNumber(raw []byte) string {
 	case string(raw) == "null", string(raw) == "true", string(raw) == "false":
 		return ""
 	}
-	for _, tok := range nonFinite {
-		if bytes.Equal(raw, tok) {
-			return fmt.Sprintf("%s is not a number (Python's json writes it for a float that is not finite): the score is undefined; choose another metric with --metric, or remove the sample", raw)
-		}
+	if jsonscan.NonFinite(raw) {
+		return fmt.Sprintf("%s is not a number (Python's json writes it for a float that is not finite): the score is undefined; choose another metric with --metric, or remove the sample", raw)
 	}
 	s := string(raw)
 	if len(s) > 40 {

@@ -83,7 +83,7 @@ func (c *collector) inspectJSON(p string) error {
 			if err != nil {
 				return false, err
 			}
-			wrapped := append(append([]byte(`{"`+at+`":`), nullNonFinite(raw)...), '}')
+			wrapped := append(append([]byte(`{"`+at+`":`), jsonscan.NullNonFinite(raw)...), '}')
 			return true, json.Unmarshal(wrapped, &head)
 		case "samples":
 			if l == nil {
@@ -153,7 +153,7 @@ func (c *collector) inspectEval(p string) error {
 		return err
 	}
 	var head inspectHeader
-	b = nullNonFinite(bytes.TrimPrefix(b, bom))
+	b = jsonscan.NullNonFinite(bytes.TrimPrefix(b, bom))
 	if err := json.Unmarshal(b, &head); err != nil {
 		return fmt.Errorf("%s!%s: %s", p, headFile.Name, jsonError(b, err))
 	}

@@ -311,3 +311,54 @@ func First(b []byte) []byte {
 	}
 	return b[i:end]
 }
+
+// nonFinite are the tokens Python writes for floats JSON has no number for.
+var nonFinite = [][]byte{[]byte("NaN"), []byte("-Infinity"), []byte("Infinity")}
+
+// NullNonFinite replaces each NaN, Infinity and -Infinity token outside a
+// string of b with null (b itself when there is none).
+func NullNonFinite(b []byte) []byte {
+	if bytes.IndexAny(b, "NI") < 0 {
+		return b
+	}
+	var out []byte
+	last := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch ch := b[i]; {
+		case inString:
+			if ch == '\\' {
+				i++
+			} else if ch == '"' {
+				inString = false
+			}
+		case ch == '"':
+			inString = true
+		case ch == 'N' || ch == 'I' || ch == '-':
+			for _, tok := range nonFinite {
+				end := i + len(tok)
+				if bytes.HasPrefix(b[i:], tok) && (end == len(b) || bytes.IndexByte([]byte(",]} \t\r\n"), b[end]) >= 0) {
+					out = append(append(out, b[last:i]...), "null"...)
+					last = end
+					i = end - 1
+					break
+				}
+			}
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// NonFinite says whether raw is one of the tokens NaN, Infinity and
+// -Infinity.
+func NonFinite(raw []byte) bool {
+	for _, tok := range nonFinite {
+		if bytes.Equal(raw, tok) {
+			return true
+		}
+	}
+	return false
+}

@@ -87,3 +87,19 @@ func TestNumberIsJSON(t *testing.T) {
 		}
 	}
 }
+
+// NaN, Infinity and -Infinity outside strings become null; inside strings,
+// after escapes, or as parts of other words they stay.
+func TestNullNonFinite(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": NaN, "b": [Infinity,-Infinity], "c": "NaN \" NaN", "d": NaNa}`: `{"a": null, "b": [null,null], "c": "NaN \" NaN", "d": NaNa}`,
+		`NaN`:               `null`,
+		`{"k\\": NaN}`:      `{"k\\": null}`,
+		`{"x": 1}`:          `{"x": 1}`,
+		`{"s": "Infinity"}`: `{"s": "Infinity"}`,
+	} {
+		if got := string(NullNonFinite([]byte(in))); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
