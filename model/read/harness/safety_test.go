@@ -255,6 +255,11 @@ func TestSafetyLogTrees(t *testing.T) {
 		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
 			wantCells(t, r, err, "m inspect:arith/0=0", "m lm-eval:arith/0=1")
 		}},
+		{"task name ending in another task's id", func(t *testing.T, dir string) string {
+			return write(t, filepath.Join(dir, "a_samples.jsonl"), eeeLine("m", "a/b", "c", "Q1", `"score": 1`)+eeeLine("m", "a", "b/c", "Q2", `"score": 0`))
+		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
+			wantErr(t, err, `%DIR%/a_samples.jsonl: two items are named "a/b/c": eee task "a/b" id "c" and eee task "a" id "b/c" (a task's name ending in /ID of another's): rename a task, or read the logs apart`)
+		}},
 		{"hex float score", func(t *testing.T, dir string) string {
 			return write(t, filepath.Join(dir, "a_samples.jsonl"), eeeLine("a", "arith", "1", "Q1", `"score": 0x1p-1`))
 		}, func(t *testing.T, r *model.Responses, sum *Summary, err error) {
