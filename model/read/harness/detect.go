@@ -3,10 +3,16 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/jeirt/jeirt/model/read/harness/internal/logtree"
 )
 
 // What a file is to its tool.
@@ -35,7 +41,7 @@ func Detect(path string) string {
 		}
 		return ""
 	}
-	tool, _ := classify(path)
+	tool, _, _ := classify(path)
 	return tool
 }
 
@@ -50,53 +56,99 @@ func isHELMRun(dir string) bool {
 }
 
 // classify names the tool and kind of the file p by its name and, for a
-// .json file, the first keys of its object.
-func classify(p string) (tool string, kind int) {
+// .json file, the first keys of its object; err when a file whose name a
+// tool writes cannot be read (it is not guessed to be something else).
+func classify(p string) (tool string, kind int, err error) {
 	base := filepath.Base(p)
 	switch {
 	case strings.HasPrefix(base, "results_") && strings.HasSuffix(base, ".json"):
-		return LMEval, kindLog
-	case strings.HasPrefix(base, "samples_") && strings.HasSuffix(base, ".jsonl") && firstLineHas(p, `"doc_id"`):
-		return LMEval, kindPart
-	case strings.HasSuffix(base, "_samples.jsonl") && firstLineHas(p, `"sample_id"`):
-		return EEE, kindLog
-	case strings.HasSuffix(base, ".eval"):
-		if head := peek(p, 4); bytes.HasPrefix(head, []byte("PK\x03\x04")) {
-			return Inspect, kindZip
+		if _, err := peek(p, 0); err != nil {
+			return "", 0, err
 		}
-		return "", 0
+		return LMEval, kindLog, nil
+	case strings.HasPrefix(base, "samples_") && strings.HasSuffix(base, ".jsonl"):
+		if ok, err := firstLineHas(p, `"doc_id"`); !ok || err != nil {
+			return "", 0, err
+		}
+		return LMEval, kindPart, nil
+	case strings.HasSuffix(base, "_samples.jsonl"):
+		if ok, err := firstLineHas(p, `"sample_id"`); !ok || err != nil {
+			return "", 0, err
+		}
+		return EEE, kindLog, nil
+	case strings.HasSuffix(base, ".eval"):
+		head, err := peek(p, 4)
+		if err != nil || !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+			return "", 0, err
+		}
+		return Inspect, kindZip, nil
 	}
 	for _, f := range helmRunFiles {
 		if base == f && isHELMRun(filepath.Dir(p)) {
-			return HELM, kindPart
+			return HELM, kindPart, nil
 		}
 	}
 	if strings.HasSuffix(base, ".json") {
-		return jsonKind(peek(p, 64<<10))
+		head, err := peek(p, 64<<10)
+		if err != nil {
+			return "", 0, err
+		}
+		tool, kind := jsonKind(head)
+		return tool, kind, nil
 	}
-	return "", 0
+	return "", 0, nil
 }
 
 // firstLineHas says whether the first line of p (up to 1 MiB of it) holds
 // key, or the file is empty: a JSON lines file of another kind (py-irt's)
 // under a tool's name is not read as the tool's.
-func firstLineHas(p, key string) bool {
-	head := peek(p, 1<<20)
+func firstLineHas(p, key string) (bool, error) {
+	head, err := peek(p, 1<<20)
+	if err != nil {
+		return false, err
+	}
 	if k := bytes.IndexByte(head, '\n'); k >= 0 {
 		head = head[:k]
 	}
-	return len(bytes.TrimSpace(head)) == 0 || bytes.Contains(head, []byte(key))
+	return len(bytes.TrimSpace(head)) == 0 || bytes.Contains(head, []byte(key)), nil
 }
 
-func peek(p string, n int) []byte {
-	f, err := os.Open(p)
+// peek reads the first n bytes of the regular file p (a UTF-8 byte order
+// mark passed over). It opens p without blocking and refuses what is not a
+// regular file, so that a FIFO put where a log was is never waited on.
+func peek(p string, n int) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil
+		return nil, unwrapPath(err)
 	}
 	defer f.Close()
-	b := make([]byte, n)
-	k, _ := io.ReadFull(f, b)
-	return b[:k]
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if why := logtree.NotFile(fi.Mode()); why != "" {
+		return nil, fmt.Errorf("%s, not a log file", why)
+	}
+	b := make([]byte, n+len(bom))
+	k, err := io.ReadFull(f, b)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, unwrapPath(err)
+	}
+	b = bytes.TrimPrefix(b[:k], bom)
+	return b[:min(n, len(b))], nil
+}
+
+// bom is UTF-8's byte order mark, which some editors put at the start of a
+// file: JSON's RFC 8259 lets a reader pass over it, and jeirt does.
+var bom = []byte("\xef\xbb\xbf")
+
+// unwrapPath is err without the path a *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // jsonKind tells an inspect log (its top-level keys version and status,

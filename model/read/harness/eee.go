@@ -85,13 +85,16 @@ func (c *collector) eeeSamples(p string) error {
 			return nil
 		}
 		x, ok := jsonscan.Number(v)
+		if why := notNumber(v); !ok && why != "" {
+			return lineError(p, n, "evaluation."+l.metric, "%s", why)
+		}
 		if !ok {
 			return lineError(p, n, "evaluation."+l.metric, "%s is not a score", clipRaw(v))
 		}
 		if err := checkScore(x, l.metric); err != nil {
 			return lineError(p, n, "evaluation."+l.metric, "%v", err)
 		}
-		i, need := c.item(task+"/"+id, task)
+		i, need := c.item(EEE, task, id, task)
 		if need {
 			raw, _ := jsonscan.Field(input, "raw")
 			if len(input) > 0 && input[0] == '{' {

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/read/harness/internal/logtree"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -210,13 +212,24 @@ func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, err
 	if opt.Tool != "" && !slices.Contains(Tools, opt.Tool) {
 		return nil, sum, cell.Tally{}, fmt.Errorf("unknown log format %q (want %s)", opt.Tool, strings.Join(Tools, ", "))
 	}
-	c := newCollector(opt, sum)
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, sum, cell.Tally{}, err
 	}
+	dir := root
+	if !fi.IsDir() {
+		if why := logtree.NotFile(fi.Mode()); why != "" {
+			return nil, sum, cell.Tally{}, fmt.Errorf("%s is %s, not a log file: logs are read from regular files and folders", root, why)
+		}
+		dir = filepath.Dir(root)
+	}
+	tree, err := logtree.New(fileio.InputContext(), dir)
+	if err != nil {
+		return nil, sum, cell.Tally{}, err
+	}
+	c := newCollector(opt, sum, tree)
 	if fi.IsDir() {
-		err = c.tree(root)
+		err = c.tree()
 	} else {
 		err = c.file(root)
 	}
@@ -244,42 +257,40 @@ func Read(root string, opt Options) (*model.Responses, *Summary, cell.Tally, err
 	return r, sum, t, nil
 }
 
-// tree reads every log under root, in lexical order of the paths.
-func (c *collector) tree(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// tree reads every log under the tree's root, in lexical order of the
+// paths (package logtree says which names it follows).
+func (c *collector) tree() error {
+	return c.t.Walk(func(p string, dir bool) (bool, error) {
+		if !dir {
+			err := c.file(p)
+			c.progress(p)
+			return false, err
 		}
-		if d.IsDir() {
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
+		if !isHELMRun(p) {
+			return true, nil
+		}
+		if c.wants(HELM) {
+			if err := c.helmRun(p); err != nil {
+				return false, err
 			}
-			if isHELMRun(p) {
-				if c.wants(HELM) {
-					if err := c.helmRun(p); err != nil {
-						return err
-					}
-					c.progress(p)
-				} else {
-					c.skip(p, "a HELM run folder, not --format "+c.opt.Tool)
-				}
-				return filepath.SkipDir
-			}
-			return nil
+			c.progress(p)
+		} else {
+			c.skip(p, "a HELM run folder, not --format "+c.opt.Tool)
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		err = c.file(p)
-		c.progress(p)
-		return err
-	})
+		return false, nil
+	}, c.skip)
 }
 
 // file reads one log file found by tree or given by the user.
 func (c *collector) file(p string) error {
-	tool, kind := classify(p)
+	tool, kind, err := classify(p)
 	switch {
+	case err != nil:
+		if c.walking(p) {
+			c.skip(p, fmt.Sprintf("cannot be read (%v): a log here is not read; make it readable (chmod +r) or move it out of the tree", err))
+			return nil
+		}
+		return fmt.Errorf("%s cannot be read: %w", p, err)
 	case tool == "":
 		if c.walking(p) {
 			c.skip(p, "not a log of a known tool")
@@ -316,19 +327,18 @@ func (c *collector) file(p string) error {
 		if kind == kindAggregate {
 			c.aggregates = append(c.aggregates, p)
 			// Named on its own, an aggregate is read through its samples.
-			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) && isFile(side) {
-				return c.eeeSamples(side)
+			if side := strings.TrimSuffix(p, ".json") + "_samples.jsonl"; !c.walking(p) {
+				if err := c.t.Check(side); err == nil {
+					return c.eeeSamples(side)
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
 			}
 			return nil
 		}
 		return c.eeeSamples(p)
 	}
 	return nil
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 func (c *collector) wants(tool string) bool { return c.opt.Tool == "" || c.opt.Tool == tool }
@@ -345,10 +355,13 @@ func (c *collector) skip(p, why string) {
 type collector struct {
 	opt        Options
 	sum        *Summary
+	t          *logtree.Tree // the folder read, or the folder of the file named
 	models     *cell.Names
 	items      *cell.Names
 	text       []string
 	group      []string
+	itemKeys   []itemKey // each item's tool, task and id
+	key        []byte    // the key of an item looked up, reused
 	sink       *cell.Sink
 	claimed    map[string]bool // lm-eval samples files read with their results file
 	orphans    []string        // lm-eval samples files seen before their results file was
@@ -370,8 +383,8 @@ func (c *collector) progress(p string) {
 	}
 }
 
-func newCollector(opt Options, sum *Summary) *collector {
-	return &collector{opt: opt, sum: sum, models: cell.NewNames(), items: cell.NewNames(),
+func newCollector(opt Options, sum *Summary, t *logtree.Tree) *collector {
+	return &collector{opt: opt, sum: sum, t: t, models: cell.NewNames(), items: cell.NewNames(),
 		sink: cell.NewSink(false), claimed: map[string]bool{}, eeeRead: map[string]bool{}, said: time.Now()}
 }
 
@@ -399,15 +412,63 @@ func (lm *logModel) index() int32 {
 	return lm.m
 }
 
-// item returns the index of item id, and whether it has no text yet.
-func (c *collector) item(id, category string) (int32, bool) {
-	i := c.items.ID([]byte(id))
+// item returns the index of the item id of tool's task, and whether it
+// has no text yet. Items are keyed by tool, task and id, so that two
+// tools' ids never merge (itemNames names them).
+func (c *collector) item(tool, task, id, category string) (int32, bool) {
+	c.key = append(append(append(append(append(c.key[:0], tool...), 0), task...), 0), id...)
+	i := c.items.ID(c.key)
 	if int(i) == len(c.text) {
 		c.text = append(c.text, "")
 		c.group = append(c.group, category)
+		c.itemKeys = append(c.itemKeys, itemKey{tool, task, id})
 		return i, true
 	}
 	return i, c.text[i] == ""
+}
+
+// itemKey is what an item is keyed by.
+type itemKey struct{ tool, task, id string }
+
+// itemNames names each item key TASK/ID, as the tools name them. Ids are
+// compared within a tool's task only: the tasks of one name read from the
+// logs of several tools are one task when each id they share is the same
+// question (the same, non-empty text), and are otherwise told apart as
+// TOOL:TASK/ID (lm-eval's doc 1 and inspect's sample 1 of two tasks named
+// arith are two items). Keys given one name are one item; two items of one
+// name (a task name ending in /ID of another's) are an error naming both.
+func (c *collector) itemNames() ([]string, error) {
+	type taskID struct{ task, id string }
+	byID := map[taskID]int{} // the first key of each task and id
+	apart := map[string]bool{}
+	for i, k := range c.itemKeys {
+		ti := taskID{k.task, k.id}
+		first, ok := byID[ti]
+		if !ok {
+			byID[ti] = i
+			continue
+		}
+		if c.text[i] == "" || c.text[i] != c.text[first] {
+			apart[k.task] = true
+		}
+	}
+	names := make([]string, len(c.itemKeys))
+	owner := make(map[string]int, len(names)) // each name's first key
+	for i, k := range c.itemKeys {
+		names[i] = k.task + "/" + k.id
+		if apart[k.task] {
+			names[i] = k.tool + ":" + names[i]
+		}
+		j, ok := owner[names[i]]
+		if !ok {
+			owner[names[i]] = i
+			continue
+		}
+		if o := c.itemKeys[j]; o.task != k.task || o.id != k.id || apart[k.task] && o.tool != k.tool {
+			return nil, fmt.Errorf("%s: two items are named %q: %s task %q id %q and %s task %q id %q (a task's name ending in /ID of another's): rename a task, or read the logs apart", c.sum.Root, model.Clip(names[i]), o.tool, model.Clip(o.task), model.Clip(o.id), k.tool, model.Clip(k.task), model.Clip(k.id))
+		}
+	}
+	return names, nil
 }
 
 func (c *collector) setText(i int32, text string) {
@@ -463,11 +524,37 @@ func (c *collector) finish(root string) (*model.Responses, cell.Tally, error) {
 		}
 	}
 	mPerm, models := sortedOrder(c.models.List)
-	iPerm, items := sortedOrder(c.items.List)
+	names, err := c.itemNames()
+	if err != nil {
+		return nil, cell.Tally{}, err
+	}
+	// Keys of one name are one item: iPerm maps each key to its item.
+	var uniq []string
+	seen := map[string]int32{}
+	keyOf := make([]int32, len(names))
+	for k, n := range names {
+		u, ok := seen[n]
+		if !ok {
+			u = int32(len(uniq))
+			seen[n] = u
+			uniq = append(uniq, n)
+		}
+		keyOf[k] = u
+	}
+	uPerm, items := sortedOrder(uniq)
+	iPerm := make([]int32, len(names))
+	for k, u := range keyOf {
+		iPerm[k] = uPerm[u]
+	}
 	c.sink.Renumber(mPerm, iPerm)
 	r := &model.Responses{Models: models, Items: items, ItemText: make([]string, len(items)), ItemGroup: make([]string, len(items))}
 	for j, p := range iPerm {
-		r.ItemText[p], r.ItemGroup[p] = c.text[j], c.group[j]
+		if r.ItemText[p] == "" {
+			r.ItemText[p] = c.text[j]
+		}
+		if r.ItemGroup[p] == "" {
+			r.ItemGroup[p] = c.group[j]
+		}
 	}
 	t, err := c.sink.Finish(r, "trials", root)
 	if err != nil {

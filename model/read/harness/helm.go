@@ -2,7 +2,9 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,7 +38,14 @@ type helmRunSpec struct {
 // helmRun reads one run folder.
 func (c *collector) helmRun(dir string) error {
 	specPath := filepath.Join(dir, "run_spec.json")
-	b, err := fileio.ReadInputFile(specPath, 64<<20, "a HELM run spec")
+	statsPath := filepath.Join(dir, "per_instance_stats.json")
+	for _, p := range []string{specPath, statsPath} {
+		if err := c.t.Check(p); err != nil {
+			c.skip(dir, fmt.Sprintf("a HELM run not read: %v", err))
+			return nil
+		}
+	}
+	b, err := readDocument(specPath, 64<<20, "a HELM run spec")
 	if err != nil {
 		return err
 	}
@@ -48,13 +57,18 @@ func (c *collector) helmRun(dir string) error {
 		return fmt.Errorf("%s: key \"adapter_spec.model\": no model named", specPath)
 	}
 	task, scenario := helmNames(spec.Name, dir)
-	if b, err := fileio.ReadInputFile(filepath.Join(dir, "scenario.json"), 64<<20); err == nil {
-		var sc struct {
-			Name string `json:"name"`
+	scPath := filepath.Join(dir, "scenario.json")
+	if err := c.t.Check(scPath); err == nil {
+		if b, err := readDocument(scPath, 64<<20, "a HELM scenario"); err == nil {
+			var sc struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(b, &sc) == nil && sc.Name != "" {
+				scenario = sc.Name
+			}
 		}
-		if json.Unmarshal(b, &sc) == nil && sc.Name != "" {
-			scenario = sc.Name
-		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		c.skip(scPath, fmt.Sprintf("%v; the run's category is its run name's scenario", err))
 	}
 	category := scenario
 	if args := helmArgs(spec.ScenarioSpec.Args); args != "" {
@@ -66,7 +80,6 @@ func (c *collector) helmRun(dir string) error {
 	}
 	m := c.model(spec.AdapterSpec.Model)
 	log := Log{Path: dir, Tool: HELM, Model: spec.AdapterSpec.Model, Task: task, Metric: metric}
-	statsPath := filepath.Join(dir, "per_instance_stats.json")
 	var miss missing
 	total := 0
 	needText := map[string]int32{}
@@ -102,7 +115,7 @@ func (c *collector) helmRun(dir string) error {
 		total++
 		x, found, err := helmStat(stats, metric)
 		if err != nil {
-			return err
+			return fmt.Errorf("instance %s: %w", iid, err)
 		}
 		if !found {
 			miss.add(fmt.Sprintf("%s (trial %d)", iid, trial))
@@ -111,7 +124,7 @@ func (c *collector) helmRun(dir string) error {
 		if err := checkScore(x, metric); err != nil {
 			return err
 		}
-		i, need := c.item(task+"/"+iid, category)
+		i, need := c.item(HELM, task, iid, category)
 		if need {
 			needText[iid] = i
 		}
@@ -134,11 +147,12 @@ func (c *collector) helmRun(dir string) error {
 		return nil
 	}
 	statePath := filepath.Join(dir, "scenario_state.json")
-	if fi, err := fileio.OpenInput(statePath); err != nil {
+	if err := c.t.Check(statePath); errors.Is(err, fs.ErrNotExist) {
 		c.skip(statePath, "no scenario_state.json: the run's items have no text")
 		return nil
-	} else {
-		fi.Close()
+	} else if err != nil {
+		c.skip(statePath, fmt.Sprintf("%v; the run's items have no text", err))
+		return nil
 	}
 	return eachElement(statePath, "request_states", func(el []byte, _ int) error {
 		inst, err := jsonscan.Field(el, "instance")
@@ -263,6 +277,14 @@ func helmStat(stats []byte, metric string) (float64, bool, error) {
 			x, found = v, true
 			return false, nil
 		}
+		for _, f := range []struct {
+			key string
+			raw []byte
+		}{{"mean", mean}, {"sum", sum}, {"count", count}} {
+			if why := notNumber(f.raw); why != "" {
+				return false, fmt.Errorf("stat %q: key %q: %s", metric, f.key, why)
+			}
+		}
 		s, ok1 := jsonscan.Number(sum)
 		n2, ok2 := jsonscan.Number(count)
 		if ok1 && ok2 && n2 > 0 {
@@ -285,6 +307,7 @@ func eachElement(p, key string, fn func(el []byte, k int) error) error {
 		return err
 	}
 	defer in.Close()
+	skipBOM(in)
 	s := jsonscan.NewStream(in)
 	k := 0
 	where := func(err error) error {

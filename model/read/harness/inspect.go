@@ -2,6 +2,8 @@ package harness
 
 import (
 	"archive/zip"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +70,7 @@ func (c *collector) inspectJSON(p string) error {
 		return err
 	}
 	defer in.Close()
+	skipBOM(in)
 	s := jsonscan.NewStream(in)
 	at := "the log"
 	var l *inspectLog
@@ -80,7 +83,7 @@ func (c *collector) inspectJSON(p string) error {
 			if err != nil {
 				return false, err
 			}
-			wrapped := append(append([]byte(`{"`+at+`":`), raw...), '}')
+			wrapped := append(append([]byte(`{"`+at+`":`), jsonscan.NullNonFinite(raw)...), '}')
 			return true, json.Unmarshal(wrapped, &head)
 		case "samples":
 			if l == nil {
@@ -118,10 +121,11 @@ func (c *collector) inspectEval(p string) error {
 		return err
 	}
 	defer in.Close()
-	zr, err := zip.NewReader(&windowReader{f: in.File}, in.Size)
+	zr, err := zip.NewReader(&windowReader{f: in.File, ctx: c.t.Context(), path: p}, in.Size)
 	if err != nil {
 		return fmt.Errorf("%s: not a readable inspect .eval (zip) log: %v", p, err)
 	}
+	limit := memberLimit(in.Size)
 	var headFile *zip.File
 	var samples []*zip.File
 	for _, f := range zr.File {
@@ -137,11 +141,19 @@ func (c *collector) inspectEval(p string) error {
 	if headFile == nil {
 		return fmt.Errorf("%s: an inspect .eval log without header.json or _journal/start.json", p)
 	}
+	// Every member's size is checked before any is read: a lying zip is
+	// refused at once, and what is held is bounded by the log's size.
+	for _, f := range append([]*zip.File{headFile}, samples...) {
+		if f.UncompressedSize64 > uint64(limit) {
+			return fmt.Errorf("%s!%s: the zip says it is %s uncompressed, more than %s (%d times the .eval's %s, the most jeirt reads of one member): not read", p, f.Name, fileio.Bytes(int64(min(f.UncompressedSize64, 1<<62))), fileio.Bytes(limit), memberFactor, fileio.Bytes(in.Size))
+		}
+	}
 	b, err := readMember(p, headFile, nil)
 	if err != nil {
 		return err
 	}
 	var head inspectHeader
+	b = jsonscan.NullNonFinite(bytes.TrimPrefix(b, bom))
 	if err := json.Unmarshal(b, &head); err != nil {
 		return fmt.Errorf("%s!%s: %s", p, headFile.Name, jsonError(b, err))
 	}
@@ -155,6 +167,9 @@ func (c *collector) inspectEval(p string) error {
 	}
 	var buf []byte
 	for k, f := range samples {
+		if err := c.t.Err(p); err != nil {
+			return err
+		}
 		b, err := readMember(p, f, buf)
 		buf = b
 		if err != nil {
@@ -171,12 +186,17 @@ func (c *collector) inspectEval(p string) error {
 // members of a zip are read in the order they lie in the file, and each
 // read of the zip reader would otherwise be a system call.
 type windowReader struct {
-	f   *os.File
-	buf []byte
-	off int64
+	f    *os.File
+	ctx  context.Context // a read stops when the run is cancelled
+	path string
+	buf  []byte
+	off  int64
 }
 
 func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("reading %s: %w", w.path, err)
+	}
 	if off < w.off || off+int64(len(p)) > w.off+int64(len(w.buf)) {
 		if len(p) > 1<<20 {
 			return w.f.ReadAt(p, off)
@@ -197,33 +217,33 @@ func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
 	return copy(p, w.buf[off-w.off:]), nil
 }
 
-// readMember reads one member into buf (reused), refusing one whose size
-// is past what one sample could hold.
+// memberFactor bounds what a .eval log makes jeirt hold: one member at a
+// time, of at most memberFactor times the size of the .eval (and at least
+// 4 MiB, at most 1 GiB). Samples compress some 5 to 20 times; a zip whose
+// members claim more is refused by name before anything is read.
+const memberFactor = 64
+
+// memberLimit is the most bytes one member of a .eval of size bytes is read to.
+func memberLimit(size int64) int64 {
+	return min(max(memberFactor*size, 4<<20), 1<<30)
+}
+
+// readMember reads one member into buf (reused). Its size was checked
+// against memberLimit; a member longer than the zip says is refused.
 func readMember(p string, f *zip.File, buf []byte) ([]byte, error) {
-	if f.UncompressedSize64 > 1<<30 {
-		return nil, fmt.Errorf("%s!%s: %s uncompressed is more than a sample can hold", p, f.Name, fileio.Bytes(int64(f.UncompressedSize64)))
-	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
 	}
 	defer rc.Close()
 	n := int(f.UncompressedSize64)
-	if n > 64<<20 {
-		// Not given room by what the zip claims: read what there is.
-		b, err := io.ReadAll(io.LimitReader(rc, 1<<30))
-		if err != nil {
-			return nil, fmt.Errorf("%s!%s: %v", p, f.Name, err)
-		}
-		return b, nil
-	}
 	if cap(buf) < n+1 {
 		buf = make([]byte, n+1)
 	}
 	buf = buf[:n+1]
 	k, err := io.ReadFull(rc, buf)
 	switch {
-	case err == io.ErrUnexpectedEOF && k == n:
+	case (err == io.ErrUnexpectedEOF || err == io.EOF) && k == n:
 		// the whole member: one byte short of the room given
 	case err == nil:
 		return nil, fmt.Errorf("%s!%s: longer than the zip says", p, f.Name)
@@ -329,7 +349,7 @@ func (l *inspectLog) sample(b []byte, k int) error {
 	if err != nil {
 		return fmt.Errorf("sample %s: scorer %s: %v", sid, l.log.Metric, err)
 	}
-	i, need := l.c.item(l.head.Eval.Task+"/"+sid, l.category)
+	i, need := l.c.item(Inspect, l.head.Eval.Task, sid, l.category)
 	if need {
 		l.c.setText(i, inspectText(input))
 	}
@@ -372,6 +392,9 @@ func (l *inspectLog) value(v []byte) (float64, error) {
 		return 0, fmt.Errorf("%q is not a score (want C, I, P, N, a number in [0, 1] or a boolean)", s)
 	}
 	x, ok := jsonscan.Number(v)
+	if why := notNumber(v); !ok && why != "" {
+		return 0, errors.New(why)
+	}
 	if !ok {
 		return 0, fmt.Errorf("%s is not a score", clipRaw(v))
 	}

@@ -2,14 +2,14 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 )
 
@@ -47,7 +47,7 @@ var lmQuestionKeys = []string{"question", "problem", "query", "input", "text", "
 
 // lmEvalResults reads a results file and the samples file of each of its tasks.
 func (c *collector) lmEvalResults(p string) error {
-	b, err := fileio.ReadInputFile(p, 1<<30, "an lm-eval results file")
+	b, err := readDocument(p, 1<<30, "an lm-eval results file")
 	if err != nil {
 		return err
 	}
@@ -71,9 +71,17 @@ func (c *collector) lmEvalResults(p string) error {
 	}
 	sort.Strings(tasks)
 	for _, task := range tasks {
+		if why := notFileName(task); why != "" {
+			c.skip(p, fmt.Sprintf("task %q: %s, so no samples file is looked for (lm-eval names a samples file samples_TASK_TIMESTAMP.jsonl)", task, why))
+			continue
+		}
 		sp := filepath.Join(dir, "samples_"+task+"_"+stamp+".jsonl")
-		if fi, err := os.Stat(sp); err != nil || !fi.Mode().IsRegular() {
-			c.skip(p, fmt.Sprintf("task %s: no %s beside it (run lm-eval with --log_samples)", task, filepath.Base(sp)))
+		if err := c.t.Check(sp); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				c.skip(p, fmt.Sprintf("task %s: no %s beside it (run lm-eval with --log_samples)", task, filepath.Base(sp)))
+			} else {
+				c.skip(p, fmt.Sprintf("task %s: %v", task, err))
+			}
 			continue
 		}
 		c.claimed[sp] = true
@@ -82,6 +90,20 @@ func (c *collector) lmEvalResults(p string) error {
 		}
 	}
 	return nil
+}
+
+// notFileName says why a name given inside a log cannot be one file name
+// in a folder ("" when it can): it must not lead out of the folder.
+func notFileName(name string) string {
+	switch {
+	case name == "":
+		return "an empty name"
+	case strings.ContainsAny(name, `/\`+"\x00"):
+		return "a name with a path separator or a NUL byte in it, not a file name"
+	case name == "." || name == "..":
+		return "a name that is a folder's, not a file name"
+	}
+	return ""
 }
 
 // lmEvalSamplesAlone reads a samples file named on its own, with the
@@ -93,7 +115,10 @@ func (c *collector) lmEvalSamplesAlone(sp string) error {
 	for _, rp := range results {
 		stamp := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rp), "results_"), ".json")
 		if task, ok := strings.CutSuffix(base, "_"+stamp); ok {
-			b, err := fileio.ReadInputFile(rp, 1<<30, "an lm-eval results file")
+			if err := c.t.Check(rp); err != nil {
+				return fmt.Errorf("%s: its results file: %w", sp, err)
+			}
+			b, err := readDocument(rp, 1<<30, "an lm-eval results file")
 			if err != nil {
 				return err
 			}
@@ -241,13 +266,16 @@ func (c *collector) lmEvalSamples(sp, modelName, task string, res *lmResults) er
 			return nil
 		}
 		x, ok := jsonscan.Number(l.score)
+		if why := notNumber(l.score); !ok && why != "" {
+			return lineError(sp, n, metric, "%s", why)
+		}
 		if !ok {
 			return lineError(sp, n, metric, "%s is not a per-sample score (a corpus metric such as bleu is scored on the whole task): choose another with --metric", clipRaw(l.score))
 		}
 		if err := checkScore(x, metric); err != nil {
 			return lineError(sp, n, metric, "%v", err)
 		}
-		i, needText := c.item(task+"/"+id, category)
+		i, needText := c.item(LMEval, task, id, category)
 		if needText {
 			c.setText(i, lmText(l, cfg.NumFewshot))
 		}

@@ -201,7 +201,7 @@ func ID(raw []byte) string {
 	if s, ok := Str(raw); ok {
 		return s
 	}
-	if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+	if IsNumber(raw) && bytes.IndexAny(raw, ".eE") < 0 {
 		if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			return string(raw)
 		}
@@ -209,7 +209,47 @@ func ID(raw []byte) string {
 	return ""
 }
 
-// Number decodes a score: a JSON number or a boolean (true is 1).
+// IsNumber says whether raw is a number as JSON writes them (RFC 8259:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?), which Go's ParseFloat
+// is looser than: it reads 0x1p-1, 1_000, Inf and NaN too.
+func IsNumber(raw []byte) bool {
+	i := 0
+	digits := func() bool {
+		j := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(raw) && raw[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(raw) && raw[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(raw)
+}
+
+// Number decodes a score: a JSON number or a boolean (true is 1); a
+// number out of float64's range (1e999) is not one.
 func Number(raw []byte) (float64, bool) {
 	switch string(raw) {
 	case "true":
@@ -217,7 +257,7 @@ func Number(raw []byte) (float64, bool) {
 	case "false":
 		return 0, true
 	}
-	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+	if !IsNumber(raw) {
 		return 0, false
 	}
 	x, err := strconv.ParseFloat(string(raw), 64)
@@ -270,4 +310,55 @@ func First(b []byte) []byte {
 		return nil
 	}
 	return b[i:end]
+}
+
+// nonFinite are the tokens Python writes for floats JSON has no number for.
+var nonFinite = [][]byte{[]byte("NaN"), []byte("-Infinity"), []byte("Infinity")}
+
+// NullNonFinite replaces each NaN, Infinity and -Infinity token outside a
+// string of b with null (b itself when there is none).
+func NullNonFinite(b []byte) []byte {
+	if bytes.IndexAny(b, "NI") < 0 {
+		return b
+	}
+	var out []byte
+	last := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch ch := b[i]; {
+		case inString:
+			if ch == '\\' {
+				i++
+			} else if ch == '"' {
+				inString = false
+			}
+		case ch == '"':
+			inString = true
+		case ch == 'N' || ch == 'I' || ch == '-':
+			for _, tok := range nonFinite {
+				end := i + len(tok)
+				if bytes.HasPrefix(b[i:], tok) && (end == len(b) || bytes.IndexByte([]byte(",]} \t\r\n"), b[end]) >= 0) {
+					out = append(append(out, b[last:i]...), "null"...)
+					last = end
+					i = end - 1
+					break
+				}
+			}
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// NonFinite says whether raw is one of the tokens NaN, Infinity and
+// -Infinity.
+func NonFinite(raw []byte) bool {
+	for _, tok := range nonFinite {
+		if bytes.Equal(raw, tok) {
+			return true
+		}
+	}
+	return false
 }

@@ -68,3 +68,38 @@ func TestEachField(t *testing.T) {
 		t.Errorf("Path: %s", v)
 	}
 }
+
+// Numbers are JSON's (RFC 8259), not all that strconv.ParseFloat reads.
+func TestNumberIsJSON(t *testing.T) {
+	for raw, want := range map[string]float64{"0": 0, "-0": 0, "1": 1, "0.5": 0.5, "5e-1": 0.5, "1E+0": 1, "true": 1, "false": 0} {
+		if x, ok := Number([]byte(raw)); !ok || x != want {
+			t.Errorf("%s: %v %v, want %v", raw, x, ok, want)
+		}
+	}
+	for _, raw := range []string{"0x1p-1", "1_0", "Inf", "-Inf", "NaN", "+1", "01", ".5", "1.", "1e", "1e+", "-", "", "1e999", "null", `"1"`} {
+		if x, ok := Number([]byte(raw)); ok {
+			t.Errorf("%s read as %v", raw, x)
+		}
+	}
+	for raw, want := range map[string]string{"7": "7", "-3": "-3", `"a/1"`: "a/1", "01": "", "1.0": "", "0x1": "", "1e2": ""} {
+		if got := ID([]byte(raw)); got != want {
+			t.Errorf("ID(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// NaN, Infinity and -Infinity outside strings become null; inside strings,
+// after escapes, or as parts of other words they stay.
+func TestNullNonFinite(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": NaN, "b": [Infinity,-Infinity], "c": "NaN \" NaN", "d": NaNa}`: `{"a": null, "b": [null,null], "c": "NaN \" NaN", "d": NaNa}`,
+		`NaN`:               `null`,
+		`{"k\\": NaN}`:      `{"k\\": null}`,
+		`{"x": 1}`:          `{"x": 1}`,
+		`{"s": "Infinity"}`: `{"s": "Infinity"}`,
+	} {
+		if got := string(NullNonFinite([]byte(in))); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
