@@ -55,6 +55,11 @@ type kind struct {
 	// when a spec leaves it out (NaN: it must be given, as example shows).
 	key, example string
 	def          float64
+	// field names the parameter as a request's setting (MinP, Lambda,
+	// Margin, Shortlist): the field of its errors (model.FieldError).
+	field string
+	// help says what the parameter does, for the flag that sets it.
+	help string
 	// check reports a parameter value the rule cannot take.
 	check func(v float64) error
 	// costs says the rule weighs cost: the router needs the models' prices.
@@ -89,13 +94,16 @@ type RuleInfo struct {
 	Costs bool    // it weighs cost
 	// Example is a value of a required parameter, for listings and errors.
 	Example string
+	// Field names the parameter as a request's setting (MinP, Lambda,
+	// Margin, Shortlist; "" for none), Help what it does.
+	Field, Help string
 }
 
 // Rules lists every rule, in their order.
 func Rules() []RuleInfo {
 	var out []RuleInfo
 	for _, k := range slices.SortedStableFunc(slices.Values(kinds), func(a, b *kind) int { return a.order - b.order }) {
-		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, Example: k.example})
+		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, Example: k.example, Field: k.field, Help: k.help})
 	}
 	return out
 }
@@ -222,31 +230,33 @@ func paramNames(k *kind) string {
 
 // NewRule is the rule name with parameter param (nil: the rule's default),
 // among the T best-ranked candidates (0: all) and, for the margin rule, the
-// default model def, checked as ParseRule checks a spec.
+// default model def, checked as ParseRule checks a spec. Its errors are
+// model.FieldErrors on the setting at fault (Rule, the parameter's
+// RuleInfo.Field, Shortlist, Default).
 func NewRule(name string, param *float64, among int, def string) (Rule, error) {
 	k := kindOf(name)
 	if k == nil {
-		return Rule{}, fmt.Errorf("unknown rule %q: want %s", name, RuleNames())
+		return Rule{}, model.FieldErrorf("Rule", "unknown rule %q: want %s", name, RuleNames())
 	}
 	r := Rule{Name: name, Param: math.NaN(), Among: among, Default: def}
 	switch {
 	case param != nil && k.key == "":
-		return Rule{}, fmt.Errorf("rule %s takes no parameter", name)
+		return Rule{}, model.FieldErrorf("Rule", "rule %s takes no parameter", name)
 	case param != nil:
 		if err := k.check(*param); err != nil {
-			return Rule{}, fmt.Errorf("rule %s: %s %v: %v", name, k.key, *param, err)
+			return Rule{}, model.FieldErrorf(k.field, "rule %s: {%s} %v: %v", name, k.field, *param, err)
 		}
 		r.Param = *param
 	case k.key != "" && math.IsNaN(k.def):
-		return Rule{}, fmt.Errorf("rule %s needs its %s", name, k.key)
+		return Rule{}, model.FieldErrorf(k.field, "rule %s needs its %s, for example %s", name, k.key, k.example)
 	case k.key != "":
 		r.Param = k.def
 	}
 	if among < 0 {
-		return Rule{}, fmt.Errorf("rule %s: shortlist %d must not be negative", name, among)
+		return Rule{}, model.FieldErrorf("Shortlist", "{Shortlist} %d must not be negative", among)
 	}
 	if def != "" && name != RuleMargin {
-		return Rule{}, fmt.Errorf("rule %s: a default model belongs to the margin rule", name)
+		return Rule{}, model.FieldErrorf("Default", "rule %s: a default model belongs to the margin rule", name)
 	}
 	return r.normal(), nil
 }
@@ -275,7 +285,7 @@ func Recorded(rt *checkpoint.Routing) (Rule, error) {
 	}
 	r, err := NewRule(rt.Rule, rt.Param, 0, "")
 	if err != nil {
-		return Rule{}, fmt.Errorf("routing.param %v: %w", *rt.Param, err)
+		return Rule{}, fmt.Errorf("routing.param %v: %v", *rt.Param, err) // the checkpoint's field, not a setting
 	}
 	return r, recordedCosts(r, rt)
 }
@@ -348,6 +358,11 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 	k := kindOf(r.Name)
 	if k == nil {
 		return nil, fmt.Errorf("route: unknown rule %q: want %s", r.Name, RuleNames())
+	}
+	if k.key != "" {
+		if err := k.check(r.Param); err != nil {
+			return nil, fmt.Errorf("route: rule %s: %s %v: %w", r.Name, k.key, r.Param, err)
+		}
 	}
 	rt := &Router{Model: m, Candidates: s.Candidates, Calibration: s.Calibration, Domain: s.Domain, KeepOutOfDomain: s.KeepOutOfDomain}
 	ref := s.Reference

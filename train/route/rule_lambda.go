@@ -7,7 +7,8 @@ import (
 
 // lambda?lambda=L: with costs, the highest P − L·cost.
 func init() {
-	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), example: "0.01", costs: true, order: 6,
+	register(&kind{name: RuleLambda, key: "lambda", def: math.NaN(), example: "0.01", costs: true, order: 6, field: "Lambda",
+		help: "with --costs: choose the highest P − lambda·cost instead",
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0")

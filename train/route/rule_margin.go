@@ -11,7 +11,8 @@ import (
 // least D. A named default is also where out-of-domain queries go (Best):
 // the model the user trusts when the map cannot be.
 func init() {
-	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), example: "0.05", order: 4,
+	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), example: "0.05", order: 4, field: "Margin",
+		help: "without --costs: leave the default model only for a model whose P beats its P by at least this (inf: never)",
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0 (best-single is the margin without end)")

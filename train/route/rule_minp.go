@@ -5,7 +5,8 @@ import "fmt"
 // min-p?p=P: with costs, the cheapest candidate whose P is at least P (the
 // highest P when none is).
 func init() {
-	register(&kind{name: RuleMinP, key: "p", def: 0.7, costs: true, order: 5,
+	register(&kind{name: RuleMinP, key: "p", def: 0.7, costs: true, order: 5, field: "MinP",
+		help: "with --costs: the cheapest model with at least this P(correct) wins",
 		check: func(v float64) error {
 			if !(v >= 0 && v <= 1) {
 				return fmt.Errorf("not in [0, 1]")
