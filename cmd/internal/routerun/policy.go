@@ -14,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 )
 
 // RouterOptions are the flags of jeirt route that choose the routing rule.
@@ -48,7 +49,7 @@ type RuleNote struct {
 }
 
 // NewRouter builds the router of checkpoint ck that o describes with
-// route.Build, checking every option against the checkpoint (errors name
+// router.Build, checking every option against the checkpoint (errors name
 // the flag): the rule of --rule, of the rule flags, or the checkpoint's
 // recorded default. The models are ranked (best-single, the shortlist, the
 // margin's default model, the fallback of out-of-domain queries) by their
@@ -63,7 +64,7 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 	if o.Rule != "" && flagged {
 		return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule} %s names the rule; drop {Margin}, {Shortlist}, {MinP}, {Lambda} and {Default}", o.Rule)
 	}
-	req := route.Request{Spec: o.Rule, Models: o.Models, Reference: ref, RecordedCosts: true, KeepOutOfDomain: o.KeepOutOfDomain}
+	req := router.Request{Spec: o.Rule, Models: o.Models, Reference: ref, RecordedCosts: true, KeepOutOfDomain: o.KeepOutOfDomain}
 	if o.Costs != "" { // --costs, checked whatever the rule
 		cand, err := candidates(ck.Model, o.Models)
 		if err != nil {
@@ -83,7 +84,7 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 	if req.Domain, err = domain(ck); err != nil {
 		return nil, RuleNote{}, err
 	}
-	rt, built, err := route.Build(ck, req)
+	rt, built, err := router.Build(ck, req)
 	if err != nil {
 		return nil, RuleNote{}, fmt.Errorf("route: %w", err)
 	}
@@ -111,7 +112,7 @@ func reference(ck *checkpoint.Checkpoint, trainPath string, ro read.Options) ([]
 	return route.Reference(ck), nil
 }
 
-// flagRule is the rule the rule flags name, for route.Build to check:
+// flagRule is the rule the rule flags name, for router.Build to check:
 // --costs with --lambda (λ) or --min-p (the cheapest good-enough model),
 // --margin (inf: best-single) with --default, --shortlist alone or among
 // the models of another rule.

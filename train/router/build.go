@@ -1,4 +1,8 @@
-package route
+// Package router builds a checkpoint's router: Build takes a checkpoint
+// and a Request (the rule, the candidates, their prices) and returns the
+// route.Router, with every check once. jeirt route, route eval's default
+// row and serve all call it.
+package router
 
 import (
 	"errors"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // Request is what a caller asks of a checkpoint's router: the rule, the
@@ -17,11 +22,11 @@ import (
 // makes every router from it, with every check once.
 type Request struct {
 	// Spec names the rule: "" or "default" is the checkpoint's recorded
-	// default rule (Resolve), anything else a spec (ParseRule). It is
+	// default rule (route.Resolve), anything else a spec (route.ParseRule). It is
 	// ignored when Name is set.
 	Spec string
 	// Name names the rule by its settings instead of a spec, checked as
-	// NewRule checks them: Param (nil: the rule's default), Among (the T
+	// route.NewRule checks them: Param (nil: the rule's default), Among (the T
 	// best-ranked) and Default (the margin rule's default model).
 	Name    string
 	Param   *float64
@@ -42,7 +47,7 @@ type Request struct {
 	// PricedOnly, without Models, leaves the unpriced models out of a rule
 	// that weighs cost instead of refusing them.
 	PricedOnly bool
-	// Reference ranks the models (nil: Reference of the checkpoint).
+	// Reference ranks the models (nil: route.Reference of the checkpoint).
 	Reference []float64
 	// Domain is the out-of-domain check (nil: none); KeepOutOfDomain keeps
 	// the rule's choice for the questions it flags.
@@ -63,10 +68,10 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // Build is the router of checkpoint ck that req asks for, and why its rule
 // applies ("given", or the recorded default's reason). Its errors are
 // model.FieldErrors on the setting at fault: Rule (the spec, or the
-// recorded default), the rule's parameter (RuleInfo.Field: MinP, Lambda,
+// recorded default), the rule's parameter (route.RuleInfo.Field: MinP, Lambda,
 // Margin, Shortlist), Shortlist (Among), Default, Models (a ModelError for
 // a model named) and Costs; callers show them under their own names.
-func Build(ck *checkpoint.Checkpoint, req Request) (*Router, string, error) {
+func Build(ck *checkpoint.Checkpoint, req Request) (*route.Router, string, error) {
 	rule, why, err := req.rule(ck)
 	if err != nil {
 		return nil, "", err
@@ -89,7 +94,7 @@ func Build(ck *checkpoint.Checkpoint, req Request) (*Router, string, error) {
 	}
 	ref := req.Reference
 	if ref == nil {
-		ref = Reference(ck)
+		ref = route.Reference(ck)
 	}
 	if rule.Default != "" {
 		field := "Default"
@@ -102,13 +107,13 @@ func Build(ck *checkpoint.Checkpoint, req Request) (*Router, string, error) {
 		}
 		in := cand
 		if rule.Among > 0 {
-			in = Shortlist(ref, in, rule.Among)
+			in = route.Shortlist(ref, in, rule.Among)
 		}
 		if !slices.Contains(in, i) {
 			return nil, "", model.FieldErrorf(field, "{"+field+"}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
 		}
 	}
-	rt, err := rule.Router(m, Setting{Candidates: cand, Reference: ref, Costs: costs, Calibration: CalibrationOf(ck),
+	rt, err := rule.Router(m, route.Setting{Candidates: cand, Reference: ref, Costs: costs, Calibration: route.CalibrationOf(ck),
 		Domain: req.Domain, KeepOutOfDomain: req.KeepOutOfDomain})
 	if err != nil {
 		return nil, "", err
@@ -117,24 +122,24 @@ func Build(ck *checkpoint.Checkpoint, req Request) (*Router, string, error) {
 }
 
 // rule is the rule req names, and why it applies.
-func (req Request) rule(ck *checkpoint.Checkpoint) (Rule, string, error) {
+func (req Request) rule(ck *checkpoint.Checkpoint) (route.Rule, string, error) {
 	if req.Name != "" {
-		r, err := NewRule(req.Name, req.Param, req.Among, req.Default)
+		r, err := route.NewRule(req.Name, req.Param, req.Among, req.Default)
 		return r, "given", err
 	}
-	r, why, err := Resolve(req.Spec, ck.Manifest.Routing)
+	r, why, err := route.Resolve(req.Spec, ck.Manifest.Routing)
 	switch {
 	case err == nil:
 		return r, why, nil
-	case req.Spec == "" || req.Spec == RuleDefault:
-		return Rule{}, "", fmt.Errorf("%s: %w", ck.Where(), err)
+	case req.Spec == "" || req.Spec == route.RuleDefault:
+		return route.Rule{}, "", fmt.Errorf("%s: %w", ck.Where(), err)
 	}
-	return Rule{}, "", model.FieldErrorf("Rule", "{Rule}: %v (or default: the checkpoint's)", err)
+	return route.Rule{}, "", model.FieldErrorf("Rule", "{Rule}: %v (or default: the checkpoint's)", err)
 }
 
 // candidates are the rows of M that req names, or every model it may route
 // to; each priced when the rule weighs cost (costs not nil).
-func (req Request) candidates(m *model.JEIRT, rule Rule, costs []float64, recorded bool) ([]int, error) {
+func (req Request) candidates(m *model.JEIRT, rule route.Rule, costs []float64, recorded bool) ([]int, error) {
 	unpriced := func(i int) bool { return costs != nil && math.IsNaN(costs[i]) }
 	noPrice := func(i int) error {
 		if recorded {
