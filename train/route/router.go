@@ -48,9 +48,10 @@ type Router struct {
 	// rules compare and the choices report.
 	Calibration *Calibration
 
-	// Set by Rule.Router: the rule applied and its kind, which chooses.
-	applied Rule
-	kind    *kind
+	// Set by Rule.Router: the rule as asked, as applied (the margin's
+	// default named) and its kind, which chooses.
+	requested, applied Rule
+	kind               *kind
 }
 
 var posInf = math.Inf(1)
@@ -92,6 +93,10 @@ func (r *Router) Rule() string {
 	}
 	return RuleMaxP
 }
+
+// Requested is the rule Rule.Router was asked for (the zero Rule for a
+// Router built by hand).
+func (r *Router) Requested() Rule { return r.requested }
 
 // Applied is the rule Rule.Router built the router for, its margin's
 // default model named (the zero Rule for a Router built by hand).

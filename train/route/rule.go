@@ -108,6 +108,15 @@ func Rules() []RuleInfo {
 	return out
 }
 
+// ParamHelp says what the parameter of rule name does, for the flag that
+// sets it ("" for a rule without one).
+func ParamHelp(name string) string {
+	if k := kindOf(name); k != nil {
+		return k.help
+	}
+	return ""
+}
+
 // RuleNames is "best-single, max-p, ... or lambda".
 func RuleNames() string {
 	var names []string
@@ -395,7 +404,7 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 	if r.Name == RuleMargin {
 		applied.Default = m.Models[rt.Default]
 	}
-	rt.applied, rt.kind = applied, k
+	rt.requested, rt.applied, rt.kind = r, applied, k
 	if err := rt.Check(); err != nil {
 		return nil, err
 	}

@@ -141,10 +141,10 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		sopt.Reference = route.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
 		sopt.Calibration = route.CalibrationOf(ck)
-		sopt.Default = &rule
-		if rule.WeighsCost() && sopt.Costs == nil {
-			sopt.Costs = ck.RecordedCosts()
+		if rule, sopt.Costs, err = recordedDefault(ck, sopt.Costs, sopt.Reference); err != nil {
+			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
 		}
+		sopt.Default = &rule
 		rules[rule.String()]++
 		dim := enc.Dim()
 		vecs := func(r *model.Responses) [][]float32 {

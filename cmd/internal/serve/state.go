@@ -194,28 +194,24 @@ func (st *state) request(p RouteParams) (router.Request, error) {
 		}
 	}
 	req.Name, req.Among, req.Default = name, p.Shortlist, p.Default
-	switch name {
-	case route.RuleShortlist:
+	field := ruleInfo(name).Field
+	if param := p.param(field); param != nil {
+		req.Param = *param
+	}
+	if field == "Shortlist" { // the shortlist's k, not the candidates of another rule
 		if p.Shortlist > 0 {
 			k := float64(p.Shortlist)
 			req.Param = &k
 		}
 		req.Among = 0
-	case route.RuleMinP:
-		req.Param = p.MinP
-	case route.RuleLambda:
-		req.Param = p.Lambda
-	case route.RuleMargin:
-		req.Param = p.Margin
 	}
-	switch {
-	case name != route.RuleMinP && p.MinP != nil:
-		return req, badField("min_p", "min_p belongs to rule min-p, not %s", name)
-	case name != route.RuleLambda && p.Lambda != nil:
-		return req, badField("lambda", "lambda belongs to rule lambda, not %s", name)
-	case name != route.RuleMargin && p.Margin != nil && *p.Margin != 0:
-		return req, badField("margin", "margin belongs to rule margin, not %s", name)
-	case p.Default != "" && name != route.RuleMargin:
+	// A rule's parameter given to another rule.
+	for _, r := range route.Rules() {
+		if param := p.param(r.Field); param != nil && *param != nil && r.Field != field && !(r.Field == "Margin" && **param == 0) {
+			return req, badField(requestFields[r.Field], "%s belongs to rule %s, not %s", requestFields[r.Field], r.Name, name)
+		}
+	}
+	if p.Default != "" && name != route.RuleMargin {
 		return req, badField("default", "default is the margin rule's default model")
 	}
 	return req, nil
