@@ -69,8 +69,21 @@ type kind struct {
 	apply func(r Rule, rt *Router, ref []float64) error
 	// choose picks among ps (sorted, highest P first) and says why.
 	choose func(rt *Router, ps []ModelP) (best int, fallback bool, why string)
-	// order is the rule's place in listings (GET /v1/models, errors).
-	order int
+	// order is the rule's place in listings (GET /v1/models, errors) and
+	// in route eval's points; cvRank its place among the rules
+	// CrossValidation scores (Choose prefers the earlier on a tie).
+	order, cvRank int
+	// sweep is the rule's points in route eval (o's grid for it; span is
+	// the range of the candidates' costs, for a rule that weighs cost).
+	sweep func(o RouteEvalOptions, span float64) ([]sweepPoint, error)
+}
+
+// sweepPoint is one point of a rule's sweep in route eval: its label (the
+// rule column), its parameter and the rule it applies.
+type sweepPoint struct {
+	label string
+	param float64
+	rule  Rule
 }
 
 var kinds []*kind

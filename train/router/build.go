@@ -1,7 +1,8 @@
 // Package router builds a checkpoint's router: Build takes a checkpoint
 // and a Request (the rule, the candidates, their prices) and returns the
-// route.Router, with every check once. jeirt route, route eval's default
-// row and serve all call it.
+// route.Router, with every check once; jeirt route, route eval's default
+// row and serve all call it. Reference and CalibrationOf read what the
+// checkpoint's routing block records for it (the ranking, the calibration).
 package router
 
 import (
@@ -47,7 +48,7 @@ type Request struct {
 	// PricedOnly, without Models, leaves the unpriced models out of a rule
 	// that weighs cost instead of refusing them.
 	PricedOnly bool
-	// Reference ranks the models (nil: route.Reference of the checkpoint).
+	// Reference ranks the models (nil: Reference of the checkpoint).
 	Reference []float64
 	// Domain is the out-of-domain check (nil: none); KeepOutOfDomain keeps
 	// the rule's choice for the questions it flags.
@@ -94,7 +95,7 @@ func Build(ck *checkpoint.Checkpoint, req Request) (*route.Router, string, error
 	}
 	ref := req.Reference
 	if ref == nil {
-		ref = route.Reference(ck)
+		ref = Reference(ck)
 	}
 	if rule.Default != "" {
 		field := "Default"
@@ -113,7 +114,7 @@ func Build(ck *checkpoint.Checkpoint, req Request) (*route.Router, string, error
 			return nil, "", model.FieldErrorf(field, "{"+field+"}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
 		}
 	}
-	rt, err := rule.Router(m, route.Setting{Candidates: cand, Reference: ref, Costs: costs, Calibration: route.CalibrationOf(ck),
+	rt, err := rule.Router(m, route.Setting{Candidates: cand, Reference: ref, Costs: costs, Calibration: CalibrationOf(ck),
 		Domain: req.Domain, KeepOutOfDomain: req.KeepOutOfDomain})
 	if err != nil {
 		return nil, "", err

@@ -3,10 +3,12 @@ package router
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/train/route"
 )
 
 // fixture is a checkpoint whose question (1, 0) has ‖q‖ = 1, so model i
@@ -106,5 +108,30 @@ func TestBuildErrors(t *testing.T) {
 	bad.Manifest.Routing.Rule, bad.Manifest.Routing.Param = "best", nil
 	if _, _, err := Build(bad, Request{}); err == nil || err.Error() != `the checkpoint: routing.rule "best": want best-single, max-p, shortlist, margin, min-p or lambda` {
 		t.Errorf("a broken recorded rule: %v", err)
+	}
+}
+
+// A checkpoint's recorded calibration and ranking: a model the routing
+// block does not know (added later) takes its mean predicted P as its
+// accuracy, and ranks last.
+func TestCalibrationAndReference(t *testing.T) {
+	ck := fixture()
+	ck.Model.Items, ck.Model.Q = []string{"q1"}, q // P on its one question: a 0.9, b 0.75, c 0.6
+	if c := CalibrationOf(ck); c != nil {
+		t.Errorf("a checkpoint without a calibration has one: %+v", c)
+	}
+	rec := ck.Manifest.Routing
+	delete(rec.TrainAccuracy, "c")
+	rec.Calibration = &checkpoint.Calibration{JEIRT: 0.5, Accuracy: 1}
+	c := CalibrationOf(ck)
+	if want := route.AccuracyLogit(route.MeanPredictedP(ck.Model)[2]); c.Prior[2] != want || c.Prior[0] != route.AccuracyLogit(0.5) || c.JEIRT != 0.5 {
+		t.Errorf("priors %v, want c's %v", c.Prior, want)
+	}
+	if ref := Reference(ck); ref[0] != 0.5 || ref[1] != 0.9 || !math.IsInf(ref[2], -1) {
+		t.Errorf("reference %v, want 0.5 0.9 -Inf", ref)
+	}
+	rec.TrainAccuracy = nil
+	if ref, want := Reference(ck), route.MeanPredictedP(ck.Model); !slices.Equal(ref, want) || math.Abs(want[0]-0.9) > 1e-6 {
+		t.Errorf("reference without accuracies %v, want the mean predicted P %v", ref, want)
 	}
 }

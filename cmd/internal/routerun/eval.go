@@ -78,8 +78,8 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt.Reference = route.Reference(ck)
-	opt.Calibration = route.CalibrationOf(ck)
+	opt.Reference = router.Reference(ck)
+	opt.Calibration = router.CalibrationOf(ck)
 	if e.Train != "" {
 		if opt.Reference, err = TrainReference(ck.Model, e.Train, e.TrainRead); err != nil {
 			return err

@@ -104,12 +104,12 @@ func ranks(r route.Rule) bool {
 }
 
 // reference ranks the checkpoint's models: by accuracy on trainPath when
-// given, else as route.Reference says.
+// given, else as router.Reference says.
 func reference(ck *checkpoint.Checkpoint, trainPath string, ro read.Options) ([]float64, error) {
 	if trainPath != "" {
 		return TrainReference(ck.Model, trainPath, ro)
 	}
-	return route.Reference(ck), nil
+	return router.Reference(ck), nil
 }
 
 // flagRule is the rule the rule flags name, for router.Build to check:

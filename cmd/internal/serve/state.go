@@ -30,13 +30,13 @@ type state struct {
 	encMu  *sync.Mutex // serialises Encode for encoders not known to be safe for concurrent use
 	costs  []float64   // per row of M; nil without costs (NaN: a model without a price)
 	ref    []float64   // mean predicted P over the checkpoint's questions (route.MeanPredictedP)
-	rank   []float64   // what ranks the models for routing (route.Reference: the recorded training accuracies, else ref)
+	rank   []float64   // what ranks the models for routing (router.Reference: the recorded training accuracies, else ref)
 	index  map[string]int
 	loaded time.Time
 	// domain is the checkpoint's out-of-domain reference (nil for a
 	// checkpoint written without one).
 	domain *checkpoint.Domain
-	// calib is the calibrated P the checkpoint records (route.CalibrationOf;
+	// calib is the calibrated P the checkpoint records (router.CalibrationOf;
 	// nil: the map's own P).
 	calib *route.Calibration
 }
@@ -58,9 +58,9 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
-	st.rank, st.calib = st.ref, route.CalibrationOf(ck)
+	st.rank, st.calib = st.ref, router.CalibrationOf(ck)
 	if ck.Manifest.Routing != nil {
-		st.rank = route.Reference(ck)
+		st.rank = router.Reference(ck)
 	}
 	if rec := ck.Manifest.Routing; rec != nil {
 		// A checkpoint whose recorded rule no command can apply is refused
