@@ -113,7 +113,8 @@ func (r *Router) ruleKind() *kind {
 
 // Check reports a router that cannot route: no candidates, a candidate out of
 // range, costs of the wrong length or a missing, negative or NaN cost of a
-// candidate. The rule's parameter is its kind's to check (Rule.Router).
+// candidate, or a Router built by hand with a rule's fields set (it applies
+// max-p). The rule's parameter is its kind's to check (Rule.Router).
 func (r *Router) Check() error {
 	n := r.Model.NumModels()
 	if r.Candidates != nil && len(r.Candidates) == 0 || n == 0 {
@@ -144,6 +145,9 @@ func (r *Router) Check() error {
 		if r.Default < 0 || r.Default >= n {
 			return fmt.Errorf("route: default row %d is not a model of the checkpoint (it has %d)", r.Default, n)
 		}
+	}
+	if r.kind == nil && (r.MinP != 0 || r.Lambda != 0 || r.Margin != 0) {
+		return fmt.Errorf("route: a Router built by hand applies max-p, whatever its MinP, Lambda and Margin; make a rule's router with Rule.Router")
 	}
 	return nil
 }

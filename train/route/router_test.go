@@ -116,6 +116,7 @@ func TestRouterCheck(t *testing.T) {
 		{Router{Model: m, Costs: []float64{1}}, "route: 1 costs for 2 models"},
 		{Router{Model: m, Costs: []float64{1, math.NaN()}}, `route: model "b" has no valid cost (got NaN)`},
 		{Router{Model: m, Costs: []float64{1, math.NaN()}, Candidates: []int{0}}, ""},
+		{Router{Model: m, MinP: 0.5}, "route: a Router built by hand applies max-p, whatever its MinP, Lambda and Margin; make a rule's router with Rule.Router"},
 	}
 	for _, c := range cases {
 		err := c.rt.Check()

@@ -80,7 +80,7 @@ func TestBuildErrors(t *testing.T) {
 		{"min-p's range", Request{Name: "min-p", Param: f(1.5), Costs: []float64{1, 1, 1}}, "MinP", -1, "rule min-p: min-p 1.5: not in [0, 1]"},
 		{"lambda's range", Request{Name: "lambda", Param: f(math.Inf(1)), Costs: []float64{1, 1, 1}}, "Lambda", -1, "rule lambda: lambda +Inf: want a finite number >= 0"},
 		{"a negative shortlist", Request{Name: "max-p", Among: -1}, "Shortlist", -1, "shortlist -1 must not be negative"},
-		{"an unknown rule", Request{Spec: "best"}, "Rule", -1, `rule: rule "best": unknown rule "best": want best-single, max-p, shortlist, margin, min-p or lambda (or default: the checkpoint's)`},
+		{"an unknown rule", Request{Spec: "best"}, "Rule", -1, `rule: rule "best": unknown rule "best": want ` + route.RuleNames() + ` (or default: the checkpoint's)`},
 		{"an unknown model", Request{Models: []string{"a", "zz"}}, "Models", 1, `models: "zz" is not a model of the checkpoint (it has 3: a, b, c)`},
 		{"no model", Request{Models: []string{}}, "Models", -1, "models names no model"},
 		{"a model not allowed", Request{Spec: "max-p", Models: []string{"a", "b"}, Allowed: func(n string) bool { return n == "a" }, AllowedWhy: "has no upstream"}, "Models", 1, `model "b" has no upstream`},
@@ -106,7 +106,7 @@ func TestBuildErrors(t *testing.T) {
 	// A checkpoint whose recorded rule cannot be applied names its file.
 	bad := fixture()
 	bad.Manifest.Routing.Rule, bad.Manifest.Routing.Param = "best", nil
-	if _, _, err := Build(bad, Request{}); err == nil || err.Error() != `the checkpoint: routing.rule "best": want best-single, max-p, shortlist, margin, min-p or lambda` {
+	if _, _, err := Build(bad, Request{}); err == nil || err.Error() != `the checkpoint: routing.rule "best": want `+route.RuleNames() {
 		t.Errorf("a broken recorded rule: %v", err)
 	}
 }
