@@ -55,31 +55,6 @@ func NewCalibration(w checkpoint.Calibration, acc, fill []float64) *Calibration 
 	return c
 }
 
-// CalibrationOf is the calibration a checkpoint's routing block records,
-// its priors from the recorded training accuracies (a model added later
-// takes its mean predicted P over the checkpoint's questions), or nil: a
-// checkpoint without one routes by the map's P, as before.
-func CalibrationOf(ck *checkpoint.Checkpoint) *Calibration {
-	rt := ck.Manifest.Routing
-	if rt == nil || rt.Calibration == nil {
-		return nil
-	}
-	m := ck.Model
-	acc := make([]float64, m.NumModels())
-	var fill []float64
-	for i, name := range m.Models {
-		v, ok := rt.TrainAccuracy[name]
-		if !ok {
-			v = math.NaN()
-			if fill == nil {
-				fill = MeanPredictedP(m)
-			}
-		}
-		acc[i] = v
-	}
-	return NewCalibration(*rt.Calibration, acc, fill)
-}
-
 // CalibrationCells are out-of-fold predictions: per cell the JE-IRT logit
 // Z, the model's accuracy logit S (AccuracyLogit of its accuracy on the
 // fold's training cells) and the observed score Y in [0, 1].

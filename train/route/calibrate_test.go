@@ -125,17 +125,6 @@ func TestRouterCalibration(t *testing.T) {
 	if err := bad.Check(); err == nil {
 		t.Error("a calibration with 1 prior for 4 models passed Check")
 	}
-	if c := CalibrationOf(&checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Routing: &checkpoint.Routing{Rule: RuleMaxP}}}); c != nil {
-		t.Errorf("a checkpoint without a calibration has one: %+v", c)
-	}
-	// A model the routing block does not know (added later) takes its mean
-	// predicted P as its accuracy.
-	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Routing: &checkpoint.Routing{Rule: RuleMaxP,
-		TrainAccuracy: map[string]float64{"a": 0.6, "b": 0.4, "c": 0}, Calibration: &checkpoint.Calibration{JEIRT: 0.5, Accuracy: 1}}}}
-	c := CalibrationOf(ck)
-	if want := AccuracyLogit(MeanPredictedP(m)[3]); c.Prior[3] != want || c.Prior[0] != AccuracyLogit(0.6) || c.JEIRT != 0.5 {
-		t.Errorf("priors %v, want d's %v", c.Prior, want)
-	}
 }
 
 // noisySet is 200 questions and 4 models whose outcomes do not depend on

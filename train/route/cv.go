@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -249,12 +250,15 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 				rule = Rule{Name: RuleBestSingle, Param: math.NaN()}
 			case p.Policy != "router":
 				continue
-			case p.Rule == "max-p":
-				rule = Rule{Name: RuleMaxP, Param: math.NaN()}
-			case p.Rule == "shortlist" || p.Rule == "lambda" || p.Rule == "margin" && !math.IsInf(p.Param, 1):
-				rule = Rule{Name: p.Rule, Param: p.Param}
-			default:
-				continue
+			default: // a rule's point (not default, margin-val), margin +Inf aside: it is best-single
+				k := kindOf(p.Rule)
+				if k == nil || k.key != "" && math.IsInf(p.Param, 1) {
+					continue
+				}
+				rule = Rule{Name: p.Rule, Param: math.NaN()}
+				if k.key != "" {
+					rule.Param = p.Param
+				}
 			}
 			if len(p.Outcomes) != len(heldItems) {
 				return nil, fmt.Errorf("routing cross-validation, fold %d: %d outcomes for %d questions", f+1, len(p.Outcomes), len(heldItems))
@@ -281,16 +285,11 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 			return nil, err
 		}
 	}
-	// Order: best-single, shortlists, margins (large δ first), max-p, λ.
-	rank := map[string]int{RuleBestSingle: 0, RuleShortlist: 1, RuleMargin: 2, RuleMaxP: 3, RuleLambda: 4}
-	ordered := make([]*tally, 0, len(cands))
-	for want := 0; want <= 4; want++ {
-		for _, t := range cands {
-			if rank[t.rule.Name] == want {
-				ordered = append(ordered, t)
-			}
-		}
-	}
+	// Order: best-single, shortlists, margins (large δ first), max-p, λ: the
+	// rules' cvRank.
+	ordered := slices.SortedStableFunc(slices.Values(cands), func(a, b *tally) int {
+		return kindOf(a.rule.Name).cvRank - kindOf(b.rule.Name).cvRank
+	})
 	// A question's outcome is its mean over the repeats that held it out
 	// (all of them, unless interrupted: then the questions held out so far).
 	mean := func(t *tally) []float64 {

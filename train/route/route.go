@@ -168,13 +168,6 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		routers = append(routers, router{pt: &RoutePoint{Policy: "router", Rule: label, Param: param}, rt: *rt, shortlist: t})
 		return &routers[len(routers)-1], nil
 	}
-	margin := func(delta float64) Rule { // +Inf: always the default, best-single
-		if math.IsInf(delta, 1) {
-			return Rule{Name: RuleBestSingle, Param: math.NaN()}
-		}
-		return Rule{Name: RuleMargin, Param: delta}
-	}
-	var err error
 	if d := opt.Default; d != nil {
 		if opt.OutOfDomain != nil && len(opt.OutOfDomain) != r.NumItems() {
 			return nil, fmt.Errorf("route eval: %d out-of-domain flags for %d items", len(opt.OutOfDomain), r.NumItems())
@@ -188,67 +181,28 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		}
 		def.pt.Spec, def.ood = d.String(), opt.OutOfDomain != nil
 	}
-	if _, err = add("max-p", math.NaN(), Rule{Name: RuleMaxP, Param: math.NaN()}); err != nil {
-		return nil, err
-	}
-	shortlists := opt.Shortlists
-	if shortlists == nil {
-		shortlists = DefaultShortlists
-	}
-	for _, t := range shortlists {
-		if t < 1 {
-			return nil, fmt.Errorf("route eval: shortlist %d must be at least 1", t)
-		}
-		if _, err = add("shortlist", float64(t), Rule{Name: RuleShortlist, Param: float64(t)}); err != nil {
-			return nil, err
-		}
-	}
-	if opt.TunedMargin != nil {
-		if _, err = add("margin-val", *opt.TunedMargin, margin(*opt.TunedMargin)); err != nil {
-			return nil, err
-		}
-	}
-	margins := opt.Margins
-	if margins == nil {
-		margins = DefaultMargins
-	}
-	if !slices.Contains(margins, math.Inf(1)) {
-		margins = append(slices.Clip(margins), math.Inf(1))
-	}
-	for _, v := range margins {
-		if !(v >= 0) {
-			return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
-		}
-		if _, err = add("margin", v, margin(v)); err != nil {
-			return nil, err
-		}
-	}
+	span := 1.0 // the candidates' cost range, for the grids of the rules that weigh cost
 	if costs != nil {
-		minP := opt.MinP
-		if minP == nil {
-			minP = DefaultMinP
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, k := range cand {
+			lo, hi = math.Min(lo, costs[k]), math.Max(hi, costs[k])
 		}
-		for _, v := range minP {
-			if _, err = add("min-p", v, Rule{Name: RuleMinP, Param: v}); err != nil {
-				return nil, err
-			}
+		if hi > lo {
+			span = hi - lo
 		}
-		lambda := opt.Lambda
-		if lambda == nil {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, k := range cand {
-				lo, hi = math.Min(lo, costs[k]), math.Max(hi, costs[k])
-			}
-			span := hi - lo
-			if span <= 0 {
-				span = 1
-			}
-			for _, s := range DefaultLambdaScale {
-				lambda = append(lambda, s/span)
-			}
+	}
+	// Each rule's sweep, in the rules' order (a rule that weighs cost only
+	// with costs).
+	for _, k := range slices.SortedStableFunc(slices.Values(kinds), func(a, b *kind) int { return a.order - b.order }) {
+		if k.sweep == nil || k.costs && costs == nil {
+			continue
 		}
-		for _, v := range lambda {
-			if _, err = add("lambda", v, Rule{Name: RuleLambda, Param: v}); err != nil {
+		pts, err := k.sweep(opt, span)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pts {
+			if _, err := add(p.label, p.param, p.rule); err != nil {
 				return nil, err
 			}
 		}

@@ -11,15 +11,10 @@ import (
 
 // Router picks, for a question embedding q, the model of a JE-IRT checkpoint
 // to send the question to, from P_i = σ(q·m_i/‖q‖ − ‖q‖) for every candidate
-// model i:
-//
-//   - without costs: the model with the highest P;
-//   - with costs and Lambda = 0: the cheapest model whose P is at least MinP,
-//     or, when none reaches MinP, the highest P (Choice.Fallback says so);
-//   - with costs and Lambda > 0: the highest P − Lambda·cost;
-//   - without costs and Margin > 0: the Default model, unless the highest-P
-//     candidate beats the Default's P by at least Margin (then that one).
-//     Margin 0 is the max-P rule and Margin +Inf always takes the Default.
+// model i, by its rule: one of Rules, each a kind in a file rule_NAME.go
+// that sets the fields below (MinP, Lambda, Margin, Default) and chooses.
+// Build (or Rule.Router) makes one; a Router built by hand applies max-p,
+// the highest P among its Candidates.
 //
 // Ties go to the cheaper model, then the higher P, then the lower row of M,
 // so a choice is reproducible.
@@ -53,9 +48,10 @@ type Router struct {
 	// rules compare and the choices report.
 	Calibration *Calibration
 
-	// Set by Rule.Router: the rule applied and its kind, which chooses.
-	applied Rule
-	kind    *kind
+	// Set by Rule.Router: the rule as asked, as applied (the margin's
+	// default named) and its kind, which chooses.
+	requested, applied Rule
+	kind               *kind
 }
 
 var posInf = math.Inf(1)
@@ -71,9 +67,8 @@ type ModelP struct {
 type Choice struct {
 	ModelP
 	// Rule is the rule that chose: the spec of the Router's rule
-	// (shortlist?k=3, margin?delta=0.05&default=gpt-4o; for a Router
-	// built by hand "max-p", "margin", "min-p" or "lambda"), or
-	// "out-of-domain".
+	// (shortlist?k=3, margin?delta=0.05&default=gpt-4o; "max-p" for a
+	// Router built by hand), or "out-of-domain".
 	Rule string
 	// Reason says why the rule chose this model.
 	Reason string
@@ -91,30 +86,35 @@ type Choice struct {
 }
 
 // Rule names the rule Route applies: the spec of the rule Rule.Router
-// built it for, else what its fields make.
+// built it for; a Router built by hand applies max-p.
 func (r *Router) Rule() string {
 	if r.kind != nil {
 		return r.applied.String()
 	}
-	return r.mechanism()
+	return RuleMaxP
 }
 
-func (r *Router) mechanism() string {
-	switch {
-	case r.Costs == nil && r.Margin > 0:
-		return "margin"
-	case r.Costs == nil:
-		return "max-p"
-	case r.Lambda > 0:
-		return "lambda"
-	default:
-		return "min-p"
+// Requested is the rule Rule.Router was asked for (the zero Rule for a
+// Router built by hand).
+func (r *Router) Requested() Rule { return r.requested }
+
+// Applied is the rule Rule.Router built the router for, its margin's
+// default model named (the zero Rule for a Router built by hand).
+func (r *Router) Applied() Rule { return r.applied }
+
+// ruleKind is the kind that chooses: the rule's, max-p for a Router built
+// by hand.
+func (r *Router) ruleKind() *kind {
+	if r.kind == nil {
+		return kindOf(RuleMaxP)
 	}
+	return r.kind
 }
 
 // Check reports a router that cannot route: no candidates, a candidate out of
 // range, costs of the wrong length or a missing, negative or NaN cost of a
-// candidate.
+// candidate, or a Router built by hand with a rule's fields set (it applies
+// max-p). The rule's parameter is its kind's to check (Rule.Router).
 func (r *Router) Check() error {
 	n := r.Model.NumModels()
 	if r.Candidates != nil && len(r.Candidates) == 0 || n == 0 {
@@ -138,15 +138,6 @@ func (r *Router) Check() error {
 			}
 		}
 	}
-	if !(r.MinP >= 0 && r.MinP <= 1) {
-		return fmt.Errorf("route: min-p %v is not in [0, 1]", r.MinP)
-	}
-	if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
-		return fmt.Errorf("route: lambda %v must be a non-negative number", r.Lambda)
-	}
-	if !(r.Margin >= 0) {
-		return fmt.Errorf("route: margin %v must be a non-negative number (or +Inf)", r.Margin)
-	}
 	if r.Margin > 0 {
 		if r.Costs != nil {
 			return fmt.Errorf("route: the margin rule does not weigh cost; use it without costs")
@@ -154,6 +145,9 @@ func (r *Router) Check() error {
 		if r.Default < 0 || r.Default >= n {
 			return fmt.Errorf("route: default row %d is not a model of the checkpoint (it has %d)", r.Default, n)
 		}
+	}
+	if r.kind == nil && (r.MinP != 0 || r.Lambda != 0 || r.Margin != 0) {
+		return fmt.Errorf("route: a Router built by hand applies max-p, whatever its MinP, Lambda and Margin; make a rule's router with Rule.Router")
 	}
 	return nil
 }
@@ -235,21 +229,8 @@ func (r *Router) Choose(ps []ModelP) Choice {
 	}
 	sort.Slice(ps, func(x, y int) bool { return less(ps[x], ps[y]) })
 	ch := Choice{Rule: r.Rule(), Ranked: ps, Distance: math.NaN()}
-	var best int
-	if r.kind != nil {
-		best, ch.Fallback, ch.Reason = r.kind.choose(r, ps)
-	} else {
-		switch ch.Rule {
-		case "max-p":
-		case "margin":
-			best = pickMargin(ps, r.Default, r.Margin)
-		case "lambda":
-			best = pickLambda(ps, r.Lambda)
-		case "min-p":
-			best, ch.Fallback = pickMinP(ps, r.MinP)
-		}
-	}
-	ch.ModelP = ps[best]
+	best, fallback, why := r.ruleKind().choose(r, ps)
+	ch.ModelP, ch.Fallback, ch.Reason = ps[best], fallback, why
 	return ch
 }
 

@@ -55,6 +55,11 @@ type kind struct {
 	// when a spec leaves it out (NaN: it must be given, as example shows).
 	key, example string
 	def          float64
+	// field names the parameter as a request's setting (MinP, Lambda,
+	// Margin, Shortlist): the field of its errors (model.FieldError).
+	field string
+	// help says what the parameter does, for the flag that sets it.
+	help string
 	// check reports a parameter value the rule cannot take.
 	check func(v float64) error
 	// costs says the rule weighs cost: the router needs the models' prices.
@@ -64,8 +69,21 @@ type kind struct {
 	apply func(r Rule, rt *Router, ref []float64) error
 	// choose picks among ps (sorted, highest P first) and says why.
 	choose func(rt *Router, ps []ModelP) (best int, fallback bool, why string)
-	// order is the rule's place in listings (GET /v1/models, errors).
-	order int
+	// order is the rule's place in listings (GET /v1/models, errors) and
+	// in route eval's points; cvRank its place among the rules
+	// CrossValidation scores (Choose prefers the earlier on a tie).
+	order, cvRank int
+	// sweep is the rule's points in route eval (o's grid for it; span is
+	// the range of the candidates' costs, for a rule that weighs cost).
+	sweep func(o RouteEvalOptions, span float64) ([]sweepPoint, error)
+}
+
+// sweepPoint is one point of a rule's sweep in route eval: its label (the
+// rule column), its parameter and the rule it applies.
+type sweepPoint struct {
+	label string
+	param float64
+	rule  Rule
 }
 
 var kinds []*kind
@@ -89,15 +107,27 @@ type RuleInfo struct {
 	Costs bool    // it weighs cost
 	// Example is a value of a required parameter, for listings and errors.
 	Example string
+	// Field names the parameter as a request's setting (MinP, Lambda,
+	// Margin, Shortlist; "" for none), Help what it does.
+	Field, Help string
 }
 
 // Rules lists every rule, in their order.
 func Rules() []RuleInfo {
 	var out []RuleInfo
 	for _, k := range slices.SortedStableFunc(slices.Values(kinds), func(a, b *kind) int { return a.order - b.order }) {
-		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, Example: k.example})
+		out = append(out, RuleInfo{Name: k.name, Key: k.key, Def: k.def, Costs: k.costs, Example: k.example, Field: k.field, Help: k.help})
 	}
 	return out
+}
+
+// ParamHelp says what the parameter of rule name does, for the flag that
+// sets it ("" for a rule without one).
+func ParamHelp(name string) string {
+	if k := kindOf(name); k != nil {
+		return k.help
+	}
+	return ""
 }
 
 // RuleNames is "best-single, max-p, ... or lambda".
@@ -222,31 +252,33 @@ func paramNames(k *kind) string {
 
 // NewRule is the rule name with parameter param (nil: the rule's default),
 // among the T best-ranked candidates (0: all) and, for the margin rule, the
-// default model def, checked as ParseRule checks a spec.
+// default model def, checked as ParseRule checks a spec. Its errors are
+// model.FieldErrors on the setting at fault (Rule, the parameter's
+// RuleInfo.Field, Shortlist, Default).
 func NewRule(name string, param *float64, among int, def string) (Rule, error) {
 	k := kindOf(name)
 	if k == nil {
-		return Rule{}, fmt.Errorf("unknown rule %q: want %s", name, RuleNames())
+		return Rule{}, model.FieldErrorf("Rule", "unknown rule %q: want %s", name, RuleNames())
 	}
 	r := Rule{Name: name, Param: math.NaN(), Among: among, Default: def}
 	switch {
 	case param != nil && k.key == "":
-		return Rule{}, fmt.Errorf("rule %s takes no parameter", name)
+		return Rule{}, model.FieldErrorf("Rule", "rule %s takes no parameter", name)
 	case param != nil:
 		if err := k.check(*param); err != nil {
-			return Rule{}, fmt.Errorf("rule %s: %s %v: %v", name, k.key, *param, err)
+			return Rule{}, model.FieldErrorf(k.field, "rule %s: {%s} %v: %v", name, k.field, *param, err)
 		}
 		r.Param = *param
 	case k.key != "" && math.IsNaN(k.def):
-		return Rule{}, fmt.Errorf("rule %s needs its %s", name, k.key)
+		return Rule{}, model.FieldErrorf(k.field, "rule %s needs its %s, for example %s", name, k.key, k.example)
 	case k.key != "":
 		r.Param = k.def
 	}
 	if among < 0 {
-		return Rule{}, fmt.Errorf("rule %s: shortlist %d must not be negative", name, among)
+		return Rule{}, model.FieldErrorf("Shortlist", "{Shortlist} %d must not be negative", among)
 	}
 	if def != "" && name != RuleMargin {
-		return Rule{}, fmt.Errorf("rule %s: a default model belongs to the margin rule", name)
+		return Rule{}, model.FieldErrorf("Default", "rule %s: a default model belongs to the margin rule", name)
 	}
 	return r.normal(), nil
 }
@@ -275,7 +307,7 @@ func Recorded(rt *checkpoint.Routing) (Rule, error) {
 	}
 	r, err := NewRule(rt.Rule, rt.Param, 0, "")
 	if err != nil {
-		return Rule{}, fmt.Errorf("routing.param %v: %w", *rt.Param, err)
+		return Rule{}, fmt.Errorf("routing.param %v: %v", *rt.Param, err) // the checkpoint's field, not a setting
 	}
 	return r, recordedCosts(r, rt)
 }
@@ -349,6 +381,11 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 	if k == nil {
 		return nil, fmt.Errorf("route: unknown rule %q: want %s", r.Name, RuleNames())
 	}
+	if k.key != "" {
+		if err := k.check(r.Param); err != nil {
+			return nil, fmt.Errorf("route: rule %s: %s %v: %w", r.Name, k.key, r.Param, err)
+		}
+	}
 	rt := &Router{Model: m, Candidates: s.Candidates, Calibration: s.Calibration, Domain: s.Domain, KeepOutOfDomain: s.KeepOutOfDomain}
 	ref := s.Reference
 	if ref == nil {
@@ -380,7 +417,7 @@ func (r Rule) Router(m *model.JEIRT, s Setting) (*Router, error) {
 	if r.Name == RuleMargin {
 		applied.Default = m.Models[rt.Default]
 	}
-	rt.applied, rt.kind = applied, k
+	rt.requested, rt.applied, rt.kind = r, applied, k
 	if err := rt.Check(); err != nil {
 		return nil, err
 	}

@@ -11,12 +11,39 @@ import (
 // least D. A named default is also where out-of-domain queries go (Best):
 // the model the user trusts when the map cannot be.
 func init() {
-	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), example: "0.05", order: 4,
+	register(&kind{name: RuleMargin, key: "delta", def: math.NaN(), example: "0.05", order: 4, cvRank: 2, field: "Margin",
+		help: "without --costs: leave the default model only for a model whose P beats its P by at least this (inf: never)",
 		check: func(v float64) error {
 			if !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("want a finite number >= 0 (best-single is the margin without end)")
 			}
 			return nil
+		},
+		sweep: func(o RouteEvalOptions, _ float64) ([]sweepPoint, error) {
+			rule := func(delta float64) Rule { // +Inf: always the default, best-single
+				if math.IsInf(delta, 1) {
+					return Rule{Name: RuleBestSingle, Param: math.NaN()}
+				}
+				return Rule{Name: RuleMargin, Param: delta}
+			}
+			var out []sweepPoint
+			if o.TunedMargin != nil {
+				out = append(out, sweepPoint{"margin-val", *o.TunedMargin, rule(*o.TunedMargin)})
+			}
+			margins := o.Margins
+			if margins == nil {
+				margins = DefaultMargins
+			}
+			if !slices.Contains(margins, math.Inf(1)) {
+				margins = append(slices.Clip(margins), math.Inf(1))
+			}
+			for _, v := range margins {
+				if !(v >= 0) {
+					return nil, fmt.Errorf("route eval: margin %v must be a non-negative number (or +Inf)", v)
+				}
+				out = append(out, sweepPoint{RuleMargin, v, rule(v)})
+			}
+			return out, nil
 		},
 		apply: func(r Rule, rt *Router, _ []float64) error {
 			rt.Margin, rt.Default = r.Param, rt.Best

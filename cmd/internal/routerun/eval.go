@@ -17,6 +17,7 @@ import (
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 )
 
 // EvalRun is jeirt route eval: it scores the router on held-out responses
@@ -77,8 +78,8 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt.Reference = route.Reference(ck)
-	opt.Calibration = route.CalibrationOf(ck)
+	opt.Reference = router.Reference(ck)
+	opt.Calibration = router.CalibrationOf(ck)
 	if e.Train != "" {
 		if opt.Reference, err = TrainReference(ck.Model, e.Train, e.TrainRead); err != nil {
 			return err
@@ -118,14 +119,11 @@ func (e EvalRun) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if rec := ck.Manifest.Routing; rec != nil {
-		rule, err := route.Recorded(rec)
+		rule, costs, err := recordedDefault(ck, opt.Costs, opt.Reference)
 		if err != nil {
-			return fmt.Errorf("%s: %w", ck.Where(), err)
+			return fmt.Errorf("route eval: %w", err)
 		}
-		opt.Default = &rule
-		if rule.WeighsCost() && opt.Costs == nil {
-			opt.Costs = ck.RecordedCosts()
-		}
+		opt.Default, opt.Costs = &rule, costs
 		log.Printf("route eval: the checkpoint's default rule is %s (%s); it is the row router,default,%s", rule, rec.Why, rule)
 	} else {
 		log.Printf("route eval: the checkpoint records no default rule (written before jeirt chose one): no router,default row")
@@ -375,4 +373,19 @@ func WriteSummary(w io.Writer, pts []route.RoutePoint, splits int) {
 		}
 		fmt.Fprintf(w, "%-18s %-12s %-16s %8.4f %7s %9s %8s %17s %5s %6d\n", p.Policy, p.Rule, param, p.Accuracy, se, cost, vs, ci, wl, p.Items)
 	}
+}
+
+// recordedDefault is the checkpoint's recorded default rule as router.Build
+// makes it a router (the row router,default of route eval), and the prices
+// route eval then scores every rule with: costs, else, for a default rule
+// that weighs cost, the checkpoint's recorded ones.
+func recordedDefault(ck *checkpoint.Checkpoint, costs, ref []float64) (route.Rule, []float64, error) {
+	rt, _, err := router.Build(ck, router.Request{Spec: route.RuleDefault, Costs: costs, RecordedCosts: true, PricedOnly: true, Reference: ref})
+	if err != nil {
+		return route.Rule{}, nil, err
+	}
+	if costs == nil {
+		costs = rt.Costs
+	}
+	return rt.Requested(), costs, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 )
 
 // RouterOptions are the flags of jeirt route that choose the routing rule.
@@ -48,13 +48,13 @@ type RuleNote struct {
 	Why  string // where it comes from
 }
 
-// NewRouter builds the router of checkpoint ck that o describes, checking
-// every option against the checkpoint (errors name the flag): the rule of
-// --rule, of the rule flags, or the checkpoint's recorded default, made a
-// router by route.Rule.Router. The models are ranked (best-single, the
-// shortlist, the margin's default model, the fallback of out-of-domain
-// queries) by their accuracy on o.Train, else by the training accuracies
-// the checkpoint recorded, else by their mean predicted P.
+// NewRouter builds the router of checkpoint ck that o describes with
+// router.Build, checking every option against the checkpoint (errors name
+// the flag): the rule of --rule, of the rule flags, or the checkpoint's
+// recorded default. The models are ranked (best-single, the shortlist, the
+// margin's default model, the fallback of out-of-domain queries) by their
+// accuracy on o.Train, else by the training accuracies the checkpoint
+// recorded, else by their mean predicted P.
 func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleNote, error) {
 	ref, err := reference(ck, o.Train, o.TrainRead)
 	if err != nil {
@@ -64,64 +64,35 @@ func NewRouter(ck *checkpoint.Checkpoint, o RouterOptions) (*route.Router, RuleN
 	if o.Rule != "" && flagged {
 		return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule} %s names the rule; drop {Margin}, {Shortlist}, {MinP}, {Lambda} and {Default}", o.Rule)
 	}
-	set := route.Setting{Reference: ref, Calibration: route.CalibrationOf(ck), KeepOutOfDomain: o.KeepOutOfDomain}
-	if set.Candidates, err = candidates(ck.Model, o.Models); err != nil {
-		return nil, RuleNote{}, err
-	}
-	var fileCosts []float64 // --costs, checked whatever the rule
-	if o.Costs != "" {
-		if fileCosts, err = readCosts(ck.Model, o.Costs, set.Candidates); err != nil {
-			return nil, RuleNote{}, err
-		}
-	}
-	var rule route.Rule
-	var why string
-	if o.Rule != "" || !flagged && o.Costs == "" {
-		rule, why, err = route.Resolve(o.Rule, ck.Manifest.Routing)
+	req := router.Request{Spec: o.Rule, Models: o.Models, Reference: ref, RecordedCosts: true, KeepOutOfDomain: o.KeepOutOfDomain}
+	if o.Costs != "" { // --costs, checked whatever the rule
+		cand, err := candidates(ck.Model, o.Models)
 		if err != nil {
-			if o.Rule == "" || o.Rule == route.RuleDefault {
-				return nil, RuleNote{}, fmt.Errorf("%s: %w", ck.Where(), err)
-			}
-			return nil, RuleNote{}, model.FieldErrorf("Rule", "route: {Rule}: %v (or default: the checkpoint's)", err)
-		}
-		if why == "given" {
-			why = "given by --rule"
-		}
-		if o.Train != "" && !ranks(rule) && ck.Manifest.Routing == nil {
-			return nil, RuleNote{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or a recorded default rule; the checkpoint records none, so it needs {Margin} or {Shortlist}")
-		}
-	} else {
-		if rule, err = flagRule(o); err != nil {
 			return nil, RuleNote{}, err
 		}
-		why = "given by the flags"
+		if req.Costs, err = readCosts(ck.Model, o.Costs, cand); err != nil {
+			return nil, RuleNote{}, err
+		}
 	}
-	if set.Costs, err = ruleCosts(ck, rule, fileCosts, set.Candidates); err != nil {
+	why := "given by --rule"
+	if o.Rule == "" && (flagged || o.Costs != "") {
+		if req.Name, req.Param, err = flagRule(o); err != nil {
+			return nil, RuleNote{}, err
+		}
+		req.Among, req.Default, why = o.Shortlist, o.Default, "given by the flags"
+	}
+	if req.Domain, err = domain(ck); err != nil {
 		return nil, RuleNote{}, err
 	}
-	if rule.Default != "" {
-		field := "Default" // the flag, or --rule's default=
-		if o.Default == "" {
-			field = "Rule"
-		}
-		i := indexOfName(ck.Model.Models, rule.Default)
-		if i < 0 {
-			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not a model of the checkpoint (it has %d: %s)", rule.Default, ck.Model.NumModels(), ShortList(ck.Model.Models, 5))
-		}
-		in := set.Candidates
-		if rule.Among > 0 {
-			in = route.Shortlist(ref, in, rule.Among)
-		}
-		if !slices.Contains(in, i) {
-			return nil, RuleNote{}, model.FieldErrorf(field, "route: {"+field+"}: %q is not one of the candidates ({Models}, {Shortlist})", rule.Default)
-		}
-	}
-	if set.Domain, err = domain(ck); err != nil {
-		return nil, RuleNote{}, err
-	}
-	rt, err := rule.Router(ck.Model, set)
+	rt, built, err := router.Build(ck, req)
 	if err != nil {
-		return nil, RuleNote{}, err
+		return nil, RuleNote{}, fmt.Errorf("route: %w", err)
+	}
+	if built != "given" {
+		why = built
+	}
+	if o.Train != "" && req.Name == "" && !ranks(rt.Applied()) && ck.Manifest.Routing == nil {
+		return nil, RuleNote{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or a recorded default rule; the checkpoint records none, so it needs {Margin} or {Shortlist}")
 	}
 	return rt, RuleNote{Rule: rt.Rule(), Why: why}, nil
 }
@@ -133,70 +104,55 @@ func ranks(r route.Rule) bool {
 }
 
 // reference ranks the checkpoint's models: by accuracy on trainPath when
-// given, else as route.Reference says.
+// given, else as router.Reference says.
 func reference(ck *checkpoint.Checkpoint, trainPath string, ro read.Options) ([]float64, error) {
 	if trainPath != "" {
 		return TrainReference(ck.Model, trainPath, ro)
 	}
-	return route.Reference(ck), nil
+	return router.Reference(ck), nil
 }
 
-// flagRule is the rule the rule flags describe: --costs with --lambda (λ)
-// or --min-p (the cheapest good-enough model), --margin with --default,
-// --shortlist alone or among the models of another rule.
-func flagRule(o RouterOptions) (route.Rule, error) {
-	if o.Shortlist < 0 {
-		return route.Rule{}, model.FieldErrorf("Shortlist", "route: {Shortlist} %d must not be negative", o.Shortlist)
-	}
+// flagRule is the rule the rule flags name, for router.Build to check:
+// --costs with --lambda (λ) or --min-p (the cheapest good-enough model),
+// --margin (inf: best-single) with --default, --shortlist alone or among
+// the models of another rule.
+func flagRule(o RouterOptions) (string, *float64, error) {
 	if o.Default != "" && o.Margin == 0 {
-		return route.Rule{}, model.FieldErrorf("Default", "route: {Default} is the default model of the margin rule; it needs {Margin}")
+		return "", nil, model.FieldErrorf("Default", "route: {Default} is the default model of the margin rule; it needs {Margin}")
 	}
 	if o.Costs == "" {
 		if o.Lambda != 0 {
-			return route.Rule{}, model.FieldErrorf("Lambda", "route: {Lambda} weighs cost; it needs {Costs}")
+			return "", nil, model.FieldErrorf("Lambda", "route: {Lambda} weighs cost; it needs {Costs}")
 		}
 		if o.MinPSet {
-			return route.Rule{}, model.FieldErrorf("MinP", "route: {MinP} picks the cheapest good-enough model; it needs {Costs}")
+			return "", nil, model.FieldErrorf("MinP", "route: {MinP} picks the cheapest good-enough model; it needs {Costs}")
 		}
 	}
 	if o.Margin == 0 && o.Shortlist == 0 && o.Train != "" {
-		return route.Rule{}, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or the checkpoint's default rule, not for {Costs} alone")
+		return "", nil, model.FieldErrorf("Train", "route: {Train} ranks the models for {Margin}, {Shortlist} or the checkpoint's default rule, not for {Costs} alone")
 	}
-	if !(o.Margin >= 0) {
-		return route.Rule{}, model.FieldErrorf("Margin", "route: {Margin} %v must be a non-negative number (or inf)", o.Margin)
+	if !(o.Margin >= 0) { // before inf is read as best-single
+		return "", nil, model.FieldErrorf("Margin", "route: {Margin} %v must be a non-negative number (or inf)", o.Margin)
 	}
 	if o.Margin > 0 && o.Costs != "" {
-		return route.Rule{}, model.FieldErrorf("Margin", "route: {Margin} does not weigh cost; use it without {Costs}")
+		return "", nil, model.FieldErrorf("Margin", "route: {Margin} does not weigh cost; use it without {Costs}")
 	}
 	if o.Default != "" && o.Train != "" {
-		return route.Rule{}, model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
+		return "", nil, model.FieldErrorf("Default", "route: give {Default} or {Train}, not both")
 	}
-	var r route.Rule
-	var err error
 	switch {
 	case o.Costs != "" && o.Lambda != 0:
-		if !(o.Lambda >= 0) || math.IsInf(o.Lambda, 0) {
-			return route.Rule{}, model.FieldErrorf("Lambda", "route: {Lambda} %v must be a non-negative number", o.Lambda)
-		}
-		r, err = route.NewRule(route.RuleLambda, &o.Lambda, o.Shortlist, "")
+		return route.RuleLambda, &o.Lambda, nil
 	case o.Costs != "":
-		if !(o.MinP >= 0 && o.MinP <= 1) {
-			return route.Rule{}, model.FieldErrorf("MinP", "route: {MinP} %v is not in [0, 1]", o.MinP)
-		}
-		r, err = route.NewRule(route.RuleMinP, &o.MinP, o.Shortlist, "")
+		return route.RuleMinP, &o.MinP, nil
 	case math.IsInf(o.Margin, 1) && o.Default != "":
-		return route.Rule{}, model.FieldErrorf("Default", "route: {Margin} inf with {Default} %s always takes %s: choose it with {Models} %s", o.Default, o.Default, o.Default)
+		return "", nil, model.FieldErrorf("Default", "route: {Margin} inf with {Default} %s always takes %s: choose it with {Models} %s", o.Default, o.Default, o.Default)
 	case math.IsInf(o.Margin, 1):
-		r, err = route.NewRule(route.RuleBestSingle, nil, o.Shortlist, "")
+		return route.RuleBestSingle, nil, nil
 	case o.Margin > 0:
-		r, err = route.NewRule(route.RuleMargin, &o.Margin, o.Shortlist, o.Default)
-	default:
-		r, err = route.NewRule(route.RuleMaxP, nil, o.Shortlist, "")
+		return route.RuleMargin, &o.Margin, nil
 	}
-	if err != nil {
-		return route.Rule{}, fmt.Errorf("route: %w", err)
-	}
-	return r, nil
+	return route.RuleMaxP, nil, nil
 }
 
 // domain is the checkpoint's out-of-domain reference (nil for a checkpoint
@@ -248,27 +204,6 @@ func readCosts(m *model.JEIRT, path string, cand []int) ([]float64, error) {
 	for _, i := range cand {
 		if math.IsNaN(costs[i]) {
 			return nil, model.FieldErrorf("Costs", "%s: no cost for model %q (price every model routed to, or choose them with {Models})", path, m.Models[i])
-		}
-	}
-	return costs, nil
-}
-
-// ruleCosts are the prices a rule that weighs cost routes by: --costs
-// (fileCosts), else the checkpoint's recorded ones; nil for another rule.
-func ruleCosts(ck *checkpoint.Checkpoint, rule route.Rule, fileCosts []float64, cand []int) ([]float64, error) {
-	switch {
-	case !rule.WeighsCost():
-		return nil, nil
-	case fileCosts != nil:
-		return fileCosts, nil
-	}
-	costs := ck.RecordedCosts()
-	if costs == nil {
-		return nil, model.FieldErrorf("Costs", "route: rule %s weighs cost; give the prices with {Costs}", rule)
-	}
-	for _, i := range cand {
-		if math.IsNaN(costs[i]) {
-			return nil, model.FieldErrorf("Costs", "route: the checkpoint records no price for model %q (give {Costs}, or choose the models with {Models})", ck.Model.Models[i])
 		}
 	}
 	return costs, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 )
 
 // splitConfig is the training config of every split: Config (or the
@@ -138,13 +139,13 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 		ck := &checkpoint.Checkpoint{Model: fit.Model, Manifest: checkpoint.Manifest{Routing: rec}}
 		m := fit.Model
 		sopt := opt
-		sopt.Reference = route.Reference(ck)
+		sopt.Reference = router.Reference(ck)
 		sopt.BenchmarkReference = BenchmarkReference(m, trainR)
-		sopt.Calibration = route.CalibrationOf(ck)
-		sopt.Default = &rule
-		if rule.WeighsCost() && sopt.Costs == nil {
-			sopt.Costs = ck.RecordedCosts()
+		sopt.Calibration = router.CalibrationOf(ck)
+		if rule, sopt.Costs, err = recordedDefault(ck, sopt.Costs, sopt.Reference); err != nil {
+			return fmt.Errorf("split %d (seed %d): %w", s+1, seed, err)
 		}
+		sopt.Default = &rule
 		rules[rule.String()]++
 		dim := enc.Dim()
 		vecs := func(r *model.Responses) [][]float32 {

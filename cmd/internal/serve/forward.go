@@ -68,7 +68,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 			return s.upstreamError(up, "timeout", "upstream_timeout", "failed: no answer within %v", s.set.UpstreamTimeout)
 		}
 		if r.Context().Err() != nil {
-			return fmt.Errorf("the client went away before upstream %q answered", up.Name)
+			return s.clientLeft(up, "before upstream %q answered", up.Name)
 		}
 		return s.upstreamError(up, "unreachable", "upstream_unreachable", "failed: %s", mask.Mask(err.Error()))
 	}
@@ -98,6 +98,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	if mt != "text/event-stream" {
 		body, err := io.ReadAll(io.LimitReader(br, maxUpstreamBody+1))
 		switch {
+		case err != nil && r.Context().Err() != nil:
+			return s.clientLeft(up, "while upstream %q answered (%d bytes read)", up.Name, len(body))
 		case errors.Is(err, context.DeadlineExceeded):
 			return s.upstreamError(up, "timeout", "upstream_timeout", "did not finish its answer within %v", s.set.UpstreamTimeout)
 		case err != nil:
@@ -126,7 +128,17 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, up Upstream, ch
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Now().Add(s.set.UpstreamTimeout))
 	w.WriteHeader(resp.StatusCode)
-	return s.relayStream(w, rc, br, up, mask)
+	return s.relayStream(r.Context(), w, rc, br, up, mask)
+}
+
+// clientLeft is the error of a chat whose client went away: a client
+// disconnect (jeirt_client_disconnects_total and a log line), never an
+// upstream failure.
+func (s *Server) clientLeft(up Upstream, format string, args ...any) error {
+	s.metrics.clientDisconnects.WithLabelValues(up.Name).Inc()
+	msg := "the client went away " + fmt.Sprintf(format, args...)
+	s.set.Log.Printf("serve: %s", msg)
+	return errors.New(msg)
 }
 
 // clientsFault answers an upstream's refusal that is the client's to fix,
@@ -180,18 +192,35 @@ func (s *Server) passHeaders(w http.ResponseWriter, resp *http.Response, chosen 
 	w.Header().Set("X-Jeirt-Model", chosen)
 }
 
-// relayStream passes server-sent events from body to w line by line, each
-// line masked and flushed. A stream is complete when it says data: [DONE],
-// or an event carries a finish reason or an error; one that ends otherwise
-// (the upstream closed the connection, or it broke) gets an error event, so
-// that an OpenAI SDK's loop over the stream throws instead of returning a
-// cut answer as if whole.
-func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController, body io.Reader, up Upstream, mask *redact.Masker) error {
+// relayStream passes server-sent events from body to w event by event, each
+// event masked whole (redact.Masker.Event) and flushed. A stream is complete when it
+// says data: [DONE], or an event carries a finish reason or an error; one
+// that ends otherwise (the upstream closed the connection, or it broke) gets
+// an error event, so that an OpenAI SDK's loop over the stream throws
+// instead of returning a cut answer as if whole. A client that goes away
+// (client, its request's context, done) is a client disconnect, not an
+// upstream failure.
+func (s *Server) relayStream(client context.Context, w http.ResponseWriter, rc *http.ResponseController, body io.Reader, up Upstream, mask *redact.Masker) error {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var complete bool
 	events := 0
 	var cut error
-	var last []byte // the last line passed on
+	var last []byte    // the last line passed on
+	var event [][]byte // the lines of the event being read
+	size := 0
+	pass := func(lines [][]byte) error {
+		if len(lines) == 0 {
+			return nil
+		}
+		if _, werr := w.Write(mask.Event(lines)); werr != nil {
+			if client.Err() != nil {
+				return s.clientLeft(up, "during the stream of upstream %q, after %s", up.Name, countEvents(events))
+			}
+			return fmt.Errorf("passing on the stream of upstream %q: %w", up.Name, werr)
+		}
+		rc.Flush()
+		return nil
+	}
 	for {
 		line, err := upstream.ReadLine(br, maxEventLine)
 		if len(line) > 0 {
@@ -202,10 +231,22 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 					complete = true
 				}
 			}
-			if _, werr := w.Write([]byte(mask.Exact(string(line)))); werr != nil {
-				return fmt.Errorf("passing on the stream of upstream %q: %w", up.Name, werr)
+			switch trimmed := bytes.TrimRight(line, "\r\n"); {
+			case len(event) == 0 && len(trimmed) > 0 && trimmed[0] == ':': // a comment (keep-alive) alone: now
+				if perr := pass([][]byte{line}); perr != nil {
+					return perr
+				}
+			default:
+				event, size = append(event, line), size+len(line)
+				if len(trimmed) == 0 { // a blank line ends the event
+					if perr := pass(event); perr != nil {
+						return perr
+					}
+					event, size = event[:0], 0
+				} else if size > maxEventLine && err == nil {
+					err = fmt.Errorf("an event longer than %d bytes", maxEventLine)
+				}
 			}
-			rc.Flush()
 		}
 		if err == io.EOF {
 			break
@@ -213,6 +254,14 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 		if err != nil {
 			cut = err
 			break
+		}
+	}
+	if client.Err() != nil {
+		return s.clientLeft(up, "during the stream of upstream %q, after %s", up.Name, countEvents(events))
+	}
+	if cut == nil || size <= maxEventLine { // the last event, unended, still masked whole
+		if perr := pass(event); perr != nil {
+			return perr
 		}
 	}
 	if complete {
@@ -225,12 +274,8 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	if errors.Is(cut, context.DeadlineExceeded) {
 		why = fmt.Sprintf("did not finish the stream within %v", s.set.UpstreamTimeout)
 	}
-	plural := "s"
-	if events == 1 {
-		plural = ""
-	}
 	re := s.upstreamError(up, "truncated", "upstream_stream_truncated",
-		"%s after %d event%s without data: [DONE] or a finish reason: the answer is incomplete", why, events, plural).(*requestError)
+		"%s after %s without data: [DONE] or a finish reason: the answer is incomplete", why, countEvents(events)).(*requestError)
 	// End the upstream's last event first, if it was left open.
 	end := ""
 	if len(last) > 0 && last[len(last)-1] != '\n' {
@@ -242,4 +287,12 @@ func (s *Server) relayStream(w http.ResponseWriter, rc *http.ResponseController,
 	fmt.Fprintf(w, "%sdata: %s\n\n", end, mask.Exact(string(errorJSON(re, mask))))
 	rc.Flush()
 	return nil
+}
+
+// countEvents is "1 event", "2 events".
+func countEvents(n int) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return fmt.Sprintf("%d events", n)
 }

@@ -22,6 +22,9 @@ type metrics struct {
 	// reason (unreachable, timeout, status, refused, redirect, not_json,
 	// too_large, cut, truncated).
 	upstreamFailures *prometheus.CounterVec
+	// clientDisconnects counts chats whose client went away before the
+	// upstream's answer was passed on, by upstream.
+	clientDisconnects *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -43,8 +46,11 @@ func newMetrics() *metrics {
 		upstreamFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jeirt_upstream_failures_total",
 			Help: "Chats an upstream failed, by upstream and reason: unreachable, timeout, status (an error status), refused (400, 422 or 429, passed on to the client), redirect, not_json (an answer that is not JSON), too_large (an answer over 64 MiB), cut (a body cut off), truncated (a stream that ended without [DONE] or a finish reason)."},
 			[]string{"upstream", "reason"}),
+		clientDisconnects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jeirt_client_disconnects_total",
+			Help: "Chats whose client went away before the upstream's answer was passed on (not an upstream failure), by upstream."},
+			[]string{"upstream"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.routed, m.outOfDomain, m.reloads, m.models, m.upstreamFailures,
+	m.reg.MustRegister(m.requests, m.latency, m.routed, m.outOfDomain, m.reloads, m.models, m.upstreamFailures, m.clientDisconnects,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

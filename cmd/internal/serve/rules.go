@@ -47,18 +47,42 @@ func ParseRouterModel(name string) (p RouteParams, router bool, err error) {
 		return p, true, badField("model", "%q: %s", name, msg)
 	}
 	p.Rule, p.Shortlist, p.Default = r.Name, r.Among, r.Default
-	param := r.Param
-	switch r.Name {
-	case route.RuleShortlist:
-		p.Shortlist = int(param)
-	case route.RuleMargin:
-		p.Margin = &param
-	case route.RuleMinP:
-		p.MinP = &param
-	case route.RuleLambda:
-		p.Lambda = &param
+	info := ruleInfo(r.Name)
+	switch param := p.param(info.Field); {
+	case info.Field == "Shortlist":
+		p.Shortlist = int(r.Param)
+	case param != nil:
+		v := r.Param
+		*param = &v
+	case info.Key != "": // a rule whose parameter has no field of its own: the whole spec
+		p = RouteParams{Rule: r.String()}
 	}
 	return p, true, nil
+}
+
+// ruleInfo is the rule named name (the zero RuleInfo for none).
+func ruleInfo(name string) route.RuleInfo {
+	for _, r := range route.Rules() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return route.RuleInfo{}
+}
+
+// param is the field of p that holds the parameter of a rule whose
+// route.RuleInfo.Field is field (nil for none; the shortlist's k is the
+// int Shortlist).
+func (p *RouteParams) param(field string) **float64 {
+	switch field {
+	case "MinP":
+		return &p.MinP
+	case "Lambda":
+		return &p.Lambda
+	case "Margin":
+		return &p.Margin
+	}
+	return nil
 }
 
 // routerIDs are the model names GET /v1/models lists for the router: plain

@@ -97,7 +97,8 @@ func TestChatReachesEveryRule(t *testing.T) {
 	}
 	for _, c := range []struct{ name, msg string }{
 		{"router:min-p?p=1.5", `"router:min-p?p=1.5": rule "min-p?p=1.5": p=1.5: not in [0, 1]`},
-		{"router:margin?delta=0.1&default=nope", `"nope" is not one of the candidate models`},
+		{"router:margin?delta=0.1&default=nope", `"nope" is not a model of the checkpoint (it has 3: big, mid, small)`},
+		{"router:margin?delta=0.1&k=1&default=small", `"small" is not one of the candidates (models, shortlist)`},
 		{"router:shortlist?q=1", `has no parameter "q"`},
 	} {
 		code, body, _ := f.do(t, "POST", "/v1/chat/completions", `{"model":"`+c.name+`","messages":[{"role":"user","content":"hi"}]}`)

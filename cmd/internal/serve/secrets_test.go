@@ -79,6 +79,9 @@ func leakCorpus() []leakCase {
 		plain = "correcthorsebatterystaple" // no digit, no known prefix
 		pass  = "p@ss/w0rd:Z9"
 		s     = "S3cr3tQ-9f8e7d6c5b4a"
+		// pathKey is an account key of no known prefix, as a gateway takes
+		// it in the path.
+		pathKey = "kq7Zx2Lm9Pw4Rt8Yv3Bn"
 	)
 	dead := func(q string) leakCase {
 		return leakCase{name: "dead upstream, " + q, base: "DEAD/v1?" + q + "=" + s, secrets: []string{s}, status: 502}
@@ -190,6 +193,31 @@ func leakCorpus() []leakCase {
 				fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%s}}]}\n\n", jsonString("your key: "+bearer(r)))
 				fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"%s\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", slashEscaped(bearer(r)))
 			}},
+		// A key in a path segment of base_url: in /v1/jeirt/models,
+		// /v1/route, the 502 of a dead upstream (Go's error names the
+		// endpoint) and the log.
+		{name: "dead upstream, a key as a path segment", base: "DEAD/" + pathKey + "/v1", secrets: []string{pathKey}, status: 502},
+		{name: "dead upstream, a plain key after /key/", base: "DEAD/key/" + plain + "/v1", secrets: []string{plain}, status: 502},
+		{name: "401 echoing the path key", base: "UP/" + pathKey + "/v1", secrets: []string{pathKey}, status: 502,
+			echo: echoWith(401, func(r *http.Request) string { return `{"error":{"message":"no such account in ` + r.URL.Path + `"}}` })},
+		{name: "200 echoing the path key", base: "UP/gateway/" + pathKey + "/v1", secrets: []string{pathKey}, status: 200,
+			echo: echoWith(200, func(r *http.Request) string { return chatJSON("you called " + r.URL.Path) })},
+		// A key split across two data: lines of one event: each line alone
+		// holds no secret, the client joins them.
+		{name: "stream echoing the key split across two lines of one event", base: "UP/v1", key: plain, secrets: []string{plain}, status: 200,
+			echo: func(w http.ResponseWriter, r *http.Request) {
+				var req struct{ Stream bool }
+				json.NewDecoder(r.Body).Decode(&req)
+				if !req.Stream {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprint(w, chatJSON("hi"))
+					return
+				}
+				k := bearer(r)
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"your key: %s\ndata: %s\"}}]}\n\n", k[:9], k[9:])
+				fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			}},
 		{name: "a stream cut off after echoing the key", base: "UP/v1?token=" + s, secrets: []string{s}, status: 200,
 			echo: func(w http.ResponseWriter, r *http.Request) {
 				if !strings.Contains(r.URL.Path, "chat") {
@@ -266,15 +294,18 @@ func TestNoSecretLeaves(t *testing.T) {
 			ask("POST", "/v1/chat/completions", `{"model":"big","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 			ask("POST", "/v1/chat/completions", `{"model":"router","messages":[{"role":"user","content":"hi"}]}`)
 			ask("GET", "/v1/jeirt/models", "")
+			ask("POST", "/v1/route", `{"text":"hi","models":["big"]}`)
 			ask("GET", "/v1/models", "")
 			ask("GET", "/v1/chat/completions", "")
 			ask("GET", "/metrics", "")
 			if reached := c.echo != nil || c.key == ""; reached && !strings.Contains(seen.String()+log.String(), "***") {
 				t.Errorf("nothing was masked: the case does not reach its secret\n%s\n%s", seen.String(), log.String())
 			}
+			// A client joins the data: lines of an event into one text.
+			joined := strings.NewReplacer("\ndata: ", "", "\ndata:", "").Replace(seen.String())
 			for _, secret := range c.secrets {
 				for _, form := range forms(secret) {
-					for what, s := range map[string]string{"answers": seen.String(), "log": log.String()} {
+					for what, s := range map[string]string{"answers": seen.String(), "answers as a client joins an event's data lines": joined, "log": log.String()} {
 						if k := strings.Index(s, form); k >= 0 {
 							t.Errorf("%q (a form of %q) is in the %s: …%s…", form, secret, what, s[max(0, k-120):min(len(s), k+len(form)+40)])
 						}

@@ -2,10 +2,10 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 )
 
 // state is one loaded checkpoint with everything a request needs. It is
@@ -29,13 +30,13 @@ type state struct {
 	encMu  *sync.Mutex // serialises Encode for encoders not known to be safe for concurrent use
 	costs  []float64   // per row of M; nil without costs (NaN: a model without a price)
 	ref    []float64   // mean predicted P over the checkpoint's questions (route.MeanPredictedP)
-	rank   []float64   // what ranks the models for routing (route.Reference: the recorded training accuracies, else ref)
+	rank   []float64   // what ranks the models for routing (router.Reference: the recorded training accuracies, else ref)
 	index  map[string]int
 	loaded time.Time
 	// domain is the checkpoint's out-of-domain reference (nil for a
 	// checkpoint written without one).
 	domain *checkpoint.Domain
-	// calib is the calibrated P the checkpoint records (route.CalibrationOf;
+	// calib is the calibrated P the checkpoint records (router.CalibrationOf;
 	// nil: the map's own P).
 	calib *route.Calibration
 }
@@ -57,9 +58,9 @@ func newState(dir string, ck *checkpoint.Checkpoint, costsPath string, extra map
 	}
 	m := ck.Model
 	st := &state{dir: dir, ck: ck, enc: enc, ref: route.MeanPredictedP(m), index: map[string]int{}, loaded: time.Now()}
-	st.rank, st.calib = st.ref, route.CalibrationOf(ck)
+	st.rank, st.calib = st.ref, router.CalibrationOf(ck)
 	if ck.Manifest.Routing != nil {
-		st.rank = route.Reference(ck)
+		st.rank = router.Reference(ck)
 	}
 	if rec := ck.Manifest.Routing; rec != nil {
 		// A checkpoint whose recorded rule no command can apply is refused
@@ -156,29 +157,28 @@ type RouteParams struct {
 	KeepOutOfDomain bool `json:"keep_out_of_domain,omitempty"`
 }
 
-// rule is the route.Rule that p names, and why it applies. Errors are
-// requestErrors naming the field.
-func (st *state) rule(p RouteParams) (route.Rule, string, error) {
+// request is the router.Request that p names: the recorded default rule,
+// a whole spec, or a rule by its name and settings, inferred from them as
+// jeirt route infers it from its flags. Each rule's parameter is checked
+// by router.Build; here only which field belongs to which rule. Errors
+// are requestErrors naming the field.
+func (st *state) request(p RouteParams) (router.Request, error) {
 	rec := st.ck.Manifest.Routing
+	req := router.Request{Reference: st.rank, Costs: st.costs, PricedOnly: true, Models: p.Models,
+		Domain: st.domain, KeepOutOfDomain: p.KeepOutOfDomain}
 	if p.usesDefault() && (p.Rule == route.RuleDefault || rec != nil) {
 		if rec == nil {
-			return route.Rule{}, "", badField("rule", "the checkpoint records no default rule (trained by a jeirt before one was chosen); name a rule")
+			return req, badField("rule", "the checkpoint records no default rule (trained by a jeirt before one was chosen); name a rule")
 		}
-		r, why, err := route.Resolve(route.RuleDefault, rec)
-		if err != nil {
-			return route.Rule{}, "", badField("rule", "the checkpoint's default rule: %v", err)
-		}
-		return r, why, nil
+		req.Spec, req.RecordedCosts = route.RuleDefault, true
+		return req, nil
 	}
 	if strings.Contains(p.Rule, "?") {
 		if p.MinP != nil || p.Lambda != nil || p.Margin != nil || p.Shortlist != 0 || p.Default != "" {
-			return route.Rule{}, "", badField("rule", "rule %s holds its settings; drop min_p, lambda, margin, shortlist and default", p.Rule)
+			return req, badField("rule", "rule %s holds its settings; drop min_p, lambda, margin, shortlist and default", p.Rule)
 		}
-		r, err := route.ParseRule(p.Rule)
-		if err != nil {
-			return route.Rule{}, "", badField("rule", "%v", err)
-		}
-		return r, "given", nil
+		req.Spec = p.Rule
+		return req, nil
 	}
 	name := p.Rule
 	if name == "" {
@@ -193,113 +193,73 @@ func (st *state) rule(p RouteParams) (route.Rule, string, error) {
 			name = route.RuleMaxP
 		}
 	}
-	var param *float64
-	among := p.Shortlist
-	switch name {
-	case route.RuleShortlist:
+	req.Name, req.Among, req.Default = name, p.Shortlist, p.Default
+	field := ruleInfo(name).Field
+	if param := p.param(field); param != nil {
+		req.Param = *param
+	}
+	if field == "Shortlist" { // the shortlist's k, not the candidates of another rule
 		if p.Shortlist > 0 {
 			k := float64(p.Shortlist)
-			param = &k
+			req.Param = &k
 		}
-		among = 0
-	case route.RuleMinP:
-		if param = p.MinP; param != nil && !(*param >= 0 && *param <= 1) {
-			return route.Rule{}, "", badField("min_p", "min_p %v is not in [0, 1]", *param)
-		}
-	case route.RuleLambda:
-		if param = p.Lambda; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
-			return route.Rule{}, "", badField("lambda", "rule lambda needs a positive, finite lambda")
-		}
-	case route.RuleMargin: // as route.ParseRule reads router:margin?delta=D
-		if param = p.Margin; param == nil || !(*param >= 0) || math.IsInf(*param, 0) {
-			return route.Rule{}, "", badField("margin", "rule margin needs a finite margin >= 0")
+		req.Among = 0
+	}
+	// A rule's parameter given to another rule.
+	for _, r := range route.Rules() {
+		if param := p.param(r.Field); param != nil && *param != nil && r.Field != field && !(r.Field == "Margin" && **param == 0) {
+			return req, badField(requestFields[r.Field], "%s belongs to rule %s, not %s", requestFields[r.Field], r.Name, name)
 		}
 	}
-	switch {
-	case name != route.RuleMinP && p.MinP != nil:
-		return route.Rule{}, "", badField("min_p", "min_p belongs to rule min-p, not %s", name)
-	case name != route.RuleLambda && p.Lambda != nil:
-		return route.Rule{}, "", badField("lambda", "lambda belongs to rule lambda, not %s", name)
-	case name != route.RuleMargin && p.Margin != nil && *p.Margin != 0:
-		return route.Rule{}, "", badField("margin", "margin belongs to rule margin, not %s", name)
-	case p.Default != "" && name != route.RuleMargin:
-		return route.Rule{}, "", badField("default", "default is the margin rule's default model")
-	case p.Shortlist < 0:
-		return route.Rule{}, "", badField("shortlist", "shortlist %d must not be negative", p.Shortlist)
+	if p.Default != "" && name != route.RuleMargin {
+		return req, badField("default", "default is the margin rule's default model")
 	}
-	r, err := route.NewRule(name, param, among, p.Default)
-	if err != nil {
-		return route.Rule{}, "", badField("rule", "%v: want default, %s", err, route.RuleNames())
-	}
-	return r, "given", nil
+	return req, nil
 }
 
-// Router builds the route.Router for p on this state, with the same checks
-// and defaults as jeirt route. allowed, when not nil, further restricts the
+// Router builds the route.Router for p on this state with router.Build, as
+// jeirt route builds its own. allowed, when not nil, further restricts the
 // candidates (the models a chat can be sent to). Errors are requestErrors
 // naming the field.
 func (st *state) Router(p RouteParams, allowed func(name string) bool) (*route.Router, error) {
-	rule, _, err := st.rule(p)
+	req, err := st.request(p)
 	if err != nil {
 		return nil, err
 	}
-	m := st.model()
-	costs := st.costs
-	if rule.WeighsCost() && costs == nil && p.usesDefault() {
-		costs = st.ck.RecordedCosts()
-	}
-	if rule.WeighsCost() && costs == nil {
-		return nil, badField("rule", "rule %s weighs cost; the server has no costs (start it with --costs)", rule)
-	}
-	var cand []int
-	if p.Models != nil {
-		seen := map[int]bool{}
-		for k, name := range p.Models {
-			i, ok := st.index[name]
-			if !ok {
-				return nil, badField(fmt.Sprintf("models[%d]", k), "%q is not a model of the checkpoint", name)
-			}
-			if rule.WeighsCost() && math.IsNaN(costs[i]) {
-				return nil, badField(fmt.Sprintf("models[%d]", k), "model %q has no cost for rule %s", name, rule)
-			}
-			if allowed != nil && !allowed(name) {
-				return nil, badField(fmt.Sprintf("models[%d]", k), "model %q has no upstream", name)
-			}
-			if !seen[i] {
-				seen[i] = true
-				cand = append(cand, i)
-			}
-		}
-		if len(cand) == 0 {
-			return nil, badField("models", "models names no model")
-		}
-	} else {
-		for i, name := range m.Models {
-			if rule.WeighsCost() && math.IsNaN(costs[i]) || allowed != nil && !allowed(name) {
-				continue
-			}
-			cand = append(cand, i)
-		}
-		if len(cand) == 0 {
-			return nil, badField("models", "no model of the checkpoint can be routed to with rule %s (costs or upstreams missing)", rule)
-		}
-	}
-	if rule.Default != "" {
-		i, ok := st.index[rule.Default]
-		in := cand
-		if rule.Among > 0 {
-			in = route.Shortlist(st.rank, cand, rule.Among)
-		}
-		if !ok || !slices.Contains(in, i) {
-			return nil, badField("default", "%q is not one of the candidate models", rule.Default)
-		}
-	}
-	rt, err := rule.Router(m, route.Setting{Candidates: cand, Reference: st.rank, Costs: costs, Calibration: st.calib,
-		Domain: st.domain, KeepOutOfDomain: p.KeepOutOfDomain})
+	req.Allowed, req.AllowedWhy = allowed, "has no upstream"
+	rt, _, err := router.Build(st.ck, req)
 	if err != nil {
-		return nil, badField("rule", "%v", err)
+		return nil, requestFieldError(err)
 	}
 	return rt, nil
+}
+
+// requestFields are the request's names of router.Build's settings.
+var requestFields = map[string]string{"Rule": "rule", "MinP": "min_p", "Lambda": "lambda", "Margin": "margin",
+	"Shortlist": "shortlist", "Default": "default", "Models": "models", "Costs": "--costs (the server has no costs)"}
+
+// requestFieldError is router.Build's error as a requestError on the field
+// at fault, its message in the request's names.
+func requestFieldError(err error) error {
+	name := func(f string) string {
+		if n, ok := requestFields[f]; ok {
+			return n
+		}
+		return f
+	}
+	var me *router.ModelError
+	if errors.As(err, &me) {
+		return badField(fmt.Sprintf("models[%d]", me.Index), "%s", me.Err.Render(name))
+	}
+	var fe *model.FieldError
+	if !errors.As(err, &fe) {
+		return badField("rule", "%v", err)
+	}
+	field := name(fe.Field)
+	if fe.Field == "Costs" {
+		field = "rule"
+	}
+	return badField(field, "%s", strings.TrimPrefix(fe.Render(name), field+": ")) // the field is said once
 }
 
 // withCost returns the costs map extended by name → c.

@@ -194,8 +194,9 @@ func (m *Masker) Mask(s string) string {
 }
 
 // URL is raw as serve shows it: a parsed URL with its password (or its user
-// name, when it has no password: a key used as the user), and the values
-// of key-like query parameters, replaced by ***; then Mask. A URL that does
+// name, when it has no password: a key used as the user), the path
+// segments that carry a key (pathSecrets) and the values of key-like query
+// parameters replaced by ***; then Mask. A URL that does
 // not parse is masked as text.
 func (m *Masker) URL(raw string) string {
 	u, err := url.Parse(raw)
@@ -209,6 +210,7 @@ func (m *Masker) URL(raw string) string {
 			u.User = url.User("***")
 		}
 	}
+	maskPath(u)
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
@@ -231,8 +233,9 @@ var Text = New()
 func (m *Masker) Short() []string { return m.short }
 
 // URLSecrets are the secrets a URL carries: its user name and
-// password (as written and decoded) and the values of key-like query
-// parameters (as written and decoded), with "user:password" for the basic
+// password (as written and decoded), the path segments that carry a key
+// (pathSecrets) and the values of key-like query parameters (as written
+// and decoded), with "user:password" for the basic
 // authorization Go sends from them.
 func URLSecrets(raw string) []string {
 	u, err := url.Parse(raw)
@@ -252,6 +255,7 @@ func URLSecrets(raw string) []string {
 			out = append(out, user, user+":", u.User.String())
 		}
 	}
+	out = append(out, pathSecretValues(u)...)
 	for _, kv := range strings.Split(u.RawQuery, "&") {
 		k, v, _ := strings.Cut(kv, "=")
 		if dk, err := url.QueryUnescape(k); err == nil && keyLikeName.MatchString(dk) && v != "" {
