@@ -1,0 +1,137 @@
+package fitstat
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/synth"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irt/irttest"
+)
+
+// aberrant rewrites the answers of the first n models of simulated 2PL data
+// against their ability: each solves the harder half of the items (by the
+// true difficulty −d/a) and misses the easier half.
+func aberrant(r *model.Responses, truth *synth.Truth, n int) {
+	J := r.NumItems()
+	b := make([]float64, J)
+	for j := range b {
+		b[j] = -truth.B[j] / truth.A[j]
+	}
+	s := append([]float64(nil), b...)
+	sort.Float64s(s)
+	median := s[J/2]
+	for c := range r.Label {
+		if int(r.Model[c]) < n {
+			r.Label[c] = 0
+			if b[r.Item[c]] >= median {
+				r.Label[c] = 1
+			}
+		}
+	}
+}
+
+// On simulated 2PL rows lz* is about N(0, 1); rows that solve the hard
+// items and miss the easy ones are strongly negative and flagged, and the
+// consistent rows beside them are not, under the default prior (MAP θ) and
+// under joint maximum likelihood.
+func TestPersonFitFlagsAberrantRows(t *testing.T) {
+	const N, J, bad = 300, 60, 6
+	for _, prior := range []model.Prior{model.DefaultPrior, {}} {
+		for _, n := range []int{0, bad} {
+			r, truth := irttest.Gen(t, synth.Options{Kind: "2pl", Models: N, Items: J, Seed: 21})
+			aberrant(r, truth, n)
+			fit, err := irt.CBMM{Prior: prior, Accelerate: true}.Fit(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf := PersonFits(r, fit, PersonFitOptions{ThetaSD: prior.Theta})
+			var z []float64
+			for i, f := range pf {
+				if i < n {
+					if !(f.LZStar < -5) || !(f.Outfit > 1.5) {
+						t.Errorf("prior %s: aberrant model %d: lz* %.3f outfit %.3f: want lz* < −5, outfit > 1.5", prior, i, f.LZStar, f.Outfit)
+					}
+					continue
+				}
+				if !math.IsNaN(f.LZStar) {
+					z = append(z, f.LZStar)
+				}
+			}
+			mean, sd := meanSD(z)
+			flagged := 0
+			for _, v := range z {
+				if v < -PersonMisfitZ {
+					flagged++
+				}
+			}
+			t.Logf("prior %s, %d aberrant rows: %d consistent rows: lz* mean %.3f sd %.3f, %d below −%.3f", prior, n, len(z), mean, sd, flagged, PersonMisfitZ)
+			if len(z) < N-n-10 || flagged > 6 {
+				t.Errorf("prior %s, %d aberrant rows: %d consistent rows with lz*, %d flagged: want at least %d, at most 6 flagged", prior, n, len(z), flagged, N-n-10)
+			}
+			// Without aberrant rows the items are those of the model, and
+			// lz* is about N(0, 1); aberrant rows in the fit flatten the
+			// slopes, and the others' lz* shifts up a little.
+			if n == 0 && (math.Abs(mean) > 0.15 || sd < 0.85 || sd > 1.15) {
+				t.Errorf("prior %s: lz* of consistent rows mean %.3f sd %.3f: want about N(0, 1)", prior, mean, sd)
+			}
+		}
+	}
+}
+
+func meanSD(v []float64) (float64, float64) {
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s / float64(len(v)-1))
+}
+
+// lz* of the 2PL at rank 1 by the textbook formula (Snijders 2001 with
+// r_j = a_j, w_j = logit P_j), computed here from the cells, matches
+// PersonFits; so do infit and outfit.
+func TestPersonFitFormula(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 8, Items: 30, Seed: 2})
+	fit, err := irt.CBMM{Prior: model.DefaultPrior}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := PersonFits(r, fit, PersonFitOptions{ThetaSD: 1})
+	bm := r.ByModel()
+	for i := 0; i < r.NumModels(); i++ {
+		var W, num, den, V, inN, inD, out float64
+		row := bm.Row(i)
+		for _, c := range row {
+			j := int(r.Item[c])
+			p := fit.Prob(i, j)
+			a := fit.A[j]
+			w := math.Log(p / (1 - p))
+			y := float64(r.Label[c])
+			W += (y - p) * w
+			num += a * p * (1 - p) * w
+			den += a * a * p * (1 - p)
+			inN += (y - p) * (y - p)
+			inD += p * (1 - p)
+			out += (y - p) * (y - p) / (p * (1 - p))
+		}
+		cn := num / den
+		for _, c := range row {
+			j := int(r.Item[c])
+			p := fit.Prob(i, j)
+			wt := math.Log(p/(1-p)) - cn*fit.A[j]
+			V += p * (1 - p) * wt * wt
+		}
+		want := (W + cn*(-fit.Theta[i])) / math.Sqrt(V)
+		if math.Abs(pf[i].LZStar-want) > 1e-9 || math.Abs(pf[i].Infit-inN/inD) > 1e-12 || math.Abs(pf[i].Outfit-out/float64(len(row))) > 1e-12 {
+			t.Errorf("model %d: lz* %.12g infit %.12g outfit %.12g, want %.12g %.12g %.12g", i, pf[i].LZStar, pf[i].Infit, pf[i].Outfit, want, inN/inD, out/float64(len(row)))
+		}
+	}
+}
