@@ -125,6 +125,9 @@ func (f FileFit) Summary() string {
 			f.Dir, f.Models, f.Items, tau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
 	}
 	b.WriteString("; " + ReliabilitySummary(an.Test))
+	if line := statsSummary(an.FitStatistics, an.PersonMisfits); line != "" {
+		b.WriteString("\n" + line)
+	}
 	list := func(what string, names []string) {
 		if n := len(names); n > 0 {
 			fmt.Fprintf(&b, "; %d model(s) %s, not ranked: %s", n, what, strings.Join(names[:min(n, 5)], ", "))
