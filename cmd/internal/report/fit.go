@@ -25,6 +25,11 @@ type Fit struct {
 
 	Models []FitModel
 	Items  []FitItem
+	// Information is the test information along θ (information.csv, or
+	// computed from the items; nil at rank > 1), and Stats fit.json's
+	// fit_statistics (nil in folders written before them).
+	Information []irtfit.InformationPoint
+	Stats       *irtfit.FitStatistics
 }
 
 // FitModel is one row of abilities.csv.
@@ -87,6 +92,7 @@ func ReadFit(dir string) (*Fit, error) {
 	if d := src.Doc.Diagnostics; d != nil {
 		f.Alpha, f.MarginalRel = float64(d.CronbachAlpha), float64(d.MarginalReliability)
 	}
+	f.Information, f.Stats = fitInformation(src), src.Doc.FitStatistics
 	for _, m := range src.Models {
 		fm := FitModel{Name: m.Name, Theta: m.Theta, Score: m.Score, SE: math.NaN(), Rank: m.Rank, RankLo: m.RankLo,
 			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank, NObs: m.NObs, Flag: m.Flag}

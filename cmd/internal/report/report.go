@@ -127,6 +127,9 @@ func Build(opt Options) (*Report, error) {
 		if line := fit.reliabilityLine(); line != "" {
 			rep.Inputs = append(rep.Inputs, [2]string{"test reliability", line})
 		}
+		if line := fit.statsLine(); line != "" {
+			rep.Inputs = append(rep.Inputs, [2]string{"fit statistics", line})
+		}
 		if err := add("no ability figure: the fit has no models with an accuracy")(abilityFigure(fit, opt.Label, src)); err != nil {
 			return nil, err
 		}
@@ -134,6 +137,9 @@ func Build(opt Options) (*Report, error) {
 			return nil, err
 		}
 		if err := add("no discrimination histogram: fewer than two items")(discriminationFigure(fit, src)); err != nil {
+			return nil, err
+		}
+		if err := add("no test information figure: it is drawn at rank 1 (at rank > 1 the information is a matrix)")(informationFigure(fit, src)); err != nil {
 			return nil, err
 		}
 		rep.Tables = append(rep.Tables, abilityTable(fit), itemTable(fit))
