@@ -106,7 +106,7 @@ func informationFigure(f *Fit, source string) (*Figure, error) {
 	}
 	fig := &Figure{Name: "information", Title: "Test information and the standard error of θ", W: 7 * vg.Inch, H: 6 * vg.Inch,
 		Caption: fmt.Sprintf("Top: the test information I(θ) = Σ_j I_j(θ) of the %d items along the ability θ (information.csv), with each model's θ as a tick; bottom: the standard error of θ there, 1/√I(θ), for a model that answered every item (values above 5 run off the top). The test measures best where the information peaks and separates models there; far from the peak two models' θ are told apart by fewer items. Under a prior on θ the posterior's SE is 1/√(I(θ) + 1/sd²), a little smaller.", len(f.Items)),
-		Source: source}
+		Source:  source}
 	return fig, renderWith(fig, func(c draw.Canvas) {
 		tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 8, PadY: 6}
 		cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, c)
