@@ -98,6 +98,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
+		Long:    irtrun.CVHelp,
 		Example: helpExamples("irt-cv"),
 		Args:    needArgs(0, 1, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

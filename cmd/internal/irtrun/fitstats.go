@@ -64,7 +64,7 @@ func addFitStatistics(f *irtfit.Folder, r *model.Responses, fit *model.IRT, an *
 	for i := range f.Models {
 		p := pf[i]
 		f.Models[i].PersonFit = &irtfit.PersonFit{LZStar: p.LZStar, Infit: p.Infit, Outfit: p.Outfit}
-		if p.LZStar < -fitstat.PersonMisfitZ {
+		if p.LZStar < -fitstat.PersonMisfitZ && an.Rank[i] > 0 { // ranked models only: lz* is asymptotic in the items answered
 			m := &f.Models[i]
 			if m.Flag != "" {
 				m.Flag += ";"

@@ -567,5 +567,6 @@ func WriteCVTable(w io.Writer, res *irtstat.CVResult, cells int, asJSON bool) er
 	for _, why := range notes {
 		fmt.Fprintf(w, "n/a: %s\n", why)
 	}
+	writeNested(w, res)
 	return nil
 }

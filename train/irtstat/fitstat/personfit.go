@@ -55,7 +55,9 @@ type PersonFitOptions struct {
 //	lz* = (Σ_j (k_j − n_j P_j) w_j + c·r₀(θ)) / √(Σ_j n_j P_j(1 − P_j) w̃_j²)
 //
 // A cell of n trials (k right) counts as n answers with the same P. With
-// graded scores (fractional k) no statistic is defined and all are NaN.
+// graded scores (fractional k) no statistic is defined and all are NaN;
+// lz* is NaN for a model with no more answered items than dimensions
+// (the correction leaves no degree of freedom).
 func PersonFits(r *model.Responses, fit *model.IRT, opt PersonFitOptions) []PersonFit {
 	N, rk := r.NumModels(), fit.Rank
 	out := make([]PersonFit, N)
@@ -111,7 +113,7 @@ func PersonFits(r *model.Responses, fit *model.IRT, opt PersonFitOptions) []Pers
 		if !solveSPD(M, v, c, rk) {
 			continue
 		}
-		var V float64
+		var V, V0 float64 // V0: the variance before the correction, the scale of V's rounding
 		for _, cell := range row {
 			j := int(r.Item[cell])
 			p, dp := cellP(fit, i, j, sigma)
@@ -119,6 +121,7 @@ func PersonFits(r *model.Responses, fit *model.IRT, opt PersonFitOptions) []Pers
 			pq := p * (1 - p)
 			wt := math.Log(p) - math.Log1p(-p)
 			g := dp / pq
+			V0 += n * pq * wt * wt
 			for d := 0; d < rk; d++ {
 				wt -= c[d] * g * fit.A[j*rk+d] / sigma
 			}
@@ -130,7 +133,13 @@ func PersonFits(r *model.Responses, fit *model.IRT, opt PersonFitOptions) []Pers
 				num -= c[d] * fit.Theta[i*rk+d] / (opt.ThetaSD * opt.ThetaSD)
 			}
 		}
-		if z := num / math.Sqrt(V); V > 0 && !math.IsNaN(z) && !math.IsInf(z, 0) {
+		// With no more answered items than dimensions the correction takes
+		// every degree of freedom: w̃ is 0 but for rounding, and lz* is
+		// undefined.
+		if len(row) <= rk || !(V > 1e-9*V0) {
+			continue
+		}
+		if z := num / math.Sqrt(V); !math.IsNaN(z) && !math.IsInf(z, 0) {
 			out[i].LZStar = z
 		}
 	}

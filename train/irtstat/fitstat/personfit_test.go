@@ -135,3 +135,26 @@ func TestPersonFitFormula(t *testing.T) {
 		}
 	}
 }
+
+// A model with one answer has no lz* (the correction for its θ takes the
+// one degree of freedom), a model answering only right under maximum
+// likelihood no person fit at all (no finite θ), and graded scores none.
+func TestPersonFitUndefined(t *testing.T) {
+	r := irttest.RespFromLabels([][]int{{1, -1, -1, -1}, {1, 1, 1, 1}, {1, 0, 1, 0}, {0, 1, 0, 0}})
+	fit := &model.IRT{Rank: 1, Sigma: 1, Theta: []float64{0.5, 2, 0, -1}, A: []float64{1, 1.5, 0.5, 2}, B: []float64{0, -0.5, 0.5, 1}}
+	pf := PersonFits(r, fit, PersonFitOptions{ThetaSD: 1})
+	if !math.IsNaN(pf[0].LZStar) || math.IsNaN(pf[0].Infit) || math.IsNaN(pf[1].LZStar) || math.IsNaN(pf[2].LZStar) {
+		t.Errorf("MAP: %+v", pf)
+	}
+	ml := PersonFits(r, fit, PersonFitOptions{})
+	if !math.IsNaN(ml[1].LZStar) || !math.IsNaN(ml[1].Infit) || !math.IsNaN(ml[1].Outfit) || math.IsNaN(ml[2].LZStar) {
+		t.Errorf("ML: %+v", ml)
+	}
+	r.Successes = []float64{1, 1, 1, 1, 0.5, 1, 0, 1, 0, 0, 1, 0, 0}
+	r.Trials = []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	for i, p := range PersonFits(r, fit, PersonFitOptions{ThetaSD: 1}) {
+		if !math.IsNaN(p.LZStar) || !math.IsNaN(p.Infit) || !math.IsNaN(p.Outfit) {
+			t.Errorf("graded: model %d: %+v", i, p)
+		}
+	}
+}
