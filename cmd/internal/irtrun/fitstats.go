@@ -64,7 +64,8 @@ func addFitStatistics(f *irtfit.Folder, r *model.Responses, fit *model.IRT, an *
 	for i := range f.Models {
 		p := pf[i]
 		f.Models[i].PersonFit = &irtfit.PersonFit{LZStar: p.LZStar, Infit: p.Infit, Outfit: p.Outfit}
-		if p.LZStar < -fitstat.PersonMisfitZ && an.Rank[i] > 0 { // ranked models only: lz* is asymptotic in the items answered
+		// Ranked models with enough items only: lz* is asymptotic in the items answered.
+		if p.LZStar < -fitstat.PersonMisfitZ && an.Rank[i] > 0 && f.Models[i].NObs >= fitstat.PersonMisfitMinItems {
 			m := &f.Models[i]
 			if m.Flag != "" {
 				m.Flag += ";"

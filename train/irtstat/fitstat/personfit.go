@@ -17,6 +17,12 @@ const FlagPersonMisfit = "person_misfit"
 // flagged by chance.
 const PersonMisfitZ = 2.326
 
+// PersonMisfitMinItems is the fewest answered items a model needs to be
+// flagged: lz*'s normal reference is asymptotic in the items answered, and
+// on a short test it is far off (on LSAT7's 5 items, 5% of the respondents
+// fall below the 1% point under the marginal fit).
+const PersonMisfitMinItems = 20
+
 // PersonFit is one model's person-fit statistics (NaN where undefined: no
 // answers, a θ without a finite estimate, graded scores).
 type PersonFit struct {
