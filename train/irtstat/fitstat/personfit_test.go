@@ -158,3 +158,41 @@ func TestPersonFitUndefined(t *testing.T) {
 		}
 	}
 }
+
+// At rank 2 the correction is taken along both dimensions: on simulated
+// two-dimensional data lz* of consistent rows is about N(0, 1), and rows
+// that answer the items against both abilities (right where the model
+// expects a miss and wrong where it expects a right answer) are strongly
+// negative.
+func TestPersonFitRank2(t *testing.T) {
+	const N, J, bad = 300, 80, 4
+	r, truth := irttest.Gen(t, synth.Options{Kind: "mirt", Rank: 2, Models: N, Items: J, Seed: 9})
+	for c := range r.Label {
+		if i := int(r.Model[c]); i < bad {
+			r.Label[c] = 0
+			if truth.OracleP(i, int(r.Item[c])) < 0.5 {
+				r.Label[c] = 1
+			}
+		}
+	}
+	fit, err := irt.CBMM{Rank: 2, Prior: model.DefaultPrior, Accelerate: true}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := PersonFits(r, fit, PersonFitOptions{ThetaSD: 1})
+	var z []float64
+	for i, f := range pf {
+		if i < bad {
+			if !(f.LZStar < -5) {
+				t.Errorf("aberrant model %d: lz* %.3f, want < −5", i, f.LZStar)
+			}
+			continue
+		}
+		z = append(z, f.LZStar)
+	}
+	mean, sd := meanSD(z)
+	t.Logf("rank 2: %d consistent rows: lz* mean %.3f sd %.3f", len(z), mean, sd)
+	if math.IsNaN(mean) || math.Abs(mean) > 0.35 || sd < 0.75 || sd > 1.25 {
+		t.Errorf("rank 2: lz* of consistent rows mean %.3f sd %.3f: want about N(0, 1)", mean, sd)
+	}
+}
