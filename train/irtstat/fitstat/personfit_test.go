@@ -196,3 +196,25 @@ func TestPersonFitRank2(t *testing.T) {
 		t.Errorf("rank 2: lz* of consistent rows mean %.3f sd %.3f: want about N(0, 1)", mean, sd)
 	}
 }
+
+// With few models the items are fitted to those models' own answers, and
+// lz* of consistent rows leans positive: conservative, no row flagged.
+func TestPersonFitFewModels(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 22, Items: 2000, Seed: 3})
+	fit, err := irt.CBMM{Prior: model.DefaultPrior, Accelerate: true}.Fit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z []float64
+	for _, f := range PersonFits(r, fit, PersonFitOptions{ThetaSD: 1}) {
+		z = append(z, f.LZStar)
+		if f.LZStar < -PersonMisfitZ {
+			t.Errorf("a consistent row flagged: lz* %.3f", f.LZStar)
+		}
+	}
+	mean, sd := meanSD(z)
+	t.Logf("22 models x 2000 items: lz* mean %.3f sd %.3f", mean, sd)
+	if !(mean > 0.5) {
+		t.Errorf("lz* mean %.3f: want the positive lean of few models (> 0.5)", mean)
+	}
+}
