@@ -44,7 +44,9 @@ type FitModel struct {
 	Accuracy     float64 // mean correct over the model's observed items
 	AccuracyRank int
 	NObs         int    // observed answers
-	Flag         string // "" or few_answers (not ranked)
+	Flag         string // "", few_answers (not ranked), person_misfit, joined by ";"
+	// LZStar, Infit and Outfit are the person fit of abilities.csv (NaN when absent).
+	LZStar, Infit, Outfit float64
 }
 
 // Move is how many places the IRT rank is above the accuracy rank.
@@ -98,6 +100,10 @@ func ReadFit(dir string) (*Fit, error) {
 			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank, NObs: m.NObs, Flag: m.Flag}
 		if f.Rank == 1 {
 			fm.SE = m.SE[0]
+		}
+		fm.LZStar, fm.Infit, fm.Outfit = math.NaN(), math.NaN(), math.NaN()
+		if pf := m.PersonFit; pf != nil {
+			fm.LZStar, fm.Infit, fm.Outfit = pf.LZStar, pf.Infit, pf.Outfit
 		}
 		f.Models = append(f.Models, fm)
 	}

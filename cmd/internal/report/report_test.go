@@ -531,3 +531,28 @@ func TestInformationFigure(t *testing.T) {
 		t.Errorf("inputs: %v", rep.Inputs)
 	}
 }
+
+// The models table shows abilities.csv's person fit (– where it is empty;
+// -3.125 prints as strconv rounds it, to even).
+func TestAbilityTablePersonFit(t *testing.T) {
+	dir := writeFitFixture(t)
+	os.WriteFile(filepath.Join(dir, "abilities.csv"), []byte("model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag,lz_star,infit,outfit\n"+
+		"alpha,1.5,,,,1,,,0.9,1,6,person_misfit,-3.125,1.5,1.75\nbeta,0.9,,,,2,,,0.5,2,6,,,,\n"), 0o644)
+	f, err := ReadFit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := abilityTable(f)
+	if h := strings.Join(tab.Head[9:], ","); h != "flag,lz*,infit,outfit" {
+		t.Errorf("head %s", h)
+	}
+	var got []string
+	for _, row := range tab.Rows {
+		for _, c := range row[9:] {
+			got = append(got, c.Text)
+		}
+	}
+	if s := strings.Join(got, " "); s != "person_misfit -3.12 1.50 1.75  – – –" {
+		t.Errorf("person fit cells %q", s)
+	}
+}
