@@ -36,7 +36,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var ff irtrun.FitFiles
 	fit := &cobra.Command{
 		Use:     "fit",
-		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
+		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json, information.csv",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, cli.RunDevice(cmd)
