@@ -36,7 +36,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	var ff irtrun.FitFiles
 	fit := &cobra.Command{
 		Use:     "fit",
-		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json",
+		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json, information.csv",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, cli.RunDevice(cmd)
@@ -98,6 +98,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
+		Long:    irtrun.CVHelp,
 		Example: helpExamples("irt-cv"),
 		Args:    needArgs(0, 1, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -43,7 +43,7 @@ func TestIRTFitSelectCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
-	if got := strings.Join(ab[0], ","); got != "model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag" {
+	if got := strings.Join(ab[0], ","); got != "model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag,lz_star,infit,outfit" {
 		t.Errorf("abilities.csv header %q", got)
 	}
 	if len(ab) != 31 {
@@ -165,7 +165,7 @@ func TestIRTFitRank2AndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ab := readCSVFile(t, filepath.Join(out, "abilities.csv"))
-	if got := strings.Join(ab[0], ","); got != "model,theta_1,theta_2,se_1,se_2,lo_1,lo_2,hi_1,hi_2,score,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag" {
+	if got := strings.Join(ab[0], ","); got != "model,theta_1,theta_2,se_1,se_2,lo_1,lo_2,hi_1,hi_2,score,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag,lz_star,infit,outfit" {
 		t.Errorf("rank-2 abilities.csv header %q", got)
 	}
 	it := readCSVFile(t, filepath.Join(out, "items.csv"))

@@ -540,7 +540,7 @@ func TestSafetyValuesCorpus(t *testing.T) {
 			_, _, f := svFit(t, data, "--min-answers", "0")
 			ab := readCSVFile(t, filepath.Join(f, "abilities.csv"))
 			for _, row := range ab[1:] {
-				if row[5] == "" || row[len(row)-1] != "" {
+				if row[5] == "" || row[len(row)-4] != "" { // the flag, before lz_star, infit, outfit
 					t.Errorf("row %v: want a rank and no flag", row)
 				}
 			}

@@ -262,13 +262,13 @@ echo "$id;cluster"
 		if err != nil || strings.Count(string(abil), "\n") != 16 {
 			t.Errorf("fits/alpha/abilities.csv: %d lines, %v", strings.Count(string(abil), "\n"), err)
 		}
-		// The report of a fit alone: the three IRT figures and the page.
+		// The report of a fit alone: the four IRT figures and the page.
 		cmd := exec.Command(bin, "report", "--fit", "fits/alpha", "--out", "report")
 		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "index.html (3 figures as PNG and SVG, 2 tables)") {
+		if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "index.html (4 figures as PNG and SVG, 2 tables)") {
 			t.Fatalf("jeirt report --fit: %v\n%s", err, b)
 		}
-		for _, f := range []string{"index.html", "abilities.png", "abilities.svg", "icc.png", "icc.svg", "discrimination.png", "discrimination.svg"} {
+		for _, f := range []string{"index.html", "abilities.png", "abilities.svg", "icc.png", "icc.svg", "discrimination.png", "discrimination.svg", "information.png", "information.svg"} {
 			if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
 				t.Error(err)
 			}

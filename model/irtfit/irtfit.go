@@ -2,10 +2,11 @@
 // writer side by side:
 //
 //	abilities.csv  one row per model: θ (and bootstrap SE and interval), rank, accuracy,
-//	               observed answers (n_obs) and flag
+//	               observed answers (n_obs), flag and person fit (lz_star, infit, outfit)
 //	items.csv      one row per item in mirt's parameterisation: slope a, intercept d,
 //	               difficulty b = −d/a (MDIFF = −d/‖a‖ at rank > 1), SEs, flags
 //	fit.json       the settings, the loss history and the analyses (Doc)
+//	information.csv  the test information along θ and the SE of θ (rank 1)
 //
 // Missing values (no bootstrap) are empty CSV cells and NaN in memory.
 package irtfit
@@ -174,6 +175,28 @@ type Doc struct {
 	StartsNote  string  `json:"starts_note,omitempty"`
 	Nested      string  `json:"nested,omitempty"`
 	NestedLoss  float64 `json:"nested_loss,omitempty"`
+	// FitStatistics are the log-likelihood at the estimate, the log-prior
+	// and the information criteria (absent in folders written before them).
+	FitStatistics *FitStatistics `json:"fit_statistics,omitempty"`
+}
+
+// FitStatistics is the "fit_statistics" object of fit.json: the
+// log-likelihood at the estimate and the log-prior apart from it (so that
+// loss = −(log_likelihood + log_prior)), the number of parameters k and
+// BIC's n, AIC = −2·log_likelihood + 2k and BIC = −2·log_likelihood + k·ln n
+// (null where undefined: graded scores), and what each means in words.
+type FitStatistics struct {
+	LogLikelihood model.Float `json:"log_likelihood"`
+	LogPrior      float64     `json:"log_prior"`
+	Parameters    int         `json:"parameters"`
+	N             int         `json:"n"`
+	AIC           model.Float `json:"aic"`
+	BIC           model.Float `json:"bic"`
+	// Likelihood says which likelihood (joint, marginal, quasi), LogPriorText
+	// what the log-prior holds, and Counting how k and n are taken.
+	Likelihood   string `json:"likelihood"`
+	LogPriorText string `json:"log_prior_terms"`
+	Counting     string `json:"counting"`
 }
 
 // Start is one entry of fit.json's "starts": where a fit began (Name:
@@ -256,6 +279,25 @@ type Model struct {
 	AccuracyRank   int
 	NObs           int
 	Flag           string
+	// PersonFit is the model's person fit; nil writes empty cells (rows
+	// placed by add-model, folders written before it).
+	PersonFit *PersonFit
+}
+
+// PersonFit is a model's person fit in abilities.csv (NaN: undefined):
+// Snijders' lz* (lz_star) and the infit and outfit mean squares of its
+// residuals.
+type PersonFit struct {
+	LZStar, Infit, Outfit float64
+}
+
+// PersonFitColumns are abilities.csv's person-fit columns, last in every row.
+var PersonFitColumns = []string{"lz_star", "infit", "outfit"}
+
+// InformationPoint is one row of information.csv: θ, the test information
+// I(θ) and the standard error of θ there, 1/√I(θ).
+type InformationPoint struct {
+	Theta, Information, SE float64
 }
 
 // Move is how many places the IRT rank is above the accuracy rank.
@@ -312,6 +354,8 @@ type Folder struct {
 	Doc    Doc
 	Models []Model
 	Items  []Item
+	// Information is information.csv (nil: not written, as at rank > 1).
+	Information []InformationPoint
 }
 
 // Rank is the number of ability dimensions r.
@@ -370,7 +414,8 @@ func (f *Folder) hasTrials() bool {
 	return false
 }
 
-// Write puts abilities.csv, items.csv and fit.json into dir, each atomically.
+// Write puts abilities.csv, items.csv, information.csv (when f has it) and
+// fit.json into dir, each atomically.
 func Write(dir string, f *Folder) error {
 	if err := fileio.WriteFileAtomic(filepath.Join(dir, "abilities.csv"), func(w io.Writer) error {
 		return writeModels(w, f)
@@ -381,6 +426,13 @@ func Write(dir string, f *Folder) error {
 		return writeItems(w, f)
 	}); err != nil {
 		return err
+	}
+	if f.Information != nil {
+		if err := fileio.WriteFileAtomic(filepath.Join(dir, "information.csv"), func(w io.Writer) error {
+			return WriteInformation(w, f.Information)
+		}); err != nil {
+			return err
+		}
 	}
 	return fileio.WriteFileAtomic(filepath.Join(dir, "fit.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
@@ -444,6 +496,7 @@ func writeModels(w io.Writer, f *Folder) error {
 		hdr = append(hdr, "score")
 	}
 	hdr = append(hdr, "rank", "rank_lo", "rank_hi", "accuracy", "accuracy_rank", "n_obs", "flag")
+	hdr = append(hdr, PersonFitColumns...)
 	if err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -457,6 +510,11 @@ func writeModels(w io.Writer, f *Folder) error {
 		}
 		row = append(row, optInt(m.Rank), optInt(m.RankLo), optInt(m.RankHi),
 			model.FormatFloat(m.Accuracy), optInt(m.AccuracyRank), strconv.Itoa(m.NObs), m.Flag)
+		if pf := m.PersonFit; pf != nil {
+			row = append(row, model.FormatFloat(pf.LZStar), model.FormatFloat(pf.Infit), model.FormatFloat(pf.Outfit))
+		} else {
+			row = append(row, "", "", "")
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -593,6 +651,9 @@ func Read(dir string) (*Folder, error) {
 		m.Rank, m.RankLo, m.RankHi = get.OptInt("rank"), get.OptInt("rank_lo"), get.OptInt("rank_hi")
 		m.Accuracy, m.AccuracyRank = get.Num("accuracy"), get.OptInt("accuracy_rank")
 		m.NObs, m.Flag = get.OptInt("n_obs"), get.OptStr("flag")
+		if pf := (PersonFit{get.OptNum("lz_star"), get.OptNum("infit"), get.OptNum("outfit")}); !math.IsNaN(pf.LZStar) || !math.IsNaN(pf.Infit) || !math.IsNaN(pf.Outfit) {
+			m.PersonFit = &pf
+		}
 		if err := get.Err(); err != nil {
 			return err
 		}
@@ -638,6 +699,9 @@ func Read(dir string) (*Folder, error) {
 	}
 	if len(f.Models) == 0 || len(f.Items) == 0 {
 		return nil, fmt.Errorf("%s: no models or no items", dir)
+	}
+	if f.Information, err = readInformation(filepath.Join(dir, "information.csv")); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

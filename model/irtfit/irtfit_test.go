@@ -47,6 +47,11 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			Starts: []Start{{Name: "svd", StartLoss: 4, Loss: 2.5, Iterations: 2, MaxGradient: 2.5e-4, Converged: true, Chosen: true},
 				{Name: "1pl", StartLoss: 2.75, Loss: 2.625, Iterations: 7, MaxGradient: 1e-3, MaxProbDiff: 0.125}}}}
 		f.Doc.Settings.GradTol = 1e-3
+		f.Doc.FitStatistics = &FitStatistics{LogLikelihood: -1.5, LogPrior: -0.25, Parameters: 6, N: 4, AIC: 15, BIC: model.Float(3 + 6*math.Log(4)),
+			Likelihood: "joint", LogPriorText: "none", Counting: "k"}
+		if tc.rank == 1 {
+			f.Information = []InformationPoint{{Theta: -0.5, Information: 0.25, SE: 2}, {Theta: 0, Information: 0, SE: nan}}
+		}
 		vec := func(x float64) []float64 {
 			v := make([]float64, tc.rank)
 			for d := range v {
@@ -68,6 +73,9 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			m := Model{Name: name, Theta: vec(0.5 - float64(i)), Score: 0.5 - float64(i), Rank: i + 1, Accuracy: 0.75 - 0.5*float64(i), AccuracyRank: i + 1}
 			if tc.rank == 1 {
 				m.Score = m.Theta[0]
+			}
+			if i == 0 { // the second row's person fit is empty (a row placed by add-model)
+				m.PersonFit = &PersonFit{LZStar: -2.5, Infit: 1.125, Outfit: 1.75}
 			}
 			if tc.boot {
 				m.SE, m.Lo, m.Hi, m.RankLo, m.RankHi = vec(0.1), vec(-1), vec(1), 1, 2
@@ -119,7 +127,14 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if err := Write(again, got); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"abilities.csv", "items.csv", "fit.json"} {
+		if pf := got.Models[0].PersonFit; pf == nil || *pf != *f.Models[0].PersonFit || got.Models[1].PersonFit != nil {
+			t.Errorf("rank %d boot %v: person fit read back as %v, %v", tc.rank, tc.boot, pf, got.Models[1].PersonFit)
+		}
+		if tc.rank == 1 && (len(got.Information) != 2 || got.Information[0] != f.Information[0] || got.Information[1].Information != 0 || !math.IsNaN(got.Information[1].SE)) ||
+			tc.rank > 1 && got.Information != nil {
+			t.Errorf("rank %d: information read back as %v", tc.rank, got.Information)
+		}
+		for _, name := range []string{"abilities.csv", "items.csv", "fit.json", "information.csv"} {
 			a, _ := os.ReadFile(filepath.Join(dir, name))
 			b, _ := os.ReadFile(filepath.Join(again, name))
 			if string(a) != string(b) {

@@ -74,6 +74,12 @@ type Analysis struct {
 	// whole test (Diagnose); FlagCounts counts the items carrying each flag.
 	ItemDiagnostics []ItemDiagnostics
 	Test            TestDiagnostics
+	// FitStatistics (the log-likelihood, log-prior, AIC and BIC) and
+	// PersonMisfits (the models flagged person_misfit) are set by whoever
+	// computes them from the fit's estimation (package fitstat); nil
+	// otherwise.
+	FitStatistics *irtfit.FitStatistics
+	PersonMisfits []string
 }
 
 // RankMove is a model whose ability rank differs from its accuracy rank (as

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
+	"github.com/jeirt/jeirt/train/irtstat/fitstat"
 )
 
 // CVResult is k-fold cross-validation over cells: every observed cell is
@@ -40,6 +41,9 @@ type CVResult struct {
 	// held-out log loss.
 	Fits []CVFit `json:"fits"`
 	Best int     `json:"best"`
+	// Nested compares every pair of fits where one nests the other, on
+	// the same held-out cells (fitstat.Compare).
+	Nested []fitstat.NestedComparison `json:"nested,omitempty"`
 }
 
 // CVFit is one fitter's cross-validation.
@@ -140,6 +144,7 @@ func CrossValidateFits(ctx context.Context, cs []irt.CBMM, r *model.Responses, f
 			weight = append(weight, float64(r.TrialsAt(int(c))))
 		}
 	}
+	preds := make([][]float64, len(cs)) // each fit's held-out predictions, in order
 	for k, c := range cs {
 		cf := CVFit{Name: CVName(c), Model: c.WithDefaults().Model, Rank: c.WithDefaults().Rank}
 		if cf.Model.CommonSlope() && cf.Rank > 1 {
@@ -178,10 +183,25 @@ func CrossValidateFits(ctx context.Context, cs []irt.CBMM, r *model.Responses, f
 		}
 		cf.Metrics = score(p, 0, n)
 		res.Fits = append(res.Fits, cf)
+		preds[k] = p
 		res.Ranking[cf.Name] = rankAgreement(p, r, order, models, r.NumModels())
 		if k == 0 {
 			res.Rank, res.IRT, res.PerFold = cf.Rank, cf.Metrics, cf.PerFold
 			res.Ranking["irt"] = res.Ranking[cf.Name]
+		}
+	}
+	held := fitstat.HeldOut{Y: frac, W: weight, Model: models}
+	if frac == nil {
+		held.Y, held.W = make([]float64, n), make([]float64, n)
+		for k, y := range ys {
+			held.Y[k], held.W[k] = float64(y), 1
+		}
+	}
+	for a, fa := range res.Fits {
+		for b, fb := range res.Fits {
+			if fa.Note == "" && fb.Note == "" && fitstat.Nests(fa.Model, fa.Rank, fb.Model, fb.Rank) {
+				res.Nested = append(res.Nested, fitstat.Compare(fa.Name, fb.Name, preds[a], preds[b], held))
+			}
 		}
 	}
 	res.Best = -1

@@ -194,6 +194,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 		}
 		f.Items = append(f.Items, it)
 	}
+	addFitStatistics(f, r, fit, an, prior)
 	return f
 }
 

@@ -125,6 +125,9 @@ func (f FileFit) Summary() string {
 			f.Dir, f.Models, f.Items, tau, len(an.RankMoves), an.RankMoveLimit, FlagSummary(an.FlagCounts))
 	}
 	b.WriteString("; " + ReliabilitySummary(an.Test))
+	if line := statsSummary(an.FitStatistics, an.PersonMisfits); line != "" {
+		b.WriteString("\n" + line)
+	}
 	list := func(what string, names []string) {
 		if n := len(names); n > 0 {
 			fmt.Fprintf(&b, "; %d model(s) %s, not ranked: %s", n, what, strings.Join(names[:min(n, 5)], ", "))
@@ -564,5 +567,6 @@ func WriteCVTable(w io.Writer, res *irtstat.CVResult, cells int, asJSON bool) er
 	for _, why := range notes {
 		fmt.Fprintf(w, "n/a: %s\n", why)
 	}
+	writeNested(w, res)
 	return nil
 }

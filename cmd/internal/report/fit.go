@@ -25,6 +25,11 @@ type Fit struct {
 
 	Models []FitModel
 	Items  []FitItem
+	// Information is the test information along θ (information.csv, or
+	// computed from the items; nil at rank > 1), and Stats fit.json's
+	// fit_statistics (nil in folders written before them).
+	Information []irtfit.InformationPoint
+	Stats       *irtfit.FitStatistics
 }
 
 // FitModel is one row of abilities.csv.
@@ -39,7 +44,9 @@ type FitModel struct {
 	Accuracy     float64 // mean correct over the model's observed items
 	AccuracyRank int
 	NObs         int    // observed answers
-	Flag         string // "" or few_answers (not ranked)
+	Flag         string // "", few_answers (not ranked), person_misfit, joined by ";"
+	// LZStar, Infit and Outfit are the person fit of abilities.csv (NaN when absent).
+	LZStar, Infit, Outfit float64
 }
 
 // Move is how many places the IRT rank is above the accuracy rank.
@@ -87,11 +94,16 @@ func ReadFit(dir string) (*Fit, error) {
 	if d := src.Doc.Diagnostics; d != nil {
 		f.Alpha, f.MarginalRel = float64(d.CronbachAlpha), float64(d.MarginalReliability)
 	}
+	f.Information, f.Stats = fitInformation(src), src.Doc.FitStatistics
 	for _, m := range src.Models {
 		fm := FitModel{Name: m.Name, Theta: m.Theta, Score: m.Score, SE: math.NaN(), Rank: m.Rank, RankLo: m.RankLo,
 			RankHi: m.RankHi, Accuracy: m.Accuracy, AccuracyRank: m.AccuracyRank, NObs: m.NObs, Flag: m.Flag}
 		if f.Rank == 1 {
 			fm.SE = m.SE[0]
+		}
+		fm.LZStar, fm.Infit, fm.Outfit = math.NaN(), math.NaN(), math.NaN()
+		if pf := m.PersonFit; pf != nil {
+			fm.LZStar, fm.Infit, fm.Outfit = pf.LZStar, pf.Infit, pf.Outfit
 		}
 		f.Models = append(f.Models, fm)
 	}

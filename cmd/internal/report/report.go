@@ -127,6 +127,9 @@ func Build(opt Options) (*Report, error) {
 		if line := fit.reliabilityLine(); line != "" {
 			rep.Inputs = append(rep.Inputs, [2]string{"test reliability", line})
 		}
+		if line := fit.statsLine(); line != "" {
+			rep.Inputs = append(rep.Inputs, [2]string{"fit statistics", line})
+		}
 		if err := add("no ability figure: the fit has no models with an accuracy")(abilityFigure(fit, opt.Label, src)); err != nil {
 			return nil, err
 		}
@@ -134,6 +137,9 @@ func Build(opt Options) (*Report, error) {
 			return nil, err
 		}
 		if err := add("no discrimination histogram: fewer than two items")(discriminationFigure(fit, src)); err != nil {
+			return nil, err
+		}
+		if err := add("no test information figure: it is drawn at rank 1 (at rank > 1 the information is a matrix)")(informationFigure(fit, src)); err != nil {
 			return nil, err
 		}
 		rep.Tables = append(rep.Tables, abilityTable(fit), itemTable(fit))
@@ -243,8 +249,8 @@ func fitCommand(f *Fit) string {
 }
 
 func abilityTable(f *Fit) *Table {
-	t := &Table{ID: "abilities", Title: "Models", Caption: "abilities.csv of the IRT fit. Click a column to sort. A model with too few answers (flag few_answers) is not ranked.",
-		Head: []string{"model", "ability", "SE", "rank", "rank interval", "accuracy", "accuracy rank", "rank move", "answers", "flag"}}
+	t := &Table{ID: "abilities", Title: "Models", Caption: "abilities.csv of the IRT fit. Click a column to sort. A model with too few answers (flag few_answers) is not ranked. lz*, infit and outfit are its person fit: lz* about N(0, 1) for answers that follow the model, strongly negative (flag person_misfit below −2.326) for answers against its ability.",
+		Head: []string{"model", "ability", "SE", "rank", "rank interval", "accuracy", "accuracy rank", "rank move", "answers", "flag", "lz*", "infit", "outfit"}}
 	for _, m := range f.Models {
 		ci := Cell{Text: "–", Sort: "0"}
 		if m.RankLo > 0 {
@@ -258,7 +264,7 @@ func abilityTable(f *Fit) *Table {
 			}
 		}
 		t.Rows = append(t.Rows, []Cell{{Text: m.Name}, num(m.Score, 3), num(m.SE, 3), rank, ci,
-			num(m.Accuracy, 3), accRank, mv, integer(m.NObs), {Text: m.Flag}})
+			num(m.Accuracy, 3), accRank, mv, integer(m.NObs), {Text: m.Flag}, num(m.LZStar, 2), num(m.Infit, 2), num(m.Outfit, 2)})
 	}
 	rows := make([][]Cell, len(f.Models))
 	idx := make([]int, len(f.Models))

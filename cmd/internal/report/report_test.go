@@ -213,7 +213,7 @@ func TestReportAllInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"abilities", "icc", "discrimination", "norm-error", "pca", "training", "cost-quality"}
+	want := []string{"abilities", "icc", "discrimination", "information", "norm-error", "pca", "training", "cost-quality"}
 	if got := figureNames(rep); !reflect.DeepEqual(got, want) {
 		t.Fatalf("figures %v, want %v (notes %v)", got, want, rep.Notes)
 	}
@@ -311,7 +311,7 @@ func TestReportPartialInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := figureNames(rep); !reflect.DeepEqual(got, []string{"abilities", "icc", "discrimination"}) {
+	if got := figureNames(rep); !reflect.DeepEqual(got, []string{"abilities", "icc", "discrimination", "information"}) {
 		t.Errorf("fit only: %v", got)
 	}
 	ckDir, _ := writeCheckpointFixture(t)
@@ -475,5 +475,84 @@ func TestICCLegend(t *testing.T) {
 	}
 	if !fig.LegendOutside || fig.W <= 7*vg.Inch {
 		t.Errorf("ICC legend inside the plot (width %v)", fig.W)
+	}
+}
+
+// The test information of a fit folder is its information.csv; a folder
+// written before it gets the same computed from its items, Σ a²p(1 − p) at
+// each θ; the figure draws it with the SE of θ, and the inputs list the fit
+// statistics of fit.json.
+func TestInformationFigure(t *testing.T) {
+	dir := writeFitFixture(t)
+	f, err := ReadFit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []float64{2.5, 1.2, 0.05, 0, 0.8, 0.02}
+	d := []float64{0.3, -0.4, 0.1, -3, 1.1, 2}
+	p0 := f.Information[60]
+	want := 0.0
+	for j := range a {
+		p := 1 / (1 + math.Exp(-d[j]))
+		want += a[j] * a[j] * p * (1 - p)
+	}
+	if len(f.Information) != 121 || p0.Theta != 0 || math.Abs(p0.Information-want) > 1e-12 || math.Abs(p0.SE-1/math.Sqrt(want)) > 1e-12 {
+		t.Fatalf("computed information at θ %v: %v se %v, want %v %v (%d points)", p0.Theta, p0.Information, p0.SE, want, 1/math.Sqrt(want), len(f.Information))
+	}
+	fig, err := informationFigure(f, "src")
+	if err != nil || fig == nil || !bytes.Contains(fig.SVG, []byte("Test information (peak")) || len(fig.PNG) == 0 {
+		t.Fatalf("figure: %v %v", fig, err)
+	}
+	// information.csv, when the folder has it, is what the report draws;
+	// fit.json's fit_statistics is listed among the inputs.
+	csv := "theta,information,se\n-1,4,0.5\n0,16,0.25\n1,4,0.5\n"
+	os.WriteFile(filepath.Join(dir, "information.csv"), []byte(csv), 0o644)
+	raw, _ := os.ReadFile(filepath.Join(dir, "fit.json"))
+	stats := `, "fit_statistics": {"log_likelihood": -20.5, "log_prior": -1.25, "parameters": 18, "n": 36, "aic": 77, "bic": 105.5, "likelihood": "joint", "log_prior_terms": "t", "counting": "c"}}`
+	os.WriteFile(filepath.Join(dir, "fit.json"), append(bytes.TrimRight(bytes.TrimSpace(raw), "}"), stats...), 0o644)
+	rep, err := Build(Options{Fit: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromFile *Figure
+	for _, g := range rep.Figures {
+		if g.Name == "information" {
+			fromFile = g
+		}
+	}
+	if fromFile == nil || !bytes.Contains(fromFile.SVG, []byte("peak 16 at θ = 0")) {
+		t.Errorf("information figure from information.csv: %v", fromFile)
+	}
+	found := false
+	for _, in := range rep.Inputs {
+		found = found || in[0] == "fit statistics" && in[1] == "log-likelihood -20.5, log-prior -1.25 (the loss is minus their sum); AIC 77, BIC 105.5 (k 18, n 36)"
+	}
+	if !found {
+		t.Errorf("inputs: %v", rep.Inputs)
+	}
+}
+
+// The models table shows abilities.csv's person fit (– where it is empty;
+// -3.125 prints as strconv rounds it, to even).
+func TestAbilityTablePersonFit(t *testing.T) {
+	dir := writeFitFixture(t)
+	os.WriteFile(filepath.Join(dir, "abilities.csv"), []byte("model,theta,se,lo,hi,rank,rank_lo,rank_hi,accuracy,accuracy_rank,n_obs,flag,lz_star,infit,outfit\n"+
+		"alpha,1.5,,,,1,,,0.9,1,6,person_misfit,-3.125,1.5,1.75\nbeta,0.9,,,,2,,,0.5,2,6,,,,\n"), 0o644)
+	f, err := ReadFit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := abilityTable(f)
+	if h := strings.Join(tab.Head[9:], ","); h != "flag,lz*,infit,outfit" {
+		t.Errorf("head %s", h)
+	}
+	var got []string
+	for _, row := range tab.Rows {
+		for _, c := range row[9:] {
+			got = append(got, c.Text)
+		}
+	}
+	if s := strings.Join(got, " "); s != "person_misfit -3.12 1.50 1.75  – – –" {
+		t.Errorf("person fit cells %q", s)
 	}
 }
