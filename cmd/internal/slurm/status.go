@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/jeirt/jeirt/model"
@@ -90,7 +91,10 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 				t.Slurm = info.State
 			}
 		}
-		_, err := os.Stat(filepath.Join(dir, a.After.Done))
+		fi, err := os.Lstat(filepath.Join(dir, a.After.Done))
+		if err == nil && !fi.Mode().IsRegular() {
+			err = os.ErrNotExist
+		}
 		logPath := ""
 		if info != nil && info.StdOut != "" {
 			logPath = expand(info.StdOut, t.Job, "", t.Job)
@@ -117,9 +121,13 @@ func findTask(jobs []jobInfo, k int) *jobInfo {
 	return nil
 }
 
-// done reports whether task k's output is complete.
+// done reports whether task k's output is complete: a file or folder of
+// the job folder itself (a link out of it does not count).
 func (a *Array) done(dir string, k int) bool {
 	p := a.DonePath(dir, k)
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
 	if a.Check == "checkpoint" {
 		m, err := checkpoint.ReadRunMetrics(p)
 		return err == nil && !m.Interrupted
@@ -241,8 +249,16 @@ func lastError(path string) string {
 	if path == "" {
 		return ""
 	}
-	f, err := os.Open(path)
+	// Only a plain file is read: a FIFO or a device would block or never end.
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return ""
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return ""
 	}
 	defer f.Close()
