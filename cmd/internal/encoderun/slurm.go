@@ -66,6 +66,16 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 			return err
 		}
 	}
+	// The scripts name these paths; each is quoted there, and one that no
+	// quoting can hold (a newline) is refused.
+	for _, p := range []struct{ field, path string }{{"Out", dir}, {"Items", e.Items}, {"Cache", e.Cache}, {"Spec", e.Spec}} {
+		if p.path == "" && p.field != "Out" && p.field != "Items" {
+			continue
+		}
+		if err := slurm.CheckScriptPath(p.field, p.path); err != nil {
+			return err
+		}
+	}
 	if st, err := os.Stat(e.Spec); err == nil && st.IsDir() {
 		e.Spec, _ = filepath.Abs(e.Spec) // a model folder, read on the nodes
 	}
@@ -96,7 +106,7 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	fmt.Fprintf(w, "wrote %s (array 0-%d) and %s\n", filepath.Join(dir, ShardScriptFile), e.Shards-1, filepath.Join(dir, MergeScriptFile))
 	if !e.Submit {
 		fmt.Fprintf(w, "submit: jobid=$(sbatch --parsable %s) && sbatch --dependency=afterok:$jobid %s\n",
-			filepath.Join(dir, ShardScriptFile), filepath.Join(dir, MergeScriptFile))
+			quote(filepath.Join(dir, ShardScriptFile)), quote(filepath.Join(dir, MergeScriptFile)))
 		return nil
 	}
 	if err := slurm.Submit(ctx, dir, a, w); err != nil {
@@ -108,18 +118,28 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 
 func (e EncodeFile) slurmArray(dir string) *slurm.Array {
 	return &slurm.Array{What: "shard", Script: ShardScriptFile, Tasks: e.Shards, Done: "shard-{id}.safetensors", Width: 4,
-		Check: "file", Output: filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"),
-		After: &slurm.After{What: "merge", Script: MergeScriptFile, Done: MergedFile, Output: filepath.Join(dir, "logs", "merge-%j.out")}}
+		Check: "file", Output: shardOutput(dir),
+		After: &slurm.After{What: "merge", Script: MergeScriptFile, Done: MergedFile, Output: mergeOutput(dir)}}
+}
+
+// shardOutput and mergeOutput are the scripts' --output patterns: the
+// tasks' logs in the folder's logs/.
+func shardOutput(dir string) string {
+	return filepath.Join(slurm.Pattern(dir), "logs", "shard-%4a-%A_%a.out")
+}
+
+func mergeOutput(dir string) string {
+	return filepath.Join(slurm.Pattern(dir), "logs", "merge-%j.out")
 }
 
 // quote is s as one word of a bash script.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func quote(s string) string { return slurm.Quote(s) }
 
 // header writes the lines every script of the folder starts with.
 // Every #SBATCH line comes before the first command (sbatch stops reading
 // them there).
 func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
-	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", what, dir)
+	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", slurm.Comment(what), quote(dir))
 	fmt.Fprintf(b, "#SBATCH --job-name=%s\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n", name)
 	if name == "jeirt-encode" {
 		fmt.Fprintf(b, "#SBATCH --array=0-%d\n", e.Shards-1)
@@ -132,7 +152,7 @@ func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
 	if e.Device == "cuda" && name == "jeirt-encode" {
 		b.WriteString("#SBATCH --gres=gpu:1\n")
 	}
-	fmt.Fprintf(b, "#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\nset -euo pipefail\n", output)
+	fmt.Fprintf(b, "#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\nset -euo pipefail\n", slurm.Directive(output))
 	b.WriteString("# The Go runtime uses the CPUs Slurm gave the task, not the whole node's.\n")
 	b.WriteString("if [[ -n \"${SLURM_CPUS_PER_TASK:-}\" ]]; then export GOMAXPROCS=\"$SLURM_CPUS_PER_TASK\"; fi\n")
 	b.WriteString("JEIRT=\"${JEIRT:-jeirt}\"\n")
@@ -141,7 +161,7 @@ func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
 // shardScript is encode.sbatch: task k encodes shard k of e.Shards.
 func (e EncodeFile) shardScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", dir, filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"))
+	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", dir, shardOutput(dir))
 	fmt.Fprintf(&b, "N=%d\n", e.Shards)
 	b.WriteString(`task="${SLURM_ARRAY_TASK_ID:?is not set: submit with sbatch, or set it to encode one shard by hand}"
 if ! [[ "$task" =~ ^[0-9]+$ ]] || (( 10#$task >= N )); then
@@ -179,7 +199,7 @@ func deviceOr(d string) string {
 // mergeScript is merge.sbatch: the shards joined in the items' order.
 func (e EncodeFile) mergeScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, filepath.Join(dir, "logs", "merge-%j.out"))
+	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, mergeOutput(dir))
 	fmt.Fprintf(&b, "dir=%s\nN=%d\nshards=()\n", quote(dir), e.Shards)
 	b.WriteString(`for ((i = 0; i < N; i++)); do
   s="$dir/shard-$(printf '%04d' "$i").safetensors"

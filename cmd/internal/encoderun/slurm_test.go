@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
 )
 
 // sbatchLines checks that every #SBATCH line of script comes before its
@@ -22,7 +24,8 @@ func sbatchLines(t *testing.T, name, script string) []string {
 			if command != "" {
 				t.Errorf("%s: %q comes after the first command %q: sbatch ignores it", name, line, command)
 			}
-			directives = append(directives, strings.TrimPrefix(line, "#SBATCH "))
+			// As sbatch reads the line: quotes and escapes undone.
+			directives = append(directives, slurm.DirectiveArgs(strings.TrimPrefix(line, "#SBATCH "))...)
 		case command == "" && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#"):
 			command = line
 		}

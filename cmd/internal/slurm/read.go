@@ -180,7 +180,7 @@ func checkPattern(field, p, folder string) error {
 	if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.ContainsAny(p, "\n\r") {
 		return fmt.Errorf("field %s: %q is not an absolute path pattern", field, model.Clip(p))
 	}
-	if folder != "" && !strings.HasPrefix(p, folder+string(filepath.Separator)) {
+	if folder != "" && !strings.HasPrefix(p, Pattern(folder)+string(filepath.Separator)) {
 		return fmt.Errorf("field %s: %q is not inside the record's folder %s", field, model.Clip(p), model.Clip(folder))
 	}
 	return nil
@@ -233,7 +233,7 @@ func (a *Array) checkFolder(dir string) error {
 		}
 		return nil
 	}
-	if !strings.HasPrefix(a.Output, real+string(filepath.Separator)) {
+	if !strings.HasPrefix(a.Output, Pattern(real)+string(filepath.Separator)) {
 		// The pattern lies one folder down (logs/ or runs/).
 		prefix, _, _ := strings.Cut(a.Output, "%")
 		return &CopyError{Record: p, Dir: dir, Folder: filepath.Dir(filepath.Dir(prefix))}

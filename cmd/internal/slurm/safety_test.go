@@ -267,3 +267,31 @@ func TestSafetyStatusReadsOnlyPlainFiles(t *testing.T) {
 		}
 	}
 }
+
+// A folder whose name has spaces, quotes, $, glob characters and % is
+// submitted, followed and its logs found like any other.
+func TestSafetyOddFolderName(t *testing.T) {
+	fake, calls := fakeSlurm(t)
+	root, _ := fileio.ResolvePath(t.TempDir())
+	dir := filepath.Join(root, `x$(touch PWNED) it's "q" [1]* 50%`)
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
+	a := shardArray(dir)
+	a.Output = filepath.Join(Pattern(dir), "logs", "shard-%4a-%A_%a.out")
+	a.After.Output = filepath.Join(Pattern(dir), "logs", "merge-%j.out")
+	if err := Submit(context.Background(), dir, a, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	calls()
+	os.WriteFile(filepath.Join(fake, "jobs", "100"), []byte("JobId=100 ArrayJobId=100 ArrayTaskId=0-2 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "logs", "shard-0001-100_1.out"), []byte("jeirt: items.csv:3: no text\n"), 0o644)
+	_, tasks, err := States(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks[1].Reason != "FAILED (exit 1:0): jeirt: items.csv:3: no text" || tasks[0].Reason != "FAILED (exit 1:0)" {
+		t.Errorf("states: %+v", tasks)
+	}
+	if _, err := os.Stat(filepath.Join(root, "PWNED")); err == nil {
+		t.Error("PWNED")
+	}
+}

@@ -40,7 +40,7 @@ func TestExpandFindsTheNewestLog(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "runs", "003"), 0o755)
 	old := filepath.Join(dir, "runs", "003", "slurm-12_3.out")
-	newer := filepath.Join(dir, "runs", "003", "slurm-12_3.out.2")
+	newer := filepath.Join(dir, "runs", "003", "slurm-13_3.out")
 	os.WriteFile(old, []byte("a\n"), 0o644)
 	pattern := filepath.Join(dir, "runs", "%3a", "slurm-%A_%a.out")
 	if got := expand(pattern, "12", "3", "*"); got != old {
@@ -52,11 +52,20 @@ func TestExpandFindsTheNewestLog(t *testing.T) {
 	// %j unknown: a glob, the newest match.
 	os.WriteFile(newer, nil, 0o644)
 	os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	if got := expand(filepath.Join(dir, "runs", "003", "slurm-%j.out*"), "12", "3", ""); got != newer {
+	if got := expand(filepath.Join(dir, "runs", "003", "slurm-%j.out"), "12", "3", ""); got != newer {
 		t.Errorf("expand with %%j = %q, want %q", got, newer)
 	}
 	if got := expand(dir+"/100%%-%x.out", "1", "0", "2"); got != "" {
 		t.Errorf("expand of a missing file = %q", got)
+	}
+	// A folder whose name has glob characters matches only itself.
+	odd := filepath.Join(dir, "a[1]*")
+	os.MkdirAll(odd, 0o755)
+	os.WriteFile(filepath.Join(odd, "50%-7.out"), nil, 0o644)
+	os.MkdirAll(filepath.Join(dir, "a1x"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a1x", "50%-7.out"), nil, 0o644)
+	if got := expand(Pattern(odd)+"/50%%-%j.out", "7", "", "7"); got != filepath.Join(odd, "50%-7.out") {
+		t.Errorf("expand in a folder named a[1]* = %q", got)
 	}
 }
 

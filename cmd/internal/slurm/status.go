@@ -158,7 +158,7 @@ func expand(pattern, arrayID, task, jobID string) string {
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		if c != '%' || i+1 == len(pattern) {
-			b.WriteByte(c)
+			b.WriteString(globEscape(string(c)))
 			continue
 		}
 		j := i + 1
@@ -166,7 +166,7 @@ func expand(pattern, arrayID, task, jobID string) string {
 			j++
 		}
 		if j == len(pattern) {
-			b.WriteString(pattern[i:])
+			b.WriteString(globEscape(pattern[i:]))
 			break
 		}
 		width, _ := strconv.Atoi(pattern[i+1 : j])
@@ -184,10 +184,11 @@ func expand(pattern, arrayID, task, jobID string) string {
 		if n, err := strconv.Atoi(v); err == nil && width > 0 {
 			v = fmt.Sprintf("%0*d", width, n)
 		}
-		if v == "" {
-			v = "*"
+		if v == "" || v == "*" {
+			b.WriteString("*")
+		} else {
+			b.WriteString(globEscape(v))
 		}
-		b.WriteString(v)
 		i = j
 	}
 	p := b.String()

@@ -20,7 +20,7 @@ func (s *Sweep) SlurmArray(dir string, n int) *slurm.Array {
 // sweepOutput is the --output pattern of the sweep script: each task logs
 // into its own run folder (%Na pads the task id to N digits).
 func sweepOutput(dir string, width int) string {
-	return fmt.Sprintf("%s/runs/%%%da/slurm-%%A_%%a.out", dir, width)
+	return fmt.Sprintf("%s/runs/%%%da/slurm-%%A_%%a.out", slurm.Pattern(dir), width)
 }
 
 // submit submits the emitted sweep in dir (sbatch --parsable) and records

@@ -1,0 +1,95 @@
+package encoderun
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
+)
+
+// oddName is a folder name that breaks an unquoted script: spaces, both
+// quotes, a command substitution, a variable, a glob and a percent sign.
+const oddName = `x$(touch PWNED) it's "q" $HOME [1]* 50%`
+
+// runScript runs a job script as one array task would, with a fake jeirt
+// on PATH that writes its arguments, one a line; it returns them.
+func runScript(t *testing.T, script, task, work string) string {
+	t.Helper()
+	bin := t.TempDir()
+	args := filepath.Join(t.TempDir(), "args")
+	os.WriteFile(filepath.Join(bin, "jeirt"), []byte("#!/bin/bash\nprintf '%s\\n' \"$@\" > \"$ARGS_FILE\"\n"), 0o755)
+	cmd := exec.Command("bash", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "ARGS_FILE="+args, "SLURM_ARRAY_TASK_ID="+task, "JEIRT=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, b)
+	}
+	b, _ := os.ReadFile(args)
+	return string(b)
+}
+
+// The encoding's scripts quote every path: bash parses them, sbatch reads
+// each #SBATCH line as one argument, and the tasks run jeirt on the right
+// files in a folder named x$(touch PWNED)... without running anything from
+// the names.
+func TestSafetyEncodeScriptsQuoteEveryPath(t *testing.T) {
+	root := t.TempDir()
+	in := filepath.Join(root, "in $(touch PWNED2) 'a'")
+	os.MkdirAll(in, 0o755)
+	items := filepath.Join(in, `it's "items" $x.csv`)
+	os.WriteFile(items, []byte("item_id,text\nq1,one\nq2,two\nq3,three\n"), 0o644)
+	dir := filepath.Join(root, oddName)
+	e := EncodeFile{Spec: "hash:8", Items: items, Out: dir, Emit: "slurm", Shards: 3, Stdout: &bytes.Buffer{}}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ShardScriptFile, MergeScriptFile} {
+		script := filepath.Join(dir, name)
+		if b, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+			t.Fatalf("bash -n %s: %v %s", name, err, b)
+		}
+		text, _ := os.ReadFile(script)
+		for _, line := range strings.Split(string(text), "\n") {
+			rest, ok := strings.CutPrefix(line, "#SBATCH ")
+			if !ok {
+				continue
+			}
+			args := slurm.DirectiveArgs(rest)
+			if len(args) != 1 {
+				t.Errorf("%s: %q reads as %d arguments: %q", name, line, len(args), args)
+			}
+			if v, ok := strings.CutPrefix(args[0], "--output="); ok && !strings.HasPrefix(v, strings.ReplaceAll(dir, "%", "%%")+"/logs/") {
+				t.Errorf("%s: sbatch reads --output as %q", name, v)
+			}
+		}
+	}
+	work := t.TempDir()
+	shard := filepath.Join(dir, "shard-0001.safetensors")
+	want := strings.Join([]string{"encode", "--encoder", "hash:8", "--items", items, "--out", shard, "--shard", "1/3", "--batch", "64", "--device", "cpu", "--force"}, "\n") + "\n"
+	if got := runScript(t, filepath.Join(dir, ShardScriptFile), "1", work); got != want {
+		t.Errorf("task 1 ran jeirt with\n%s\nwant\n%s", got, want)
+	}
+	var shards []string
+	for k := range 3 {
+		shards = append(shards, filepath.Join(dir, shardFile(k)))
+		os.WriteFile(shards[k], nil, 0o644)
+	}
+	want = strings.Join(append([]string{"encode", "merge", "--items", items, "--out", filepath.Join(dir, MergedFile), "--force"}, shards...), "\n") + "\n"
+	if got := runScript(t, filepath.Join(dir, MergeScriptFile), "", work); got != want {
+		t.Errorf("the merge ran jeirt with\n%s\nwant\n%s", got, want)
+	}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "PWNED") {
+			t.Errorf("a script ran a command from a path: %s", p)
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(work, "PWNED")); err == nil {
+		t.Error("a script ran a command from a path (in its working folder)")
+	}
+}

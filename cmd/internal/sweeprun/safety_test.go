@@ -1,0 +1,106 @@
+package sweeprun
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
+)
+
+// oddName is a folder name that breaks an unquoted script: spaces, both
+// quotes, a command substitution, a variable, a glob and a percent sign.
+const oddName = `x$(touch PWNED) it's "q" $HOME [1]* 50%`
+
+// fakeJeirt puts a jeirt on PATH that writes its arguments, one a line,
+// to the file it returns.
+func fakeJeirt(t *testing.T) (argsFile string) {
+	t.Helper()
+	bin := t.TempDir()
+	argsFile = filepath.Join(t.TempDir(), "args")
+	os.WriteFile(filepath.Join(bin, "jeirt"), []byte("#!/bin/bash\nprintf '%s\\n' \"$@\" > \"$ARGS_FILE\"\n"), 0o755)
+	t.Setenv("ARGS_FILE", argsFile)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	return argsFile
+}
+
+// noPwned fails when a file named PWNED appeared under any of dirs.
+func noPwned(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && strings.Contains(e.Name(), "PWNED") && !e.IsDir() {
+				t.Errorf("the script ran a command from a path: %s", p)
+			}
+			return nil
+		})
+	}
+}
+
+// The sweep's script quotes its folder: bash parses it, sbatch reads its
+// --output whole, and a task run by hand trains its run in the folder
+// named x$(touch PWNED)... without running anything from the name.
+func TestSafetySweepScriptQuotesItsFolder(t *testing.T) {
+	p := sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\nslurm: {gpus: 0, cpus: 1}\n")
+	s, err := LoadSweep(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	out := filepath.Join(root, oddName)
+	if _, err := s.Emit(out, EmitOptions{Slurm: true, Command: "jeirt sweep s.yaml --out 'a\nb'"}); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(out, SweepScriptFile)
+	if b, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v %s", err, b)
+	}
+	text, _ := os.ReadFile(script)
+	var output string
+	for _, line := range strings.Split(string(text), "\n") {
+		if rest, ok := strings.CutPrefix(line, "#SBATCH "); ok {
+			args := slurm.DirectiveArgs(rest)
+			if len(args) != 1 {
+				t.Errorf("%q reads as %d arguments: %q", line, len(args), args)
+			}
+			if v, ok := strings.CutPrefix(args[0], "--output="); ok {
+				output = v
+			}
+		}
+	}
+	if want := strings.ReplaceAll(out, "%", "%%") + "/runs/%3a/slurm-%A_%a.out"; output != want {
+		t.Errorf("sbatch reads --output as\n%q, want\n%q", output, want)
+	}
+	args := fakeJeirt(t)
+	work := t.TempDir()
+	cmd := exec.Command("bash", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=1", "JEIRT=", "SWEEP_DIR=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("task 1 by hand: %v\n%s", err, b)
+	}
+	got, _ := os.ReadFile(args)
+	if want := "train\n--config\n" + filepath.Join(out, "runs", "001", "config.yaml") + "\n--force\n--no-baselines\n"; string(got) != want {
+		t.Errorf("jeirt ran with\n%s\nwant\n%s", got, want)
+	}
+	noPwned(t, root, work)
+}
+
+// A folder no script can name (a newline) is refused before anything is
+// written.
+func TestSafetySweepRefusesANewlineFolder(t *testing.T) {
+	s, err := LoadSweep(sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "a\nb")
+	_, err = s.Emit(out, EmitOptions{Slurm: true})
+	if want := `{Out} "` + strings.ReplaceAll(out, "\n", `\n`) + `" holds '\n', which a Slurm job script cannot name; choose a path without control characters or backslashes`; err == nil || err.Error() != strings.ReplaceAll(want, "{Out}", "out") {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the folder was written")
+	}
+}
