@@ -93,3 +93,38 @@ func TestSafetyEncodeScriptsQuoteEveryPath(t *testing.T) {
 		t.Error("a script ran a command from a path (in its working folder)")
 	}
 }
+
+// Numbers at the edges of encode --emit slurm are refused by name before
+// anything is written.
+func TestSafetyEncodeNumbers(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.csv")
+	var b strings.Builder
+	b.WriteString("item_id,text\n")
+	for k := range 20 {
+		b.WriteString("q" + strings.Repeat("x", k) + ",text\n")
+	}
+	os.WriteFile(items, []byte(b.String()), 0o644)
+	out := filepath.Join(dir, "job")
+	for _, c := range []struct {
+		e    EncodeFile
+		want string
+	}{
+		{EncodeFile{Items: items, Shards: 1000000000}, "encode: shards 1000000000 is more than the 20 items of " + items + "; each shard encodes at least one item: use shards 20 or fewer"},
+		{EncodeFile{Items: items, Shards: 21}, "encode: shards 21 is more than the 20 items of " + items + "; each shard encodes at least one item: use shards 20 or fewer"},
+		{EncodeFile{Items: items, Shards: -3}, "encode: emit slurm needs shards N >= 1, got -3"},
+		{EncodeFile{Items: items, Shards: 2, Batch: -1}, "encode: batch -1: want a positive number of texts per forward pass (default 64)"},
+	} {
+		c.e.Spec, c.e.Out, c.e.Emit, c.e.Stdout = "hash:8", out, "slurm", &bytes.Buffer{}
+		if err := c.e.Run(context.Background()); err == nil || err.Error() != c.want {
+			t.Errorf("shards %d batch %d:\n got %v\nwant %s", c.e.Shards, c.e.Batch, err, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("shards %d: the folder was written", c.e.Shards)
+		}
+	}
+	e := EncodeFile{Spec: "hash:8", Items: items, Out: out, Emit: "slurm", Shards: 20, Stdout: &bytes.Buffer{}}
+	if err := e.Run(context.Background()); err != nil {
+		t.Errorf("20 shards of 20 items: %v", err)
+	}
+}

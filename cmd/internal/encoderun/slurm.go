@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
+	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
@@ -36,6 +37,9 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if e.Emit != "slurm" {
 		return model.FieldErrorf("Emit", "encode: {Emit} %q: want slurm", e.Emit)
 	}
+	if e.Batch < 0 {
+		return model.FieldErrorf("Batch", "encode: {Batch} %d: want a positive number of texts per forward pass (default 64)", e.Batch)
+	}
 	if e.Shards < 1 {
 		return model.FieldErrorf("Shards", "encode: {Emit} slurm needs {Shards} N >= 1, got %d", e.Shards)
 	}
@@ -59,6 +63,15 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	}
 	if _, err := os.Stat(items); err != nil {
 		return model.FieldErrorf("Items", "encode: {Items} %s: %v", e.Items, err)
+	}
+	// Each shard encodes at least one item: more shards than items would
+	// be tasks with nothing to do (and an array as large as the flag).
+	ids, _, err := encoder.ReadTexts(items)
+	if err != nil {
+		return err
+	}
+	if e.Shards > len(ids) {
+		return model.FieldErrorf("Shards", "encode: {Shards} %d is more than the %d items of %s; each shard encodes at least one item: use {Shards} %d or fewer", e.Shards, len(ids), e.Items, len(ids))
 	}
 	e.Items = items
 	if e.Cache != "" {

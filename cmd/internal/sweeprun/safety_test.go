@@ -104,3 +104,28 @@ func TestSafetySweepRefusesANewlineFolder(t *testing.T) {
 		t.Error("the folder was written")
 	}
 }
+
+// The Slurm numbers of a sweep file or its flags are bounded.
+func TestSafetySweepNumbers(t *testing.T) {
+	for _, c := range []struct{ slurm, want string }{
+		{"{gpus: 1000000000}", "slurm.gpus: must be from 0 to 64 (a node's), got 1000000000"},
+		{"{cpus: 1000000000}", "slurm.cpus: must be from 1 to 4096 (a node's), got 1000000000"},
+		{"{max_parallel: 2000000000}", "slurm.max_parallel: must be from 0 (no limit) to the number of runs, got 2000000000"},
+		{"{partition: 'gpu#x'}", `slurm.partition: must not contain spaces, quotes or shell characters, got "gpu#x"`},
+	} {
+		p := sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\nslurm: "+c.slurm+"\n")
+		if _, err := LoadSweep(p); err == nil || err.Error() != p+": "+c.want {
+			t.Errorf("%s:\n got %v\nwant %s: %s", c.slurm, err, p, c.want)
+		}
+	}
+	p := sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\nslurm: {max_parallel: 3}\n")
+	s, err := LoadSweep(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sw")
+	_, err = s.Emit(out, EmitOptions{Slurm: true})
+	if want := p + ": slurm.max_parallel 3 is more than the sweep's 2 runs; set it (or --max-parallel) to at most 2, or to 0 for no limit"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

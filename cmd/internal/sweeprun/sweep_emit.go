@@ -56,6 +56,9 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Slurm && s.Slurm.MaxParallel > len(runs) {
+		return nil, fmt.Errorf("%s: slurm.max_parallel %d is more than the sweep's %d runs; set it (or --max-parallel) to at most %d, or to 0 for no limit", s.Source, s.Slurm.MaxParallel, len(runs), len(runs))
+	}
 	files := map[string][]byte{}
 	for _, r := range runs {
 		b, err := RunConfigYAML(r, s.Source)
