@@ -128,3 +128,59 @@ func TestSafetyEncodeNumbers(t *testing.T) {
 		t.Errorf("20 shards of 20 items: %v", err)
 	}
 }
+
+// encode --emit slurm --force replaces the job folder only when every file
+// that looks like jeirt's is: a user's file under logs/, a log of another
+// job and a user's shard-notes.safetensors are kept, and named.
+func TestSafetyEncodeForceKeepsUserFiles(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.csv")
+	os.WriteFile(items, []byte("item_id,text\nq1,one\nq2,two\nq3,three\n"), 0o644)
+	out := filepath.Join(dir, "job")
+	e := EncodeFile{Spec: "hash:8", Items: items, Out: out, Emit: "slurm", Shards: 3, Stdout: &bytes.Buffer{}}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// What the tasks wrote (their first lines, as the scripts print them).
+	jeirts := map[string]string{
+		"logs/shard-0001-100_1.out": "encode: shard 1 of 3 (job 101, attempt 1) on n1\n",
+		"logs/merge-104.out":        "encode merge: 3 shards (job 104) on n1\n",
+		"shard-0001.safetensors":    "v",
+	}
+	users := map[string]string{
+		"logs/notes.txt":            "my notes\n",
+		"logs/shard-0002-100_2.out": "not a log of this folder\n",
+		"logs/shard-0002-100_1.out": "encode: shard 1 of 3\n", // task 1's banner under task 2's name
+		"shard-notes.safetensors":   "mine",
+	}
+	for _, m := range []map[string]string{jeirts, users} {
+		for name, text := range m {
+			os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
+		}
+	}
+	e.Force = true
+	err := e.Run(context.Background())
+	want := "encode: " + out + " holds files jeirt did not write (logs/notes.txt, logs/shard-0002-100_1.out, logs/shard-0002-100_2.out, shard-notes.safetensors), though their names look like jeirt's; force replaces only what jeirt wrote: move them out of the folder or choose another out"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	for _, m := range []map[string]string{jeirts, users} {
+		for name, text := range m {
+			if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(b) != text {
+				t.Errorf("%s: %q %v", name, b, err)
+			}
+		}
+	}
+	// Without the user's files, the folder is replaced, jeirt's files with it.
+	for name := range users {
+		os.Remove(filepath.Join(out, name))
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name := range jeirts {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("%s was kept by --force", name)
+		}
+	}
+}

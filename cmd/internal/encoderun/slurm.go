@@ -97,8 +97,14 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if err := slurm.CheckIdle(ctx, dir); err != nil {
 		return err
 	}
+	if e.Force {
+		if foreign := notJeirts(dir); len(foreign) > 0 {
+			return model.FieldErrorf("Force", "encode: %s holds files jeirt did not write (%s), though their names look like jeirt's; {Force} replaces only what jeirt wrote: move them out of the folder or choose another {Out}",
+				dir, strings.Join(foreign, ", "))
+		}
+	}
 	a := e.slurmArray(dir)
-	err = fileio.WriteDirAtomicLater(dir, e.Force, []string{slurm.RecordFile, "shard-*.safetensors", MergedFile, "logs", "logs/*"}, func(tmp string) error {
+	err = fileio.WriteDirAtomicLater(dir, e.Force, laterFiles, func(tmp string) error {
 		if err := os.MkdirAll(filepath.Join(tmp, "logs"), 0o755); err != nil {
 			return err
 		}
@@ -214,6 +220,7 @@ func (e EncodeFile) mergeScript(dir string) string {
 	var b strings.Builder
 	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, mergeOutput(dir))
 	fmt.Fprintf(&b, "dir=%s\nN=%d\nshards=()\n", quote(dir), e.Shards)
+	b.WriteString("echo \"encode merge: $N shards (job ${SLURM_JOB_ID:-none}) on $(hostname)\" >&2\n")
 	b.WriteString(`for ((i = 0; i < N; i++)); do
   s="$dir/shard-$(printf '%04d' "$i").safetensors"
   if [[ ! -f "$s" ]]; then

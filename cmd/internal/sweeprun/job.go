@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -147,6 +148,9 @@ func collect(dir, out string, w io.Writer, stopped string) (*SweepTable, error) 
 			return nil, fmt.Errorf("%w; write the table elsewhere with --out FILE", err)
 		}
 		out = filepath.Join(dir, SweepTableFile)
+		if _, err := os.Lstat(out); err == nil && !isSweepTable(out) {
+			return nil, fmt.Errorf("%s is not a table jeirt wrote (its first line is not a sweep table's header), and jeirt replaces only what it wrote; move it aside, or write the table elsewhere with --out FILE", out)
+		}
 	}
 	if err := tab.WriteCSVFile(out); err != nil {
 		return nil, err

@@ -129,3 +129,88 @@ func TestSafetySweepNumbers(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// sweep --emit slurm --force replaces the sweep folder only when every
+// file that looks like jeirt's is (a table with the table's header, a
+// train.log that starts as runOne starts it, a Slurm log of the folder's
+// jobs), and collect does not write over a user's sweep.csv.
+func TestSafetySweepForceKeepsLookalikes(t *testing.T) {
+	s, err := LoadSweep(sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sw")
+	if _, err := s.Emit(out, EmitOptions{Slurm: true}); err != nil {
+		t.Fatal(err)
+	}
+	jeirts := map[string]string{
+		"runs/000/slurm-100_0.out": "sweep: run 000 (job 100, attempt 1) on n1: # run 000\n",
+		"runs/001/train.log":       trainLogBanner("001") + " (jeirt test)\n",
+	}
+	users := map[string]string{
+		SweepTableFile:             "my notes\n",
+		"runs/000/train.log":       "my notes\n",
+		"runs/001/slurm-7_1.out":   "my notes\n",
+		"runs/001/slurm-100_0.out": "sweep: run 000 (job 100)\n", // run 000's banner in run 001
+	}
+	for _, m := range []map[string]string{jeirts, users} {
+		for name, text := range m {
+			os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
+		}
+	}
+	var buf strings.Builder
+	err = Collect(out, "", &buf)
+	if want := filepath.Join(out, SweepTableFile) + " is not a table jeirt wrote (its first line is not a sweep table's header), and jeirt replaces only what it wrote; move it aside, or write the table elsewhere with --out FILE"; err == nil || err.Error() != want {
+		t.Errorf("collect over a user's sweep.csv:\n got %v\nwant %s", err, want)
+	}
+	_, err = s.Emit(out, EmitOptions{Slurm: true, Replace: true})
+	want := out + " holds files jeirt did not write (sweep.csv, runs/000/train.log, runs/001/slurm-100_0.out, runs/001/slurm-7_1.out), though their names look like jeirt's; force replaces only what jeirt wrote: move them out of the folder or choose another out"
+	if err == nil || err.Error() != want {
+		t.Errorf("--force:\n got %v\nwant %s", err, want)
+	}
+	for _, m := range []map[string]string{jeirts, users} {
+		for name, text := range m {
+			if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(b) != text {
+				t.Errorf("%s: %q %v", name, b, err)
+			}
+		}
+	}
+	for name := range users {
+		os.Remove(filepath.Join(out, name))
+	}
+	if _, err := s.Emit(out, EmitOptions{Slurm: true, Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	for name := range jeirts {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("%s was kept by --force", name)
+		}
+	}
+}
+
+// Re-emitting into a copy of a sweep folder (cp -a) does not write over
+// the user's edited sweep.sbatch there.
+func TestSafetySweepReemitIntoACopy(t *testing.T) {
+	s, err := LoadSweep(sweepFixture(t, "name: tiny\nbase: base.yaml\ngrid: {model.dim: [2, 4]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	orig, cp := filepath.Join(root, "a"), filepath.Join(root, "b")
+	if _, err := s.Emit(orig, EmitOptions{Slurm: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("cp", "-a", orig, cp).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, b)
+	}
+	script := filepath.Join(cp, SweepScriptFile)
+	edited := []byte("#!/bin/bash\n# my own script\n")
+	os.WriteFile(script, edited, 0o755)
+	_, err = s.Emit(cp, EmitOptions{Slurm: true})
+	if err == nil || !strings.HasPrefix(err.Error(), script+" differs from what jeirt writes there, and jeirt replaces only what it wrote: "+cp+": its .jeirt-output.json was written for "+orig+" and has been copied here") {
+		t.Errorf("re-emit into a copy: %v", err)
+	}
+	if b, _ := os.ReadFile(script); string(b) != string(edited) {
+		t.Errorf("the copy's edited script was rewritten:\n%s", b)
+	}
+}

@@ -92,11 +92,21 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(top)) {
+			if err := checkRewrite(dir, abs, name, top[name]); err != nil {
+				return nil, err
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(top)) {
 			if err := writeBytesAtomic(filepath.Join(abs, name), top[name]); err != nil {
 				return nil, err
 			}
 		}
 		return runs, nil
+	}
+	if replace {
+		if err := checkReplace(dir, abs); err != nil {
+			return nil, err
+		}
 	}
 	err = fileio.WriteDirAtomicLater(abs, replace, SweepLaterFiles, func(tmp string) error {
 		for name, b := range files {

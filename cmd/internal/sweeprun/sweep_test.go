@@ -231,8 +231,10 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(out, "runs", "001", "train.log"), nil, 0o644)
-	os.WriteFile(filepath.Join(out, SweepTableFile), nil, 0o644)
+	// (A train.log and a table as jeirt writes them: files merely named so
+	// are the user's; TestSafetySweepForceKeepsLookalikes.)
+	os.WriteFile(filepath.Join(out, "runs", "001", "train.log"), []byte(trainLogBanner("001")+" (jeirt test)\n"), 0o644)
+	os.WriteFile(filepath.Join(out, SweepTableFile), []byte("run,model.dim,status,best,best_epoch,epochs_run,seconds_per_epoch,checkpoint\n"), 0o644)
 	if _, err := s.Emit(out, EmitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
