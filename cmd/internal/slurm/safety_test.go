@@ -295,3 +295,38 @@ func TestSafetyOddFolderName(t *testing.T) {
 		t.Error("PWNED")
 	}
 }
+
+// A done file reached through a folder that links out of the job folder
+// does not count either.
+func TestSafetyDoneThroughALinkedFolder(t *testing.T) {
+	fake, _ := fakeSlurm(t)
+	dir, _ := fileio.ResolvePath(t.TempDir())
+	m := goodRecord(t, dir)
+	m["done"] = "runs/{id}/out"
+	writeRecordJSON(t, dir, m)
+	os.WriteFile(filepath.Join(fake, "jobs", "100"), []byte("JobId=100 ArrayJobId=100 ArrayTaskId=0-2 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0\n"), 0o644)
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "out"), []byte("v"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "runs", "0001"), 0o755)
+	os.WriteFile(filepath.Join(dir, "runs", "0001", "out"), []byte("v"), 0o644)
+	os.Symlink(elsewhere, filepath.Join(dir, "runs", "0000"))
+	_, tasks, err := States(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks[0].State != Failed || tasks[1].State != Done {
+		t.Errorf("states: %+v", tasks[:2])
+	}
+}
+
+// Status stops at Ctrl-C (its context cancelled) however large the array.
+func TestSafetyStatusStopsWhenCancelled(t *testing.T) {
+	fakeSlurm(t)
+	dir, _ := fileio.ResolvePath(t.TempDir())
+	writeRecordJSON(t, dir, goodRecord(t, dir))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Status(ctx, dir, &bytes.Buffer{}); err != context.Canceled {
+		t.Errorf("status with its context cancelled: %v", err)
+	}
+}

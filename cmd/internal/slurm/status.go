@@ -14,6 +14,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // The states of a task.
@@ -59,7 +60,14 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 		}
 	}
 	tasks := make([]Task, 0, a.Tasks+1)
+	real, err := fileio.ResolvePath(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	for k := 0; k < a.Tasks; k++ {
+		if k%1024 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err() // a large array stops at Ctrl-C
+		}
 		t := Task{Task: k, Name: a.ID(k)}
 		var info *jobInfo
 		if last[k] != "" {
@@ -70,7 +78,7 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 			}
 			info = findTask(jobs, k)
 		}
-		done := a.done(dir, k)
+		done := a.done(dir, real, k)
 		t.State, t.Reason = judge(info, done, a.logOf(info, last[k], k))
 		if info != nil {
 			t.Slurm = info.State
@@ -122,10 +130,15 @@ func findTask(jobs []jobInfo, k int) *jobInfo {
 }
 
 // done reports whether task k's output is complete: a file or folder of
-// the job folder itself (a link out of it does not count).
-func (a *Array) done(dir string, k int) bool {
+// the job folder itself (a link out of it does not count); real is the
+// folder with its links resolved.
+func (a *Array) done(dir, real string, k int) bool {
 	p := a.DonePath(dir, k)
 	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
+	// Nor through a linked folder on the way (runs/003 -> elsewhere).
+	if r, err := fileio.ResolvePath(p); err != nil || !strings.HasPrefix(r, real+string(filepath.Separator)) {
 		return false
 	}
 	if a.Check == "checkpoint" {
