@@ -55,7 +55,7 @@ type jobInfo struct {
 	State, Reason     string
 	ExitCode          string
 	StdOut            string
-	Command           string // the job's script, as submitted
+	Command, WorkDir  string // the job's script, as submitted, and its working folder
 }
 
 // fieldRE finds the start of each Key=value field of scontrol -o's line; a
@@ -98,7 +98,7 @@ func scontrolJobs(ctx context.Context, id string) ([]jobInfo, error) {
 		if f["JobId"] == "" {
 			continue
 		}
-		j := jobInfo{JobID: f["JobId"], ArrayJobID: f["ArrayJobId"], State: f["JobState"], Reason: f["Reason"], ExitCode: f["ExitCode"], StdOut: f["StdOut"], Command: f["Command"]}
+		j := jobInfo{JobID: f["JobId"], ArrayJobID: f["ArrayJobId"], State: f["JobState"], Reason: f["Reason"], ExitCode: f["ExitCode"], StdOut: f["StdOut"], Command: f["Command"], WorkDir: f["WorkDir"]}
 		if t, ok := parseTasks(f["ArrayTaskId"], MaxTasks); ok {
 			j.Tasks = t
 		}

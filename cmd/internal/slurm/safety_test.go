@@ -330,3 +330,15 @@ func TestSafetyStatusStopsWhenCancelled(t *testing.T) {
 		t.Errorf("status with its context cancelled: %v", err)
 	}
 }
+
+// scontrol -o prints one line of Key=value fields; a value with spaces (a
+// folder's path) stays whole.
+func TestScontrolFieldsKeepPathsWhole(t *testing.T) {
+	f := scontrolFields("JobId=5 JobName=jeirt-encode-merge JobState=PENDING Reason=Dependency Dependency=afterok:4_*(unfulfilled) TRES=cpu=1,mem=8G Command=merge.sbatch WorkDir=/s/my job StdOut=/s/my job/logs/merge-5.out Power=")
+	for k, want := range map[string]string{"JobId": "5", "JobState": "PENDING", "Dependency": "afterok:4_*(unfulfilled)", "TRES": "cpu=1,mem=8G",
+		"Command": "merge.sbatch", "WorkDir": "/s/my job", "StdOut": "/s/my job/logs/merge-5.out", "Power": ""} {
+		if f[k] != want {
+			t.Errorf("%s = %q, want %q", k, f[k], want)
+		}
+	}
+}

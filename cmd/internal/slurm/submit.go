@@ -212,7 +212,13 @@ func (a *Array) checkOwnJob(ctx context.Context, dir, id string) error {
 	}
 	got := ""
 	if len(jobs) > 0 && jobs[0].Command != "" {
-		got, _ = fileio.ResolvePath(jobs[0].Command)
+		c := jobs[0].Command
+		if !filepath.IsAbs(c) && jobs[0].WorkDir != "" {
+			c = filepath.Join(jobs[0].WorkDir, c) // as submitted from its folder
+		}
+		if filepath.IsAbs(c) {
+			got, _ = fileio.ResolvePath(c)
+		}
 	}
 	if got != want {
 		return fmt.Errorf("%s: field after.jobs: job %s is not this folder's %s (Slurm says it runs %q, not %s); jeirt cancels only the jobs this folder submitted: cancel it by hand if it is yours (scancel %s), then resubmit",
