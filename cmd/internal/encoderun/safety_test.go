@@ -184,3 +184,29 @@ func TestSafetyEncodeForceKeepsUserFiles(t *testing.T) {
 		}
 	}
 }
+
+// A job folder whose record cannot be read is not replaced by --force:
+// its jobs may still run, and nothing says which.
+func TestSafetyEncodeForceOverABadRecord(t *testing.T) {
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.csv")
+	os.WriteFile(items, []byte("item_id,text\nq1,one\nq2,two\n"), 0o644)
+	out := filepath.Join(dir, "job")
+	e := EncodeFile{Spec: "hash:8", Items: items, Out: out, Emit: "slurm", Shards: 2, Stdout: &bytes.Buffer{}}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	record := `{"format": "jeirt-slurm", "format_version": 1, "what": "shard", "tasks": 3000000000, "script": "encode.sbatch", "check": "file", "done": "shard-{id}.safetensors", "width": 4, "output": "` +
+		filepath.Join(out, "logs", "x-%j.out") + `", "jobs": [{"id": "7", "array": "0-2000000000"}]}`
+	os.WriteFile(filepath.Join(out, slurm.RecordFile), []byte(record), 0o644)
+	e.Force = true
+	err := e.Run(context.Background())
+	want := filepath.Join(out, slurm.RecordFile) + ": field tasks: 3000000000 is not a task count from 1 to 1000000; jeirt writes this record itself: restore it, or emit and submit the folder again. " +
+		"The folder's jobs cannot be checked, so it is not replaced: once none of them is queued or running (squeue --me), remove slurm.json and emit again"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, slurm.RecordFile)); string(b) != record {
+		t.Error("the record was replaced")
+	}
+}

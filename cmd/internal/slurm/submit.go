@@ -49,7 +49,7 @@ func CheckIdle(ctx context.Context, dir string) error {
 		return nil // a copy's jobs are its original's
 	}
 	if err != nil {
-		return fmt.Errorf("%w (the folder's jobs cannot be checked; remove %s only once none of them runs)", err, RecordFile)
+		return fmt.Errorf("%w. The folder's jobs cannot be checked, so it is not replaced: once none of them is queued or running (squeue --me), remove %s and emit again", err, RecordFile)
 	}
 	if len(old.Jobs) == 0 {
 		return nil
