@@ -125,13 +125,13 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	fmt.Fprintf(w, "wrote %s (array 0-%d) and %s\n", filepath.Join(dir, ShardScriptFile), e.Shards-1, filepath.Join(dir, MergeScriptFile))
 	if !e.Submit {
 		fmt.Fprintf(w, "submit: jobid=$(sbatch --parsable %s) && sbatch --dependency=afterok:$jobid %s\n",
-			quote(filepath.Join(dir, ShardScriptFile)), quote(filepath.Join(dir, MergeScriptFile)))
+			slurm.Arg(filepath.Join(dir, ShardScriptFile)), slurm.Arg(filepath.Join(dir, MergeScriptFile)))
 		return nil
 	}
 	if err := slurm.Submit(ctx, dir, a, w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "follow: jeirt sweep status %s\nvectors: %s (when the merge has run)\n", dir, filepath.Join(dir, MergedFile))
+	fmt.Fprintf(w, "follow: jeirt sweep status %s\nvectors: %s (when the merge has run)\n", slurm.Arg(dir), filepath.Join(dir, MergedFile))
 	return nil
 }
 

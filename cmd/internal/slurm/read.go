@@ -53,7 +53,7 @@ type CopyError struct {
 func (e *CopyError) Error() string {
 	return fmt.Sprintf("%s: folder: the record was written for %s, so %s is a copy of that job folder (or it was moved): the jobs it lists ran in %s and write there. "+
 		"Follow them with jeirt sweep status %s; to run this copy's tasks, emit it again into a new folder (jeirt sweep --emit slurm --out NEW, or jeirt encode --emit slurm --out NEW)",
-		e.Record, e.Folder, e.Dir, e.Folder, e.Folder)
+		e.Record, e.Folder, e.Dir, e.Folder, Arg(e.Folder))
 }
 
 // ReadRecord reads DIR/slurm.json and checks it against the folder: a

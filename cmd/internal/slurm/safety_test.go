@@ -342,3 +342,18 @@ func TestScontrolFieldsKeepPathsWhole(t *testing.T) {
 		}
 	}
 }
+
+// The commands jeirt suggests name the folder as one shell word, which a
+// shell reads back as the folder itself.
+func TestSafetyArgIsOneShellWord(t *testing.T) {
+	for _, p := range []string{"/scratch/u/sweep-1", `/s/x$(touch PWNED) it's "q" [1]* 50%`, "/s/a b", "/s/`id`"} {
+		got := Arg(p)
+		if (got == p) != !strings.ContainsAny(p, " $'\"[*`") {
+			t.Errorf("Arg(%q) = %q", p, got)
+		}
+		out, err := exec.Command("bash", "-c", "printf %s "+got).Output()
+		if err != nil || string(out) != p {
+			t.Errorf("bash reads Arg(%q) = %s as %q (%v)", p, got, out, err)
+		}
+	}
+}

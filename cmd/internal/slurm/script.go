@@ -118,3 +118,15 @@ func DirectiveArgs(line string) []string {
 	}
 	return args
 }
+
+// Arg is p as a word of a command the user is told to type: itself when
+// the shell takes it as it is, else quoted (a folder named x$(cmd) is not
+// run when the suggestion is pasted).
+func Arg(p string) string {
+	if p != "" && !strings.ContainsFunc(p, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@,%", r))
+	}) {
+		return p
+	}
+	return Quote(p)
+}

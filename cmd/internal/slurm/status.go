@@ -320,7 +320,7 @@ func Status(ctx context.Context, dir string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d %ss: %s\n", a.Tasks, a.What, strings.Join(parts, ", "))
 	if redo := toResubmit(a, tasks); len(redo) > 0 || afterToResubmit(a, tasks) {
-		fmt.Fprintf(w, "resubmit the failed and missing ones: jeirt sweep resubmit %s\n", dir)
+		fmt.Fprintf(w, "resubmit the failed and missing ones: jeirt sweep resubmit %s\n", Arg(dir))
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func CheckIdle(ctx context.Context, dir string) error {
 	for _, t := range tasks {
 		if t.State == Pending || t.State == Running {
 			return fmt.Errorf("%s: %s %s of job %s is still %s; see jeirt sweep status %s, and resubmit the failed tasks with jeirt sweep resubmit %s",
-				dir, old.What, t.Name, t.Job, t.State, dir, dir)
+				dir, old.What, t.Name, t.Job, t.State, Arg(dir), Arg(dir))
 		}
 	}
 	return nil

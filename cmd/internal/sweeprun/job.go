@@ -64,7 +64,7 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 			return s.submit(ctx, abs, len(runs), w)
 		}
 		fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
-			script, len(runs)-1, len(runs), script, abs)
+			script, len(runs)-1, len(runs), slurm.Arg(script), slurm.Arg(abs))
 		return nil
 	}
 	runErr := s.RunLocal(ctx, abs, runs, SweepLocalOptions{Log: j.Log, Version: j.Version, Force: j.Retrain})
