@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,9 +86,13 @@ func readRecord(dir string) (*Array, error) {
 		return nil, err
 	}
 	var a Array
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
+	err = dec.Decode(&a)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %v; jeirt writes this record itself: emit and submit the folder again", p, err)
 	}
 	if a.Format != recordFormat {
@@ -110,8 +115,8 @@ func (a *Array) check() error {
 	switch {
 	case a.Version != 1 && a.Version != recordVersion:
 		return bad("format_version", "%d, want 1 or %d", a.Version, recordVersion)
-	case a.Version >= 2 && !filepath.IsAbs(a.Folder):
-		return bad("folder", "%q is not an absolute path", model.Clip(a.Folder))
+	case a.Version >= 2 && (!filepath.IsAbs(a.Folder) || filepath.Clean(a.Folder) != a.Folder):
+		return bad("folder", "%q is not a clean absolute path", model.Clip(a.Folder))
 	case !whatRE.MatchString(a.What):
 		return bad("what", "%q is not a name such as run or shard", model.Clip(a.What))
 	case !scriptRE.MatchString(a.Script):
