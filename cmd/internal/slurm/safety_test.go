@@ -379,3 +379,21 @@ func TestSafetyArgIsOneShellWord(t *testing.T) {
 		}
 	}
 }
+
+// A log that scontrol places outside the job folder is not read: status
+// quotes only the folder's own files.
+func TestSafetyStatusReadsLogsOnlyInTheFolder(t *testing.T) {
+	fake, _ := fakeSlurm(t)
+	dir, _ := fileio.ResolvePath(t.TempDir())
+	writeRecordJSON(t, dir, goodRecord(t, dir))
+	secret := filepath.Join(t.TempDir(), "notes.out")
+	os.WriteFile(secret, []byte("error: my private line\n"), 0o644)
+	os.WriteFile(filepath.Join(fake, "jobs", "100"), []byte("JobId=100 ArrayJobId=100 ArrayTaskId=0 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 StdOut="+secret+"\n"), 0o644)
+	_, tasks, err := States(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks[0].Reason != "FAILED (exit 1:0)" {
+		t.Errorf("task 0: %+v", tasks[0])
+	}
+}

@@ -79,7 +79,7 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 			info = findTask(jobs, k)
 		}
 		done := a.done(dir, real, k)
-		t.State, t.Reason = judge(info, done, a.logOf(info, last[k], k))
+		t.State, t.Reason = judge(info, done, inside(real, a.logOf(info, last[k], k)))
 		if info != nil {
 			t.Slurm = info.State
 		}
@@ -109,13 +109,27 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 		} else if t.Job != "" {
 			logPath = expand(a.After.Output, t.Job, "", t.Job)
 		}
-		t.State, t.Reason = judge(info, err == nil, logPath)
+		t.State, t.Reason = judge(info, err == nil, inside(real, logPath))
 		if t.State == Pending && info != nil && info.Reason == "DependencyNeverSatisfied" {
 			t.Reason = "waits on a task that failed: resubmit the failed tasks"
 		}
 		tasks = append(tasks, t)
 	}
 	return a, tasks, nil
+}
+
+// inside is the log p when it lies in the job folder real (its links
+// resolved), else "": a log is read only from the folder's own files,
+// whatever scontrol says of a job.
+func inside(real, p string) string {
+	if p == "" {
+		return ""
+	}
+	r, err := fileio.ResolvePath(p)
+	if err != nil || !strings.HasPrefix(r, real+string(filepath.Separator)) {
+		return ""
+	}
+	return p
 }
 
 func findTask(jobs []jobInfo, k int) *jobInfo {
