@@ -41,6 +41,7 @@ targets=(
 	"./train/pipeline FuzzParseConfig"
 	"./cmd/internal/sweeprun FuzzParseSweep"
 	"./cmd/internal/sweeprun FuzzReadSweepManifest"
+	"./cmd/internal/slurm FuzzReadRecord"
 	"./model/checkpoint FuzzParseRunMetrics"
 	"./model/routefile FuzzReadCosts"
 	"./train/route FuzzRuleSpec"

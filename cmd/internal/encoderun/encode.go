@@ -72,7 +72,10 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if e.Shards != 0 || e.Submit {
 		return model.FieldErrorf("Emit", "encode: {Shards} and {Submit} go with {Emit} slurm (here, {Shard} i/n encodes one shard)")
 	}
-	if e.Batch <= 0 {
+	if e.Batch < 0 {
+		return model.FieldErrorf("Batch", "encode: {Batch} %d: want a positive number of texts per forward pass (default 64)", e.Batch)
+	}
+	if e.Batch == 0 {
 		e.Batch = 64
 	}
 	if e.Spec == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
+	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
@@ -36,6 +37,9 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if e.Emit != "slurm" {
 		return model.FieldErrorf("Emit", "encode: {Emit} %q: want slurm", e.Emit)
 	}
+	if e.Batch < 0 {
+		return model.FieldErrorf("Batch", "encode: {Batch} %d: want a positive number of texts per forward pass (default 64)", e.Batch)
+	}
 	if e.Shards < 1 {
 		return model.FieldErrorf("Shards", "encode: {Emit} slurm needs {Shards} N >= 1, got %d", e.Shards)
 	}
@@ -60,9 +64,28 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if _, err := os.Stat(items); err != nil {
 		return model.FieldErrorf("Items", "encode: {Items} %s: %v", e.Items, err)
 	}
+	// Each shard encodes at least one item: more shards than items would
+	// be tasks with nothing to do (and an array as large as the flag).
+	ids, _, err := encoder.ReadTexts(items)
+	if err != nil {
+		return err
+	}
+	if e.Shards > len(ids) {
+		return model.FieldErrorf("Shards", "encode: {Shards} %d is more than the %d items of %s; each shard encodes at least one item: use {Shards} %d or fewer", e.Shards, len(ids), e.Items, len(ids))
+	}
 	e.Items = items
 	if e.Cache != "" {
 		if e.Cache, err = filepath.Abs(e.Cache); err != nil {
+			return err
+		}
+	}
+	// The scripts name these paths; each is quoted there, and one that no
+	// quoting can hold (a newline) is refused.
+	for _, p := range []struct{ field, path string }{{"Out", dir}, {"Items", e.Items}, {"Cache", e.Cache}, {"Spec", e.Spec}} {
+		if p.path == "" && p.field != "Out" && p.field != "Items" {
+			continue
+		}
+		if err := slurm.CheckScriptPath(p.field, p.path); err != nil {
 			return err
 		}
 	}
@@ -74,8 +97,14 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	if err := slurm.CheckIdle(ctx, dir); err != nil {
 		return err
 	}
+	if e.Force {
+		if foreign := notJeirts(dir); len(foreign) > 0 {
+			return model.FieldErrorf("Force", "encode: %s holds files jeirt did not write (%s), though their names look like jeirt's; {Force} replaces only what jeirt wrote: move them out of the folder or choose another {Out}",
+				dir, strings.Join(foreign, ", "))
+		}
+	}
 	a := e.slurmArray(dir)
-	err = fileio.WriteDirAtomicLater(dir, e.Force, []string{slurm.RecordFile, "shard-*.safetensors", MergedFile, "logs", "logs/*"}, func(tmp string) error {
+	err = fileio.WriteDirAtomicLater(dir, e.Force, laterFiles, func(tmp string) error {
 		if err := os.MkdirAll(filepath.Join(tmp, "logs"), 0o755); err != nil {
 			return err
 		}
@@ -96,30 +125,40 @@ func (e EncodeFile) EmitSlurm(ctx context.Context) error {
 	fmt.Fprintf(w, "wrote %s (array 0-%d) and %s\n", filepath.Join(dir, ShardScriptFile), e.Shards-1, filepath.Join(dir, MergeScriptFile))
 	if !e.Submit {
 		fmt.Fprintf(w, "submit: jobid=$(sbatch --parsable %s) && sbatch --dependency=afterok:$jobid %s\n",
-			filepath.Join(dir, ShardScriptFile), filepath.Join(dir, MergeScriptFile))
+			slurm.Arg(filepath.Join(dir, ShardScriptFile)), slurm.Arg(filepath.Join(dir, MergeScriptFile)))
 		return nil
 	}
 	if err := slurm.Submit(ctx, dir, a, w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "follow: jeirt sweep status %s\nvectors: %s (when the merge has run)\n", dir, filepath.Join(dir, MergedFile))
+	fmt.Fprintf(w, "follow: jeirt sweep status %s\nvectors: %s (when the merge has run)\n", slurm.Arg(dir), filepath.Join(dir, MergedFile))
 	return nil
 }
 
 func (e EncodeFile) slurmArray(dir string) *slurm.Array {
 	return &slurm.Array{What: "shard", Script: ShardScriptFile, Tasks: e.Shards, Done: "shard-{id}.safetensors", Width: 4,
-		Check: "file", Output: filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"),
-		After: &slurm.After{What: "merge", Script: MergeScriptFile, Done: MergedFile, Output: filepath.Join(dir, "logs", "merge-%j.out")}}
+		Check: "file", Output: shardOutput(dir),
+		After: &slurm.After{What: "merge", Script: MergeScriptFile, Done: MergedFile, Output: mergeOutput(dir)}}
+}
+
+// shardOutput and mergeOutput are the scripts' --output patterns: the
+// tasks' logs in the folder's logs/.
+func shardOutput(dir string) string {
+	return filepath.Join(slurm.Pattern(dir), "logs", "shard-%4a-%A_%a.out")
+}
+
+func mergeOutput(dir string) string {
+	return filepath.Join(slurm.Pattern(dir), "logs", "merge-%j.out")
 }
 
 // quote is s as one word of a bash script.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func quote(s string) string { return slurm.Quote(s) }
 
 // header writes the lines every script of the folder starts with.
 // Every #SBATCH line comes before the first command (sbatch stops reading
 // them there).
 func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
-	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", what, dir)
+	fmt.Fprintf(b, "#!/bin/bash\n# jeirt encode on Slurm: %s\n# Written by jeirt encode --emit slurm; follow with: jeirt sweep status %s\n", slurm.Comment(what), quote(dir))
 	fmt.Fprintf(b, "#SBATCH --job-name=%s\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n", name)
 	if name == "jeirt-encode" {
 		fmt.Fprintf(b, "#SBATCH --array=0-%d\n", e.Shards-1)
@@ -132,7 +171,7 @@ func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
 	if e.Device == "cuda" && name == "jeirt-encode" {
 		b.WriteString("#SBATCH --gres=gpu:1\n")
 	}
-	fmt.Fprintf(b, "#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\nset -euo pipefail\n", output)
+	fmt.Fprintf(b, "#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\nset -euo pipefail\n", slurm.Directive(output))
 	b.WriteString("# The Go runtime uses the CPUs Slurm gave the task, not the whole node's.\n")
 	b.WriteString("if [[ -n \"${SLURM_CPUS_PER_TASK:-}\" ]]; then export GOMAXPROCS=\"$SLURM_CPUS_PER_TASK\"; fi\n")
 	b.WriteString("JEIRT=\"${JEIRT:-jeirt}\"\n")
@@ -141,7 +180,7 @@ func (e EncodeFile) header(b *strings.Builder, what, name, dir, output string) {
 // shardScript is encode.sbatch: task k encodes shard k of e.Shards.
 func (e EncodeFile) shardScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", dir, filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"))
+	e.header(&b, fmt.Sprintf("array task k encodes shard k of %d of %s", e.Shards, e.Items), "jeirt-encode", dir, shardOutput(dir))
 	fmt.Fprintf(&b, "N=%d\n", e.Shards)
 	b.WriteString(`task="${SLURM_ARRAY_TASK_ID:?is not set: submit with sbatch, or set it to encode one shard by hand}"
 if ! [[ "$task" =~ ^[0-9]+$ ]] || (( 10#$task >= N )); then
@@ -179,8 +218,9 @@ func deviceOr(d string) string {
 // mergeScript is merge.sbatch: the shards joined in the items' order.
 func (e EncodeFile) mergeScript(dir string) string {
 	var b strings.Builder
-	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, filepath.Join(dir, "logs", "merge-%j.out"))
+	e.header(&b, fmt.Sprintf("joins the %d shards of encode.sbatch into %s", e.Shards, MergedFile), "jeirt-encode-merge", dir, mergeOutput(dir))
 	fmt.Fprintf(&b, "dir=%s\nN=%d\nshards=()\n", quote(dir), e.Shards)
+	b.WriteString("echo \"encode merge: $N shards (job ${SLURM_JOB_ID:-none}) on $(hostname)\" >&2\n")
 	b.WriteString(`for ((i = 0; i < N; i++)); do
   s="$dir/shard-$(printf '%04d' "$i").safetensors"
   if [[ ! -f "$s" ]]; then

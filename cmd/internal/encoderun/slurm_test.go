@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/cmd/internal/slurm"
 )
 
 // sbatchLines checks that every #SBATCH line of script comes before its
@@ -22,7 +24,8 @@ func sbatchLines(t *testing.T, name, script string) []string {
 			if command != "" {
 				t.Errorf("%s: %q comes after the first command %q: sbatch ignores it", name, line, command)
 			}
-			directives = append(directives, strings.TrimPrefix(line, "#SBATCH "))
+			// As sbatch reads the line: quotes and escapes undone.
+			directives = append(directives, slurm.DirectiveArgs(strings.TrimPrefix(line, "#SBATCH "))...)
 		case command == "" && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#"):
 			command = line
 		}
@@ -109,7 +112,8 @@ func TestEmitSlurmKeepsAFolderWhoseJobsRun(t *testing.T) {
 	if err := e.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	record := `{"format": "jeirt-slurm", "version": 1, "what": "shard", "tasks": 2, "script": "encode.sbatch", "check": "file", "done": "shard-{id}.safetensors", "width": 4, "jobs": [{"id": "7", "array": "0-1", "submitted": "2026-12-01T00:00:00Z"}]}` + "\n"
+	record := `{"format": "jeirt-slurm", "format_version": 1, "what": "shard", "tasks": 2, "script": "encode.sbatch", "check": "file", "done": "shard-{id}.safetensors", "width": 4, ` +
+		`"output": "` + filepath.Join(dir, "job", "logs", "shard-%4a-%A_%a.out") + `", "jobs": [{"id": "7", "array": "0-1", "submitted": "2026-12-01T00:00:00Z"}]}` + "\n"
 	os.WriteFile(filepath.Join(dir, "job", "slurm.json"), []byte(record), 0o644)
 	e.Force, e.Submit = true, true
 	if err := e.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "shard 0000 of job 7_0 is still running") {

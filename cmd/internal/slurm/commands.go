@@ -55,9 +55,30 @@ type jobInfo struct {
 	State, Reason     string
 	ExitCode          string
 	StdOut            string
+	Command, WorkDir  string // the job's script, as submitted, and its working folder
 }
 
-var fieldRE = regexp.MustCompile(`(\w+)=(\S*)`)
+// fieldRE finds the start of each Key=value field of scontrol -o's line; a
+// value runs to the next field, so that a path with spaces stays whole.
+var fieldRE = regexp.MustCompile(`(?:^| )([A-Za-z][A-Za-z0-9_:/]*)=`)
+
+// scontrolFields splits one line of scontrol -o into its fields (the first
+// of a repeated key wins).
+func scontrolFields(line string) map[string]string {
+	f := map[string]string{}
+	ms := fieldRE.FindAllStringSubmatchIndex(line, -1)
+	for i, m := range ms {
+		end := len(line)
+		if i+1 < len(ms) {
+			end = ms[i+1][0]
+		}
+		key := line[m[2]:m[3]]
+		if _, seen := f[key]; !seen {
+			f[key] = line[m[1]:end]
+		}
+	}
+	return f
+}
 
 // scontrolJobs asks scontrol about job id (an array: every task). It
 // returns nil when Slurm no longer knows the job (finished longer than
@@ -73,17 +94,12 @@ func scontrolJobs(ctx context.Context, id string) ([]jobInfo, error) {
 	}
 	var jobs []jobInfo
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := map[string]string{}
-		for _, m := range fieldRE.FindAllStringSubmatch(line, -1) {
-			if _, seen := f[m[1]]; !seen {
-				f[m[1]] = m[2]
-			}
-		}
+		f := scontrolFields(line)
 		if f["JobId"] == "" {
 			continue
 		}
-		j := jobInfo{JobID: f["JobId"], ArrayJobID: f["ArrayJobId"], State: f["JobState"], Reason: f["Reason"], ExitCode: f["ExitCode"], StdOut: f["StdOut"]}
-		if t, ok := parseTasks(f["ArrayTaskId"]); ok {
+		j := jobInfo{JobID: f["JobId"], ArrayJobID: f["ArrayJobId"], State: f["JobState"], Reason: f["Reason"], ExitCode: f["ExitCode"], StdOut: f["StdOut"], Command: f["Command"], WorkDir: f["WorkDir"]}
+		if t, ok := parseTasks(f["ArrayTaskId"], MaxTasks); ok {
 			j.Tasks = t
 		}
 		jobs = append(jobs, j)
@@ -106,7 +122,7 @@ func sacctJobs(ctx context.Context, id string) []jobInfo {
 		}
 		j := jobInfo{JobID: parts[0], ArrayJobID: id, State: strings.Fields(parts[1] + " ")[0], ExitCode: parts[2]}
 		if _, task, ok := strings.Cut(parts[0], "_"); ok {
-			if t, ok := parseTasks(strings.Trim(task, "[]")); ok {
+			if t, ok := parseTasks(strings.Trim(task, "[]"), MaxTasks); ok {
 				j.Tasks = t
 			}
 		}

@@ -2,16 +2,13 @@ package slurm
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 )
 
@@ -24,10 +21,13 @@ const RecordFile = "slurm.json"
 type Array struct {
 	Format  string `json:"format"` // "jeirt-slurm"
 	Version int    `json:"format_version"`
-	What    string `json:"what"`   // what a task is, for messages: "run", "shard"
-	Script  string `json:"script"` // the array's sbatch script, relative to the folder
-	Tasks   int    `json:"tasks"`
-	Limit   int    `json:"limit,omitempty"` // at most this many tasks at once (--array=...%Limit)
+	// Folder is the job folder the record was written for (absolute,
+	// symlinks resolved): in a copy of the folder it names the original.
+	Folder string `json:"folder,omitempty"`
+	What   string `json:"what"`   // what a task is, for messages: "run", "shard"
+	Script string `json:"script"` // the array's sbatch script, relative to the folder
+	Tasks  int    `json:"tasks"`
+	Limit  int    `json:"limit,omitempty"` // at most this many tasks at once (--array=...%Limit)
 	// Done is the file (relative to the folder) whose presence says task
 	// {id} finished, {id} being the task's number padded to Width digits;
 	// Check is how it is read: "file" (it exists) or "checkpoint" (a
@@ -61,7 +61,10 @@ type Job struct {
 	Submitted  string `json:"submitted"`
 }
 
-const recordFormat = "jeirt-slurm"
+const (
+	recordFormat  = "jeirt-slurm"
+	recordVersion = 2 // 2 adds folder
+)
 
 // ID is task k's name: its number padded to a.Width digits.
 func (a *Array) ID(k int) string { return fmt.Sprintf("%0*d", a.Width, k) }
@@ -71,43 +74,11 @@ func (a *Array) DonePath(dir string, k int) string {
 	return filepath.Join(dir, strings.ReplaceAll(a.Done, "{id}", a.ID(k)))
 }
 
-// ReadRecord reads DIR/slurm.json.
-func ReadRecord(dir string) (*Array, error) {
-	p := filepath.Join(dir, RecordFile)
-	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "a Slurm record")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, model.FieldErrorf("Submit", "%s was not submitted to Slurm by jeirt (no %s; submit with {Submit})", dir, RecordFile)
-		}
-		return nil, err
-	}
-	var a Array
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if a.Format != recordFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", p, model.Clip(a.Format), recordFormat)
-	}
-	if a.Tasks < 1 || !filepath.IsLocal(a.Script) || (a.Check != "file" && a.Check != "checkpoint") {
-		return nil, fmt.Errorf("%s: not a valid record (tasks %d, script %q, check %q)", p, a.Tasks, model.Clip(a.Script), model.Clip(a.Check))
-	}
-	for i := range a.Jobs {
-		j := &a.Jobs[i]
-		var ok bool
-		if j.Tasks, ok = parseTasks(j.Array); !ok {
-			return nil, fmt.Errorf("%s: job %s: array %q is not a list of tasks such as 0-3,7", p, model.Clip(j.ID), model.Clip(j.Array))
-		}
-		for _, k := range j.Tasks {
-			if k < 0 || k >= a.Tasks {
-				return nil, fmt.Errorf("%s: job %s: task %d is not a task of this array (0 to %d)", p, model.Clip(j.ID), k, a.Tasks-1)
-			}
-		}
-	}
-	return &a, nil
-}
-
 func (a *Array) write(dir string) error {
-	a.Format, a.Version = recordFormat, 1
+	a.Format, a.Version = recordFormat, recordVersion
+	if real, err := fileio.ResolvePath(dir); err == nil {
+		a.Folder = real
+	}
 	for i := range a.Jobs {
 		a.Jobs[i].Array = FormatTasks(a.Jobs[i].Tasks)
 	}
@@ -139,23 +110,32 @@ func FormatTasks(tasks []int) string {
 	return strings.Join(parts, ",")
 }
 
-// parseTasks reads an --array list as scontrol prints it (0-3,7 or 2-5%2).
-func parseTasks(s string) ([]int, bool) {
+// parseTasks reads an --array list as scontrol prints it (0-3,7 or 2-5%2):
+// task numbers below n, each at most once, at most n of them.
+func parseTasks(s string, n int) ([]int, bool) {
 	s, _, _ = strings.Cut(s, "%")
 	var out []int
+	seen := map[int]bool{}
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil {
+		if err != nil || a < 0 || a >= n {
 			return nil, false
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b >= n {
 				return nil, false
 			}
 		}
+		if len(out)+(b-a+1) > n {
+			return nil, false
+		}
 		for k := a; k <= b; k++ {
+			if seen[k] {
+				return nil, false
+			}
+			seen[k] = true
 			out = append(out, k)
 		}
 	}

@@ -22,15 +22,15 @@ func TestFormatAndParseTasks(t *testing.T) {
 		if c.want == "" {
 			continue
 		}
-		if back, ok := parseTasks(c.want); !ok || !reflect.DeepEqual(back, c.tasks) {
+		if back, ok := parseTasks(c.want, 9); !ok || !reflect.DeepEqual(back, c.tasks) {
 			t.Errorf("parseTasks(%q) = %v %v, want %v", c.want, back, ok, c.tasks)
 		}
 	}
-	if got, ok := parseTasks("2-5%2"); !ok || !reflect.DeepEqual(got, []int{2, 3, 4, 5}) {
+	if got, ok := parseTasks("2-5%2", 6); !ok || !reflect.DeepEqual(got, []int{2, 3, 4, 5}) {
 		t.Errorf("parseTasks(2-5%%2) = %v %v", got, ok)
 	}
-	for _, bad := range []string{"", "x", "5-2", "4294967294x"} {
-		if got, ok := parseTasks(bad); ok {
+	for _, bad := range []string{"", "x", "5-2", "4294967294x", "0-9", "9", "-1", "1,1", "0-2000000000", "3000000000"} {
+		if got, ok := parseTasks(bad, 9); ok {
 			t.Errorf("parseTasks(%q) = %v, want not ok", bad, got)
 		}
 	}
@@ -40,7 +40,7 @@ func TestExpandFindsTheNewestLog(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "runs", "003"), 0o755)
 	old := filepath.Join(dir, "runs", "003", "slurm-12_3.out")
-	newer := filepath.Join(dir, "runs", "003", "slurm-12_3.out.2")
+	newer := filepath.Join(dir, "runs", "003", "slurm-13_3.out")
 	os.WriteFile(old, []byte("a\n"), 0o644)
 	pattern := filepath.Join(dir, "runs", "%3a", "slurm-%A_%a.out")
 	if got := expand(pattern, "12", "3", "*"); got != old {
@@ -52,11 +52,20 @@ func TestExpandFindsTheNewestLog(t *testing.T) {
 	// %j unknown: a glob, the newest match.
 	os.WriteFile(newer, nil, 0o644)
 	os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	if got := expand(filepath.Join(dir, "runs", "003", "slurm-%j.out*"), "12", "3", ""); got != newer {
+	if got := expand(filepath.Join(dir, "runs", "003", "slurm-%j.out"), "12", "3", ""); got != newer {
 		t.Errorf("expand with %%j = %q, want %q", got, newer)
 	}
 	if got := expand(dir+"/100%%-%x.out", "1", "0", "2"); got != "" {
 		t.Errorf("expand of a missing file = %q", got)
+	}
+	// A folder whose name has glob characters matches only itself.
+	odd := filepath.Join(dir, "a[1]*")
+	os.MkdirAll(odd, 0o755)
+	os.WriteFile(filepath.Join(odd, "50%-7.out"), nil, 0o644)
+	os.MkdirAll(filepath.Join(dir, "a1x"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a1x", "50%-7.out"), nil, 0o644)
+	if got := expand(Pattern(odd)+"/50%%-%j.out", "7", "", "7"); got != filepath.Join(odd, "50%-7.out") {
+		t.Errorf("expand in a folder named a[1]* = %q", got)
 	}
 }
 
@@ -145,7 +154,11 @@ echo "sbatch $*" >> "$FAKE/calls"; echo "$n;cluster"`,
 	}
 }
 
+// shardArray is an encoding's array of 3 shards in dir, with its two
+// scripts written there.
 func shardArray(dir string) *Array {
+	os.WriteFile(filepath.Join(dir, "encode.sbatch"), []byte("#!/bin/bash\n#SBATCH --array=0-2\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "merge.sbatch"), []byte("#!/bin/bash\n"), 0o755)
 	return &Array{What: "shard", Script: "encode.sbatch", Tasks: 3, Done: "shard-{id}.out", Width: 4, Check: "file",
 		Output: filepath.Join(dir, "logs", "shard-%4a-%A_%a.out"),
 		After:  &After{What: "merge", Script: "merge.sbatch", Done: "merged.out", Output: filepath.Join(dir, "logs", "merge-%j.out")}}
@@ -181,7 +194,7 @@ func TestSubmitStatusResubmitWithStandIns(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "logs", "shard-0001-100_1.out"), []byte("encode: shard 1\njeirt: out of memory\n"), 0o644)
 	job("100", "JobId=102 ArrayJobId=100 ArrayTaskId=0 JobState=COMPLETED Reason=None ExitCode=0:0\n"+
 		"JobId=103 ArrayJobId=100 ArrayTaskId=1 JobState=OUT_OF_MEMORY Reason=OutOfMemory ExitCode=0:125 StdOut="+dir+"/logs/shard-%4a-%A_%a.out\n")
-	job("101", "JobId=101 JobState=PENDING Reason=DependencyNeverSatisfied ExitCode=0:0\n")
+	job("101", "JobId=101 JobState=PENDING Reason=DependencyNeverSatisfied ExitCode=0:0 Command="+dir+"/merge.sbatch WorkDir="+dir+"\n")
 	_, tasks, err := States(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -245,18 +258,7 @@ func TestSubmitErrors(t *testing.T) {
 	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "was not submitted to Slurm by jeirt (no slurm.json") {
 		t.Errorf("ReadRecord of a folder without a record: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "s.sbatch", "check": "file", "jobs": [{"id": "5", "array": "0,2"}]}`), 0o644)
-	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "job 5: task 2 is not a task of this array (0 to 1)") {
-		t.Errorf("ReadRecord of a bad record: %v", err)
-	}
-	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "s.sbatch", "check": "file", "jobs": [{"id": "5", "array": "1-x"}]}`), 0o644)
-	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), `job 5: array "1-x" is not a list of tasks such as 0-3,7`) {
-		t.Errorf("ReadRecord of a bad array: %v", err)
-	}
-	os.WriteFile(filepath.Join(dir, RecordFile), []byte(`{"format": "jeirt-slurm", "tasks": 2, "script": "../s.sbatch", "check": "file"}`), 0o644)
-	if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), "not a valid record") {
-		t.Errorf("ReadRecord of a record naming a script outside: %v", err)
-	}
+	// Bad records: TestSafetyJobFolders.
 	t.Setenv("PATH", t.TempDir())
 	err := Submit(context.Background(), t.TempDir(), shardArray(dir), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "sbatch not found on PATH") {

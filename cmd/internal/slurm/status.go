@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // The states of a task.
@@ -58,7 +60,14 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 		}
 	}
 	tasks := make([]Task, 0, a.Tasks+1)
+	real, err := fileio.ResolvePath(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	for k := 0; k < a.Tasks; k++ {
+		if k%1024 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err() // a large array stops at Ctrl-C
+		}
 		t := Task{Task: k, Name: a.ID(k)}
 		var info *jobInfo
 		if last[k] != "" {
@@ -69,8 +78,8 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 			}
 			info = findTask(jobs, k)
 		}
-		done := a.done(dir, k)
-		t.State, t.Reason = judge(info, done, a.logOf(info, last[k], k))
+		done := a.done(dir, real, k)
+		t.State, t.Reason = judge(info, done, inside(real, a.logOf(info, last[k], k)))
 		if info != nil {
 			t.Slurm = info.State
 		}
@@ -90,20 +99,37 @@ func States(ctx context.Context, dir string) (*Array, []Task, error) {
 				t.Slurm = info.State
 			}
 		}
-		_, err := os.Stat(filepath.Join(dir, a.After.Done))
+		fi, err := os.Lstat(filepath.Join(dir, a.After.Done))
+		if err == nil && !fi.Mode().IsRegular() {
+			err = os.ErrNotExist
+		}
 		logPath := ""
 		if info != nil && info.StdOut != "" {
 			logPath = expand(info.StdOut, t.Job, "", t.Job)
 		} else if t.Job != "" {
 			logPath = expand(a.After.Output, t.Job, "", t.Job)
 		}
-		t.State, t.Reason = judge(info, err == nil, logPath)
+		t.State, t.Reason = judge(info, err == nil, inside(real, logPath))
 		if t.State == Pending && info != nil && info.Reason == "DependencyNeverSatisfied" {
 			t.Reason = "waits on a task that failed: resubmit the failed tasks"
 		}
 		tasks = append(tasks, t)
 	}
 	return a, tasks, nil
+}
+
+// inside is the log p when it lies in the job folder real (its links
+// resolved), else "": a log is read only from the folder's own files,
+// whatever scontrol says of a job.
+func inside(real, p string) string {
+	if p == "" {
+		return ""
+	}
+	r, err := fileio.ResolvePath(p)
+	if err != nil || !strings.HasPrefix(r, real+string(filepath.Separator)) {
+		return ""
+	}
+	return p
 }
 
 func findTask(jobs []jobInfo, k int) *jobInfo {
@@ -117,9 +143,18 @@ func findTask(jobs []jobInfo, k int) *jobInfo {
 	return nil
 }
 
-// done reports whether task k's output is complete.
-func (a *Array) done(dir string, k int) bool {
+// done reports whether task k's output is complete: a file or folder of
+// the job folder itself (a link out of it does not count); real is the
+// folder with its links resolved.
+func (a *Array) done(dir, real string, k int) bool {
 	p := a.DonePath(dir, k)
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return false
+	}
+	// Nor through a linked folder on the way (runs/003 -> elsewhere).
+	if r, err := fileio.ResolvePath(p); err != nil || !strings.HasPrefix(r, real+string(filepath.Separator)) {
+		return false
+	}
 	if a.Check == "checkpoint" {
 		m, err := checkpoint.ReadRunMetrics(p)
 		return err == nil && !m.Interrupted
@@ -150,7 +185,7 @@ func expand(pattern, arrayID, task, jobID string) string {
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		if c != '%' || i+1 == len(pattern) {
-			b.WriteByte(c)
+			b.WriteString(globEscape(string(c)))
 			continue
 		}
 		j := i + 1
@@ -158,7 +193,7 @@ func expand(pattern, arrayID, task, jobID string) string {
 			j++
 		}
 		if j == len(pattern) {
-			b.WriteString(pattern[i:])
+			b.WriteString(globEscape(pattern[i:]))
 			break
 		}
 		width, _ := strconv.Atoi(pattern[i+1 : j])
@@ -176,10 +211,11 @@ func expand(pattern, arrayID, task, jobID string) string {
 		if n, err := strconv.Atoi(v); err == nil && width > 0 {
 			v = fmt.Sprintf("%0*d", width, n)
 		}
-		if v == "" {
-			v = "*"
+		if v == "" || v == "*" {
+			b.WriteString("*")
+		} else {
+			b.WriteString(globEscape(v))
 		}
-		b.WriteString(v)
 		i = j
 	}
 	p := b.String()
@@ -241,8 +277,16 @@ func lastError(path string) string {
 	if path == "" {
 		return ""
 	}
-	f, err := os.Open(path)
+	// Only a plain file is read: a FIFO or a device would block or never end.
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return ""
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return ""
 	}
 	defer f.Close()
@@ -290,7 +334,7 @@ func Status(ctx context.Context, dir string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d %ss: %s\n", a.Tasks, a.What, strings.Join(parts, ", "))
 	if redo := toResubmit(a, tasks); len(redo) > 0 || afterToResubmit(a, tasks) {
-		fmt.Fprintf(w, "resubmit the failed and missing ones: jeirt sweep resubmit %s\n", dir)
+		fmt.Fprintf(w, "resubmit the failed and missing ones: jeirt sweep resubmit %s\n", Arg(dir))
 	}
 	return nil
 }

@@ -2,10 +2,16 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
 // Submit submits every task of a, then a.After behind them
@@ -34,8 +40,18 @@ func Submit(ctx context.Context, dir string, a *Array, w io.Writer) error {
 // that still have a task queued or running (nil when dir has no record):
 // a new submission, or a folder written over it, would run beside them.
 func CheckIdle(ctx context.Context, dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, RecordFile)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	old, err := ReadRecord(dir)
-	if err != nil || len(old.Jobs) == 0 {
+	var copied *CopyError
+	if errors.As(err, &copied) {
+		return nil // a copy's jobs are its original's
+	}
+	if err != nil {
+		return fmt.Errorf("%w. The folder's jobs cannot be checked, so it is not replaced: once none of them is queued or running (squeue --me), remove %s and emit again", err, RecordFile)
+	}
+	if len(old.Jobs) == 0 {
 		return nil
 	}
 	_, tasks, err := States(ctx, dir)
@@ -45,7 +61,7 @@ func CheckIdle(ctx context.Context, dir string) error {
 	for _, t := range tasks {
 		if t.State == Pending || t.State == Running {
 			return fmt.Errorf("%s: %s %s of job %s is still %s; see jeirt sweep status %s, and resubmit the failed tasks with jeirt sweep resubmit %s",
-				dir, old.What, t.Name, t.Job, t.State, dir, dir)
+				dir, old.What, t.Name, t.Job, t.State, Arg(dir), Arg(dir))
 		}
 	}
 	return nil
@@ -169,6 +185,9 @@ func Resubmit(ctx context.Context, dir string, w io.Writer) error {
 	if a.After != nil {
 		if t := tasks[len(tasks)-1]; t.State == Pending && t.Job != "" {
 			// It waits on the failed tasks' job, which can never succeed.
+			if err := a.checkOwnJob(ctx, dir, t.Job); err != nil {
+				return err
+			}
 			if _, err := run(ctx, dir, "scancel", t.Job); err != nil {
 				return err
 			}
@@ -176,4 +195,41 @@ func Resubmit(ctx context.Context, dir string, w io.Writer) error {
 		}
 	}
 	return submit(ctx, dir, a, redo, active, w)
+}
+
+// checkOwnJob makes sure that job id, which the record says is the After
+// job, is one this folder submitted: Slurm must say that it runs the
+// folder's After script. A record edited to name another job is refused
+// rather than that job cancelled.
+func (a *Array) checkOwnJob(ctx context.Context, dir, id string) error {
+	jobs, err := scontrolJobs(ctx, id)
+	if err != nil {
+		return err
+	}
+	want, err := fileio.ResolvePath(filepath.Join(dir, a.After.Script))
+	if err != nil {
+		return err
+	}
+	got := ""
+	if len(jobs) > 0 && jobs[0].Command != "" {
+		c := jobs[0].Command
+		if !filepath.IsAbs(c) && jobs[0].WorkDir != "" {
+			c = filepath.Join(jobs[0].WorkDir, c) // as submitted from its folder
+		}
+		if filepath.IsAbs(c) {
+			got, _ = fileio.ResolvePath(c)
+		}
+	}
+	if got != want {
+		return fmt.Errorf("%s: field after.jobs: job %s is not this folder's %s (Slurm says it runs %q, not %s); jeirt cancels only the jobs this folder submitted: cancel it by hand if it is yours (scancel %s), then resubmit",
+			filepath.Join(dir, RecordFile), id, a.After.What, model.Clip(jobs0Command(jobs)), want, id)
+	}
+	return nil
+}
+
+func jobs0Command(jobs []jobInfo) string {
+	if len(jobs) == 0 {
+		return ""
+	}
+	return jobs[0].Command
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -63,7 +64,7 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 			return s.submit(ctx, abs, len(runs), w)
 		}
 		fmt.Fprintf(w, "wrote %s (array 0-%d) and %d configs\nsubmit: sbatch %s\nthen:   jeirt sweep collect %s\n",
-			script, len(runs)-1, len(runs), script, abs)
+			script, len(runs)-1, len(runs), slurm.Arg(script), slurm.Arg(abs))
 		return nil
 	}
 	runErr := s.RunLocal(ctx, abs, runs, SweepLocalOptions{Log: j.Log, Version: j.Version, Force: j.Retrain})
@@ -147,6 +148,9 @@ func collect(dir, out string, w io.Writer, stopped string) (*SweepTable, error) 
 			return nil, fmt.Errorf("%w; write the table elsewhere with --out FILE", err)
 		}
 		out = filepath.Join(dir, SweepTableFile)
+		if _, err := os.Lstat(out); err == nil && !isSweepTable(out) {
+			return nil, fmt.Errorf("%s is not a table jeirt wrote (its first line is not a sweep table's header), and jeirt replaces only what it wrote; move it aside, or write the table elsewhere with --out FILE", out)
+		}
 	}
 	if err := tab.WriteCSVFile(out); err != nil {
 		return nil, err

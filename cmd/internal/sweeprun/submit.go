@@ -20,7 +20,7 @@ func (s *Sweep) SlurmArray(dir string, n int) *slurm.Array {
 // sweepOutput is the --output pattern of the sweep script: each task logs
 // into its own run folder (%Na pads the task id to N digits).
 func sweepOutput(dir string, width int) string {
-	return fmt.Sprintf("%s/runs/%%%da/slurm-%%A_%%a.out", dir, width)
+	return fmt.Sprintf("%s/runs/%%%da/slurm-%%A_%%a.out", slurm.Pattern(dir), width)
 }
 
 // submit submits the emitted sweep in dir (sbatch --parsable) and records
@@ -29,7 +29,7 @@ func (s *Sweep) submit(ctx context.Context, dir string, n int, w io.Writer) erro
 	if err := slurm.Submit(ctx, dir, s.SlurmArray(dir, n), w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "follow: jeirt sweep status %s\nthen:   jeirt sweep collect %s\n", dir, dir)
+	fmt.Fprintf(w, "follow: jeirt sweep status %s\nthen:   jeirt sweep collect %s\n", slurm.Arg(dir), slurm.Arg(dir))
 	return nil
 }
 
@@ -41,7 +41,7 @@ func printLeft(dir string, tab *SweepTable, w io.Writer) {
 		return
 	}
 	if _, err := slurm.ReadRecord(dir); err == nil {
-		fmt.Fprintf(w, "%d of %d runs left: jeirt sweep status %s says which are queued, running or failed\n", left, len(tab.Rows), dir)
+		fmt.Fprintf(w, "%d of %d runs left: jeirt sweep status %s says which are queued, running or failed\n", left, len(tab.Rows), slurm.Arg(dir))
 		return
 	}
 	fmt.Fprintf(w, "%d of %d runs left\n", left, len(tab.Rows))

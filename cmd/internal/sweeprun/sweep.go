@@ -291,12 +291,12 @@ func (s SlurmSettings) Validate(source string) error {
 		return fmt.Errorf("%s: slurm.%s: %s", source, key, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case s.GPUs < 0:
-		return bad("gpus", "must be >= 0, got %d", s.GPUs)
-	case s.CPUs < 1:
-		return bad("cpus", "must be >= 1, got %d", s.CPUs)
-	case s.MaxParallel < 0:
-		return bad("max_parallel", "must be >= 0 (0 = no limit), got %d", s.MaxParallel)
+	case s.GPUs < 0 || s.GPUs > MaxGPUs:
+		return bad("gpus", "must be from 0 to %d (a node's), got %d", MaxGPUs, s.GPUs)
+	case s.CPUs < 1 || s.CPUs > MaxCPUs:
+		return bad("cpus", "must be from 1 to %d (a node's), got %d", MaxCPUs, s.CPUs)
+	case s.MaxParallel < 0 || s.MaxParallel > MaxRuns:
+		return bad("max_parallel", "must be from 0 (no limit) to the number of runs, got %d", s.MaxParallel)
 	case strings.TrimSpace(s.Jeirt) == "" || strings.ContainsAny(s.Jeirt, "\"$`\\\n"):
 		return bad("jeirt", "must name the jeirt binary (no quotes, $ or backslashes), got %q", s.Jeirt)
 	}
@@ -307,7 +307,7 @@ func (s SlurmSettings) Validate(source string) error {
 		return bad("time", "must be minutes, HH:MM:SS or D-HH:MM:SS, got %q", s.Time)
 	}
 	for k, v := range map[string]string{"partition": s.Partition, "account": s.Account, "qos": s.QOS, "constraint": s.Constraint} {
-		if strings.ContainsAny(v, " \t\n'\"$`\\") {
+		if strings.ContainsAny(v, " \t\n\r'\"$`\\#") {
 			return bad(k, "must not contain spaces, quotes or shell characters, got %q", v)
 		}
 	}
@@ -363,6 +363,12 @@ type SweepRun struct {
 	Settings []Setting        // the grid values (and seed) of this run, in grid order
 	Config   *pipeline.Config // the full training config, Output = <dir>/runs/ID/checkpoint
 }
+
+// MaxGPUs and MaxCPUs bound what one task may ask of its node.
+const (
+	MaxGPUs = 64
+	MaxCPUs = 4096
+)
 
 // MaxRuns is the most runs a sweep may have (the product of its grid's and
 // seeds' lengths).

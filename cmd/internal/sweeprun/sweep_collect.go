@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -63,13 +64,24 @@ func ReadSweepManifest(dir string) (*SweepManifest, error) {
 	if len(m.Runs) == 0 {
 		return nil, fmt.Errorf("%s: no runs", p)
 	}
+	if len(m.Runs) > MaxRuns {
+		return nil, fmt.Errorf("%s: field runs: %d runs, more than a sweep may have (%d); emit the sweep again", p, len(m.Runs), MaxRuns)
+	}
+	seen := map[string]bool{}
 	for i, r := range m.Runs {
 		if !filepath.IsLocal(r.Dir) {
 			return nil, fmt.Errorf("%s: run %d's dir %q is not a folder inside the sweep folder", p, i+1, model.Clip(r.Dir))
 		}
+		// jeirt writes run k as id NNN in runs/NNN.
+		if !runIDRE.MatchString(r.ID) || seen[r.ID] || r.Dir != filepath.Join("runs", r.ID) {
+			return nil, fmt.Errorf("%s: field runs[%d]: id %q, dir %q: want a run number, once, in runs/NUMBER; emit the sweep again", p, i, model.Clip(r.ID), model.Clip(r.Dir))
+		}
+		seen[r.ID] = true
 	}
 	return &m, nil
 }
+
+var runIDRE = regexp.MustCompile(`^[0-9]{1,9}$`)
 
 // CollectSweep reads the manifest and every run's checkpoint/metrics.json.
 // Runs not finished yet are rows with status "missing"; the best run is the

@@ -47,9 +47,17 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Slurm {
+		if err := slurm.CheckScriptPath("Out", abs); err != nil {
+			return nil, err
+		}
+	}
 	runs, err := s.Runs(abs)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Slurm && s.Slurm.MaxParallel > len(runs) {
+		return nil, fmt.Errorf("%s: slurm.max_parallel %d is more than the sweep's %d runs; set it (or --max-parallel) to at most %d, or to 0 for no limit", s.Source, s.Slurm.MaxParallel, len(runs), len(runs))
 	}
 	files := map[string][]byte{}
 	for _, r := range runs {
@@ -84,11 +92,21 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(top)) {
+			if err := checkRewrite(dir, abs, name, top[name]); err != nil {
+				return nil, err
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(top)) {
 			if err := writeBytesAtomic(filepath.Join(abs, name), top[name]); err != nil {
 				return nil, err
 			}
 		}
 		return runs, nil
+	}
+	if replace {
+		if err := checkReplace(dir, abs); err != nil {
+			return nil, err
+		}
 	}
 	err = fileio.WriteDirAtomicLater(abs, replace, SweepLaterFiles, func(tmp string) error {
 		for name, b := range files {
@@ -132,11 +150,11 @@ func (s *Sweep) SlurmScript(dir string, n int, command string) string {
 	w("#!/bin/bash\n")
 	w("# jeirt sweep %s: %d runs of jeirt train, one per array task.\n", s.Name, n)
 	if command != "" {
-		w("# Written by: %s\n", command)
+		w("# Written by: %s\n", slurm.Comment(command))
 	}
-	w("# Submit:           sbatch %s\n", filepath.Join(dir, SweepScriptFile))
-	w("# Table of results: jeirt sweep collect %s\n", dir)
-	w("# One task by hand: SLURM_ARRAY_TASK_ID=0 bash %s\n", filepath.Join(dir, SweepScriptFile))
+	w("# Submit:           sbatch %s\n", slurm.Quote(filepath.Join(dir, SweepScriptFile)))
+	w("# Table of results: jeirt sweep collect %s\n", slurm.Quote(dir))
+	w("# One task by hand: SLURM_ARRAY_TASK_ID=0 bash %s\n", slurm.Quote(filepath.Join(dir, SweepScriptFile)))
 	w("#SBATCH --job-name=%s\n", s.Name)
 	if sl.MaxParallel > 0 {
 		w("#SBATCH --array=0-%d%%%d\n", n-1, sl.MaxParallel)
@@ -160,12 +178,13 @@ func (s *Sweep) SlurmScript(dir string, n int, command string) string {
 		w("#SBATCH --time=%s\n", sl.Time)
 	}
 	// A preempted task is queued again, and its log keeps both attempts.
-	w("#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", sweepOutput(dir, width))
+	w("#SBATCH --output=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", slurm.Directive(sweepOutput(dir, width)))
 	w("set -euo pipefail\n\n")
 	w("# The Go runtime uses the CPUs Slurm gave the task, not the whole node's.\n")
 	w("if [[ -n \"${SLURM_CPUS_PER_TASK:-}\" ]]; then export GOMAXPROCS=\"$SLURM_CPUS_PER_TASK\"; fi\n")
-	w("SWEEP_DIR=\"${SWEEP_DIR:-%s}\"\n", dir)
-	w("JEIRT=\"${JEIRT:-%s}\"\n", sl.Jeirt)
+	// Quoted words, never expanded: a folder named x$(cmd) runs nothing.
+	w("SWEEP_DIR=\"${SWEEP_DIR:-}\"\nif [[ -z \"$SWEEP_DIR\" ]]; then SWEEP_DIR=%s; fi\n", slurm.Quote(dir))
+	w("JEIRT=\"${JEIRT:-}\"\nif [[ -z \"$JEIRT\" ]]; then JEIRT=%s; fi\n", slurm.Quote(sl.Jeirt))
 	w("N_RUNS=%d\n", n)
 	w("task=\"${SLURM_ARRAY_TASK_ID:?is not set: submit with sbatch, or set it to run one task by hand}\"\n")
 	w("if ! [[ \"$task\" =~ ^[0-9]+$ ]] || (( 10#$task >= N_RUNS )); then\n")

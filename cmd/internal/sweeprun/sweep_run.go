@@ -73,10 +73,16 @@ func (s *Sweep) runOne(ctx context.Context, runDir, id string, out model.Logf, o
 	if err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(runDir, "train.log"))
+	logPath := filepath.Join(runDir, "train.log")
+	if fi, err := os.Lstat(logPath); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a plain file (a link or a special file); jeirt writes the run's log there: remove it", logPath)
+	}
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
+	// The first line says the file is jeirt's (notJeirts).
+	fmt.Fprintf(logFile, "%s (jeirt %s)\n", trainLogBanner(id), opt.Version)
 	defer func() {
 		if cerr := logFile.Close(); err == nil {
 			err = cerr

@@ -179,7 +179,7 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"#SBATCH --array=0-7%3", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:2", "#SBATCH --cpus-per-task=8",
-		"#SBATCH --mem=32G", "#SBATCH --time=1-00:00:00", "#SBATCH --output=" + out + "/runs/%3a/slurm-%A_%a.out",
+		"#SBATCH --mem=32G", "#SBATCH --time=1-00:00:00", "#SBATCH --output=\"" + out + "/runs/%3a/slurm-%A_%a.out\"",
 		"#SBATCH --requeue", "#SBATCH --open-mode=append", `if [[ -n "${SLURM_CPUS_PER_TASK:-}" ]]; then export GOMAXPROCS="$SLURM_CPUS_PER_TASK"; fi`,
 		"module load cuda/12.4", `exec "$JEIRT" train --config "$run_dir/config.yaml" --force --no-baselines`} {
 		if !bytes.Contains(script, []byte(line+"\n")) {
@@ -231,8 +231,10 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(out, "runs", "001", "train.log"), nil, 0o644)
-	os.WriteFile(filepath.Join(out, SweepTableFile), nil, 0o644)
+	// (A train.log and a table as jeirt writes them: files merely named so
+	// are the user's; TestSafetySweepForceKeepsLookalikes.)
+	os.WriteFile(filepath.Join(out, "runs", "001", "train.log"), []byte(trainLogBanner("001")+" (jeirt test)\n"), 0o644)
+	os.WriteFile(filepath.Join(out, SweepTableFile), []byte("run,model.dim,status,best,best_epoch,epochs_run,seconds_per_epoch,checkpoint\n"), 0o644)
 	if _, err := s.Emit(out, EmitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
