@@ -19,6 +19,7 @@ import (
 	"github.com/jeirt/jeirt/model/read/harness"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
+	"github.com/jeirt/jeirt/model/read/mdb"
 )
 
 // Options says how to read a response file. The zero value reads any
@@ -71,6 +72,17 @@ type Options struct {
 	Metric     []string
 	Filter     string
 	ModelNames string
+	// Benchmark, Condition and ScoreMap choose what is read of a
+	// measurement-db tree (Format measurement-db, or auto given one):
+	// the benchmarks (benchmark_id, name or data set; "all" reads every
+	// one as one matrix, items grouped by benchmark; needed when there are
+	// several), the test_condition ("(none)" for rows without one; needed
+	// when there are several), and the stated mapping of a
+	// continuous_unbounded response to a score: "LO:HI" (linear onto
+	// [0, 1]) or a threshold ">=T", ">T", "<=T", "<T".
+	Benchmark []string
+	Condition string
+	ScoreMap  string
 	// Progress, when not nil, gets a line every few seconds of a long read
 	// of logs.
 	Progress model.Logf
@@ -81,7 +93,7 @@ type Options struct {
 }
 
 // Formats lists the accepted values of Options.Format.
-var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns", harness.LMEval, harness.HELM, harness.Inspect, harness.EEE}
+var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns", MDBFormat, harness.LMEval, harness.HELM, harness.Inspect, harness.EEE}
 
 // DuplicatePolicies lists the accepted values of Options.Duplicates.
 var DuplicatePolicies = []string{"majority", "first", "error", "trials"}
@@ -120,6 +132,8 @@ type Report struct {
 
 	// Logs says what was read of evaluation-tool logs, nil for a response file.
 	Logs *harness.Summary
+	// MDB says what was found in a measurement-db tree, nil for another input.
+	MDB *mdb.Summary
 }
 
 // String renders the report as a few lines for people.
@@ -138,6 +152,9 @@ func (rep *Report) String() string {
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
 	if rep.Logs != nil {
 		b.WriteString(rep.Logs.String())
+	}
+	if rep.MDB != nil {
+		b.WriteString(rep.MDB.String())
 	}
 	if rep.ItemsPath != "" {
 		fmt.Fprintf(&b, "item text: %d items from column %s of %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemTextColumn, rep.ItemsPath, rep.ItemTextUnknown)
@@ -184,6 +201,9 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	}
 	if !contains(Formats, format) {
 		return nil, rep, fmt.Errorf("unknown format %q (want %s or %s)", format, strings.Join(Formats[:len(Formats)-1], ", "), Formats[len(Formats)-1])
+	}
+	if format == MDBFormat || format == "auto" && mdb.Is(path) {
+		return readMDB(path, opt, rep)
 	}
 	if slices.Contains(harness.Tools, format) || format == "auto" && isLogs(path) {
 		return readLogs(path, format, opt, rep)
