@@ -18,7 +18,8 @@ import (
 
 // The measurement-db fixture, testdata/mdb (a tree), testdata/mdb-release
 // (a released copy: flat <dataset>.parquet beside the registry tables) and
-// testdata/mdb-long (the same cells as long CSVs), is made from two shipped
+// testdata/mdb-long (the same cells as long CSVs, and the SWE-bench texts
+// as an item file), is made from two shipped
 // sets by mdbFixture:
 //
 //   - swebench: binary, the first 10 systems x 12 issues of
@@ -155,6 +156,14 @@ func mdbFixture(t testing.TB) *fxTree {
 		}
 	}
 	tr.long["swebench"] = long.String()
+	var itemFile bytes.Buffer
+	w := csv.NewWriter(&itemFile)
+	_ = w.Write([]string{"item_id", "text"})
+	for j, id := range ids {
+		_ = w.Write([]string{id, text[wide[0][j+1]]})
+	}
+	w.Flush()
+	tr.long["swebench_items"] = itemFile.String()
 	// graded-synth: ordinal 0..10, and 10 trials a cell.
 	tr.benchmarks = append(tr.benchmarks,
 		fxBenchmark{BenchmarkID: "synth_ordinal", Name: "Graded synth (ordinal)", Modality: []string{"text"}, Domain: []string{"general"},
@@ -289,7 +298,7 @@ func TestMDBFixture(t *testing.T) {
 		n++
 		return nil
 	})
-	if err != nil || n != 13 {
+	if err != nil || n != 14 {
 		t.Fatalf("%d files: %v", n, err)
 	}
 }
