@@ -149,3 +149,49 @@ func TestMDBTrainTakesTexts(t *testing.T) {
 		t.Errorf("the texts make no difference: the test cannot tell whether they were read")
 	}
 }
+
+// data inspect lists the benchmarks of a tree, with how each is scored,
+// also when it refuses to choose among them; data import writes the
+// benchmarks read as one long file (items grouped by benchmark in its item
+// file) that fits as the tree does.
+func TestMDBInspectAndImport(t *testing.T) {
+	fx := mdbFixture(t)
+	t.Chdir(t.TempDir())
+	tree := filepath.Join(fx, "mdb")
+	out, err := runCmd(t, newDataInspectCmd(), tree)
+	for _, want := range []string{
+		"format        measurement-db (measurement-db tables",
+		"measurement-db: 3 benchmark(s); registry " + filepath.Join(tree, "_registry") + "\n",
+		"  synth_ordinal (Graded synth (ordinal)) in " + filepath.Join(tree, "synth_ordinal", "processed", "responses.parquet") + `: ordinal, scale {"kind":"discrete","values":[0,1,2,3,4,5,6,7,8,9,10]}, 120 rows; not read` + "\n",
+	} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("inspect without --benchmark: %v; output lacks %q:\n%s", err, want, out)
+		}
+	}
+	out, err = runCmd(t, newDataInspectCmd(), tree, "--benchmark", "synth_ordinal,synth_trials")
+	for _, want := range []string{
+		"models        10\n", "items         24 in 2 groups\n",
+		`120 rows; graded: x / 10` + "\n",
+		"1200 rows; trials of binary: 0/1 as given\n",
+		"  swebench (SWE-bench Verified) in " + filepath.Join(tree, "swebench", "responses.parquet"),
+		"models named by display_name: 10 (0 given their subject_id for a shared name); responses missing (null or not applicable): 0\n",
+	} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("inspect: %v; output lacks %q:\n%s", err, want, out)
+		}
+	}
+	if _, err := runCmd(t, newDataImportCmd(), tree, "--benchmark", "all", "--out", "all.csv"); err != nil {
+		t.Fatal(err)
+	}
+	items, err := os.ReadFile("all_items.csv")
+	if err != nil || !bytes.Contains(items, []byte(",synth_trials\n")) || !bytes.Contains(items, []byte("Modeling's `separability_matrix`")) {
+		t.Errorf("the item file has the texts and the benchmarks as categories: %v\n%.300s", err, items)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", tree, "--benchmark", "all", "--out", "fit-tree"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", "all.csv", "--graded", "--out", "fit-imported"); err != nil {
+		t.Fatal(err)
+	}
+	sameFit(t, "imported", fitFiles(t, "fit-imported"), fitFiles(t, "fit-tree"))
+}

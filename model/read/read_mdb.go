@@ -17,7 +17,7 @@ func readMDB(path string, opt Options, rep *Report) (*model.Responses, *Report, 
 	} else {
 		rep.Why = "measurement-db tables (a registry of subjects, items and benchmarks, and responses.parquet)"
 	}
-	r, res, err := mdb.Read(path, mdb.Options{Benchmark: opt.Benchmark, Condition: opt.Condition, ScoreMap: opt.ScoreMap, Progress: opt.Progress})
+	r, res, err := mdb.Read(path, mdb.Options{Benchmark: opt.Benchmark, Condition: opt.Condition, ScoreMap: opt.ScoreMap})
 	rep.MDB, rep.Rows = res.Summary, res.Rows
 	t := res.Tally
 	rep.Blank, rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts = t.Blank, t.DuplicateCells, t.DuplicateRows, t.Conflicts

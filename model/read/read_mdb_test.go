@@ -82,7 +82,7 @@ func TestMDBNamesAndTexts(t *testing.T) {
 // lists them.
 func TestMDBSeveralBenchmarks(t *testing.T) {
 	_, rep, err := File("testdata/mdb", Options{})
-	want := "testdata/mdb: 3 benchmarks: swebench (binary, 120 rows, in testdata/mdb/swebench/responses.parquet); synth_ordinal (ordinal, 120 rows, in testdata/mdb/synth_ordinal/processed/responses.parquet); synth_trials (binary, 1200 rows, in testdata/mdb/synth_trials/responses.parquet). name the benchmarks to read with benchmark (a list, or all: one matrix, items grouped by benchmark), or fit them one by one with one --data per data set (e.g. --data testdata/mdb/swebench)"
+	want := "testdata/mdb: 3 benchmarks: swebench (binary, 120 rows, in testdata/mdb/swebench/responses.parquet); synth_ordinal (ordinal, 120 rows, in testdata/mdb/synth_ordinal/processed/responses.parquet); synth_trials (binary, 1200 rows, in testdata/mdb/synth_trials/responses.parquet); name the benchmarks to read with benchmark (a list, or all: one matrix, items grouped by benchmark), or fit them one by one with one --data per data set (e.g. --data testdata/mdb/swebench)"
 	var fe *model.FieldError
 	if err == nil || err.Error() != want || !errors.As(err, &fe) || fe.Field != "Benchmark" {
 		t.Errorf("got %v\nwant %s", err, want)

@@ -76,7 +76,9 @@ func (m *Summary) String() string {
 	if len(m.Conditions) > 1 || m.Condition != "" {
 		fmt.Fprintf(&b, "  test conditions: %s; read %s\n", strings.Join(quoteConditions(m.Conditions), ", "), quoteCondition(m.Condition))
 	}
-	fmt.Fprintf(&b, "  models named by display_name: %d (%d given their subject_id for a shared name); responses missing (null or not applicable): %d\n", m.Named, m.Renamed, m.Missing)
+	if m.Named > 0 || m.Missing > 0 {
+		fmt.Fprintf(&b, "  models named by display_name: %d (%d given their subject_id for a shared name); responses missing (null or not applicable): %d\n", m.Named, m.Renamed, m.Missing)
+	}
 	for _, s := range m.Skipped {
 		fmt.Fprintf(&b, "  skipped %s: no subject_id, item_id and response columns\n", s)
 	}
@@ -131,8 +133,6 @@ type Options struct {
 	// a score: "LO:HI" (linear onto [0, 1]) or a threshold ">=T", ">T",
 	// "<=T", "<T".
 	ScoreMap string
-	// Progress, when not nil, gets a line per responses file read.
-	Progress model.Logf
 }
 
 // Result is what Read read: the summary, the rows, the duplicate rows of
@@ -169,7 +169,6 @@ func Read(path string, opt Options) (*model.Responses, *Result, error) {
 	rows := &mdbRows{subjects: cell.NewNames(), items: cell.NewNames(), benches: cell.NewNames(), conds: cell.NewNames()}
 	benchFile := map[int32]int{}
 	for k, f := range tree.files {
-		opt.Progress.Printf("reading %s", f.path)
 		if err := rows.read(f, int32(k), reg); err != nil {
 			return nil, res, err
 		}
@@ -283,7 +282,7 @@ func (m *Summary) choose(path string, names []string) ([]bool, error) {
 		keep[0] = true
 	case len(names) == 0:
 		fe := model.FieldErrorf("Benchmark", "name the benchmarks to read with {Benchmark} (a list, or all: one matrix, items grouped by benchmark), or fit them one by one with one --data per data set (e.g. --data %s)", filepath.Join(path, m.Benchmarks[0].Dataset))
-		return nil, &cell.ParseError{File: path, Err: fe, Msg: fmt.Sprintf("%d benchmarks: %s. %s", len(m.Benchmarks), list(), fe)}
+		return nil, &cell.ParseError{File: path, Err: fe, Msg: fmt.Sprintf("%d benchmarks: %s; %s", len(m.Benchmarks), list(), fe)}
 	case len(names) == 1 && names[0] == "all":
 		for k := range keep {
 			keep[k] = true
