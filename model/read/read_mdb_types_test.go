@@ -163,3 +163,47 @@ func TestMDBSharedDisplayName(t *testing.T) {
 		t.Errorf("models %v, want %v", r.Models, want)
 	}
 }
+
+// A mixed benchmark scores each item by the response_scale of its
+// grading_criterion (schema 3): {0, 1} binary, other levels ordinal,
+// bounds continuous_bounded; an item without one is an error.
+func TestMDBMixed(t *testing.T) {
+	type item struct {
+		ItemID      string `parquet:"item_id"`
+		BenchmarkID string `parquet:"benchmark_id"`
+		Criterion   string `parquet:"grading_criterion"`
+	}
+	write := func(items []item) string {
+		dir := t.TempDir()
+		tr := &fxTree{benchmarks: []fxBenchmark{{BenchmarkID: "m", Name: "M", ResponseType: "mixed", ResponseScale: `{"kind":"mixed"}`}}}
+		a, b := tr.subject("A"), tr.subject("B")
+		var rows []fxResponse
+		for k, x := range []float64{1, 0, 4, 2, 30, 60} {
+			x := x
+			rows = append(rows, fxResponse{SubjectID: []string{a, b}[k%2], ItemID: items[k/2].ItemID, BenchmarkID: "m", Trial: 1, Response: &x})
+		}
+		writeTable(t, filepath.Join(dir, "_registry", "subjects.parquet"), tr.subjects)
+		writeTable(t, filepath.Join(dir, "_registry", "items.parquet"), items)
+		writeTable(t, filepath.Join(dir, "_registry", "benchmarks.parquet"), tr.benchmarks)
+		writeTable(t, filepath.Join(dir, "m", "responses.parquet"), rows)
+		return dir
+	}
+	items := []item{
+		{"i1", "m", `{"rule":"exact","response_scale":{"kind":"discrete","values":[0,1]}}`},
+		{"i2", "m", `{"rule":"rubric","response_scale":{"kind":"discrete","values":[0,1,2,3,4]}}`},
+		{"i3", "m", `{"rule":"time","response_scale":{"kind":"interval","min":0,"max":60,"direction":"lower_is_better"}}`},
+	}
+	r, rep, err := File(write(items), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scores(r), []float64{1, 1, 0.5, 0, 0.5, 0}; !reflect.DeepEqual(got, want) || rep.MDB.Benchmarks[0].Reader != "mixed" {
+		t.Errorf("scores %v, want %v (%+v)", got, want, rep.MDB.Benchmarks[0])
+	}
+	items[1].Criterion = `{"rule":"rubric"}`
+	dir := write(items)
+	_, _, err = File(dir, Options{})
+	if want := dir + `/_registry/items.parquet: column "grading_criterion": item "i2" of mixed benchmark "m" gives no response_scale`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
