@@ -2,6 +2,7 @@ package read
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -138,4 +139,49 @@ func TestMDBFormatGiven(t *testing.T) {
 		t.Fatalf("%v %q", err, rep.Format)
 	}
 	sameCells(t, "long responses.parquet", back, lr)
+}
+
+// A released tree keeps each benchmark in its folder with its own tables:
+// <benchmark>/response.parquet, or formatted_tables/ (schema 3).
+func TestMDBPerDatasetTables(t *testing.T) {
+	dir := t.TempDir()
+	copyFile := func(src, dst string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ src, dst string }{
+		{"swebench/responses.parquet", "swebench/response.parquet"},
+		{"synth_trials/responses.parquet", "synth_trials/formatted_tables/responses.parquet"},
+	} {
+		copyFile(filepath.Join("testdata", "mdb", c.src), filepath.Join(dir, c.dst))
+		for _, tab := range []string{"subjects", "items", "benchmarks"} {
+			copyFile(filepath.Join("testdata", "mdb", "_registry", tab+".parquet"), filepath.Join(dir, filepath.Dir(c.dst), tab+".parquet"))
+		}
+	}
+	for _, c := range []struct{ data, tree string }{{"swebench", "swebench"}, {"synth_trials", "synth_trials"}, {"synth_trials/formatted_tables/responses.parquet", "synth_trials"}} {
+		got, rep, err := File(filepath.Join(dir, c.data), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := File(filepath.Join("testdata", "mdb", c.tree), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameCells(t, c.data, got, want)
+		if !reflect.DeepEqual(got.ItemText, want.ItemText) || rep.MDB.Named != 10 {
+			t.Errorf("%s: texts or names differ (%d named)", c.data, rep.MDB.Named)
+		}
+	}
+	all, rep, err := File(dir, Options{Benchmark: []string{"all"}})
+	if err != nil || all.NumModels() != 20 || all.NumItems() != 24 || len(rep.MDB.Benchmarks) != 2 || rep.Format != MDBFormat {
+		t.Errorf("the released tree: %v, %+v", err, rep.MDB)
+	}
 }

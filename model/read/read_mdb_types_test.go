@@ -207,3 +207,14 @@ func TestMDBMixed(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// A scale given with no range (open or equal bounds) is an error for the
+// types scored by their range, never a default range.
+func TestMDBScaleWithoutRange(t *testing.T) {
+	dir := smallTree(t, "continuous_bounded", `{"kind":"interval","min":0,"max":null}`, []float64{1, 2}, nil, false)
+	_, _, err := File(dir, Options{})
+	want := dir + `/_registry/benchmarks.parquet: column "response_type": benchmark "b": response_scale "{\"kind\":\"interval\",\"min\":0,\"max\":null}" gives no range to score continuous_bounded by (its bounds are open or equal)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -187,6 +187,8 @@ func scorer(responseType string, sc mdbScale, scoreMap string) (mdbScore, error)
 		lo, hi, ok := sc.bounds()
 		switch {
 		case ok:
+		case sc.Kind == "discrete" || sc.Kind == "interval":
+			return mdbScore{}, fmt.Errorf("response_scale %q gives no range to score %s by (its bounds are open or equal)", model.Clip(sc.Text), responseType)
 		case responseType == "likert_5":
 			lo, hi = 1, 5
 		case responseType == "likert_10":

@@ -61,7 +61,8 @@ func datasetFile(dir string) string {
 }
 
 // Is says whether auto should read path as measurement-db: a folder with
-// _registry/ or benchmarks.parquet, a data set folder, or a Parquet file
+// _registry/ or benchmarks.parquet, a data set folder, a folder of data set
+// folders (a released tree, each with its tables), or a Parquet file
 // named responses.parquet or beside (or below) a registry; a responses
 // file must have the columns subject_id, item_id and response.
 func Is(path string) bool {
@@ -69,8 +70,19 @@ func Is(path string) bool {
 		if isDir(filepath.Join(path, mdbRegistryDir)) || hasRegistry(path) {
 			return true
 		}
-		f := datasetFile(path)
-		return f != "" && isResponseTable(f)
+		if f := datasetFile(path); f != "" {
+			return isResponseTable(f)
+		}
+		// A released tree of data set folders, each with its own tables.
+		entries, _ := os.ReadDir(path)
+		for _, e := range entries {
+			if name := e.Name(); e.IsDir() && !strings.HasPrefix(name, ".") {
+				if f := datasetFile(filepath.Join(path, name)); f != "" && isResponseTable(f) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	if !isFile(path) || !strings.EqualFold(filepath.Ext(path), ".parquet") {
 		return false
