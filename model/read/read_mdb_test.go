@@ -185,3 +185,35 @@ func TestMDBPerDatasetTables(t *testing.T) {
 		t.Errorf("the released tree: %v, %+v", err, rep.MDB)
 	}
 }
+
+// A responses file with no registry in reach reads with the subjects' and
+// items' ids as names and its responses as binary: 0/1 responses read,
+// others are an error that says why.
+func TestMDBWithoutRegistry(t *testing.T) {
+	dir := t.TempDir()
+	for src, dst := range map[string]string{"swebench/responses.parquet": "sw.parquet", "synth_ordinal/processed/responses.parquet": "x/responses.parquet"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "mdb", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, dst)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, rep, err := File(filepath.Join(dir, "sw.parquet"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Format != MDBFormat || r.Models[0] != hash16("20231010_rag_claude2") || r.ItemText != nil || r.Len() != 120 {
+		t.Errorf("format %s, models %v, texts %v", rep.Format, r.Models[:1], r.ItemText != nil)
+	}
+	p := filepath.Join(dir, "x", "responses.parquet")
+	_, _, err = File(p, Options{})
+	want := p + `: row group 1, row 3: column "response": 2 is not 0 or 1: benchmark "synth_ordinal" has no response_type (no benchmarks.parquet names it), so its responses are read as binary; give the tree with its _registry/ (see the table in docs/data.md)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -65,13 +65,17 @@ type Benchmark struct {
 // String renders what was found as a few lines for people.
 func (m *Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "measurement-db: %d benchmark(s); registry %s\n", len(m.Benchmarks), strings.Join(m.Registry, ", "))
+	reg := strings.Join(m.Registry, ", ")
+	if reg == "" {
+		reg = "none found (no _registry/ or benchmarks.parquet): subject and item ids as names, response types unknown"
+	}
+	fmt.Fprintf(&b, "measurement-db: %d benchmark(s); registry %s\n", len(m.Benchmarks), reg)
 	for _, bm := range m.Benchmarks {
 		state := "not read"
 		if bm.Read {
 			state = bm.Reader + ": " + bm.How
 		}
-		fmt.Fprintf(&b, "  %s (%s) in %s: %s, scale %s, %d rows; %s\n", bm.ID, bm.Name, bm.File, bm.ResponseType, orNone(bm.Scale), bm.Rows, state)
+		fmt.Fprintf(&b, "  %s (%s) in %s: %s, scale %s, %d rows; %s\n", bm.ID, orNone(bm.Name), bm.File, orUnknown(bm.ResponseType), orNone(bm.Scale), bm.Rows, state)
 	}
 	if len(m.Conditions) > 1 || m.Condition != "" {
 		fmt.Fprintf(&b, "  test conditions: %s; read %s\n", strings.Join(quoteConditions(m.Conditions), ", "), quoteCondition(m.Condition))
@@ -88,6 +92,15 @@ func (m *Summary) String() string {
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
+	}
+	return s
+}
+
+// orUnknown is a response type, "(unknown)" when the registry gives none
+// (read as binary).
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
 	}
 	return s
 }

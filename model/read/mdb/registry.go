@@ -228,6 +228,9 @@ func (rs *mdbRows) responses(tree *mdbTree, reg *mdbRegistry, keep []bool, opt O
 		if why != "" {
 			bm := m.Benchmarks[rs.bench[r]]
 			at.Msg = fmt.Sprintf("%s %s: it does not fit benchmark %q's response_type %s (response_scale %s; see the table in docs/data.md)", fmtNum(x), why, bm.ID, bm.ResponseType, orNone(bm.Scale))
+			if bm.ResponseType == "" {
+				at.Msg = fmt.Sprintf("%s %s: benchmark %q has no response_type (no benchmarks.parquet names it), so its responses are read as binary; give the tree with its _registry/ (see the table in docs/data.md)", fmtNum(x), why, bm.ID)
+			}
 			return nil, at
 		}
 		if missing {

@@ -64,7 +64,10 @@ func datasetFile(dir string) string {
 // _registry/ or benchmarks.parquet, a data set folder, a folder of data set
 // folders (a released tree, each with its tables), or a Parquet file
 // named responses.parquet or beside (or below) a registry; a responses
-// file must have the columns subject_id, item_id and response.
+// file must have the columns subject_id, item_id and response. Another
+// Parquet file is measurement-db's when it also has benchmark_id or trial
+// (a long file of subject_id, item_id and response alone is left to the
+// long reader).
 func Is(path string) bool {
 	if isDir(path) {
 		if isDir(filepath.Join(path, mdbRegistryDir)) || hasRegistry(path) {
@@ -91,7 +94,10 @@ func Is(path string) bool {
 	if slices.Contains(mdbNotRows, base) {
 		return false
 	}
-	return (base == "responses.parquet" || base == "response.parquet" || len(registriesAbove(filepath.Dir(path))) > 0) && isResponseTable(path)
+	if base == "responses.parquet" || base == "response.parquet" || len(registriesAbove(filepath.Dir(path))) > 0 {
+		return isResponseTable(path)
+	}
+	return hasSchemaColumns(path)
 }
 
 // registriesAbove are the registry folders of a data set at dir: dir itself
@@ -191,4 +197,15 @@ func isResponseTable(path string) bool {
 	}
 	defer t.Close()
 	return t.Has("subject_id") && t.Has("item_id") && t.Has("response")
+}
+
+// hasSchemaColumns says whether a Parquet file has the columns of
+// measurement-db's responses, benchmark_id or trial among them.
+func hasSchemaColumns(path string) bool {
+	t, err := parquet.OpenTable(path)
+	if err != nil {
+		return false
+	}
+	defer t.Close()
+	return t.Has("subject_id") && t.Has("item_id") && t.Has("response") && (t.Has("benchmark_id") || t.Has("trial"))
 }
