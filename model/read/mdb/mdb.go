@@ -279,6 +279,19 @@ func (rs *mdbRows) names(c int) *cell.Names {
 // valueText is a string (or integer) value as text, "" for null.
 func valueText(v parquet.Value) string { return parquet.Text(v) }
 
+// dataPath is what --data names to read the benchmark's data set alone:
+// its folder in a tree, its file in a released copy.
+func (b Benchmark) dataPath() string {
+	if datasetName(b.File) == b.Dataset {
+		d := filepath.Dir(b.File)
+		if base := filepath.Base(d); base == "processed" || base == "formatted_tables" {
+			d = filepath.Dir(d)
+		}
+		return d
+	}
+	return b.File
+}
+
 // choose marks the benchmarks read: those named (by benchmark_id, name or
 // data set; "all" for every one), or the only one.
 func (m *Summary) choose(path string, names []string) ([]bool, error) {
@@ -286,7 +299,7 @@ func (m *Summary) choose(path string, names []string) ([]bool, error) {
 	list := func() string {
 		var s []string
 		for _, b := range m.Benchmarks {
-			s = append(s, fmt.Sprintf("%s (%s, %d rows, in %s)", b.ID, b.ResponseType, b.Rows, b.File))
+			s = append(s, fmt.Sprintf("%s (%s, %d rows, in %s)", b.ID, orUnknown(b.ResponseType), b.Rows, b.File))
 		}
 		return strings.Join(s, "; ")
 	}
@@ -294,7 +307,7 @@ func (m *Summary) choose(path string, names []string) ([]bool, error) {
 	case len(names) == 0 && len(m.Benchmarks) == 1:
 		keep[0] = true
 	case len(names) == 0:
-		fe := model.FieldErrorf("Benchmark", "name the benchmarks to read with {Benchmark} (a list, or all: one matrix, items grouped by benchmark), or fit them one by one with one --data per data set (e.g. --data %s)", filepath.Join(path, m.Benchmarks[0].Dataset))
+		fe := model.FieldErrorf("Benchmark", "name the benchmarks to read with {Benchmark} (a list, or all: one matrix, items grouped by benchmark), or fit them one by one with one --data per data set (e.g. --data %s)", m.Benchmarks[0].dataPath())
 		return nil, &cell.ParseError{File: path, Err: fe, Msg: fmt.Sprintf("%d benchmarks: %s; %s", len(m.Benchmarks), list(), fe)}
 	case len(names) == 1 && names[0] == "all":
 		for k := range keep {
