@@ -99,6 +99,18 @@ func TestMDBFitsLikeLongCSV(t *testing.T) {
 			sameFit(t, strings.Join(args, " "), fitFiles(t, out), want)
 		}
 	}
+	// One by one in a batch, each into the sub-folder --name gives it, as
+	// each alone.
+	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", filepath.Join(fx, "mdb", "swebench"), "--data", filepath.Join(fx, "mdb", "synth_trials"),
+		"--name", "sw", "--name", "tr", "--out", "batch"); err != nil {
+		t.Fatal(err)
+	}
+	// (fit.json says batch_fits: 2.)
+	for sub, alone := range map[string]string{"sw": "swebench", "tr": "synth_trials"} {
+		want := fitFiles(t, filepath.Join("fit-mdb", alone, "a"))
+		delete(want, "fit.json")
+		sameFit(t, "batch "+sub, fitFiles(t, filepath.Join("batch", sub)), want)
+	}
 	// The tree of three benchmarks, none named, is refused with the list.
 	_, err := runCmd(t, newIRTCmd(), "fit", "--data", filepath.Join(fx, "mdb"), "--out", "none")
 	if err == nil || !strings.Contains(err.Error(), ": 3 benchmarks: swebench (binary, 120 rows, in ") ||

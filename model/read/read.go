@@ -1,7 +1,8 @@
 // Package read reads item-level response matrices (long, wide, item-major
 // wide, py-irt JSONL and response-pattern tables, as CSV, TSV, JSONL or
-// Parquet, gzip transparent), and the logs of evaluation tools (package
-// harness), into model.Responses, with errors that name the
+// Parquet, gzip transparent), the logs of evaluation tools (package
+// harness) and measurement-db trees (package mdb), into model.Responses,
+// with errors that name the
 // file, line and field, an optional binary cache, item-text tables and a
 // column-by-name CSV row reader.
 package read
@@ -27,8 +28,9 @@ import (
 // majority.
 type Options struct {
 	// Format is auto (the default), long, wide, wide-items, pyirt or
-	// patterns, or the logs of an evaluation tool: lm-eval, helm, inspect or
-	// eee (auto recognises them, and reads a folder as a tree of them).
+	// patterns, measurement-db (a tree of its Parquet tables, package mdb),
+	// or the logs of an evaluation tool: lm-eval, helm, inspect or eee (auto
+	// recognises both, and reads a folder as a tree of them).
 	Format string
 	// Items is an optional CSV of item texts joined to the responses by item id
 	// (item_id,text; item_id,problem_statement; item_id,content; prompt_id,prompt ...).
@@ -180,10 +182,12 @@ type ParseError = cell.ParseError
 //
 // The file is opened once and read through one buffer, so it may be a pipe
 // (/dev/stdin, a shell's <(cmd)); a device is refused, and a read blocked
-// on a FIFO ends when the run is cancelled (model.OpenInput). A folder, or a
-// log file of an evaluation tool, is read as evaluation-tool logs by
-// package harness (Format lm-eval, helm, inspect or eee, or auto; the
-// summary is Report.Logs).
+// on a FIFO ends when the run is cancelled (model.OpenInput). A
+// measurement-db tree, data set or responses file is read by package mdb
+// (Format measurement-db, or auto: mdb.Is; the summary is Report.MDB).
+// Another folder, or a log file of an evaluation tool, is read as
+// evaluation-tool logs by package harness (Format lm-eval, helm, inspect
+// or eee, or auto; the summary is Report.Logs).
 //
 // A regular text file of at least opt.CacheMin bytes is cached: the first
 // read writes the cells in a compact binary file under opt.CacheDir, keyed
