@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/model/checkpoint"
 )
 
 // mdbFixture is the measurement-db fixture of package read (a tree, a
@@ -206,4 +208,28 @@ func TestMDBInspectAndImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFit(t, "imported", fitFiles(t, "fit-imported"), fitFiles(t, "fit-tree"))
+}
+
+// A training config reads a tree's benchmarks with data.benchmark (all:
+// one matrix, items grouped by benchmark, split by benchmark here).
+func TestMDBTrainConfigBenchmarks(t *testing.T) {
+	fx := mdbFixture(t)
+	t.Chdir(t.TempDir())
+	writeUserFile(t, "c.yaml", "data: {responses: \""+filepath.Join(fx, "mdb")+"\", benchmark: all}\n"+
+		"split: {by: benchmark, hold: synth_trials}\nencoder: {spec: \"hash:8\"}\nmodel: {dim: 2, hidden: 4}\ntrain: {epochs: 1}\nroute: {folds: 0}\noutput: ck\n")
+	if out, err := runCmd(t, newTrainCmd(), "--config", "c.yaml", "--no-baselines"); err != nil {
+		t.Fatal(err, out)
+	}
+	ck, err := checkpoint.Load("ck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ck.Manifest.Models) != 20 || len(ck.Manifest.Items) != 36 {
+		t.Errorf("trained on %d models, %d items; want 20, 36", len(ck.Manifest.Models), len(ck.Manifest.Items))
+	}
+	// Without data.benchmark the tree's three benchmarks are listed.
+	writeUserFile(t, "none.yaml", "data: {responses: \""+filepath.Join(fx, "mdb")+"\"}\nencoder: {spec: \"hash:8\"}\noutput: none\n")
+	if _, err := runCmd(t, newTrainCmd(), "--config", "none.yaml", "--no-baselines"); err == nil || !strings.Contains(err.Error(), "3 benchmarks: swebench (binary, 120 rows") {
+		t.Errorf("several benchmarks: %v", err)
+	}
 }
