@@ -111,6 +111,7 @@ func TestMDBResponseErrors(t *testing.T) {
 		{"fraction", "", []float64{1, 1.5}, `/b/responses.parquet: row group 1, row 2: column "response": 1.5 is outside [0, 1]: it does not fit benchmark "b"'s response_type fraction (response_scale (none); see the table in docs/data.md)`, ""},
 		{"continuous_unbounded", "", []float64{1, 2}, `/_registry/benchmarks.parquet: column "response_type": benchmark "b": response_type continuous_unbounded has no bounds to score by: state a mapping with score-map LO:HI (linear onto [0, 1]) or score-map '>=T' (1 at or above T, else 0)`, "ScoreMap"},
 		{"ordinal", "", []float64{1, 2}, `/_registry/benchmarks.parquet: column "response_type": benchmark "b": response_type ordinal needs the levels in response_scale (e.g. {0, 1, 2, 3}), and "" names none`, ""},
+		{"binary", `{"kind":"discrete","values":[0,1],"direction":"unordered"}`, []float64{1, 0}, `/_registry/benchmarks.parquet: column "response_type": benchmark "b": response_scale "{\"kind\":\"discrete\",\"values\":[0,1],\"direction\":\"unordered\"}" says its values are unordered: no value is a better answer, so there is no score to fit`, ""},
 		{"nominal", "{a, b}", []float64{1, 2}, `/_registry/benchmarks.parquet: column "response_type": benchmark "b": response_type nominal is unordered categories: no category is a better answer, so there is no score to fit`, ""},
 	} {
 		dir := smallTree(t, c.typ, c.scale, c.resp, nil, false)

@@ -27,6 +27,7 @@ type mdbScale struct {
 	Values         []float64 // discrete: the values, sentinels left out, ascending
 	Min, Max       float64   // interval bounds; NaN when open
 	LowerIsBetter  bool
+	Unordered      bool      // direction unordered: no value is a better answer
 	NotApplicable  []float64 // values that mean "not applicable": missing
 	notApplicableW string    // the words that said so
 }
@@ -59,7 +60,7 @@ func parseScale(text string) mdbScale {
 			Meanings  map[string]string `json:"meanings"`
 		}
 		if json.Unmarshal([]byte(t), &j) == nil {
-			sc.Kind, sc.Values, sc.LowerIsBetter = j.Kind, j.Values, j.Direction == "lower_is_better"
+			sc.Kind, sc.Values, sc.LowerIsBetter, sc.Unordered = j.Kind, j.Values, j.Direction == "lower_is_better", j.Direction == "unordered"
 			if j.Min != nil {
 				sc.Min = *j.Min
 			}
@@ -161,6 +162,9 @@ func scorer(responseType string, sc mdbScale, scoreMap string) (mdbScore, error)
 	revNote := ""
 	if sc.LowerIsBetter {
 		revNote = ", reversed (lower is better)"
+	}
+	if sc.Unordered && responseType != "mixed" {
+		return mdbScore{}, fmt.Errorf("response_scale %q says its values are unordered: no value is a better answer, so there is no score to fit", model.Clip(sc.Text))
 	}
 	switch responseType {
 	case "", "binary", "error_presence":
