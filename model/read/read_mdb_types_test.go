@@ -201,6 +201,13 @@ func TestMDBMixed(t *testing.T) {
 	if got, want := scores(r), []float64{1, 1, 0.5, 0, 0.5, 0}; !reflect.DeepEqual(got, want) || rep.MDB.Benchmarks[0].Reader != "mixed" {
 		t.Errorf("scores %v, want %v (%+v)", got, want, rep.MDB.Benchmarks[0])
 	}
+	// An item scale without bounds needs a stated mapping, and says so.
+	items[2].Criterion = `{"rule":"time","response_scale":{"kind":"interval","min":0,"max":null}}`
+	dir0 := write(items)
+	_, _, err = File(dir0, Options{})
+	if want := dir0 + `/_registry/items.parquet: column "grading_criterion": item "i3" of mixed benchmark "m": response_type continuous_unbounded has no bounds to score by: state a mapping with score-map LO:HI (linear onto [0, 1]) or score-map '>=T' (1 at or above T, else 0)`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
 	items[1].Criterion = `{"rule":"rubric"}`
 	dir := write(items)
 	_, _, err = File(dir, Options{})

@@ -201,7 +201,11 @@ func (rs *mdbRows) responses(tree *mdbTree, reg *mdbRegistry, keep []bool, opt O
 			return mdbScore{}, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Msg: fmt.Sprintf("item %q of mixed benchmark %q gives no response_scale", model.Clip(itemIDs[j]), m.Benchmarks[b].ID)}
 		}
 		sc := parseScale(s)
-		return scorer(mixedType(sc), sc, opt.ScoreMap)
+		out, err := scorer(mixedType(sc), sc, opt.ScoreMap)
+		if err != nil {
+			return out, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Err: err, Msg: fmt.Sprintf("item %q of mixed benchmark %q: %v", model.Clip(itemIDs[j]), m.Benchmarks[b].ID, err)}
+		}
+		return out, nil
 	}
 	byItem := map[int32]mdbScore{}
 	sink := cell.NewSink(false)
