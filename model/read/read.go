@@ -1,7 +1,8 @@
 // Package read reads item-level response matrices (long, wide, item-major
 // wide, py-irt JSONL and response-pattern tables, as CSV, TSV, JSONL or
-// Parquet, gzip transparent), and the logs of evaluation tools (package
-// harness), into model.Responses, with errors that name the
+// Parquet, gzip transparent), the logs of evaluation tools (package
+// harness) and measurement-db trees (package mdb), into model.Responses,
+// with errors that name the
 // file, line and field, an optional binary cache, item-text tables and a
 // column-by-name CSV row reader.
 package read
@@ -19,6 +20,7 @@ import (
 	"github.com/jeirt/jeirt/model/read/harness"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
+	"github.com/jeirt/jeirt/model/read/mdb"
 )
 
 // Options says how to read a response file. The zero value reads any
@@ -26,8 +28,9 @@ import (
 // majority.
 type Options struct {
 	// Format is auto (the default), long, wide, wide-items, pyirt or
-	// patterns, or the logs of an evaluation tool: lm-eval, helm, inspect or
-	// eee (auto recognises them, and reads a folder as a tree of them).
+	// patterns, measurement-db (a tree of its Parquet tables, package mdb),
+	// or the logs of an evaluation tool: lm-eval, helm, inspect or eee (auto
+	// recognises both, and reads a folder as a tree of them).
 	Format string
 	// Items is an optional CSV of item texts joined to the responses by item id
 	// (item_id,text; item_id,problem_statement; item_id,content; prompt_id,prompt ...).
@@ -71,6 +74,17 @@ type Options struct {
 	Metric     []string
 	Filter     string
 	ModelNames string
+	// Benchmark, Condition and ScoreMap choose what is read of a
+	// measurement-db tree (Format measurement-db, or auto given one):
+	// the benchmarks (benchmark_id, name or data set; "all" reads every
+	// one as one matrix, items grouped by benchmark; needed when there are
+	// several), the test_condition ("(none)" for rows without one; needed
+	// when there are several), and the stated mapping of a
+	// continuous_unbounded response to a score: "LO:HI" (linear onto
+	// [0, 1]) or a threshold ">=T", ">T", "<=T", "<T".
+	Benchmark []string
+	Condition string
+	ScoreMap  string
 	// Progress, when not nil, gets a line every few seconds of a long read
 	// of logs.
 	Progress model.Logf
@@ -81,7 +95,7 @@ type Options struct {
 }
 
 // Formats lists the accepted values of Options.Format.
-var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns", harness.LMEval, harness.HELM, harness.Inspect, harness.EEE}
+var Formats = []string{"auto", "long", "wide", "wide-items", "pyirt", "patterns", MDBFormat, harness.LMEval, harness.HELM, harness.Inspect, harness.EEE}
 
 // DuplicatePolicies lists the accepted values of Options.Duplicates.
 var DuplicatePolicies = []string{"majority", "first", "error", "trials"}
@@ -120,6 +134,8 @@ type Report struct {
 
 	// Logs says what was read of evaluation-tool logs, nil for a response file.
 	Logs *harness.Summary
+	// MDB says what was found in a measurement-db tree, nil for another input.
+	MDB *mdb.Summary
 }
 
 // String renders the report as a few lines for people.
@@ -138,6 +154,9 @@ func (rep *Report) String() string {
 		rep.DuplicateCells, rep.DuplicateRows, rep.Conflicts, rep.TiesDropped)
 	if rep.Logs != nil {
 		b.WriteString(rep.Logs.String())
+	}
+	if rep.MDB != nil {
+		b.WriteString(rep.MDB.String())
 	}
 	if rep.ItemsPath != "" {
 		fmt.Fprintf(&b, "item text: %d items from column %s of %s (%d rows for unknown items ignored)\n", rep.ItemTexts, rep.ItemTextColumn, rep.ItemsPath, rep.ItemTextUnknown)
@@ -163,10 +182,12 @@ type ParseError = cell.ParseError
 //
 // The file is opened once and read through one buffer, so it may be a pipe
 // (/dev/stdin, a shell's <(cmd)); a device is refused, and a read blocked
-// on a FIFO ends when the run is cancelled (model.OpenInput). A folder, or a
-// log file of an evaluation tool, is read as evaluation-tool logs by
-// package harness (Format lm-eval, helm, inspect or eee, or auto; the
-// summary is Report.Logs).
+// on a FIFO ends when the run is cancelled (model.OpenInput). A
+// measurement-db tree, data set or responses file is read by package mdb
+// (Format measurement-db, or auto: mdb.Is; the summary is Report.MDB).
+// Another folder, or a log file of an evaluation tool, is read as
+// evaluation-tool logs by package harness (Format lm-eval, helm, inspect
+// or eee, or auto; the summary is Report.Logs).
 //
 // A regular text file of at least opt.CacheMin bytes is cached: the first
 // read writes the cells in a compact binary file under opt.CacheDir, keyed
@@ -184,6 +205,9 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	}
 	if !contains(Formats, format) {
 		return nil, rep, fmt.Errorf("unknown format %q (want %s or %s)", format, strings.Join(Formats[:len(Formats)-1], ", "), Formats[len(Formats)-1])
+	}
+	if format == MDBFormat || format == "auto" && mdb.Is(path) {
+		return readMDB(path, opt, rep)
 	}
 	if slices.Contains(harness.Tools, format) || format == "auto" && isLogs(path) {
 		return readLogs(path, format, opt, rep)

@@ -394,7 +394,7 @@ func TestBadInput(t *testing.T) {
 		{"undecidable header", map[string]string{"data.csv": "who,item,score\nm,a,1\n"}, Options{},
 			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use format long|wide|wide-items|pyirt|patterns, or name the columns of a long file with columns model=COLUMN,item=COLUMN,label=COLUMN`},
 		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Format: "xlsx"},
-			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt, patterns, lm-eval, helm, inspect or eee)`},
+			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt, patterns, measurement-db, lm-eval, helm, inspect or eee)`},
 		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Duplicates: "mean"},
 			`unknown duplicates policy "mean" (want majority, first, error or trials)`},
 		{"ragged row", map[string]string{"data.csv": "model,q1,q2\nm1,1,0\nm2,1\n"}, Options{},

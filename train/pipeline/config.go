@@ -63,6 +63,14 @@ type DataConfig struct {
 	Train     string `yaml:"train" json:"train,omitempty"` // given split: all three of train, val, test
 	Val       string `yaml:"val" json:"val,omitempty"`
 	Test      string `yaml:"test" json:"test,omitempty"`
+
+	// Benchmark, Condition and ScoreMap are read.Options': what is read of
+	// a measurement-db tree (the benchmarks, separated by commas, all for
+	// every one; the test_condition; a continuous_unbounded response's
+	// mapping).
+	Benchmark string `yaml:"benchmark" json:"benchmark,omitempty"`
+	Condition string `yaml:"condition" json:"condition,omitempty"`
+	ScoreMap  string `yaml:"score_map" json:"score_map,omitempty"`
 }
 
 // SplitConfig is how data.responses is split into train, validation and test cells.

@@ -416,7 +416,7 @@ func splitName(cfg *Config) string {
 // config's words; nil is silent.
 func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.Responses, err error) {
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded,
-		Columns: cfg.Data.Columns, Delimiter: cfg.Data.Delimiter}
+		Columns: cfg.Data.Columns, Delimiter: cfg.Data.Delimiter, Benchmark: holdList(cfg.Data.Benchmark), Condition: cfg.Data.Condition, ScoreMap: cfg.Data.ScoreMap}
 	readFile := func(path string) (*model.Responses, error) {
 		r, rep, err := read.File(path, ro)
 		if err == nil && rep.Warned != nil {

@@ -11,10 +11,11 @@ import (
 )
 
 // ReadFlags registers --format, --items, --duplicates, --graded, the
-// cache flags, and --metric, --filter and --model-names of evaluation-tool
-// logs, the options of read.File, on a command that reads responses.
+// cache flags, --metric, --filter and --model-names of evaluation-tool
+// logs, and --benchmark, --condition and --score-map of measurement-db
+// trees, the options of read.File, on a command that reads responses.
 func ReadFlags(cmd *cobra.Command, opt *read.Options) {
-	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns, or evaluation-tool logs lm-eval|helm|inspect|eee (auto recognises them; a folder is searched for them)")
+	cmd.Flags().StringVar(&opt.Format, "format", "auto", "input format: auto|long|wide|wide-items|pyirt|patterns, a measurement-db tree measurement-db, or evaluation-tool logs lm-eval|helm|inspect|eee (auto recognises both; a folder is searched for them)")
 	cmd.Flags().StringVar(&opt.Items, "items", "", "item-text file joined by item id: CSV, TSV or JSONL with an id (item_id, task_id, instance_id, ...) and a text (text, problem_statement, prompt, question, instruct_prompt, ...)")
 	cmd.Flags().StringVar(&opt.Duplicates, "duplicates", "majority", DuplicatesHelp)
 	cmd.Flags().BoolVar(&opt.Graded, "graded", false, GradedHelp)
@@ -26,6 +27,9 @@ func ReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringSliceVar(&opt.Metric, "metric", nil, "evaluation logs: the metric to score by (lm-eval metric, HELM stat, inspect scorer, Every Eval Ever is_correct|score); a list: each task takes the first it has; default each task's first (HELM: the run's main metric)")
 	cmd.Flags().StringVar(&opt.Filter, "filter", "", "lm-eval logs: the filter whose samples are read (default each task's first)")
 	cmd.Flags().StringVar(&opt.ModelNames, "model-names", "", "evaluation logs: CSV from,to mapping model names as the logs give them to the names to use (unmapped names are kept as given)")
+	cmd.Flags().StringSliceVar(&opt.Benchmark, "benchmark", nil, "measurement-db: the benchmarks to read (benchmark_id, name or data set folder; all: every one as one matrix, items grouped by benchmark); needed when the tree has several")
+	cmd.Flags().StringVar(&opt.Condition, "condition", "", "measurement-db: the test_condition to read ((none) for rows without one); needed when the benchmarks read have several")
+	cmd.Flags().StringVar(&opt.ScoreMap, "score-map", "", "measurement-db: the stated mapping of a continuous_unbounded response to a score: LO:HI (linear onto [0, 1]) or a threshold >=T, >T, <=T, <T (1 when it holds)")
 	opt.Warn = model.LogTo(Stderr(cmd))
 	opt.Progress = opt.Warn
 }

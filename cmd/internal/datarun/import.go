@@ -45,6 +45,9 @@ func (s Import) Run(ctx context.Context, w io.Writer) error {
 	defer fileio.SetInputContext(ctx)()
 	r, rep, err := read.File(s.Tree, s.Read)
 	if err != nil {
+		if werr := WriteFound(w, rep); werr != nil {
+			return werr
+		}
 		return err
 	}
 	if err := ctx.Err(); err != nil {

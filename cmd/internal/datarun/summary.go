@@ -7,6 +7,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/read/harness"
+	"github.com/jeirt/jeirt/model/read/mdb"
 )
 
 // Summary describes a responses file as `jeirt data inspect` prints it
@@ -59,6 +60,9 @@ type Summary struct {
 
 	// Logs is what was read of evaluation-tool logs: tools, tasks, metrics, skips.
 	Logs *harness.Summary `json:"logs,omitempty"`
+	// MDB is what a measurement-db tree held: its benchmarks (read or not,
+	// each with how its responses were scored), test conditions and names.
+	MDB *mdb.Summary `json:"measurement_db,omitempty"`
 }
 
 // Summarize describes r, read as rep says.
@@ -66,7 +70,7 @@ func Summarize(r *model.Responses, rep *read.Report) Summary {
 	s := Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip,
 		Models: r.NumModels(), Items: r.NumItems(), Observed: r.Len(), Density: r.Density(), MeanCorrect: r.MeanCorrect(),
 		Blank: rep.Blank, DuplicateCells: rep.DuplicateCells, DuplicateRows: rep.DuplicateRows,
-		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped, ItemsFile: rep.ItemsPath, ItemTextColumn: rep.ItemTextColumn, Warning: rep.Warning, Logs: rep.Logs}
+		Conflicts: rep.Conflicts, TiesDropped: rep.TiesDropped, ItemsFile: rep.ItemsPath, ItemTextColumn: rep.ItemTextColumn, Warning: rep.Warning, Logs: rep.Logs, MDB: rep.MDB}
 	s.Trials, s.GradedCells = r.TotalTrials(), r.GradedCells()
 	if n := r.Len(); n > 0 {
 		s.TrialsMean, s.GradedShare = float64(s.Trials)/float64(n), float64(s.GradedCells)/float64(n)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // WriteText prints the summary as jeirt data inspect does: one labelled
@@ -62,6 +64,21 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.Logs != nil && err == nil {
 		_, err = io.WriteString(w, "logs read:\n"+s.Logs.String())
 	}
+	if s.MDB != nil && err == nil {
+		_, err = io.WriteString(w, s.MDB.String())
+	}
+	return err
+}
+
+// WriteFound prints what a read that failed found, when it found
+// something worth listing (the benchmarks and conditions of a
+// measurement-db tree, for one), so that the error's choice can be made;
+// it prints nothing otherwise.
+func WriteFound(w io.Writer, rep *read.Report) error {
+	if rep == nil || rep.MDB == nil || len(rep.MDB.Benchmarks) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "file          %s\nformat        %s (%s)\n%s", rep.Path, rep.Format, rep.Why, rep.MDB.String())
 	return err
 }
 

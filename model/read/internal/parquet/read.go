@@ -61,9 +61,14 @@ func recoverParquet(path string, err *error) {
 	}
 }
 
-// openParquet reads the metadata of the opened Parquet file; the caller
-// closes in.
-func openParquet(in *fileio.Input) (*pqFile, error) {
+// openParquet reads the metadata of the opened Parquet file of flat
+// columns; the caller closes in.
+func openParquet(in *fileio.Input) (*pqFile, error) { return openParquetFile(in, false) }
+
+// openParquetFile is openParquet; nested allows nested columns, and the
+// header then names every leaf column by its dotted path (the index of a
+// column chunk).
+func openParquetFile(in *fileio.Input, nested bool) (*pqFile, error) {
 	path := in.Path
 	if !in.Regular {
 		return nil, &cell.ParseError{File: path, Msg: "a Parquet file is read from its end, so it cannot come from a pipe: copy it to a file first"}
@@ -91,11 +96,17 @@ func openParquet(in *fileio.Input) (*pqFile, error) {
 		return nil, &cell.ParseError{File: path, Msg: "not a readable Parquet file: " + err.Error(), Err: err}
 	}
 	q := &pqFile{path: path, f: f, pf: pf}
-	for _, c := range pf.Root().Columns() {
-		if !c.Leaf() {
-			return nil, &cell.ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
+	if nested {
+		for _, p := range pf.Schema().Columns() {
+			q.header = append(q.header, strings.Join(p, "."))
 		}
-		q.header = append(q.header, c.Name())
+	} else {
+		for _, c := range pf.Root().Columns() {
+			if !c.Leaf() {
+				return nil, &cell.ParseError{File: path, Column: c.Name(), Msg: "nested columns are not supported: want flat columns (a long or wide table)"}
+			}
+			q.header = append(q.header, c.Name())
+		}
 	}
 	if err := q.checkPages(st.Size()); err != nil {
 		return nil, err
