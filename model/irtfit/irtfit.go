@@ -557,6 +557,10 @@ func Read(dir string) (*Folder, error) {
 	if _, err := f.Doc.Settings.PriorSpec(); err != nil {
 		return nil, fmt.Errorf("%s: settings.prior: %w", p, err)
 	}
+	counted, err := checkSettings(p, raw, &f.Doc)
+	if err != nil {
+		return nil, err
+	}
 	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
@@ -596,6 +600,9 @@ func Read(dir string) (*Folder, error) {
 		if err := get.Err(); err != nil {
 			return err
 		}
+		if err := checkModel(dir, len(f.Models)+2, rk, m); err != nil {
+			return err
+		}
 		if err := once(filepath.Join(dir, "abilities.csv"), "model", m.Name, seenModel, len(f.Models)+2); err != nil {
 			return err
 		}
@@ -627,6 +634,13 @@ func Read(dir string) (*Folder, error) {
 		if err := get.Err(); err != nil {
 			return err
 		}
+		dcol := "d"
+		if !get.Has("d") {
+			dcol = "b"
+		}
+		if err := checkItem(dir, len(f.Items)+2, rk, it, dcol); err != nil {
+			return err
+		}
 		if err := once(filepath.Join(dir, "items.csv"), "item", it.ID, seenItem, len(f.Items)+2); err != nil {
 			return err
 		}
@@ -638,6 +652,9 @@ func Read(dir string) (*Folder, error) {
 	}
 	if len(f.Models) == 0 || len(f.Items) == 0 {
 		return nil, fmt.Errorf("%s: no models or no items", dir)
+	}
+	if err := checkCounts(dir, f, counted); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
