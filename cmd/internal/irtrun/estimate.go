@@ -56,6 +56,9 @@ type Estimate struct {
 
 // Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
 func (e Estimate) Run(ctx context.Context, w io.Writer) error {
+	if err := e.checkNumbers(); err != nil {
+		return err
+	}
 	if e.CV && len(e.Eval1.Rules) == 0 {
 		e.Eval1.Rules = []string{estimate.DefaultRule}
 	}
@@ -215,6 +218,9 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 	r, err := ReadLogged(e.Data, e.Read, e.Log, false)
 	if err != nil {
 		return err
+	}
+	if err := checkRank(e.Fitting.Rank, r); err != nil {
+		return fmt.Errorf("%s: %w", e.Data, err)
 	}
 	if e.By != "" && e.By != "model" {
 		return model.FieldErrorf("By", "{By} %q: only model splits are measured (the models held out, every item kept)", e.By)

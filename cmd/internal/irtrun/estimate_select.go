@@ -46,6 +46,9 @@ func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed
 	if budget > 0 {
 		keep = float64(budget) / float64(J)
 	} else {
+		if err := checkKeep(keep); err != nil {
+			return "", err
+		}
 		budget = max(1, int(math.Round(keep*float64(J))))
 	}
 	switch rule {

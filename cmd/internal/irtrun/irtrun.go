@@ -356,8 +356,8 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		return "", err
 	}
 	fit := folder.IRT()
-	if !(keep > 0 && keep <= 1) {
-		return "", model.FieldErrorf("Keep", "{Keep}: keep %v must be in (0, 1]", keep)
+	if err := checkKeep(keep); err != nil {
+		return "", err
 	}
 	// cand: the items selection may choose from (all, or the unflagged).
 	pool, cand, flagged := fit, []int(nil), 0
