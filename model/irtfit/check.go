@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+
+	"github.com/jeirt/jeirt/model"
 )
 
 // MaxParam bounds every θ, slope a and intercept d that Read accepts: far
@@ -65,15 +67,23 @@ func checkSettings(p string, raw []byte, d *Doc) (counted bool, err error) {
 	return counted, err
 }
 
-// checkParams refuses a row (of the file at path, on line) whose values
-// named by cols are not finite or exceed MaxParam in size.
-func checkParams(path string, line int, cols []string, vals []float64) error {
-	for k, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s:%d: column %q: %v is not a finite number; %s", path, line, cols[k], v, refit)
+// param is one value of a row, for checkParams: its name in words (theta,
+// slope, intercept, score), its column and its value.
+type param struct {
+	name, col string
+	v         float64
+}
+
+// checkParams refuses a row of the file at path (on line; what and id name
+// the row: model "m1", item "q1") whose values are not finite or exceed
+// MaxParam in size, as irt cat's bank check words it (cat.ItemError).
+func checkParams(path string, line int, what, id string, ps []param) error {
+	for _, p := range ps {
+		if math.IsNaN(p.v) || math.IsInf(p.v, 0) {
+			return fmt.Errorf("%s:%d: %s %q: %s %v, not a finite number (column %q); %s", path, line, what, model.Clip(id), p.name, p.v, p.col, refit)
 		}
-		if math.Abs(v) > MaxParam {
-			return fmt.Errorf("%s:%d: column %q: %v is beyond ±%g, no fit's value; %s", path, line, cols[k], v, MaxParam, refit)
+		if math.Abs(p.v) > MaxParam {
+			return fmt.Errorf("%s:%d: %s %q: %s %v, beyond ±%g (column %q), a value no fit writes; %s", path, line, what, model.Clip(id), p.name, p.v, MaxParam, p.col, refit)
 		}
 	}
 	return nil
@@ -82,19 +92,25 @@ func checkParams(path string, line int, cols []string, vals []float64) error {
 // checkModel checks abilities.csv's row of m (on line): θ (and the score
 // of a multidimensional fit) finite and bounded.
 func checkModel(dir string, line, rk int, m Model) error {
-	names, vals := cols("theta", rk), m.Theta
-	if rk > 1 {
-		names, vals = append(names, "score"), append(append([]float64(nil), vals...), m.Score)
+	var ps []param
+	for d, c := range cols("theta", rk) {
+		ps = append(ps, param{"theta", c, m.Theta[d]})
 	}
-	return checkParams(filepath.Join(dir, "abilities.csv"), line, names, vals)
+	if rk > 1 {
+		ps = append(ps, param{"score", "score", m.Score})
+	}
+	return checkParams(filepath.Join(dir, "abilities.csv"), line, "model", m.Name, ps)
 }
 
-// checkItem checks items.csv's row of it (on line): a and d finite and
-// bounded.
+// checkItem checks items.csv's row of it (on line): a and d (in column
+// dcol) finite and bounded.
 func checkItem(dir string, line, rk int, it Item, dcol string) error {
-	names := append(cols("a", rk), dcol)
-	vals := append(append([]float64(nil), it.A...), it.D)
-	return checkParams(filepath.Join(dir, "items.csv"), line, names, vals)
+	var ps []param
+	for d, c := range cols("a", rk) {
+		ps = append(ps, param{"slope", c, it.A[d]})
+	}
+	ps = append(ps, param{"intercept", dcol, it.D})
+	return checkParams(filepath.Join(dir, "items.csv"), line, "item", it.ID, ps)
 }
 
 // checkCounts refuses a folder whose abilities.csv and items.csv do not

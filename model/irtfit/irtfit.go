@@ -161,7 +161,9 @@ type Doc struct {
 	// MaxGradient is the first-order certificate of the written fit: the
 	// largest projected gradient of the objective per answer (parameters
 	// without a finite estimate left out); Converged needs it at most
-	// settings.grad_tol. Absent (null) in folders written before it, and for mml.
+	// settings.grad_tol (for mml: the marginal log-likelihood's, or log
+	// posterior's, gradient in each item's a and d at the written items).
+	// Absent (null) in folders written before it.
 	MaxGradient model.Float `json:"max_gradient"`
 	// Starts are the starting points the fit was run from, each to its own
 	// end (the written fit is the one marked chosen); StartsAgree says

@@ -47,28 +47,28 @@ func TestSafetyFitFolders(t *testing.T) {
 		{name: "level 1.5", set: map[string]string{"{LEVEL}": "1.5"},
 			want: "fit.json: settings.level 1.5: must be in (0, 1) (0 in older folders)" + fix},
 		{name: "theta NaN", set: map[string]string{"{THETA}": "NaN"},
-			want: `abilities.csv:2: column "theta": NaN is not a finite number` + fix},
+			want: `abilities.csv:2: model "m1": theta NaN, not a finite number (column "theta")` + fix},
 		{name: "theta 1e308", set: map[string]string{"{THETA}": "1e308"},
-			want: `abilities.csv:2: column "theta": 1e+308 is beyond ±1e+06, no fit's value` + fix},
+			want: `abilities.csv:2: model "m1": theta 1e+308, beyond ±1e+06 (column "theta"), a value no fit writes` + fix},
 		{name: "theta -Inf", set: map[string]string{"{THETA}": "-Inf"},
-			want: `abilities.csv:2: column "theta": -Inf is not a finite number` + fix},
+			want: `abilities.csv:2: model "m1": theta -Inf, not a finite number (column "theta")` + fix},
 		{name: "slope NaN", set: map[string]string{"{A}": "nan"},
-			want: `items.csv:2: column "a": NaN is not a finite number` + fix},
+			want: `items.csv:2: item "q1": slope NaN, not a finite number (column "a")` + fix},
 		{name: "slope 1e7", set: map[string]string{"{A}": "1e7"},
-			want: `items.csv:2: column "a": 1e+07 is beyond ±1e+06, no fit's value` + fix},
+			want: `items.csv:2: item "q1": slope 1e+07, beyond ±1e+06 (column "a"), a value no fit writes` + fix},
 		{name: "intercept +Inf", set: map[string]string{"{D}": "+Inf"},
-			want: `items.csv:2: column "d": +Inf is not a finite number` + fix},
+			want: `items.csv:2: item "q1": intercept +Inf, not a finite number (column "d")` + fix},
 		{name: "intercept -1e308 on the last row", edit: func(f map[string]string) {
 			f["items.csv"] = strings.Replace(f["items.csv"], "q3,0.5,-1", "q3,0.5,-1e308", 1)
 		},
-			want: `items.csv:4: column "d": -1e+308 is beyond ±1e+06, no fit's value` + fix},
+			want: `items.csv:4: item "q3": intercept -1e+308, beyond ±1e+06 (column "d"), a value no fit writes` + fix},
 		{name: "old intercept column b NaN", edit: func(f map[string]string) { f["items.csv"] = strings.Replace(f["items.csv"], "item,a,d", "item,a,b", 1) }, set: map[string]string{"{D}": "NaN"},
-			want: `items.csv:2: column "b": NaN is not a finite number` + fix},
+			want: `items.csv:2: item "q1": intercept NaN, not a finite number (column "b")` + fix},
 		{name: "rank-2 score NaN", edit: func(f map[string]string) {
 			f["fit.json"] = strings.Replace(f["fit.json"], `"rank": 1`, `"rank": 2`, 1)
 			f["abilities.csv"] = "model,theta_1,theta_2,score,accuracy\nm1,0.5,0,NaN,0.75\nm2,0,0,0,0.5\nm3,-0.5,0,-0.5,0.25\n"
 			f["items.csv"] = "item,a_1,a_2,d\nq1,1,0,0\nq2,1,1,0\nq3,0.5,0,-1\n"
-		}, want: `abilities.csv:2: column "score": NaN is not a finite number` + fix},
+		}, want: `abilities.csv:2: model "m1": score NaN, not a finite number (column "score")` + fix},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vals := map[string]string{}

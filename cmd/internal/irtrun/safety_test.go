@@ -12,7 +12,9 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/estimate"
+	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
 // safetyFit writes a small fit folder (4 models x 6 items, rank 1) and its
@@ -104,5 +106,40 @@ func TestSafetyNumbersAtEdges(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "all.csv")
 	if msg, err := (Select{Fit: fit, Out: out, Rule: estimate.Anchor, Keep: 1, Seed: 1}).Run(ctx, "cpu", nil); err != nil || !strings.HasPrefix(msg, "kept 6 of 6 items") {
 		t.Errorf("--keep 1: %q %v", msg, err)
+	}
+}
+
+// Every method carries the certificate: an mml fit's folder records its
+// max_gradient and the tolerance it was judged by, converged false when
+// EM was stopped early, true only with max_gradient at most grad_tol; and
+// fit.json read back keeps it (not null).
+func TestSafetyMMLCertified(t *testing.T) {
+	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 300, Items: 8, Seed: 11})
+	for _, tc := range []struct {
+		maxIter   int
+		converged bool
+	}{{2, false}, {1000, true}} {
+		set := irtfit.Settings{Method: "mml", Rank: 1, Sigma: 1, MaxIter: tc.maxIter, Level: 0.95, Prior: "a=normal(1,1),d=normal(0,3)", Threads: 1}
+		job := FitJob{Settings: set, Data: []string{"sim.csv"}}
+		fits, secs, err := job.Run(context.Background(), []*model.Responses{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Analyze(context.Background(), 0, r, fits[0], secs); err != nil {
+			t.Fatal(err)
+		}
+		d := fits[0].Folder.Doc
+		g := float64(d.MaxGradient)
+		if d.Converged != tc.converged || d.Settings.GradTol != 1e-3 || math.IsNaN(g) || (g <= 1e-3) != tc.converged {
+			t.Errorf("max-iter %d: converged %v (%s), max_gradient %v, grad_tol %v", tc.maxIter, d.Converged, d.ConvergenceNote, g, d.Settings.GradTol)
+		}
+		dir := t.TempDir()
+		if err := irtfit.Write(dir, fits[0].Folder); err != nil {
+			t.Fatal(err)
+		}
+		back, err := irtfit.Read(dir)
+		if err != nil || float64(back.Doc.MaxGradient) != g || back.Doc.Converged != tc.converged {
+			t.Errorf("max-iter %d read back: %v, max_gradient %v", tc.maxIter, err, back.Doc.MaxGradient)
+		}
 	}
 }
