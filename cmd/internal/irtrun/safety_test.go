@@ -40,6 +40,9 @@ func safetyFit(t *testing.T) (string, string) {
 	if err := os.Mkdir(fit, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Doc.Settings.RecordSources(); err != nil { // as FitJob.Analyze does: the data's SHA-256
+		t.Fatal(err)
+	}
 	if err := irtfit.Write(fit, f); err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +144,52 @@ func TestSafetyMMLCertified(t *testing.T) {
 		if err != nil || float64(back.Doc.MaxGradient) != g || back.Doc.Converged != tc.converged {
 			t.Errorf("max-iter %d read back: %v, max_gradient %v", tc.maxIter, err, back.Doc.MaxGradient)
 		}
+	}
+}
+
+// A fit folder's data file is read again only with the bytes fitted: irt
+// select --rule anchor-correct and irt estimate with gp-irt or blend check
+// the SHA-256 fit.json recorded, as --rule info does, and a changed file is
+// an error naming it (blend no longer falls back silently).
+func TestSafetyFitDataChanged(t *testing.T) {
+	fit, data := safetyFit(t)
+	ctx := context.Background()
+	answers := filepath.Join(t.TempDir(), "new.csv")
+	if err := os.WriteFile(answers, []byte("model,q1,q2,q3\nnew,1,0,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sel := func() error {
+		_, err := Select{Fit: fit, Out: filepath.Join(t.TempDir(), "kept.csv"), Rule: estimate.AnchorCorrect, Keep: 0.5, Seed: 1}.Run(ctx, "cpu", nil)
+		return err
+	}
+	est := func(name string) func() error {
+		return func() error {
+			return Estimate{Fit: fit, Answers: answers, Estimators: []string{name}, Level: 0.95, PriorDF: 4}.Run(ctx, &strings.Builder{})
+		}
+	}
+	runs := []struct {
+		name string
+		run  func() error
+	}{{"select --rule anchor-correct", sel}, {"estimate --estimator gp-irt", est(estimate.GPIRT)}, {"estimate --estimator blend", est(estimate.Blend)}}
+	// Unchanged, the data are read (anchor-correct keeps 3 of 6 items).
+	if err := sel(); err != nil {
+		t.Fatalf("unchanged data: %v", err)
+	}
+	old, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One answer changed: same size, same models and items.
+	if err := os.WriteFile(data, []byte(strings.Replace(string(old), "m4,0,1,0", "m4,1,1,0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fit + ": the fit's data file has changed since the fit: " + data + " (SHA-256 "
+	for _, tc := range runs {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "restore it, or refit") || !errors.Is(err, irtfit.ErrDataChanged) {
+				t.Errorf("got  %v\nwant %s…", err, want)
+			}
+		})
 	}
 }
