@@ -31,9 +31,10 @@ type present struct {
 
 // checkSettings refuses a fit.json (at p, raw its bytes) whose settings no
 // fit writes: a logistic scale σ that is not a positive finite number, or
-// tolerances, counts and levels outside their ranges. Zero stays allowed
-// where older folders wrote it (tol, max_iter, level, grad_tol), and σ and
-// the counts may be absent.
+// tolerances and counts outside their ranges. Zero stays allowed
+// where older folders wrote it (tol, max_iter, grad_tol), and σ and the
+// counts may be absent. settings.level is checked where it is used (its
+// error names the flag that overrides it).
 func checkSettings(p string, raw []byte, d *Doc) (counted bool, err error) {
 	var has present
 	if err := json.Unmarshal(raw, &has); err != nil {
@@ -55,8 +56,6 @@ func checkSettings(p string, raw []byte, d *Doc) (counted bool, err error) {
 		err = bad("max_iter", s.MaxIter, "must not be negative")
 	case s.Bootstrap < 0:
 		err = bad("bootstrap", s.Bootstrap, "must not be negative")
-	case !(s.Level >= 0 && s.Level < 1):
-		err = bad("level", s.Level, "must be in (0, 1) (0 in older folders)")
 	case s.MinAnswers < 0:
 		err = bad("min_answers", s.MinAnswers, "must not be negative")
 	case counted && d.Models < 1:

@@ -44,8 +44,10 @@ func TestSafetyFitFolders(t *testing.T) {
 			want: "fit.json: settings.sigma 1e+308: the logistic scale must be positive and at most 1e+06" + fix},
 		{name: "tol -1", set: map[string]string{"{TOL}": "-1"},
 			want: "fit.json: settings.tol -1: must be finite and not negative" + fix},
-		{name: "level 1.5", set: map[string]string{"{LEVEL}": "1.5"},
-			want: "fit.json: settings.level 1.5: must be in (0, 1) (0 in older folders)" + fix},
+		{name: "max_iter -5", edit: func(f map[string]string) {
+			f["fit.json"] = strings.Replace(f["fit.json"], `"max_iter": 1000`, `"max_iter": -5`, 1)
+		},
+			want: "fit.json: settings.max_iter -5: must not be negative" + fix},
 		{name: "theta NaN", set: map[string]string{"{THETA}": "NaN"},
 			want: `abilities.csv:2: model "m1": theta NaN, not a finite number (column "theta")` + fix},
 		{name: "theta 1e308", set: map[string]string{"{THETA}": "1e308"},
