@@ -71,6 +71,11 @@ func TestSafetyNumbersAtEdges(t *testing.T) {
 				}})
 		}
 	}
+	cases = append(cases, tc{name: "select --rule benchmirt --bins -2", field: "Bins", want: "bins -2: must be at least 1 (0: 10)",
+		run: func(out string) error {
+			_, err := Select{Fit: fit, Out: out, Rule: "benchmirt", Keep: 0.5, Bins: -2}.Run(ctx, "cpu", nil)
+			return err
+		}})
 	eval := func(mod func(e *Estimate)) func(string) error {
 		return func(out string) error {
 			e := Estimate{Eval: true, Data: data, Level: 0.95, PriorDF: 4, Log: nil,
