@@ -352,7 +352,7 @@ func TestIRTCatRefusesABadBank(t *testing.T) {
 				r[col["a"]] = "1e200"
 			}
 			return rows
-		}, 2, `slope 1e+200, beyond ±1000 on the logit scale`},
+		}, 2, `slope 1e+200, beyond ±1e+06 (column "a"), a value no fit writes`}, // irtfit.Read's bound, before the bank's ±1000 (d 5e3 below)
 		{"a NaN", func(rows [][]string) [][]string {
 			rows[4][col["a"]] = "NaN"
 			return rows

@@ -162,7 +162,9 @@ type Doc struct {
 	// MaxGradient is the first-order certificate of the written fit: the
 	// largest projected gradient of the objective per answer (parameters
 	// without a finite estimate left out); Converged needs it at most
-	// settings.grad_tol. Absent (null) in folders written before it, and for mml.
+	// settings.grad_tol (for mml: the marginal log-likelihood's, or log
+	// posterior's, gradient in each item's a and d at the written items).
+	// Absent (null) in folders written before it.
 	MaxGradient model.Float `json:"max_gradient"`
 	// Starts are the starting points the fit was run from, each to its own
 	// end (the written fit is the one marked chosen); StartsAgree says
@@ -615,6 +617,10 @@ func Read(dir string) (*Folder, error) {
 	if _, err := f.Doc.Settings.PriorSpec(); err != nil {
 		return nil, fmt.Errorf("%s: settings.prior: %w", p, err)
 	}
+	counted, err := checkSettings(p, raw, &f.Doc)
+	if err != nil {
+		return nil, err
+	}
 	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
@@ -657,6 +663,9 @@ func Read(dir string) (*Folder, error) {
 		if err := get.Err(); err != nil {
 			return err
 		}
+		if err := checkModel(dir, len(f.Models)+2, rk, m); err != nil {
+			return err
+		}
 		if err := once(filepath.Join(dir, "abilities.csv"), "model", m.Name, seenModel, len(f.Models)+2); err != nil {
 			return err
 		}
@@ -688,6 +697,13 @@ func Read(dir string) (*Folder, error) {
 		if err := get.Err(); err != nil {
 			return err
 		}
+		dcol := "d"
+		if !get.Has("d") {
+			dcol = "b"
+		}
+		if err := checkItem(dir, len(f.Items)+2, rk, it, dcol); err != nil {
+			return err
+		}
 		if err := once(filepath.Join(dir, "items.csv"), "item", it.ID, seenItem, len(f.Items)+2); err != nil {
 			return err
 		}
@@ -699,6 +715,9 @@ func Read(dir string) (*Folder, error) {
 	}
 	if len(f.Models) == 0 || len(f.Items) == 0 {
 		return nil, fmt.Errorf("%s: no models or no items", dir)
+	}
+	if err := checkCounts(dir, f, counted); err != nil {
+		return nil, err
 	}
 	if f.Information, err = readInformation(filepath.Join(dir, "information.csv")); err != nil {
 		return nil, err

@@ -142,6 +142,11 @@ func (s Settings) DataFiles() []string {
 	return []string{s.Data}
 }
 
+// ErrDataChanged is Resolve's error (wrapped, with the file and both
+// hashes) when a data file is where the fit recorded it but its bytes are
+// not the ones fitted.
+var ErrDataChanged = errors.New("the fit's data file has changed since the fit")
+
 // Resolve returns the settings with each data file and the items file at
 // where it is now, for the fit folder dir: the recorded absolute path, or,
 // when the file is not there (a project moved or copied with its fit), the
@@ -180,7 +185,7 @@ func (s Settings) Resolve(dir string) (Settings, error) {
 		}
 		where := strings.Join(places, ", nor at ")
 		if len(changed) > 0 {
-			return "", fmt.Errorf("%s: the fit's data file has changed since the fit: %s, the fit read SHA-256 %.12s…: restore it, or refit", dir, strings.Join(changed, " and "), sum)
+			return "", fmt.Errorf("%s: %w: %s, the fit read SHA-256 %.12s…: restore it, or refit", dir, ErrDataChanged, strings.Join(changed, " and "), sum)
 		}
 		return "", fmt.Errorf("%s: the fit's data file is gone: it is not at %s (fit.json's settings): restore it, or refit", dir, where)
 	}

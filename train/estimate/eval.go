@@ -201,6 +201,9 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 	if e.Seeds == 0 {
 		e.Seeds = 10
 	}
+	if e.Seeds < 0 {
+		return nil, 0, model.FieldErrorf("Seeds", "{Seeds} %d: must be at least 1 (the number of model splits)", e.Seeds)
+	}
 	if len(e.Rules) == 0 {
 		e.Rules = Rules
 	}

@@ -62,6 +62,32 @@ type MML2PL struct {
 // log posterior; one entry per E step whose point EM kept) and whether EM
 // converged. Iterations counts M steps.
 func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error) {
+	m, _, err := c.FitCertified(ctx, r)
+	return m, err
+}
+
+// FitCertified is Fit with the first-order certificate of the returned
+// items (Certificate): converged is true only when EM stopped moving and
+// the certificate is at most GradTol there.
+func (c MML2PL) FitCertified(ctx context.Context, r *model.Responses) (*model.IRT, Certificate, error) {
+	m, f, err := c.fit(ctx, r)
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	cert, err := f.certify(c.GradTol)
+	if err != nil {
+		return nil, Certificate{}, err
+	}
+	if m.Converged && !(cert.MaxGradient <= cert.GradTol) {
+		m.Converged = false
+		m.Note = fmt.Sprintf("EM stopped moving (less than %g per iteration), but at the items it returns the %s's gradient is %.3g per answer (%s), above %g",
+			f.tol, f.what(), cert.MaxGradient, cert.Where, cert.GradTol)
+	}
+	return m, cert, nil
+}
+
+// fit is Fit without the certificate, and the state it ended in.
+func (c MML2PL) fit(ctx context.Context, r *model.Responses) (*model.IRT, *mmlFit, error) {
 	if c.Points == 0 {
 		c.Points = 61
 	}
@@ -81,11 +107,11 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		c.Threads = runtime.GOMAXPROCS(0)
 	}
 	if r.Len() == 0 || c.Points < 2 {
-		return nil, fmt.Errorf("mml: no observed cells")
+		return nil, nil, fmt.Errorf("mml: no observed cells")
 	}
 	f := newMMLFit(ctx, c, r)
 	if err := f.fillTables(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	N, J, Q := f.N, f.J, f.Q
 	post, theta := make([]float64, N*Q), make([]float64, N)
@@ -126,17 +152,17 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 		return iter >= c.MaxIter, nil
 	}
 	if err := estep(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !f.pr.on() || c.PlainEM {
 		for {
 			if done, err := mstep(); err != nil {
-				return nil, err
+				return nil, nil, err
 			} else if done {
 				break
 			}
 			if err := estep(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	} else {
@@ -154,12 +180,12 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 			save(x0)
 			for _, x := range [][]float64{x1, x2} {
 				if done, err := mstep(); err != nil {
-					return nil, err
+					return nil, nil, err
 				} else if done {
 					break squarem
 				}
 				if err := estep(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				save(x)
 			}
@@ -187,19 +213,19 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 					}
 				}
 				if err := f.fillTables(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				loss, err := f.estep(postX, thetaX)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if loss <= loss2 { // false for NaN
 					post, postX, theta, thetaX = postX, post, thetaX, theta
 					if err := record(loss); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					break
 				}
@@ -216,17 +242,15 @@ func (c MML2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, error)
 	}
 	m := &model.IRT{Models: r.Models, Items: r.Items, Rank: 1, Sigma: 1, Theta: theta, A: f.a, B: f.b,
 		LossHistory: hist, Iterations: iter, Converged: converged}
-	what := "marginal log-likelihood"
-	if f.pr.on() {
-		what = "log posterior"
-	}
+	what := f.what()
 	switch {
 	case !converged && stopped:
 		m.Note = fmt.Sprintf("EM stopped moving (less than %g) but the %s's gradient is %.3g per answer, above %g", c.Tol, what, lastGrad, c.GradTol)
 	case !converged:
 		m.Note = fmt.Sprintf("EM iteration limit %d reached while a parameter still moved more than %g per iteration", c.MaxIter, c.Tol)
 	}
-	return m, nil
+	f.tol = c.Tol
+	return m, f, nil
 }
 
 // mmlFit is the state of an MML2PL fit.
@@ -248,6 +272,7 @@ type mmlFit struct {
 	nllPart               []float64 // per model
 	itemMove, itemGrad    []float64
 	itemBad               []bool
+	tol                   float64 // MML2PL.Tol, for the certificate's note
 }
 
 func newMMLFit(ctx context.Context, c MML2PL, r *model.Responses) *mmlFit {
@@ -404,23 +429,8 @@ func (f *mmlFit) mstep(post []float64) (move, grad float64, bad int, err error) 
 	if err := f.forChunks(f.J, f.itemChunk, func(lo, hi int) {
 		ps := make([]float64, Q)
 		for j := lo; j < hi; j++ {
-			nj, kj := f.n[j*Q:(j+1)*Q], f.k[j*Q:(j+1)*Q]
-			clear(nj)
-			clear(kj)
-			for _, e := range f.itemAns[f.itemStart[j]:f.itemStart[j+1]] {
-				w := post[int(e>>1)*Q : int(e>>1+1)*Q]
-				w = w[:len(nj)]
-				for q := range nj {
-					nj[q] += w[q]
-				}
-				if e&1 == 1 {
-					w = w[:len(kj)]
-					for q := range kj {
-						kj[q] += w[q]
-					}
-				}
-			}
-			certify := f.answered[j] > 0 && (f.right[j] > 0 && f.right[j] < f.answered[j] || f.pr.id > 0)
+			nj, kj := f.expected(j, post)
+			certify := f.certifies(j)
 			aj, bj, g, tabled := mmlNewton(f.grid, nj, kj, f.a[j], f.b[j], f.pr, legacy, f.nlp0[j*Q:(j+1)*Q], f.nlp1[j*Q:(j+1)*Q], ps)
 			f.itemGrad[j] = -1 // left out of the certificate
 			if certify && (g >= 0 || math.IsNaN(g)) {

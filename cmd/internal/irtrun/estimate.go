@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -63,6 +64,9 @@ type Estimate struct {
 
 // Run estimates (or, with Eval, evaluates) and writes the lines it prints to w.
 func (e Estimate) Run(ctx context.Context, w io.Writer) error {
+	if err := e.checkNumbers(); err != nil {
+		return err
+	}
 	if e.CV && len(e.Eval1.Rules) == 0 {
 		e.Eval1.Rules = []string{estimate.DefaultRule}
 	}
@@ -104,7 +108,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	if est == estimate.GPIRT || est == estimate.Blend {
-		if err := e.gpFromFitData(ctx, f.Folder, s); err != nil && est == estimate.GPIRT {
+		if err := e.gpFromFitData(ctx, f.Dir, f.Folder, s); err != nil && (est == estimate.GPIRT || errors.Is(err, irtfit.ErrDataChanged)) {
 			return err
 		} else if err != nil {
 			e.Log.Printf("blend: p-IRT's error on models new to the fit is not measured (%v); the residual is shrunk by a James-Stein factor instead", err)
@@ -177,12 +181,12 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 // fit was made from (its recorded data): v their answer variance, b and τ
 // p-IRT's error on every fifth of the fit's models, held out of a refit of
 // the rest with the fit's settings (estimate.ValidationBias, as --eval).
-func (e Estimate) gpFromFitData(ctx context.Context, folder *irtfit.Folder, s *estimate.Scorer) error {
-	set := folder.Doc.Settings
-	r, err := ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, e.Log, false)
+func (e Estimate) gpFromFitData(ctx context.Context, dir string, folder *irtfit.Folder, s *estimate.Scorer) error {
+	r, err := readFitDataLogged(dir, folder, e.Log)
 	if err != nil {
 		return fmt.Errorf("gp-irt needs the responses the fit was made from, to set its weight: %w", err)
 	}
+	set := folder.Doc.Settings
 	if r.NumItems() != len(folder.Items) {
 		return fmt.Errorf("%s now has %d items, the fit has %d", set.Data, r.NumItems(), len(folder.Items))
 	}
@@ -222,6 +226,9 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 	r, err := ReadLogged(e.Data, e.Read, e.Log, false)
 	if err != nil {
 		return err
+	}
+	if err := checkRank(e.Fitting.Rank, r); err != nil {
+		return fmt.Errorf("%s: %w", e.Data, err)
 	}
 	if e.By != "" && e.By != "model" {
 		return model.FieldErrorf("By", "{By} %q: only model splits are measured (the models held out, every item kept)", e.By)

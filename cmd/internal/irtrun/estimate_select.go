@@ -10,7 +10,6 @@ import (
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
-	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
@@ -46,6 +45,9 @@ func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed
 	if budget > 0 {
 		keep = float64(budget) / float64(J)
 	} else {
+		if err := checkKeep(keep); err != nil {
+			return "", err
+		}
 		budget = max(1, int(math.Round(keep*float64(J))))
 	}
 	switch rule {
@@ -56,10 +58,10 @@ func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed
 	fit := folder.IRT()
 	var r *model.Responses
 	if rule == estimate.AnchorCorrect {
-		set := folder.Doc.Settings
-		if r, err = ReadLogged(set.Data, read.Options{Format: set.Format, Items: set.Items, Duplicates: set.Duplicates, Graded: set.Graded}, log, false); err != nil {
+		if r, err = readFitDataLogged(dir, folder, log); err != nil {
 			return "", fmt.Errorf("--rule %s clusters the answers the fit was made from: %w", rule, err)
 		}
+		set := folder.Doc.Settings
 		if r.NumItems() != J {
 			return "", fmt.Errorf("%s now has %d items, the fit in %s has %d", set.Data, r.NumItems(), dir, J)
 		}

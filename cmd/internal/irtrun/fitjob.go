@@ -129,6 +129,8 @@ type Fitted struct {
 	// leaves to the data estimated), and EB how those were estimated.
 	Prior model.Prior
 	EB    irtguard.EBResult
+	// MML is the certificate of a marginal fit (mml), which has no starts.
+	MML *irtmml.Certificate
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -149,6 +151,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	var fits []*model.IRT
 	var guards []*irtguard.Result
 	var ebs []irtguard.EBResult
+	var certs []irtmml.Certificate
 	var err error
 	switch irt.Method(set.Method) {
 	case irt.MethodCBMM:
@@ -177,6 +180,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 	default:
 		fits = make([]*model.IRT, len(rs))
 		ebs = make([]irtguard.EBResult, len(rs))
+		certs = make([]irtmml.Certificate, len(rs))
 		for k, r := range rs {
 			if r.Weighted() {
 				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
@@ -186,7 +190,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 			if ebs[k], err = (irtguard.Guard{CBMM: j.cbmm(set)}).EmpiricalBayes(ctx, r); err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
 			}
-			fits[k], err = irtmml.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.Fit(ctx, r)
+			fits[k], certs[k], err = irtmml.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.FitCertified(ctx, r)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", j.Data[k], err)
 				break
@@ -213,7 +217,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 			out[k].Guard, out[k].Prior, out[k].EB = guards[k], guards[k].Prior, guards[k].EB
 		}
 		if ebs != nil {
-			out[k].Prior, out[k].EB = ebs[k].Prior, ebs[k]
+			out[k].Prior, out[k].EB, out[k].MML = ebs[k].Prior, ebs[k], &certs[k]
 		}
 	}
 	return out, time.Since(start).Seconds(), nil
@@ -303,6 +307,9 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		if !agree {
 			j.Log.Printf("fit %s: %s", set.Data, g.Note)
 		}
+	}
+	if c := f.MML; c != nil {
+		d.Settings.GradTol, d.MaxGradient = c.GradTol, model.Float(c.MaxGradient)
 	}
 	return nil
 }

@@ -359,8 +359,11 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 		return "", err
 	}
 	fit := folder.IRT()
-	if !(keep > 0 && keep <= 1) {
-		return "", model.FieldErrorf("Keep", "{Keep}: keep %v must be in (0, 1]", keep)
+	if err := checkKeep(keep); err != nil {
+		return "", err
+	}
+	if rule == "benchmirt" && bins < 0 {
+		return "", model.FieldErrorf("Bins", "{Bins} %d: must be at least 1 (0: 10)", bins)
 	}
 	// cand: the items selection may choose from (all, or the unflagged).
 	pool, cand, flagged := fit, []int(nil), 0

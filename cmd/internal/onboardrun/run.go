@@ -32,6 +32,9 @@ type AddRun struct {
 // Run adds the models and writes the checkpoint; it returns the folder
 // written and the result.
 func (a AddRun) Run(ctx context.Context) (string, *onboard.AddModelsResult, error) {
+	if err := checkNumbers(a.Options.Onboard, a.Options.Fraction); err != nil {
+		return "", nil, err
+	}
 	ck, err := checkpoint.Open(a.Checkpoint, a.Encoder, a.Options.Log)
 	if err != nil {
 		return "", nil, err
@@ -121,6 +124,9 @@ type SuggestRun struct {
 // Run reads the pool and the answers, suggests, and writes the picks.
 func (s SuggestRun) Run(ctx context.Context, w io.Writer) error {
 	if err := s.Check(); err != nil {
+		return err
+	}
+	if err := checkNumbers(s.Onboard, 0); err != nil {
 		return err
 	}
 	log := s.Log

@@ -412,6 +412,7 @@ q2,0.05,0.1,-2,0.5,6,uninformative;weak_item_total,0.1,-0.05,1.7,2.5,2.25,3.1
 `), 0o644)
 	fj := filepath.Join(dir, "fit.json")
 	raw, _ := os.ReadFile(fj)
+	raw = bytes.Replace(raw, []byte(`"items": 6,`), []byte(`"items": 2,`), 1) // the two rows above: irtfit.Read checks the count
 	os.WriteFile(fj, bytes.Replace(raw, []byte(`"kendall_tau_vs_accuracy": 0.6}`),
 		[]byte(`"kendall_tau_vs_accuracy": 0.6, "diagnostics": {"cronbach_alpha": 0.875, "marginal_reliability": 0.9375}}`), 1), 0o644)
 	f, err := ReadFit(dir)
