@@ -1,8 +1,8 @@
 // Package stress is the one switch of the long tests: the shipped corpora
-// fitted on many splits, every kernel rank on the CUDA harness, the
-// statistical checks that need size. The default go test ./... skips them
-// so that it runs in minutes; JEIRT_STRESS=full, which CI's .ci/run sets,
-// runs them too.
+// fitted on many splits, every encoder fixture sentence and the OS-thread
+// schedule on the CUDA harness, the statistical checks that need size. The
+// default go test ./... runs a smaller set so that it takes minutes;
+// JEIRT_STRESS=full, which CI's .ci/run sets, runs them all.
 package stress
 
 import (
