@@ -131,8 +131,8 @@ type encoderFixture struct {
 
 // harnessSentences are the fixture sentences that the harness tests run
 // by default: every CUDA thread of the harness runs on the CPU, and a
-// fixture's 27 to 33 sentences, alone and in batches, took most of a
-// minute. Four of 2 to 31 tokens (the empty text among them, and two past
+// fixture's 27 to 33 sentences, alone and in batches, took ten times as
+// long. Four of 2 to 31 tokens (the empty text among them, and two past
 // ModernBERT's sliding window of 8 either side) check every kernel of the
 // three encoders, and padding in a batch; JEIRT_STRESS=full runs every
 // sentence (those cut at max_seq_length, 128 tokens, too) and the

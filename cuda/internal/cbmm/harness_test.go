@@ -100,10 +100,10 @@ func TestHarnessThreads(t *testing.T) {
 // JEIRT_STRESS=full, ranks 1, 2 and 8 run twice more on the harness, with
 // the CUDA threads as fibers and as OS threads (another schedule): the
 // parameters must be bit-identical, as the reductions run in a fixed
-// order. OS threads are slow (a barrier costs a context switch per thread:
-// rank 8 took most of a minute, and still 10 s on 6 models x 5 items), so
-// by default TestHarnessThreads alone compares the schedules (ranks 1 and
-// 2, with reductions across warps).
+// order. OS threads are slow (a barrier costs a context switch per thread,
+// and rank 8 took nearly all of the test's time, even on 6 models x 5
+// items), so by default TestHarnessThreads alone compares the schedules
+// (ranks 1 and 2, with reductions across warps).
 func TestHarnessEveryRank(t *testing.T) {
 	active := []bool{true}
 	problem := func(rank int) *backend.CBMMProblem {
