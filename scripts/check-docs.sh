@@ -11,7 +11,9 @@
 # gives (the packages' doc comments and imports), every backticked pkg.Name
 # of README.md and docs/*.md must exist (`layout apinames`), no package
 # may be past the size limits (`layout limits`), no import may point up
-# a floor (`layout imports`), and docs/cli must be what the commands give
+# a floor (`layout imports`), every doc comment of a func, method or type
+# must begin with the name it documents (`layout comments`), and docs/cli
+# must be what the commands give
 # (`jeirt docs --check docs/cli`, which also fails when a flag has no meaning
 # in the flag table or one name has two kinds of value).
 #
@@ -160,6 +162,7 @@ if ! limits=$(go run ./scripts/layout limits 2>&1); then
 	exit 1
 fi
 go run ./scripts/layout imports
+go run ./scripts/layout comments
 
 tmp=$(mktemp -d)
 echo "== building jeirt"

@@ -49,8 +49,8 @@ harness_pkgs=(./cuda/ ./cuda/internal/cbmm/ ./cuda/internal/jeirtstep/)
 : >"$work/go.log"
 for i in "${!harness_pkgs[@]}"; do
 	pkg=${harness_pkgs[$i]}
-	echo "== go test $pkg -run Harness (the kernels against train's CPU code; records $work/trace-$i.bin)"
-	if ! JEIRT_HARNESS_TRACE=$work/trace-$i.bin go test -count=1 -timeout 20m -run 'Harness' -v "$pkg" >"$work/go-$i.log" 2>&1; then
+	echo "== JEIRT_STRESS=full go test $pkg -run Harness (the kernels against train's CPU code, every fixture sentence and schedule; records $work/trace-$i.bin)"
+	if ! JEIRT_STRESS=full JEIRT_HARNESS_TRACE=$work/trace-$i.bin go test -count=1 -timeout 20m -run 'Harness' -v "$pkg" >"$work/go-$i.log" 2>&1; then
 		cat "$work/go-$i.log"
 		echo "cuda-cpu-check: the harness tests of $pkg failed" >&2
 		errors=$((errors + 1))

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// `jeirt device probe` prints the GPU this binary would use, or why there is
+// newDeviceCmd is `jeirt device probe`: it prints the GPU this binary would use, or why there is
 // none (exit 1). The plain jeirt runs it in jeirt-cuda, the CUDA runner,
 // before handing a --device cuda|auto command to it (package runner).
 func newDeviceCmd() *cobra.Command {

@@ -68,7 +68,7 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
 	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cpu:fused|cuda: overrides train.device of the config")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors, the parameter tables and the kNN baseline's tables may take (estimated before they are made); 0: the machine's available memory")
-	// The output is the config's: RunJEIRT applies the output rule to it.
+	// The output is the config's: pipeline.Run applies the output rule to it.
 	// Settings the library names are config keys here.
 	return cli.Guard(cmd, cli.Outputs{Flags: map[string]string{"Hold": "split.hold", "By": "split.by", "Items": "data.items"}, Device: func(*cobra.Command) (string, error) {
 		c, err := config()

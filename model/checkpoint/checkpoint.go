@@ -71,7 +71,7 @@ type Manifest struct {
 	Routing *Routing `json:"routing,omitempty"`
 
 	// SHA256 is the hex SHA-256 of every other file of the folder, by name
-	// (model.safetensors, metrics.json, ...), set by Write; LoadCheckpoint
+	// (model.safetensors, metrics.json, ...), set by Write; Load
 	// refuses a folder whose files differ.
 	SHA256 map[string]string `json:"sha256,omitempty"`
 }
@@ -113,7 +113,7 @@ type EncoderInfo struct {
 	// that a checkpoint moved together with its encoder still finds it.
 	RelPath string `json:"rel_path,omitempty"`
 	// Files names the checkpoint's files that hold the encoder's fitted
-	// state; Data holds their contents (read by LoadCheckpoint, written by
+	// state; Data holds their contents (read by Load, written by
 	// Write).
 	Files []string          `json:"files,omitempty"`
 	Data  map[string][]byte `json:"-"`
@@ -137,15 +137,15 @@ type Checkpoint struct {
 	Manifest Manifest
 	Model    *model.JEIRT
 	// Files are extra files written into the folder with the checkpoint
-	// (metrics.json), by name. LoadCheckpoint does not read them.
+	// (metrics.json), by name. Load does not read them.
 	Files map[string][]byte
-	// Dir is the folder LoadCheckpoint read the checkpoint from.
+	// Dir is the folder Load read the checkpoint from.
 	Dir string
 	// Encoder, when set (a command's --encoder), is the spec to open the
 	// encoder with instead of the manifest's location; its fingerprint must
 	// still be the manifest's.
 	Encoder string
-	// Warnings are what LoadCheckpoint could not check (a version-1
+	// Warnings are what Load could not check (a version-1
 	// folder has no hashes); commands print them (LogWarnings).
 	Warnings []string
 }
@@ -269,7 +269,7 @@ func (c *Checkpoint) Write(dir string, replace bool) error {
 	})
 }
 
-// LoadCheckpoint reads a checkpoint folder written by Write.
+// Load reads a checkpoint folder written by Write.
 func Load(dir string) (*Checkpoint, error) {
 	raw, err := fileio.ReadInputFile(filepath.Join(dir, ManifestFile), fileio.MaxDocumentBytes, "a manifest")
 	if err != nil {

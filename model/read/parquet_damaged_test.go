@@ -5,18 +5,24 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jeirt/jeirt/internal/stress"
 )
 
 // Damaged Parquet files (the Parquet copies of the layout seeds with one to
-// three bytes changed, 3,000 ways each, fixed seed) give responses or an
-// error, never a panic or a runaway allocation. Among them: a column with
+// three bytes changed, 300 ways each by default and 3,000 with
+// JEIRT_STRESS=full, fixed seed) give responses or an error, never a panic
+// or a runaway allocation. Among the 3,000: a column with
 // more values than its row group's rows (once an index out of range), a
 // footer length of gigabytes (once a 4 GB allocation), and metadata that
 // makes the Parquet library itself panic.
 func TestReadParquetDamaged(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
-	failed := 0
+	failed, mutations := 0, 300
+	if stress.Full() {
+		mutations = 3000
+	}
 	for _, s := range layoutSeeds[:3] {
 		src, dst := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.parquet")
 		os.WriteFile(src, []byte(s.body), 0o644)
@@ -25,7 +31,7 @@ func TestReadParquetDamaged(t *testing.T) {
 		}
 		b, _ := os.ReadFile(dst)
 		p := filepath.Join(dir, "m.parquet")
-		for n := 0; n < 3000; n++ {
+		for n := 0; n < mutations; n++ {
 			m := append([]byte(nil), b...)
 			for f := 0; f < 1+rng.IntN(3); f++ {
 				m[rng.IntN(len(m))] = byte(rng.IntN(256))
@@ -46,5 +52,5 @@ func TestReadParquetDamaged(t *testing.T) {
 	if failed == 0 {
 		t.Error("no damaged file was refused: the mutations do not reach the reader")
 	}
-	t.Logf("%d of 9000 damaged files refused with an error", failed)
+	t.Logf("%d of %d damaged files refused with an error", failed, 3*mutations)
 }

@@ -19,7 +19,8 @@ type Tensor struct {
 	Data  []float32
 }
 
-// safetensors layout (https://github.com/huggingface/safetensors): an 8-byte
+// safetensorsEntry is one tensor's entry in the header of the safetensors
+// layout (https://github.com/huggingface/safetensors): an 8-byte
 // little-endian header length n, n bytes of JSON
 // {"__metadata__": {string: string}, "NAME": {"dtype": "F32", "shape": [...],
 // "data_offsets": [begin, end]}, ...}, then the raw little-endian data; offsets

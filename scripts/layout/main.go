@@ -7,6 +7,7 @@
 //	go run ./scripts/layout imports          exit 1 on an import that points up a floor (every build tag)
 //	go run ./scripts/layout exports DIR      the exported names of the package in DIR
 //	go run ./scripts/layout apinames FILE... check every backticked pkg.Name the files cite
+//	go run ./scripts/layout comments         exit 1 on a doc comment that does not begin with its name
 package main
 
 import (
@@ -54,7 +55,7 @@ type pkg struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: layout table|limits|imports|exports DIR|apinames FILE...")
+		fmt.Fprintln(os.Stderr, "usage: layout table|limits|imports|exports DIR|apinames FILE...|comments")
 		os.Exit(2)
 	}
 	var err error
@@ -71,6 +72,8 @@ func main() {
 		fmt.Println(strings.Join(names, "\n"))
 	case "apinames":
 		err = apinames(os.Args[2:])
+	case "comments":
+		err = comments()
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}

@@ -110,7 +110,7 @@ func modelRows(r *model.Responses) []int32 {
 // Len is the number of observed cells |Ω|.
 func (p *CBMMProblem) Len() int { return len(p.Cells) }
 
-// CBMM runs the hot loop of batched cBMM. The CPU backend is always
+// CBMMDevice runs the hot loop of batched cBMM. The CPU backend is always
 // registered as "cpu"; a GPU backend registers itself (as "cuda") from a file
 // built only with its build tag.
 type CBMMDevice interface {

@@ -88,7 +88,7 @@ type AdamW struct {
 	WeightDecay, Beta1, Beta2, Eps float64
 }
 
-// JEIRT makes a stepper that starts from p (which it may take over). A device
+// NewJEIRTStepper makes a stepper that starts from p (which it may take over). A device
 // registers one with Register.
 type NewJEIRTStepper func(p *JEIRTParams, opt AdamW) (JEIRTStepper, error)
 

@@ -24,7 +24,7 @@ func (m Metrics) Scores() model.Scores {
 		ECE: model.Float(m.ECE), LogLoss: model.Float(m.LogLoss), N: m.N}
 }
 
-// Metrics are s back in memory (NaN where s has null).
+// FromScores gives the Metrics of s back in memory (NaN where s has null).
 func FromScores(s model.Scores) Metrics {
 	return Metrics{N: s.N, Accuracy: float64(s.Accuracy), AUC: float64(s.AUC), LogLoss: float64(s.LogLoss),
 		Brier: float64(s.Brier), ECE: float64(s.ECE)}

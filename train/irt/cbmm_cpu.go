@@ -399,9 +399,6 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	return loss
 }
 
-// addItem adds item j's terms to the per-model θ-block normal equations acc:
-// Σ_j a_j a_jᵀ and Σ_j a_j (ỹ_ij − b_j) over the item's cells, with its new
-// (a_j, b_j) and its surrogate targets yt.
 // solveItem solves item j's normal equations G (lower triangle filled, m =
 // rank+1: the loadings aj then the intercept *bj) for (aj, *bj), from their
 // current values, nonnegative loadings when the batch asks for them.
@@ -425,6 +422,9 @@ func (b *cpuBatch) solveItem(pr *cpuProblem, ws *backend.SmallNNLS, G []float64,
 	*bj = ws.X[r]
 }
 
+// addItem adds item j's terms to the per-model θ-block normal equations acc:
+// Σ_j a_j a_jᵀ and Σ_j a_j (ỹ_ij − b_j) over the item's cells, with its new
+// (a_j, b_j) and its surrogate targets yt.
 func (b *cpuBatch) addItem(pr *cpuProblem, acc []float64, j int, cells []uint32, yt []float64) {
 	r := b.rank
 	bj := pr.b[j]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jeirt/jeirt/internal/stress"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
@@ -23,9 +24,9 @@ func sharedData(t *testing.T) string {
 }
 
 // shipped are the files of ../shared/data, with the number of random 10%
-// cell splits the corpus fits of each by default: 100 of the sets of up to
-// 70,000 cells, 5 of the larger ones (100 with JEIRT_STRESS=full), 3 of
-// each under -short.
+// cell splits the corpus fits of each (splitsOf): with JEIRT_STRESS=full
+// (CI), 100 of the sets of up to 70,000 cells and 5 of the larger ones; by
+// default 5 and 1; under -short 3 and 1.
 var shipped = []struct {
 	file  string
 	large bool
@@ -41,12 +42,16 @@ var shipped = []struct {
 
 func splitsOf(large bool) int {
 	switch {
+	case large && stress.Full():
+		return 5
+	case large:
+		return 1
+	case stress.Full():
+		return 100
 	case testing.Short():
 		return 3
-	case large && os.Getenv("JEIRT_STRESS") != "full":
-		return 5
 	}
-	return 100
+	return 5
 }
 
 // corpusIters caps each start of the shipped corpus: the nested
@@ -98,12 +103,13 @@ func TestShippedCorpus(t *testing.T) {
 	}
 }
 
-// rank 2 >= ... and the 3PL against its 2PL on the smaller sets' splits.
+// rank 2 >= ... and the 3PL against its 2PL on the smaller sets' splits:
+// 5 of each with JEIRT_STRESS=full (CI), 1 by default.
 func TestShippedCorpusRankAnd3PL(t *testing.T) {
 	dir := sharedData(t)
-	n := 5
-	if testing.Short() {
-		n = 2
+	n := 1
+	if stress.Full() {
+		n = 5
 	}
 	for _, file := range []string{"swebench-verified/response_matrix.csv", "chembench/binary_matrix.csv"} {
 		r, _, err := read.File(filepath.Join(dir, file), read.Options{NoCache: true})

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/jeirt/jeirt/internal/stress"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
@@ -26,11 +27,10 @@ func TestSeen2PLBelow1PLSimulated(t *testing.T) {
 }
 
 // The same on a split of a shipped multiple-choice benchmark (MMLU-Pro,
-// 48 models x 12,257 items), with short runs.
+// 48 models x 12,257 items), with short runs; a long test (half a minute),
+// run with JEIRT_STRESS=full.
 func TestSeen2PLBelow1PLShipped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
+	stress.Long(t, "TestSeen2PLBelow1PLSimulated checks the same on the simulated trap of that shape")
 	r, _, err := read.File(filepath.Join(sharedData(t), "mmlupro-partial", "response_matrix.csv"), read.Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// JEIRT trains a joint-embedding IRT model (JE-IRT; Yao et al. 2025,
+// Trainer trains a joint-embedding IRT model (JE-IRT; Yao et al. 2025,
 // arXiv:2509.22888): question embeddings
 // q_j = W2·dropout(relu(W1·x_j + c1)) + c2 from frozen encoder vectors x_j,
 // model embeddings m_i, P(correct) = σ(q·m/(‖q‖+1e-8) − ‖q‖), trained by
@@ -63,13 +63,13 @@ type Trainer struct {
 	// Progress, when set, is called after every epoch.
 	Progress func(checkpoint.Epoch)
 	// Warn, when set, is called with each warning as it arises (also kept in
-	// JEIRTFit.Warnings): the learning rate has decayed below 1% of its start
+	// Result.Warnings): the learning rate has decayed below 1% of its start
 	// while the validation loss is still falling, or training reached the
 	// epoch limit while still improving.
 	Warn func(string)
 }
 
-// JEIRTFit is a trained model and how training went.
+// Result is a trained model and how training went.
 type Result struct {
 	Model           *model.JEIRT
 	Device          string

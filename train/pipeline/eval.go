@@ -14,7 +14,7 @@ import (
 	"github.com/jeirt/jeirt/train/jeirt"
 )
 
-// JEIRTEval is a checkpoint scored on a responses file.
+// Eval is a checkpoint scored on a responses file.
 type Eval struct {
 	Metrics       model.Scores `json:"metrics"`
 	ModelMean     model.Scores `json:"model_mean"`               // each model's accuracy in the file itself (an in-sample reference)

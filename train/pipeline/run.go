@@ -24,7 +24,7 @@ import (
 	"github.com/jeirt/jeirt/train/onboard"
 )
 
-// RunOptions are the settings of RunJEIRT that are not part of the config.
+// Options are the settings of Run that are not part of the config.
 type Options struct {
 	Log model.Logf // progress lines and warnings; nil is silent
 	// Results, when set, is called once the run is measured, before the
@@ -44,7 +44,7 @@ type Options struct {
 	Device string
 }
 
-// RunResult is what RunJEIRT trained and measured.
+// Result is what Run trained and measured.
 type Result struct {
 	Fit        *jeirt.Result
 	Metrics    *checkpoint.RunMetrics
@@ -70,7 +70,7 @@ func (c *Config) Trainer(device string) jeirt.Trainer {
 		Gamma: c.Train.Gamma, Patience: patience, Seed: c.Train.Seed, Device: device, Batching: c.Train.Batching}
 }
 
-// RunJEIRT does what `jeirt train` does: read and split the data, encode the
+// Run does what `jeirt train` does: read and split the data, encode the
 // question texts, train JE-IRT, score it and the baselines on the same test
 // cells, and write the checkpoint folder cfg.Output (model.safetensors,
 // manifest.json, metrics.json) atomically. When ctx is cancelled after at

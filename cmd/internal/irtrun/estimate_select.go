@@ -13,7 +13,7 @@ import (
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
-// SelectFile is jeirt irt select: for the rules of package train/estimate
+// Select is jeirt irt select: for the rules of package train/estimate
 // (anchor, anchor-rank, anchor-correct, random) it chooses budget items of the fit in
 // dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
 // with their weights to out; for the others it is SelectFile with

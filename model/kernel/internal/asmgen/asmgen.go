@@ -33,7 +33,7 @@ func (s isa) half(n int) string {
 	return fmt.Sprintf("X%d", n)
 }
 
-// bytes of one vector.
+// width is the bytes of one vector.
 func (s isa) width() int { return 4 * s.lanes }
 
 type gen struct{ b bytes.Buffer }
@@ -48,7 +48,7 @@ func (g *gen) text(name string, s isa, frame int) {
 	fmt.Fprintf(&g.b, "\nTEXT ·%s%s(SB), NOSPLIT, $0-%d\n", name, s.name, frame)
 }
 
-// constants, each stored as a 64-byte row of 16 copies so that it is a full
+// constant is one of the constants, each stored as a 64-byte row of 16 copies so that it is a full
 // vector operand for either width.
 type constant struct {
 	name string
@@ -560,7 +560,7 @@ func log2(n int) int {
 	return k
 }
 
-// hsum reduces vector n to its lane sum in X<n> (clobbers n+1); op is VADDPS
+// hreduce reduces vector n to its lane sum in X<n> (clobbers n+1); op is VADDPS
 // or VMAXPS.
 func (g *gen) hreduce(s isa, op string, n int) {
 	a, b := n, n+1
