@@ -7,9 +7,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newDeviceCmd is `jeirt device probe`: it prints the GPU this binary would use, or why there is
-// none (exit 1). The plain jeirt runs it in jeirt-cuda, the CUDA runner,
-// before handing a --device cuda|auto command to it (package runner).
+// newDeviceCmd is `jeirt device probe`: the GPU this binary would use, or why there is none (exit 1);
+// the plain jeirt runs it in jeirt-cuda, the CUDA runner, before handing it a --device cuda|auto command.
 func newDeviceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "device", Short: "The compute devices this binary can use", Args: cobra.ArbitraryArgs, RunE: groupRun,
 		Example: "  jeirt device probe"}
