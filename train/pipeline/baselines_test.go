@@ -11,6 +11,8 @@ import (
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/irt"
+	"github.com/jeirt/jeirt/train/irtguard"
 )
 
 // baselineData is a small simulated JE-IRT benchmark with its item features.
@@ -115,5 +117,51 @@ func TestBaselinesFallbackCounted(t *testing.T) {
 	line := "fallback: irt_2pl: " + strconv.Itoa(want) + " of the " + strconv.Itoa(testR.Len()) + " test cells are of questions without training cells, predicted by their model's training accuracy (model_mean)"
 	if !strings.Contains(out.String(), line) {
 		t.Errorf("the table lacks %q:\n%s", line, out.String())
+	}
+}
+
+// On rank-3 data the learned baselines find what the means cannot: irt_mirt
+// climbs past rank 1 and, like mf, scores a log loss below item_mean's and
+// model_mean's; a second run gives the same scores (the baselines are
+// seeded and deterministic).
+func TestBaselinesLowRank(t *testing.T) {
+	r, _, err := synth.Generate(synth.Options{Kind: "mirt", Rank: 3, Models: 150, Items: 60, Seed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainR, valR, testR, err := eval.Split(r, eval.SplitOptions{Val: 0.15, Test: 0.2, Seed: 2, By: "cell"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat := make([]float32, r.NumItems()*4) // the free form ignores the text
+	var log strings.Builder
+	b, err := RunBaselines(context.Background(), trainR, valR, testR, feat, 4, backend.CPU, 0, model.LogTo(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", log.String())
+	means := min(b.Scores["item_mean"].LogLoss, b.Scores["model_mean"].LogLoss)
+	for _, n := range []string{"mf", "irt_mirt"} {
+		if s, ok := b.Scores[n]; !ok || !(s.LogLoss < means-0.02) {
+			t.Errorf("%s: log loss %v, not below the means' %.4f", n, s.LogLoss, means)
+		}
+	}
+	if s := b.Settings["irt_mirt"]; s == "rank 1" || !strings.HasPrefix(s, "rank ") {
+		t.Errorf("irt_mirt chose %q on rank-3 data", s)
+	}
+	if !strings.HasPrefix(b.Settings["mf"], "free question vectors, d = ") {
+		t.Errorf("mf settings %q", b.Settings["mf"])
+	}
+	// MF's determinism is eval's TestMFLowRank; irt_mirt's:
+	g, err := irtguard.Guard{CBMM: irt.CBMM{Device: backend.CPU, Prior: model.DefaultPrior}}.Fit(context.Background(), trainR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := &Baselines{Scores: map[string]model.Scores{}, Notes: map[string]checkpoint.BaselineNote{}, Settings: map[string]string{}}
+	if err := again.runMIRT(context.Background(), trainR, valR, testR, backend.CPU, g.Fit, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again.Scores["irt_mirt"] != b.Scores["irt_mirt"] || again.Settings["irt_mirt"] != b.Settings["irt_mirt"] {
+		t.Errorf("irt_mirt differs between two runs: %+v %q, %+v %q", b.Scores["irt_mirt"], b.Settings["irt_mirt"], again.Scores["irt_mirt"], again.Settings["irt_mirt"])
 	}
 }
