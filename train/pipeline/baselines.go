@@ -143,7 +143,8 @@ func (b *Baselines) runMIRT(ctx context.Context, trainR, valR, testR *model.Resp
 	return nil
 }
 
-// runMF adds EmbedLLM's matrix factorisation (eval.MF): its text form where
+// runMF adds EmbedLLM's matrix factorisation (eval.MF) and torch_measure's
+// NCF (eval.NCF): its text form where
 // most test cells are of questions without training cells (a split by item
 // or benchmark), its free question vectors otherwise.
 func (b *Baselines) runMF(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) error {
@@ -171,14 +172,23 @@ func (b *Baselines) runMF(ctx context.Context, trainR, valR, testR *model.Respon
 	b.Settings["mf"] = fmt.Sprintf("%s, d = %d, weight decay %g", form, res.Dim, res.Decay)
 	log.Printf("baseline mf: %s, d = %d, weight decay %g (chosen on validation among d %v x %v), %d steps, %.1fs",
 		form, res.Dim, res.Decay, eval.MFDims, eval.MFDecays, res.Steps, time.Since(start).Seconds())
+	start = time.Now()
+	nres, err := eval.NCF{Features: features, FeatDim: dim, Seed: 1}.Fit(ctx, trainR, valR, testR)
+	if err != nil {
+		return err
+	}
+	b.add("ncf", eval.Needs{Model: true}, trainR, testR, nres.Pred)
+	b.Settings["ncf"] = fmt.Sprintf("best epoch %d of %d", nres.BestEpoch, nres.Epochs)
+	log.Printf("baseline ncf: torch_measure's MLP 256-128 on [model vector, question vector], best epoch %d of %d (early-stopped on validation), %.1fs",
+		nres.BestEpoch, nres.Epochs, time.Since(start).Seconds())
 	return nil
 }
 
 // baselineOrder is the table's order of the baselines.
 var baselineOrder = []string{"majority", "model_mean", "item_mean", "knn", "irt_2pl", "irt_mirt", "mf", "ncf", "joint"}
 
-// fallbackOf names what predicts a baseline's cells of new questions (new
-// models): eval.Fallback's rule.
+// What predicts a baseline's cells of new questions (new models):
+// eval.Fallback's rule.
 const (
 	fallbackNewQuestion = "their model's training accuracy (model_mean)"
 	fallbackNewModel    = "their question's training accuracy (item_mean)"
