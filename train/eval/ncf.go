@@ -157,18 +157,17 @@ func (n *ncfNet) forward(p *ncfPass, model_, item []int32, A, C []float32, crow 
 	}
 }
 
-// dropout writes a·mask/(1−p) into d (a copy of a without rng) and returns
-// the scaled mask (nil without rng).
+// dropout writes a·mask/(1−p) into d and returns the scaled mask: without
+// rng (no dropout) d is a copy of a and the mask all ones.
 func dropout(d, a, mask []float32, rng *rand.Rand) []float32 {
-	if rng == nil {
-		copy(d, a)
-		return mask
-	}
 	mask = grow(mask, len(a))
 	for k := range a {
-		mask[k] = 0
-		if rng.Float32() >= ncfDropout {
-			mask[k] = 1 / (1 - ncfDropout)
+		mask[k] = 1
+		if rng != nil {
+			mask[k] = 0
+			if rng.Float32() >= ncfDropout {
+				mask[k] = 1 / (1 - ncfDropout)
+			}
 		}
 		d[k] = a[k] * mask[k]
 	}
@@ -329,35 +328,15 @@ func (nc NCF) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (*N
 			if len(cells) == 0 {
 				continue
 			}
-			B, k := len(cells), len(items)
-			xk := make([]float32, k*D)
-			for r, j := range items {
-				copy(xk[r*D:(r+1)*D], nc.Features[j*D:(j+1)*D])
-			}
-			C := make([]float32, k*ncfH1)
-			kernel.SgemmBias(blas.NoTrans, blas.Trans, k, ncfH1, D, 1, xk, D, net.Wx, D, 0, C, ncfH1, net.b1)
-			kernel.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, dm, 1, net.E, dm, net.We, dm, 0, A, ncfH1)
-			mi, ii := make([]int32, B), make([]int32, B)
-			var wsum float64
-			for b, c := range cells {
-				mi[b], ii[b] = trainR.Model[c], trainR.Item[c]
-				wsum += tw[c]
-			}
-			net.forward(&p, mi, ii, A, C, crow, rng)
-			dz := make([]float32, B)
-			for b, c := range cells {
-				dz[b] = float32(tw[c] / wsum * (model.Sigmoid(float64(p.z[b])) - ty[c]))
-			}
-			clear(grad.theta)
-			clear(dA)
-			dC := make([]float32, k*ncfH1)
-			net.backward(&p, grad, dz, mi, ii, crow, dA, dC)
-			kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, D, k, 1, dC, ncfH1, xk, D, 0, grad.Wx, D)
-			for r := 0; r < k; r++ {
-				kernel.Axpy(grad.b1, dC[r*ncfH1:(r+1)*ncfH1], 1)
-			}
-			kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, dm, N, 1, dA, ncfH1, net.E, dm, 0, grad.We, dm)
-			kernel.Sgemm(blas.NoTrans, blas.NoTrans, N, dm, ncfH1, 1, dA, ncfH1, net.We, dm, 0, grad.E, dm)
+			net.batchGrad(&p, grad, nc.Features, items, cells, trainR, crow, A, dA, rng, func(z []float32, dz []float32) {
+				var wsum float64
+				for _, c := range cells {
+					wsum += tw[c]
+				}
+				for b, c := range cells {
+					dz[b] = float32(tw[c] / wsum * (model.Sigmoid(float64(z[b])) - ty[c]))
+				}
+			})
 			step++
 			adamW(net.theta, grad.theta, m1, m2, step)
 		}
@@ -378,6 +357,39 @@ func (nc NCF) Fit(ctx context.Context, trainR, valR, testR *model.Responses) (*N
 	}
 	res.Pred = ncfPredict(best, nc.Features, testR, &p)
 	return res, nil
+}
+
+// batchGrad writes into grad the gradient of Σ_b dz_b·z_b over the batch of
+// r's cells (whose questions are items, question j at row crow[j]), dz set
+// by dzOf from the logits z; A and dA are N x 256 scratch. With rng the
+// pass has dropout.
+func (n *ncfNet) batchGrad(p *ncfPass, grad *ncfNet, feat []float32, items []int, cells []int32, r *model.Responses, crow []int32, A, dA []float32, rng *rand.Rand, dzOf func(z, dz []float32)) {
+	N, D, dm := n.N, n.D, n.dm
+	B, k := len(cells), len(items)
+	xk := make([]float32, k*D)
+	for row, j := range items {
+		copy(xk[row*D:(row+1)*D], feat[j*D:(j+1)*D])
+	}
+	C := make([]float32, k*ncfH1)
+	kernel.SgemmBias(blas.NoTrans, blas.Trans, k, ncfH1, D, 1, xk, D, n.Wx, D, 0, C, ncfH1, n.b1)
+	kernel.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, dm, 1, n.E, dm, n.We, dm, 0, A, ncfH1)
+	mi, ii := make([]int32, B), make([]int32, B)
+	for b, c := range cells {
+		mi[b], ii[b] = r.Model[c], r.Item[c]
+	}
+	n.forward(p, mi, ii, A, C, crow, rng)
+	dz := make([]float32, B)
+	dzOf(p.z, dz)
+	clear(grad.theta)
+	clear(dA)
+	dC := make([]float32, k*ncfH1)
+	n.backward(p, grad, dz, mi, ii, crow, dA, dC)
+	kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, D, k, 1, dC, ncfH1, xk, D, 0, grad.Wx, D)
+	for row := 0; row < k; row++ {
+		kernel.Axpy(grad.b1, dC[row*ncfH1:(row+1)*ncfH1], 1)
+	}
+	kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, dm, N, 1, dA, ncfH1, n.E, dm, 0, grad.We, dm)
+	kernel.Sgemm(blas.NoTrans, blas.NoTrans, N, dm, ncfH1, 1, dA, ncfH1, n.We, dm, 0, grad.E, dm)
 }
 
 // adamW is PyTorch's AdamW step (decoupled decay, then Adam; β 0.9, 0.999,
