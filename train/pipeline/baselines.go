@@ -92,6 +92,10 @@ func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, fea
 	fit := guarded.Fit
 	b.add("irt_2pl", eval.Needs{Item: true, Model: true}, trainR, testR, eval.IRTPredict(fit, trainR, testR))
 	log.Printf("baseline irt_2pl: cBMM, prior %s, %d iterations, converged %v, %.1fs", model.DefaultPrior, fit.Iterations, fit.Converged, time.Since(start).Seconds())
+	if note := b.Notes["irt_2pl"]; note.NA != "" { // nor can any rank
+		b.Notes["irt_mirt"] = note
+		return b, nil
+	}
 	if err := b.runMIRT(ctx, trainR, valR, testR, irtDevice, fit, log); err != nil {
 		return nil, err
 	}
@@ -275,13 +279,13 @@ func PrintScoreTable(w io.Writer, m *checkpoint.RunMetrics) {
 	for _, f := range fallbacks {
 		fmt.Fprintf(w, "fallback: %s\n", f)
 	}
-	if len(m.BaselineSettings) > 0 {
-		var set []string
-		for _, n := range names {
-			if s, ok := m.BaselineSettings[n]; ok {
-				set = append(set, n+": "+s)
-			}
+	var set []string
+	for _, n := range names {
+		if s, ok := m.BaselineSettings[n]; ok && m.BaselineNotes[n].NA == "" {
+			set = append(set, n+": "+s)
 		}
+	}
+	if len(set) > 0 {
 		fmt.Fprintf(w, "chosen on validation: %s\n", strings.Join(set, "; "))
 	}
 	for _, why := range notes {
