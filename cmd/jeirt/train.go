@@ -12,11 +12,11 @@ import (
 )
 
 func newTrainCmd() *cobra.Command {
-	var configPath string
+	var configPath, device string
 	var overrides []string
 	var force, noBaselines bool
-	var device string
 	var maxMemory int64
+	var splits int
 	var cfg *pipeline.Config
 	// config is the run's config, read once: its train.device is the run's
 	// device request (see resolveDevice).
@@ -49,6 +49,9 @@ func newTrainCmd() *cobra.Command {
 			for _, note := range pipeline.SetPathNotes(configPath, overrides) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
 			}
+			if cmd.Flags().Changed("splits") { // prints mean ± sd, writes nothing
+				return pipeline.PrintSplits(cmd.Context(), cmd.OutOrStdout(), cfg, splits, pipeline.Options{Log: model.LogTo(cmd.ErrOrStderr()), MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
+			}
 			res, err := pipeline.Run(cmd.Context(), cfg, pipeline.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				pipeline.PrintScoreTable(cmd.OutOrStdout(), m)
@@ -67,6 +70,7 @@ func newTrainCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output folder if it exists")
 	cmd.Flags().BoolVar(&noBaselines, "no-baselines", false, "skip the baseline table")
 	cmd.Flags().StringVar(&device, "device", "", "auto|cpu|cpu:fused|cuda: overrides train.device of the config")
+	cmd.Flags().IntVar(&splits, "splits", 0, "train and score split.by cell, item and model over N seeds (split.seed, split.seed+1, ...) and print accuracy, AUC and log loss as mean ± sd; writes nothing")
 	cmd.Flags().Int64Var(&maxMemory, "max-memory", 0, "bytes the encoder vectors, the parameter tables and the kNN baseline's tables may take (estimated before they are made); 0: the machine's available memory")
 	// The output is the config's: pipeline.Run applies the output rule to it.
 	// Settings the library names are config keys here.

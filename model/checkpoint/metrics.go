@@ -76,6 +76,14 @@ type RunMetrics struct {
 	Val       model.Scores            `json:"val"`
 	Baselines map[string]model.Scores `json:"baselines,omitempty"`
 	KNNK      int                     `json:"knn_k,omitempty"` // k chosen on validation
+	// BaselineNotes says, per baseline, which test cells it could not
+	// predict from what it learned (BaselineNote); a baseline that could
+	// predict none of them is "n/a" there and has no entry in Baselines.
+	BaselineNotes map[string]BaselineNote `json:"baseline_notes,omitempty"`
+	// BaselineSettings says, per baseline, what the validation cells chose
+	// (mf: its form, d and weight decay; ncf: its weight decay; irt_mirt:
+	// its rank).
+	BaselineSettings map[string]string `json:"baseline_settings,omitempty"`
 
 	BestEpoch       int      `json:"best_epoch"`
 	EpochsRun       int      `json:"epochs_run"`
@@ -104,6 +112,24 @@ type RunMetrics struct {
 	HeldOutBenchmarks []string   `json:"held_out_benchmarks,omitempty"`
 	Alignment         *Alignment `json:"alignment,omitempty"`
 	History           []Epoch    `json:"history"`
+}
+
+// BaselineNote is what a baseline could not predict of the test cells: the
+// cells of questions (models) without a training cell, when it learns a
+// parameter per question (model). Those cells are predicted by a named
+// fallback: the model's training accuracy (model_mean) for a new question,
+// the question's (item_mean) for a new model, the training rate (majority)
+// for both.
+type BaselineNote struct {
+	// NA is set when the baseline could predict none of the test cells:
+	// "unseen questions", "unseen models" or "unseen questions and models".
+	// The baseline then has no scores: its fallback's row is its number.
+	NA string `json:"na,omitempty"`
+	// NewQuestionCells and NewModelCells count the test cells of questions
+	// and of models it has no parameters for (a cell of both counts in
+	// both), predicted by the fallback.
+	NewQuestionCells int `json:"new_question_cells,omitempty"`
+	NewModelCells    int `json:"new_model_cells,omitempty"`
 }
 
 // NewModel is one held-out model of a by-model split: onboarded from a

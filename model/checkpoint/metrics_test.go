@@ -18,10 +18,12 @@ import (
 func TestRunMetricsRoundTrip(t *testing.T) {
 	nan := model.Float(math.NaN())
 	m := &RunMetrics{
-		Test:      model.Scores{Accuracy: 0.75, AUC: nan, Brier: 0.2, ECE: 0.01, LogLoss: 0.5, N: 40},
-		Val:       model.Scores{Accuracy: 0.5, AUC: 0.625, Brier: 0.25, ECE: 0, LogLoss: 0.69, N: 4},
-		Baselines: map[string]model.Scores{"majority": {Accuracy: 0.5, AUC: 0.5, N: 40}},
-		KNNK:      5, BestEpoch: 2, EpochsRun: 3, SecondsPerEpoch: 0.25,
+		Test:             model.Scores{Accuracy: 0.75, AUC: nan, Brier: 0.2, ECE: 0.01, LogLoss: 0.5, N: 40},
+		Val:              model.Scores{Accuracy: 0.5, AUC: 0.625, Brier: 0.25, ECE: 0, LogLoss: 0.69, N: 4},
+		Baselines:        map[string]model.Scores{"majority": {Accuracy: 0.5, AUC: 0.5, N: 40}},
+		BaselineNotes:    map[string]BaselineNote{"irt_2pl": {NA: "unseen questions", NewQuestionCells: 40}, "knn": {NewModelCells: 3}},
+		BaselineSettings: map[string]string{"mf": "free question vectors, d = 8, weight decay 0.01"},
+		KNNK:             5, BestEpoch: 2, EpochsRun: 3, SecondsPerEpoch: 0.25,
 		Geometry: Geometry{NormErrorSpearman: 0.8, Items: 10},
 		Device:   "cpu", Batching: "by-question", SplitBy: "cell", Cells: map[string]int{"train": 32, "val": 4, "test": 4},
 		Interrupted: true,
@@ -30,6 +32,9 @@ func TestRunMetricsRoundTrip(t *testing.T) {
 	b, err := m.Marshal()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\"irt_2pl\": {\n      \"na\": \"unseen questions\",\n      \"new_question_cells\": 40\n    }") || !strings.Contains(string(b), "\"knn\": {\n      \"new_model_cells\": 3\n    }") {
+		t.Errorf("baseline notes as written:\n%s", b)
 	}
 	if !strings.Contains(string(b), `"auc": null`) || !strings.Contains(string(b), "\"accuracy\": 0.75,\n    \"auc\": null,\n    \"brier\": 0.2,\n    \"ece\": 0.01,\n    \"log_loss\": 0.5,\n    \"n\": 40") {
 		t.Errorf("test scores as written:\n%s", b)

@@ -5,6 +5,7 @@
 // encode the questions (Encode), train and choose the default routing rule
 // (TrainSplit, Routing), evaluate (the test cells, the baselines and, with
 // split.by: model, the new-model experiment) and write the checkpoint
-// folder (Run does them all in order) — and a checkpoint scored on a
-// responses file (EvalCheckpoint).
+// folder (Run does them all in order) —, the same over repeated cell, item
+// and model splits (RunSplits), and a checkpoint scored on a responses file
+// (EvalCheckpoint).
 package pipeline

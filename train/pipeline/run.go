@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,8 +16,6 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
-	"github.com/jeirt/jeirt/train/irt"
-	"github.com/jeirt/jeirt/train/irtguard"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/onboard"
 )
@@ -241,7 +237,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		}
 		met.Warnings = warnings
 		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
-		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, opt.MaxMemory, log)
+		var bl *Baselines
+		bl, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, opt.MaxMemory, log)
+		if err == nil {
+			met.Baselines, met.BaselineNotes, met.BaselineSettings, met.KNNK = bl.Scores, bl.Notes, bl.Settings, bl.KNNK
+		}
 		if errors.Is(err, context.Canceled) {
 			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
 			met.Baselines, met.KNNK = nil, 0
@@ -508,111 +508,6 @@ func MergeResponses(parts ...*model.Responses) ([]*model.Responses, *model.Respo
 		}
 	}
 	return out, all
-}
-
-// RunBaselines scores the baselines on testR: majority, model_mean, item_mean,
-// knn (k chosen on valR; its tables within maxMemory bytes, 0 meaning the
-// machine's available memory) and irt_2pl (cBMM, on the run's device).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, maxMemory int64, log model.Logf) (map[string]model.Scores, int, error) {
-	out := map[string]model.Scores{
-		"majority":   eval.ScoreResponses(eval.MajorityPredict(trainR, testR), testR).Scores(),
-		"model_mean": eval.ScoreResponses(eval.ModelMeanPredict(trainR, testR), testR).Scores(),
-		"item_mean":  eval.ScoreResponses(eval.ItemMeanPredict(trainR, testR), testR).Scores(),
-	}
-	start := time.Now()
-	pk, k, err := eval.KNN{Features: features, Dim: dim, MaxMemory: maxMemory}.Fit(ctx, trainR, valR, testR)
-	if err != nil {
-		return nil, 0, err
-	}
-	out["knn"] = eval.ScoreResponses(pk, testR).Scores()
-	log.Printf("baseline knn: k = %d (chosen on validation), %.1fs", k, time.Since(start).Seconds())
-	start = time.Now()
-	// The 2PL as jeirt irt fit makes it: the default prior, guarded, on
-	// the run's device where its backend fits a prior, on the CPU where not
-	// (a baseline is scored, never refused). device is resolved already.
-	irtDevice := device
-	if !backend.Implements[backend.CBMMFamily](irtDevice) {
-		irtDevice = backend.CPU
-	}
-	guarded, err := irtguard.Guard{CBMM: irt.CBMM{Device: irtDevice, Prior: model.DefaultPrior}}.Fit(ctx, trainR)
-	var irt *model.IRT
-	if err == nil {
-		irt = guarded.Fit
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, 0, err
-		}
-		log.Printf("warning: 2PL baseline failed: %v", err)
-		return out, k, nil
-	}
-	out["irt_2pl"] = eval.ScoreResponses(eval.IRTPredict(irt, trainR, testR), testR).Scores()
-	log.Printf("baseline irt_2pl: cBMM, prior %s, %d iterations, converged %v, %.1fs", model.DefaultPrior, irt.Iterations, irt.Converged, time.Since(start).Seconds())
-	return out, k, nil
-}
-
-// PrintScoreTable writes the test-cell table: JE-IRT then the baselines.
-func PrintScoreTable(w io.Writer, m *checkpoint.RunMetrics) {
-	if m.SplitBy == "model" {
-		fmt.Fprintf(w, "\nheld-out models (%d, not in the trained table): %s\n", len(m.HeldOutModels), strings.Join(m.HeldOutModels, ", "))
-		fmt.Fprintf(w, "new-model experiment: each onboarded from %.0f%% of its cells, scored on the rest\n", 100*m.OnboardFraction)
-		if len(m.NewModels) > 0 {
-			width := 40 // wider for longer model names, so the columns stay aligned
-			for _, n := range m.NewModels {
-				width = max(width, len(n.Name))
-			}
-			fmt.Fprintf(w, "%-*s %6s %6s %9s %10s %8s\n", width, "model", "fit", "scored", "onboarded", "model_mean", "joint")
-			for _, n := range m.NewModels {
-				joint := "-"
-				if n.Joint != nil {
-					joint = fmt.Sprintf("%.4f", n.Joint.Accuracy)
-				}
-				fmt.Fprintf(w, "%-*s %6d %6d %9.4f %10.4f %8s\n", width, n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint)
-			}
-		}
-	}
-	if a := m.Alignment; a != nil {
-		fmt.Fprintf(w, "\nheld-out benchmark(s): %s; alignment: cosine(held-out, training mean question direction) = %.4f, nearest training benchmark %s (%.4f)\n",
-			strings.Join(m.HeldOutBenchmarks, ", "), model.Float(a.Cosine), a.Nearest, model.Float(a.PerBenchmark[a.Nearest]))
-	}
-	fmt.Fprintf(w, "\ntest cells: %d (split by %s)\n", m.Test.N, m.SplitBy)
-	fmt.Fprintf(w, "%-12s %8s %8s %8s %8s %8s\n", "method", "accuracy", "AUC", "logloss", "Brier", "ECE")
-	var notes []string
-	row := func(name string, s model.Scores) {
-		fmt.Fprintf(w, "%-12s %8.4f %8.4f %8.4f %8.4f %8.4f\n", name, s.Accuracy, s.AUC, s.LogLoss, s.Brier, s.ECE)
-		if why := s.Undefined(); why != "" && !slices.Contains(notes, why) {
-			notes = append(notes, why)
-		}
-	}
-	name := "jeirt"
-	if m.SplitBy == "model" {
-		name = "jeirt (onb.)"
-	}
-	row(name, m.Test)
-	names := make([]string, 0, len(m.Baselines))
-	for n := range m.Baselines {
-		names = append(names, n)
-	}
-	order := map[string]int{"majority": 0, "model_mean": 1, "item_mean": 2, "knn": 3, "irt_2pl": 4, "joint": 5}
-	sort.Slice(names, func(a, b int) bool { return order[names[a]] < order[names[b]] })
-	for _, n := range names {
-		label := n
-		if n == "knn" {
-			label = fmt.Sprintf("knn (k=%d)", m.KNNK)
-		}
-		row(label, m.Baselines[n])
-	}
-	for _, why := range notes {
-		fmt.Fprintf(w, "n/a: %s\n", why)
-	}
-	if m.Scoring != "" {
-		fmt.Fprintf(w, "scoring: %s\n", m.Scoring)
-	}
-	fmt.Fprintf(w, "geometry: Spearman(|q|, item error rate) = %.3f over %d items", m.Geometry.NormErrorSpearman, m.Geometry.Items)
-	if m.Geometry.NormErrorNote != "" {
-		fmt.Fprintf(w, " (n/a: %s)", m.Geometry.NormErrorNote)
-	}
-	fmt.Fprintln(w)
 }
 
 // holdList splits split.hold ("a,b") into benchmark names.

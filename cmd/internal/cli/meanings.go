@@ -29,7 +29,7 @@ var FlagMeanings = map[string]string{
 	"levels":             "synthetic graded scores on L levels",
 	"model":              "IRT model family: 1pl, 2pl or 3pl (irt cv: a list)",
 	"shards":             "number of Slurm array tasks (shards) the work is split into",
-	"splits":             "number of repeated item splits (split, train and score each)",
+	"splits":             "number of repeated splits, by item (route eval) or by cell, item and model (train): split, train and score each",
 	"submit":             "submit the emitted Slurm jobs (sbatch) and record their ids in the job folder",
 	"trials":             "synthetic trials per cell, n ~ U{1..N}",
 	"accelerate":         "cBMM: extrapolated MM steps with a monotone safeguard",
