@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +109,22 @@ func TestIRTEstimate(t *testing.T) {
 	badW := writeFile(t, filepath.Join(dir, "badw.csv"), "item,weight\nno-such-item,0.5\n")
 	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--weights", badW); err == nil || !strings.Contains(err.Error(), "badw.csv") || !strings.Contains(err.Error(), "no-such-item") {
 		t.Errorf("a weights file naming an item the fit lacks: %v", err)
+	}
+	// irt select without --rule: with --budget it selects by irt estimate's
+	// default rule (anchor-rank), with --keep by info; both exactly as named.
+	for _, c := range []struct{ flag, n, rule string }{{"--budget", "20", "anchor-rank"}, {"--keep", "0.1", "info"}} {
+		def, named := filepath.Join(dir, "sel-default"+c.flag+".csv"), filepath.Join(dir, "sel-"+c.rule+".csv")
+		if _, err := runCmd(t, newIRTCmd(), "select", "--fit", fit, c.flag, c.n, "--out", def); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runCmd(t, newIRTCmd(), "select", "--fit", fit, c.flag, c.n, "--rule", c.rule, "--out", named); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(def)
+		b, _ := os.ReadFile(named)
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("irt select %s %s without --rule differs from --rule %s", c.flag, c.n, c.rule)
+		}
 	}
 	// An adaptive test that stops at a score interval width.
 	catOut := filepath.Join(dir, "cat")

@@ -41,7 +41,7 @@ func SelectFlags(cmd *cobra.Command, s *irtrun.Select) {
 	f.Float64Var(&s.Keep, "keep", 0.1, "fraction of items to keep, in (0, 1]")
 	f.StringVar(&s.Out, "out", "", "CSV of the kept items (required; an existing file only with --force)")
 	f.String("device", "", "auto|cpu|cpu:fused|cuda for the refit of the ranking check (default: the fit's)")
-	f.StringVar(&s.Rule, "rule", "info", "info (the most informative item at each of 13 abilities in turn), benchmirt (difficulty bins, the most discriminating items of each), anchor (k-medoids of the items' (a, d), each weighted by its cluster's size), anchor-rank (the same on the ranks of a and d: clusters of about equal size; irt estimate's default), anchor-correct (k-medoids of the items' answers) or random")
+	f.StringVar(&s.Rule, "rule", "", "default: anchor-rank with --budget (irt estimate's default rule), info with --keep; info (the most informative item at each of 13 abilities in turn), benchmirt (difficulty bins, the most discriminating items of each), anchor (k-medoids of the items' (a, d), each weighted by its cluster's size), anchor-rank (the same on the ranks of a and d: clusters of about equal size; irt estimate's default), anchor-correct (k-medoids of the items' answers) or random")
 	f.IntVar(&s.Budget, "budget", 0, "keep this many items instead of --keep's fraction")
 	f.Int64Var(&s.Seed, "seed", 42, "seed of --rule anchor, anchor-rank, anchor-correct and random")
 	f.IntVar(&s.Bins, "bins", 10, "difficulty bins of --rule benchmirt")

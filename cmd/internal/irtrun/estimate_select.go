@@ -13,13 +13,11 @@ import (
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
-// Select is jeirt irt select: for the rules of package train/estimate
-// (anchor, anchor-rank, anchor-correct, random) it chooses budget items of the fit in
-// dir (or round(keep·J) when budget is 0), seeded by seed, and writes them
-// with their weights to out; for the others it is SelectFile with
-// the fraction keep (budget/J when budget > 0).
 // Select is jeirt irt select: the fit folder, how many items to keep (a
 // fraction, or Budget items), the rule and its settings, and the CSV to write.
+// An empty Rule is irt estimate's default rule (estimate.DefaultRule) when
+// Budget is given, the tinyBenchmarks workflow of select, run, estimate;
+// and info (the most informative items, a short form) for a fraction.
 type Select struct {
 	Fit, Out, Rule string
 	Keep           float64
@@ -30,8 +28,21 @@ type Select struct {
 
 // Run runs SelectItems with s's settings and returns the line to print.
 func (s Select) Run(ctx context.Context, device string, log model.Logf) (string, error) {
-	return SelectItems(ctx, s.Fit, s.Keep, s.Budget, s.Seed, s.Out, device, s.Rule, s.Bins, s.ExcludeFlagged, log)
+	rule := s.Rule
+	if rule == "" {
+		rule = estimate.Info
+		if s.Budget > 0 {
+			rule = estimate.DefaultRule
+		}
+	}
+	return SelectItems(ctx, s.Fit, s.Keep, s.Budget, s.Seed, s.Out, device, rule, s.Bins, s.ExcludeFlagged, log)
 }
+
+// SelectItems chooses, for the rules of package train/estimate (anchor,
+// anchor-rank, anchor-correct, random), budget items of the fit in dir (or
+// round(keep·J) when budget is 0), seeded by seed, and writes them with
+// their weights to out; for the others it is SelectFile with the fraction
+// keep (budget/J when budget > 0).
 
 func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
