@@ -40,6 +40,9 @@ func newDataInspectCmd() *cobra.Command {
 			opt.Warn = nil // the summary says them
 			r, rep, err := read.File(data, opt)
 			if err != nil {
+				if !asJSON {
+					datarun.WriteDecision(cmd.OutOrStdout(), rep)
+				}
 				return err
 			}
 			s := datarun.Summarize(r, rep)

@@ -43,6 +43,9 @@ type csvScanner struct {
 	// unnamedIndex is set by decide for a matrix whose first column is an
 	// unnamed index: its orientation is settled after reading (readText).
 	unnamedIndex bool
+	// guessed is why auto chose the format ("" when it was given): a
+	// matrix's readers name it when a label fails (guessedWrong).
+	guessed string
 
 	// consumed is the bytes of the lines read so far; size is the file's
 	// size when those bytes are the file's own (a regular file, not gzip),

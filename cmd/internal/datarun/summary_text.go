@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/jeirt/jeirt/model/read"
 )
 
 // WriteText prints the summary as jeirt data inspect does: one labelled
 // line per figure.
 func (s Summary) WriteText(w io.Writer) error {
-	gz := ""
-	if s.Gzip {
-		gz = ", gzip"
-	}
-	fmt.Fprintf(w, "file          %s\n", s.File)
-	fmt.Fprintf(w, "format        %s%s (%s)\n", s.Format, gz, s.Decided)
+	s.writeDecision(w)
 	fmt.Fprintf(w, "models        %d\n", s.Models)
 	fmt.Fprintf(w, "items         %d", s.Items)
 	if s.ItemsWithText > 0 {
@@ -76,4 +73,25 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// WriteDecision prints the file and format lines of a file that failed to
+// read, when the reader got as far as deciding its format (rep.Format), so
+// that what was guessed is seen beside the error; it reports whether it
+// printed them.
+func WriteDecision(w io.Writer, rep *read.Report) bool {
+	if rep == nil || rep.Format == "" {
+		return false
+	}
+	Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip}.writeDecision(w)
+	return true
+}
+
+func (s Summary) writeDecision(w io.Writer) {
+	gz := ""
+	if s.Gzip {
+		gz = ", gzip"
+	}
+	fmt.Fprintf(w, "file          %s\n", s.File)
+	fmt.Fprintf(w, "format        %s%s (%s)\n", s.Format, gz, s.Decided)
 }
