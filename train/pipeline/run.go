@@ -240,7 +240,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 		met.Warnings = warnings
-		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
+		log.Printf("running the baselines (Ctrl-C stops them and keeps the trained model, already in %s)", cfg.Output)
 		met.Baselines, met.KNNK, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, opt.MaxMemory, log)
 		if errors.Is(err, context.Canceled) {
 			met.Warnings = append(met.Warnings, "the baselines did not finish (interrupted): metrics.json has none")
