@@ -43,7 +43,8 @@ func (s *csvScanner) guessedWrong(err error, f [][]byte, bad int, format string)
 }
 
 // suggestColumns names the columns of a long file from its header h and
-// first data row f: the label is the last column whose value is a label, the
+// first data row f: the label is the last column whose value is a label
+// (with no row, the last column not named as a model's or an item's), the
 // model and item columns are those named so (cell.ModelNames, cell.ItemNames)
 // or else the first two of the others, in order; a role with no column left
 // is written COLUMN.
@@ -52,6 +53,11 @@ func suggestColumns(h []string, f [][]byte) string {
 	for k := len(f) - 1; k >= 0 && label < 0; k-- {
 		y, err := (&cell.Labels{Graded: true}).Parse(f[k], 2)
 		if err == nil && (y == 0 || y == 1 || y == cell.Counts) {
+			label = k
+		}
+	}
+	for k := len(h) - 1; f == nil && k >= 0 && label < 0; k-- {
+		if one := []string{h[k]}; cell.FindColumn(one, cell.ModelNames) < 0 && cell.FindColumn(one, cell.ItemNames) < 0 {
 			label = k
 		}
 	}
@@ -82,4 +88,13 @@ func suggestColumns(h []string, f [][]byte) string {
 		return model.Clip(h[k])
 	}
 	return strings.Join([]string{"model=" + name(mod), "item=" + name(item), "label=" + name(label)}, ",")
+}
+
+// longColumnsExample is the --columns of decide's error for a header it
+// cannot tell: the file's own columns where it has a few, else placeholders.
+func longColumnsExample(h []string) string {
+	if len(h) >= 3 && len(h) <= maxLongColumns {
+		return suggestColumns(h, nil)
+	}
+	return "model=COLUMN,item=COLUMN,label=COLUMN"
 }
