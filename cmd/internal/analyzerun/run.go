@@ -186,7 +186,7 @@ func (d DimsRun) Run(w io.Writer) (Files, error) {
 	}
 	DimsSummary(w, rows)
 	return Files{"dims.csv": func(w io.Writer) error { return WriteDims(w, rows) },
-		"dims.svg": func(w io.Writer) error { return WriteDimsFigure(w, rows) }}, nil
+		"dims.svg": func(w io.Writer) error { return WriteDimsFigure(w, rows) }, "dims.png": func(w io.Writer) error { return WriteDimsFigurePNG(w, rows) }}, nil
 }
 
 // LOBORun tables the leave-one-benchmark-out checkpoints dirs (jeirt
