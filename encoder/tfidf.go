@@ -72,6 +72,11 @@ type TFIDF struct {
 	PowerIters int
 	// Seed draws the random test matrix. Zero means 42.
 	Seed uint64
+	// Progress, when not nil, is told how far Fit is: the step ("terms":
+	// counting the terms of the texts; "rows": weighting them; "svd": the
+	// products of the range finder, one per power iteration and two more),
+	// what is done of it and its total; every step ends with done == total.
+	Progress func(step string, done, total int)
 
 	vocab       map[string]int32
 	terms       []string
@@ -201,6 +206,10 @@ func (t *TFIDF) Fit(ctx context.Context, texts []string) error {
 	if minDF <= 0 {
 		minDF = DefaultTFIDFMinDF
 	}
+	progress := t.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
 	df := map[string]int{}
 	total := map[string]int{}
 	for i, s := range texts {
@@ -208,6 +217,7 @@ func (t *TFIDF) Fit(ctx context.Context, texts []string) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			progress("terms", i, len(texts))
 		}
 		terms, counts := tfidfTerms(s)
 		for k, w := range terms {
@@ -215,6 +225,7 @@ func (t *TFIDF) Fit(ctx context.Context, texts []string) error {
 			total[w] += counts[k]
 		}
 	}
+	progress("terms", len(texts), len(texts))
 	var vocab []string
 	for w, d := range df {
 		if d >= minDF {
@@ -244,8 +255,12 @@ func (t *TFIDF) Fit(ctx context.Context, texts []string) error {
 	}
 	rows := make([]sparseRow, len(texts))
 	for i, s := range texts {
+		if i%256 == 0 {
+			progress("rows", i, len(texts))
+		}
 		rows[i] = t.row(s)
 	}
+	progress("rows", len(texts), len(texts))
 	width := t.Width
 	if width <= 0 {
 		width = DefaultTFIDFDim
@@ -259,7 +274,7 @@ func (t *TFIDF) Fit(ctx context.Context, texts []string) error {
 	if seed == 0 {
 		seed = 42
 	}
-	compT, err := randomizedSVD(ctx, rows, len(vocab), k, power, seed)
+	compT, err := randomizedSVD(ctx, rows, len(vocab), k, power, seed, func(done, total int) { progress("svd", done, total) })
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,13 @@ import (
 // from the eigendecomposition of the small BBᵀ = QᵀXXᵀQ, so that nothing of
 // size V × l is formed except XᵀQ. Ω is standard normal from a PCG seeded by
 // seed, with l = k + 10 columns (oversampling). Each component's sign makes
-// its largest entry positive, so a fit is deterministic.
-func randomizedSVD(ctx context.Context, X []sparseRow, V, k, power int, seed uint64) ([]float32, error) {
+// its largest entry positive, so a fit is deterministic. step, when not
+// nil, is called after each of the power+2 products by X and Xᵀ (the slow
+// part) with those done and power+2.
+func randomizedSVD(ctx context.Context, X []sparseRow, V, k, power int, seed uint64, step func(done, total int)) ([]float32, error) {
+	if step == nil {
+		step = func(int, int) {}
+	}
 	n := len(X)
 	l := min(k+10, n, V)
 	if k < 1 || l < k {
@@ -41,6 +46,7 @@ func randomizedSVD(ctx context.Context, X []sparseRow, V, k, power int, seed uin
 		clear(W)
 		mulSparseT(X, Y, l, W)
 		mulSparse(X, W, l, Y) // Y = XXᵀQ
+		step(it+1, power+2)
 	}
 	// Here Y = XXᵀQ with Q orthonormal; Y was overwritten, so keep Q apart.
 	Q := make([]float64, n*l)
@@ -49,6 +55,7 @@ func randomizedSVD(ctx context.Context, X []sparseRow, V, k, power int, seed uin
 	clear(W)
 	mulSparseT(X, Q, l, W)
 	mulSparse(X, W, l, Y)
+	step(power+1, power+2)
 	// BBᵀ = QᵀY (l × l, symmetric).
 	bbt := mat.NewSymDense(l, nil)
 	for a := 0; a < l; a++ {
@@ -86,6 +93,7 @@ func randomizedSVD(ctx context.Context, X []sparseRow, V, k, power int, seed uin
 	}
 	comp := make([]float64, V*k)
 	mulSparseT(X, P, k, comp)
+	step(power+2, power+2)
 	out := make([]float32, V*k)
 	for d := 0; d < k; d++ {
 		best, sign := 0.0, 1.0

@@ -75,7 +75,7 @@ func TestRandomizedSVD(t *testing.T) {
 			}
 		}
 	}
-	compT, err := randomizedSVD(context.Background(), rows, V, k, 5, 7)
+	compT, err := randomizedSVD(context.Background(), rows, V, k, 5, 7, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

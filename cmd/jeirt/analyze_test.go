@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -67,6 +68,14 @@ func TestAnalyzeCommands(t *testing.T) {
 	}
 	if !strings.Contains(out, "200 items, 3 ability bins") || len(readCSVFile(t, p("icc/icc_curves.csv"))) != 1+200*3 {
 		t.Errorf("icc:\n%s", out)
+	}
+	// Each figure is written as SVG and as PNG.
+	for _, f := range []string{"dir/directions", "probe/probe", "icc/icc"} {
+		svg, err1 := os.ReadFile(p(f + ".svg"))
+		png, err2 := os.ReadFile(p(f + ".png"))
+		if err1 != nil || err2 != nil || !bytes.Contains(svg, []byte("sans-serif")) || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s: %v, %v", f, err1, err2)
+		}
 	}
 
 	// Two leave-one-benchmark-out runs, tabled by analyze lobo.

@@ -40,10 +40,7 @@ func newDataInspectCmd() *cobra.Command {
 			opt.Warn = nil // the summary says them
 			r, rep, err := read.File(data, opt)
 			if err != nil {
-				if werr := datarun.WriteFound(cmd.OutOrStdout(), rep); werr != nil {
-					return werr
-				}
-				return err
+				return datarun.FailedRead(cmd.OutOrStdout(), rep, asJSON, err)
 			}
 			s := datarun.Summarize(r, rep)
 			if asJSON {

@@ -114,8 +114,9 @@ func TestImportFitsLikeLongCSV(t *testing.T) {
 			if err != nil || !bytes.Contains(items, []byte("arith/7,What is 7 + 15?,arith\n")) {
 				t.Errorf("items file: %v\n%.300s", err, items)
 			}
-			// and the file it writes fits as the logs do.
-			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", imp, "--graded", "--out", "fit-imp-"+tool); err != nil {
+			// and the file it writes fits as the logs do, with no --graded:
+			// its column says the scores are graded.
+			if _, err := runCmd(t, newIRTCmd(), "fit", "--data", imp, "--out", "fit-imp-"+tool); err != nil {
 				t.Fatal(err)
 			}
 			for f, w := range want {

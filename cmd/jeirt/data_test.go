@@ -120,3 +120,25 @@ func TestDataSplitCommand(t *testing.T) {
 		t.Error("bad input left an output folder")
 	}
 }
+
+// data inspect prints the format it guessed even when the labels then fail,
+// and the error names the flag to use with the file's own columns.
+func TestDataInspectGuessedWrong(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("nqs.csv", []byte("name,question,score\nm1,q1,1\nm2,q1,0\n"), 0o644)
+	out, err := runCmd(t, newDataInspectCmd(), "nqs.csv")
+	wantOut := "file          nqs.csv\nformat        wide (first column \"name\" names the models; 2 item columns)\n"
+	wantErr := `nqs.csv:2: column "question": "q1" is not a 0/1 label; the format was guessed as wide (first column "name" names the models; 2 item columns); if it is a long file (one row per model and item), name its columns: --columns model=name,item=question,label=score`
+	if !strings.HasPrefix(out, wantOut) || err == nil || err.Error() != wantErr {
+		t.Errorf("got %q, %v\nwant %q, %s", out, err, wantOut, wantErr)
+	}
+	// The suggestion reads the file.
+	if out, err = runCmd(t, newDataInspectCmd(), "nqs.csv", "--columns", "model=name,item=question,label=score"); err != nil || !strings.Contains(out, "models        2\nitems         1\n") {
+		t.Errorf("with --columns: %v\n%s", err, out)
+	}
+	os.WriteFile("items.csv", []byte("item_id,text\nq1,What is 2+2?\n"), 0o644)
+	_, err = runCmd(t, newDataInspectCmd(), "items.csv")
+	if err == nil || !strings.HasSuffix(err.Error(), `but it looks like an item-text file (item id column "item_id", text column "text"): give it with --items, and the responses with --data`) {
+		t.Errorf("item-text file: %v", err)
+	}
+}

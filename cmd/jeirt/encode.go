@@ -30,7 +30,7 @@ func newEncodeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Spec, "encoder", "hash", "hash, hash:DIM, a model folder, or precomputed:FILE")
+	f.StringVar(&o.Spec, "encoder", "hash", "hash, hash:DIM, tfidf, tfidf:DIM[:MIN_DF], a model folder, or precomputed:FILE")
 	f.StringVar(&o.Items, "items", "", "item-text file (CSV, TSV, JSONL or Parquet with an id and a text column) or a text file, one text per line")
 	f.StringVar(&o.Out, "out", "", "output: .npy, .safetensors or .jsonl")
 	alias(cmd, "input", "items")

@@ -24,7 +24,7 @@ func newIRTCmd() *cobra.Command {
 		Use:     "irt",
 		Args:    cobra.ArbitraryArgs,
 		RunE:    groupRun,
-		Short:   "Fit 2PL / multidimensional IRT by cBMM, with bootstrap, item selection and cross-validation",
+		Short:   "Fit IRT (1PL, 2PL, 3PL, multidimensional, graded) by cBMM, with bootstrap, item selection and cross-validation",
 		Long:    helpText("irt"),
 		Example: helpExamples("irt-fit"),
 	}
@@ -98,7 +98,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	cv := &cobra.Command{
 		Use:     "cv",
 		Short:   "k-fold cross-validation over cells: IRT vs the per-model accuracy baseline",
-		Long:    irtrun.CVHelp,
+		Long:    helpText("irt-cv"),
 		Example: helpExamples("irt-cv"),
 		Args:    needArgs(0, 1, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,13 +85,19 @@ func TestIRTFamilyCommands(t *testing.T) {
 	if winners != 1 {
 		t.Errorf("cv marked %d winners:\n%s", winners, msg)
 	}
-	// A graded file: an error without --graded, a fit with it.
+	// A graded file whose label column does not say so (jeirt's own files
+	// name it graded_score): an error without --graded, a fit with it.
 	g, _, err := synth.Generate(synth.Options{Kind: "2pl", Models: 30, Items: 40, Levels: 5, Seed: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	graded := filepath.Join(dir, "graded.csv")
 	if err := read.WriteLongCSV(graded, g); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(graded); err != nil || !bytes.HasPrefix(b, []byte("model,item,graded_score\n")) {
+		t.Fatalf("graded file: %v\n%.100s", err, b)
+	} else if err := os.WriteFile(graded, bytes.Replace(b, []byte("graded_score"), []byte("correct"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runCmd(t, newIRTCmd(), "fit", "--data", graded, "--out", filepath.Join(dir, "g")); err == nil || !strings.Contains(err.Error(), "use --graded") {

@@ -56,7 +56,7 @@ func newSynthCmd() *cobra.Command {
 	f.IntVar(&opt.EmbedDim, "embed-dim", 8, "embedding dimension d of q and m (jeirt)")
 	f.StringVar(&guess, "guess", "", "lower asymptote c of every item, P = c + (1 − c)·sigmoid(x) (2pl, mirt: the 3PL)")
 	f.IntVar(&opt.Trials, "trials", 0, "sample each cell n ~ U{1..N} times: successes,trials columns")
-	f.IntVar(&opt.Levels, "levels", 0, "graded scores on L levels from 0 to 1, score = Binomial(L−1, P)/(L−1) (read back with --graded)")
+	f.IntVar(&opt.Levels, "levels", 0, "graded scores on L levels from 0 to 1, score = Binomial(L−1, P)/(L−1), in a graded_score column (read back as scores)")
 	f.StringVar(&out, "out", "", "output folder (required)")
 	f.BoolVar(&force, "force", false, "replace --out if it exists (only a folder jeirt wrote)")
 	alias(cmd, "models", "n-models")

@@ -15,8 +15,7 @@ func newTrainCmd() *cobra.Command {
 	var configPath, device string
 	var overrides []string
 	var force, noBaselines bool
-	var maxMemory int64
-	var splits int
+	var maxMemory, splits = int64(0), 0
 	var cfg *pipeline.Config
 	// config is the run's config, read once: its train.device is the run's
 	// device request (see resolveDevice).

@@ -305,6 +305,7 @@ func readText(in *fileio.Input, format, dup string, graded bool, lay textLayout,
 		if err != nil {
 			return nil, err
 		}
+		s.guessed = rep.Why
 	} else {
 		rep.Why = "given by --format"
 		if format != "pyirt" {

@@ -43,6 +43,9 @@ type csvScanner struct {
 	// unnamedIndex is set by decide for a matrix whose first column is an
 	// unnamed index: its orientation is settled after reading (readText).
 	unnamedIndex bool
+	// guessed is why auto chose the format ("" when it was given): a
+	// matrix's readers name it when a label fails (guessedWrong).
+	guessed string
 
 	// consumed is the bytes of the lines read so far; size is the file's
 	// size when those bytes are the file's own (a regular file, not gzip),
@@ -298,7 +301,7 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		s.unnamedIndex = true
 		return "wide-items", "", nil
 	}
-	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns, or name the columns of a long file with {Columns} model=COLUMN,item=COLUMN,label=COLUMN")
+	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns, or name the columns of a long file with {Columns} %s", longColumnsExample(header))
 	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", model.Clip(header[0]), fe)}
 }
 

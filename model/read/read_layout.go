@@ -97,7 +97,7 @@ func (l textLayout) apply(file string, header []string, c cell.LongColumns) (cel
 		case "item":
 			c.Item = k
 		case "label", "successes":
-			c.Label = k
+			c.Label, c.Graded = k, isGradedColumn(name)
 		case "trials":
 			c.Trials = k
 		case "text":
@@ -111,4 +111,10 @@ func (l textLayout) apply(file string, header []string, c cell.LongColumns) (cel
 		return c, &ParseError{File: file, Line: 1, Err: fe, Msg: fe.Error()}
 	}
 	return c, nil
+}
+
+// isGradedColumn says whether a column named so holds graded scores
+// (cell.GradedNames, cell.GradedSuccessNames).
+func isGradedColumn(name string) bool {
+	return cell.FindColumn([]string{name}, cell.GradedNames) >= 0 || cell.FindColumn([]string{name}, cell.GradedSuccessNames) >= 0
 }

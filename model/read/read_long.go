@@ -30,6 +30,9 @@ func readLong(s *csvScanner, cells *cell.Sink, lp *cell.Labels, rep *Report) (*m
 			return nil, s.errorf(1, "", "no label column (want one of %s); header is %s", strings.Join(cell.LabelNames, ", "), cell.ClipJoin(h))
 		}
 	}
+	if c.Graded {
+		lp.Graded = true // a graded_score column: jeirt wrote the file so
+	}
 	models, items := cell.NewNames(), cell.NewNames()
 	var text, group []string
 	if err := s.eachRow(rep, func(f [][]byte) error {

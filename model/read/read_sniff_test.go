@@ -144,7 +144,7 @@ func TestReadColumnsAndDelimiter(t *testing.T) {
 		{Options{Columns: "model=a,model=b"}, "model is given twice"},
 		{Options{Columns: "model=Model Name", Format: "wide"}, "it cannot go with format wide"},
 		{Options{Delimiter: ":"}, `delimiter ":": want one of , ; | tab`},
-		{Options{}, "or name the columns of a long file with columns model=COLUMN,item=COLUMN,label=COLUMN"},
+		{Options{}, "or name the columns of a long file with columns model=Model Name,item=Question,label=Score"},
 	} {
 		c.opt.NoCache = true
 		if _, _, err := File(filepath.Join(dir, "named.csv"), c.opt); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -392,7 +392,7 @@ func TestBadInput(t *testing.T) {
 		{"no model column", map[string]string{"data.csv": "who,item,label\nm,a,1\n"}, Options{Format: "long"},
 			"data.csv:1: no model column (want one of model, model_name, model_id, subject_id); header is who,item,label"},
 		{"undecidable header", map[string]string{"data.csv": "who,item,score\nm,a,1\n"}, Options{},
-			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use format long|wide|wide-items|pyirt|patterns, or name the columns of a long file with columns model=COLUMN,item=COLUMN,label=COLUMN`},
+			`data.csv:1: cannot tell the format from the header (first column "who" names neither models nor items, and there are no model, item and label columns); use format long|wide|wide-items|pyirt|patterns, or name the columns of a long file with columns model=who,item=item,label=score`},
 		{"unknown format", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Format: "xlsx"},
 			`unknown format "xlsx" (want auto, long, wide, wide-items, pyirt, patterns, measurement-db, lm-eval, helm, inspect or eee)`},
 		{"unknown duplicates policy", map[string]string{"data.csv": "model,q1\nm,1\n"}, Options{Duplicates: "mean"},

@@ -42,7 +42,7 @@ func readWide(s *csvScanner, cells *cell.Sink, lp *cell.Labels, rep *Report, ite
 		for k := 1; k < len(f); k++ {
 			y, err := lp.Label(s.file, s.start, h[k], f[k])
 			if err != nil {
-				return err
+				return s.guessedWrong(err, f, k, map[bool]string{false: "wide", true: "wide-items"}[itemMajor])
 			}
 			m, i := row, colID[k]
 			if itemMajor {

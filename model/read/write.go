@@ -3,6 +3,7 @@ package read
 import (
 	"bufio"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,8 +16,10 @@ import (
 //	model,item,correct[,category]
 //
 // or, when cells have several trials, model,item,successes,trials[,category].
-// A graded score is written as its fraction (read it back with Options.Graded,
-// --graded).
+// A graded score is written as its fraction, and a file with one names its
+// label column graded_score (graded_successes with trials), which the
+// readers read as graded scores without Options.Graded: the file reads
+// back as it was meant.
 //
 // A model or item with no observed cell gets one row with a blank label, so
 // that reading the file back gives the same models and items (a blank label is
@@ -42,6 +45,9 @@ func writeLong(w io.Writer, r *model.Responses, placeholders bool) error {
 	label := "correct"
 	if r.Trials != nil {
 		label = "successes,trials"
+	}
+	if gradedCells(r) {
+		label = "graded_" + strings.Replace(label, "correct", "score", 1)
 	}
 	if r.ItemGroup != nil {
 		groups = quoteAll(r.ItemGroup)
@@ -142,4 +148,15 @@ func quoteCSV(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// gradedCells says whether some cell of r has a fractional number of
+// successes (a graded score).
+func gradedCells(r *model.Responses) bool {
+	for _, k := range r.Successes {
+		if k != math.Trunc(k) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,6 +106,20 @@ type QueryFile struct {
 	Queries []Query
 	JSONL   bool  // the input was JSONL rather than plain text
 	Empty   []int // lines skipped because they (or their text) are empty
+	// EmptyText is those of Empty that are JSON objects with an empty text
+	// (the others are blank lines).
+	EmptyText []int
+}
+
+// Blank is the lines of Empty that are blank: Empty without EmptyText.
+func (qf *QueryFile) Blank() []int {
+	var out []int
+	for _, l := range qf.Empty {
+		if !slices.Contains(qf.EmptyText, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // ReadQueries reads questions to route from r (name is used in errors): either
@@ -143,6 +158,7 @@ func ReadQueries(name string, r io.Reader) (*QueryFile, error) {
 		}
 		if strings.TrimSpace(q.Text) == "" {
 			qf.Empty = append(qf.Empty, line)
+			qf.EmptyText = append(qf.EmptyText, line)
 			continue
 		}
 		qf.Queries = append(qf.Queries, q)

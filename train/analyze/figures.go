@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Palette is the colours of the analyses' figures, in order.
@@ -20,17 +19,28 @@ var Palette = []color.Color{
 	color.RGBA{0xf2, 0x8e, 0x2b, 255}, color.RGBA{0xb0, 0x7a, 0xa1, 255}, color.RGBA{0x76, 0xb7, 0xb2, 255},
 }
 
-// WriteSVG draws p as a 7 x 4.5 inch SVG.
-func WriteSVG(w io.Writer, p *plot.Plot) error {
-	c := vgsvg.New(7*vg.Inch, 4.5*vg.Inch)
-	p.Draw(draw.New(c))
-	_, err := c.WriteTo(w)
-	return err
+// WriteFigure draws the empirical curves (solid, with points) and fitted
+// 2PL curves (dashed) of up to n flagged items, as SVG (WriteSVG).
+func (res *ICCResult) WriteFigure(w io.Writer, n int) error {
+	p, err := res.Plot(n)
+	if err != nil {
+		return err
+	}
+	return WriteSVG(w, p)
 }
 
-// WriteFigure draws the empirical curves (solid, with points) and fitted
-// 2PL curves (dashed) of up to n flagged items, as SVG.
-func (res *ICCResult) WriteFigure(w io.Writer, n int) error {
+// WriteFigurePNG draws WriteFigure's figure as PNG (WritePNG).
+func (res *ICCResult) WriteFigurePNG(w io.Writer, n int) error {
+	p, err := res.Plot(n)
+	if err != nil {
+		return err
+	}
+	return WritePNG(w, p)
+}
+
+// Plot is WriteFigure's figure, its legend an item's id and first flag per
+// curve.
+func (res *ICCResult) Plot(n int) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Flagged items: empirical (solid) vs fitted 2PL (dashed)"
 	p.X.Label.Text = "ability θ (median of the bin)"
@@ -56,35 +66,68 @@ func (res *ICCResult) WriteFigure(w io.Writer, n int) error {
 		c := Palette[k%len(Palette)]
 		le, pts, err := plotter.NewLinePoints(emp)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		le.Color, pts.Color = c, c
 		lf, err := plotter.NewLine(fit)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		lf.Color, lf.Dashes = c, []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(le, pts, lf)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", shortID(it.ID), it.Flags[0]), le)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", middleLabel(it.ID, 24), it.Flags[0]), le)
 		k++
 	}
-	p.Legend.Top = true
-	return WriteSVG(w, p)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return p, nil
 }
 
-func shortID(s string) string {
+func shortID(s string) string { return shortLabel(s, 28) }
+
+// middleLabel is s cut to n runes with an ellipsis in the middle, keeping
+// its start and its end (where item ids differ: "mmlu/high_s…onomics/100").
+func middleLabel(s string, n int) string {
 	r := []rune(s)
-	if len(r) <= 28 {
+	if len(r) <= n {
 		return s
 	}
-	return string(r[:27]) + "…"
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+// shortLabel is s cut to n runes, the last an ellipsis.
+func shortLabel(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // WriteFigure draws each cluster of question directions as a bar of its
 // size, split into its most frequent category (dark) and the rest (light),
-// labelled with that category and its share, as SVG: a taxonomy that follows
-// the categories shows tall dark bars.
+// labelled with that category and its share, as SVG (WriteSVG): a taxonomy
+// that follows the categories shows tall dark bars.
 func (res *DirectionsResult) WriteFigure(w io.Writer) error {
+	p, err := res.Plot()
+	if err != nil {
+		return err
+	}
+	return WriteSVG(w, p)
+}
+
+// WriteFigurePNG draws WriteFigure's figure as PNG (WritePNG).
+func (res *DirectionsResult) WriteFigurePNG(w io.Writer) error {
+	p, err := res.Plot()
+	if err != nil {
+		return err
+	}
+	return WritePNG(w, p)
+}
+
+// Plot is WriteFigure's figure; a cluster's label, under its bar, is read
+// upwards.
+func (res *DirectionsResult) Plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Clusters of question directions (ARI %.3f, NMI %.3f)", res.ARI, res.NMI)
 	p.X.Label.Text = "cluster (largest first)"
@@ -110,11 +153,11 @@ func (res *DirectionsResult) WriteFigure(w io.Writer) error {
 	width := vg.Points(math.Max(4, 300/float64(max(len(order), 1))))
 	bt, err := plotter.NewBarChart(top, width)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	br, err := plotter.NewBarChart(rest, width)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bt.Color, br.Color = Palette[0], color.RGBA{0xb8, 0xc9, 0xdc, 255}
 	bt.LineStyle.Width, br.LineStyle.Width = 0, 0
@@ -122,19 +165,38 @@ func (res *DirectionsResult) WriteFigure(w io.Writer) error {
 	p.Add(bt, br)
 	p.Legend.Add("most frequent category", bt)
 	p.Legend.Add("other categories", br)
-	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	if len(names) <= 30 {
 		p.NominalX(names...)
-		p.X.Tick.Label.Rotation = math.Pi / 3
+		p.X.Tick.Label.Rotation = math.Pi / 2
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		p.X.Tick.Label.Font.Size = vg.Points(8)
 	}
-	return WriteSVG(w, p)
+	return p, nil
 }
 
 // WriteFigure draws each model's projection on the axis against its
 // accuracy on A minus its accuracy on B (with responses), or the sorted
-// projections (without), as SVG.
+// projections (without), as SVG (WriteSVG).
 func (res *ProbeResult) WriteFigure(w io.Writer) error {
+	p, err := res.Plot()
+	if err != nil {
+		return err
+	}
+	return WriteSVG(w, p)
+}
+
+// WriteFigurePNG draws WriteFigure's figure as PNG (WritePNG).
+func (res *ProbeResult) WriteFigurePNG(w io.Writer) error {
+	p, err := res.Plot()
+	if err != nil {
+		return err
+	}
+	return WritePNG(w, p)
+}
+
+// Plot is WriteFigure's figure.
+func (res *ProbeResult) Plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Models on the %s − %s axis", shortID(res.A), shortID(res.B))
 	p.Add(plotter.NewGrid())
@@ -158,10 +220,10 @@ func (res *ProbeResult) WriteFigure(w io.Writer) error {
 	if len(xy) > 0 {
 		s, err := plotter.NewScatter(xy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = Palette[0], vg.Points(2.5), draw.CircleGlyph{}
 		p.Add(s)
 	}
-	return WriteSVG(w, p)
+	return p, nil
 }

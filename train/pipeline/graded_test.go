@@ -66,7 +66,15 @@ output: ckpt
 	if !(met.Test.LogLoss < met.Baselines["model_mean"].LogLoss) {
 		t.Errorf("jeirt log loss %.4f is not below the model mean's %.4f", met.Test.LogLoss, met.Baselines["model_mean"].LogLoss)
 	}
-	if _, err := EvalFile(context.Background(), filepath.Join(dir, "ckpt"), "", filepath.Join(dir, "responses.csv"), read.Options{}, nil); err == nil ||
+	// A graded file whose label column does not say so (jeirt's own files
+	// name it graded_score) needs --graded.
+	b, err := os.ReadFile(filepath.Join(dir, "responses.csv"))
+	if err != nil || !strings.HasPrefix(string(b), "model,item,graded_score,") {
+		t.Fatalf("responses.csv: %v\n%.100s", err, b)
+	}
+	unmarked := filepath.Join(dir, "unmarked.csv")
+	os.WriteFile(unmarked, []byte(strings.Replace(string(b), "graded_score", "correct", 1)), 0o644)
+	if _, err := EvalFile(context.Background(), filepath.Join(dir, "ckpt"), "", unmarked, read.Options{}, nil); err == nil ||
 		!strings.Contains(err.Error(), "use --graded") {
 		t.Errorf("eval without --graded: %v", err)
 	}

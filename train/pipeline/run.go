@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 		met.Warnings = warnings
-		log.Printf("wrote %s; running the baselines (Ctrl-C stops them and keeps the checkpoint)", cfg.Output)
+		log.Printf("running the baselines (Ctrl-C stops them and keeps the trained model, already in %s)", cfg.Output)
 		var bl *Baselines
 		bl, err = RunBaselines(ctx, trainR, valR, testR, features, enc.Dim(), device, opt.MaxMemory, log)
 		if err == nil {

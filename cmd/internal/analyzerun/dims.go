@@ -79,6 +79,23 @@ func Dims(t *sweeprun.SweepTable, key string) ([]DimRow, error) {
 // WriteDimsFigure draws test accuracy and log loss of the best run against
 // the embedding dimension (log₂ axis), as SVG.
 func WriteDimsFigure(w io.Writer, rows []DimRow) error {
+	p, err := dimsPlot(rows)
+	if err != nil {
+		return err
+	}
+	return analyze.WriteSVG(w, p)
+}
+
+// WriteDimsFigurePNG draws WriteDimsFigure's figure as PNG.
+func WriteDimsFigurePNG(w io.Writer, rows []DimRow) error {
+	p, err := dimsPlot(rows)
+	if err != nil {
+		return err
+	}
+	return analyze.WritePNG(w, p)
+}
+
+func dimsPlot(rows []DimRow) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Test scores against the embedding dimension d"
 	p.X.Label.Text = "log₂ d"
@@ -96,13 +113,13 @@ func WriteDimsFigure(w io.Writer, rows []DimRow) error {
 	}{{"accuracy", acc}, {"log loss", ll}} {
 		l, pts, err := plotter.NewLinePoints(s.xy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Color, pts.Color = analyze.Palette[k], analyze.Palette[k]
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l)
 	}
-	return analyze.WriteSVG(w, p)
+	return p, nil
 }
 
 // WriteDims writes dims.csv.

@@ -30,6 +30,10 @@ func TestDims(t *testing.T) {
 	if err := WriteDimsFigure(&buf, rows); err != nil || !strings.Contains(buf.String(), "<svg") {
 		t.Errorf("dims.svg: %v", err)
 	}
+	buf.Reset()
+	if err := WriteDimsFigurePNG(&buf, rows); err != nil || !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("dims.png: %v", err)
+	}
 	tab.Keys = []string{"train.lr"}
 	if _, err := Dims(tab, ""); err == nil || !strings.Contains(err.Error(), "does not vary model.dim") {
 		t.Errorf("no dim in the grid: %v", err)

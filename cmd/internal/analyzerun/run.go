@@ -90,7 +90,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 		return nil, err
 	}
 	res.Summary(w)
-	return Files{"clusters.csv": res.WriteClusters, "directions.svg": res.WriteFigure,
+	return Files{"clusters.csv": res.WriteClusters, "directions.svg": res.WriteFigure, "directions.png": res.WriteFigurePNG,
 		"assignments.csv": func(w io.Writer) error { return res.WriteAssignments(w, ck.Model.Items, cat) }}, nil
 }
 
@@ -141,7 +141,7 @@ func (p ProbeRun) Run(w io.Writer) (Files, error) {
 		fmt.Fprintf(w, " (n/a: %s)", res.GapNote)
 	}
 	fmt.Fprintln(w)
-	return Files{"probe.csv": res.Write, "probe.svg": res.WriteFigure}, nil
+	return Files{"probe.csv": res.Write, "probe.svg": res.WriteFigure, "probe.png": res.WriteFigurePNG}, nil
 }
 
 // ICCRun draws the empirical item characteristic curves of the fit folder
@@ -168,7 +168,7 @@ func (c ICCRun) Run(w io.Writer) (Files, error) {
 	fmt.Fprintf(w, "%d items, %d ability bins: %d non_monotone, %d negative_slope\n",
 		len(res.Items), len(res.Mid), res.Count[analyze.FlagNonMonotone], res.Count[analyze.FlagNegativeSlope])
 	return Files{"icc_items.csv": res.WriteItems, "icc_curves.csv": res.WriteCurves,
-		"icc.svg": func(w io.Writer) error { return res.WriteFigure(w, 6) }}, nil
+		"icc.svg": func(w io.Writer) error { return res.WriteFigure(w, 6) }, "icc.png": func(w io.Writer) error { return res.WriteFigurePNG(w, 6) }}, nil
 }
 
 // DimsRun tables a sweep's finished runs against the config key Key.
@@ -186,7 +186,7 @@ func (d DimsRun) Run(w io.Writer) (Files, error) {
 	}
 	DimsSummary(w, rows)
 	return Files{"dims.csv": func(w io.Writer) error { return WriteDims(w, rows) },
-		"dims.svg": func(w io.Writer) error { return WriteDimsFigure(w, rows) }}, nil
+		"dims.svg": func(w io.Writer) error { return WriteDimsFigure(w, rows) }, "dims.png": func(w io.Writer) error { return WriteDimsFigurePNG(w, rows) }}, nil
 }
 
 // LOBORun tables the leave-one-benchmark-out checkpoints dirs (jeirt

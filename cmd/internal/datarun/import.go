@@ -75,7 +75,7 @@ func (s Import) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	if r.Successes != nil {
-		_, err = fmt.Fprintf(w, "some cells are graded scores or trials: read %s with --graded\n", s.Out)
+		_, err = fmt.Fprintf(w, "some cells are graded scores or trials: the columns of %s say so, and it reads back as written (no --graded needed)\n", s.Out)
 	}
 	return err
 }

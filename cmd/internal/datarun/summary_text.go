@@ -12,12 +12,7 @@ import (
 // WriteText prints the summary as jeirt data inspect does: one labelled
 // line per figure.
 func (s Summary) WriteText(w io.Writer) error {
-	gz := ""
-	if s.Gzip {
-		gz = ", gzip"
-	}
-	fmt.Fprintf(w, "file          %s\n", s.File)
-	fmt.Fprintf(w, "format        %s%s (%s)\n", s.Format, gz, s.Decided)
+	s.writeDecision(w)
 	fmt.Fprintf(w, "models        %d\n", s.Models)
 	fmt.Fprintf(w, "items         %d", s.Items)
 	if s.ItemsWithText > 0 {
@@ -70,6 +65,24 @@ func (s Summary) WriteText(w io.Writer) error {
 	return err
 }
 
+// FailedRead prints, before a failed read's error, what the read had
+// decided and found: the file and its format (WriteDecision; text output
+// only), or a measurement-db tree's benchmarks and conditions (WriteFound),
+// so that the error's choice can be made. It returns err, or the error of
+// writing the listing.
+func FailedRead(w io.Writer, rep *read.Report, asJSON bool, err error) error {
+	if rep != nil && rep.MDB != nil && len(rep.MDB.Benchmarks) > 0 {
+		if werr := WriteFound(w, rep); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if !asJSON {
+		WriteDecision(w, rep)
+	}
+	return err
+}
+
 // WriteFound prints what a read that failed found, when it found
 // something worth listing (the benchmarks and conditions of a
 // measurement-db tree, for one), so that the error's choice can be made;
@@ -93,4 +106,25 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// WriteDecision prints the file and format lines of a file that failed to
+// read, when the reader got as far as deciding its format (rep.Format), so
+// that what was guessed is seen beside the error; it reports whether it
+// printed them.
+func WriteDecision(w io.Writer, rep *read.Report) bool {
+	if rep == nil || rep.Format == "" {
+		return false
+	}
+	Summary{File: rep.Path, Format: rep.Format, Decided: rep.Why, Gzip: rep.Gzip}.writeDecision(w)
+	return true
+}
+
+func (s Summary) writeDecision(w io.Writer) {
+	gz := ""
+	if s.Gzip {
+		gz = ", gzip"
+	}
+	fmt.Fprintf(w, "file          %s\n", s.File)
+	fmt.Fprintf(w, "format        %s%s (%s)\n", s.Format, gz, s.Decided)
 }

@@ -69,6 +69,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	if e.Emit != "" {
 		return e.EmitSlurm(ctx)
 	}
+	start := time.Now() // the time printed at the end is the whole run's
 	if e.Shards != 0 || e.Submit {
 		return model.FieldErrorf("Emit", "encode: {Shards} and {Submit} go with {Emit} slurm (here, {Shard} i/n encodes one shard)")
 	}
@@ -118,9 +119,15 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	}
 	if f, ok := enc.(encoder.Fitter); ok {
 		// Fitted on every input text before sharding, so all shards agree.
+		log.Printf("encode: fitting %s on %d texts", e.Spec, len(texts))
+		fitStart := time.Now()
+		if t, ok := f.(*encoder.TFIDF); ok {
+			t.Progress = fitProgress(log, fitStart)
+		}
 		if err := f.Fit(ctx, texts); err != nil {
 			return err
 		}
+		log.Printf("encode: fitted %s in %s", e.Spec, time.Since(fitStart).Round(time.Millisecond))
 	}
 	if nShards > 1 {
 		var sid, stext []string
@@ -134,15 +141,15 @@ func (e EncodeFile) Run(ctx context.Context) error {
 		cache = &encoder.Cache{Dir: e.Cache}
 	}
 	log.Printf("encode: %d items with %s (dim %d)", len(ids), enc.Fingerprint(), enc.Dim())
-	start := time.Now()
-	last := start
+	encStart := time.Now()
+	last := encStart
 	vecs, err := encoder.EncodeItems(ctx, enc, ids, texts, encoder.ItemOptions{
 		Cache: cache,
 		Chunk: max(e.Batch*4, 64),
 		Progress: func(done, total int) {
 			if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
 				last = now
-				rate := float64(done) / now.Sub(start).Seconds()
+				rate := float64(done) / now.Sub(encStart).Seconds()
 				log.Printf("encode: %d/%d items (%.0f/s, ETA %s)", done, total, rate, time.Duration(float64(total-done)/max(rate, 1e-9)*float64(time.Second)).Round(time.Second))
 			}
 		},
@@ -162,6 +169,21 @@ func (e EncodeFile) Run(ctx context.Context) error {
 	}
 	log.Printf("encode: wrote %s (%d × %d) in %s", e.Out, len(ids), enc.Dim(), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// fitProgress reports a TF-IDF fit's steps on log as the encoding's
+// progress is reported: a line when a step ends, and one every 2 seconds
+// within a long one.
+func fitProgress(log model.Logf, start time.Time) func(step string, done, total int) {
+	names := map[string]string{"terms": "counting terms", "rows": "weighting texts", "svd": "truncated SVD"}
+	units := map[string]string{"terms": "texts", "rows": "texts", "svd": "products"}
+	last := start
+	return func(step string, done, total int) {
+		if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
+			last = now
+			log.Printf("encode: fit: %s %d/%d %s", names[step], done, total, units[step])
+		}
+	}
 }
 
 // MergeFiles joins the shard files of EncodeFile (given in order 0..n-1)

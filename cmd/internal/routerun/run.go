@@ -70,8 +70,11 @@ func (o Run) Route(ctx context.Context, name string, in io.Reader, w io.Writer) 
 	if err != nil {
 		return err
 	}
-	if len(qf.Empty) > 0 {
-		log.Printf("route: skipped %s in %s (%s)", plural(len(qf.Empty), "empty line", "empty lines"), name, lineList(qf.Empty, 10))
+	if blank := qf.Blank(); len(blank) > 0 {
+		log.Printf("route: skipped %s in %s (%s)", plural(len(blank), "empty line", "empty lines"), name, lineList(blank, 10))
+	}
+	if len(qf.EmptyText) > 0 {
+		log.Printf("route: skipped %s in %s (%s)", plural(len(qf.EmptyText), "JSON line with empty text", "JSON lines with empty text"), name, lineList(qf.EmptyText, 10))
 	}
 	if len(qf.Queries) == 0 {
 		return fmt.Errorf("route: %s has no queries", name)

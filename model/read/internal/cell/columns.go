@@ -17,9 +17,15 @@ var (
 	// columns (without a successes column, the label column counts them).
 	SuccessNames = []string{"successes", "k", "n_correct", "num_correct"}
 	TrialNames   = []string{"trials", "n", "n_trials", "num_trials", "attempts", "samples"}
-	TextNames    = []string{"text", "prompt"}
-	GroupNames   = []string{"category", "benchmark"}
-	FreqNames    = []string{"freq", "frequency"}
+	// The label column of a long file of graded scores, and the successes
+	// column of one with trials and graded successes: the names jeirt
+	// writes for such cells (read.WriteLongCSV), read as graded scores
+	// without --graded.
+	GradedNames        = []string{"graded_score"}
+	GradedSuccessNames = []string{"graded_successes"}
+	TextNames          = []string{"text", "prompt"}
+	GroupNames         = []string{"category", "benchmark"}
+	FreqNames          = []string{"freq", "frequency"}
 )
 
 // FindColumn returns the index of the first of names present in header, or -1.
@@ -36,8 +42,13 @@ func FindColumn(header []string, names []string) int {
 
 // LongColumns are the columns of a long file, -1 where absent: Label is the
 // label column, or with Trials the successes column (a successes column,
-// else the label column holding counts); Trials is -1 for 0/1 labels.
-type LongColumns struct{ Model, Item, Label, Trials, Text, Group int }
+// else the label column holding counts); Trials is -1 for 0/1 labels. Graded
+// says the label column is one of GradedNames or GradedSuccessNames: its
+// fractions are graded scores whatever the options say.
+type LongColumns struct {
+	Model, Item, Label, Trials, Text, Group int
+	Graded                                  bool
+}
 
 // FindLongColumns finds the columns of a long file in header, and reports
 // whether it has model, item and label columns.
@@ -50,9 +61,16 @@ func FindLongColumns(header []string) (LongColumns, bool) {
 		Text:   FindColumn(header, TextNames),
 		Group:  FindColumn(header, GroupNames),
 	}
+	if c.Label < 0 {
+		if k := FindColumn(header, GradedNames); k >= 0 {
+			c.Label, c.Graded = k, true
+		}
+	}
 	if c.Trials >= 0 {
 		if k := FindColumn(header, SuccessNames); k >= 0 {
-			c.Label = k
+			c.Label, c.Graded = k, false
+		} else if k := FindColumn(header, GradedSuccessNames); k >= 0 {
+			c.Label, c.Graded = k, true
 		}
 	}
 	return c, c.Model >= 0 && c.Item >= 0 && c.Label >= 0
@@ -60,9 +78,16 @@ func FindLongColumns(header []string) (LongColumns, bool) {
 
 // Describe names the columns found, for Report.Why.
 func (c LongColumns) Describe(h []string) string {
+	graded := ""
+	if c.Graded {
+		graded = "graded "
+	}
 	if c.Trials >= 0 {
-		return fmt.Sprintf("model column %q, item column %q, successes column %q and trials column %q",
-			model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]), model.Clip(h[c.Trials]))
+		return fmt.Sprintf("model column %q, item column %q, %ssuccesses column %q and trials column %q",
+			model.Clip(h[c.Model]), model.Clip(h[c.Item]), graded, model.Clip(h[c.Label]), model.Clip(h[c.Trials]))
+	}
+	if c.Graded {
+		return fmt.Sprintf("model column %q, item column %q and graded score column %q", model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]))
 	}
 	return fmt.Sprintf("model column %q, item column %q and label column %q", model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]))
 }

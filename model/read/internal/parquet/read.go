@@ -407,6 +407,7 @@ func readParquetLong(q *pqFile, cells *cell.Sink, graded bool, lay *Layout) (*mo
 		return nil, &cell.ParseError{File: q.path, Msg: fmt.Sprintf("no model, item and label columns (want one of %s; one of %s; one of %s); columns are %s",
 			strings.Join(cell.ModelNames, ", "), strings.Join(cell.ItemNames, ", "), strings.Join(cell.LabelNames, ", "), cell.ClipJoin(h))}
 	}
+	graded = graded || c.Graded // a graded_score column: jeirt wrote the file so
 	models, items := newPQNames(), newPQNames()
 	var text, group []string
 	lp := cell.Labels{Graded: graded}
