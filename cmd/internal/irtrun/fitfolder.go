@@ -101,7 +101,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	if fit.C != nil {
 		doc.Parameterisation = irtfit.Parameterisation3PL
 	}
-	if irt.Method(doc.Settings.Method) == irt.MethodMML {
+	if !irt.Method(doc.Settings.Method).Joint() {
 		doc.Gauge = irtfit.GaugeMML
 	}
 	if doc.Settings.Signed {
@@ -115,7 +115,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 			prior = p
 		}
 	}
-	joint := irt.Method(doc.Settings.Method) != irt.MethodMML
+	joint := irt.Method(doc.Settings.Method).Joint()
 	switch {
 	case prior.On() && joint && doc.Settings.Signed:
 		doc.Gauge = irtfit.GaugeSignedMAP
