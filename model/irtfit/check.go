@@ -129,3 +129,33 @@ func checkCounts(dir string, f *Folder, counted bool) error {
 	}
 	return nil
 }
+
+// Check refuses settings no fit can have, as model.FieldErrors on the
+// fields of Settings: a prior, family or guessing that does not parse or
+// does not go together, and the analysis's thresholds, the bootstrap's
+// count and the level out of range. What a fit of them can be (the
+// method, rank, σ, tolerances) train/irt's Spec.Validate checks, which
+// cannot live here (model does not import train).
+func (s Settings) Check() error {
+	if _, err := s.PriorSpec(); err != nil {
+		return model.FieldErrorf("Prior", "{Prior}: %v", err)
+	}
+	fam, famErr := model.ParseFamily(s.Model)
+	switch {
+	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
+		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
+	case famErr != nil:
+		return model.FieldErrorf("Model", "{Model} %q: want %s", s.Model, model.FamilyNames())
+	case s.Guess != "" && !fam.HasAsymptote():
+		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} %s", model.Clip(s.Guess), model.ThreePL)
+	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
+		return model.FieldErrorf("GuessPrior", "{GuessPrior} %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
+	case s.MinAnswers < 0:
+		return model.FieldErrorf("MinAnswers", "{MinAnswers} %d: must not be negative (0: no threshold)", s.MinAnswers)
+	case s.Bootstrap < 0 || s.Bootstrap == 1:
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} %d: must be 0 (none) or at least 2", s.Bootstrap)
+	case !(s.Level > 0 && s.Level < 1):
+		return model.FieldErrorf("Level", "{Level} %v: must be in (0, 1)", s.Level)
+	}
+	return nil
+}

@@ -6,8 +6,9 @@
 // JackQuu/cBMM; the batched hot loop runs on a train/backend device), maximum
 // a posteriori under a model.Prior or joint maximum likelihood without one,
 // and the same objective by L-BFGS (LBFGS2PL); each method is named only in
-// Method (marginal maximum likelihood is package train/irtmml, the rotations
-// of multidimensional fits package train/irt/rotate). StandardGauge
+// Method and is a Fitter registered under its name (marginal maximum
+// likelihood is package train/irtmml's), and a fit is a Spec (the rotations
+// of multidimensional fits are package train/irt/rotate). StandardGauge
 // identifies a joint maximum likelihood fit. What a fit says is package
 // train/irtstat.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/irt"
+	_ "github.com/jeirt/jeirt/train/irtmml" // registers irt.MethodMML
 )
 
 // Guard fits responses with the settings of CBMM (the model, rank, σ, Tol,
@@ -25,8 +26,10 @@ import (
 // of matrix k (not the nested fits' or the continued runs').
 type Guard struct {
 	CBMM irt.CBMM
-	// Method is irt.MethodCBMM (also "") or irt.MethodLBFGS (irt.LBFGS2PL:
-	// the rank-1 2PL only; its nested 1PL is fitted by cBMM).
+	// Method is the irt.Fitter registered under it (irt.Lookup): "" is
+	// irt.MethodCBMM. A joint method (cbmm, lbfgs) runs from several
+	// starts, its nested fit always by cBMM; one that integrates θ out
+	// (mml) is fitted once and certified by itself.
 	Method irt.Method
 	// GradTol is the certificate's tolerance on the largest projected
 	// gradient per answer; 0 means DefaultGradTol.
@@ -44,7 +47,9 @@ type Guard struct {
 }
 
 // Result is a guarded fit: the lowest of the starts' ends (Fit, whose
-// Converged holds only with the certificate), and what each start reached.
+// Converged holds only with the certificate), and what each start reached;
+// for a method that certifies its own fits (not joint: mml), the one fit
+// and MethodCertificate, without starts.
 type Result struct {
 	Fit         *model.IRT
 	Certificate Certificate
@@ -60,6 +65,29 @@ type Result struct {
 	// it leaves to the data estimated (EB; model.Prior.AScaleAuto).
 	Prior model.Prior
 	EB    EBResult
+	// MethodCertificate is the certificate of a method that certifies its
+	// own fits (irt.Fitted.Certificate), nil for a joint method.
+	MethodCertificate *irt.Certificate
+}
+
+// For is the guard of the fit s specifies.
+func For(s irt.Spec, log model.Logf) Guard {
+	return Guard{CBMM: s.CBMM, Method: s.Method, GradTol: s.GradTol, Log: log}
+}
+
+// spec is the fit specification of g's settings.
+func (g Guard) spec() irt.Spec { return irt.Spec{Method: g.Method, CBMM: g.CBMM, GradTol: g.GradTol} }
+
+// fitter is the registered fitter of g's method, or an error naming it.
+func (g Guard) fitter() (irt.Fitter, error) {
+	f := irt.Lookup(g.Method)
+	if f == nil {
+		return nil, fmt.Errorf("irtguard: method %q: want %s", g.Method, irt.MethodNames(irt.Methods...))
+	}
+	if err := f.Check(g.spec(), nil); err != nil {
+		return nil, fmt.Errorf("irtguard: %w", err)
+	}
+	return f, nil
 }
 
 // DefaultAgreeTol is Guard.AgreeTol's default. Joint maximum likelihood
@@ -153,11 +181,12 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		return out, nil
 	}
 	c := g.CBMM
-	if g.Method != irt.MethodCBMM && g.Method != irt.MethodLBFGS {
-		return nil, fmt.Errorf("irtguard: method %q: want %s", g.Method, irt.MethodNames(irt.MethodCBMM, irt.MethodLBFGS))
+	fitter, err := g.fitter()
+	if err != nil {
+		return nil, err
 	}
-	if g.Method == irt.MethodLBFGS && (c.Model != model.TwoPL || c.Rank != 1) {
-		return nil, fmt.Errorf("irtguard: lbfgs fits the rank-1 2PL only (got %s, rank %d)", c.Model, c.Rank)
+	if !fitter.Joint() {
+		return g.fitOnce(ctx, fitter, rs)
 	}
 	K := len(rs)
 	names := []string{"svd"}
@@ -169,7 +198,6 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		ng := g
 		ng.CBMM, ng.Method = nestC, irt.MethodCBMM
 		ng.CBMM.Trace = nil
-		var err error
 		if nestRes, err = ng.FitBatch(ctx, rs); err != nil {
 			return nil, err
 		}
@@ -179,49 +207,32 @@ func (g Guard) FitBatch(ctx context.Context, rs []*model.Responses) ([]*Result, 
 		}
 		names, starts = append(names, nestName), append(starts, emb)
 	}
-	// Every start of every matrix: cbmm runs them as one batch.
+	// Every start of every matrix, in one batch (cbmm runs it as one).
 	S := len(starts)
-	fits := make([]*model.IRT, S*K)
-	var err error
-	switch g.Method {
-	case irt.MethodCBMM:
-		all, from := make([]*model.Responses, 0, S*K), make([]*model.IRT, 0, S*K)
-		for s := range starts {
-			all, from = append(all, rs...), append(from, starts[s]...)
-		}
-		if tr := c.Trace; tr != nil {
-			c.Trace = func(k, iter int, loss float64) { tr(k%K, iter, loss) }
-		}
-		matrix, startNames := make([]int, S*K), make([]string, S*K)
-		for n := range matrix {
-			matrix[n], startNames[n] = n%K, names[n/K]
-		}
-		c.Watch = g.watcher(all, matrix, startNames)
-		fits, err = c.FitBatchFrom(ctx, all, from)
-	case irt.MethodLBFGS:
-		for s := range starts {
-			for k, r := range rs {
-				l := g.lbfgs(starts[s][k])
-				if tr := c.Trace; tr != nil {
-					l.Trace = func(loss float64) { tr(k, 0, loss) }
-				}
-				if fits[s*K+k], err = l.Fit(ctx, r); err != nil {
-					return nil, err
-				}
-			}
+	all, ps := make([]*model.Responses, 0, S*K), make([]irt.Problem, 0, S*K)
+	for s := range starts {
+		for k, r := range rs {
+			all, ps = append(all, r), append(ps, irt.Problem{R: r, From: starts[s][k]})
 		}
 	}
+	matrix, startNames := make([]int, S*K), make([]string, S*K)
+	for n := range matrix {
+		matrix[n], startNames[n] = n%K, names[n/K]
+	}
+	sp := g.spec()
+	if tr := c.Trace; tr != nil {
+		sp.CBMM.Trace = func(n, iter int, loss float64) { tr(n%K, iter, loss) }
+	}
+	sp.CBMM.Watch = g.watcher(all, matrix, startNames)
+	fitted, err := fitter.Fit(ctx, sp, ps)
 	if err != nil {
 		return nil, err
 	}
-	all := make([]*model.Responses, S*K)
-	for s := 0; s < S; s++ {
-		copy(all[s*K:], rs)
+	fits := make([]*model.IRT, S*K)
+	for n, f := range fitted {
+		fits[n] = f.Fit
 	}
-	merged, matrix, startNames := make([]bool, len(fits)), make([]int, len(fits)), make([]string, len(fits))
-	for n := range fits {
-		matrix[n], startNames[n] = n%K, names[n/K]
-	}
+	merged := make([]bool, len(fits))
 	settle(fits, merged)
 	certs, err := g.polish(ctx, all, fits, merged, matrix, startNames)
 	if err != nil {
@@ -297,10 +308,27 @@ func (g Guard) FitFrom(ctx context.Context, r *model.Responses, start *model.IRT
 	return fits[0], certs[0], nil
 }
 
-// lbfgs is the L-BFGS fitter of g's settings from start (nil: the SVD start).
-func (g Guard) lbfgs(start *model.IRT) irt.LBFGS2PL {
-	c := g.CBMM
-	return irt.LBFGS2PL{Sigma: c.Sigma, Tol: c.Tol, MaxIter: c.MaxIter, Threads: c.Threads, Start: start, Prior: c.Prior}
+// fitOnce fits each of rs once by f, a method that integrates θ out and
+// certifies its own fits (not joint).
+func (g Guard) fitOnce(ctx context.Context, f irt.Fitter, rs []*model.Responses) ([]*Result, error) {
+	ps := make([]irt.Problem, len(rs))
+	for k, r := range rs {
+		ps[k].R = r
+	}
+	fitted, err := f.Fit(ctx, g.spec(), ps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Result, len(rs))
+	for k, ft := range fitted {
+		p := g.CBMM.Prior
+		res := &Result{Fit: ft.Fit, GradTol: g.GradTol, Agree: true, Prior: p, EB: EBResult{Prior: p, Settled: true}, MethodCertificate: ft.Certificate}
+		if ct := ft.Certificate; ct != nil {
+			res.GradTol, res.Certificate = ct.GradTol, Certificate{MaxGradient: ct.MaxGradient, Where: ct.Where}
+		}
+		out[k] = res
+	}
+	return out, nil
 }
 
 // polish certifies each fit and continues those whose loss-change test
@@ -315,6 +343,10 @@ func (g Guard) lbfgs(start *model.IRT) irt.LBFGS2PL {
 // matrix and names say which matrix each fit is a start of, and its name.
 func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.IRT, merged []bool, matrix []int, names []string) ([]Certificate, error) {
 	c := g.CBMM
+	fitter, err := g.fitter()
+	if err != nil {
+		return nil, err
+	}
 	certs := make([]Certificate, len(fits))
 	lossOK := make([]bool, len(fits)) // the method's own test has held
 	for k, f := range fits {
@@ -323,48 +355,38 @@ func (g Guard) polish(ctx context.Context, rs []*model.Responses, fits []*model.
 	tol := c.Tol
 	for round := 0; round < 3; round++ {
 		var idx []int
-		most := c.MaxIter
 		for k, f := range fits {
 			if certs[k].MaxGradient > g.GradTol && f.Iterations < c.MaxIter && !merged[k] {
 				idx = append(idx, k)
-				most = min(most, c.MaxIter-f.Iterations)
 			}
 		}
 		if len(idx) == 0 {
 			break
 		}
 		tol /= 1000
-		sub, from := make([]*model.Responses, len(idx)), make([]*model.IRT, len(idx))
+		// Each continues from where it stopped with the iterations it has
+		// left (a batch run in one loop stops them all at the fewest).
+		sub, ps := make([]*model.Responses, len(idx)), make([]irt.Problem, len(idx))
+		mSub, nSub := make([]int, len(idx)), make([]string, len(idx))
 		for n, k := range idx {
-			sub[n], from[n] = rs[k], fits[k]
+			sub[n], ps[n] = rs[k], irt.Problem{R: rs[k], From: fits[k], MaxIter: c.MaxIter - fits[k].Iterations}
+			mSub[n], nSub[n] = matrix[k], names[k]
 		}
-		var more []*model.IRT
-		var err error
-		if g.Method == irt.MethodLBFGS {
-			more = make([]*model.IRT, len(idx))
-			for n := range idx {
-				l := g.lbfgs(from[n])
-				l.Tol, l.MaxIter = tol, c.MaxIter-from[n].Iterations
-				if more[n], err = l.Fit(ctx, sub[n]); err != nil {
-					return nil, err
-				}
-			}
-		} else {
-			cc := c
-			cc.Tol, cc.MaxIter, cc.Trace = tol, most, nil
-			mSub, nSub := make([]int, len(idx)), make([]string, len(idx))
-			for n, k := range idx {
-				mSub[n], nSub[n] = matrix[k], names[k]
-			}
-			cc.Watch = g.watcher(sub, mSub, nSub)
-			if more, err = cc.FitBatchFrom(ctx, sub, from); err != nil {
-				return nil, err
-			}
-			mergedSub := make([]bool, len(idx))
-			settle(more, mergedSub)
-			for n, k := range idx {
-				merged[k] = mergedSub[n]
-			}
+		sp := g.spec()
+		sp.CBMM.Tol, sp.CBMM.Trace = tol, nil
+		sp.CBMM.Watch = g.watcher(sub, mSub, nSub)
+		fitted, err := fitter.Fit(ctx, sp, ps)
+		if err != nil {
+			return nil, err
+		}
+		more := make([]*model.IRT, len(idx))
+		for n, f := range fitted {
+			more[n] = f.Fit
+		}
+		mergedSub := make([]bool, len(idx))
+		settle(more, mergedSub)
+		for n, k := range idx {
+			merged[k] = mergedSub[n]
 		}
 		for n, k := range idx {
 			m, f := more[n], fits[k]

@@ -1,6 +1,7 @@
 // Package irtmml fits the 2PL by marginal maximum likelihood (EM over a
 // quadrature grid, mirt's estimator), with the item priors of model.Prior
-// as maximum a posteriori in the M step: irtmml.MML2PL.
+// as maximum a posteriori in the M step: irtmml.MML2PL, registered as the
+// irt.Fitter of irt.MethodMML (imported by train/irtguard).
 package irtmml
 
 import (

@@ -13,47 +13,76 @@ import (
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
-// FromSettings is the cBMM fitter a fit folder's settings describe, without
-// lower asymptotes read from a file (FitterFor).
-func FromSettings(s irtfit.Settings) irt.CBMM {
+// SpecFor is the fit specification that fit.json's settings describe, for
+// the responses r: the one conversion from irtfit.Settings to irt.Spec.
+// The 3PL's lower asymptotes are as settings.guess says: fitted (""), one
+// number for every item, or a column of the items file (settings.items)
+// read by read.ItemGuess (neither read nor required when r is nil). It checks only that the
+// prior parses: a fit folder read from disk keeps the zeros older folders
+// wrote (CheckSettings checks settings before a new fit).
+func SpecFor(s irtfit.Settings, r *model.Responses) (irt.Spec, error) {
+	prior, err := s.PriorSpec()
+	if err != nil {
+		return irt.Spec{}, model.FieldErrorf("Prior", "{Prior}: %v", err)
+	}
 	c := irt.CBMM{Sigma: s.Sigma, Rank: s.Rank, Tol: s.Tol, MaxIter: s.MaxIter, Threads: s.Threads,
-		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device, Model: s.Family()}
-	c.Prior, _ = s.PriorSpec() // checked by CheckSettings and irtfit.Read
+		Accelerate: s.Accelerate, Signed: s.Signed, Device: s.Device, Model: s.Family(), Prior: prior}
 	if len(s.GuessPrior) == 2 {
 		c.GuessPrior = [2]float64{s.GuessPrior[0], s.GuessPrior[1]}
 	}
-	if v, err := strconv.ParseFloat(s.Guess, 64); err == nil && v > 0 {
-		c.Guess = v
-	}
-	return c
-}
-
-// FitterFor is FromSettings for the responses r, with the 3PL's lower
-// asymptotes as settings.guess says: fitted (""), one number for every item,
-// or a column of the items file (settings.items) read by read.ItemGuess.
-func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
-	if _, err := s.PriorSpec(); err != nil {
-		return irt.CBMM{}, model.FieldErrorf("Prior", "{Prior}: %v", err)
-	}
-	c := FromSettings(s)
+	sp := irt.Spec{Method: irt.Method(s.Method), CBMM: c, GradTol: s.GradTol}
 	if s.Guess == "" {
-		return c, nil
+		return sp, nil
 	}
 	if v, err := strconv.ParseFloat(s.Guess, 64); err == nil {
-		if v == 0 { // c = 0 given: the 3PL's floor fixed at 0
-			c.ItemGuess = [][]float64{make([]float64, r.NumItems())}
+		switch {
+		case v > 0:
+			sp.CBMM.Guess = v
+		case v == 0 && r != nil: // c = 0 given: the 3PL's floor fixed at 0
+			sp.CBMM.ItemGuess = [][]float64{make([]float64, r.NumItems())}
 		}
-		return c, nil
+		return sp, nil
+	}
+	if r == nil {
+		return sp, nil
 	}
 	if s.Items == "" {
-		return c, model.FieldErrorf("Guess", "{Guess} %s names a column of the items file: give it with {Items}", model.Clip(s.Guess))
+		return sp, model.FieldErrorf("Guess", "{Guess} %s names a column of the items file: give it with {Items}", model.Clip(s.Guess))
 	}
 	g, err := read.ItemGuess(s.Items, s.Guess, r.Items)
 	if err != nil {
-		return c, err
+		return sp, err
 	}
-	c.ItemGuess = [][]float64{g}
-	return c, nil
+	sp.CBMM.ItemGuess = [][]float64{g}
+	return sp, nil
+}
+
+// FitterFor is the cBMM settings of SpecFor(s, r), for the refits that
+// always run cBMM (a selection's, cross-validation's, irt estimate's).
+func FitterFor(s irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
+	sp, err := SpecFor(s, r)
+	return sp.CBMM, err
+}
+
+// CheckSettings reports settings that cannot be fitted, as
+// model.FieldErrors on the fields of irtfit.Settings: the settings' own
+// check (irtfit.Settings.Check), then their specification's
+// (irt.Spec.Validate), then what the bootstrap needs (it refits by cBMM).
+func CheckSettings(s irtfit.Settings) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	sp, err := SpecFor(s, nil)
+	if err != nil {
+		return err
+	}
+	if err := sp.Validate(nil); err != nil {
+		return err
+	}
+	if s.Bootstrap > 0 && sp.Method != irt.MethodCBMM {
+		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} %s", irt.MethodCBMM)
+	}
+	return nil
 }
 
 // NewFolder is the fit folder of one fit: doc (fit.json) completed with the
@@ -72,7 +101,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 	if fit.C != nil {
 		doc.Parameterisation = irtfit.Parameterisation3PL
 	}
-	if irt.Method(doc.Settings.Method) == irt.MethodMML {
+	if !irt.Method(doc.Settings.Method).Joint() {
 		doc.Gauge = irtfit.GaugeMML
 	}
 	if doc.Settings.Signed {
@@ -86,7 +115,7 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 			prior = p
 		}
 	}
-	joint := irt.Method(doc.Settings.Method) != irt.MethodMML
+	joint := irt.Method(doc.Settings.Method).Joint()
 	switch {
 	case prior.On() && joint && doc.Settings.Signed:
 		doc.Gauge = irtfit.GaugeSignedMAP
@@ -127,7 +156,8 @@ func NewFolder(doc irtfit.Doc, r *model.Responses, fit *model.IRT, an *irtstat.A
 		f.Doc.Intervals = fmt.Sprintf("bootstrap: sd over %d replicates, percentile intervals", boot.B)
 	}
 	if prior.On() && joint {
-		fitter := FromSettings(doc.Settings)
+		sp, _ := SpecFor(doc.Settings, nil) // its prior parsed where doc was made or read
+		fitter := sp.CBMM
 		fitter.Prior = prior
 		lp, err := irtstat.Laplace{Fitter: fitter, Level: doc.Settings.Level}.Run(r, fit)
 		if err == nil {

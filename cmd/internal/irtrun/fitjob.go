@@ -14,60 +14,8 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
-	"github.com/jeirt/jeirt/train/irtmml"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
-
-// CheckSettings reports settings of a fit folder that cannot be fitted, as
-// model.FieldErrors on the fields of irtfit.Settings.
-func CheckSettings(s irtfit.Settings) error {
-	if _, err := s.PriorSpec(); err != nil {
-		return model.FieldErrorf("Prior", "{Prior}: %v", err)
-	}
-	method, methodErr := irt.ParseMethod(s.Method)
-	fam, famErr := model.ParseFamily(s.Model)
-	switch {
-	case s.Rank < 1:
-		return model.FieldErrorf("Rank", "{Rank} %d: must be at least 1", s.Rank)
-	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return model.FieldErrorf("Sigma", "{Sigma} %v: must be positive", s.Sigma)
-	case !(s.MinA >= 0) || math.IsInf(s.MinA, 0):
-		return model.FieldErrorf("MinA", "{MinA} %v: must be finite and not negative", s.MinA)
-	case !(s.Tol >= 0) || math.IsInf(s.Tol, 0):
-		return model.FieldErrorf("Tol", "{Tol} %v: must not be negative", s.Tol)
-	case !(s.GradTol >= 0) || math.IsInf(s.GradTol, 0):
-		return model.FieldErrorf("GradTol", "{GradTol} %v: must be finite and not negative (0: the default)", s.GradTol)
-	case methodErr != nil:
-		return model.FieldErrorf("Method", "{Method} %q: want %s", s.Method, irt.MethodNames(irt.Methods...))
-	case method != irt.MethodCBMM && s.Rank != 1:
-		return model.FieldErrorf("Method", "{Method} %s fits rank 1 only (got {Rank} %d)", s.Method, s.Rank)
-	case method != irt.MethodCBMM && s.Bootstrap > 0:
-		return model.FieldErrorf("Bootstrap", "{Bootstrap} needs {Method} %s", irt.MethodCBMM)
-	case famErr != nil:
-		return model.FieldErrorf("Model", "{Model} %q: want %s", s.Model, model.FamilyNames())
-	case method != irt.MethodCBMM && fam != model.TwoPL:
-		return model.FieldErrorf("Method", "{Method} %s fits the 2PL only (got {Model} %s; use {Method} %s)", s.Method, fam, irt.MethodCBMM)
-	case fam.CommonSlope() && s.Rank != 1:
-		return model.FieldErrorf("Model", "{Model} %s is unidimensional (one common discrimination): it needs {Rank} 1 (got {Rank} %d)", fam, s.Rank)
-	case s.Guess != "" && !fam.HasAsymptote():
-		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} %s", model.Clip(s.Guess), model.ThreePL)
-	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
-		return model.FieldErrorf("GuessPrior", "{GuessPrior} %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
-	case method == irt.MethodMML && s.Sigma != 1:
-		return model.FieldErrorf("Method", "{Method} %s uses sigma 1 (got {Sigma} %v)", s.Method, s.Sigma)
-	case s.Signed && (method != irt.MethodCBMM || s.Rank < 2):
-		return model.FieldErrorf("Signed", "{Signed} needs {Method} %s and {Rank} 2 or more (got {Method} %s {Rank} %d)", irt.MethodCBMM, s.Method, s.Rank)
-	case s.MinAnswers < 0:
-		return model.FieldErrorf("MinAnswers", "{MinAnswers} %d: must not be negative (0: no threshold)", s.MinAnswers)
-	case s.MaxIter < 1:
-		return model.FieldErrorf("MaxIter", "{MaxIter} %d: must be at least 1", s.MaxIter)
-	case s.Bootstrap < 0 || s.Bootstrap == 1:
-		return model.FieldErrorf("Bootstrap", "{Bootstrap} %d: must be 0 (none) or at least 2", s.Bootstrap)
-	case !(s.Level > 0 && s.Level < 1):
-		return model.FieldErrorf("Level", "{Level} %v: must be in (0, 1)", s.Level)
-	}
-	return nil
-}
 
 // FitJob fits one or more response files with the same settings (cbmm: all
 // in one batched run of the backend's hot loop) and builds their fit folders.
@@ -86,23 +34,13 @@ type FitJob struct {
 	Device string
 }
 
-// cbmm is the cBMM fitter of the job's settings, on its device.
-func (j FitJob) cbmm(set irtfit.Settings) irt.CBMM {
-	c := FromSettings(set)
+// specFor is the job's fit specification (SpecFor), on its device.
+func (j FitJob) specFor(set irtfit.Settings, r *model.Responses) (irt.Spec, error) {
+	sp, err := SpecFor(set, r)
 	if j.Device != "" {
-		c.Device = j.Device
+		sp.CBMM.Device = j.Device
 	}
-	return c
-}
-
-// cbmmFor is cbmm for the responses r, with the lower asymptotes settings.guess
-// gives them (FitterFor).
-func (j FitJob) cbmmFor(set irtfit.Settings, r *model.Responses) (irt.CBMM, error) {
-	c, err := FitterFor(set, r)
-	if j.Device != "" {
-		c.Device = j.Device
-	}
-	return c, err
+	return sp, err
 }
 
 // ran is the device the job's fits of set ran on: the resolved device of
@@ -129,8 +67,9 @@ type Fitted struct {
 	// leaves to the data estimated), and EB how those were estimated.
 	Prior model.Prior
 	EB    irtguard.EBResult
-	// MML is the certificate of a marginal fit (mml), which has no starts.
-	MML *irtmml.Certificate
+	// MethodCertificate is the certificate of a method that certifies its
+	// own fits (mml, which has no starts).
+	MethodCertificate *irt.Certificate
 }
 
 // Run fits rs (one per Data file) and returns the fits and the seconds the
@@ -148,76 +87,64 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 			return nil, 0, fmt.Errorf("%s: %w", j.Data[k], model.FieldErrorf("Rank", "{Rank} %d needs at least %d models and %d items; the data has %d models and %d items", set.Rank, set.Rank, set.Rank, r.NumModels(), r.NumItems()))
 		}
 	}
-	var fits []*model.IRT
-	var guards []*irtguard.Result
-	var ebs []irtguard.EBResult
-	var certs []irtmml.Certificate
-	var err error
-	switch irt.Method(set.Method) {
-	case irt.MethodCBMM:
-		c := j.cbmm(set)
-		if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
-			return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", model.Clip(set.Guess))
-		}
-		if len(rs) == 1 {
-			if c, err = j.cbmmFor(set, rs[0]); err != nil {
-				return nil, 0, err
-			}
-		}
-		c.Log = j.Log
-		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		guards, err = irtguard.Guard{CBMM: c, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
-	case irt.MethodLBFGS:
-		for k, r := range rs {
-			if r.Weighted() {
-				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
-			}
-		}
-		c := j.cbmm(set)
-		c.Log = j.Log
-		c.Trace = func(k, _ int, loss float64) { record(k, loss) }
-		guards, err = irtguard.Guard{CBMM: c, Method: irt.MethodLBFGS, GradTol: set.GradTol, Log: j.Log}.FitBatch(ctx, rs)
-	default:
-		fits = make([]*model.IRT, len(rs))
-		ebs = make([]irtguard.EBResult, len(rs))
-		certs = make([]irtmml.Certificate, len(rs))
-		for k, r := range rs {
-			if r.Weighted() {
-				return nil, 0, fmt.Errorf("%s: --method %s fits 0/1 answers only; this file has cells of several trials or graded scores (use --method cbmm)", j.Data[k], set.Method)
-			}
-			// Scales the prior leaves to the data are estimated as for
-			// the joint fits (irtguard.Guard.EmpiricalBayes).
-			if ebs[k], err = (irtguard.Guard{CBMM: j.cbmm(set)}).EmpiricalBayes(ctx, r); err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
-			}
-			fits[k], certs[k], err = irtmml.MML2PL{MaxIter: set.MaxIter, GradTol: set.GradTol, Prior: ebs[k].Prior, Threads: set.Threads}.FitCertified(ctx, r)
-			if err != nil {
-				err = fmt.Errorf("%s: %w", j.Data[k], err)
-				break
-			}
-		}
-	}
+	sp, err := j.specFor(set, nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	if guards != nil {
-		fits = make([]*model.IRT, len(guards))
-		for k, g := range guards {
-			fits[k] = g.Fit
+	if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
+		return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", model.Clip(set.Guess))
+	}
+	if len(rs) == 1 {
+		if sp, err = j.specFor(set, rs[0]); err != nil {
+			return nil, 0, err
 		}
+	}
+	fitter := sp.Fitter()
+	if fitter == nil {
+		return nil, 0, model.FieldErrorf("Method", "{Method} %q: want %s", set.Method, irt.MethodNames(irt.Methods...))
+	}
+	sp.CBMM.Log = j.Log
+	sp.CBMM.Trace = func(k, _ int, loss float64) { record(k, loss) }
+	guard := irtguard.For(sp, j.Log)
+	var guards []*irtguard.Result
+	if fitter.Joint() {
+		// Every file in one batch (cbmm: one run of the backend's hot loop).
+		for k, r := range rs {
+			if err := fitter.Check(sp, r); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
+			}
+		}
+		if guards, err = guard.FitBatch(ctx, rs); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		// A method that integrates θ out fits each file on its own, after
+		// the scales its prior leaves to the data are estimated as for the
+		// joint fits (irtguard.Guard.EmpiricalBayes).
+		guards = make([]*irtguard.Result, len(rs))
+		for k, r := range rs {
+			if err := fitter.Check(sp, r); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
+			}
+			if guards[k], err = guard.Fit(ctx, r); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", j.Data[k], err)
+			}
+		}
+	}
+	fits := make([]*model.IRT, len(guards))
+	for k, g := range guards {
+		fits[k] = g.Fit
 	}
 	out := make([]*Fitted, len(fits))
 	for k, f := range fits {
 		// Joint maximum likelihood (cbmm, lbfgs) estimates every θ; the
 		// marginal fit integrates θ out, so only items can run off.
 		prior, _ := set.PriorSpec() // its scales (estimated or not) bound the same parameters
-		noteUnbounded(rs[k], f, irt.Method(set.Method) != irt.MethodMML, prior)
-		out[k] = &Fitted{Fit: f}
-		if guards != nil {
-			out[k].Guard, out[k].Prior, out[k].EB = guards[k], guards[k].Prior, guards[k].EB
-		}
-		if ebs != nil {
-			out[k].Prior, out[k].EB, out[k].MML = ebs[k].Prior, ebs[k], &certs[k]
+		noteUnbounded(rs[k], f, fitter.Joint(), prior)
+		g := guards[k]
+		out[k] = &Fitted{Fit: f, Prior: g.Prior, EB: g.EB, MethodCertificate: g.MethodCertificate}
+		if fitter.Joint() {
+			out[k].Guard = g
 		}
 	}
 	return out, time.Since(start).Seconds(), nil
@@ -259,10 +186,11 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 		for i, rk := range an.Rank {
 			ranked[i] = rk > 0
 		}
-		fitter, err := j.cbmmFor(set, r)
+		sp, err := j.specFor(set, r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", set.Data, err)
 		}
+		fitter := sp.CBMM      // the replicates are cBMM fits (CheckSettings)
 		fitter.Prior = f.Prior // the replicates run under the fit's own prior, its scales as estimated
 		boot, err = irtstat.Bootstrap{B: set.Bootstrap, Seed: set.Seed, Models: set.BootstrapModels, Level: set.Level,
 			MaxMemory: set.MaxMemory, Fitter: fitter, Log: j.Log, Ranked: ranked}.Run(ctx, r, fit)
@@ -308,7 +236,7 @@ func (j FitJob) Analyze(ctx context.Context, k int, r *model.Responses, f *Fitte
 			j.Log.Printf("fit %s: %s", set.Data, g.Note)
 		}
 	}
-	if c := f.MML; c != nil {
+	if c := f.MethodCertificate; c != nil {
 		d.Settings.GradTol, d.MaxGradient = c.GradTol, model.Float(c.MaxGradient)
 	}
 	return nil

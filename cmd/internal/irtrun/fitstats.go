@@ -34,7 +34,7 @@ func addFitStatistics(f *irtfit.Folder, r *model.Responses, fit *model.IRT, an *
 			hyper++
 		}
 	}
-	marginal := irt.Method(set.Method) == irt.MethodMML
+	marginal := !irt.Method(set.Method).Joint()
 	lk := fitstat.Likelihood{Prior: prior, Hyper: hyper, Marginal: marginal, FitGuess: fit.C != nil && set.Guess == ""}
 	if len(set.GuessPrior) == 2 {
 		lk.GuessPrior = [2]float64{set.GuessPrior[0], set.GuessPrior[1]}
