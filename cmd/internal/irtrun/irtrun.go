@@ -418,7 +418,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device, err = runDevice(set, device); err != nil {
 		return "", err
 	}
-	r, rerr := ReadFolderData(dir, folder)
+	r, rerr := irtfit.ReadFolderData(dir, folder)
 	if rerr != nil {
 		// The selection stands; what it cannot be checked against is said.
 		return msg + "; no Kendall τ between the rankings: " + rerr.Error(), nil

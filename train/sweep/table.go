@@ -1,15 +1,13 @@
-package sweeprun
+package sweep
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,16 +17,16 @@ import (
 	"github.com/jeirt/jeirt/train/eval"
 )
 
-// SweepTable is every run of a sweep with its validation and test scores.
-type SweepTable struct {
+// Table is every run of a sweep with its validation and test scores.
+type Table struct {
 	Dir  string
 	Keys []string // the varied config keys, in grid order
-	Rows []SweepRow
+	Rows []Row
 	Best int // index into Rows of the finished run with the lowest validation log-loss; -1 if none
 }
 
-// SweepRow is one run of a SweepTable.
-type SweepRow struct {
+// Row is one run of a Table.
+type Row struct {
 	ID       string
 	Settings []Setting
 	// Status is "ok", "missing" (no metrics.json yet), "interrupted" or
@@ -44,56 +42,17 @@ type SweepRow struct {
 
 func nanMetrics() eval.Metrics { return eval.FromScores(model.NoScores()) }
 
-// ReadSweepManifest reads dir/sweep.json.
-func ReadSweepManifest(dir string) (*SweepManifest, error) {
-	p := filepath.Join(dir, SweepManifestFile)
-	raw, err := fileio.ReadInputFile(p, fileio.MaxDocumentBytes, "a sweep manifest")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, model.FieldErrorf("Emit", "%s is not a sweep folder: no %s (write one with jeirt sweep {Emit})", dir, SweepManifestFile)
-		}
-		return nil, err
-	}
-	var m SweepManifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if m.Format != sweepFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", p, model.Clip(m.Format), sweepFormat)
-	}
-	if len(m.Runs) == 0 {
-		return nil, fmt.Errorf("%s: no runs", p)
-	}
-	if len(m.Runs) > MaxRuns {
-		return nil, fmt.Errorf("%s: field runs: %d runs, more than a sweep may have (%d); emit the sweep again", p, len(m.Runs), MaxRuns)
-	}
-	seen := map[string]bool{}
-	for i, r := range m.Runs {
-		if !filepath.IsLocal(r.Dir) {
-			return nil, fmt.Errorf("%s: run %d's dir %q is not a folder inside the sweep folder", p, i+1, model.Clip(r.Dir))
-		}
-		// jeirt writes run k as id NNN in runs/NNN.
-		if !runIDRE.MatchString(r.ID) || seen[r.ID] || r.Dir != filepath.Join("runs", r.ID) {
-			return nil, fmt.Errorf("%s: field runs[%d]: id %q, dir %q: want a run number, once, in runs/NUMBER; emit the sweep again", p, i, model.Clip(r.ID), model.Clip(r.Dir))
-		}
-		seen[r.ID] = true
-	}
-	return &m, nil
-}
-
-var runIDRE = regexp.MustCompile(`^[0-9]{1,9}$`)
-
-// CollectSweep reads the manifest and every run's checkpoint/metrics.json.
+// Collect reads the manifest and every run's checkpoint/metrics.json.
 // Runs not finished yet are rows with status "missing"; the best run is the
 // finished one with the lowest validation log-loss (ties: the lower run id).
-func CollectSweep(dir string) (*SweepTable, error) {
-	man, err := ReadSweepManifest(dir)
+func Collect(dir string) (*Table, error) {
+	man, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	t := &SweepTable{Dir: dir, Keys: man.Keys, Best: -1}
+	t := &Table{Dir: dir, Keys: man.Keys, Best: -1}
 	for _, r := range man.Runs {
-		row := SweepRow{ID: r.ID, Settings: r.Settings, Val: nanMetrics(), Test: nanMetrics(),
+		row := Row{ID: r.ID, Settings: r.Settings, Val: nanMetrics(), Test: nanMetrics(),
 			Checkpoint: filepath.Join(r.Dir, "checkpoint"), SecondsPerEpoch: math.NaN()}
 		m, err := checkpoint.ReadRunMetrics(filepath.Join(dir, r.Dir, "checkpoint"))
 		switch {
@@ -123,7 +82,7 @@ func CollectSweep(dir string) (*SweepTable, error) {
 }
 
 // Finished counts the rows with status ok.
-func (t *SweepTable) Finished() int {
+func (t *Table) Finished() int {
 	n := 0
 	for _, r := range t.Rows {
 		if r.Status == "ok" {
@@ -133,15 +92,15 @@ func (t *SweepTable) Finished() int {
 	return n
 }
 
-var sweepMetricColumns = []string{"val_log_loss", "val_accuracy", "val_auc", "val_brier",
+var metricColumns = []string{"val_log_loss", "val_accuracy", "val_auc", "val_brier",
 	"test_log_loss", "test_accuracy", "test_auc", "test_brier", "test_ece"}
 
-func (r *SweepRow) metricValues() []float64 {
+func (r *Row) metricValues() []float64 {
 	return []float64{r.Val.LogLoss, r.Val.Accuracy, r.Val.AUC, r.Val.Brier,
 		r.Test.LogLoss, r.Test.Accuracy, r.Test.AUC, r.Test.Brier, r.Test.ECE}
 }
 
-func (r *SweepRow) setting(key string) string {
+func (r *Row) setting(key string) string {
 	for _, s := range r.Settings {
 		if s.Key == key {
 			return s.Value
@@ -159,10 +118,10 @@ func formatMetric(v float64) string {
 
 // WriteCSV writes the table: run, the varied keys, status, best, the
 // validation and test metrics, epochs and the checkpoint folder.
-func (t *SweepTable) WriteCSV(w io.Writer) error {
+func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := append(append([]string{"run"}, t.Keys...), "status", "best")
-	head = append(append(head, sweepMetricColumns...), "best_epoch", "epochs_run", "seconds_per_epoch", "checkpoint")
+	head = append(append(head, metricColumns...), "best_epoch", "epochs_run", "seconds_per_epoch", "checkpoint")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -196,13 +155,13 @@ func (t *SweepTable) WriteCSV(w io.Writer) error {
 }
 
 // WriteCSVFile writes the table to path atomically.
-func (t *SweepTable) WriteCSVFile(path string) error {
+func (t *Table) WriteCSVFile(path string) error {
 	return fileio.WriteFileAtomic(path, t.WriteCSV)
 }
 
 // Print writes the table aligned for a terminal, names the best run and,
 // when runs differ only by seed, the mean and spread over seeds per setting.
-func (t *SweepTable) Print(w io.Writer) {
+func (t *Table) Print(w io.Writer) {
 	head := append(append([]string{"run"}, t.Keys...), "status", "val loss", "val acc", "val AUC", "test loss", "test acc", "test AUC", "epochs")
 	rows := [][]string{head}
 	for k := range t.Rows {
@@ -252,7 +211,7 @@ func (t *SweepTable) Print(w io.Writer) {
 
 // printSeedSummary averages finished runs over train.seed for each setting of
 // the other keys, when there is more than one seed.
-func (t *SweepTable) printSeedSummary(w io.Writer) {
+func (t *Table) printSeedSummary(w io.Writer) {
 	others := make([]string, 0, len(t.Keys))
 	hasSeed := false
 	for _, k := range t.Keys {
