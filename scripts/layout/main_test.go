@@ -14,7 +14,7 @@ func TestUpward(t *testing.T) {
 		{"model/read", []string{"model", "model/fileio"}, nil},
 		{"model/read", []string{"train/eval", "encoder", "cmd/internal/cli"}, []string{"model/read imports train/eval", "model/read imports encoder", "model/read imports cmd/internal/cli"}},
 		{"model", []string{"cuda"}, []string{"model imports cuda"}},
-		{"encoder/transformer", []string{"model/kernel", "train/backend"}, []string{"encoder/transformer imports train/backend"}},
+		{"encoder/transformer", []string{"model/simd", "train/backend"}, []string{"encoder/transformer imports train/backend"}},
 		{"train/irt", []string{"model", "train/backend", "encoder"}, nil},
 		{"train/route", []string{"cmd/internal/serve"}, []string{"train/route imports cmd/internal/serve"}},
 		{"cuda/internal/cbmm", []string{"cuda/internal/gpu", "train/backend"}, nil},

@@ -11,7 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -476,7 +476,7 @@ func paramsToModel(p *backend.JEIRTParams, features []float32, models, items []s
 		W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2, M: p.M, R: p.R, Models: models, Items: items}
 	m.Q = m.QuestionEmbeddings(features, len(items))
 	if p.R != nil {
-		kernel.Axpy(m.Q, p.R, 1)
+		simd.Axpy(m.Q, p.R, 1)
 	}
 	return m
 }
@@ -540,7 +540,7 @@ func predictCells(p *backend.JEIRTParams, features []float32, r *model.Responses
 	q := m.QuestionEmbeddings(x, len(items))
 	if p.R != nil {
 		for u, j := range items {
-			kernel.Axpy(q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+			simd.Axpy(q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
 		}
 	}
 	out := make([]float64, n)

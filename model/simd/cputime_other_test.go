@@ -1,5 +1,5 @@
 //go:build !unix
 
-package kernel
+package simd
 
 func cpuSeconds() float64 { return 0 }

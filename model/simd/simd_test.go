@@ -1,4 +1,4 @@
-package kernel
+package simd
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/jeirt/jeirt/model/kernel/internal/asmgen"
+	"github.com/jeirt/jeirt/model/simd/internal/asmgen"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -33,12 +33,12 @@ func TestAssemblyUpToDate(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("amd64 only")
 	}
-	got, err := os.ReadFile("kernel_amd64.s")
+	got, err := os.ReadFile("simd_amd64.s")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, asmgen.Source()) {
-		t.Fatal("kernel_amd64.s differs from internal/asmgen's output: run go generate ./model/kernel")
+		t.Fatal("simd_amd64.s differs from internal/asmgen's output: run go generate ./model/simd")
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package kernel holds the dense kernels of the encoders and the trainers
+// Package simd holds the dense kernels of the encoders and the trainers
 // (and of any other code that wants them): a blocked, multi-threaded SGEMM
 // with the arguments of blas.Float32's Sgemm (and paths for products of a
 // few rows), torch.nn.Linear on top of it, the vectorised elementwise
@@ -8,7 +8,7 @@
 //
 // Each kernel has three implementations, picked once at start by CPU
 // feature: AVX-512 (F and DQ), AVX2 with FMA, and pure Go. The assembly is
-// generated (kernel_amd64.s, from internal/asmgen: `go generate`); the pure-Go
+// generated (simd_amd64.s, from internal/asmgen: `go generate`); the pure-Go
 // versions are the reference the others are tested against, and the only
 // ones on other architectures. JEIRT_SIMD=avx2 or JEIRT_SIMD=go in the
 // environment caps the level (for comparisons and to rule the assembly out
@@ -17,6 +17,6 @@
 //
 // The package imports nothing of jeirt: the encoders and the trainers both
 // build on it.
-package kernel
+package simd
 
 //go:generate go run gen.go

@@ -1,4 +1,4 @@
-package kernel
+package simd
 
 // sdotKernel is one of the kernels of a product A·Wᵀ with few rows (see
 // asmgen.sdot): for i < its rows and j < 4, C[i, j] = alpha·Σ_p A[i, p]·W[j, p]

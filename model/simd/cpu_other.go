@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package kernel
+package simd
 
 func detectCPU() Level { return Go }
 

@@ -1,4 +1,4 @@
-package kernel
+package simd
 
 // rowsKernel is the micro-kernel of a product with few rows and op(B) = B
 // (see asmgen.sgemmRows): C[0:6, 0:nr] = alpha·Â·B[0:kc, 0:nr] + bias

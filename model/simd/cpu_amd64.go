@@ -1,4 +1,4 @@
-package kernel
+package simd
 
 import "golang.org/x/sys/cpu"
 
@@ -76,7 +76,7 @@ func cellsW1At(l Level, cells *uint32, n int, theta *float64, c *float64, yt *fl
 	cellsW1AVX2(cells, n, theta, c, yt, out, w, ybar, q)
 }
 
-// The assembly of kernel_amd64.s; see internal/asmgen for what each does.
+// The assembly of simd_amd64.s; see internal/asmgen for what each does.
 
 //go:noescape
 func sgemmAVX2(kc int, a *float32, rsa, csa int, b, c *float32, ldc int, bias *float32, load int, alpha float32, pf *float32)
