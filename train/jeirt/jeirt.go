@@ -10,7 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
@@ -321,7 +321,7 @@ func (t Trainer) CheckMemory(inputDim, models, items int, features int64) error 
 		params += int64(items) * d
 	}
 	what := fmt.Sprintf("training JE-IRT (an adapter of %d x %d x %d for %d models and %d items)", inputDim, t.Hidden, t.Dim, models, items)
-	return fileio.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
+	return machine.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
 }
 
 func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {

@@ -21,6 +21,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -32,7 +33,7 @@ import (
 // what it read (with verbose, also how long it took and what the response
 // cache did).
 func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
-	began, cpu := time.Now(), fileio.CPUSeconds()
+	began, cpu := time.Now(), machine.CPUSeconds()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*m
 		if cache == "" {
 			cache = "-"
 		}
-		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), fileio.CPUSeconds()-cpu, cache, rep.CachePath)
+		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), machine.CPUSeconds()-cpu, cache, rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the

@@ -1,4 +1,6 @@
-package fileio
+// Package csvtable reads small CSV tables with a header by column name
+// (Read, Row): each problem names the file, line and column.
+package csvtable
 
 import (
 	"encoding/csv"
@@ -9,16 +11,17 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/fileio"
 )
 
-// CSVRow reads the fields of one record of a CSV file with a header by column
+// Row reads the fields of one record of a CSV file with a header by column
 // name. The first problem is kept (Err) and names the file, line and column;
 // later reads return zero values.
-type CSVRow struct {
-	*csvRowState
+type Row struct {
+	*rowState
 }
 
-type csvRowState struct {
+type rowState struct {
 	path   string
 	line   int
 	header map[string]int
@@ -27,15 +30,15 @@ type csvRowState struct {
 }
 
 // Err is the first problem met reading this row (or an earlier one).
-func (g CSVRow) Err() error { return g.err }
+func (g Row) Err() error { return g.err }
 
 // Has reports whether the file has column col.
-func (g CSVRow) Has(col string) bool {
+func (g Row) Has(col string) bool {
 	_, ok := g.header[col]
 	return ok
 }
 
-func (g CSVRow) raw(col string, required bool) (string, bool) {
+func (g Row) raw(col string, required bool) (string, bool) {
 	k, ok := g.header[col]
 	if !ok {
 		if required && g.err == nil {
@@ -47,18 +50,18 @@ func (g CSVRow) raw(col string, required bool) (string, bool) {
 }
 
 // Str is a required text column.
-func (g CSVRow) Str(col string) string {
+func (g Row) Str(col string) string {
 	v, _ := g.raw(col, true)
 	return v
 }
 
 // OptStr is a text column that may be absent.
-func (g CSVRow) OptStr(col string) string {
+func (g Row) OptStr(col string) string {
 	v, _ := g.raw(col, false)
 	return v
 }
 
-func (g CSVRow) parse(col string, required bool) float64 {
+func (g Row) parse(col string, required bool) float64 {
 	v, ok := g.raw(col, required)
 	if !ok || v == "" {
 		if ok && required && g.err == nil {
@@ -74,11 +77,11 @@ func (g CSVRow) parse(col string, required bool) float64 {
 }
 
 // Num is a required number; OptNum is NaN when the column is absent or empty.
-func (g CSVRow) Num(col string) float64    { return g.parse(col, true) }
-func (g CSVRow) OptNum(col string) float64 { return g.parse(col, false) }
+func (g Row) Num(col string) float64    { return g.parse(col, true) }
+func (g Row) OptNum(col string) float64 { return g.parse(col, false) }
 
 // Int is a required whole number; OptInt is 0 when absent or empty.
-func (g CSVRow) Int(col string) int {
+func (g Row) Int(col string) int {
 	x := g.parse(col, true)
 	if math.IsNaN(x) {
 		return 0
@@ -86,7 +89,7 @@ func (g CSVRow) Int(col string) int {
 	return int(x)
 }
 
-func (g CSVRow) OptInt(col string) int {
+func (g Row) OptInt(col string) int {
 	x := g.parse(col, false)
 	if math.IsNaN(x) {
 		return 0
@@ -94,24 +97,24 @@ func (g CSVRow) OptInt(col string) int {
 	return int(x)
 }
 
-// CSVRows calls row for every record of the CSV file at path, which has a
+// Read calls row for every record of the CSV file at path, which has a
 // header (a byte-order mark is ignored). It stops at the first error row
 // returns.
-func CSVRows(path string, row func(CSVRow) error) error {
-	f, err := OpenInput(path)
+func Read(path string, row func(Row) error) error {
+	f, err := fileio.OpenInput(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	if !f.Regular {
-		f.Limit(MaxDocumentBytes, "a table")
+		f.Limit(fileio.MaxDocumentBytes, "a table")
 	}
 	cr := csv.NewReader(f)
 	head, err := cr.Read()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	st := &csvRowState{path: path, header: map[string]int{}}
+	st := &rowState{path: path, header: map[string]int{}}
 	for k, h := range head {
 		st.header[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = k
 	}
@@ -124,7 +127,7 @@ func CSVRows(path string, row func(CSVRow) error) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		st.line, st.rec = line, rec
-		if err := row(CSVRow{st}); err != nil {
+		if err := row(Row{st}); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,8 @@
-package fileio
+package machine
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // CPUSeconds is the CPU time (user and system) the process has used so far,
 // for the --verbose reports; 0 where it cannot be measured.

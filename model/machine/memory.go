@@ -1,7 +1,13 @@
-package fileio
+// Package machine says what the machine gives the process: its memory
+// (SystemMemory, AvailableMemory, and the budget a run may ask for at once,
+// MemoryBudget and CheckMemory), the process's CPU time (CPUSeconds), large
+// slices backed by huge pages where the kernel allows (MakeLarge), and byte
+// counts written for people (Bytes).
+package machine
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -68,4 +74,18 @@ func CheckMemory(what string, need, max int64) error {
 		from = "{MaxMemory}"
 	}
 	return model.FieldErrorf("MaxMemory", "%s would need about %s of memory, more than %s (%s); make it smaller or raise {MaxMemory}", what, Bytes(need), Bytes(budget), from)
+}
+
+// Bytes writes a byte count for people: "512 B", "3.0 KiB", "16.0 GiB".
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -1,7 +1,9 @@
 //go:build !linux
 
-package fileio
+package machine
 
-import "unsafe"
+import (
+	"unsafe"
+)
 
 func adviseHuge(unsafe.Pointer, uintptr) {}

@@ -1,6 +1,8 @@
-package fileio
+package machine
 
-import "unsafe"
+import (
+	"unsafe"
+)
 
 // hugePageMin is the size from which MakeLarge asks for huge pages.
 const hugePageMin = 16 << 20
