@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/yamlerr"
 	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/sweep"
 	"gopkg.in/yaml.v3"
@@ -107,7 +108,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	s := &Sweep{Name: "jeirt-sweep", Slurm: DefaultSlurm(), Source: source}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, model.YAMLError(err, raw, source)
+		return nil, yamlerr.Wrap(err, raw, source)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: a sweep file is a mapping with keys %s", source, strings.Join(sweepKeys, ", "))

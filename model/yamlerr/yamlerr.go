@@ -1,4 +1,6 @@
-package model
+// Package yamlerr puts the errors of a YAML parser so that a user can act
+// on them (Wrap): a tab in an indentation is named with its line.
+package yamlerr
 
 import (
 	"bytes"
@@ -7,12 +9,12 @@ import (
 	"strings"
 )
 
-// YAMLError is err, the error of a YAML parser reading raw (the text of
+// Wrap is err, the error of a YAML parser reading raw (the text of
 // the file source), put so a user can act on it: a tab in a line's
 // indentation, which YAML forbids and the parser reports as "found
 // character that cannot start any token", is named with its line and what
 // to do. Any other error is given as "source: err".
-func YAMLError(err error, raw []byte, source string) error {
+func Wrap(err error, raw []byte, source string) error {
 	msg := err.Error()
 	lines := bytes.Split(raw, []byte("\n"))
 	tabbed := func(n int) bool {

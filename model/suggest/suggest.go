@@ -1,4 +1,7 @@
-package model
+// Package suggest finds the name a user probably meant: the edit distance
+// between two names (EditDistance) and the nearest of a list (Closest), for
+// "did you mean" messages.
+package suggest
 
 import "strings"
 

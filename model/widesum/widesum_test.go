@@ -1,13 +1,13 @@
-package model
+package widesum
 
 import (
 	"math"
 	"testing"
 )
 
-// WideSum is the plain sum bit for bit while it fits, and past the float64
+// Sum is the plain sum bit for bit while it fits, and past the float64
 // range still gives a finite mean and an infinite total.
-func TestWideSum(t *testing.T) {
+func TestSum(t *testing.T) {
 	big := math.MaxFloat64
 	for _, tc := range []struct {
 		name        string
@@ -21,7 +21,7 @@ func TestWideSum(t *testing.T) {
 		{"1e308 then small", []float64{1e308, 1e308, 2, 4}, math.Inf(1), 5e307},
 		{"a NaN", []float64{1, math.NaN()}, math.NaN(), math.NaN()},
 	} {
-		var s WideSum
+		var s Sum
 		for _, x := range tc.xs {
 			s.Add(x)
 		}

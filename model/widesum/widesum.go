@@ -1,18 +1,19 @@
-package model
+// Package widesum adds non-negative costs without overflowing (Sum).
+package widesum
 
 import "math"
 
-// WideSum adds non-negative numbers (costs) without overflowing: the sum is
+// Sum adds non-negative numbers (costs) without overflowing: the sum is
 // sum·scale, scale a power of two that stays 1 (the plain sum, bit for bit)
 // until a term would carry the sum past the float64 range, and then grows
 // by 2^64 at a time (exact, as a power of two is). A total beyond the range
 // is then still known to be beyond it, and a mean is exact enough.
-type WideSum struct {
+type Sum struct {
 	sum, scale float64
 }
 
 // Add adds the cost x ≥ 0 (a NaN or +Inf makes the sum one, as + does).
-func (s *WideSum) Add(x float64) {
+func (s *Sum) Add(x float64) {
 	if s.scale == 0 {
 		s.scale = 1
 	}
@@ -31,7 +32,7 @@ func (s *WideSum) Add(x float64) {
 }
 
 // Total is the sum, +Inf when it is beyond the float64 range.
-func (s WideSum) Total() float64 { return s.sum * max(s.scale, 1) }
+func (s Sum) Total() float64 { return s.sum * max(s.scale, 1) }
 
 // Mean is the sum over n (finite whenever the costs were, n > 0).
-func (s WideSum) Mean(n int) float64 { return s.sum / float64(n) * max(s.scale, 1) }
+func (s Sum) Mean(n int) float64 { return s.sum / float64(n) * max(s.scale, 1) }
