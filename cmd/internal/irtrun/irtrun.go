@@ -20,6 +20,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/interrupt"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read"
@@ -315,7 +316,7 @@ func keptAfterInterrupt(out string, folders []*Fitted) error {
 	if len(folders) > 1 {
 		what = fmt.Sprintf("%d fits, %d with their bootstrap interrupted (%s)", len(folders), len(parts), strings.Join(parts, ", "))
 	}
-	return &model.KeptError{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
+	return &interrupt.Error{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
 }
 
 // runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit

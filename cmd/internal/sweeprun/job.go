@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/interrupt"
 	"github.com/jeirt/jeirt/train/sweep"
 )
 
@@ -83,7 +84,7 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return &model.KeptError{Err: runErr, Kept: fmt.Sprintf("%s; %d of %d runs are finished in %s (the table above); the same command resumes the sweep",
+	return &interrupt.Error{Err: runErr, Kept: fmt.Sprintf("%s; %d of %d runs are finished in %s (the table above); the same command resumes the sweep",
 		stopped.what(tab), tab.Finished(), len(tab.Rows), abs)}
 }
 
