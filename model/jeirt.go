@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 )
 
 // JEIRT is a joint-embedding IRT model (JE-IRT; Yao et al., "JE-IRT: A
@@ -113,7 +113,7 @@ func (m *JEIRT) QuestionEmbeddings(x []float32, n int) []float32 {
 // one, is added by the caller.
 func (m *JEIRT) AdapterForward(x []float32, n int, mask, a, h, q []float32) {
 	H, d := m.Hidden, m.Dim
-	kernel.Linear(a[:n*H], x[:n*m.InputDim], m.W1, m.C1, n, m.InputDim, H)
+	simd.Linear(a[:n*H], x[:n*m.InputDim], m.W1, m.C1, n, m.InputDim, H)
 	for k, v := range a[:n*H] {
 		if v < 0 {
 			v = 0
@@ -123,7 +123,7 @@ func (m *JEIRT) AdapterForward(x []float32, n int, mask, a, h, q []float32) {
 		}
 		h[k] = v
 	}
-	kernel.Linear(q[:n*d], h[:n*H], m.W2, m.C2, n, H, d)
+	simd.Linear(q[:n*d], h[:n*H], m.W2, m.C2, n, H, d)
 }
 
 // QuestionEmbeddingsChecked is QuestionEmbeddings that checks each output

@@ -5,7 +5,7 @@
 # lanes x 2 x the clock measured while busy), then one section per path, each adding
 # rows to the table printed at the end:
 #
-#   sgemm    model/kernel's SGEMM (all cores) at the encoders' layer shapes, at each
+#   sgemm    model/simd's SGEMM (all cores) at the encoders' layer shapes, at each
 #            vector level this CPU has, with the weights packed at load and not in cache
 #            (as the BERT encoder runs them) and packed at every call, and Gonum's
 #            (MiniLM shapes): GFLOP/s and % of the estimated peak of that level
@@ -53,13 +53,13 @@ echo "== $(date -u +%FT%TZ) $model ($vendor family $family), $cores cores, cpu M
 echo "== load average before: $load_before"
 echo "== $(go version)"
 
-go test -c -o "$tmp/kernel.test" ./model/kernel/
+go test -c -o "$tmp/simd.test" ./model/simd/
 go test -c -o "$tmp/transformer.test" ./encoder/transformer/
 
 # The clock of the cores all busy at once and their FMA roof, best of many short runs;
 # taken before the sections and again after them, the better of the two kept.
 probe() {
-	(cd model/kernel && "$tmp/kernel.test" -test.run '^$' -test.bench 'Peak' -test.benchtime 300x -test.count 8) >>"$tmp/peak.txt"
+	(cd model/simd && "$tmp/simd.test" -test.run '^$' -test.bench 'Peak' -test.benchtime 300x -test.count 8) >>"$tmp/peak.txt"
 }
 best() { grep "$1" "$tmp/peak.txt" | awk -v u="$2" '{for (i = 1; i < NF; i++) if ($(i+1) == u && $i > m) m = $i} END {print m + 0}'; }
 lanes=0
@@ -94,7 +94,7 @@ section_sgemm() {
 	# measure mostly the first ones (workers waking, buffers allocated).
 	echo "== sgemm: Linear (x·Wᵀ + b) at the encoders' shapes, all cores; SHAPE/LEVEL with the"
 	echo "   weights packed at load (as the BERT encoder) and not in cache, /pack-per-call packing W every call"
-	(cd model/kernel && "$tmp/kernel.test" -test.run '^$' -test.bench 'Sgemm/.*/(avx2|avx512)(/pack-per-call)?$|Sgemm/MiniLM.*/gonum$' -test.benchtime "${JEIRT_BENCH_SGEMM_TIME:-0.3s}") | grep '^BenchmarkSgemm' | tee "$tmp/sgemm.txt"
+	(cd model/simd && "$tmp/simd.test" -test.run '^$' -test.bench 'Sgemm/.*/(avx2|avx512)(/pack-per-call)?$|Sgemm/MiniLM.*/gonum$' -test.benchtime "${JEIRT_BENCH_SGEMM_TIME:-0.3s}") | grep '^BenchmarkSgemm' | tee "$tmp/sgemm.txt"
 	while read -r line; do
 		name=$(echo "$line" | awk '{print $1}' | sed 's/^BenchmarkSgemm\///; s/-[0-9]*$//')
 		g=$(value GFLOP/s "$line")
@@ -106,7 +106,7 @@ section_sgemm() {
 }
 
 section_encoder() {
-	echo "== encoder: default build (model/kernel at $level)"
+	echo "== encoder: default build (model/simd at $level)"
 	# Batch 1 for a time rather than a count: a forward takes about 7 ms.
 	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=32$|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0) | grep '^Benchmark' | tee "$tmp/enc.txt"
 	(cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM/batch=1$' -test.benchtime "$b1_time" -test.timeout 0) | grep '^Benchmark' | tee -a "$tmp/enc.txt"

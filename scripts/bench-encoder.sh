@@ -1,7 +1,7 @@
 #!/bin/sh
 # Encoder throughput on this machine, all in one run so the figures share its load:
 # the hash encoder; the MiniLM-sized BERT graph, MPNet-base and ModernBERT-base sized
-# forwards (random weights, batch 32, 128 tokens) on the default build's model/kernel
+# forwards (random weights, batch 32, 128 tokens) on the default build's model/simd
 # and on OpenBLAS (-tags openblas; needs libopenblas-dev); the peak resident
 # memory of a ModernBERT-large sized model (28 layers, hidden 1024) encoding
 # (JEIRT_BENCH_BATCH texts of 128 tokens, default 32); and the MiniLM forward in
@@ -16,7 +16,7 @@ echo "== $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg
 go test -c -o "$tmp/encoder.test" ./encoder/
 go test -c -o "$tmp/transformer.test" ./encoder/transformer/
 (cd encoder && "$tmp/encoder.test" -test.run '^$' -test.bench 'HashEncoder' -test.benchtime "$bt" | grep Benchmark)
-echo "== model/kernel (default build)"
+echo "== model/simd (default build)"
 (cd encoder/transformer && "$tmp/transformer.test" -test.run '^$' -test.bench 'BERTMiniLM|MPNetBase|ModernBERTBase' -test.benchtime "$bt" -test.timeout 0 | grep Benchmark)
 if [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; then
 	echo "== OpenBLAS (-tags openblas)"

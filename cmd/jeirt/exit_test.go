@@ -14,8 +14,8 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/runner"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/interrupt"
 )
 
 // One exit rule for every command: interrupted (Ctrl-C, SIGTERM: the
@@ -104,7 +104,7 @@ func TestExitRuleOnInterrupt(t *testing.T) {
 			if code != c.code || !strings.Contains(msg, c.msg) {
 				t.Errorf("exit %d %q (error %v), want %d with %q\n%s", code, msg, err, c.code, c.msg, log.b.String())
 			}
-			var kept *model.KeptError
+			var kept *interrupt.Error
 			if c.cancelAt != "" && c.code == 130 && !errors.As(err, &kept) {
 				t.Errorf("interrupted in the middle without saying what it kept: %v", err)
 			}

@@ -86,7 +86,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 			return err
 		},
 	}
-	cli.SelectFlags(sel, &selection)
+	irtrun.SelectFlags(sel, &selection)
 
 	var cvSet irtfit.Settings
 	var cvRead read.Options
@@ -138,7 +138,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 			est.Models, est.Log, est.Version = cli.ModelList(estModels), model.LogTo(cmd.ErrOrStderr()), version
 			return est.Run(cmd.Context(), cmd.OutOrStdout())
 		}}
-	cli.EstimateFlags(estimate, &est, &estModels)
+	irtrun.EstimateFlags(estimate, &est, &estModels)
 
 	irtCmd.AddCommand(cli.Guard(fit, cli.Outputs{Folders: []string{"out"}, Files: []string{"trace"}, Flags: map[string]string{"Names": "--name"}}),
 		cli.Guard(sel, cli.Outputs{Files: []string{"out"}, Device: func(*cobra.Command) (string, error) { return irtfit.RecordedDevice(selection.Fit), nil }}),

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/interrupt"
 )
 
 // cancelOn is a log writer that cancels when a line starts with prefix.
@@ -47,7 +47,7 @@ func TestIRTFitBootstrapInterrupted(t *testing.T) {
 	cmd.SetErr(log)
 	cmd.SetArgs([]string{"fit", "--data", data, "--bootstrap", "100", "--threads", "1", "--out", out})
 	err := cmd.ExecuteContext(ctx)
-	var kept *model.KeptError
+	var kept *interrupt.Error
 	if !errors.As(err, &kept) || !errors.Is(err, context.Canceled) ||
 		err.Error() != "interrupted; wrote "+out+" with the fit and 25 of 100 bootstrap replicates; fit.json says interrupted: true and bootstrap_completed" {
 		t.Fatalf("error %v", err)

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/pipeline"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // sweepRepoRoot is the module root, two folders above this package.
@@ -147,7 +147,7 @@ output: unused
 		if err == nil || !strings.Contains(b, "SLURM_ARRAY_TASK_ID: is not set") {
 			t.Errorf("no task id: %v\n%s", err, b)
 		}
-		tab, err := sweeprun.CollectSweep(out)
+		tab, err := sweep.Collect(out)
 		if err != nil {
 			t.Fatal(err)
 		}

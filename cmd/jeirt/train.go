@@ -59,7 +59,7 @@ func newTrainCmd() *cobra.Command {
 			if err == nil && cmd.Context().Err() != nil && res != nil {
 				// Interrupted after an epoch: the checkpoint is written; the
 				// exit status says it was interrupted (130), like every command.
-				return &model.KeptError{Kept: res.Kept(cfg.Output), Err: cmd.Context().Err()}
+				return res.Interrupted(cfg.Output, cmd.Context().Err())
 			}
 			return err
 		},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +19,7 @@ func init() {
 			return
 		}
 		if peak, ok := peakRSS(); ok {
-			fmt.Fprintf(cmd.ErrOrStderr(), "peak memory: %.0f MB resident (%s after start, %.1fs CPU)\n", float64(peak)/1e6, time.Since(started).Round(time.Millisecond), fileio.CPUSeconds())
+			fmt.Fprintf(cmd.ErrOrStderr(), "peak memory: %.0f MB resident (%s after start, %.1fs CPU)\n", float64(peak)/1e6, time.Since(started).Round(time.Millisecond), machine.CPUSeconds())
 		}
 	}
 }

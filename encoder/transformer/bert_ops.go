@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/chewxy/hm"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -23,13 +23,13 @@ import (
 // one op (the bias added as the product is stored), attention is one op (the
 // same kernel as MPNet's and ModernBERT's: heads read in place, masked
 // softmax, both products), and GELU, LayerNorm and the residual add run on
-// model/kernel's vector kernels. Each op works on float32 tensors and is
+// model/simd's vector kernels. Each op works on float32 tensors and is
 // inference only (no DoDiff): the encoder is frozen.
 
 // forRows runs f over [0,n) split into one contiguous range per core, on
-// model/kernel's workers (which stay awake between the many short passes of
+// model/simd's workers (which stay awake between the many short passes of
 // a forward).
-func forRows(n int, f func(lo, hi int)) { kernel.ParallelRange(n, 1, f) }
+func forRows(n int, f func(lo, hi int)) { simd.ParallelRange(n, 1, f) }
 
 // outBuf is an op's output tensor, kept from one run to the next and shared
 // by the ops of the same role in every layer and every compiled shape of one
@@ -155,7 +155,7 @@ func (op *addRowOp) Do(in ...G.Value) (G.Value, error) {
 	dst := out.Float32s()
 	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			kernel.Add(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], b)
+			simd.Add(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], b)
 		}
 	})
 	return out, nil

@@ -4,24 +4,24 @@ package transformer
 
 import (
 	"github.com/jeirt/jeirt/encoder/gblas"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"gonum.org/v1/gonum/blas"
 )
 
 // matmul is C = alpha·op(A)·op(B) + bias + beta·C (bias nil: none) on
 // OpenBLAS (its own threads; package gblas also hands it to Gorgonia).
-// matmulSerial, attention's per-head products, stays on model/kernel: the
+// matmulSerial, attention's per-head products, stays on model/simd: the
 // encoders run one head per core, and OpenBLAS called from both cores at
 // once spends its time in its own threads' waits (a MiniLM-sized forward at
 // 14 GFLOP per CPU-second).
-var matmulSerial = kernel.SgemmSerial
+var matmulSerial = simd.SgemmSerial
 
 func matmul(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) {
 	gblas.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	if bias != nil {
 		forRows(m, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				kernel.Add(c[r*ldc:r*ldc+n], c[r*ldc:r*ldc+n], bias)
+				simd.Add(c[r*ldc:r*ldc+n], c[r*ldc:r*ldc+n], bias)
 			}
 		})
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -13,8 +13,8 @@ import (
 // BERT graph's custom ops). They run layer after layer on a few buffers
 // reused for every layer and every batch (see arena), so the memory held is
 // the weights plus one layer's activations, whatever the depth. Matrix
-// products go to matmul (package model/kernel, or OpenBLAS with -tags
-// openblas), the elementwise work to model/kernel's vector kernels, split
+// products go to matmul (package model/simd, or OpenBLAS with -tags
+// openblas), the elementwise work to model/simd's vector kernels, split
 // into one range of rows per core. Reductions (LayerNorm) accumulate in
 // float64.
 
@@ -42,20 +42,20 @@ func linearInto(y, x, w, b []float32, n, in, out int) {
 func layerNorm(dst, src, gamma, beta []float32, n, d int, eps float64) {
 	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			kernel.LayerNorm(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], gamma, beta, eps)
+			simd.LayerNorm(dst[r*d:(r+1)*d], src[r*d:(r+1)*d], gamma, beta, eps)
 		}
 	})
 }
 
 // forElements runs f over [0,n) elements, one contiguous range per core
 // when there are at least 1,024 elements per core.
-func forElements(n int, f func(lo, hi int)) { kernel.ParallelRange(n, 1024, f) }
+func forElements(n int, f func(lo, hi int)) { simd.ParallelRange(n, 1024, f) }
 
 // geluInto sets dst = gelu(src), the exact GELU of Hendrycks and Gimpel
 // (2016), x·Φ(x), hidden_act "gelu" in Hugging Face (not the tanh
 // approximation). dst may be src.
 func geluInto(dst, src []float32) {
-	forElements(len(src), func(lo, hi int) { kernel.GELU(dst[lo:hi], src[lo:hi]) })
+	forElements(len(src), func(lo, hi int) { simd.GELU(dst[lo:hi], src[lo:hi]) })
 }
 
 // geglu is ModernBertMLP's gated unit (Shazeer 2020, GeGLU): the rows of x
@@ -65,15 +65,15 @@ func geglu(dst, x []float32, n, f int) {
 	forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			in, gate, o := x[r*2*f:r*2*f+f], x[r*2*f+f:(r+1)*2*f], dst[r*f:(r+1)*f]
-			kernel.GELU(o, in)
-			kernel.Mul(o, o, gate)
+			simd.GELU(o, in)
+			simd.Mul(o, o, gate)
 		}
 	})
 }
 
 // addInto sets dst = a + b elementwise (float32, as torch adds).
 func addInto(dst, a, b []float32) {
-	forElements(len(dst), func(lo, hi int) { kernel.Add(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	forElements(len(dst), func(lo, hi int) { simd.Add(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // attention is scaled dot-product attention over heads (Vaswani et al. 2017,
@@ -109,7 +109,7 @@ func attention(ctx, q, k, v []float32, ld int, mask, bias []float32, b, l, heads
 	}
 	negInf := float32(math.Inf(-1))
 	var next atomic.Int64
-	kernel.Parallel(workers, func(w int) {
+	simd.Parallel(workers, func(w int) {
 		s := scores[w*block*keys : (w+1)*block*keys]
 		for {
 			bh := int(next.Add(1)) - 1
@@ -133,7 +133,7 @@ func attention(ctx, q, k, v []float32, ld int, mask, bias []float32, b, l, heads
 				for i := i0; i < i1; i++ {
 					row := s[(i-i0)*nk : (i-i0+1)*nk]
 					if bias != nil {
-						kernel.Add(row, row, bias[(h*l+i)*l+klo:(h*l+i)*l+khi])
+						simd.Add(row, row, bias[(h*l+i)*l+klo:(h*l+i)*l+khi])
 					}
 					// Keys outside the window get 0; padding keys inside it
 					// −Inf before the softmax, which gives them exactly 0.
@@ -148,7 +148,7 @@ func attention(ctx, q, k, v []float32, ld int, mask, bias []float32, b, l, heads
 					}
 					clear(row[:lo])
 					clear(row[hi:])
-					kernel.Softmax(row[lo:hi])
+					simd.Softmax(row[lo:hi])
 				}
 				va := v[(bi*l+klo)*width+h*dh:]
 				matmulSerial(blas.NoTrans, blas.NoTrans, i1-i0, dh, nk, 1, s, nk, va, width, 0, ctx[(bi*l+i0)*d+h*dh:], d)

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/csvtable"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 )
@@ -36,7 +37,7 @@ var cols = irtfit.Cols
 // appendNums writes rank cells of v (empty when v is nil).
 var appendNums = irtfit.AppendDims
 
-func readNums(get fileio.CSVRow, name string, rank int, required bool) []float64 {
+func readNums(get csvtable.Row, name string, rank int, required bool) []float64 {
 	v := make([]float64, rank)
 	for d, c := range cols(name, rank) {
 		if required {
@@ -100,7 +101,7 @@ func WriteAbilities(w io.Writer, rank int, rows []Ability) error {
 // ReadAbilities reads an abilities.csv of the given rank.
 func ReadAbilities(path string, rank int) ([]Ability, error) {
 	var out []Ability
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		a := Ability{Model: get.Str("model"), Theta: readNums(get, "theta", rank, true), SE: readNums(get, "se", rank, true),
 			ItemsUsed: get.Int("items_used"), Stop: get.OptStr("stop")}
 		if get.Has(cols("theta_full", rank)[0]) && get.OptStr(cols("theta_full", rank)[0]) != "" {
@@ -152,7 +153,7 @@ func WriteTrace(w io.Writer, rank int, steps []Step) error {
 // ReadTrace reads a trace.csv of the given rank.
 func ReadTrace(path string, rank int) ([]Step, error) {
 	var out []Step
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		s := Step{Model: get.Str("model"), Step: get.Int("step"), Item: get.OptStr("item"), Group: get.OptStr("group"),
 			Answer: -1, Value: get.OptNum("value"), Theta: readNums(get, "theta", rank, true), SE: readNums(get, "se", rank, true)}
 		if get.OptStr("answer") != "" {
@@ -193,7 +194,7 @@ func WriteNext(w io.Writer, qs []Question) error {
 // ReadNext reads a next.csv.
 func ReadNext(path string) ([]Question, error) {
 	var out []Question
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		out = append(out, Question{Model: get.Str("model"), Rank: get.Int("rank"), Item: get.Str("item"), Group: get.OptStr("group"),
 			Value: get.OptNum("value"), P: get.OptNum("p_correct")})
 		return get.Err()
@@ -323,7 +324,7 @@ func ReadGroups(path, col string) (map[string]string, error) {
 	out := map[string]string{}
 	idCol, gCol := "", col
 	line := 1
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		line++
 		if idCol == "" {
 			for _, n := range itemIDNames {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/csvtable"
 )
 
 // Estimate is one row of the estimates.csv that `jeirt irt estimate`
@@ -62,7 +62,7 @@ func WriteEstimates(w io.Writer, rank int, withCategory bool, rows []Estimate) e
 // category column).
 func ReadEstimates(path string, rank int) ([]Estimate, error) {
 	var out []Estimate
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		e := Estimate{Model: get.Str("model"), NAnswered: get.Int("n_answered"), Observed: get.OptNum("observed_mean"),
 			Score: get.OptNum("score"), Lo: get.OptNum("score_lo"), Hi: get.OptNum("score_hi"),
 			Theta: readNums(get, "theta", rank, true), SE: readNums(get, "se", rank, true)}
@@ -105,7 +105,7 @@ func WriteWeights(w io.Writer, fit *model.IRT, items []int, weight []float64) er
 // wrote: each item's weight, by id, every weight positive and finite.
 func ReadWeights(path string) (map[string]float64, error) {
 	out := map[string]float64{}
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		id, wt := get.Str("item"), get.Num("weight")
 		if err := get.Err(); err != nil {
 			return err

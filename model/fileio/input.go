@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jeirt/jeirt/model/machine"
 )
 
 // Inputs: every file a run reads is opened once, by OpenInput, and read
@@ -228,7 +230,7 @@ func (r *inputReader) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("%s grew while it was read (it had %d bytes when opened): read it once it is complete", r.in.Path, r.in.Size)
 	}
 	if r.limit > 0 && r.n > r.limit {
-		return n, fmt.Errorf("%s is larger than %s, the most jeirt reads of %s", r.in.Path, Bytes(r.limit), r.what)
+		return n, fmt.Errorf("%s is larger than %s, the most jeirt reads of %s", r.in.Path, machine.Bytes(r.limit), r.what)
 	}
 	if r.hash != nil && n > 0 {
 		r.hash.Write(p[:n])
@@ -274,10 +276,10 @@ func ReadInputFile(path string, limit int64, what ...string) ([]byte, error) {
 		kind = what[0]
 	}
 	if limit <= 0 {
-		limit = MemoryBudget(0)
+		limit = machine.MemoryBudget(0)
 	}
 	if in.Regular && in.Size > limit {
-		return nil, fmt.Errorf("%s is %s, larger than %s, the most jeirt reads of %s", path, Bytes(in.Size), Bytes(limit), kind)
+		return nil, fmt.Errorf("%s is %s, larger than %s, the most jeirt reads of %s", path, machine.Bytes(in.Size), machine.Bytes(limit), kind)
 	}
 	in.Limit(limit, kind)
 	size := in.Size
@@ -298,18 +300,4 @@ func ReadInputFile(path string, limit int64, what ...string) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// Bytes writes a byte count for people: "512 B", "3.0 KiB", "16.0 GiB".
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -125,19 +125,6 @@ func TestInputGrowthAndLimit(t *testing.T) {
 	}
 }
 
-func TestCheckMemory(t *testing.T) {
-	if err := CheckMemory("a table", 1<<30, 1<<20); err == nil || err.Error() !=
-		"a table would need about 1.0 GiB of memory, more than 1.0 MiB (max-memory); make it smaller or raise max-memory" {
-		t.Errorf("over --max-memory: %v", err)
-	}
-	if err := CheckMemory("a table", 1<<20, 1<<30); err != nil {
-		t.Error(err)
-	}
-	if m := AvailableMemory(); m > 0 && CheckMemory("the whole machine twice", 2*m+1<<40, 0) == nil {
-		t.Error("more than the available memory was allowed")
-	}
-}
-
 // A regular file cut short or rewritten while it is read is refused when
 // its end is reached: cut at a line boundary, every record read looked
 // whole (data inspect reported 5,172,414 of 8,000,000 cells, no warning).

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/csvtable"
 )
 
 // InformationColumns are information.csv's columns.
@@ -39,7 +39,7 @@ func readInformation(path string) ([]InformationPoint, error) {
 		return nil, nil
 	}
 	var out []InformationPoint
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		p := InformationPoint{Theta: get.Num("theta"), Information: get.Num("information"), SE: get.OptNum("se")}
 		if err := get.Err(); err != nil {
 			return err

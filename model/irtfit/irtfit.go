@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/csvtable"
 	"github.com/jeirt/jeirt/model/fileio"
 )
 
@@ -621,7 +622,7 @@ func Read(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	nums := func(get fileio.CSVRow, name string, required bool) []float64 {
+	nums := func(get csvtable.Row, name string, required bool) []float64 {
 		var v []float64
 		for _, c := range cols(name, rk) {
 			if required {
@@ -634,7 +635,7 @@ func Read(dir string) (*Folder, error) {
 	}
 	// A name twice would have its second row shadow the first wherever
 	// rows are looked up by name (irt cat would ask an answered item).
-	// CSVRows numbers a record's line as 2 + the records before it.
+	// csvtable.Read numbers a record's line as 2 + the records before it.
 	once := func(path, what, name string, seen map[string]int, line int) error {
 		if first, ok := seen[name]; ok {
 			return fmt.Errorf("%s:%d: %s %q is also on line %d: each %s has one row", path, line, what, model.Clip(name), first, what)
@@ -643,7 +644,7 @@ func Read(dir string) (*Folder, error) {
 		return nil
 	}
 	seenModel, seenItem := map[string]int{}, map[string]int{}
-	err = fileio.CSVRows(filepath.Join(dir, "abilities.csv"), func(get fileio.CSVRow) error {
+	err = csvtable.Read(filepath.Join(dir, "abilities.csv"), func(get csvtable.Row) error {
 		if last := fmt.Sprintf("theta_%d", rk); rk > 1 && !get.Has(last) {
 			return fmt.Errorf("%s: no column %s for settings.rank %d", filepath.Join(dir, "abilities.csv"), last, rk)
 		}
@@ -675,7 +676,7 @@ func Read(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = fileio.CSVRows(filepath.Join(dir, "items.csv"), func(get fileio.CSVRow) error {
+	err = csvtable.Read(filepath.Join(dir, "items.csv"), func(get csvtable.Row) error {
 		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), C: get.OptNum("c"), SEC: get.OptNum("se_c"), Trials: get.OptNum("trials")}
 		if f.has3PL() && !(it.C >= 0 && it.C < 1) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/harness"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
@@ -233,7 +234,7 @@ func File(path string, opt Options) (*model.Responses, *Report, error) {
 	defer in.Close()
 	if !in.Regular {
 		// A pipe is bounded by what this machine could hold.
-		in.Limit(fileio.MemoryBudget(0), "a response file from a pipe")
+		in.Limit(machine.MemoryBudget(0), "a response file from a pipe")
 	}
 	cache := cacheFor(in, opt)
 	var r *model.Responses

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -82,7 +82,7 @@ func (s *csvScanner) readLine() ([]byte, error) {
 		s.longBuf = append(s.longBuf[:0], l...)
 		for err == bufio.ErrBufferFull {
 			if len(s.longBuf) > model.MaxLineBytes {
-				return nil, &ParseError{File: s.file, Line: s.line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", fileio.Bytes(model.MaxLineBytes))}
+				return nil, &ParseError{File: s.file, Line: s.line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(model.MaxLineBytes))}
 			}
 			l, err = s.r.ReadSlice('\n')
 			s.longBuf = append(s.longBuf, l...)
@@ -163,7 +163,7 @@ func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
 					}
 					s.rec = append(s.rec, '\n')
 					if len(s.rec) > model.MaxLineBytes {
-						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", fileio.Bytes(model.MaxLineBytes))
+						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", machine.Bytes(model.MaxLineBytes))
 					}
 					next, err := s.readLine()
 					if err == io.EOF {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/csvtable"
 )
 
 // ItemGuess reads the 3PL's lower asymptotes of items from column of the
@@ -24,7 +24,7 @@ func ItemGuess(path, column string, items []string) ([]float64, error) {
 		out[j] = math.NaN()
 	}
 	idCol := ""
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		if idCol == "" {
 			for _, n := range itemTextIDNames {
 				if get.Has(n) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
@@ -49,7 +50,7 @@ func Items(path string) (*ItemTable, error) {
 	}
 	defer in.Close()
 	if !in.Regular {
-		in.Limit(fileio.MemoryBudget(0), "an item-text file from a pipe")
+		in.Limit(machine.MemoryBudget(0), "an item-text file from a pipe")
 	}
 	if parquet.Is(in) {
 		return readItemsParquet(in)
@@ -116,7 +117,7 @@ func readItemsJSONL(path string, br *bufio.Reader, gz bool) (*ItemTable, error) 
 	for {
 		b, err := br.ReadBytes('\n')
 		if len(b) > model.MaxLineBytes {
-			return nil, &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s", fileio.Bytes(model.MaxLineBytes))}
+			return nil, &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(model.MaxLineBytes))}
 		}
 		if len(b) > 0 {
 			line++

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -29,7 +29,7 @@ func readPyIRT(file string, br *bufio.Reader, cells *cell.Sink, lp *cell.Labels,
 			long = append(long[:0], l...)
 			for err == bufio.ErrBufferFull {
 				if len(long) > model.MaxLineBytes {
-					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", fileio.Bytes(model.MaxLineBytes))}
+					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(model.MaxLineBytes))}
 				}
 				l, err = br.ReadSlice('\n')
 				long = append(long, l...)

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 )
 
 // The baselines predict P(correct) for the cells of a Responses from the
@@ -130,7 +130,7 @@ type KNN struct {
 	// Threads is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
 	Threads int
 	// MaxMemory is the memory, in bytes, the dense way's tables may take
-	// (fileio.CheckMemory); 0 means the machine's available memory.
+	// (machine.CheckMemory); 0 means the machine's available memory.
 	MaxMemory int64
 }
 
@@ -440,7 +440,7 @@ func (kn KNN) neighbourSums(ctx context.Context, trainR *model.Responses, querie
 func (kn KNN) checkDenseMemory(N, J, cand, block int) error {
 	need := int64(N)*int64(J) + 4*int64(block)*int64(cand) + 4*int64(cand+block)*int64(kn.Dim)
 	what := fmt.Sprintf("the kNN baseline (a table of the training labels of %d models x %d items, and similarities of %d questions at a time against %d)", N, J, block, cand)
-	return fileio.CheckMemory(what, need, kn.MaxMemory)
+	return machine.CheckMemory(what, need, kn.MaxMemory)
 }
 
 // denseTrainLabels is an N x J table of training labels, −1 where unobserved.

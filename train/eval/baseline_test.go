@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 )
 
 // Two models, four items; item vectors place items 0,1 together and 2,3 together.
@@ -182,7 +182,7 @@ func TestKNNNeighboursBothWays(t *testing.T) {
 			need := N*int64(c.items) + 4*256*cand + 4*(cand+256)*D
 			var fe *model.FieldError
 			if want := fmt.Sprintf("the kNN baseline (a table of the training labels of %d models x %d items, and similarities of 256 questions at a time against %d) would need about %s of memory, more than 1000 B (max-memory)",
-				N, c.items, cand, fileio.Bytes(need)); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fe) || fe.Field != "MaxMemory" {
+				N, c.items, cand, machine.Bytes(need)); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fe) || fe.Field != "MaxMemory" {
 				t.Errorf("under a budget of 1000 B: %v\nwant %s", err, want)
 			}
 		})

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 )
 
 // NCF is torch_measure's neural collaborative filter (its
@@ -139,13 +139,13 @@ func (n *ncfNet) forward(p *ncfPass, model_, item []int32, A, C []float32, crow 
 	}
 	p.n1, p.y1, p.a1, p.d1, p.r1 = grow(p.n1, B*ncfH1), grow(p.y1, B*ncfH1), grow(p.a1, B*ncfH1), grow(p.d1, B*ncfH1), grow(p.r1, B)
 	layerNorm(p.h1, p.n1, p.y1, p.r1, n.g1, n.be1, B, ncfH1)
-	kernel.GELU(p.a1, p.y1)
+	simd.GELU(p.a1, p.y1)
 	p.m1 = dropout(p.d1, p.a1, p.m1, rng)
 	p.h2 = grow(p.h2, B*ncfH2)
-	kernel.SgemmBias(blas.NoTrans, blas.Trans, B, ncfH2, ncfH1, 1, p.d1, ncfH1, n.W2, ncfH1, 0, p.h2, ncfH2, n.b2)
+	simd.SgemmBias(blas.NoTrans, blas.Trans, B, ncfH2, ncfH1, 1, p.d1, ncfH1, n.W2, ncfH1, 0, p.h2, ncfH2, n.b2)
 	p.n2, p.y2, p.a2, p.d2, p.r2 = grow(p.n2, B*ncfH2), grow(p.y2, B*ncfH2), grow(p.a2, B*ncfH2), grow(p.d2, B*ncfH2), grow(p.r2, B)
 	layerNorm(p.h2, p.n2, p.y2, p.r2, n.g2, n.be2, B, ncfH2)
-	kernel.GELU(p.a2, p.y2)
+	simd.GELU(p.a2, p.y2)
 	p.m2 = dropout(p.d2, p.a2, p.m2, rng)
 	p.z = grow(p.z, B)
 	for b := 0; b < B; b++ {
@@ -188,7 +188,7 @@ func geluBack(dA, y, a, buf []float32) {
 	for k, v := range y {
 		buf[k] = -v * v / 2
 	}
-	kernel.Exp(buf, buf)
+	simd.Exp(buf, buf)
 	const invSqrt2Pi = 0.3989422804014327
 	for k, v := range y {
 		phi := invSqrt2Pi * buf[k]
@@ -241,9 +241,9 @@ func (n *ncfNet) backward(p *ncfPass, grad *ncfNet, dz []float32, model_, item [
 			grad.b2[k] += dd2[b*ncfH2+k]
 		}
 	}
-	kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH2, ncfH1, B, 1, dd2, ncfH2, p.d1, ncfH1, 1, grad.W2, ncfH1)
+	simd.Sgemm(blas.Trans, blas.NoTrans, ncfH2, ncfH1, B, 1, dd2, ncfH2, p.d1, ncfH1, 1, grad.W2, ncfH1)
 	dd1 := p.h1 // the pre-activations are no longer needed
-	kernel.Sgemm(blas.NoTrans, blas.NoTrans, B, ncfH1, ncfH2, 1, dd2, ncfH2, n.W2, ncfH1, 0, dd1, ncfH1)
+	simd.Sgemm(blas.NoTrans, blas.NoTrans, B, ncfH1, ncfH2, 1, dd2, ncfH2, n.W2, ncfH1, 0, dd1, ncfH1)
 	p.tmp = dd2
 	for k := range dd1 {
 		dd1[k] *= p.m1[k]
@@ -252,9 +252,9 @@ func (n *ncfNet) backward(p *ncfPass, grad *ncfNet, dz []float32, model_, item [
 	layerNormBack(dd1, p.n1, p.r1, n.g1, grad.g1, grad.be1, B, ncfH1)
 	for b := 0; b < B; b++ {
 		g := dd1[b*ncfH1 : (b+1)*ncfH1]
-		kernel.Axpy(dA[int(model_[b])*ncfH1:(int(model_[b])+1)*ncfH1], g, 1)
+		simd.Axpy(dA[int(model_[b])*ncfH1:(int(model_[b])+1)*ncfH1], g, 1)
 		row := int(crow[item[b]])
-		kernel.Axpy(dC[row*ncfH1:(row+1)*ncfH1], g, 1)
+		simd.Axpy(dC[row*ncfH1:(row+1)*ncfH1], g, 1)
 	}
 }
 
@@ -379,8 +379,8 @@ func (n *ncfNet) batchGrad(p *ncfPass, grad *ncfNet, feat []float32, items []int
 		copy(xk[row*D:(row+1)*D], feat[j*D:(j+1)*D])
 	}
 	C := make([]float32, k*ncfH1)
-	kernel.SgemmBias(blas.NoTrans, blas.Trans, k, ncfH1, D, 1, xk, D, n.Wx, D, 0, C, ncfH1, n.b1)
-	kernel.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, dm, 1, n.E, dm, n.We, dm, 0, A, ncfH1)
+	simd.SgemmBias(blas.NoTrans, blas.Trans, k, ncfH1, D, 1, xk, D, n.Wx, D, 0, C, ncfH1, n.b1)
+	simd.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, dm, 1, n.E, dm, n.We, dm, 0, A, ncfH1)
 	mi, ii := make([]int32, B), make([]int32, B)
 	for b, c := range cells {
 		mi[b], ii[b] = r.Model[c], r.Item[c]
@@ -392,12 +392,12 @@ func (n *ncfNet) batchGrad(p *ncfPass, grad *ncfNet, feat []float32, items []int
 	clear(dA)
 	dC := make([]float32, k*ncfH1)
 	n.backward(p, grad, dz, mi, ii, crow, dA, dC)
-	kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, D, k, 1, dC, ncfH1, xk, D, 0, grad.Wx, D)
+	simd.Sgemm(blas.Trans, blas.NoTrans, ncfH1, D, k, 1, dC, ncfH1, xk, D, 0, grad.Wx, D)
 	for row := 0; row < k; row++ {
-		kernel.Axpy(grad.b1, dC[row*ncfH1:(row+1)*ncfH1], 1)
+		simd.Axpy(grad.b1, dC[row*ncfH1:(row+1)*ncfH1], 1)
 	}
-	kernel.Sgemm(blas.Trans, blas.NoTrans, ncfH1, dm, N, 1, dA, ncfH1, n.E, dm, 0, grad.We, dm)
-	kernel.Sgemm(blas.NoTrans, blas.NoTrans, N, dm, ncfH1, 1, dA, ncfH1, n.We, dm, 0, grad.E, dm)
+	simd.Sgemm(blas.Trans, blas.NoTrans, ncfH1, dm, N, 1, dA, ncfH1, n.E, dm, 0, grad.We, dm)
+	simd.Sgemm(blas.NoTrans, blas.NoTrans, N, dm, ncfH1, 1, dA, ncfH1, n.We, dm, 0, grad.E, dm)
 }
 
 // adamW is PyTorch's AdamW step (decoupled decay, then Adam; β 0.9, 0.999,
@@ -417,9 +417,9 @@ func adamW(theta, g, m, v []float32, step int) {
 func ncfPredict(net *ncfNet, feat []float32, r *model.Responses, p *ncfPass) []float64 {
 	N, J := net.N, net.J
 	A := make([]float32, N*ncfH1)
-	kernel.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, net.dm, 1, net.E, net.dm, net.We, net.dm, 0, A, ncfH1)
+	simd.Sgemm(blas.NoTrans, blas.Trans, N, ncfH1, net.dm, 1, net.E, net.dm, net.We, net.dm, 0, A, ncfH1)
 	C := make([]float32, J*ncfH1)
-	kernel.SgemmBias(blas.NoTrans, blas.Trans, J, ncfH1, net.D, 1, feat, net.D, net.Wx, net.D, 0, C, ncfH1, net.b1)
+	simd.SgemmBias(blas.NoTrans, blas.Trans, J, ncfH1, net.D, 1, feat, net.D, net.Wx, net.D, 0, C, ncfH1, net.b1)
 	crow := make([]int32, J)
 	for j := range crow {
 		crow[j] = int32(j)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt/rotate"
 )
@@ -193,7 +193,7 @@ func (c CBMM) FitBatch(ctx context.Context, rs []*model.Responses) ([]*model.IRT
 // the full fit and so need far fewer iterations.
 func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*model.IRT) ([]*model.IRT, error) {
 	c = c.withDefaults()
-	entered, enteredCPU := time.Now(), fileio.CPUSeconds()
+	entered, enteredCPU := time.Now(), machine.CPUSeconds()
 	if c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0) {
 		return nil, fmt.Errorf("cbmm: sigma %v must be positive", c.Sigma)
 	}
@@ -365,7 +365,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 	loss := make([]float64, K)
 	outcome := make([]backend.CBMMOutcome, K)
 	nActive := K
-	began, lastLog, beganCPU := time.Now(), time.Now(), fileio.CPUSeconds()
+	began, lastLog, beganCPU := time.Now(), time.Now(), machine.CPUSeconds()
 	c.Log.Printf("cbmm: layout and start in %.2fs (%.2fs CPU)", began.Sub(entered).Seconds(), beganCPU-enteredCPU)
 	for iter := 1; iter <= c.MaxIter && nActive > 0; iter++ {
 		var err error
@@ -429,7 +429,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			lastLog = time.Now()
 			if K == 1 {
 				s := st[0]
-				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), fileio.CPUSeconds()-beganCPU)
+				c.Log("cbmm: iteration %d, loss %.6g, %.1fs (%.1fs CPU)", s.ctl.Iters, s.last(), time.Since(began).Seconds(), machine.CPUSeconds()-beganCPU)
 			} else {
 				c.Log("cbmm: iteration %d, %d of %d fits still running, %.1fs", iter, nActive, K, time.Since(began).Seconds())
 			}

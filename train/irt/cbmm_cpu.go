@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -273,7 +273,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 	r := b.rank
 	inv, four := 1/b.sigma, 4*b.sigma
 	theta := pr.theta
-	vectorCells := kernel.Current() != kernel.Go
+	vectorCells := simd.Current() != simd.Go
 	loss := 0.0
 	ws := pr.ws[c]
 	acc := pr.acc[c]
@@ -285,13 +285,13 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 		cells := p.Cells[lo:hi]
 		yt := pr.yTilde[c][:hi-lo]
 		if r == 1 && vectorCells {
-			// The same pass on model/kernel's vector kernel (the loop
+			// The same pass on model/simd's vector kernel (the loop
 			// below is its pure-Go level, kept as it was).
 			var ytv []float64
 			if update {
 				ytv = yt
 			}
-			s := kernel.LogisticCells{A: pr.a[j], B: pr.b[j], Sigma: b.sigma}.Binary(cells, theta, ytv)
+			s := simd.LogisticCells{A: pr.a[j], B: pr.b[j], Sigma: b.sigma}.Binary(cells, theta, ytv)
 			loss += s.Loss
 			if pr.rg.on {
 				loss += pr.rg.itemLoss(pr.a[j:j+1], pr.b[j])

@@ -3,7 +3,7 @@ package irt
 import (
 	"math"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 )
 
 // DefaultMaxGuess is the largest lower asymptote c_j a fitted 3PL may take
@@ -276,7 +276,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		}
 	}
 	counted := 0
-	vector := kernel.Current() != kernel.Go
+	vector := simd.Current() != simd.Go
 	for j := pr.chunks[c]; j < pr.chunks[c+1]; j++ {
 		lo, hi := p.ItemStart[j], p.ItemStart[j+1]
 		cells := p.Cells[lo:hi]
@@ -289,7 +289,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 		}
 		var sw, st, stt, sy, sty float64
 		if vector {
-			// The same pass on model/kernel's vector kernel (the loop below
+			// The same pass on model/simd's vector kernel (the loop below
 			// is its pure-Go level, kept as it was); the log part from its
 			// factors q, as below.
 			var ytv []float64
@@ -297,7 +297,7 @@ func (b *cpuBatch) passA1Weighted(pr *cpuProblem, c int, update bool) float64 {
 				ytv = yt
 			}
 			q := pr.q[c][:len(cells)]
-			s := kernel.LogisticCells{A: aj, B: bj, Sigma: b.sigma}.Weighted(cells, wt, sc, theta, ytv, q)
+			s := simd.LogisticCells{A: aj, B: bj, Sigma: b.sigma}.Weighted(cells, wt, sc, theta, ytv, q)
 			loss += s.Linear
 			for k, qk := range q {
 				if n := int(wt[k]); n <= maxProdWeight {

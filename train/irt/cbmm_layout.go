@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -79,9 +79,9 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 	if !sorted {
 		return backend.NewCBMMProblem(r), nil
 	}
-	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: fileio.MakeLarge[uint32](n)}
+	p := &backend.CBMMProblem{N: N, J: J, ItemStart: make([]int32, J+1), Cells: machine.MakeLarge[uint32](n)}
 	if r.Weighted() {
-		p.Weight, p.Score = fileio.MakeLarge[float32](n), fileio.MakeLarge[float64](n)
+		p.Weight, p.Score = machine.MakeLarge[float32](n), machine.MakeLarge[float64](n)
 	}
 	rows := make([]int32, N+1)
 	for _, pt := range parts {

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 )
@@ -103,7 +103,7 @@ func (bs Bootstrap) Run(ctx context.Context, r *model.Responses, full *model.IRT
 	}
 	mem := bs.MaxMemory
 	if mem == 0 {
-		mem = fileio.SystemMemory() / 2
+		mem = machine.SystemMemory() / 2
 	}
 	perCell := int64(BootstrapBytesPerCell)
 	if r.Weighted() {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
-	"github.com/jeirt/jeirt/model/fileio"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/machine"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -321,7 +321,7 @@ func (t Trainer) CheckMemory(inputDim, models, items int, features int64) error 
 		params += int64(items) * d
 	}
 	what := fmt.Sprintf("training JE-IRT (an adapter of %d x %d x %d for %d models and %d items)", inputDim, t.Hidden, t.Dim, models, items)
-	return fileio.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
+	return machine.CheckMemory(what, paramCopies*4*params+features, t.MaxMemory)
 }
 
 func initJEIRTParams(rng *rand.Rand, D, H, d, N, J int, residual float64) *backend.JEIRTParams {
@@ -476,7 +476,7 @@ func paramsToModel(p *backend.JEIRTParams, features []float32, models, items []s
 		W1: p.W1, C1: p.C1, W2: p.W2, C2: p.C2, M: p.M, R: p.R, Models: models, Items: items}
 	m.Q = m.QuestionEmbeddings(features, len(items))
 	if p.R != nil {
-		kernel.Axpy(m.Q, p.R, 1)
+		simd.Axpy(m.Q, p.R, 1)
 	}
 	return m
 }
@@ -540,7 +540,7 @@ func predictCells(p *backend.JEIRTParams, features []float32, r *model.Responses
 	q := m.QuestionEmbeddings(x, len(items))
 	if p.R != nil {
 		for u, j := range items {
-			kernel.Axpy(q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+			simd.Axpy(q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
 		}
 	}
 	out := make([]float64, n)

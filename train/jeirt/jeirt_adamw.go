@@ -3,7 +3,7 @@ package jeirt
 import (
 	"math"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -14,7 +14,7 @@ import (
 //	θ ← θ − lr · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
 //
 // applied to every parameter (PyTorch's default parameter group decays all),
-// in float32 on kernel.AdamW (vectorised, the same bits at every level).
+// in float32 on simd.AdamW (vectorised, the same bits at every level).
 type adamW struct {
 	backend.AdamW
 	t    int
@@ -43,12 +43,12 @@ func (a *adamW) step(lr float64, params, grads [][]float32) {
 	a.t++
 	bc1 := 1 - math.Pow(a.Beta1, float64(a.t))
 	bc2 := 1 - math.Pow(a.Beta2, float64(a.t))
-	k := kernel.AdamW{Beta1: float32(a.Beta1), Beta2: float32(a.Beta2), Decay: float32(1 - lr*a.WeightDecay),
+	k := simd.AdamW{Beta1: float32(a.Beta1), Beta2: float32(a.Beta2), Decay: float32(1 - lr*a.WeightDecay),
 		StepSize: float32(lr / bc1), InvSqrtBC2: float32(1 / math.Sqrt(bc2)), Eps: float32(a.Eps)}
 	// The large arrays are split over the cores; the result does not depend
 	// on the split.
 	for i, p := range params {
 		g, m, v := grads[i], a.m[i], a.v[i]
-		kernel.ParallelRange(len(p), 1<<15, func(lo, hi int) { k.Update(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) })
+		simd.ParallelRange(len(p), 1<<15, func(lo, hi int) { k.Update(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) })
 	}
 }

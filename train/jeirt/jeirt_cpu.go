@@ -4,13 +4,13 @@ import (
 	"math"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 	"gonum.org/v1/gonum/blas"
 )
 
 // fusedGradient is the JE-IRT loss and gradient written out by hand: the
-// adapter's matrix products go to model/kernel's blocked, multi-threaded
+// adapter's matrix products go to model/simd's blocked, multi-threaded
 // Sgemm and the link to one vectorised pass over the pairs (linkPass).
 // Buffers are reused across steps.
 type fusedGradient struct {
@@ -46,7 +46,7 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch) 
 	adapter.AdapterForward(b.X, U, b.Mask, f.a, f.h, f.q)
 	if p.R != nil {
 		for u, j := range b.Item {
-			kernel.Axpy(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
+			simd.Axpy(f.q[u*d:(u+1)*d], p.R[int(j)*d:(int(j)+1)*d], 1)
 		}
 	}
 
@@ -73,11 +73,11 @@ func (f *fusedGradient) gradient(p *backend.JEIRTParams, b *backend.JEIRTBatch) 
 		}
 		for u, j := range b.Item {
 			r, gr := p.R[int(j)*d:(int(j)+1)*d], g.R[int(j)*d:(int(j)+1)*d]
-			kernel.Axpy(gr, f.gq[u*d:(u+1)*d], 1)
+			simd.Axpy(gr, f.gq[u*d:(u+1)*d], 1)
 			if c := count[j]; c > 0 {
 				w := p.ResidualL2 * float64(c) * invB
-				loss += w * kernel.Dot64(r, r)
-				kernel.Axpy(gr, r, float32(2*w))
+				loss += w * simd.Dot64(r, r)
+				simd.Axpy(gr, r, float32(2*w))
 				count[j] = 0 // a question on several rows (per-pair) is penalised once per pair, counted above
 			}
 		}
@@ -109,11 +109,11 @@ func sameShape(g, p *backend.JEIRTParams) bool {
 func linearBackward(gW, gc, gx, gy, x, w []float32, rows, in, out int) {
 	clear(gc)
 	for u := 0; u < rows; u++ {
-		kernel.Axpy(gc, gy[u*out:(u+1)*out], 1)
+		simd.Axpy(gc, gy[u*out:(u+1)*out], 1)
 	}
-	kernel.Sgemm(blas.Trans, blas.NoTrans, out, in, rows, 1, gy, out, x, in, 0, gW, in)
+	simd.Sgemm(blas.Trans, blas.NoTrans, out, in, rows, 1, gy, out, x, in, 0, gW, in)
 	if gx != nil {
-		kernel.Sgemm(blas.NoTrans, blas.NoTrans, rows, in, out, 1, gy, out, w, in, 0, gx, in)
+		simd.Sgemm(blas.NoTrans, blas.NoTrans, rows, in, out, 1, gy, out, w, in, 0, gx, in)
 	}
 }
 
@@ -146,7 +146,7 @@ type linkPass struct {
 // mdl[k] of M, label[k]) and adds its gradients to gq and gm; with weights
 // (trials), the trial-weighted mean Σ n·ℓ(z, ȳ)/Σ n, the label the fraction
 // ȳ = k/n as a soft target. The sums are
-// model.Link's (float64, on kernel.Dot64; the norm once per row), softplus
+// model.Link's (float64, on simd.Dot64; the norm once per row), softplus
 // and σ of all z at once on the vector kernels:
 //
 //	∂ℓ/∂z = σ(z) − y
@@ -177,17 +177,17 @@ func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label, 
 	for u := range U {
 		if used[u] != 0 {
 			q := Q[u*d : (u+1)*d]
-			lp.norm[u] = math.Sqrt(kernel.Dot64(q, q))
+			lp.norm[u] = math.Sqrt(simd.Dot64(q, q))
 		}
 	}
 	for k := range row {
 		u, i := int(row[k]), int(mdl[k])
-		dot := kernel.Dot64(Q[u*d:(u+1)*d], M[i*d:(i+1)*d])
+		dot := simd.Dot64(Q[u*d:(u+1)*d], M[i*d:(i+1)*d])
 		n := lp.norm[u]
 		lp.dot[k], lp.z[k] = dot, dot/(n+model.LinkEps)-n
 	}
-	kernel.Softplus64(lp.sp, lp.z)
-	kernel.Sigmoid64(lp.sig, lp.z)
+	simd.Softplus64(lp.sp, lp.z)
+	simd.Sigmoid64(lp.sig, lp.z)
 	clear(lp.coef)
 	var loss float64
 	for k := range row {
@@ -202,15 +202,15 @@ func (lp *linkPass) run(Q, M, gq, gm []float32, d int, row, mdl []int32, label, 
 		n := lp.norm[u]
 		const eps = model.LinkEps
 		q := Q[u*d : (u+1)*d]
-		kernel.Axpy(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))
-		kernel.Axpy(gq[u*d:(u+1)*d], M[i*d:(i+1)*d], float32(gz/(n+eps)))
+		simd.Axpy(gm[i*d:(i+1)*d], q, float32(gz/(n+eps)))
+		simd.Axpy(gq[u*d:(u+1)*d], M[i*d:(i+1)*d], float32(gz/(n+eps)))
 		if n > 0 {
 			lp.coef[u] -= gz * (lp.dot[k]/(n*(n+eps)*(n+eps)) + 1/n)
 		}
 	}
 	for u := range U {
 		if lp.coef[u] != 0 {
-			kernel.Axpy(gq[u*d:(u+1)*d], Q[u*d:(u+1)*d], float32(lp.coef[u]))
+			simd.Axpy(gq[u*d:(u+1)*d], Q[u*d:(u+1)*d], float32(lp.coef[u]))
 		}
 	}
 	return loss * invB

@@ -11,7 +11,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/jeirt/jeirt/model/kernel"
+	"github.com/jeirt/jeirt/model/simd"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -27,7 +27,7 @@ import (
 // Gorgonia differentiates the graph (G.Grad applies the chain rule through
 // each op's SymDiff), and the forward and backward ops run in Gorgonia's
 // topological order (graphRun). The ops are jeirt's own, each one call of what the fused step
-// calls (model/kernel's Linear and Sgemm, linearBackward, reluMaskBackward,
+// calls (model/simd's Linear and Sgemm, linearBackward, reluMaskBackward,
 // the link pass), so that the two steps compute the same bits
 // (TestJEIRTGraphMatchesFused) and the graph costs only the dispatch of
 // its ops on top. That is what it took to bring the graph to the fused
@@ -334,7 +334,7 @@ func inputs(op fmt.Stringer, in []G.Value) ([][]float32, error) {
 	return out, nil
 }
 
-// linearOp is y = x·Wᵀ + c (torch.nn.Linear) on rows inputs: kernel.Linear.
+// linearOp is y = x·Wᵀ + c (torch.nn.Linear) on rows inputs: simd.Linear.
 // The first layer's x is the batch's encoder vectors, not a node (there is
 // no gradient for them), so its inputs are (W, c); the second's are
 // (x, W, c). Its gradient ops (linearGradOp) are linearBackward's three
@@ -400,7 +400,7 @@ func (op *linearOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	wc := in[len(in)-2:]
 	t, y := op.yOut.get()
-	kernel.Linear(y, op.x(in), wc[0], wc[1], op.rows, op.in, op.out)
+	simd.Linear(y, op.x(in), wc[0], wc[1], op.rows, op.in, op.out)
 	return t, nil
 }
 

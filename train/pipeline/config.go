@@ -22,6 +22,7 @@ import (
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/model/yamlerr"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
@@ -270,7 +271,7 @@ func ParseConfig(raw []byte, source string) (*Config, error) {
 	c.Source = source
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, model.YAMLError(err, raw, source)
+		return nil, yamlerr.Wrap(err, raw, source)
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // empty file: all defaults

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/widesum"
 )
 
 // DefaultFolds is CrossValidation's number of folds.
@@ -148,7 +149,7 @@ func (cv CrossValidation) Run(ctx context.Context, r *model.Responses) (*CVResul
 		rule    Rule
 		sum, n  []float64 // per question: summed label, times held out
 		foldAcc []float64 // per fold: accuracy minus best-single's
-		cost    model.WideSum
+		cost    widesum.Sum
 		routed  int
 		departs int // questions routed away from best-single's pick
 	}

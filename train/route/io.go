@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/csvtable"
 )
 
 // RoutePoint is one policy's result on held-out questions (over one split,
@@ -79,7 +79,7 @@ func WriteRouteCSV(w io.Writer, pts []RoutePoint) error {
 // default row's rule) is the point's Spec; Chosen is not in the file.
 func ReadRouteCSV(path string) ([]RoutePoint, error) {
 	var pts []RoutePoint
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		p := RoutePoint{Policy: get.Str("policy"), Rule: get.Str("rule"), Param: math.NaN(),
 			Accuracy: get.Num("accuracy"), TotalCost: get.OptNum("total_cost"), MeanCost: get.OptNum("mean_cost"),
 			Items: get.OptInt("items"), Fallbacks: get.OptInt("fallbacks"), AccuracySE: get.OptNum("accuracy_se"),

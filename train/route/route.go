@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/widesum"
 )
 
 // RouteEvalOptions configures RouteEval.
@@ -234,12 +235,12 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 		routers[k].rt.Calibration = opt.Calibration
 		all = append(all, routers[k].pt)
 	}
-	// Cost sums in model.WideSum, which cannot overflow: costs near 1e308 gave a
+	// Cost sums in widesum.Sum, which cannot overflow: costs near 1e308 gave a
 	// total and a mean cost of +Inf.
-	sums := map[*RoutePoint]*model.WideSum{}
-	sumOf := func(pt *RoutePoint) *model.WideSum {
+	sums := map[*RoutePoint]*widesum.Sum{}
+	sumOf := func(pt *RoutePoint) *widesum.Sum {
 		if sums[pt] == nil {
-			sums[pt] = &model.WideSum{}
+			sums[pt] = &widesum.Sum{}
 		}
 		return sums[pt]
 	}
@@ -303,7 +304,7 @@ func RouteEval(m *model.JEIRT, r *model.Responses, q [][]float32, opt RouteEvalO
 			score(perBench, pick)
 		}
 		var right float64
-		var sumCost model.WideSum
+		var sumCost widesum.Sum
 		orc, cheap := -1, -1
 		for _, k := range obs {
 			right += label[k]

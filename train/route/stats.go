@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/jeirt/jeirt/model/widesum"
 )
 
 // meanSE is the mean of xs and its standard error, sd/√n with the n−1
@@ -121,7 +122,7 @@ func Combine(splits [][]RoutePoint, testOverTrain float64) []RoutePoint {
 	type acc struct {
 		pt              RoutePoint
 		accs, diffs     []float64
-		totals, means   model.WideSum
+		totals, means   widesum.Sum
 		specs           map[string]int
 		wins, losses, n int
 	}

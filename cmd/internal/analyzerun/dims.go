@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/analyze"
+	"github.com/jeirt/jeirt/train/sweep"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -29,11 +29,11 @@ type DimRow struct {
 
 // Dims groups the finished runs of a collected sweep by their model.dim
 // setting (key, "model.dim" when empty), in increasing d.
-func Dims(t *sweeprun.SweepTable, key string) ([]DimRow, error) {
+func Dims(t *sweep.Table, key string) ([]DimRow, error) {
 	if key == "" {
 		key = "model.dim"
 	}
-	by := map[int][]sweeprun.SweepRow{}
+	by := map[int][]sweep.Row{}
 	varied := false
 	for _, k := range t.Keys {
 		varied = varied || k == key

@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/train/eval"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 func TestDims(t *testing.T) {
 	m := func(acc, ll float64) eval.Metrics { return eval.Metrics{Accuracy: acc, LogLoss: ll} }
-	tab := &sweeprun.SweepTable{Dir: "s", Keys: []string{"model.dim", "train.lr"}, Rows: []sweeprun.SweepRow{
-		{ID: "r1", Status: "ok", Settings: []sweeprun.Setting{{Key: "model.dim", Value: "16"}, {Key: "train.lr", Value: "1e-3"}}, Val: m(0.7, 0.6), Test: m(0.70, 0.58)},
-		{ID: "r2", Status: "ok", Settings: []sweeprun.Setting{{Key: "model.dim", Value: "16"}, {Key: "train.lr", Value: "3e-3"}}, Val: m(0.7, 0.5), Test: m(0.72, 0.52)},
-		{ID: "r3", Status: "ok", Settings: []sweeprun.Setting{{Key: "model.dim", Value: "4"}, {Key: "train.lr", Value: "1e-3"}}, Val: m(0.6, 0.7), Test: m(0.6, 0.66)},
-		{ID: "r4", Status: "missing", Settings: []sweeprun.Setting{{Key: "model.dim", Value: "64"}}},
+	tab := &sweep.Table{Dir: "s", Keys: []string{"model.dim", "train.lr"}, Rows: []sweep.Row{
+		{ID: "r1", Status: "ok", Settings: []sweep.Setting{{Key: "model.dim", Value: "16"}, {Key: "train.lr", Value: "1e-3"}}, Val: m(0.7, 0.6), Test: m(0.70, 0.58)},
+		{ID: "r2", Status: "ok", Settings: []sweep.Setting{{Key: "model.dim", Value: "16"}, {Key: "train.lr", Value: "3e-3"}}, Val: m(0.7, 0.5), Test: m(0.72, 0.52)},
+		{ID: "r3", Status: "ok", Settings: []sweep.Setting{{Key: "model.dim", Value: "4"}, {Key: "train.lr", Value: "1e-3"}}, Val: m(0.6, 0.7), Test: m(0.6, 0.66)},
+		{ID: "r4", Status: "missing", Settings: []sweep.Setting{{Key: "model.dim", Value: "64"}}},
 	}}
 	rows, err := Dims(tab, "")
 	if err != nil {

@@ -7,14 +7,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/cmd/internal/irtrun"
-	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // This file holds the jobs of the jeirt analyze commands: each reads its
@@ -157,7 +156,7 @@ func (c ICCRun) Run(w io.Writer) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := irtrun.ReadFolderData(c.Fit, folder)
+	r, err := irtfit.ReadFolderData(c.Fit, folder)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading the fit's responses: %w", err)
 	}
@@ -176,7 +175,7 @@ type DimsRun struct{ Sweep, Key string }
 
 // Run is jeirt analyze dims.
 func (d DimsRun) Run(w io.Writer) (Files, error) {
-	t, err := sweeprun.CollectSweep(d.Sweep)
+	t, err := sweep.Collect(d.Sweep)
 	if err != nil {
 		return nil, err
 	}

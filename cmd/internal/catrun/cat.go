@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/catbank"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -73,7 +74,7 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 	if err := checkOut(c.Out, c.Force); err != nil {
 		return nil, err
 	}
-	f, err := LoadFit(c.Fit)
+	f, err := catbank.Load(c.Fit)
 	if err != nil {
 		return nil, err
 	}
@@ -88,14 +89,14 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 		return nil, err
 	}
 	if c.ExcludeFlagged {
-		f.usable = make([]bool, f.Bank.NumItems())
+		f.Usable = make([]bool, f.Bank.NumItems())
 		n := 0
 		for j, it := range f.Folder.Items {
-			if f.usable[j] = it.Flag == ""; !f.usable[j] {
+			if f.Usable[j] = it.Flag == ""; !f.Usable[j] {
 				n++
 			}
 		}
-		c.Log.Printf("irt cat: %d of the fit's %d items are flagged and never asked", n, len(f.usable))
+		c.Log.Printf("irt cat: %d of the fit's %d items are flagged and never asked", n, len(f.Usable))
 	}
 	est := c.Test.Estimator
 	if est == "" {
@@ -140,16 +141,16 @@ func (c CAT) Run(ctx context.Context, w io.Writer) (*CATResult, error) {
 }
 
 // step is a trace row of session s for model name after its last answer.
-func step(s *cat.Session, fit *Fit, name string, item int, y int, value float64) catfile.Step {
+func step(s *cat.Session, fit *catbank.Fit, name string, item int, y int, value float64) catfile.Step {
 	st := catfile.Step{Model: name, Step: s.NumAsked(), Answer: y, Value: value, Theta: s.Theta(), SE: s.SE()}
 	if item >= 0 {
-		st.Item, st.Group = fit.Folder.Items[item].ID, fit.groupOf(item)
+		st.Item, st.Group = fit.Folder.Items[item].ID, fit.GroupOf(item)
 	}
 	return st
 }
 
-func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) error {
-	r, err := readAnswers(c.Data, c.Read, c.Log)
+func (c CAT) simulate(ctx context.Context, f *catbank.Fit, pool *cat.Pool, res *CATResult) error {
+	r, err := catbank.ReadResponses(c.Data, c.Read, c.Log)
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 	if len(fitted) > 0 {
 		c.Log.Printf("irt cat: %d of the models tested are in the fit, so their answers shaped its items (not a held-out check): %s", len(fitted), strings.Join(fitted[:min(5, len(fitted))], ", "))
 	}
-	models, items, ys, err := f.answersOf(r, c.Data, models, c.Log)
+	models, items, ys, err := f.AnswersOf(r, c.Data, models, c.Log)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (c CAT) simulate(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResul
 		eligible := make([]bool, J)
 		answer := make([]uint8, J)
 		for n, j := range items[k] {
-			eligible[j], answer[j] = f.usable == nil || f.usable[j], ys[k][n]
+			eligible[j], answer[j] = f.Usable == nil || f.Usable[j], ys[k][n]
 		}
 		s, err := pool.Start(f.Prior, eligible, modelSeed(c.Seed, name))
 		if err != nil {
@@ -267,16 +268,16 @@ func Summarize(rows []catfile.Ability) *catfile.Summary {
 	return s
 }
 
-func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) error {
+func (c CAT) live(ctx context.Context, f *catbank.Fit, pool *cat.Pool, res *CATResult) error {
 	var models []string
 	var items [][]int
 	var ys [][]uint8
 	if c.Answers != "" {
-		r, err := readAnswers(c.Answers, c.Read, c.Log)
+		r, err := catbank.ReadResponses(c.Answers, c.Read, c.Log)
 		if err != nil {
 			return err
 		}
-		if models, items, ys, err = f.answersOf(r, c.Answers, c.Models, c.Log); err != nil {
+		if models, items, ys, err = f.AnswersOf(r, c.Answers, c.Models, c.Log); err != nil {
 			return err
 		}
 	} else {
@@ -312,17 +313,17 @@ func (c CAT) live(ctx context.Context, f *Fit, pool *cat.Pool, res *CATResult) e
 			res.Trace = append(res.Trace, step(s, f, name, j, int(ys[k][n]), math.NaN()))
 		}
 		th := s.Theta()
-		if f.usable != nil {
-			s.Exclude(f.usable)
+		if f.Usable != nil {
+			s.Exclude(f.Usable)
 		}
 		for rank, p := range s.Plan(c.Next) {
 			prob := f.Bank.Prob(p.Item, th)
 			res.Next = append(res.Next, catfile.Question{Model: name, Rank: rank + 1, Item: f.Folder.Items[p.Item].ID,
-				Group: f.groupOf(p.Item), Value: p.Value, P: prob})
+				Group: f.GroupOf(p.Item), Value: p.Value, P: prob})
 		}
 		stop := s.Stop()
 		res.Abilities = append(res.Abilities, catfile.Ability{Model: name, Theta: th, SE: s.SE(), ItemsUsed: s.NumAsked(), Stop: stop})
-		line := fmt.Sprintf("%s: %d answers, θ %s, SE %s", name, s.NumAsked(), vecText(th), vecText(s.SE()))
+		line := fmt.Sprintf("%s: %d answers, θ %s, SE %s", name, s.NumAsked(), catbank.FormatVector(th), catbank.FormatVector(s.SE()))
 		if _, score, err := scoreNow(sc, s); err == nil {
 			line += "; " + score
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/catbank"
 	"github.com/jeirt/jeirt/train/irtstat"
 )
 
@@ -46,7 +47,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 	if err := checkOut(p.Out, p.Force); err != nil {
 		return nil, err
 	}
-	f, err := LoadFit(p.Fit)
+	f, err := catbank.Load(p.Fit)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +64,11 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 	if !(level > 0 && level < 1) {
 		return nil, model.FieldErrorf("Level", "{Level} %v must be in (0, 1)", level)
 	}
-	r, err := readAnswers(p.Data, p.Read, p.Log)
+	r, err := catbank.ReadResponses(p.Data, p.Read, p.Log)
 	if err != nil {
 		return nil, err
 	}
-	models, items, ys, err := f.answersOf(r, p.Data, p.Models, p.Log)
+	models, items, ys, err := f.AnswersOf(r, p.Data, p.Models, p.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (p Place) Run(ctx context.Context, w io.Writer) ([]Placed, error) {
 		m.AccuracyRank = rankAmong(m.Accuracy, accs)
 		out = append(out, Placed{Model: m, Answers: len(items[k]), InFit: inFit[name]})
 		rows = append(rows, m)
-		p.Log.Printf("%s: θ %s ± %s from %d answers to the fit's items (%d right)", name, vecText(th), vecText(se), len(items[k]), right)
+		p.Log.Printf("%s: θ %s ± %s from %d answers to the fit's items (%d right)", name, catbank.FormatVector(th), catbank.FormatVector(se), len(items[k]), right)
 	}
 	var again []string
 	for _, pl := range out {

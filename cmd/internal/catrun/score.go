@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jeirt/jeirt/train/cat"
+	"github.com/jeirt/jeirt/train/catbank"
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
@@ -14,7 +15,7 @@ const StopTargetScoreWidth = "target_score_width"
 // scorer is the fit's score estimator (estimate.IRT: the answers of an
 // adaptive test are not a sample of the bank, so the estimators that lean
 // on the observed mean do not apply).
-func scorer(f *Fit) (*estimate.Scorer, error) {
+func scorer(f *catbank.Fit) (*estimate.Scorer, error) {
 	s := &estimate.Scorer{Fit: f.Folder.IRT(), Prior: f.Prior}
 	return s, s.Prepare()
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/suggest"
 )
 
 // The flag vocabulary shared by every command: --data the responses file,
@@ -187,8 +187,8 @@ func flagList(cmd *cobra.Command) string {
 	return fmt.Sprintf("%s takes %s; see %s --help", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())
 }
 
-// Levenshtein is the edit distance between a and b (model.EditDistance).
-func Levenshtein(a, b string) int { return model.EditDistance(a, b) }
+// Levenshtein is the edit distance between a and b (suggest.EditDistance).
+func Levenshtein(a, b string) int { return suggest.EditDistance(a, b) }
 
 // NeedArgs is an Args check that says what the positional arguments are and
 // shows the command's first example when they are missing or too many.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/interrupt"
 )
 
 // StopsOnSignal is the annotation of a command whose normal end is Ctrl-C
@@ -16,11 +16,11 @@ const StopsOnSignal = "jeirt-stops-on-signal"
 // ExitStatus is the one exit rule of every command c run under ctx (which
 // Ctrl-C and SIGTERM cancel) that returned err: 0 when it finished; 130
 // when it was interrupted, after keeping what was complete, whether it says
-// what it kept (a model.KeptError), wrote nothing (context.Canceled), or
+// what it kept (a interrupt.Error), wrote nothing (context.Canceled), or
 // returned without an error after it stopped early; 1 for any other error.
 // msg is the last line to print ("" for none).
 func ExitStatus(c *cobra.Command, ctx context.Context, err error) (code int, msg string) {
-	var kept *model.KeptError
+	var kept *interrupt.Error
 	switch {
 	case errors.As(err, &kept):
 		return 130, kept.Error()

@@ -16,12 +16,12 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/jeirt/jeirt/cmd/internal/catrun"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/read"
+	"github.com/jeirt/jeirt/train/catbank"
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
@@ -86,7 +86,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 	if len(e.Estimators) == 1 && e.Estimators[0] != "default" {
 		est = e.Estimators[0]
 	}
-	f, err := catrun.LoadScoringFit(e.Fit)
+	f, err := catbank.LoadScoring(e.Fit)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // readFitDataLogged reads again the responses the fit folder dir was made
-// from, as --rule info does (ReadFolderData): each data file where it is
+// from, as --rule info does (irtfit.ReadFolderData): each data file where it is
 // now, and only with the SHA-256 fit.json recorded (irtfit.Settings.Resolve:
 // a changed file is an error naming it, irtfit.ErrDataChanged), then
 // logged as ReadLogged logs it. An older fit's relative path must read as
@@ -22,7 +22,7 @@ func readFitDataLogged(dir string, folder *irtfit.Folder, log model.Logf) (*mode
 		return nil, err
 	}
 	if s.Joint {
-		r, err := ReadFolderData(dir, folder)
+		r, err := irtfit.ReadFolderData(dir, folder)
 		if err == nil {
 			log.Printf("read %s: %d models x %d items, %d observed cells", s.Data, r.NumModels(), r.NumItems(), r.Len())
 		}
@@ -33,7 +33,7 @@ func readFitDataLogged(dir string, folder *irtfit.Folder, log model.Logf) (*mode
 		return nil, err
 	}
 	if !filepath.IsAbs(s.Data) {
-		if why := unlikeFit(r, folder); why != "" {
+		if why := irtfit.UnlikeFit(r, folder); why != "" {
 			return nil, fmt.Errorf("%s: fit.json's settings.data %q is relative to the folder the fit was run from, which this older fit does not record; read from here it is another file (%s): run this from that folder, or refit", dir, s.Data, why)
 		}
 	}

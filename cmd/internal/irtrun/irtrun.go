@@ -20,7 +20,9 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/interrupt"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -32,7 +34,7 @@ import (
 // what it read (with verbose, also how long it took and what the response
 // cache did).
 func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
-	began, cpu := time.Now(), fileio.CPUSeconds()
+	began, cpu := time.Now(), machine.CPUSeconds()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
@@ -44,7 +46,7 @@ func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*m
 		if cache == "" {
 			cache = "-"
 		}
-		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), fileio.CPUSeconds()-cpu, cache, rep.CachePath)
+		log.Printf("read in %.2fs (%.2fs CPU); cache: %s %s", time.Since(began).Seconds(), machine.CPUSeconds()-cpu, cache, rep.CachePath)
 	}
 	if r.Len() >= 1<<24 {
 		// Hand the reader's garbage (grown buffers, name tables) back before the
@@ -314,7 +316,7 @@ func keptAfterInterrupt(out string, folders []*Fitted) error {
 	if len(folders) > 1 {
 		what = fmt.Sprintf("%d fits, %d with their bootstrap interrupted (%s)", len(folders), len(parts), strings.Join(parts, ", "))
 	}
-	return &model.KeptError{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
+	return &interrupt.Error{Kept: fmt.Sprintf("wrote %s with %s; fit.json says interrupted: true and bootstrap_completed", out, what), Err: cause}
 }
 
 // runJoint is irt fit --joint: every file in one matrix (FitJoint), one fit
@@ -418,7 +420,7 @@ func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule
 	if device, err = runDevice(set, device); err != nil {
 		return "", err
 	}
-	r, rerr := ReadFolderData(dir, folder)
+	r, rerr := irtfit.ReadFolderData(dir, folder)
 	if rerr != nil {
 		// The selection stands; what it cannot be checked against is said.
 		return msg + "; no Kendall τ between the rankings: " + rerr.Error(), nil

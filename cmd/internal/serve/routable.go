@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/suggest"
 )
 
 // checkRoutable is the start-up check of a server with upstreams: plain
@@ -32,7 +32,7 @@ func (s *Server) checkRoutable(st *state) error {
 	if err == nil {
 		for _, name := range unknown {
 			s.set.Log.Printf("serve: warning: upstream %q of %s is not a model of the checkpoint (closest: %q): chats can name it, the router never chooses it",
-				name, s.set.Upstreams, model.Closest(name, ckNames))
+				name, s.set.Upstreams, suggest.Closest(name, ckNames))
 		}
 		return nil
 	}
@@ -56,7 +56,7 @@ func (s *Server) checkRoutable(st *state) error {
 	if len(unknown) > 0 {
 		var close []string
 		for _, name := range unknown {
-			close = append(close, fmt.Sprintf("%s -> %s", name, model.Closest(name, ckNames)))
+			close = append(close, fmt.Sprintf("%s -> %s", name, suggest.Closest(name, ckNames)))
 		}
 		fmt.Fprintf(&b, "\n  closest checkpoint model to each unknown upstream name: %s", strings.Join(close, ", "))
 	}

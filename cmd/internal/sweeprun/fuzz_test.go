@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // FuzzParseSweep feeds sweep files (seeded with the shipped ones) to
-// ParseSweep: every input gives a sweep of 1 to MaxRuns runs whose keys the
+// ParseSweep: every input gives a sweep of 1 to sweep.MaxRuns runs whose keys the
 // trainer knows, or a short error.
 func FuzzParseSweep(f *testing.F) {
 	for _, name := range []string{"swebench.yaml", "swebench-dims.yaml"} {
@@ -27,7 +29,7 @@ func FuzzParseSweep(f *testing.F) {
 			}
 			return
 		}
-		if n := s.Size(); n < 1 || n > MaxRuns {
+		if n := s.Size(); n < 1 || n > sweep.MaxRuns {
 			t.Fatalf("%d runs", n)
 		}
 		if strings.TrimSpace(s.Base) == "" {
@@ -36,7 +38,7 @@ func FuzzParseSweep(f *testing.F) {
 	})
 }
 
-// FuzzReadSweepManifest feeds sweep.json contents to ReadSweepManifest: every
+// FuzzReadSweepManifest feeds sweep.json contents to sweep.ReadManifest: every
 // input gives runs whose folders lie inside the sweep folder, or a short
 // error.
 func FuzzReadSweepManifest(f *testing.F) {
@@ -44,10 +46,10 @@ func FuzzReadSweepManifest(f *testing.F) {
 	f.Add([]byte(`{"format":"jeirt-sweep","runs":[{"id":"000","dir":"../../etc"}]}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if err := os.WriteFile(filepath.Join(dir, SweepManifestFile), raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, sweep.ManifestFile), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := ReadSweepManifest(dir)
+		m, err := sweep.ReadManifest(dir)
 		if err != nil {
 			if len(err.Error()) > 4096 {
 				t.Errorf("error of %d bytes", len(err.Error()))

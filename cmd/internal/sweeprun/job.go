@@ -12,6 +12,8 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/interrupt"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // Job is jeirt sweep: the sweep file Config emitted into the folder Out as a
@@ -82,7 +84,7 @@ func (j Job) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return &model.KeptError{Err: runErr, Kept: fmt.Sprintf("%s; %d of %d runs are finished in %s (the table above); the same command resumes the sweep",
+	return &interrupt.Error{Err: runErr, Kept: fmt.Sprintf("%s; %d of %d runs are finished in %s (the table above); the same command resumes the sweep",
 		stopped.what(tab), tab.Finished(), len(tab.Rows), abs)}
 }
 
@@ -103,7 +105,7 @@ func (e *StoppedError) Error() string {
 func (e *StoppedError) Unwrap() error { return context.Canceled }
 
 // what says what became of the stopped run, as the table has it.
-func (e *StoppedError) what(tab *SweepTable) string {
+func (e *StoppedError) what(tab *sweep.Table) string {
 	if !e.During {
 		return "stopped before run " + e.ID
 	}
@@ -131,8 +133,8 @@ func Collect(dir, out string, w io.Writer) error {
 
 // collect is Collect; the run stopped (an interrupted sweep's), when it has
 // no checkpoint, is listed as "stopped", not "missing".
-func collect(dir, out string, w io.Writer, stopped string) (*SweepTable, error) {
-	tab, err := CollectSweep(dir)
+func collect(dir, out string, w io.Writer, stopped string) (*sweep.Table, error) {
+	tab, err := sweep.Collect(dir)
 	if err != nil {
 		return nil, err
 	}

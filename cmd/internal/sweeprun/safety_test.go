@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // oddName is a folder name that breaks an unquoted script: spaces, both
@@ -219,7 +220,7 @@ func TestSafetySweepReemitIntoACopy(t *testing.T) {
 // once.
 func TestSafetySweepManifest(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, SweepManifestFile)
+	p := filepath.Join(dir, sweep.ManifestFile)
 	for _, c := range []struct{ runs, want string }{
 		{`[{"id":"000","dir":"runs/000"},{"id":"000","dir":"runs/000"}]`, `field runs[1]: id "000", dir "runs/000": want a run number, once, in runs/NUMBER; emit the sweep again`},
 		{`[{"id":"000","dir":"runs/001"}]`, `field runs[0]: id "000", dir "runs/001": want a run number, once, in runs/NUMBER; emit the sweep again`},
@@ -227,13 +228,13 @@ func TestSafetySweepManifest(t *testing.T) {
 		{`[{"id":"000","dir":"../../etc"}]`, `run 1's dir "../../etc" is not a folder inside the sweep folder`},
 	} {
 		os.WriteFile(p, []byte(`{"format":"jeirt-sweep","format_version":1,"keys":[],"runs":`+c.runs+`}`), 0o644)
-		if _, err := ReadSweepManifest(dir); err == nil || err.Error() != p+": "+c.want {
+		if _, err := sweep.ReadManifest(dir); err == nil || err.Error() != p+": "+c.want {
 			t.Errorf("%s:\n got %v\nwant %s: %s", c.runs, err, p, c.want)
 		}
 	}
 	var b strings.Builder
 	b.WriteString(`{"format":"jeirt-sweep","format_version":1,"runs":[`)
-	for k := range MaxRuns + 1 {
+	for k := range sweep.MaxRuns + 1 {
 		if k > 0 {
 			b.WriteString(",")
 		}
@@ -241,7 +242,7 @@ func TestSafetySweepManifest(t *testing.T) {
 	}
 	b.WriteString("]}")
 	os.WriteFile(p, []byte(b.String()), 0o644)
-	if _, err := ReadSweepManifest(dir); err == nil || err.Error() != p+": field runs: 100001 runs, more than a sweep may have (100000); emit the sweep again" {
+	if _, err := sweep.ReadManifest(dir); err == nil || err.Error() != p+": field runs: 100001 runs, more than a sweep may have (100000); emit the sweep again" {
 		t.Errorf("a manifest of 100001 runs: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // SlurmArray is the job array of the n-run sweep in the folder dir, as
@@ -35,7 +36,7 @@ func (s *Sweep) submit(ctx context.Context, dir string, n int, w io.Writer) erro
 
 // printLeft says, under collect's table of a sweep not finished yet, how
 // many runs are left and where to see them.
-func printLeft(dir string, tab *SweepTable, w io.Writer) {
+func printLeft(dir string, tab *sweep.Table, w io.Writer) {
 	left := len(tab.Rows) - tab.Finished()
 	if left == 0 {
 		return

@@ -10,7 +10,9 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/yamlerr"
 	"github.com/jeirt/jeirt/train/pipeline"
+	"github.com/jeirt/jeirt/train/sweep"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,11 +33,11 @@ import (
 // sweep folder, so Slurm array tasks never write the same file.
 type Sweep struct {
 	Name      string
-	Base      string    // the base training config, resolved against the sweep file's folder
-	Grid      []GridKey // in file order
-	Seeds     []int64   // values of train.seed; empty keeps the base config's
-	Set       []Setting // fixed overrides applied to every run before the grid values
-	Baselines bool      // score the baselines in each run (slower; off by default)
+	Base      string          // the base training config, resolved against the sweep file's folder
+	Grid      []GridKey       // in file order
+	Seeds     []int64         // values of train.seed; empty keeps the base config's
+	Set       []sweep.Setting // fixed overrides applied to every run before the grid values
+	Baselines bool            // score the baselines in each run (slower; off by default)
 	Slurm     SlurmSettings
 
 	Source string // the sweep file, for error messages
@@ -46,12 +48,6 @@ type Sweep struct {
 type GridKey struct {
 	Key    string
 	Values []string // YAML scalars as written, parsed by Config.Set
-}
-
-// Setting is one config override.
-type Setting struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
 }
 
 // SlurmSettings are the resources of each array task. Flags of `jeirt sweep`
@@ -112,7 +108,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	s := &Sweep{Name: "jeirt-sweep", Slurm: DefaultSlurm(), Source: source}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, model.YAMLError(err, raw, source)
+		return nil, yamlerr.Wrap(err, raw, source)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: a sweep file is a mapping with keys %s", source, strings.Join(sweepKeys, ", "))
@@ -212,7 +208,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 				if err := checkSweepKey(sk.Value); err != nil {
 					return nil, at(sk, "set: %v", err)
 				}
-				s.Set = append(s.Set, Setting{sk.Value, sv.Value})
+				s.Set = append(s.Set, sweep.Setting{Key: sk.Value, Value: sv.Value})
 			}
 		case "slurm":
 			if err := decodeSlurm(v, &s.Slurm, source); err != nil {
@@ -227,8 +223,8 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	if len(s.Seeds) > 0 {
 		runs = mulRuns(runs, len(s.Seeds))
 	}
-	if runs > MaxRuns {
-		return nil, fmt.Errorf("%s: the grid and seeds make more than %d runs, the most a sweep may have", source, MaxRuns)
+	if runs > sweep.MaxRuns {
+		return nil, fmt.Errorf("%s: the grid and seeds make more than %d runs, the most a sweep may have", source, sweep.MaxRuns)
 	}
 	if s.Base == "" {
 		return nil, fmt.Errorf("%s: base is required (the training config every run starts from)", source)
@@ -295,7 +291,7 @@ func (s SlurmSettings) Validate(source string) error {
 		return bad("gpus", "must be from 0 to %d (a node's), got %d", MaxGPUs, s.GPUs)
 	case s.CPUs < 1 || s.CPUs > MaxCPUs:
 		return bad("cpus", "must be from 1 to %d (a node's), got %d", MaxCPUs, s.CPUs)
-	case s.MaxParallel < 0 || s.MaxParallel > MaxRuns:
+	case s.MaxParallel < 0 || s.MaxParallel > sweep.MaxRuns:
 		return bad("max_parallel", "must be from 0 (no limit) to the number of runs, got %d", s.MaxParallel)
 	case strings.TrimSpace(s.Jeirt) == "" || strings.ContainsAny(s.Jeirt, "\"$`\\\n"):
 		return bad("jeirt", "must name the jeirt binary (no quotes, $ or backslashes), got %q", s.Jeirt)
@@ -360,7 +356,7 @@ func validTime(s string) bool {
 type SweepRun struct {
 	Index    int
 	ID       string           // zero-padded index: the folder runs/ID
-	Settings []Setting        // the grid values (and seed) of this run, in grid order
+	Settings []sweep.Setting  // the grid values (and seed) of this run, in grid order
 	Config   *pipeline.Config // the full training config, Output = <dir>/runs/ID/checkpoint
 }
 
@@ -370,16 +366,12 @@ const (
 	MaxCPUs = 4096
 )
 
-// MaxRuns is the most runs a sweep may have (the product of its grid's and
-// seeds' lengths).
-const MaxRuns = 100_000
-
-// mulRuns is a*b, or MaxRuns+1 when that is more than MaxRuns.
+// mulRuns is a*b, or sweep.MaxRuns+1 when that is more than sweep.MaxRuns.
 func mulRuns(a, b int) int {
-	if b != 0 && a > MaxRuns/b {
-		return MaxRuns + 1
+	if b != 0 && a > sweep.MaxRuns/b {
+		return sweep.MaxRuns + 1
 	}
-	return min(a*b, MaxRuns+1)
+	return min(a*b, sweep.MaxRuns+1)
 }
 
 // Size is the number of runs.
@@ -440,16 +432,16 @@ func (s *Sweep) Runs(dir string) ([]SweepRun, error) {
 	runs := make([]SweepRun, n)
 	for i := 0; i < n; i++ {
 		// Mixed-radix digits of i, the last axis varying fastest.
-		settings := make([]Setting, len(axes))
+		settings := make([]sweep.Setting, len(axes))
 		rest := i
 		for a := len(axes) - 1; a >= 0; a-- {
-			settings[a] = Setting{keys[a], axes[a][rest%len(axes[a])]}
+			settings[a] = sweep.Setting{Key: keys[a], Value: axes[a][rest%len(axes[a])]}
 			rest /= len(axes[a])
 		}
 		id := RunID(i, n)
 		c := *base
-		c.Source = fmt.Sprintf("%s: run %s (%s)", s.Source, id, FormatSettings(settings))
-		for _, st := range append(append([]Setting{}, s.Set...), settings...) {
+		c.Source = fmt.Sprintf("%s: run %s (%s)", s.Source, id, sweep.FormatSettings(settings))
+		for _, st := range append(append([]sweep.Setting{}, s.Set...), settings...) {
 			if err := c.Set(st.Key, st.Value); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Source, err)
 			}
@@ -477,18 +469,6 @@ func (s *Sweep) Runs(dir string) ([]SweepRun, error) {
 	return runs, nil
 }
 
-// FormatSettings writes settings as "model.dim=64 train.lr=3e-05".
-func FormatSettings(settings []Setting) string {
-	parts := make([]string, len(settings))
-	for k, st := range settings {
-		parts[k] = st.Key + "=" + st.Value
-	}
-	if len(parts) == 0 {
-		return "base config"
-	}
-	return strings.Join(parts, " ")
-}
-
 // RunConfigYAML is the config file of a run, as `jeirt train --config` reads
 // it: output is relative ("checkpoint", next to the file), data paths are
 // absolute as resolved from the base config.
@@ -500,39 +480,17 @@ func RunConfigYAML(r SweepRun, sweepSource string) ([]byte, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Run %s of the sweep %s: %s\n", r.ID, sweepSource, FormatSettings(r.Settings))
+	fmt.Fprintf(&b, "# Run %s of the sweep %s: %s\n", r.ID, sweepSource, sweep.FormatSettings(r.Settings))
 	fmt.Fprintf(&b, "# Train it alone with: jeirt train --config runs/%s/config.yaml --force\n", r.ID)
 	b.Write(body)
 	return b.Bytes(), nil
 }
 
-// SweepManifest is sweep.json in the sweep folder: what `jeirt sweep collect`
-// reads.
-type SweepManifest struct {
-	Format  string            `json:"format"` // "jeirt-sweep"
-	Version int               `json:"format_version"`
-	Source  string            `json:"source"`
-	Base    string            `json:"base"`
-	Keys    []string          `json:"keys"`
-	Runs    []SweepRunSummary `json:"runs"`
-	Slurm   SlurmSettings     `json:"slurm"`
-	Created string            `json:"created,omitempty"`
-}
-
-// SweepRunSummary is one run in sweep.json.
-type SweepRunSummary struct {
-	ID       string    `json:"id"`
-	Dir      string    `json:"dir"` // relative to the sweep folder
-	Settings []Setting `json:"settings"`
-}
-
-const sweepFormat = "jeirt-sweep"
-
 // Manifest describes the runs for sweep.json.
-func (s *Sweep) Manifest(runs []SweepRun) SweepManifest {
-	m := SweepManifest{Format: sweepFormat, Version: 1, Source: s.Source, Base: s.Base, Keys: s.Keys(), Slurm: s.Slurm}
+func (s *Sweep) Manifest(runs []SweepRun) sweep.Manifest {
+	m := sweep.Manifest{Format: sweep.Format, Version: 1, Source: s.Source, Base: s.Base, Keys: s.Keys(), Slurm: s.Slurm}
 	for _, r := range runs {
-		m.Runs = append(m.Runs, SweepRunSummary{ID: r.ID, Dir: filepath.Join("runs", r.ID), Settings: r.Settings})
+		m.Runs = append(m.Runs, sweep.RunSummary{ID: r.ID, Dir: filepath.Join("runs", r.ID), Settings: r.Settings})
 	}
 	return m
 }

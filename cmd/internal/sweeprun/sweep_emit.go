@@ -14,11 +14,12 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // Files written into a sweep folder.
 const (
-	SweepManifestFile = "sweep.json"
+	SweepManifestFile = sweep.ManifestFile
 	SweepScriptFile   = "sweep.sbatch"
 	SweepTableFile    = "sweep.csv"
 )
@@ -72,7 +73,7 @@ func (s *Sweep) Emit(dir string, opt EmitOptions) ([]SweepRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	top[SweepManifestFile] = append(man, '\n')
+	top[sweep.ManifestFile] = append(man, '\n')
 	if opt.Slurm {
 		top[SweepScriptFile] = []byte(s.SlurmScript(abs, len(runs), opt.Command))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/pipeline"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // SweepLocalOptions control RunLocal.
@@ -42,13 +43,13 @@ func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt S
 	for k, r := range runs {
 		runDir := filepath.Join(dir, "runs", r.ID)
 		if !opt.Force && RunDone(runDir) {
-			out.Printf("sweep: run %s (%s) is already done; skipping", r.ID, FormatSettings(r.Settings))
+			out.Printf("sweep: run %s (%s) is already done; skipping", r.ID, sweep.FormatSettings(r.Settings))
 			continue
 		}
 		if ctx.Err() != nil {
 			return &StoppedError{ID: r.ID}
 		}
-		out.Printf("sweep: run %s, %d of %d (%s), %s elapsed", r.ID, k+1, len(runs), FormatSettings(r.Settings), time.Since(start).Round(time.Second))
+		out.Printf("sweep: run %s, %d of %d (%s), %s elapsed", r.ID, k+1, len(runs), sweep.FormatSettings(r.Settings), time.Since(start).Round(time.Second))
 		err := s.runOne(ctx, runDir, r.ID, out, opt)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || ctx.Err() != nil {

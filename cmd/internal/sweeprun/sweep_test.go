@@ -17,6 +17,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/pipeline"
+	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // sweepFixture writes a tiny synthetic responses file, a base training config
@@ -87,7 +88,7 @@ func TestSweepRunsExpandGridInOrder(t *testing.T) {
 			t.Errorf("run %d lost base settings: %+v", k, c.Model)
 		}
 	}
-	if got := FormatSettings(runs[5].Settings); got != "model.dim=4 train.lr=1.0e-2 train.seed=8" {
+	if got := sweep.FormatSettings(runs[5].Settings); got != "model.dim=4 train.lr=1.0e-2 train.seed=8" {
 		t.Errorf("settings of run 5: %s", got)
 	}
 	sl := s.Slurm
@@ -190,7 +191,7 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	if first := bytes.Index(script, []byte("\nset -euo")); first < 0 || bytes.LastIndex(script, []byte("#SBATCH")) > first {
 		t.Errorf("an #SBATCH line comes after the first command:\n%s", script)
 	}
-	man, err := ReadSweepManifest(out)
+	man, err := sweep.ReadManifest(out)
 	if err != nil || len(man.Runs) != 8 || man.Runs[3].Dir != filepath.Join("runs", "003") {
 		t.Fatalf("manifest: %+v %v", man, err)
 	}
@@ -203,7 +204,7 @@ func TestSweepEmitWritesLoadableConfigsAndResumes(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("re-emitting removed run files: %v", err)
 	}
-	s.Set = []Setting{{"train.epochs", "2"}}
+	s.Set = []sweep.Setting{{Key: "train.epochs", Value: "2"}}
 	_, err = s.Emit(out, EmitOptions{})
 	if err == nil || !strings.Contains(err.Error(), "already holds a different sweep (runs/000/config.yaml differs)") {
 		t.Errorf("different sweep: %v", err)
@@ -269,7 +270,7 @@ func TestCollectSweepNamesBestByValidationLoss(t *testing.T) {
 	// Interrupted runs are not candidates even with a lower loss.
 	writeMetrics(t, out, "002", `{"val": {"n": 10, "accuracy": 0.9, "auc": 0.9, "log_loss": 0.1, "brier": 0.1, "ece": 0.01},
  "test": {"n": 12, "accuracy": 0.9, "auc": 0.9, "log_loss": 0.1, "brier": 0.1, "ece": 0.01}, "best_epoch": 1, "epochs_run": 1, "seconds_per_epoch": 1, "interrupted": true}`)
-	tab, err := CollectSweep(out)
+	tab, err := sweep.Collect(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestCollectSweepNamesBestByValidationLoss(t *testing.T) {
 			t.Errorf("printed table lacks %q:\n%s", s, printed.String())
 		}
 	}
-	if _, err := CollectSweep(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a sweep folder: no sweep.json") {
+	if _, err := sweep.Collect(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a sweep folder: no sweep.json") {
 		t.Errorf("collect of an empty folder: %v", err)
 	}
 }
@@ -332,7 +333,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 	if !strings.Contains(log.String(), "[run 002] epoch   1/2") {
 		t.Errorf("log lines are not prefixed by run:\n%s", log.String())
 	}
-	tab, err := CollectSweep(out)
+	tab, err := sweep.Collect(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 	}
 }
 
-// A grid whose runs multiply past MaxRuns is refused before anything is
+// A grid whose runs multiply past sweep.MaxRuns is refused before anything is
 // expanded (10^6 runs here; 10^30 once overflowed the count).
 func TestSweepTooManyRuns(t *testing.T) {
 	var b strings.Builder

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/harness/harnesstest"
 )
 
@@ -98,7 +98,7 @@ func benchReadOnly(b *testing.B, tool, ext string) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := fileio.CPUSeconds()
+	cpu0 := machine.CPUSeconds()
 	for range b.N {
 		r, _, _, err := Read(dir, Options{Tool: tool})
 		if err != nil || r.Len() != 16000 {
@@ -108,7 +108,7 @@ func benchReadOnly(b *testing.B, tool, ext string) {
 	b.StopTimer()
 	// The process's CPU time, which a busy machine stretches less than the
 	// wall time: with -cpu 1, MB per second of one core.
-	if cpu := fileio.CPUSeconds() - cpu0; cpu > 0 {
+	if cpu := machine.CPUSeconds() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu, "MB/cpu-s")
 		if ext == ".eval" {
 			b.ReportMetric(float64(unzipped(dir))*float64(b.N)/1e6/cpu, "MB-unzipped/cpu-s")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/harness/internal/jsonscan"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
@@ -145,7 +146,7 @@ func (c *collector) inspectEval(p string) error {
 	// refused at once, and what is held is bounded by the log's size.
 	for _, f := range append([]*zip.File{headFile}, samples...) {
 		if f.UncompressedSize64 > uint64(limit) {
-			return fmt.Errorf("%s!%s: the zip says it is %s uncompressed, more than %s (%d times the .eval's %s, the most jeirt reads of one member): not read", p, f.Name, fileio.Bytes(int64(min(f.UncompressedSize64, 1<<62))), fileio.Bytes(limit), memberFactor, fileio.Bytes(in.Size))
+			return fmt.Errorf("%s!%s: the zip says it is %s uncompressed, more than %s (%d times the .eval's %s, the most jeirt reads of one member): not read", p, f.Name, machine.Bytes(int64(min(f.UncompressedSize64, 1<<62))), machine.Bytes(limit), memberFactor, machine.Bytes(in.Size))
 		}
 	}
 	b, err := readMember(p, headFile, nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -30,7 +31,7 @@ func eachLine(path string, fn func(line []byte, n int) error) error {
 				b, err = br.ReadSlice('\n')
 				long = append(long, b...)
 				if len(long) > model.MaxLineBytes {
-					return &cell.ParseError{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %s", fileio.Bytes(model.MaxLineBytes))}
+					return &cell.ParseError{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(model.MaxLineBytes))}
 				}
 			}
 			b = long

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/csvtable"
 )
 
 // ReadModelNames reads a CSV of model names to map, with the columns from
@@ -12,7 +12,7 @@ import (
 // one model (openai/gpt2 and gpt2) become one model only when mapped.
 func ReadModelNames(path string) (map[string]string, error) {
 	out := map[string]string{}
-	err := fileio.CSVRows(path, func(get fileio.CSVRow) error {
+	err := csvtable.Read(path, func(get csvtable.Row) error {
 		from, to := get.Str("from"), get.Str("to")
 		if err := get.Err(); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/harness/harnesstest"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
@@ -373,7 +374,7 @@ func TestEvalBombAllocatesLittle(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
-		t.Errorf("%s allocated to refuse it", fileio.Bytes(int64(got)))
+		t.Errorf("%s allocated to refuse it", machine.Bytes(int64(got)))
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -62,7 +62,7 @@ func Read(path string) (map[string]Upstream, error) {
 		dec = yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err2 := dec.Decode(&list); err2 != nil {
-			if tab := model.YAMLError(err, b, path); strings.Contains(tab.Error(), "tabs are not allowed") {
+			if tab := yamlerr.Wrap(err, b, path); strings.Contains(tab.Error(), "tabs are not allowed") {
 				return nil, tab
 			}
 			return nil, fmt.Errorf("%s: want a list of upstreams (name, base_url, api_key_env, model) or {upstreams: [...]}: %s", path, redact.Text.Mask(err.Error()))

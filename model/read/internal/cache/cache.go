@@ -35,6 +35,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 )
 
 const cacheMagic = "JEIRTRC2"
@@ -373,7 +374,7 @@ func Load(path string) (*model.Responses, Summary, Key, error) {
 	// The cells are read straight into their slices; their checksum runs on
 	// one goroutine while the others check and unpack them.
 	counts := make([]uint32, len(r.Models))
-	r.Item = fileio.MakeLarge[int32](n)
+	r.Item = machine.MakeLarge[int32](n)
 	bits := make([]byte, (n+7)/8)
 	var countBytes, itemBytes, trialBytes, succBytes []byte
 	if len(counts) > 0 {
@@ -383,13 +384,13 @@ func Load(path string) (*model.Responses, Summary, Key, error) {
 		if int64(n)*4 > c.left {
 			return nil, none, key, errDamaged
 		}
-		r.Trials = fileio.MakeLarge[int32](n)
+		r.Trials = machine.MakeLarge[int32](n)
 	}
 	if flags&8 != 0 {
 		if int64(n)*8 > c.left {
 			return nil, none, key, errDamaged
 		}
-		r.Successes = fileio.MakeLarge[float64](n)
+		r.Successes = machine.MakeLarge[float64](n)
 	}
 	if n > 0 {
 		itemBytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.Item[0])), 4*n)
@@ -432,8 +433,8 @@ func Load(path string) (*model.Responses, Summary, Key, error) {
 	}
 	ok = ok && total == n
 	if ok {
-		r.Model = fileio.MakeLarge[int32](n)
-		r.Label = fileio.MakeLarge[uint8](n)
+		r.Model = machine.MakeLarge[int32](n)
+		r.Label = machine.MakeLarge[uint8](n)
 		ok = unpackCells(r, counts, bits)
 	}
 	ok = ok && uniqueNames(r.Models) && uniqueNames(r.Items)

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/machine"
 )
 
 // CompactMin is the fewest cells a sink holds before it resolves the
@@ -408,15 +408,15 @@ func (c *Sink) Reserve(rows int64) {
 		return
 	}
 	n := int(rows)
-	c.model = append(fileio.MakeLarge[int32](n)[:0], c.model...)
-	c.item = append(fileio.MakeLarge[int32](n)[:0], c.item...)
-	c.label = append(fileio.MakeLarge[uint8](n)[:0], c.label...)
+	c.model = append(machine.MakeLarge[int32](n)[:0], c.model...)
+	c.item = append(machine.MakeLarge[int32](n)[:0], c.item...)
+	c.label = append(machine.MakeLarge[uint8](n)[:0], c.label...)
 	if c.keepLines {
-		c.line = append(fileio.MakeLarge[int32](n)[:0], c.line...)
+		c.line = append(machine.MakeLarge[int32](n)[:0], c.line...)
 	}
 	if c.succ != nil {
-		c.succ = append(fileio.MakeLarge[float64](n)[:0], c.succ...)
-		c.trials = append(fileio.MakeLarge[int32](n)[:0], c.trials...)
+		c.succ = append(machine.MakeLarge[float64](n)[:0], c.succ...)
+		c.trials = append(machine.MakeLarge[int32](n)[:0], c.trials...)
 	}
 }
 

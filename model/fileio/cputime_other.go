@@ -1,6 +1,0 @@
-//go:build !linux
-
-package fileio
-
-// CPUSeconds is the CPU time the process has used so far; 0 off Linux.
-func CPUSeconds() float64 { return 0 }

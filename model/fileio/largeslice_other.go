@@ -1,7 +1,0 @@
-//go:build !linux
-
-package fileio
-
-import "unsafe"
-
-func adviseHuge(unsafe.Pointer, uintptr) {}

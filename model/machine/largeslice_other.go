@@ -1,0 +1,9 @@
+//go:build !linux
+
+package machine
+
+import (
+	"unsafe"
+)
+
+func adviseHuge(unsafe.Pointer, uintptr) {}
