@@ -135,7 +135,7 @@ func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 // NumChunks is the number of item chunks per problem. It is fixed, not tied to
 // the thread count, so that sums are added in the same order and results are
 // bit-for-bit the same whatever Threads is and whether a problem is fitted
-// alone or in a batch.
+// alone or in a batch (train/irtlbfgs's gradient adds its sums the same way).
 const NumChunks = 32
 
 // BalanceChunks splits items into at most n contiguous ranges of about equal cell counts.

@@ -14,7 +14,8 @@ import (
 
 // TestSpecValidate: each fault of a specification is one model.FieldError
 // on the field at fault, with its exact message; methods this package does
-// not link (mml) are refused by name.
+// not link (lbfgs, mml) are refused by name (lbfgs's own faults are
+// train/irtlbfgs's TestCheck).
 func TestSpecValidate(t *testing.T) {
 	ok := Spec{CBMM: CBMM{Sigma: 1, Rank: 1, MaxIter: 10}}
 	if err := ok.Validate(nil); err != nil {
@@ -34,6 +35,7 @@ func TestSpecValidate(t *testing.T) {
 		{"grad tol", func(s *Spec) { s.GradTol = math.Inf(1) }, nil, "GradTol", "grad-tol +Inf: must be finite and not negative (0: the default)"},
 		{"method", func(s *Spec) { s.Method = "em" }, nil, "Method", `method "em": want cbmm, lbfgs or mml`},
 		{"unlinked method", func(s *Spec) { s.Method = MethodMML }, nil, "Method", `method "mml": want cbmm, lbfgs or mml`},
+		{"unlinked lbfgs", func(s *Spec) { s.Method = MethodLBFGS }, nil, "Method", `method "lbfgs": want cbmm, lbfgs or mml`},
 		{"family", func(s *Spec) { s.CBMM.Model = "4pl" }, nil, "Model", `model "4pl": want 1pl, 2pl or 3pl`},
 		{"signed rank 1", func(s *Spec) { s.CBMM.Signed = true }, nil, "Signed", "signed needs method cbmm and rank 2 or more (got method cbmm rank 1)"},
 		{"1pl rank", func(s *Spec) { s.CBMM.Model, s.CBMM.Rank = model.OnePL, 2 }, nil, "Model", "model 1pl is unidimensional (one common discrimination): it needs rank 1 (got rank 2)"},
