@@ -313,7 +313,7 @@ func (c CBMM) FitBatchFrom(ctx context.Context, rs []*model.Responses, start []*
 			}
 			return
 		}
-		th, a, b, e := svdStart(ctx, probs[k], c.Rank, c.Sigma, startThreads, !c.Signed)
+		th, a, b, e := SVDStart(ctx, probs[k], c.Rank, c.Sigma, startThreads, !c.Signed)
 		if e != nil {
 			return
 		}

@@ -105,7 +105,7 @@ type cpuProblem struct {
 
 func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 	pr := &cpuProblem{p: p, theta: make([]float64, p.N*r), a: make([]float64, p.J*r), b: make([]float64, p.J)}
-	pr.chunks = balanceChunks(p.ItemStart, numChunks)
+	pr.chunks = BalanceChunks(p.ItemStart, NumChunks)
 	nc := len(pr.chunks) - 1
 	pr.acc = make([][]float64, nc)
 	pr.ws = make([]*backend.SmallNNLS, nc)
@@ -132,14 +132,14 @@ func newCPUProblem(p *backend.CBMMProblem, r, threads int) *cpuProblem {
 	return pr
 }
 
-// numChunks is the number of item chunks per problem. It is fixed, not tied to
+// NumChunks is the number of item chunks per problem. It is fixed, not tied to
 // the thread count, so that sums are added in the same order and results are
 // bit-for-bit the same whatever Threads is and whether a problem is fitted
-// alone or in a batch.
-const numChunks = 32
+// alone or in a batch (train/irtlbfgs's gradient adds its sums the same way).
+const NumChunks = 32
 
-// balanceChunks splits items into at most n contiguous ranges of about equal cell counts.
-func balanceChunks(start []int32, n int) []int {
+// BalanceChunks splits items into at most n contiguous ranges of about equal cell counts.
+func BalanceChunks(start []int32, n int) []int {
 	j := len(start) - 1
 	if n > j {
 		n = j
@@ -373,7 +373,7 @@ func (b *cpuBatch) passA(pr *cpuProblem, c int, update bool) float64 {
 			}
 			y := float64(cell&1)*2 - 1
 			t := -y * x * inv
-			sp, sg := softplusSigmoid(t)
+			sp, sg := SoftplusSigmoid(t)
 			loss += sp
 			if update {
 				v := x + four*y*sg // ỹ_ij, cBMM's Ỹ (as above)

@@ -34,9 +34,9 @@ func ExpNeg(x float64) float64 {
 	return expTable[k&63] * p * scale
 }
 
-// softplusSigmoid returns softplus(t) = log(1 + e^t) and sigmoid(t) from one
+// SoftplusSigmoid returns softplus(t) = log(1 + e^t) and sigmoid(t) from one
 // exponential, e^−|t| (the logistic loss of cBMM's cells and its derivative).
-func softplusSigmoid(t float64) (sp, sg float64) {
+func SoftplusSigmoid(t float64) (sp, sg float64) {
 	e := ExpNeg(-math.Abs(t))
 	sg = 1 / (1 + e)
 	if t > 0 {

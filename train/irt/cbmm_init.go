@@ -7,14 +7,14 @@ import (
 	"github.com/jeirt/jeirt/train/backend"
 )
 
-// svdStart returns starting values from a rank-r truncated SVD of Y (±1 on Ω,
+// SVDStart returns starting values from a rank-r truncated SVD of Y (±1 on Ω,
 // 0 on missing cells) after centring each item column over its observed cells:
 // θ = √N·U (each column has mean ≈ 0 and sd ≈ 1), A = V·S/(√N·density),
 // b_j = σ·logit((correct_j + ½)/(n_j + 1)); for a weighted problem Y is
 // 2ȳ − 1 and correct_j, n_j are the item's successes and trials. Column signs are chosen so A sums
 // positive and, with clip, A is clipped at 0 (the constraint). The SVD is computed by
 // subspace iteration on the sparse cells (never a dense N x J matrix).
-func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64, threads int, clip bool) (theta, a, b []float64, err error) {
+func SVDStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64, threads int, clip bool) (theta, a, b []float64, err error) {
 	n, J := p.N, p.J
 	theta, a, b = make([]float64, n*r), make([]float64, J*r), make([]float64, J)
 	mean := make([]float64, J)
@@ -50,7 +50,7 @@ func svdStart(ctx context.Context, p *backend.CBMMProblem, r int, sigma float64,
 	}
 	orthonormalize(v, J, r)
 	u := make([]float64, n*r)
-	chunks := balanceChunks(p.ItemStart, numChunks)
+	chunks := BalanceChunks(p.ItemStart, NumChunks)
 	nc := len(chunks) - 1
 	partial := make([][]float64, nc)
 	for c := range partial {

@@ -99,7 +99,7 @@ func layoutCells(r *model.Responses, threads int) (*backend.CBMMProblem, error) 
 		rows[m+1] += rows[m]
 	}
 	// Pass 2: the transpose, items split into ranges of about equal cells.
-	cuts := balanceChunks(p.ItemStart, threads)
+	cuts := BalanceChunks(p.ItemStart, threads)
 	for t := 0; t+1 < len(cuts); t++ {
 		wg.Add(1)
 		go func(j0, j1 int) {

@@ -106,7 +106,8 @@ func (rg *ridge) addItem(G, h []float64, m int) {
 
 // PriorGrad is the gradient of a fit's negative log prior (CBMM.Prior, as
 // its blocks apply it) in each kind of parameter, in loss units: what a
-// first-order certificate adds to the likelihood's gradient.
+// first-order certificate adds to the likelihood's gradient (and, with its
+// value, what train/irtlbfgs adds to its objective).
 type PriorGrad struct{ rg ridge }
 
 // NewPriorGrad is the prior gradient of the fitter c's prior at the fit f,
@@ -123,6 +124,16 @@ func NewPriorGrad(c CBMM, f *model.IRT) PriorGrad {
 
 // On reports whether there is a prior.
 func (g PriorGrad) On() bool { return g.rg.on }
+
+// FitsMeans reports whether the prior fits its means (model.Prior.AAuto,
+// DAuto); FitMeans sets them to their exact minimisers given a and b.
+func (g PriorGrad) FitsMeans() bool          { return g.rg.autoA || g.rg.autoB }
+func (g *PriorGrad) FitMeans(a, b []float64) { g.rg.fitMeans(a, b) }
+
+// ItemLoss and ThetaLoss are the negative log prior of one item's slopes a
+// and intercept b, and of the abilities theta, in loss units.
+func (g PriorGrad) ItemLoss(a []float64, b float64) float64 { return g.rg.itemLoss(a, b) }
+func (g PriorGrad) ThetaLoss(theta []float64) float64       { return g.rg.thetaLoss(theta) }
 
 // Theta, A and B are ∂/∂θ, ∂/∂a and ∂/∂b of the negative log prior at v.
 func (g PriorGrad) Theta(v float64) float64 { return 2 * g.rg.theta * v * g.rg.toLoss }

@@ -10,67 +10,6 @@ import (
 	"github.com/jeirt/jeirt/train/irt/irttest"
 )
 
-// negLogPosterior is the documented objective of a fit under prior p
-// (model.Prior), written out from the formula: the binomial negative
-// log-likelihood of the cells, Σ θ²/(2s_θ²), Σ (a/σ − μ_a)²/(2s_a²) and
-// Σ (d − μ_d)²/(2s_d²) with d = b/σ. It is computed here independently of
-// the fitters (at rank 1 and without asymptotes).
-func negLogPosterior(r *model.Responses, f *model.IRT, p model.Prior) float64 {
-	s := f.Sigma
-	loss := 0.0
-	for c := range r.Label {
-		i, j := int(r.Model[c]), int(r.Item[c])
-		u := f.Logit(i, j) / s
-		n, k := float64(r.TrialsAt(c)), r.SuccessesAt(c)
-		loss += n*model.Softplus(u) - k*u
-	}
-	for _, v := range f.Theta {
-		loss += v * v / (2 * p.Theta * p.Theta)
-	}
-	for j := range f.B {
-		da := f.A[j]/s - p.AMean
-		dd := f.B[j]/s - p.DMean
-		loss += da*da/(2*p.A*p.A) + dd*dd/(2*p.D*p.D)
-	}
-	return loss
-}
-
-// TestPriorObjective checks that cBMM under a prior minimises the
-// documented negative log posterior: the loss it reports is that formula at
-// the returned parameters, the loss never rises, and an independent
-// optimiser (gonum's L-BFGS on the same formula's gradient) reaches the same
-// optimum.
-func TestPriorObjective(t *testing.T) {
-	r, _ := irttest.Gen(t, synth.Options{Kind: "2pl", Models: 40, Items: 120, Missing: 0.2, Seed: 5})
-	for _, sigma := range []float64{1, 1.7} {
-		p := model.Prior{Theta: 1, A: 0.8, AMean: 1, D: 2.5, DMean: -0.3}
-		f, err := CBMM{Prior: p, Sigma: sigma, Tol: 1e-12, MaxIter: 20000, Accelerate: true}.Fit(context.Background(), r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		irttest.AssertMonotone(t, "prior", f.LossHistory)
-		got, want := f.LossHistory[len(f.LossHistory)-1], negLogPosterior(r, f, p)
-		if math.Abs(got-want) > 1e-9*want {
-			t.Errorf("σ %g: reported loss %.12g, the negative log posterior at the fit %.12g", sigma, got, want)
-		}
-		l, err := LBFGS2PL{Prior: p, Sigma: sigma, Tol: 1e-14, MaxIter: 20000}.Fit(context.Background(), r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lw := negLogPosterior(r, l, p)
-		maxDiff := 0.0
-		for i := range f.Models {
-			for j := range f.Items {
-				maxDiff = math.Max(maxDiff, math.Abs(f.Prob(i, j)-l.Prob(i, j)))
-			}
-		}
-		t.Logf("σ %g: cBMM %d iterations, posterior %.10f; L-BFGS %.10f; largest |ΔP| %.2g", sigma, f.Iterations, want, lw, maxDiff)
-		if math.Abs(want-lw) > 1e-7*want || maxDiff > 1e-3 {
-			t.Errorf("σ %g: cBMM's optimum %.10f and L-BFGS's %.10f differ (largest |ΔP| %.3g)", sigma, want, lw, maxDiff)
-		}
-	}
-}
-
 // TestPriorFinite: data where joint maximum likelihood has no finite
 // optimum (an item no model solved, one every model solved, an item the
 // abilities order perfectly, a model with every answer right and one with
@@ -157,7 +96,7 @@ func TestPrior1PLCommonSlope(t *testing.T) {
 		t.Errorf("1PL common slope %.4f: want the fitted scale of θ (the data have sd(a·θ) near 1)", one.A[0])
 	}
 	lossOne := one.LossHistory[len(one.LossHistory)-1]
-	if w := negLogPosterior(r, one, model.DefaultPrior); math.Abs(w-lossOne) > 1e-9*w {
+	if w := irttest.NegLogPosterior(r, one, model.DefaultPrior); math.Abs(w-lossOne) > 1e-9*w {
 		t.Errorf("1PL: reported %.10f, formula %.10f", lossOne, w)
 	}
 	two, err := CBMM{Prior: model.DefaultPrior, Tol: 1e-10, MaxIter: 5000}.FitBatchFrom(context.Background(), []*model.Responses{r}, []*model.IRT{one})
@@ -181,7 +120,7 @@ func TestPriorWeighted(t *testing.T) {
 	irttest.AssertMonotone(t, "weighted", f.LossHistory)
 	// The binomial coefficient is a constant the fitters leave out; the
 	// formula's n·softplus(u) − k·u is the same up to it.
-	got, want := f.LossHistory[len(f.LossHistory)-1], negLogPosterior(r, f, model.DefaultPrior)
+	got, want := f.LossHistory[len(f.LossHistory)-1], irttest.NegLogPosterior(r, f, model.DefaultPrior)
 	if math.Abs(got-want) > 1e-9*want {
 		t.Errorf("weighted: reported %.10f, formula %.10f", got, want)
 	}

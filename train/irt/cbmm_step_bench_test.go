@@ -43,7 +43,7 @@ func stepStart(b *testing.B, r *model.Responses) (p *backend.CBMMProblem, th, a,
 	if err != nil {
 		b.Fatal(err)
 	}
-	if th, a, bb, err = svdStart(context.Background(), p, 1, 1, 1, true); err != nil {
+	if th, a, bb, err = SVDStart(context.Background(), p, 1, 1, 1, true); err != nil {
 		b.Fatal(err)
 	}
 	return p, th, a, bb

@@ -15,10 +15,11 @@ type Method string
 const (
 	// MethodCBMM is joint maximum likelihood (or MAP) by cBMM (CBMM).
 	MethodCBMM Method = "cbmm"
-	// MethodLBFGS is cBMM's objective by gonum's L-BFGS (LBFGS2PL: the
-	// rank-1 2PL).
+	// MethodLBFGS is cBMM's objective by gonum's L-BFGS (irtlbfgs.LBFGS2PL:
+	// the rank-1 2PL).
 	MethodLBFGS Method = "lbfgs"
-	// MethodMML is marginal maximum likelihood by EM (MML2PL: the rank-1 2PL).
+	// MethodMML is marginal maximum likelihood by EM (irtmml.MML2PL: the
+	// rank-1 2PL).
 	MethodMML Method = "mml"
 )
 
@@ -68,9 +69,9 @@ func (m Method) Joint() bool {
 // optimiser: train/irtguard runs any of them, each from as many starts as
 // it needs. A method is one file that implements Fitter and registers it
 // (Register, in an init function; ollama's model.Register is the same
-// idea): cbmm.go's CBMM and lbfgs.go's LBFGS2PL in this package
-// (method_cbmm.go, method_lbfgs.go), irtmml's MML2PL in train/irtmml,
-// which the guard imports for it.
+// idea): cbmm.go's CBMM in this package (method_cbmm.go), irtlbfgs's
+// LBFGS2PL in train/irtlbfgs and irtmml's MML2PL in train/irtmml, which
+// the guard imports for them.
 type Fitter interface {
 	// Joint reports whether the method estimates every θ with the items
 	// (the guard then runs it from several starts, one the nested fit, and
@@ -129,3 +130,21 @@ func Register(m Method, f Fitter) {
 
 // Lookup is the fitter registered for m, nil when none is.
 func Lookup(m Method) Fitter { return fitters[m] }
+
+// CheckRank1TwoPL refuses what the rank-1 2PL methods (lbfgs, mml) cannot
+// fit: another rank or family, signed loadings, cells that are not one 0/1
+// answer (the Check of train/irtlbfgs and of train/irtmml).
+func CheckRank1TwoPL(s Spec, r *model.Responses) error {
+	c := s.CBMM
+	switch {
+	case c.Rank != 1:
+		return model.FieldErrorf("Method", "{Method} %s fits rank 1 only (got {Rank} %d)", s.Method, c.Rank)
+	case c.Model != model.TwoPL && c.Model != "":
+		return model.FieldErrorf("Method", "{Method} %s fits the 2PL only (got {Model} %s; use {Method} %s)", s.Method, c.Model, MethodCBMM)
+	case c.Signed:
+		return model.FieldErrorf("Signed", "{Signed} needs {Method} %s and {Rank} 2 or more (got {Method} %s {Rank} %d)", MethodCBMM, s.Method, c.Rank)
+	case r != nil && r.Weighted():
+		return model.FieldErrorf("Method", "{Method} %s fits 0/1 answers only; this file has cells of several trials or graded scores (use {Method} %s)", s.Method, MethodCBMM)
+	}
+	return nil
+}

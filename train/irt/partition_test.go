@@ -27,7 +27,7 @@ func partitionedFit(p *backend.CBMMProblem, k int, start *model.IRT, tol float64
 	theta = append([]float64(nil), start.Theta...)
 	a = append([]float64(nil), start.A...)
 	b = append([]float64(nil), start.B...)
-	bounds := balanceChunks(p.ItemStart, k)
+	bounds := BalanceChunks(p.ItemStart, k)
 	type worker struct {
 		lo, hi   int       // items lo:hi
 		yt       []float64 // Ỹ on the worker's cells
@@ -105,7 +105,7 @@ func TestPartitionedFitEqualsSingleFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := backend.NewCBMMProblem(r)
-	th, a, b, err := svdStart(context.Background(), p, 1, 1, 1, true)
+	th, a, b, err := SVDStart(context.Background(), p, 1, 1, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 
 // TestSpecValidate: each fault of a specification is one model.FieldError
 // on the field at fault, with its exact message; methods this package does
-// not link (mml) are refused by name.
+// not link (lbfgs, mml) are refused by name (lbfgs's own faults are
+// train/irtlbfgs's TestCheck).
 func TestSpecValidate(t *testing.T) {
 	ok := Spec{CBMM: CBMM{Sigma: 1, Rank: 1, MaxIter: 10}}
 	if err := ok.Validate(nil); err != nil {
@@ -34,11 +35,9 @@ func TestSpecValidate(t *testing.T) {
 		{"grad tol", func(s *Spec) { s.GradTol = math.Inf(1) }, nil, "GradTol", "grad-tol +Inf: must be finite and not negative (0: the default)"},
 		{"method", func(s *Spec) { s.Method = "em" }, nil, "Method", `method "em": want cbmm, lbfgs or mml`},
 		{"unlinked method", func(s *Spec) { s.Method = MethodMML }, nil, "Method", `method "mml": want cbmm, lbfgs or mml`},
+		{"unlinked lbfgs", func(s *Spec) { s.Method = MethodLBFGS }, nil, "Method", `method "lbfgs": want cbmm, lbfgs or mml`},
 		{"family", func(s *Spec) { s.CBMM.Model = "4pl" }, nil, "Model", `model "4pl": want 1pl, 2pl or 3pl`},
 		{"signed rank 1", func(s *Spec) { s.CBMM.Signed = true }, nil, "Signed", "signed needs method cbmm and rank 2 or more (got method cbmm rank 1)"},
-		{"lbfgs rank", func(s *Spec) { s.Method, s.CBMM.Rank = MethodLBFGS, 2 }, nil, "Method", "method lbfgs fits rank 1 only (got rank 2)"},
-		{"lbfgs family", func(s *Spec) { s.Method, s.CBMM.Model = MethodLBFGS, model.ThreePL }, nil, "Method", "method lbfgs fits the 2PL only (got model 3pl; use method cbmm)"},
-		{"lbfgs weighted", func(s *Spec) { s.Method = MethodLBFGS }, weighted, "Method", "method lbfgs fits 0/1 answers only; this file has cells of several trials or graded scores (use method cbmm)"},
 		{"1pl rank", func(s *Spec) { s.CBMM.Model, s.CBMM.Rank = model.OnePL, 2 }, nil, "Model", "model 1pl is unidimensional (one common discrimination): it needs rank 1 (got rank 2)"},
 		{"guess", func(s *Spec) { s.CBMM.Guess = 0.25 }, nil, "Guess", "guess 0.25: lower asymptotes need model 3pl"},
 		{"guess prior", func(s *Spec) { s.CBMM.Model, s.CBMM.GuessPrior = model.ThreePL, [2]float64{0.5, 2} }, nil, "GuessPrior", "guess-prior [0.5 2]: want two numbers α,β of at least 1 (1,1: no prior)"},
@@ -58,13 +57,15 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-// TestRegistry: cbmm and lbfgs register themselves here, joint; a second
-// registration of a name, or a name that is no method, panics.
+// TestRegistry: cbmm registers itself here, joint (lbfgs is
+// train/irtlbfgs's, not linked here); a second registration of a name, or
+// a name that is no method, panics.
 func TestRegistry(t *testing.T) {
-	for _, m := range []Method{MethodCBMM, MethodLBFGS} {
-		if f := Lookup(m); f == nil || !f.Joint() {
-			t.Errorf("%s: fitter %v", m, f)
-		}
+	if f := Lookup(MethodCBMM); f == nil || !f.Joint() {
+		t.Errorf("%s: fitter %v", MethodCBMM, f)
+	}
+	if f := Lookup(MethodLBFGS); f != nil {
+		t.Errorf("%s: fitter %v in a program that does not link train/irtlbfgs", MethodLBFGS, f)
 	}
 	if (Spec{}).Fitter() != Lookup(MethodCBMM) || !Method("").Joint() {
 		t.Error(`the empty method is not cbmm`)
@@ -81,9 +82,9 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestFittersMatchTheirTypes: the registered fitters give what CBMM and
-// LBFGS2PL give themselves, bit for bit, and a problem's own iteration cap
-// holds (cbmm stops its batch at the smallest).
+// TestFittersMatchTheirTypes: the registered fitter gives what CBMM gives
+// itself, bit for bit, and a problem's own iteration cap holds (cbmm stops
+// its batch at the smallest; lbfgs's is train/irtlbfgs's test).
 func TestFittersMatchTheirTypes(t *testing.T) {
 	r, _ := irttest.Gen(t, synth.Options{Kind: string(model.TwoPL), Models: 20, Items: 30, Seed: 3})
 	ctx := context.Background()
@@ -98,20 +99,6 @@ func TestFittersMatchTheirTypes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got[0].Fit.Theta, want.Theta) || !reflect.DeepEqual(got[0].Fit.A, want.A) || got[0].Certificate != nil {
 		t.Errorf("cbmm fitter differs from CBMM.Fit")
-	}
-	gotL, err := Lookup(MethodLBFGS).Fit(ctx, s, []Problem{{R: r}, {R: r, MaxIter: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantL, err := LBFGS2PL{Sigma: 1, MaxIter: 200, Threads: 1, Prior: model.DefaultPrior}.Fit(ctx, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gotL[0].Fit.B, wantL.B) || !reflect.DeepEqual(gotL[0].Fit.LossHistory, wantL.LossHistory) {
-		t.Errorf("lbfgs fitter differs from LBFGS2PL.Fit")
-	}
-	if n := gotL[1].Fit.Iterations; n > 3 || n < 1 {
-		t.Errorf("lbfgs with a cap of 3: %d iterations", n)
 	}
 	capped, err := Lookup(MethodCBMM).Fit(ctx, s, []Problem{{R: r}, {R: r, MaxIter: 5}})
 	if err != nil {

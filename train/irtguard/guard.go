@@ -17,7 +17,8 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/train/irt"
-	_ "github.com/jeirt/jeirt/train/irtmml" // registers irt.MethodMML
+	_ "github.com/jeirt/jeirt/train/irtlbfgs" // registers irt.MethodLBFGS
+	_ "github.com/jeirt/jeirt/train/irtmml"   // registers irt.MethodMML
 )
 
 // Guard fits responses with the settings of CBMM (the model, rank, σ, Tol,

@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irt/irttest"
+	"github.com/jeirt/jeirt/train/irtlbfgs"
 	"github.com/jeirt/jeirt/train/irtmml"
 )
 
@@ -56,7 +57,7 @@ func checkSeen(t *testing.T, what string, train, test *model.Responses, maxIter 
 		if v.method == "lbfgs" {
 			var err error
 			if unguarded() {
-				f, e := irt.LBFGS2PL{MaxIter: maxIter}.Fit(context.Background(), train)
+				f, e := irtlbfgs.LBFGS2PL{MaxIter: maxIter}.Fit(context.Background(), train)
 				res, err = &Result{Fit: f, GradTol: DefaultGradTol, Certificate: Certify(train, f, v.c)}, e
 			} else {
 				res, err = Guard{CBMM: v.c, Method: "lbfgs"}.Fit(context.Background(), train)

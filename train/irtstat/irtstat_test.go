@@ -19,6 +19,7 @@ import (
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irt/irttest"
 	"github.com/jeirt/jeirt/train/irt/rotate"
+	"github.com/jeirt/jeirt/train/irtlbfgs"
 	"github.com/jeirt/jeirt/train/irtmml"
 )
 
@@ -283,7 +284,7 @@ func TestLBFGSReachesCBMMLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := irt.LBFGS2PL{Tol: 1e-12}.Fit(context.Background(), r)
+	lb, err := irtlbfgs.LBFGS2PL{Tol: 1e-12}.Fit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Package irttest holds the helpers the tests of the IRT packages share:
-// simulated data, dense label matrices and the monotone-loss check.
+// simulated data, dense label matrices, the monotone-loss check and the
+// documented negative log posterior.
 package irttest
 
 import (
@@ -138,4 +139,29 @@ func SignedTruth(n int, seed uint64) (*model.Responses, []float64) {
 		}
 	}
 	return res, A
+}
+
+// NegLogPosterior is the documented objective of a fit under prior p
+// (model.Prior), written out from the formula: the binomial negative
+// log-likelihood of the cells, Σ θ²/(2s_θ²), Σ (a/σ − μ_a)²/(2s_a²) and
+// Σ (d − μ_d)²/(2s_d²) with d = b/σ. It is computed independently of the
+// fitters (at rank 1 and without asymptotes).
+func NegLogPosterior(r *model.Responses, f *model.IRT, p model.Prior) float64 {
+	s := f.Sigma
+	loss := 0.0
+	for c := range r.Label {
+		i, j := int(r.Model[c]), int(r.Item[c])
+		u := f.Logit(i, j) / s
+		n, k := float64(r.TrialsAt(c)), r.SuccessesAt(c)
+		loss += n*model.Softplus(u) - k*u
+	}
+	for _, v := range f.Theta {
+		loss += v * v / (2 * p.Theta * p.Theta)
+	}
+	for j := range f.B {
+		da := f.A[j]/s - p.AMean
+		dd := f.B[j]/s - p.DMean
+		loss += da*da/(2*p.A*p.A) + dd*dd/(2*p.D*p.D)
+	}
+	return loss
 }

@@ -1,4 +1,4 @@
-package irt
+package irtlbfgs
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/backend"
+	"github.com/jeirt/jeirt/train/irt"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/optimize"
 )
@@ -16,7 +17,7 @@ import (
 // joint maximum likelihood, ℓ = Σ_Ω log(1 + exp(−y_ij(θ_i a_j + b_j)/σ)),
 // minimised with gonum's L-BFGS (Nocedal and Wright, Numerical Optimization,
 // ch. 7) over (θ, α, b) with a_j = softplus(α_j), which keeps a > 0. It starts
-// from the same SVD start as CBMM. It exists for benchmarks; CBMM is the fitter.
+// from the same SVD start as irt.CBMM. It exists for benchmarks; irt.CBMM is the fitter.
 type LBFGS2PL struct {
 	Sigma   float64 // σ; 0 means 1
 	Tol     float64 // stop when ℓ improves by less than Tol (relative) in an iteration; 0 means 1e-6
@@ -28,7 +29,7 @@ type LBFGS2PL struct {
 	// Start, when non-nil, is the starting point instead of the SVD start
 	// (rank 1, the same models and items; a below 1e-3 starts at 1e-3).
 	Start *model.IRT
-	// Prior makes the objective the negative log posterior (CBMM.Prior);
+	// Prior makes the objective the negative log posterior (irt.CBMM.Prior);
 	// the fit is then returned as fitted, not in StandardGauge.
 	Prior model.Prior
 }
@@ -51,7 +52,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		return nil, fmt.Errorf("lbfgs: no observed cells")
 	}
 	p := backend.NewCBMMProblem(r)
-	theta, a, b, err := svdStart(ctx, p, 1, c.Sigma, c.Threads, true)
+	theta, a, b, err := irt.SVDStart(ctx, p, 1, c.Sigma, c.Threads, true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,13 +70,13 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		x0[N+j] = aj + math.Log(-math.Expm1(-aj)) // softplus⁻¹
 		x0[N+J+j] = b[j]
 	}
-	chunks := balanceChunks(p.ItemStart, numChunks)
+	chunks := irt.BalanceChunks(p.ItemStart, irt.NumChunks)
 	gth := make([][]float64, len(chunks)-1)
 	for k := range gth {
 		gth[k] = make([]float64, N)
 	}
 	lossC := make([]float64, len(chunks)-1)
-	rg := newRidge(c.Prior, c.Sigma, 1, false, false)
+	rg := irt.NewPriorGrad(irt.CBMM{Prior: c.Prior, Sigma: c.Sigma, Rank: 1}, nil)
 	lastX := make([]float64, len(x0))
 	lastG := make([]float64, len(x0))
 	lastF := math.NaN()
@@ -85,7 +86,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		}
 		inv := 1 / c.Sigma
 		th, alpha, bb := x[:N], x[N:N+J], x[N+J:]
-		if rg.autoA || rg.autoB {
+		if rg.FitsMeans() {
 			// The prior's fitted means at their optimum given (a, b): by
 			// the envelope theorem the gradient in (a, b) is then the
 			// profiled posterior's.
@@ -93,11 +94,11 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 			for j := range as {
 				as[j] = model.Softplus(alpha[j])
 			}
-			rg.fitMeans(as, bb)
+			rg.FitMeans(as, bb)
 		}
 		g := lastG
 		clear(g)
-		_ = parallel(ctx, len(chunks)-1, c.Threads, func(k int) {
+		_ = irt.Parallel(ctx, len(chunks)-1, c.Threads, func(k int) {
 			acc := gth[k]
 			clear(acc)
 			loss := 0.0
@@ -109,17 +110,17 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 					xij := th[i]*aj + bb[j]
 					y := float64(cell&1)*2 - 1
 					t := -y * xij * inv
-					sp, sg := softplusSigmoid(t)
+					sp, sg := irt.SoftplusSigmoid(t)
 					loss += sp
 					d := -y * inv * sg // ∂ℓ/∂x_ij
 					acc[i] += d * aj
 					ga += d * th[i]
 					gb += d
 				}
-				if rg.on {
-					loss += rg.itemLoss([]float64{aj}, bb[j])
-					ga += 2 * rg.a * (aj - rg.aT) * rg.toLoss
-					gb += 2 * rg.b * (bb[j] - rg.bT) * rg.toLoss
+				if rg.On() {
+					loss += rg.ItemLoss([]float64{aj}, bb[j])
+					ga += rg.A(aj)
+					gb += rg.B(bb[j])
 				}
 				g[N+j] = ga * model.Sigmoid(alpha[j])
 				g[N+J+j] = gb
@@ -133,10 +134,10 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 				g[i] += v
 			}
 		}
-		if rg.on {
-			f += rg.thetaLoss(th)
+		if rg.On() {
+			f += rg.ThetaLoss(th)
 			for i, v := range th {
-				g[i] += 2 * rg.theta * v * rg.toLoss
+				g[i] += rg.Theta(v)
 			}
 		}
 		copy(lastX, x)
@@ -191,7 +192,7 @@ func (c LBFGS2PL) Fit(ctx context.Context, r *model.Responses) (*model.IRT, erro
 		m.B[j] = res.X[N+J+j]
 	}
 	if !c.Prior.On() {
-		StandardGauge(m)
+		irt.StandardGauge(m)
 	}
 	return m, nil
 }
