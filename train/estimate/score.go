@@ -548,59 +548,50 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 		} else {
 			m, varData, sc.Observed = math.NaN(), math.NaN(), math.NaN()
 		}
+		// res and nv: the answered items' weighted mean residual against
+		// the fitted curve and its binomial variance; pm and pv the
+		// posterior mean and variance of the model's misfit e (its mean
+		// residual on the unanswered items), Misfit.
+		var res, nv, beta, pm, pv float64
+		if len(ks) > 0 && wsum > 0 {
+			res = wres / wsum
+			for _, k := range ks {
+				wk := 1.0
+				if a.Weight != nil {
+					wk = a.Weight[k]
+				}
+				nv += (wk / wsum) * (wk / wsum) * pHat[k] * (1 - pHat[k]) / trials(a, k)
+			}
+			beta, pm, pv = s.misfit(res, nv)
+		}
+		f := (N - n) / N // the unanswered share, which the misfit moves
 		var score, vr float64
 		switch est {
 		case Mean:
 			score, vr, lo, hi = m, varData, 0, 1
 		case IRT:
-			score, vr = pirt, varPIRT
+			// p-IRT does not correct for the misfit, so its error carries
+			// it whole: E[e²] = pm² + pv widens its interval.
+			score, vr = pirt, varPIRT+(pm*pm+pv)*f*f
 		case GPIRT:
 			lam := 0.0
+			varIRT := varPIRT + (pm*pm+pv)*f*f
 			if len(ks) > 0 {
 				nv := s.GPVar / n
 				if a.Weight != nil {
 					nv /= 4
 				}
 				lam = GPLambda(s.GPBias, nv)
-				score, vr = lam*m+(1-lam)*pirt, lam*lam*varData+(1-lam)*(1-lam)*varPIRT
+				score, vr = lam*m+(1-lam)*pirt, lam*lam*varData+(1-lam)*(1-lam)*varIRT
 			} else {
-				score, vr = pirt, varPIRT
+				score, vr = pirt, varIRT
 			}
 			sc.Lambda = lam
 		case Blend:
-			beta, shift, nv := 0.0, 0.0, 0.0
-			if len(ks) > 0 && wsum > 0 {
-				res := wres / wsum
-				for _, k := range ks {
-					wk := 1.0
-					if a.Weight != nil {
-						wk = a.Weight[k]
-					}
-					nv += (wk / wsum) * (wk / wsum) * pHat[k] * (1 - pHat[k]) / trials(a, k)
-				}
-				// pm and pv: the residual's posterior mean and variance,
-				// under a normal prior N(0, τ²) β·res and β·nv, β = τ²/(τ² + nv).
-				var pm, pv float64
-				switch t2 := s.ResidSD * s.ResidSD; {
-				case t2 > 0 && s.PriorDF > 0:
-					pm, pv = residPosterior(res, nv, s.ResidSD, s.PriorDF)
-					beta = t2 / (t2 + nv)
-					if res != 0 {
-						beta = pm / res // the shrinkage the t prior gave
-					}
-				case t2 > 0:
-					beta = t2 / (t2 + nv)
-					pm, pv = beta*res, beta*nv
-				case res != 0:
-					beta = math.Max(0, 1-nv/(res*res))
-					pm, pv = beta*res, beta*nv
-				}
-				shift = pm * (N - n) / N
-				vr = varPIRT + pv*((N-n)/N)*((N-n)/N)
-			} else {
-				vr = varPIRT
-			}
-			score, sc.Lambda = pirt+shift, beta
+			score, vr, sc.Lambda = pirt+pm*f, varPIRT+pv*f*f, beta
+		}
+		if est != Mean && len(ks) > 0 && wsum > 0 {
+			score = s.bound(score, m, w2, obs, n, N)
 		}
 		sc.Score = score
 		h := s.z() * math.Sqrt(vr)
@@ -662,4 +653,56 @@ func residPosterior(res, nv, tau, df float64) (mean, variance float64) {
 		variance += wi * d * d
 	}
 	return mean, variance
+}
+
+// misfit is the posterior of a model's misfit e, the mean residual of its
+// answers against the fitted curve, given the observed weighted residual
+// res of binomial variance nv: its mean pm and variance pv, and β = pm/res,
+// the shrinkage (Blend's λ). Under the prior ResidSD (p-IRT's error on
+// validation models): a Student-t of PriorDF degrees of freedom when
+// PriorDF > 0, else the normal N(0, ResidSD²), β = τ²/(τ² + nv); with
+// ResidSD unknown (0), the James-Stein factor β = max(0, 1 − nv/res²).
+func (s *Scorer) misfit(res, nv float64) (beta, pm, pv float64) {
+	switch t2 := s.ResidSD * s.ResidSD; {
+	case t2 > 0 && s.PriorDF > 0:
+		pm, pv = residPosterior(res, nv, s.ResidSD, s.PriorDF)
+		beta = t2 / (t2 + nv)
+		if res != 0 {
+			beta = pm / res // the shrinkage the t prior gave
+		}
+	case t2 > 0:
+		beta = t2 / (t2 + nv)
+		pm, pv = beta*res, beta*nv
+	case res != 0:
+		beta = math.Max(0, 1-nv/(res*res))
+		pm, pv = beta*res, beta*nv
+	}
+	return beta, pm, pv
+}
+
+// bound keeps a model-based score within what the model's own answers
+// allow: the unanswered items' mean within the Wilson score interval
+// (Wilson 1927; at the scorer's level) of the answered items' weighted
+// mean m, whose effective number of answers is 1/w2 (w2 the sum of the
+// squared normalised weights). obs is the answered items' sum, n their
+// number and N the target's. So a model near 0% or 100% whose fitted curve
+// would pull it toward the fitted models' middle (the floor and the
+// ceiling of the fitted range) moves no further from its answered mean
+// than a binomial sample of its answers could.
+func (s *Scorer) bound(score, m, w2, obs, n, N float64) float64 {
+	if N <= n || !(w2 > 0) || math.IsNaN(score) {
+		return score
+	}
+	lo, hi := wilson(m, 1/w2, s.z())
+	return math.Min(math.Max(score, (obs+(N-n)*lo)/N), (obs+(N-n)*hi)/N)
+}
+
+// wilson is the Wilson score interval of a proportion m observed on n
+// trials at the normal quantile z: (m + z²/2n ± z·√(m(1 − m)/n + z²/4n²))
+// / (1 + z²/n). Unlike m ± z·√(m(1 − m)/n) it is not empty at m = 0 or 1.
+func wilson(m, n, z float64) (lo, hi float64) {
+	z2 := z * z
+	c := (m + z2/(2*n)) / (1 + z2/n)
+	h := z / (1 + z2/n) * math.Sqrt(m*(1-m)/n+z2/(4*n*n))
+	return math.Max(0, c-h), math.Min(1, c+h)
 }
