@@ -565,17 +565,23 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 			beta, pm, pv = s.misfit(res, nv)
 		}
 		f := (N - n) / N // the unanswered share, which the misfit moves
+		// e2: p-IRT's expected squared misfit on the unanswered items, at
+		// least the spread τ² of its error on validation models (the
+		// answered items may not show a misfit that the unanswered ones
+		// carry: the curve can be right on the one and wrong on the other),
+		// and the model's own E[e²] = pm² + pv when that is larger.
+		e2 := math.Max(s.ResidSD*s.ResidSD, pm*pm+pv)
 		var score, vr float64
 		switch est {
 		case Mean:
 			score, vr, lo, hi = m, varData, 0, 1
 		case IRT:
-			// p-IRT does not correct for the misfit, so its error carries
-			// it whole: E[e²] = pm² + pv widens its interval.
-			score, vr = pirt, varPIRT+(pm*pm+pv)*f*f
+			// p-IRT does not correct for the misfit, so its error
+			// carries it whole: e2 widens its interval.
+			score, vr = pirt, varPIRT+e2*f*f
 		case GPIRT:
 			lam := 0.0
-			varIRT := varPIRT + (pm*pm+pv)*f*f
+			varIRT := varPIRT + e2*f*f
 			if len(ks) > 0 {
 				nv := s.GPVar / n
 				if a.Weight != nil {
