@@ -86,6 +86,7 @@ type Scorer struct {
 	logPrior   []float64
 	logPriorT  []float64 // the Student-t prior, when PriorDF > 0
 	size       []int     // items per group (last: all)
+	middle     float64   // the bank's mean P(correct) at the prior's mean θ
 }
 
 // Answers are one model's answers: items (indices into Fit.Items), Y the
@@ -182,6 +183,11 @@ func (s *Scorer) Prepare() error {
 			}
 			s.size[s.Group[j]]++
 		}
+	}
+	s.middle = 0
+	for j := 0; j < J; j++ {
+		p, _ := s.prob(j, s.Prior.Mean)
+		s.middle += p / float64(J)
 	}
 	if r != 1 {
 		return nil
@@ -571,15 +577,27 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 		// carry: the curve can be right on the one and wrong on the other),
 		// and the model's own E[e²] = pm² + pv when that is larger.
 		e2 := math.Max(s.ResidSD*s.ResidSD, pm*pm+pv)
-		var score, vr float64
+		// bounded is s.bound of a model-based score x with the answers
+		// at hand (x itself for the mean, or without answers).
+		bounded := func(x float64) (float64, bool, float64, float64) {
+			if est == Mean || len(ks) == 0 || !(wsum > 0) {
+				return x, false, 0, 0
+			}
+			return s.bound(x, m, w2, obs, n, N)
+		}
+		// raw is the score before the bound; moved, wlo and whi as bound's.
+		pirtB, moved, wlo, whi := bounded(pirt)
+		var score, raw, vr float64
 		switch est {
 		case Mean:
 			score, vr, lo, hi = m, varData, 0, 1
 		case IRT:
 			// p-IRT does not correct for the misfit, so its error
 			// carries it whole: e2 widens its interval.
-			score, vr = pirt, varPIRT+e2*f*f
+			score, raw, vr = pirtB, pirt, varPIRT+e2*f*f
 		case GPIRT:
+			// on p-IRT bounded: a mix of it and the answered mean is
+			// then within the bound too
 			lam := 0.0
 			varIRT := varPIRT + e2*f*f
 			if len(ks) > 0 {
@@ -588,20 +606,26 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 					nv /= 4
 				}
 				lam = GPLambda(s.GPBias, nv)
-				score, vr = lam*m+(1-lam)*pirt, lam*lam*varData+(1-lam)*(1-lam)*varIRT
+				score, vr = lam*m+(1-lam)*pirtB, lam*lam*varData+(1-lam)*(1-lam)*varIRT
+				raw = lam*m + (1-lam)*pirt
 			} else {
-				score, vr = pirt, varIRT
+				score, raw, vr = pirtB, pirt, varIRT
 			}
 			sc.Lambda = lam
 		case Blend:
-			score, vr, sc.Lambda = pirt+pm*f, varPIRT+pv*f*f, beta
+			raw, vr, sc.Lambda = pirt+pm*f, varPIRT+pv*f*f, beta
+			score, moved, wlo, whi = bounded(raw)
 		}
-		if est != Mean && len(ks) > 0 && wsum > 0 {
-			score = s.bound(score, m, w2, obs, n, N)
-		}
-		sc.Score = score
 		h := s.z() * math.Sqrt(vr)
 		sc.Lo, sc.Hi = math.Max(lo, math.Min(score, score-h)), math.Min(hi, math.Max(score, score+h))
+		if moved {
+			// the model and the answers disagree: the interval spans
+			// both, the model's around the score before and after the
+			// bound, and the answered mean's Wilson interval
+			sc.Lo = math.Max(lo, math.Min(math.Min(raw-h, wlo), math.Min(score-h, score)))
+			sc.Hi = math.Min(hi, math.Max(math.Max(raw+h, whi), math.Max(score+h, score)))
+		}
+		sc.Score = score
 		if math.IsNaN(score) {
 			sc.Lo, sc.Hi = math.NaN(), math.NaN()
 		}
@@ -686,21 +710,36 @@ func (s *Scorer) misfit(res, nv float64) (beta, pm, pv float64) {
 	return beta, pm, pv
 }
 
-// bound keeps a model-based score within what the model's own answers
-// allow: the unanswered items' mean within the Wilson score interval
-// (Wilson 1927; at the scorer's level) of the answered items' weighted
-// mean m, whose effective number of answers is 1/w2 (w2 the sum of the
-// squared normalised weights). obs is the answered items' sum, n their
-// number and N the target's. So a model near 0% or 100% whose fitted curve
-// would pull it toward the fitted models' middle (the floor and the
-// ceiling of the fitted range) moves no further from its answered mean
-// than a binomial sample of its answers could.
-func (s *Scorer) bound(score, m, w2, obs, n, N float64) float64 {
+// bound keeps a model-based score from moving the wrong way from the
+// model's own answers further than they allow: a model whose answered
+// mean m lies below the bank's score at the prior's mean θ (s.middle) is
+// pulled up by the prior, one above it down, so the unanswered items' mean
+// is held below (above) the upper (lower) end of the one-standard-error
+// Wilson score interval of m (Wilson 1927; z = 1), m's effective number of
+// answers 1/w2 (w2 the sum of the squared normalised weights). obs is the
+// answered items' sum, n their number and N the target's. moved tells
+// whether the bound held the score back, and [lo, hi] is then the score
+// whose unanswered mean is at the ends of m's Wilson interval at the
+// scorer's level. So a model near 0% or 100% (the floor and the ceiling
+// of the fitted range) is not pulled toward the fitted models' middle by
+// more than a binomial sample of its answers could be off.
+func (s *Scorer) bound(score, m, w2, obs, n, N float64) (out float64, moved bool, lo, hi float64) {
 	if N <= n || !(w2 > 0) || math.IsNaN(score) {
-		return score
+		return score, false, 0, 0
 	}
-	lo, hi := wilson(m, 1/w2, s.z())
-	return math.Min(math.Max(score, (obs+(N-n)*lo)/N), (obs+(N-n)*hi)/N)
+	at := func(x float64) float64 { return (obs + (N-n)*x) / N }
+	l1, h1 := wilson(m, 1/w2, 1)
+	out = score
+	switch {
+	case m < s.middle && score > at(h1):
+		out = at(h1)
+	case m > s.middle && score < at(l1):
+		out = at(l1)
+	default:
+		return score, false, 0, 0
+	}
+	lz, hz := wilson(m, 1/w2, s.z())
+	return out, true, at(lz), at(hz)
 }
 
 // wilson is the Wilson score interval of a proportion m observed on n
