@@ -67,7 +67,9 @@ type Scorer struct {
 	// instead of the normal, and its residual a Student-t prior of scale
 	// ResidSD instead of N(0, ResidSD²), so that a model beyond or unlike
 	// the fitted ones is not pulled back to them by a handful of answers;
-	// 0 keeps the normal priors. The other estimators keep the normal.
+	// 0 keeps the normal priors. The other estimators keep the normal
+	// prior on θ; p-IRT's and gp-IRT's misfit (Scorer.misfit) takes the
+	// same residual prior as Blend.
 	PriorDF float64
 	// GPBias and GPVar feed gp-IRT's weight λ (GPLambda): p-IRT's mean
 	// absolute error on held-out items of validation models, and the mean
@@ -75,7 +77,9 @@ type Scorer struct {
 	GPBias, GPVar float64
 	// ResidSD is the spread over models of p-IRT's error (the root mean
 	// square of SplitHalfBias's errors): Blend's prior on a model's mean
-	// residual. 0 means unknown: Blend then shrinks by a James-Stein factor.
+	// residual, and the least misfit that widens p-IRT's interval (and
+	// gp-IRT's). 0 means unknown: the residual is then shrunk by a
+	// James-Stein factor.
 	ResidSD float64
 
 	// tot, vr, q: per group (last: all items) and node, the sums over the
