@@ -131,6 +131,12 @@ type Eval struct {
 	// estimate --eval --splits-out writes them, so that a peer (a script
 	// under scripts/) can be measured on the very same splits.
 	OnSplit func(split int, heldOut []string) error
+	// Ranks, when it lists more than one, are the ranks of the fit from
+	// which each split chooses (ChooseRank, as tinyBenchmarks chooses its
+	// dimension), Fitter.Rank then ignored; OnRank, when set, is told each
+	// candidate's validation error and convergence.
+	Ranks  []int
+	OnRank func(split int, c RankChoice) error
 }
 
 // EvalCell is one rule x estimator: the mean absolute error of the score
@@ -260,12 +266,29 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 			}
 		}
 		trainR := ModelsOf(r, train)
-		fits, err := irtguard.Fits(ctx, e.Fitter, []*model.Responses{trainR})
+		fitter := e.Fitter
+		var val *RankChoice
+		if len(e.Ranks) > 1 {
+			cs, best, err := ChooseRank(ctx, e.Fitter, e.Ranks, trainR, e.Level)
+			if err != nil {
+				return nil, seed, err
+			}
+			for _, c := range cs {
+				if e.OnRank != nil {
+					if err := e.OnRank(seed, c); err != nil {
+						return nil, seed, err
+					}
+				}
+			}
+			val = &cs[best]
+			fitter.Rank = val.Rank
+		}
+		fits, err := irtguard.Fits(ctx, fitter, []*model.Responses{trainR})
 		if err != nil {
 			return nil, seed, err
 		}
 		fit := fits[0]
-		s, err := e.scorer(ctx, fit, trainR)
+		s, err := e.scorer(ctx, fit, trainR, val)
 		if err != nil {
 			return nil, seed, err
 		}
@@ -347,13 +370,18 @@ func (e Eval) Run(ctx context.Context, r *model.Responses) ([]EvalCell, int, err
 }
 
 // scorer is the Scorer of a fit on train, with gp-IRT's b and Blend's τ
-// from ValidationBias and v from train.
-func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses) (*Scorer, error) {
+// from ValidationBias (or val, the chosen rank's, when not nil) and v from
+// train.
+func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses, val *RankChoice) (*Scorer, error) {
 	s, err := NewScorer(fit, e.Level, e.PriorDF)
 	if err != nil {
 		return nil, err
 	}
 	s.GPVar = AnswerVariance(train)
+	if val != nil {
+		s.GPBias, s.ResidSD = val.MAE, val.RMS
+		return s, nil
+	}
 	if s.GPBias, s.ResidSD, err = ValidationBias(ctx, e.Fitter, train, e.Level); err != nil {
 		return nil, err
 	}
@@ -366,6 +394,14 @@ func (e Eval) scorer(ctx context.Context, fit *model.IRT, train *model.Responses
 // it, as the models to estimate will be): the mean absolute and the root
 // mean square error of p-IRT.
 func ValidationBias(ctx context.Context, fitter irt.CBMM, train *model.Responses, level float64) (mae, rms float64, err error) {
+	c, err := validate(ctx, fitter, train, level)
+	return c.MAE, c.RMS, err
+}
+
+// validate is ValidationBias with the validation fit's rank and whether it
+// converged.
+func validate(ctx context.Context, fitter irt.CBMM, train *model.Responses, level float64) (RankChoice, error) {
+	c := RankChoice{Rank: max(fitter.Rank, 1)}
 	var val, rest []int
 	for i := range train.Models {
 		if i%5 == 0 {
@@ -375,18 +411,20 @@ func ValidationBias(ctx context.Context, fitter irt.CBMM, train *model.Responses
 		}
 	}
 	if len(rest) < 2 {
-		return 0, 0, fmt.Errorf("estimate: %d models: too few to hold a fifth out and fit the rest", len(train.Models))
+		return c, fmt.Errorf("estimate: %d models: too few to hold a fifth out and fit the rest", len(train.Models))
 	}
 	vfits, err := irtguard.Fits(ctx, fitter, []*model.Responses{ModelsOf(train, rest)})
 	if err != nil {
-		return 0, 0, err
+		return c, err
 	}
 	vfit := vfits[0]
+	c.Converged, c.Note = vfit.Converged, vfit.Note
 	vs, err := NewScorer(vfit, level, 0)
 	if err != nil {
-		return 0, 0, err
+		return c, err
 	}
-	return SplitHalfBias(vs, ModelsOf(train, val))
+	c.MAE, c.RMS, err = SplitHalfBias(vs, ModelsOf(train, val))
+	return c, err
 }
 
 // NewScorer is a prepared Scorer of fit's items with the population prior

@@ -67,7 +67,9 @@ type Scorer struct {
 	// instead of the normal, and its residual a Student-t prior of scale
 	// ResidSD instead of N(0, ResidSD²), so that a model beyond or unlike
 	// the fitted ones is not pulled back to them by a handful of answers;
-	// 0 keeps the normal priors. The other estimators keep the normal.
+	// 0 keeps the normal priors. The other estimators keep the normal
+	// prior on θ; p-IRT's and gp-IRT's misfit (Scorer.misfit) takes the
+	// same residual prior as Blend.
 	PriorDF float64
 	// GPBias and GPVar feed gp-IRT's weight λ (GPLambda): p-IRT's mean
 	// absolute error on held-out items of validation models, and the mean
@@ -75,7 +77,9 @@ type Scorer struct {
 	GPBias, GPVar float64
 	// ResidSD is the spread over models of p-IRT's error (the root mean
 	// square of SplitHalfBias's errors): Blend's prior on a model's mean
-	// residual. 0 means unknown: Blend then shrinks by a James-Stein factor.
+	// residual, and the least misfit that widens p-IRT's interval (and
+	// gp-IRT's). 0 means unknown: the residual is then shrunk by a
+	// James-Stein factor.
 	ResidSD float64
 
 	// tot, vr, q: per group (last: all items) and node, the sums over the
@@ -86,6 +90,7 @@ type Scorer struct {
 	logPrior   []float64
 	logPriorT  []float64 // the Student-t prior, when PriorDF > 0
 	size       []int     // items per group (last: all)
+	middle     float64   // the bank's mean P(correct) at the prior's mean θ
 }
 
 // Answers are one model's answers: items (indices into Fit.Items), Y the
@@ -182,6 +187,11 @@ func (s *Scorer) Prepare() error {
 			}
 			s.size[s.Group[j]]++
 		}
+	}
+	s.middle = 0
+	for j := 0; j < J; j++ {
+		p, _ := s.prob(j, s.Prior.Mean)
+		s.middle += p / float64(J)
 	}
 	if r != 1 {
 		return nil
@@ -548,63 +558,78 @@ func (s *Scorer) Estimate(est string, a Answers, target []int) ([]Score, error) 
 		} else {
 			m, varData, sc.Observed = math.NaN(), math.NaN(), math.NaN()
 		}
-		var score, vr float64
+		// res and nv: the answered items' weighted mean residual against
+		// the fitted curve and its binomial variance; pm and pv the
+		// posterior mean and variance of the model's misfit e (its mean
+		// residual on the unanswered items), Misfit.
+		var res, nv, beta, pm, pv float64
+		if len(ks) > 0 && wsum > 0 {
+			res = wres / wsum
+			for _, k := range ks {
+				wk := 1.0
+				if a.Weight != nil {
+					wk = a.Weight[k]
+				}
+				nv += (wk / wsum) * (wk / wsum) * pHat[k] * (1 - pHat[k]) / trials(a, k)
+			}
+			beta, pm, pv = s.misfit(res, nv)
+		}
+		f := (N - n) / N // the unanswered share, which the misfit moves
+		// e2: p-IRT's expected squared misfit on the unanswered items, at
+		// least the spread τ² of its error on validation models (the
+		// answered items may not show a misfit that the unanswered ones
+		// carry: the curve can be right on the one and wrong on the other),
+		// and the model's own E[e²] = pm² + pv when that is larger.
+		e2 := math.Max(s.ResidSD*s.ResidSD, pm*pm+pv)
+		// bounded is s.bound of a model-based score x with the answers
+		// at hand (x itself for the mean, or without answers).
+		bounded := func(x float64) (float64, bool, float64, float64) {
+			if est == Mean || len(ks) == 0 || !(wsum > 0) {
+				return x, false, 0, 0
+			}
+			return s.bound(x, m, w2, obs, n, N)
+		}
+		// raw is the score before the bound; moved, wlo and whi as bound's.
+		pirtB, moved, wlo, whi := bounded(pirt)
+		var score, raw, vr float64
 		switch est {
 		case Mean:
 			score, vr, lo, hi = m, varData, 0, 1
 		case IRT:
-			score, vr = pirt, varPIRT
+			// p-IRT does not correct for the misfit, so its error
+			// carries it whole: e2 widens its interval.
+			score, raw, vr = pirtB, pirt, varPIRT+e2*f*f
 		case GPIRT:
+			// on p-IRT bounded: a mix of it and the answered mean is
+			// then within the bound too
 			lam := 0.0
+			varIRT := varPIRT + e2*f*f
 			if len(ks) > 0 {
 				nv := s.GPVar / n
 				if a.Weight != nil {
 					nv /= 4
 				}
 				lam = GPLambda(s.GPBias, nv)
-				score, vr = lam*m+(1-lam)*pirt, lam*lam*varData+(1-lam)*(1-lam)*varPIRT
+				score, vr = lam*m+(1-lam)*pirtB, lam*lam*varData+(1-lam)*(1-lam)*varIRT
+				raw = lam*m + (1-lam)*pirt
 			} else {
-				score, vr = pirt, varPIRT
+				score, raw, vr = pirtB, pirt, varIRT
 			}
 			sc.Lambda = lam
 		case Blend:
-			beta, shift, nv := 0.0, 0.0, 0.0
-			if len(ks) > 0 && wsum > 0 {
-				res := wres / wsum
-				for _, k := range ks {
-					wk := 1.0
-					if a.Weight != nil {
-						wk = a.Weight[k]
-					}
-					nv += (wk / wsum) * (wk / wsum) * pHat[k] * (1 - pHat[k]) / trials(a, k)
-				}
-				// pm and pv: the residual's posterior mean and variance,
-				// under a normal prior N(0, τ²) β·res and β·nv, β = τ²/(τ² + nv).
-				var pm, pv float64
-				switch t2 := s.ResidSD * s.ResidSD; {
-				case t2 > 0 && s.PriorDF > 0:
-					pm, pv = residPosterior(res, nv, s.ResidSD, s.PriorDF)
-					beta = t2 / (t2 + nv)
-					if res != 0 {
-						beta = pm / res // the shrinkage the t prior gave
-					}
-				case t2 > 0:
-					beta = t2 / (t2 + nv)
-					pm, pv = beta*res, beta*nv
-				case res != 0:
-					beta = math.Max(0, 1-nv/(res*res))
-					pm, pv = beta*res, beta*nv
-				}
-				shift = pm * (N - n) / N
-				vr = varPIRT + pv*((N-n)/N)*((N-n)/N)
-			} else {
-				vr = varPIRT
-			}
-			score, sc.Lambda = pirt+shift, beta
+			raw, vr, sc.Lambda = pirt+pm*f, varPIRT+pv*f*f, beta
+			score, moved, wlo, whi = bounded(raw)
 		}
-		sc.Score = score
 		h := s.z() * math.Sqrt(vr)
 		sc.Lo, sc.Hi = math.Max(lo, math.Min(score, score-h)), math.Min(hi, math.Max(score, score+h))
+		if moved {
+			// the model and the answers disagree: the interval spans
+			// both, the model's around the score before and after the
+			// bound, and the answered mean's Wilson interval
+			sc.Lo = math.Max(lo, math.Min(math.Min(raw-h, wlo), math.Min(score-h, score)))
+			sc.Hi = math.Min(hi, math.Max(math.Max(raw+h, whi), math.Max(score+h, score)))
+		}
+		sc.Score = score
 		if math.IsNaN(score) {
 			sc.Lo, sc.Hi = math.NaN(), math.NaN()
 		}
@@ -662,4 +687,71 @@ func residPosterior(res, nv, tau, df float64) (mean, variance float64) {
 		variance += wi * d * d
 	}
 	return mean, variance
+}
+
+// misfit is the posterior of a model's misfit e, the mean residual of its
+// answers against the fitted curve, given the observed weighted residual
+// res of binomial variance nv: its mean pm and variance pv, and β = pm/res,
+// the shrinkage (Blend's λ). Under the prior ResidSD (p-IRT's error on
+// validation models): a Student-t of PriorDF degrees of freedom when
+// PriorDF > 0, else the normal N(0, ResidSD²), β = τ²/(τ² + nv); with
+// ResidSD unknown (0), the James-Stein factor β = max(0, 1 − nv/res²).
+func (s *Scorer) misfit(res, nv float64) (beta, pm, pv float64) {
+	switch t2 := s.ResidSD * s.ResidSD; {
+	case t2 > 0 && s.PriorDF > 0:
+		pm, pv = residPosterior(res, nv, s.ResidSD, s.PriorDF)
+		beta = t2 / (t2 + nv)
+		if res != 0 {
+			beta = pm / res // the shrinkage the t prior gave
+		}
+	case t2 > 0:
+		beta = t2 / (t2 + nv)
+		pm, pv = beta*res, beta*nv
+	case res != 0:
+		beta = math.Max(0, 1-nv/(res*res))
+		pm, pv = beta*res, beta*nv
+	}
+	return beta, pm, pv
+}
+
+// bound keeps a model-based score from moving the wrong way from the
+// model's own answers further than they allow: a model whose answered
+// mean m lies below the bank's score at the prior's mean θ (s.middle) is
+// pulled up by the prior, one above it down, so the unanswered items' mean
+// is held below (above) the upper (lower) end of the one-standard-error
+// Wilson score interval of m (Wilson 1927; z = 1), m's effective number of
+// answers 1/w2 (w2 the sum of the squared normalised weights). obs is the
+// answered items' sum, n their number and N the target's. moved tells
+// whether the bound held the score back, and [lo, hi] is then the score
+// whose unanswered mean is at the ends of m's Wilson interval at the
+// scorer's level. So a model near 0% or 100% (the floor and the ceiling
+// of the fitted range) is not pulled toward the fitted models' middle by
+// more than a binomial sample of its answers could be off.
+func (s *Scorer) bound(score, m, w2, obs, n, N float64) (out float64, moved bool, lo, hi float64) {
+	if N <= n || !(w2 > 0) || math.IsNaN(score) {
+		return score, false, 0, 0
+	}
+	at := func(x float64) float64 { return (obs + (N-n)*x) / N }
+	l1, h1 := wilson(m, 1/w2, 1)
+	out = score
+	switch {
+	case m < s.middle && score > at(h1):
+		out = at(h1)
+	case m > s.middle && score < at(l1):
+		out = at(l1)
+	default:
+		return score, false, 0, 0
+	}
+	lz, hz := wilson(m, 1/w2, s.z())
+	return out, true, at(lz), at(hz)
+}
+
+// wilson is the Wilson score interval of a proportion m observed on n
+// trials at the normal quantile z: (m + z²/2n ± z·√(m(1 − m)/n + z²/4n²))
+// / (1 + z²/n). Unlike m ± z·√(m(1 − m)/n) it is not empty at m = 0 or 1.
+func wilson(m, n, z float64) (lo, hi float64) {
+	z2 := z * z
+	c := (m + z2/(2*n)) / (1 + z2/n)
+	h := z / (1 + z2/n) * math.Sqrt(m*(1-m)/n+z2/(4*n*n))
+	return math.Max(0, c-h), math.Min(1, c+h)
 }

@@ -125,6 +125,7 @@ var FlagMeanings = map[string]string{
 	"prior":              "the prior of the fitted parameters: default, none (irt), population (add-model), or terms PARAM=normal(MEAN,SD) (irt: theta, a, d; add-model: theta)",
 	"qos":                "Slurm QOS",
 	"rank":               "ability dimensions r",
+	"ranks":              "candidate ranks, one chosen on validation models",
 	"rank-move":          "rank difference that lists a model as moved",
 	"read-timeout":       "limit on reading a request",
 	"reload-timeout":     "limit on one reload of the checkpoint",

@@ -227,8 +227,10 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRank(e.Fitting.Rank, r); err != nil {
-		return fmt.Errorf("%s: %w", e.Data, err)
+	for _, rk := range append([]int{e.Fitting.Rank}, e.Eval1.Ranks...) {
+		if err := checkRank(rk, r); err != nil {
+			return fmt.Errorf("%s: %w", e.Data, err)
+		}
 	}
 	if e.By != "" && e.By != "model" {
 		return model.FieldErrorf("By", "{By} %q: only model splits are measured (the models held out, every item kept)", e.By)
@@ -259,6 +261,11 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 			return cw.Error()
 		}
 	}
+	var ranks []estimate.RankChoice
+	ev.OnRank = func(_ int, c estimate.RankChoice) error {
+		ranks = append(ranks, c)
+		return nil
+	}
 	cells, k, err := ev.Run(ctx, r)
 	if err != nil {
 		return err
@@ -271,7 +278,10 @@ func (e Estimate) runEval(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
-	return WriteEvalTable(w, e.Data, r, k, ev, cells)
+	if err := WriteEvalTable(w, e.Data, r, k, ev, cells); err != nil {
+		return err
+	}
+	return writeRankTable(w, ev.Ranks, ranks)
 }
 
 // WriteEvalTable prints the evaluation as a Markdown table, lowest MAE

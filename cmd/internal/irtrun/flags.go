@@ -33,6 +33,7 @@ func EstimateFlags(cmd *cobra.Command, e *Estimate, models *string) {
 	f.Int64Var(&e.Eval1.Seed, "seed", 42, "--eval: seed of the splits and of the selection")
 	f.StringVar(&e.SplitsOut, "splits-out", "", "--eval: write each split's held-out models to this CSV (split,model), to measure a peer on the same splits (replaced only with --force)")
 	f.IntVar(&e.Fitting.Rank, "rank", 1, "--eval: ability dimensions r of the fits")
+	f.IntSliceVar(&e.Eval1.Ranks, "ranks", nil, "--eval: choose each split's rank among these (e.g. 1,2,5) by p-IRT's error on validation models, as tinyBenchmarks chooses its dimension; prints each rank's error, how often chosen and whether its fits converged (replaces --rank)")
 	f.StringVar(&e.Fitting.Model, "model", model.TwoPL.String(), "--eval: response function of the fits (1pl or 2pl)")
 	cli.PriorFlag(cmd, &e.Fitting.Prior, "--eval")
 }
