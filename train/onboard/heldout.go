@@ -16,6 +16,10 @@ type Onboarded struct {
 	Prob, ModelMeanProb []float64
 	Iterations          int
 	Converged           bool
+	// Score is its estimated score on all items of the map from the fitted
+	// cells (AddModels), True its mean over all its cells of r.
+	Score *checkpoint.ScoreEstimate
+	True  float64
 }
 
 // HeldOut is the add-model fit as the new-model experiment of a by-model
@@ -45,7 +49,17 @@ func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses,
 		row := m.ModelEmbedding(nameIndex(m.Models)[a.Name])
 		out = append(out, Onboarded{Name: a.Name, FitCells: fit, HeldCells: held,
 			Prob: rowProbs(row, q, heldR), ModelMeanProb: meanRate(r, fit, heldR.Len()),
-			Iterations: a.Iterations, Converged: a.Converged})
+			Iterations: a.Iterations, Converged: a.Converged, Score: a.Score, True: meanScore(r, byModel.Row(i))})
 	}
 	return out, nil
+}
+
+// meanScore is the mean score of cells of r (successes over trials).
+func meanScore(r *model.Responses, cells []int32) float64 {
+	var s, t float64
+	for _, c := range cells {
+		s += r.SuccessesAt(int(c))
+		t += float64(r.TrialsAt(int(c)))
+	}
+	return s / t
 }
