@@ -28,19 +28,21 @@ const scoreDraws = 64
 // this model (z_{−j}, the logit of item j from the row fitted without it,
 // is one Newton step from the MAP row with the Sherman-Morrison update:
 // z_{−j} = z_j + a_j/(1 − w_j a_j)·n_j(p_j − y_j), a_j = u_jᵀH⁻¹u_j,
-// w_j = n_j p_j(1−p_j)). Its variance, for a level-interval of normal
-// quantiles clipped to [all of U wrong, all of U right], is
+// w_j = n_j p_j(1−p_j)), shrunk by β = τ²/(τ²+v) with v = s²_e/n its
+// noise (s²_e the sample variance of the e_j) and τ² = (ē²−v)₊, so that a
+// residual within its noise moves the score little. (The unanswered
+// items' corrected mean is kept in [0, 1].) The level-interval is the
+// normal one, clipped to [all of U wrong, all of U right], of variance
 //
-//	((N−n)/N)²·s²_e/n + Σ_U p̄_j(1−p̄_j)/N²,
+//	max(Var_post Σ_U p_j, (N−n)²·v)/N² + Σ_U p̄_j(1−p̄_j)/N²:
 //
-// the noise of ē (s²_e: the sample variance of the e_j) and the Bernoulli
-// noise of the unanswered items. With fewer than two answers ē is 0 and
-// the first term is the spread of Σ_U p̄_j over the draws instead (the
-// Laplace posterior alone, all that can be said without a residual).
-// Without ē and with the Laplace term only, intervals on a trained map
-// covered a new model's true score well below their level: its in-sample
-// residuals are near zero by construction, while the map can be off for a
-// model unlike the ones it was trained on.
+// the larger of two estimates of the uncertainty of the unanswered items'
+// mean (the spread of the row's posterior, and the noise of ē, which also
+// holds the map's misfit), plus their own Bernoulli noise. With fewer than
+// two answers ē is 0 and only the posterior spread is left. With the
+// posterior spread alone, intervals on a map that was off for the new
+// models covered their true score well below their level (the in-sample
+// residuals of the fitted row are near zero by construction).
 func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered map[int]float64, level float64) (*checkpoint.ScoreEstimate, error) {
 	post, err := o.WithDefaults().Posterior(data, prior)
 	if err != nil {
@@ -91,7 +93,7 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 		return nil, err
 	}
 	est := &checkpoint.ScoreEstimate{Items: J, Answered: len(answered)}
-	bias := math.Max(eu2-eu*eu, 0) // Laplace only: the spread of Σ_U p
+	bias := math.Max(eu2-eu*eu, 0) // the spread of Σ_U p over the row's posterior
 	if data.Len() >= 2 {
 		// ē's noise v; its shrinkage factor β = τ²/(τ²+v) with τ² = (ē²−v)₊,
 		// so that a residual within its own noise moves the score little.
@@ -99,7 +101,7 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 		if t2 := resid*resid - v; t2 > 0 {
 			est.Residual = resid * t2 / (t2 + v)
 		}
-		bias = (N - n) * (N - n) * v
+		bias = math.Max(bias, (N-n)*(N-n)*v)
 	}
 	// The unanswered items' mean, corrected, stays a fraction.
 	unans := 0.0
