@@ -93,7 +93,9 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 		return nil, err
 	}
 	est := &checkpoint.ScoreEstimate{Items: J, Answered: len(answered)}
-	bias := math.Max(eu2-eu*eu, 0) // the spread of Σ_U p over the row's posterior
+	// varU: the variance of Σ_U p, the larger of its spread over the row's
+	// posterior and (N−n)² times ē's noise.
+	varU := math.Max(eu2-eu*eu, 0)
 	if data.Len() >= 2 {
 		// ē's noise v; its shrinkage factor β = τ²/(τ²+v) with τ² = (ē²−v)₊,
 		// so that a residual within its own noise moves the score little.
@@ -101,7 +103,7 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 		if t2 := resid*resid - v; t2 > 0 {
 			est.Residual = resid * t2 / (t2 + v)
 		}
-		bias = math.Max(bias, (N-n)*(N-n)*v)
+		varU = math.Max(varU, (N-n)*(N-n)*v)
 	}
 	// The unanswered items' mean, corrected, stays a fraction.
 	unans := 0.0
@@ -112,7 +114,7 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 	if !(level > 0 && level < 1) {
 		level = 0.95
 	}
-	h := math.Sqrt2 * math.Erfinv(level) * math.Sqrt(bias+ev) / N
+	h := math.Sqrt2 * math.Erfinv(level) * math.Sqrt(varU+ev) / N
 	est.Lo, est.Hi = math.Max(obs/N, est.Score-h), math.Min((obs+N-n)/N, est.Score+h)
 	if !model.Finite(est.Score) || !model.Finite(est.Lo) || !model.Finite(est.Hi) {
 		return nil, fmt.Errorf("onboard: score %v [%v, %v] is not finite", est.Score, est.Lo, est.Hi)
