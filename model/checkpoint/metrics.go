@@ -145,7 +145,7 @@ type NewModel struct {
 	Onboarded   model.Scores  `json:"onboarded"`
 	ModelMean   model.Scores  `json:"model_mean"`
 	Joint       *model.Scores `json:"joint,omitempty"` // the same model's row of a joint fit (split.joint)
-	// Score is add-model's estimate of its score on all items of the map
+	// Score is add-model's estimate of its score on the items of its cells
 	// from its fitted cells, with its 95% interval; TrueScore its mean over
 	// all its cells.
 	Score     *ScoreEstimate `json:"score,omitempty"`

@@ -16,8 +16,8 @@ type Onboarded struct {
 	Prob, ModelMeanProb []float64
 	Iterations          int
 	Converged           bool
-	// Score is its estimated score on all items of the map from the fitted
-	// cells (AddModels), True its mean over all its cells of r.
+	// Score is its estimated score on the items of its cells in r from the
+	// fitted cells (AddModels with ScoreOwnItems), True its mean over them.
 	Score *checkpoint.ScoreEstimate
 	True  float64
 }
@@ -28,7 +28,7 @@ type Onboarded struct {
 // cells drawn with seed and its name, and its row and its per-model mean
 // predict the rest of its cells.
 func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error) {
-	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, Log: log})
+	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, ScoreOwnItems: true, Log: log})
 	if err != nil {
 		return nil, err
 	}

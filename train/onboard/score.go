@@ -13,9 +13,10 @@ import (
 // scoreDraws is the number of posterior draws of a new row behind its score.
 const scoreDraws = 64
 
-// Score estimates a new model's score on every item of the map m (whose
-// rows are not used) from its fitted answers data (answered: the observed
-// fraction correct by item index of m), by the difference estimator of
+// Score estimates a new model's score on the items on of the map m (indices
+// of m's items; nil: every item; m's rows are not used) from its fitted
+// answers data (answered: the observed fraction correct by item index of m,
+// each in on), by the difference estimator of
 // survey sampling (Särndal, Swensson and Wretman, Model Assisted Survey
 // Sampling, 1992, §6.3) with the row's predictions as the auxiliary model:
 //
@@ -43,12 +44,19 @@ const scoreDraws = 64
 // posterior spread alone, intervals on a map that was off for the new
 // models covered their true score well below their level (the in-sample
 // residuals of the fitted row are near zero by construction).
-func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered map[int]float64, level float64) (*checkpoint.ScoreEstimate, error) {
+func (o Onboard) Score(m *model.JEIRT, on []int, data *RowData, prior Gaussian, answered map[int]float64, level float64) (*checkpoint.ScoreEstimate, error) {
 	post, err := o.WithDefaults().Posterior(data, prior)
 	if err != nil {
 		return nil, err
 	}
-	d, J := m.Dim, m.NumItems()
+	d := m.Dim
+	if on == nil {
+		on = make([]int, m.NumItems())
+		for j := range on {
+			on[j] = j
+		}
+	}
+	J := len(on)
 	var ch mat.Cholesky
 	if !ch.Factorize(mat.NewSymDense(d, post.Precision)) {
 		return nil, fmt.Errorf("onboard: the row's posterior precision is not positive definite")
@@ -73,7 +81,7 @@ func (o Onboard) Score(m *model.JEIRT, data *RowData, prior Gaussian, answered m
 			row[k] = float32(post.Mean[k] + x.AtVec(k))
 		}
 		var u, v float64
-		for j := 0; j < J; j++ {
+		for _, j := range on {
 			if _, ok := answered[j]; ok {
 				continue
 			}
