@@ -107,6 +107,10 @@ type RunMetrics struct {
 	HeldOutModels   []string   `json:"held_out_models,omitempty"`
 	OnboardFraction float64    `json:"onboard_fraction,omitempty"`
 	NewModels       []NewModel `json:"new_models,omitempty"`
+	// ScoreCoverage is the share of NewModels whose score interval covers
+	// their true score, ScoreMAE the mean |score − true score|.
+	ScoreCoverage *float64 `json:"score_coverage,omitempty"`
+	ScoreMAE      *float64 `json:"score_mae,omitempty"`
 	// By-benchmark split: the held-out benchmarks (Test is their cells) and
 	// the directional-alignment diagnostic.
 	HeldOutBenchmarks []string   `json:"held_out_benchmarks,omitempty"`
@@ -141,6 +145,11 @@ type NewModel struct {
 	Onboarded   model.Scores  `json:"onboarded"`
 	ModelMean   model.Scores  `json:"model_mean"`
 	Joint       *model.Scores `json:"joint,omitempty"` // the same model's row of a joint fit (split.joint)
+	// Score is add-model's estimate of its score on the items of its cells
+	// from its fitted cells, with its 95% interval; TrueScore its mean over
+	// all its cells.
+	Score     *ScoreEstimate `json:"score,omitempty"`
+	TrueScore float64        `json:"true_score"`
 }
 
 // Marshal is the content of metrics.json: indented JSON and a final newline.

@@ -117,4 +117,8 @@ type ScoreEstimate struct {
 	Score    float64 `json:"score"`
 	Lo       float64 `json:"lo"`
 	Hi       float64 `json:"hi"`
+	// Residual is the answered items' mean leave-one-out residual (the
+	// frozen map's misfit for this model), shrunk by its noise, that the
+	// score adds to each unanswered item.
+	Residual float64 `json:"residual"`
 }

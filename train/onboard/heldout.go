@@ -16,6 +16,10 @@ type Onboarded struct {
 	Prob, ModelMeanProb []float64
 	Iterations          int
 	Converged           bool
+	// Score is its estimated score on the items of its cells in r from the
+	// fitted cells (AddModels with ScoreOwnItems), True its mean over them.
+	Score *checkpoint.ScoreEstimate
+	True  float64
 }
 
 // HeldOut is the add-model fit as the new-model experiment of a by-model
@@ -24,7 +28,7 @@ type Onboarded struct {
 // cells drawn with seed and its name, and its row and its per-model mean
 // predict the rest of its cells.
 func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error) {
-	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, Log: log})
+	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, ScoreOwnItems: true, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +49,17 @@ func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses,
 		row := m.ModelEmbedding(nameIndex(m.Models)[a.Name])
 		out = append(out, Onboarded{Name: a.Name, FitCells: fit, HeldCells: held,
 			Prob: rowProbs(row, q, heldR), ModelMeanProb: meanRate(r, fit, heldR.Len()),
-			Iterations: a.Iterations, Converged: a.Converged})
+			Iterations: a.Iterations, Converged: a.Converged, Score: a.Score, True: meanScore(r, byModel.Row(i))})
 	}
 	return out, nil
+}
+
+// meanScore is the mean score of cells of r (successes over trials).
+func meanScore(r *model.Responses, cells []int32) float64 {
+	var s, t float64
+	for _, c := range cells {
+		s += r.SuccessesAt(int(c))
+		t += float64(r.TrialsAt(int(c)))
+	}
+	return s / t
 }

@@ -29,7 +29,11 @@ type AddModelsOptions struct {
 	// Replace allows refitting a model the checkpoint already has; its old
 	// row is then scored on the same held-out cells as the "joint" reference.
 	Replace bool
-	Log     model.Logf // progress lines; nil is silent
+	// ScoreOwnItems scores each model on the items of its cells in the
+	// responses (fitted and held out), so that its score is comparable with
+	// its mean over them, instead of on all of the map's items.
+	ScoreOwnItems bool
+	Log           model.Logf // progress lines; nil is silent
 }
 
 // AddModelsResult is the new checkpoint and what went into it.
@@ -151,7 +155,13 @@ func AddModels(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Response
 		for _, c := range fitCells[k] {
 			answered[outItem[r.Items[r.Item[c]]]] = r.ScoreAt(int(c))
 		}
-		if a.Score, err = opt.Onboard.Score(out, data, prior, answered, 0.95); err != nil {
+		var on []int // nil: all of the map's items
+		if opt.ScoreOwnItems {
+			for _, c := range byModel.Row(i) {
+				on = append(on, outItem[r.Items[r.Item[c]]])
+			}
+		}
+		if a.Score, err = opt.Onboard.Score(out, on, data, prior, answered, 0.95); err != nil {
 			return nil, fmt.Errorf("add-model: %s: %w", name, err)
 		}
 		old, had := modelRow[name]

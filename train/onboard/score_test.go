@@ -50,3 +50,29 @@ func TestAddModelsScore(t *testing.T) {
 		t.Errorf("score MAE %.4f (answers' mean %.4f), coverage %d of 40", maeScore, maeMean, cover)
 	}
 }
+
+// With ScoreOwnItems a model that answered only some of the map's items is
+// scored on those (comparable with its mean over them); without, on all.
+func TestAddModelsScoreOwnItems(t *testing.T) {
+	r, truth, err := synth.Generate(synth.Options{Kind: "jeirt", Models: 30, Items: 200, Missing: 0.5, Seed: 6, EmbedDim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := &checkpoint.Checkpoint{Model: checkpointFromTruth(r, truth, []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})}
+	byModel := r.ByModel()
+	for _, own := range []bool{false, true} {
+		res, err := AddModels(context.Background(), ck, r, AddModelsOptions{Models: r.Models[:5], Fraction: 0.2, Seed: 1, ScoreOwnItems: own})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, a := range res.Added {
+			want := 200
+			if own {
+				want = len(byModel.Row(k))
+			}
+			if a.Score.Items != want || a.Score.Answered != a.FitCells || want == 200 && own {
+				t.Errorf("own items %v: %s scored on %d items (%d answered), want %d (%d)", own, a.Name, a.Score.Items, a.Score.Answered, want, a.FitCells)
+			}
+		}
+	}
+}

@@ -208,13 +208,21 @@ func PrintScoreTable(w io.Writer, m *checkpoint.RunMetrics) {
 			for _, n := range m.NewModels {
 				width = max(width, len(n.Name))
 			}
-			fmt.Fprintf(w, "%-*s %6s %6s %9s %10s %8s\n", width, "model", "fit", "scored", "onboarded", "model_mean", "joint")
+			fmt.Fprintf(w, "%-*s %6s %6s %9s %10s %8s  %-26s %6s\n", width, "model", "fit", "scored", "onboarded", "model_mean", "joint", "score [95% interval]", "true")
 			for _, n := range m.NewModels {
 				joint := "-"
 				if n.Joint != nil {
 					joint = fmt.Sprintf("%.4f", n.Joint.Accuracy)
 				}
-				fmt.Fprintf(w, "%-*s %6d %6d %9.4f %10.4f %8s\n", width, n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint)
+				score := "-"
+				if s := n.Score; s != nil {
+					score = fmt.Sprintf("%.4f [%.4f, %.4f]", s.Score, s.Lo, s.Hi)
+				}
+				fmt.Fprintf(w, "%-*s %6d %6d %9.4f %10.4f %8s  %-26s %6.4f\n", width, n.Name, n.FitCells, n.ScoredCells, n.Onboarded.Accuracy, n.ModelMean.Accuracy, joint, score, n.TrueScore)
+			}
+			if m.ScoreCoverage != nil {
+				fmt.Fprintf(w, "score intervals covering the true score (the model's mean over all its cells): %.0f%% of %d models; score MAE %.4f\n",
+					100**m.ScoreCoverage, len(m.NewModels), *m.ScoreMAE)
 			}
 		}
 	}

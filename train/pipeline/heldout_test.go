@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +22,7 @@ import (
 // joint fit on the same cells; metrics.json names them.
 func TestRunJEIRTByModelOnboards(t *testing.T) {
 	dir := t.TempDir()
-	writeSynth(t, dir, synth.Options{Kind: "jeirt", Models: 40, Items: 400, Seed: 8})
+	r := writeSynth(t, dir, synth.Options{Kind: "jeirt", Models: 40, Items: 400, Seed: 8})
 	cfg := DefaultConfig()
 	cfg.Data.Responses, cfg.Data.Items = filepath.Join(dir, "responses.csv"), filepath.Join(dir, "items.csv")
 	cfg.Output = filepath.Join(dir, "ckpt")
@@ -52,6 +54,29 @@ func TestRunJEIRTByModelOnboards(t *testing.T) {
 			t.Errorf("the printed table does not name %s", name)
 		}
 	}
+	// Each new model's score on all 400 items from its 40 fitted answers,
+	// against its true mean; the coverage line counts them.
+	acc := r.ModelAccuracy()
+	cover, mae := 0, 0.0
+	for _, nm := range met.NewModels {
+		s := nm.Score
+		if s == nil || s.Items != 400 || s.Answered != 40 || !(s.Lo <= s.Score && s.Score <= s.Hi) {
+			t.Fatalf("%s: score %+v", nm.Name, s)
+		}
+		if want := acc[r.ModelIndex(nm.Name)]; nm.TrueScore != want {
+			t.Errorf("%s: true score %v, want its accuracy %v", nm.Name, nm.TrueScore, want)
+		}
+		if s.Lo <= nm.TrueScore && nm.TrueScore <= s.Hi {
+			cover++
+		}
+		mae += math.Abs(s.Score-nm.TrueScore) / 8
+	}
+	if met.ScoreCoverage == nil || *met.ScoreCoverage != float64(cover)/8 || math.Abs(*met.ScoreMAE-mae) > 1e-12 || mae > 0.1 {
+		t.Errorf("score coverage %v, MAE %v; want %d of 8 and %v below 0.1", met.ScoreCoverage, met.ScoreMAE, cover, mae)
+	}
+	if line := fmt.Sprintf("%.0f%% of 8 models; score MAE %.4f", 100*float64(cover)/8, mae); !strings.Contains(out.String(), line) {
+		t.Errorf("the table has no line %q", line)
+	}
 	if len(res.Fit.Model.Models) != 32 {
 		t.Errorf("trained table has %d models, want 32", len(res.Fit.Model.Models))
 	}
@@ -69,9 +94,10 @@ func TestRunJEIRTByModelOnboards(t *testing.T) {
 		Frac  float64  `json:"onboard_fraction"`
 		Stop  string   `json:"stop"`
 		Split string   `json:"split_by"`
+		Cover float64  `json:"score_coverage"`
 	}
 	json.Unmarshal(raw, &m)
-	if !slices.Equal(m.Held, met.HeldOutModels) || m.Step != jeirt.StepGraph || m.Frac != 0.1 || m.Stop == "" || m.Split != "model" {
+	if !slices.Equal(m.Held, met.HeldOutModels) || m.Step != jeirt.StepGraph || m.Frac != 0.1 || m.Stop == "" || m.Split != "model" || m.Cover != *met.ScoreCoverage {
 		t.Errorf("metrics.json: %+v", m)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -312,7 +313,8 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *check
 		n := len(o.HeldCells)
 		lab := heldR.Subset(cellRange(off, off+n))
 		nm := checkpoint.NewModel{Name: o.Name, FitCells: len(o.FitCells), ScoredCells: n,
-			Onboarded: eval.ScoreResponses(o.Prob, lab).Scores(), ModelMean: eval.ScoreResponses(o.ModelMeanProb, lab).Scores()}
+			Onboarded: eval.ScoreResponses(o.Prob, lab).Scores(), ModelMean: eval.ScoreResponses(o.ModelMeanProb, lab).Scores(),
+			Score: o.Score, TrueScore: o.True}
 		if jointProb != nil {
 			js := eval.ScoreResponses(jointProb[off:off+n], lab).Scores()
 			nm.Joint = &js
@@ -320,7 +322,29 @@ func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *check
 		met.NewModels = append(met.NewModels, nm)
 		off += n
 	}
+	met.ScoreCoverage, met.ScoreMAE = scoreCoverage(met.NewModels)
 	return nil
+}
+
+// scoreCoverage is the share of the new models whose score interval covers
+// their true score, and the mean absolute error of their scores (nil, nil
+// without a scored model).
+func scoreCoverage(nms []checkpoint.NewModel) (coverage, mae *float64) {
+	var cover, n, abs float64
+	for _, nm := range nms {
+		if s := nm.Score; s != nil {
+			n++
+			abs += math.Abs(s.Score - nm.TrueScore)
+			if s.Lo <= nm.TrueScore && nm.TrueScore <= s.Hi {
+				cover++
+			}
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	c, m := cover/n, abs/n
+	return &c, &m
 }
 
 // cellRange is the cells lo, lo+1, ..., hi−1.

@@ -173,10 +173,11 @@ func addedNames(added []checkpoint.AddedModel) []string {
 	return names
 }
 
-// scoreText is "; score on all J items S [lo, hi]" (nothing without one).
+// scoreText is "; score on all J items S [lo, hi] (n answered, map
+// residual ±r)" (nothing without one).
 func scoreText(s *checkpoint.ScoreEstimate) string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("; score on all %d items %.4f [%.4f, %.4f]", s.Items, s.Score, s.Lo, s.Hi)
+	return fmt.Sprintf("; score on all %d items %.4f [%.4f, %.4f] (%d answered, map residual %+.4f)", s.Items, s.Score, s.Lo, s.Hi, s.Answered, s.Residual)
 }

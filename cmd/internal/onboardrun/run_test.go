@@ -31,3 +31,20 @@ func TestWriteAddedNA(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// A placed model's line ends with its score, interval, answers counted and
+// the map's residual correction.
+func TestWriteAddedScore(t *testing.T) {
+	ck := &checkpoint.Checkpoint{Model: &model.JEIRT{Dim: 1, Models: []string{"new"}, M: []float32{0}}}
+	res := &onboard.AddModelsResult{Checkpoint: ck, Added: []checkpoint.AddedModel{
+		{Name: "new", FitCells: 50, Iterations: 6, Score: &checkpoint.ScoreEstimate{Items: 500, Answered: 50, Score: 0.6612, Lo: 0.5923, Hi: 0.7301, Residual: -0.0481}},
+	}}
+	var b strings.Builder
+	if err := WriteAdded(&b, "out", res, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "added new from 50 answers (Newton 6 iterations); score on all 500 items 0.6612 [0.5923, 0.7301] (50 answered, map residual -0.0481)\n"
+	if !strings.HasPrefix(b.String(), want) {
+		t.Errorf("got\n%s\nwant it to start with\n%s", b.String(), want)
+	}
+}
