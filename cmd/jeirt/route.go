@@ -6,7 +6,7 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/routerun"
 	"github.com/jeirt/jeirt/model"
-	"github.com/jeirt/jeirt/train/route"
+	"github.com/jeirt/jeirt/train/router"
 	"github.com/spf13/cobra"
 )
 
@@ -31,12 +31,12 @@ func newRouteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint folder written by jeirt train or add-model")
 	addEncoderFlag(cmd, &o.Encoder)
 	cmd.Flags().StringVar(&models, "models", "", "comma-separated models to choose from (default: all of the checkpoint)")
-	cmd.Flags().StringVar(&ro.Rule, "rule", "", "the rule: default (the checkpoint's recorded rule, what no rule flag gives), best-single, max-p, shortlist?k=T, margin?delta=D[&default=MODEL], min-p?p=P or lambda?lambda=L (with costs); &k=T with any: among the T best models")
+	cmd.Flags().StringVar(&ro.Rule, "rule", "", "the rule: default (the checkpoint's recorded rule, what no rule flag gives), "+router.SpecHelp()+"; margin takes &default=MODEL, and any rule &k=T: among the T best models")
 	cmd.Flags().StringVar(&ro.Costs, "costs", "", "model,cost CSV")
-	cmd.Flags().Float64Var(&ro.MinP, "min-p", 0.7, route.ParamHelp(route.RuleMinP))
-	cmd.Flags().Float64Var(&ro.Lambda, "lambda", 0, route.ParamHelp(route.RuleLambda))
-	cmd.Flags().Float64Var(&ro.Margin, "margin", 0, route.ParamHelp(route.RuleMargin))
-	cmd.Flags().IntVar(&ro.Shortlist, "shortlist", 0, route.ParamHelp(route.RuleShortlist))
+	cmd.Flags().Float64Var(&ro.MinP, "min-p", 0.7, router.FlagHelp("min-p"))
+	cmd.Flags().Float64Var(&ro.Lambda, "lambda", 0, router.FlagHelp("lambda"))
+	cmd.Flags().Float64Var(&ro.Margin, "margin", 0, router.FlagHelp("margin"))
+	cmd.Flags().IntVar(&ro.Shortlist, "shortlist", 0, router.FlagHelp("shortlist"))
 	cmd.Flags().StringVar(&ro.Default, "default", "", "with --margin: the default model (default: the best on --data)")
 	cmd.Flags().StringVar(&ro.Train, "data", "", "with --margin or --shortlist: training responses, to rank the models by accuracy")
 	cmd.Flags().BoolVar(&ro.KeepOutOfDomain, "keep-out-of-domain", false, "keep the rule's choice for queries unlike every training question (they are still flagged); default: send them to the best single model")

@@ -121,15 +121,6 @@ func Rules() []RuleInfo {
 	return out
 }
 
-// ParamHelp says what the parameter of rule name does, for the flag that
-// sets it ("" for a rule without one).
-func ParamHelp(name string) string {
-	if k := kindOf(name); k != nil {
-		return k.help
-	}
-	return ""
-}
-
 // RuleNames is "best-single, max-p, ... or lambda".
 func RuleNames() string {
 	var names []string
