@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // DefaultHashDim is the width of the hash encoder when the spec gives none.
@@ -56,8 +56,8 @@ type Hash struct {
 
 // NewHash returns a hash encoder of width dim (DefaultHashDim if dim is 0).
 func NewHash(dim int) (*Hash, error) {
-	if dim < 0 || dim > model.MaxDim {
-		return nil, fmt.Errorf("hash encoder: dimension %d must be in [1, %d]", dim, model.MaxDim)
+	if dim < 0 || dim > limits.MaxDim {
+		return nil, fmt.Errorf("hash encoder: dimension %d must be in [1, %d]", dim, limits.MaxDim)
 	}
 	return &Hash{Width: dim}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/encoder/transformer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Open returns the encoder a spec names:
@@ -29,8 +29,8 @@ func Open(spec string) (Encoder, error) {
 	case strings.HasPrefix(spec, "tfidf:"):
 		d, m, hasMinDF := strings.Cut(spec[len("tfidf:"):], ":")
 		dim, err := strconv.Atoi(d)
-		if err != nil || dim <= 0 || dim > model.MaxDim {
-			return nil, fmt.Errorf("encoder %q: want tfidf:DIM or tfidf:DIM:MIN_DF with an integer DIM in [1, %d]", model.Clip(spec), model.MaxDim)
+		if err != nil || dim <= 0 || dim > limits.MaxDim {
+			return nil, fmt.Errorf("encoder %q: want tfidf:DIM or tfidf:DIM:MIN_DF with an integer DIM in [1, %d]", limits.Clip(spec), limits.MaxDim)
 		}
 		t := &TFIDF{Width: dim}
 		if hasMinDF {
@@ -49,8 +49,8 @@ func Open(spec string) (Encoder, error) {
 		return NewHash(DefaultHashDim)
 	case strings.HasPrefix(spec, "hash:"):
 		dim, err := strconv.Atoi(spec[len("hash:"):])
-		if err != nil || dim <= 0 || dim > model.MaxDim {
-			return nil, fmt.Errorf("encoder %q: hash dimension must be an integer in [1, %d]", model.Clip(spec), model.MaxDim)
+		if err != nil || dim <= 0 || dim > limits.MaxDim {
+			return nil, fmt.Errorf("encoder %q: hash dimension must be an integer in [1, %d]", limits.Clip(spec), limits.MaxDim)
 		}
 		return NewHash(dim)
 	case strings.HasPrefix(spec, "precomputed:"):

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // DefaultTFIDFDim is the width of the tfidf encoder when the spec gives none.
@@ -360,7 +360,7 @@ func LoadTFIDF(files map[string][]byte, where string) (*TFIDF, error) {
 	}
 	t.fingerprint = t.hashState()
 	if f.Fingerprint != "" && f.Fingerprint != t.fingerprint {
-		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, checkpoint.TFIDFVocabFile, model.Clip(f.Fingerprint), t.fingerprint)
+		return nil, fmt.Errorf("%s: %s records fingerprint %s but its contents hash to %s (damaged files)", where, checkpoint.TFIDFVocabFile, limits.Clip(f.Fingerprint), t.fingerprint)
 	}
 	return t, nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/onboardrun"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/onboard"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +40,7 @@ func newAddModelCmd() *cobra.Command {
 					sug.AnsweredFile = a.Data
 				}
 				sug.Checkpoint, sug.Encoder, sug.Out, sug.Model, sug.Seed, sug.Read, sug.Onboard = a.Checkpoint, a.Encoder, a.Out, models, opt.Seed, a.Read, opt.Onboard
-				sug.Log = model.LogTo(cmd.ErrOrStderr())
+				sug.Log = stderrLog(cmd)
 				return sug.Run(cmd.Context(), cmd.OutOrStdout())
 			}
 			switch {
@@ -52,7 +51,7 @@ func newAddModelCmd() *cobra.Command {
 			case sug.PoolFile != "":
 				return fmt.Errorf("add-model: --pool goes with --suggest")
 			}
-			opt.Models, opt.Log, a.Version = cli.ModelList(models), model.LogTo(cmd.ErrOrStderr()), version
+			opt.Models, opt.Log, a.Version = cli.ModelList(models), stderrLog(cmd), version
 			a.Force, _ = cmd.Flags().GetBool("force")
 			out, res, err := a.Run(cmd.Context())
 			if err != nil {
@@ -102,7 +101,7 @@ func runPlace(cmd *cobra.Command, place *catrun.Place, a onboardrun.AddRun, mode
 	if a.Data == "" {
 		return fmt.Errorf("add-model --fit: --data is required (the new models' answers, any subset of the fit's items)")
 	}
-	place.Data, place.Read, place.Out, place.Models, place.Log = a.Data, a.Read, a.Out, cli.ModelList(models), model.LogTo(cmd.ErrOrStderr())
+	place.Data, place.Read, place.Out, place.Models, place.Log = a.Data, a.Read, a.Out, cli.ModelList(models), stderrLog(cmd)
 	_, err := place.Run(cmd.Context(), cmd.OutOrStdout())
 	return err
 }
@@ -136,7 +135,7 @@ func newSuggestCmd() *cobra.Command {
 			if sug.Checkpoint == "" {
 				return fmt.Errorf("add-model: --checkpoint is required")
 			}
-			sug.K, sug.Log = k, model.LogTo(cmd.ErrOrStderr())
+			sug.K, sug.Log = k, stderrLog(cmd)
 			return sug.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}

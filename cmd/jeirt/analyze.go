@@ -7,7 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/analyzerun"
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
 	"github.com/spf13/cobra"
@@ -45,7 +45,7 @@ func newAnalyzeCmd() *cobra.Command {
 	var dr analyzerun.DirectionsRun
 	dir := analysisCmd("directions --checkpoint DIR --groups GROUPS.csv --out DIR", "Cluster question directions (spherical k-means) and compare with the categories: ARI, NMI, nearest categories",
 		cobra.NoArgs, []string{"checkpoint", "groups"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
-			dr.Log = model.LogTo(os.Stderr)
+			dr.Log = progress.LogTo(os.Stderr)
 			return dr.Run(w)
 		})
 	dir.Example = `  jeirt analyze groups --data configs/data/swebench-verified/response_matrix.csv --rule id-first --out out/swe-groups.csv
@@ -60,7 +60,7 @@ func newAnalyzeCmd() *cobra.Command {
 	var pr analyzerun.ProbeRun
 	probe := analysisCmd("probe --checkpoint DIR --groups GROUPS.csv --axis A,B --out DIR", "Project every model on the difference-of-means axis between two categories of questions",
 		cobra.NoArgs, []string{"checkpoint", "axis"}, func(w io.Writer, _ []string) (analyzerun.Files, error) {
-			pr.Log = model.LogTo(os.Stderr)
+			pr.Log = progress.LogTo(os.Stderr)
 			return pr.Run(w)
 		})
 	probe.Example = `  jeirt analyze probe --checkpoint out/quickstart --groups out/swe-groups.csv --axis django,sympy --data configs/data/swebench-verified/response_matrix.csv --out out/swe-probe`

@@ -8,7 +8,6 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/encoderun"
 	"github.com/jeirt/jeirt/encoder"
-	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +24,7 @@ func newEncodeCmd() *cobra.Command {
 			if o.Items == "" || o.Out == "" {
 				return fmt.Errorf("encode: --items and --out are required")
 			}
-			o.Log, o.Device, o.Stdout = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd), cmd.OutOrStdout()
+			o.Log, o.Device, o.Stdout = stderrLog(cmd), cli.RunDevice(cmd), cmd.OutOrStdout()
 			return o.Run(cmd.Context())
 		},
 	}

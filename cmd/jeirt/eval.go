@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/pipeline"
 )
@@ -25,7 +24,7 @@ func newEvalCmd() *cobra.Command {
 			if ckDir == "" || data == "" {
 				return fmt.Errorf("eval: --checkpoint and --data are required")
 			}
-			ev, err := pipeline.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, model.LogTo(cmd.ErrOrStderr()))
+			ev, err := pipeline.EvalFile(cmd.Context(), ckDir, encSpec, data, ro, stderrLog(cmd))
 			if err != nil {
 				return err
 			}

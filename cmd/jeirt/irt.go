@@ -39,7 +39,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Fit abilities θ, discriminations a and difficulties b; write abilities.csv, items.csv, fit.json, information.csv",
 		Example: helpExamples("irt-fit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ff.Version, ff.Log, ff.Verbose, ff.Device = version, model.LogTo(cmd.ErrOrStderr()), verbose, cli.RunDevice(cmd)
+			ff.Version, ff.Log, ff.Verbose, ff.Device = version, stderrLog(cmd), verbose, cli.RunDevice(cmd)
 			res, err := ff.Run(cmd.Context())
 			for _, r := range res {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Summary())
@@ -79,7 +79,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 		Short:   "Keep a fraction of items by Fisher information across the ability range, or by BenchMIRT's difficulty bins",
 		Example: helpExamples("irt-select"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := selection.Run(cmd.Context(), cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()))
+			msg, err := selection.Run(cmd.Context(), cli.RunDevice(cmd), stderrLog(cmd))
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
@@ -108,7 +108,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 				}
 				return fmt.Errorf("irt cv: --json FILE was retired: use --out %s (--print json prints the metrics as JSON)", args[0])
 			}
-			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), model.LogTo(cmd.ErrOrStderr()), verbose)
+			res, cells, err := irtrun.CVFile(cmd.Context(), cvSet, cvRead, folds, cvModels, cvRanks, cli.RunDevice(cmd), stderrLog(cmd), verbose)
 			if err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func addIRTSubcommands(irtCmd *cobra.Command) {
 	estimate := &cobra.Command{Use: "estimate --fit DIR --answers FILE [--out DIR] | --eval --data FILE", Args: cobra.NoArgs, Long: helpText("irt-estimate"), Example: helpExamples("irt-estimate"),
 		Short: "Full-benchmark scores of new models from their answers to a few items, with 95% intervals; --eval measures the estimators on held-out models",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			est.Models, est.Log, est.Version = cli.ModelList(estModels), model.LogTo(cmd.ErrOrStderr()), version
+			est.Models, est.Log, est.Version = cli.ModelList(estModels), stderrLog(cmd), version
 			return est.Run(cmd.Context(), cmd.OutOrStdout())
 		}}
 	irtrun.EstimateFlags(estimate, &est, &estModels)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/catrun"
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +19,7 @@ func newIRTCatCmd() *cobra.Command {
 		Example: helpExamples("irt-cat"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c.Models, c.Version, c.Log = cli.ModelList(models), version, model.LogTo(cmd.ErrOrStderr())
+			c.Models, c.Version, c.Log = cli.ModelList(models), version, stderrLog(cmd)
 			res, err := c.Run(cmd.Context(), cmd.OutOrStdout())
 			if err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/spf13/cobra"
 )
@@ -69,3 +70,6 @@ func helpParts(name string) (long, examples string) {
 
 func helpText(name string) string     { l, _ := helpParts(name); return l }
 func helpExamples(name string) string { _, e := helpParts(name); return e }
+
+// stderrLog is a command's Logf: its progress lines to the command's stderr.
+func stderrLog(cmd *cobra.Command) progress.Logf { return progress.LogTo(cmd.ErrOrStderr()) }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/report"
-	"github.com/jeirt/jeirt/model"
 )
 
 func newReportCmd() *cobra.Command {
@@ -25,7 +24,7 @@ func newReportCmd() *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("report: --out is required")
 			}
-			opt.Version, opt.Log = version, model.LogTo(cmd.ErrOrStderr())
+			opt.Version, opt.Log = version, stderrLog(cmd)
 			rep, err := report.Build(opt)
 			if err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/routerun"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/train/router"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +23,7 @@ func newRouteCmd() *cobra.Command {
 			if o.Checkpoint == "" {
 				return fmt.Errorf("route: --checkpoint is required")
 			}
-			o.Router.Models, o.Router.MinPSet, o.Log = cli.ModelList(models), cmd.Flags().Changed("min-p"), model.LogTo(cmd.ErrOrStderr())
+			o.Router.Models, o.Router.MinPSet, o.Log = cli.ModelList(models), cmd.Flags().Changed("min-p"), stderrLog(cmd)
 			return o.Route(cmd.Context(), args[0], cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -67,7 +66,7 @@ func newRouteEvalCmd() *cobra.Command {
 			if e.Splits < 0 {
 				return fmt.Errorf("route eval: --splits %d must be positive", e.Splits)
 			}
-			e.Log, e.Device = model.LogTo(cmd.ErrOrStderr()), cli.RunDevice(cmd)
+			e.Log, e.Device = stderrLog(cmd), cli.RunDevice(cmd)
 			// --train's scores and repeated rows are read as --data's.
 			e.TrainRead.Graded, e.TrainRead.Duplicates = e.Read.Graded, e.Read.Duplicates
 			return e.Run(cmd.Context(), cmd.OutOrStdout())

@@ -28,6 +28,7 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/pipeline"
@@ -163,7 +164,7 @@ func mustFail(t *testing.T, what string, err error, want ...string) {
 func svServe(t *testing.T, ck, upstreams string) (*httptest.Server, *syncBuffer) {
 	t.Helper()
 	var log syncBuffer
-	srv, err := serve.New(serve.Settings{Checkpoint: ck, Upstreams: upstreams, Log: model.LogTo(&log)})
+	srv, err := serve.New(serve.Settings{Checkpoint: ck, Upstreams: upstreams, Log: progress.LogTo(&log)})
 	if err != nil {
 		t.Fatal(err)
 	}

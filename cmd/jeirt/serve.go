@@ -7,7 +7,6 @@ import (
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/serve"
-	"github.com/jeirt/jeirt/model"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +31,7 @@ func newServeCmd() *cobra.Command {
 					return fmt.Errorf("serve: --token-env %s: the variable is empty or unset", tokenEnv)
 				}
 			}
-			set.Log = model.LogTo(cmd.ErrOrStderr())
+			set.Log = stderrLog(cmd)
 			return serve.ListenAndServe(cmd.Context(), set, ss, addr)
 		},
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/cli"
 	"github.com/jeirt/jeirt/cmd/internal/slurm"
 	"github.com/jeirt/jeirt/cmd/internal/sweeprun"
-	"github.com/jeirt/jeirt/model"
 )
 
 func newSweepCmd() *cobra.Command {
@@ -37,7 +36,7 @@ func newSweepCmd() *cobra.Command {
 			}
 			return sweeprun.Job{Config: o.config, Out: o.out, Slurm: o.emit == "slurm", Submit: o.submit, Force: o.force, Retrain: o.retrain,
 				Flags: o.slurm, Changed: cmd.Flags().Changed, Command: "jeirt " + strings.Join(os.Args[1:], " "),
-				Version: version, Log: model.LogTo(cmd.ErrOrStderr())}.Run(cmd.Context(), cmd.OutOrStdout())
+				Version: version, Log: stderrLog(cmd)}.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jeirt/jeirt/cmd/internal/cli"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/train/pipeline"
 )
@@ -49,9 +48,9 @@ func newTrainCmd() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "train:", note)
 			}
 			if cmd.Flags().Changed("splits") { // prints mean ± sd, writes nothing
-				return pipeline.PrintSplits(cmd.Context(), cmd.OutOrStdout(), cfg, splits, pipeline.Options{Log: model.LogTo(cmd.ErrOrStderr()), MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
+				return pipeline.PrintSplits(cmd.Context(), cmd.OutOrStdout(), cfg, splits, pipeline.Options{Log: stderrLog(cmd), MaxMemory: maxMemory, Device: cli.RunDevice(cmd)})
 			}
-			res, err := pipeline.Run(cmd.Context(), cfg, pipeline.Options{Log: model.LogTo(cmd.ErrOrStderr()), Results: func(stop string, m *checkpoint.RunMetrics) {
+			res, err := pipeline.Run(cmd.Context(), cfg, pipeline.Options{Log: stderrLog(cmd), Results: func(stop string, m *checkpoint.RunMetrics) {
 				fmt.Fprintf(cmd.OutOrStdout(), "stopped: %s\n", stop)
 				pipeline.PrintScoreTable(cmd.OutOrStdout(), m)
 			},

@@ -6,13 +6,13 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/jeirt/jeirt/model"
 	"math"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/wordpiece"
 	"github.com/sugarme/tokenizer/util"
@@ -175,7 +175,7 @@ func Load(path string, maxLen int) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%s: added token %d has no content", path, a.Id)
 		}
 		if a.Id < 0 || a.Id > math.MaxInt32 {
-			return nil, fmt.Errorf("%s: added token %q: id %d is out of range", path, model.Clip(a.Content), a.Id)
+			return nil, fmt.Errorf("%s: added token %q: id %d is out of range", path, limits.Clip(a.Content), a.Id)
 		}
 		tok := addedToken{content: a.Content, id: int32(a.Id), lstrip: a.Lstrip, rstrip: a.Rstrip, singleWord: a.SingleWord}
 		if t.pad < 0 && (a.Content == "[PAD]" || a.Content == "<pad>") {

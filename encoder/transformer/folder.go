@@ -17,8 +17,8 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
@@ -185,7 +185,7 @@ func (f *modelFolder) readPipelineFiles(cfg archConfig) error {
 		f.Pooling = nil
 		for i, m := range modules {
 			if m.Path != "" && !filepath.IsLocal(m.Path) {
-				return fmt.Errorf("%s: module %d's path %q leaves the model folder", filepath.Join(f.dir, "modules.json"), i, model.Clip(m.Path))
+				return fmt.Errorf("%s: module %d's path %q leaves the model folder", filepath.Join(f.dir, "modules.json"), i, limits.Clip(m.Path))
 			}
 			switch m.Type {
 			case "sentence_transformers.models.Transformer":
@@ -199,7 +199,7 @@ func (f *modelFolder) readPipelineFiles(cfg archConfig) error {
 			case "sentence_transformers.models.Normalize":
 				f.Normalize = true
 			default:
-				return fmt.Errorf("%s: module %q is not supported (jeirt runs Transformer, Pooling, Normalize)", filepath.Join(f.dir, "modules.json"), model.Clip(m.Type))
+				return fmt.Errorf("%s: module %q is not supported (jeirt runs Transformer, Pooling, Normalize)", filepath.Join(f.dir, "modules.json"), limits.Clip(m.Type))
 			}
 		}
 		if f.Pooling == nil {

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/jeirt/jeirt/encoder/tokenizer"
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
@@ -61,13 +61,13 @@ func (c *ModernBERTConfig) ropeBases(file string) error {
 		c.LocalRopeTheta = c.GlobalRopeTheta
 	default:
 		if err := json.Unmarshal(c.LocalRopeRaw, &c.LocalRopeTheta); err != nil {
-			return fmt.Errorf("%s: local_rope_theta %s is not a number", file, model.Clip(raw))
+			return fmt.Errorf("%s: local_rope_theta %s is not a number", file, limits.Clip(raw))
 		}
 	}
 	if raw := strings.TrimSpace(string(c.RopeParameters)); raw != "" && raw != "null" {
 		use := func(key string, p ropeParams, theta *float64) error {
 			if p.RopeType != "" && p.RopeType != "default" {
-				return fmt.Errorf("%s: rope_parameters%s: rope_type %q is not supported (want \"default\")", file, key, model.Clip(p.RopeType))
+				return fmt.Errorf("%s: rope_parameters%s: rope_type %q is not supported (want \"default\")", file, key, limits.Clip(p.RopeType))
 			}
 			if p.RopeTheta != nil {
 				*theta = *p.RopeTheta
@@ -91,7 +91,7 @@ func (c *ModernBERTConfig) ropeBases(file string) error {
 			for key, msg := range byLayer {
 				var p ropeParams
 				if err := json.Unmarshal(msg, &p); err != nil {
-					return fmt.Errorf("%s: rope_parameters.%s: %w", file, model.Clip(key), err)
+					return fmt.Errorf("%s: rope_parameters.%s: %w", file, limits.Clip(key), err)
 				}
 				switch key {
 				case "full_attention":
@@ -103,7 +103,7 @@ func (c *ModernBERTConfig) ropeBases(file string) error {
 						return err
 					}
 				default:
-					return fmt.Errorf("%s: rope_parameters.%s: unknown layer type (want full_attention or sliding_attention)", file, model.Clip(key))
+					return fmt.Errorf("%s: rope_parameters.%s: unknown layer type (want full_attention or sliding_attention)", file, limits.Clip(key))
 				}
 			}
 		}

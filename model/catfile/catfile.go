@@ -29,6 +29,7 @@ import (
 	"github.com/jeirt/jeirt/model/csvtable"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // cols names a per-dimension column, as in the fit folder.
@@ -358,7 +359,7 @@ func ReadGroups(path, col string) (map[string]string, error) {
 			return fmt.Errorf("%s:%d: column %q is empty", path, line, idCol)
 		}
 		if _, dup := out[id]; dup {
-			return fmt.Errorf("%s:%d: column %q: item %q listed twice", path, line, idCol, model.Clip(id))
+			return fmt.Errorf("%s:%d: column %q: item %q listed twice", path, line, idCol, limits.Clip(id))
 		}
 		out[id] = g
 		return nil

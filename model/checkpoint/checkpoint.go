@@ -17,6 +17,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
@@ -151,7 +153,7 @@ type Checkpoint struct {
 }
 
 // LogWarnings prints the checkpoint's warnings on log.
-func (c *Checkpoint) LogWarnings(log model.Logf) {
+func (c *Checkpoint) LogWarnings(log progress.Logf) {
 	for _, w := range c.Warnings {
 		log.Printf("warning: %s", w)
 	}
@@ -288,7 +290,7 @@ func Load(dir string) (*Checkpoint, error) {
 	}
 	man := &c.Manifest
 	if man.Format != Format {
-		return nil, fmt.Errorf("%s: format %q, want %q", mpath, model.Clip(man.Format), Format)
+		return nil, fmt.Errorf("%s: format %q, want %q", mpath, limits.Clip(man.Format), Format)
 	}
 	if man.FormatVersion < 1 || man.FormatVersion > FormatVersion {
 		return nil, fmt.Errorf("%s: format_version %d is not supported by this jeirt (reads 1 to %d)", mpath, man.FormatVersion, FormatVersion)
@@ -299,8 +301,8 @@ func Load(dir string) (*Checkpoint, error) {
 		key    string
 		v, min int
 	}{{"model.input_dim", mi.InputDim, 1}, {"model.hidden", mi.Hidden, 1}, {"model.dim", mi.Dim, 1}} {
-		if d.v < d.min || d.v > model.MaxDim {
-			return nil, fmt.Errorf("%s: %s %d is outside [%d, %d]", mpath, d.key, d.v, d.min, model.MaxDim)
+		if d.v < d.min || d.v > limits.MaxDim {
+			return nil, fmt.Errorf("%s: %s %d is outside [%d, %d]", mpath, d.key, d.v, d.min, limits.MaxDim)
 		}
 	}
 	for _, names := range []struct {
@@ -310,7 +312,7 @@ func Load(dir string) (*Checkpoint, error) {
 		seen := make(map[string]bool, len(names.list))
 		for _, n := range names.list {
 			if seen[n] {
-				return nil, fmt.Errorf("%s: %s: %q appears twice", mpath, names.key, model.Clip(n))
+				return nil, fmt.Errorf("%s: %s: %q appears twice", mpath, names.key, limits.Clip(n))
 			}
 			seen[n] = true
 		}
@@ -330,7 +332,7 @@ func Load(dir string) (*Checkpoint, error) {
 	}
 	for name := range man.SHA256 {
 		if name != filepath.Base(name) || name == ManifestFile || name == "." || name == ".." {
-			return nil, fmt.Errorf("%s: sha256: %q is not a file of the checkpoint", mpath, model.Clip(name))
+			return nil, fmt.Errorf("%s: sha256: %q is not a file of the checkpoint", mpath, limits.Clip(name))
 		}
 	}
 	// checked reads one of the folder's files and compares it with the
@@ -383,7 +385,7 @@ func Load(dir string) (*Checkpoint, error) {
 	// an older version (which skips the checks above) is caught.
 	if v, ok := st.Metadata["format_version"]; ok && v != strconv.Itoa(man.FormatVersion) {
 		return nil, fmt.Errorf("%s does not match %s: the weights were written as format_version %s, the manifest says %d (the manifest was edited or comes from another checkpoint)",
-			mpath, wpath, model.Clip(v), man.FormatVersion)
+			mpath, wpath, limits.Clip(v), man.FormatVersion)
 	}
 	t := st.Tensors
 	m := &model.JEIRT{InputDim: mi.InputDim, Hidden: mi.Hidden, Dim: mi.Dim, Models: man.Models, Items: man.Items}
@@ -468,7 +470,7 @@ func orUnknown(v string) string {
 // (an old folder without hashes) is said on log, and encoder, when not "",
 // is the spec to open the encoder with instead of the recorded location
 // (its fingerprint must still match).
-func Open(dir, encoder string, log model.Logf) (*Checkpoint, error) {
+func Open(dir, encoder string, log progress.Logf) (*Checkpoint, error) {
 	ck, err := Load(dir)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/tensorfile"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -250,7 +250,7 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 	num := func(key string) (float64, error) {
 		v, err := strconv.ParseFloat(st.Metadata[key], 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || key == "quantile" && v > 1 {
-			return 0, fmt.Errorf("%s: metadata %q is %q, want a finite number >= 0 (a quantile <= 1)", name, key, model.Clip(st.Metadata[key]))
+			return 0, fmt.Errorf("%s: metadata %q is %q, want a finite number >= 0 (a quantile <= 1)", name, key, limits.Clip(st.Metadata[key]))
 		}
 		return v, nil
 	}
@@ -276,13 +276,13 @@ func ParseDomain(name string, b []byte) (*Domain, error) {
 	calibration := 0
 	if v, ok := st.Metadata["calibration"]; ok {
 		if calibration, err = strconv.Atoi(v); err != nil || calibration < 0 {
-			return nil, fmt.Errorf("%s: metadata \"calibration\" is %q, want a count", name, model.Clip(v))
+			return nil, fmt.Errorf("%s: metadata \"calibration\" is %q, want a count", name, limits.Clip(v))
 		}
 	}
 	forms := 1 // a file written before the short forms were kept
 	if v, ok := st.Metadata["forms"]; ok {
 		if forms, err = strconv.Atoi(v); err != nil || forms < 1 || ref.Shape[0]%forms != 0 {
-			return nil, fmt.Errorf("%s: metadata \"forms\" is %q, want a count that divides the %d reference rows", name, model.Clip(v), ref.Shape[0])
+			return nil, fmt.Errorf("%s: metadata \"forms\" is %q, want a count that divides the %d reference rows", name, limits.Clip(v), ref.Shape[0])
 		}
 	}
 	for _, v := range ref.Data {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/tensorfile"
 )
 
@@ -84,10 +84,10 @@ func ParseTFIDF(files map[string][]byte, where string) (*TFIDFState, error) {
 		return nil, fmt.Errorf("%s/%s: %w", where, TFIDFVocabFile, err)
 	}
 	if f.Format != "jeirt-tfidf" || f.Version != TFIDFVersion {
-		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, model.Clip(f.Format), model.Clip(f.Version), TFIDFVersion)
+		return nil, fmt.Errorf("%s/%s: format %q version %q, want jeirt-tfidf %s", where, TFIDFVocabFile, limits.Clip(f.Format), limits.Clip(f.Version), TFIDFVersion)
 	}
-	if f.Dim < 1 || f.Dim > model.MaxDim {
-		return nil, fmt.Errorf("%s/%s: dim %d must be in [1, %d]", where, TFIDFVocabFile, f.Dim, model.MaxDim)
+	if f.Dim < 1 || f.Dim > limits.MaxDim {
+		return nil, fmt.Errorf("%s/%s: dim %d must be in [1, %d]", where, TFIDFVocabFile, f.Dim, limits.MaxDim)
 	}
 	parsed, err := tensorfile.ParseSafetensors(where+"/"+TFIDFWeightsFile, st)
 	if err != nil {
@@ -112,7 +112,7 @@ func ParseTFIDF(files map[string][]byte, where string) (*TFIDFState, error) {
 	seen := make(map[string]bool, V)
 	for _, w := range f.Vocabulary {
 		if seen[w] {
-			return nil, fmt.Errorf("%s/%s: term %q appears twice in the vocabulary", where, TFIDFVocabFile, model.Clip(w))
+			return nil, fmt.Errorf("%s/%s: term %q appears twice in the vocabulary", where, TFIDFVocabFile, limits.Clip(w))
 		}
 		seen[w] = true
 	}

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Row reads the fields of one record of a CSV file with a header by column
@@ -71,7 +71,7 @@ func (g Row) parse(col string, required bool) float64 {
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, model.Clip(v))
+		g.err = fmt.Errorf("%s:%d: column %q: %q is not a number", g.path, g.line, col, limits.Clip(v))
 	}
 	return x
 }

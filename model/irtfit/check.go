@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // MaxParam bounds every θ, slope a and intercept d that Read accepts: far
@@ -79,10 +80,10 @@ type param struct {
 func checkParams(path string, line int, what, id string, ps []param) error {
 	for _, p := range ps {
 		if math.IsNaN(p.v) || math.IsInf(p.v, 0) {
-			return fmt.Errorf("%s:%d: %s %q: %s %v, not a finite number (column %q); %s", path, line, what, model.Clip(id), p.name, p.v, p.col, refit)
+			return fmt.Errorf("%s:%d: %s %q: %s %v, not a finite number (column %q); %s", path, line, what, limits.Clip(id), p.name, p.v, p.col, refit)
 		}
 		if math.Abs(p.v) > MaxParam {
-			return fmt.Errorf("%s:%d: %s %q: %s %v, beyond ±%g (column %q), a value no fit writes; %s", path, line, what, model.Clip(id), p.name, p.v, MaxParam, p.col, refit)
+			return fmt.Errorf("%s:%d: %s %q: %s %v, beyond ±%g (column %q), a value no fit writes; %s", path, line, what, limits.Clip(id), p.name, p.v, MaxParam, p.col, refit)
 		}
 	}
 	return nil
@@ -147,7 +148,7 @@ func (s Settings) Check() error {
 	case famErr != nil:
 		return model.FieldErrorf("Model", "{Model} %q: want %s", s.Model, model.FamilyNames())
 	case s.Guess != "" && !fam.HasAsymptote():
-		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} %s", model.Clip(s.Guess), model.ThreePL)
+		return model.FieldErrorf("Guess", "{Guess} %s: lower asymptotes need {Model} %s", limits.Clip(s.Guess), model.ThreePL)
 	case len(s.GuessPrior) != 0 && (len(s.GuessPrior) != 2 || !(s.GuessPrior[0] >= 1 && s.GuessPrior[1] >= 1) || math.IsInf(s.GuessPrior[0]+s.GuessPrior[1], 0)):
 		return model.FieldErrorf("GuessPrior", "{GuessPrior} %v: want two numbers α,β of at least 1 (1,1: no prior)", s.GuessPrior)
 	case s.MinAnswers < 0:

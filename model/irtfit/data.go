@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -76,18 +77,18 @@ func UnlikeFit(r *model.Responses, f *Folder) string {
 	near := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) <= 1e-9 }
 	for i, m := range f.Models {
 		if r.Models[i] != m.Name {
-			return fmt.Sprintf("model %d is %q, in the fit %q", i+1, model.Clip(r.Models[i]), model.Clip(m.Name))
+			return fmt.Sprintf("model %d is %q, in the fit %q", i+1, limits.Clip(r.Models[i]), limits.Clip(m.Name))
 		}
 		if n := len(bm.Row(i)); n != m.NObs && m.NObs > 0 || !near(acc[i], m.Accuracy) {
-			return fmt.Sprintf("model %q has %d answers and accuracy %.6g, in the fit %d and %.6g", model.Clip(m.Name), n, acc[i], m.NObs, m.Accuracy)
+			return fmt.Sprintf("model %q has %d answers and accuracy %.6g, in the fit %d and %.6g", limits.Clip(m.Name), n, acc[i], m.NObs, m.Accuracy)
 		}
 	}
 	for j, it := range f.Items {
 		if r.Items[j] != it.ID {
-			return fmt.Sprintf("item %d is %q, in the fit %q", j+1, model.Clip(r.Items[j]), model.Clip(it.ID))
+			return fmt.Sprintf("item %d is %q, in the fit %q", j+1, limits.Clip(r.Items[j]), limits.Clip(it.ID))
 		}
 		if n := len(bi.Row(j)); n != it.NObs && it.NObs > 0 || !math.IsNaN(it.PCorrect) && !near(pc[j], it.PCorrect) {
-			return fmt.Sprintf("item %q has %d answers and p_correct %.6g, in the fit %d and %.6g", model.Clip(it.ID), n, pc[j], it.NObs, it.PCorrect)
+			return fmt.Sprintf("item %q has %d answers and p_correct %.6g, in the fit %d and %.6g", limits.Clip(it.ID), n, pc[j], it.NObs, it.PCorrect)
 		}
 	}
 	return ""

@@ -26,6 +26,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/csvtable"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Settings is the "settings" object of fit.json: how the fit was made, so that
@@ -609,11 +610,11 @@ func Read(dir string) (*Folder, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	rk := f.Rank()
-	if rk < 1 || rk > model.MaxDim {
-		return nil, fmt.Errorf("%s: settings.rank %d is not a rank (1 to %d)", p, rk, model.MaxDim)
+	if rk < 1 || rk > limits.MaxDim {
+		return nil, fmt.Errorf("%s: settings.rank %d is not a rank (1 to %d)", p, rk, limits.MaxDim)
 	}
 	if _, err := model.ParseFamily(f.Doc.Settings.Model); err != nil {
-		return nil, fmt.Errorf("%s: settings.model %q is not %s", p, model.Clip(f.Doc.Settings.Model), model.FamilyNames())
+		return nil, fmt.Errorf("%s: settings.model %q is not %s", p, limits.Clip(f.Doc.Settings.Model), model.FamilyNames())
 	}
 	if _, err := f.Doc.Settings.PriorSpec(); err != nil {
 		return nil, fmt.Errorf("%s: settings.prior: %w", p, err)
@@ -638,7 +639,7 @@ func Read(dir string) (*Folder, error) {
 	// csvtable.Read numbers a record's line as 2 + the records before it.
 	once := func(path, what, name string, seen map[string]int, line int) error {
 		if first, ok := seen[name]; ok {
-			return fmt.Errorf("%s:%d: %s %q is also on line %d: each %s has one row", path, line, what, model.Clip(name), first, what)
+			return fmt.Errorf("%s:%d: %s %q is also on line %d: each %s has one row", path, line, what, limits.Clip(name), first, what)
 		}
 		seen[name] = line
 		return nil
@@ -680,7 +681,7 @@ func Read(dir string) (*Folder, error) {
 		it := Item{ID: get.Str("item"), PCorrect: get.OptNum("p_correct"), NObs: get.OptInt("n_obs"), Flag: get.OptStr("flag"),
 			ALo: get.OptNum("a_lo"), AHi: get.OptNum("a_hi"), C: get.OptNum("c"), SEC: get.OptNum("se_c"), Trials: get.OptNum("trials")}
 		if f.has3PL() && !(it.C >= 0 && it.C < 1) {
-			return fmt.Errorf("%s: item %q: the 3PL's lower asymptote c %v is not in [0, 1)", filepath.Join(dir, "items.csv"), model.Clip(it.ID), it.C)
+			return fmt.Errorf("%s: item %q: the 3PL's lower asymptote c %v is not in [0, 1)", filepath.Join(dir, "items.csv"), limits.Clip(it.ID), it.C)
 		}
 		it.A = nums(get, "a", true)
 		it.SEA = nums(get, "se_a", false)

@@ -17,7 +17,9 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read/harness"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
@@ -88,11 +90,11 @@ type Options struct {
 	ScoreMap  string
 	// Progress, when not nil, gets a line every few seconds of a long read
 	// of logs.
-	Progress model.Logf
+	Progress progress.Logf
 
 	// Warn receives warnings about the file, one line each (a matrix that
 	// looks transposed); they are in Report.Warnings too. Nil is silent.
-	Warn model.Logf
+	Warn progress.Logf
 }
 
 // Formats lists the accepted values of Options.Format.
@@ -403,7 +405,7 @@ func checkUTF8(path string, r *model.Responses) error {
 	}{{"model name", r.Models}, {"item id", r.Items}} {
 		for _, n := range l.names {
 			if !utf8.ValidString(n) {
-				return fmt.Errorf("%s: %s %q is not valid UTF-8 (re-encode the file as UTF-8)", path, l.kind, model.Clip(n))
+				return fmt.Errorf("%s: %s %q is not valid UTF-8 (re-encode the file as UTF-8)", path, l.kind, limits.Clip(n))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
@@ -81,8 +82,8 @@ func (s *csvScanner) readLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		s.longBuf = append(s.longBuf[:0], l...)
 		for err == bufio.ErrBufferFull {
-			if len(s.longBuf) > model.MaxLineBytes {
-				return nil, &ParseError{File: s.file, Line: s.line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(model.MaxLineBytes))}
+			if len(s.longBuf) > limits.MaxLineBytes {
+				return nil, &ParseError{File: s.file, Line: s.line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(limits.MaxLineBytes))}
 			}
 			l, err = s.r.ReadSlice('\n')
 			s.longBuf = append(s.longBuf, l...)
@@ -162,8 +163,8 @@ func (s *csvScanner) quoted(line []byte) ([][]byte, error) {
 						s.rec = append(s.rec, '\r')
 					}
 					s.rec = append(s.rec, '\n')
-					if len(s.rec) > model.MaxLineBytes {
-						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", machine.Bytes(model.MaxLineBytes))
+					if len(s.rec) > limits.MaxLineBytes {
+						return nil, s.errorf(s.start, s.columnName(len(s.ends)), "a record longer than %s (a quoted field that is never closed?)", machine.Bytes(limits.MaxLineBytes))
 					}
 					next, err := s.readLine()
 					if err == io.EOF {
@@ -289,20 +290,20 @@ func (s *csvScanner) decide() (format, why string, err error) {
 		return "long", "header has " + c.Describe(header), nil
 	}
 	if k := cell.FindColumn(header, cell.FreqNames); k >= 0 {
-		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", model.Clip(header[k])), nil
+		return "patterns", fmt.Sprintf("column %q counts the respondents with each response pattern", limits.Clip(header[k])), nil
 	}
 	first0 := strings.ToLower(header[0])
 	switch {
 	case contains(cell.ModelNames, first0) || first0 == "name" || first0 == "subject":
-		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", model.Clip(header[0]), len(header)-1), nil
+		return "wide", fmt.Sprintf("first column %q names the models; %d item columns", limits.Clip(header[0]), len(header)-1), nil
 	case contains(cell.ItemNames, first0) || first0 == "question" || first0 == "id":
-		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", model.Clip(header[0]), len(header)-1), nil
+		return "wide-items", fmt.Sprintf("first column %q names the items; %d model columns", limits.Clip(header[0]), len(header)-1), nil
 	case first0 == "" || first0 == "unnamed: 0" || first0 == "index":
 		s.unnamedIndex = true
 		return "wide-items", "", nil
 	}
 	fe := model.FieldErrorf("Format", "use {Format} long|wide|wide-items|pyirt|patterns, or name the columns of a long file with {Columns} %s", longColumnsExample(header))
-	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", model.Clip(header[0]), fe)}
+	return "", "", &ParseError{File: s.file, Line: 1, Err: fe, Msg: fmt.Sprintf("cannot tell the format from the header (first column %q names neither models nor items, and there are no model, item and label columns); %s", limits.Clip(header[0]), fe)}
 }
 
 // eachRow calls row with each data row (counted in rep and checked to have as

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/csvtable"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // ItemGuess reads the 3PL's lower asymptotes of items from column of the
@@ -36,7 +36,7 @@ func ItemGuess(path, column string, items []string) ([]float64, error) {
 				return fmt.Errorf("%s: no item id column (want one of %s)", path, strings.Join(itemTextIDNames, ", "))
 			}
 			if !get.Has(column) {
-				return fmt.Errorf("%s: no column %q for the lower asymptotes (--guess %s)", path, model.Clip(column), model.Clip(column))
+				return fmt.Errorf("%s: no column %q for the lower asymptotes (--guess %s)", path, limits.Clip(column), limits.Clip(column))
 			}
 		}
 		id := get.Str(idCol)
@@ -54,7 +54,7 @@ func ItemGuess(path, column string, items []string) ([]float64, error) {
 		case v >= 0 && v < 1:
 			out[j] = v
 		default:
-			return fmt.Errorf("%s: item %q: column %q: %v is neither a number of options (at least 2) nor a lower asymptote in [0, 1)", path, model.Clip(id), model.Clip(column), v)
+			return fmt.Errorf("%s: item %q: column %q: %v is neither a number of options (at least 2) nor a lower asymptote in [0, 1)", path, limits.Clip(id), limits.Clip(column), v)
 		}
 		return nil
 	})
@@ -63,7 +63,7 @@ func ItemGuess(path, column string, items []string) ([]float64, error) {
 	}
 	for j, v := range out {
 		if math.IsNaN(v) {
-			return nil, fmt.Errorf("%s: item %q has no %s", path, model.Clip(items[j]), model.Clip(column))
+			return nil, fmt.Errorf("%s: item %q has no %s", path, limits.Clip(items[j]), limits.Clip(column))
 		}
 	}
 	return out, nil

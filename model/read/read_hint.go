@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -32,7 +33,7 @@ func (s *csvScanner) guessedWrong(err error, f [][]byte, bad int, format string)
 	ic, tc := cell.FindColumn(h, itemTextIDNames), cell.FindColumn(h, itemTextNames)
 	switch {
 	case ic >= 0 && tc == bad:
-		fe = model.FieldErrorf("Items", "but it looks like an item-text file (item id column %q, text column %q): give it with {Items}, and the responses with {Data}", model.Clip(h[ic]), model.Clip(h[tc]))
+		fe = model.FieldErrorf("Items", "but it looks like an item-text file (item id column %q, text column %q): give it with {Items}, and the responses with {Data}", limits.Clip(h[ic]), limits.Clip(h[tc]))
 	case s.start == 2 && bad == 1 && len(h) >= 3 && len(h) <= maxLongColumns:
 		fe = model.FieldErrorf("Columns", "if it is a long file (one row per model and item), name its columns: {Columns} %s", suggestColumns(h, f))
 	}
@@ -85,7 +86,7 @@ func suggestColumns(h []string, f [][]byte) string {
 		if k < 0 {
 			return "COLUMN"
 		}
-		return model.Clip(h[k])
+		return limits.Clip(h[k])
 	}
 	return strings.Join([]string{"model=" + name(mod), "item=" + name(item), "label=" + name(label)}, ",")
 }

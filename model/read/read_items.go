@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
@@ -116,8 +117,8 @@ func readItemsJSONL(path string, br *bufio.Reader, gz bool) (*ItemTable, error) 
 	line := 0
 	for {
 		b, err := br.ReadBytes('\n')
-		if len(b) > model.MaxLineBytes {
-			return nil, &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(model.MaxLineBytes))}
+		if len(b) > limits.MaxLineBytes {
+			return nil, &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(limits.MaxLineBytes))}
 		}
 		if len(b) > 0 {
 			line++
@@ -243,7 +244,7 @@ func joinItemText(r *model.Responses, path string, rep *Report) error {
 		}
 	}
 	if rep.ItemTexts == 0 && len(t.IDs) > 0 {
-		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, model.Clip(t.IDs[0]), model.Clip(firstOr(r.Items)))
+		return fmt.Errorf("%s: none of its %d item ids matches an item of %s (first id %q, first item %q)", path, len(t.IDs), rep.Path, limits.Clip(t.IDs[0]), limits.Clip(firstOr(r.Items)))
 	}
 	return nil
 }

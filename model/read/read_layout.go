@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -30,7 +31,7 @@ func parseLayout(opt Options) (textLayout, error) {
 	case "tab", "\t", `\t`:
 		l.delim = '\t'
 	default:
-		return l, model.FieldErrorf("Delimiter", "{Delimiter} %q: want one of , ; | tab", model.Clip(opt.Delimiter))
+		return l, model.FieldErrorf("Delimiter", "{Delimiter} %q: want one of , ; | tab", limits.Clip(opt.Delimiter))
 	}
 	if strings.TrimSpace(opt.Columns) == "" {
 		return l, nil
@@ -41,9 +42,9 @@ func parseLayout(opt Options) (textLayout, error) {
 		role, name = strings.ToLower(strings.TrimSpace(role)), strings.TrimSpace(name)
 		switch {
 		case !ok || name == "":
-			return l, model.FieldErrorf("Columns", "{Columns} %q: want ROLE=COLUMN pairs separated by commas, e.g. model=Model Name,item=Question,label=Score", model.Clip(part))
+			return l, model.FieldErrorf("Columns", "{Columns} %q: want ROLE=COLUMN pairs separated by commas, e.g. model=Model Name,item=Question,label=Score", limits.Clip(part))
 		case !slices.Contains(ColumnRoles, role):
-			return l, model.FieldErrorf("Columns", "{Columns}: unknown role %q (want %s)", model.Clip(role), strings.Join(ColumnRoles, ", "))
+			return l, model.FieldErrorf("Columns", "{Columns}: unknown role %q (want %s)", limits.Clip(role), strings.Join(ColumnRoles, ", "))
 		case l.columns[role] != "":
 			return l, model.FieldErrorf("Columns", "{Columns}: %s is given twice", role)
 		}
@@ -88,7 +89,7 @@ func (l textLayout) apply(file string, header []string, c cell.LongColumns) (cel
 			}
 		}
 		if k < 0 {
-			fe := model.FieldErrorf("Columns", "{Columns} %s=%s: the header has no column %q; header is %s", role, model.Clip(name), model.Clip(name), cell.ClipJoin(header))
+			fe := model.FieldErrorf("Columns", "{Columns} %s=%s: the header has no column %q; header is %s", role, limits.Clip(name), limits.Clip(name), cell.ClipJoin(header))
 			return c, &ParseError{File: file, Line: 1, Err: fe, Msg: fe.Error()}
 		}
 		switch role {

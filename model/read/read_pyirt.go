@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
@@ -28,8 +29,8 @@ func readPyIRT(file string, br *bufio.Reader, cells *cell.Sink, lp *cell.Labels,
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], l...)
 			for err == bufio.ErrBufferFull {
-				if len(long) > model.MaxLineBytes {
-					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(model.MaxLineBytes))}
+				if len(long) > limits.MaxLineBytes {
+					return nil, &ParseError{File: file, Line: line + 1, Msg: fmt.Sprintf("a line longer than %s (is this a text file?)", machine.Bytes(limits.MaxLineBytes))}
 				}
 				l, err = br.ReadSlice('\n')
 				long = append(long, l...)
@@ -149,7 +150,7 @@ func pyirtLine(file string, line int, l []byte, models, items *cell.Names, cells
 		}
 		y, err := lp.Parse(v, line)
 		if err != nil || y == cell.Bad {
-			msg := strings.Replace(lp.BadLabel(v), fmt.Sprintf("%q", model.Clip(string(v))), strings.TrimSpace(string(r.value)), 1)
+			msg := strings.Replace(lp.BadLabel(v), fmt.Sprintf("%q", limits.Clip(string(v))), strings.TrimSpace(string(r.value)), 1)
 			if err != nil {
 				msg = fmt.Sprintf("%s %v", r.value, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
@@ -91,13 +92,13 @@ func readPatterns(s *csvScanner, cells *cell.Sink, rep *Report) (*model.Response
 	if err := s.eachRow(rep, func(f [][]byte) error {
 		freq, err := strconv.Atoi(strings.TrimSpace(string(f[fc])))
 		if err != nil || freq < 0 {
-			return s.errorf(s.start, h[fc], "%q is not a non-negative integer count", model.Clip(string(f[fc])))
+			return s.errorf(s.start, h[fc], "%q is not a non-negative integer count", limits.Clip(string(f[fc])))
 		}
-		if freq > model.MaxPatternRespondents-total {
-			return s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, model.MaxPatternRespondents)
+		if freq > limits.MaxPatternRespondents-total {
+			return s.errorf(s.start, h[fc], "freq %d brings the respondents to more than %d, the most a pattern table may expand to", freq, limits.MaxPatternRespondents)
 		}
-		if nItems := len(h) - 1; nItems > 0 && freq > (model.MaxPatternCells-cellTotal)/nItems {
-			return s.errorf(s.start, h[fc], "freq %d brings the table to more than %d cells (respondents x %d items), the most a pattern table may expand to", freq, model.MaxPatternCells, nItems)
+		if nItems := len(h) - 1; nItems > 0 && freq > (limits.MaxPatternCells-cellTotal)/nItems {
+			return s.errorf(s.start, h[fc], "freq %d brings the table to more than %d cells (respondents x %d items), the most a pattern table may expand to", freq, limits.MaxPatternCells, nItems)
 		}
 		p := pattern{freq: freq, labels: make([]uint8, len(f))}
 		for k := range f {
@@ -108,7 +109,7 @@ func readPatterns(s *csvScanner, cells *cell.Sink, rep *Report) (*model.Response
 				return err
 			}
 			if p.labels[k] == cell.Counts {
-				return s.errorf(s.start, h[k], "%q: a response-pattern table holds 0/1 answers", model.Clip(string(f[k])))
+				return s.errorf(s.start, h[k], "%q: a response-pattern table holds 0/1 answers", limits.Clip(string(f[k])))
 			}
 		}
 		patterns = append(patterns, p)

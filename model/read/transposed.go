@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // modelLike matches names that read as model names: a leaderboard's
@@ -29,7 +30,7 @@ func transposedWarning(path string, r *model.Responses, rep *Report) *model.Fiel
 		if modelLike.MatchString(name) {
 			n++
 			if len(like) < 3 {
-				like = append(like, fmt.Sprintf("%q", model.Clip(name)))
+				like = append(like, fmt.Sprintf("%q", limits.Clip(name)))
 			}
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -76,14 +76,14 @@ func readCosts(path string, r io.Reader, models []string) ([]float64, error) {
 		rows++
 		c, err := strconv.ParseFloat(val, 64)
 		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
-			return nil, &read.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", model.Clip(val))}
+			return nil, &read.ParseError{File: path, Line: line, Column: "cost", Msg: fmt.Sprintf("%q is not a non-negative number", limits.Clip(val))}
 		}
 		i, ok := row[name]
 		if !ok {
-			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", model.Clip(name))}
+			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is not a model of the checkpoint", limits.Clip(name))}
 		}
 		if prev, dup := seen[name]; dup {
-			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", model.Clip(name), prev)}
+			return nil, &read.ParseError{File: path, Line: line, Column: "model", Msg: fmt.Sprintf("%q is priced twice (first on line %d)", limits.Clip(name), prev)}
 		}
 		seen[name] = line
 		costs[i] = c

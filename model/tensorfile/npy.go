@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // ReadNPY reads a 2-D little-endian float32 or float64 C-order array from a
@@ -43,27 +43,27 @@ func ReadNPY(path string) ([][]float32, error) {
 	data := b[start+hlen:]
 	descr := npyField.FindStringSubmatch(hdr)
 	if descr == nil {
-		return nil, fmt.Errorf("%s: .npy header has no descr: %s", path, model.Clip(hdr))
+		return nil, fmt.Errorf("%s: .npy header has no descr: %s", path, limits.Clip(hdr))
 	}
 	if strings.Contains(hdr, "'fortran_order': True") {
 		return nil, fmt.Errorf("%s: Fortran-order arrays are not supported (save with np.ascontiguousarray)", path)
 	}
 	shape := npyShape.FindStringSubmatch(hdr)
 	if shape == nil {
-		return nil, fmt.Errorf("%s: .npy header has no shape: %s", path, model.Clip(hdr))
+		return nil, fmt.Errorf("%s: .npy header has no shape: %s", path, limits.Clip(hdr))
 	}
 	var dims []int
 	for _, s := range strings.Split(shape[1], ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			d, err := strconv.Atoi(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s: bad shape %q", path, model.Clip(shape[1]))
+				return nil, fmt.Errorf("%s: bad shape %q", path, limits.Clip(shape[1]))
 			}
 			dims = append(dims, d)
 		}
 	}
 	if len(dims) != 2 {
-		return nil, fmt.Errorf("%s: shape (%s) is not 2-D (items × dimension)", path, model.Clip(shape[1]))
+		return nil, fmt.Errorf("%s: shape (%s) is not 2-D (items × dimension)", path, limits.Clip(shape[1]))
 	}
 	var size int
 	switch descr[1] {
@@ -72,7 +72,7 @@ func ReadNPY(path string) ([][]float32, error) {
 	case "<f8":
 		size = 8
 	default:
-		return nil, fmt.Errorf("%s: dtype %q is not supported (want <f4 or <f8)", path, model.Clip(descr[1]))
+		return nil, fmt.Errorf("%s: dtype %q is not supported (want <f4 or <f8)", path, limits.Clip(descr[1]))
 	}
 	n, d := dims[0], dims[1]
 	if n < 0 || d < 0 {

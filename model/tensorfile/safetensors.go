@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Tensor is one named float32 array of a safetensors file, row-major.
@@ -192,31 +192,31 @@ func parseHeader(name string, hdr []byte, dataLen int64) ([]headerEntry, map[str
 		}
 		var e safetensorsEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, nil, fmt.Errorf("%s: tensor %q: %w", name, model.Clip(tname), err)
+			return nil, nil, fmt.Errorf("%s: tensor %q: %w", name, limits.Clip(tname), err)
 		}
 		size, ok := safetensorsDtypeSize[e.Dtype]
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", name, model.Clip(tname), model.Clip(e.Dtype))
+			return nil, nil, fmt.Errorf("%s: tensor %q: dtype %q is not supported (want F32, F16, BF16 or F64)", name, limits.Clip(tname), limits.Clip(e.Dtype))
 		}
 		count := int64(1)
 		for _, d := range e.Shape {
 			if d < 0 {
-				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, model.Clip(tname), model.Clip(fmt.Sprint(e.Shape)))
+				return nil, nil, fmt.Errorf("%s: tensor %q: negative dimension in shape %v", name, limits.Clip(tname), limits.Clip(fmt.Sprint(e.Shape)))
 			}
 			// Every tensor must fit in the file, so a shape whose element
 			// count or byte size exceeds the data is refused before the
 			// product can wrap.
 			if d != 0 && count > dataLen/int64(d) {
-				return nil, nil, fmt.Errorf("%s: tensor %q: shape %v needs more than the %d data bytes", name, model.Clip(tname), model.Clip(fmt.Sprint(e.Shape)), dataLen)
+				return nil, nil, fmt.Errorf("%s: tensor %q: shape %v needs more than the %d data bytes", name, limits.Clip(tname), limits.Clip(fmt.Sprint(e.Shape)), dataLen)
 			}
 			count *= int64(d)
 		}
 		lo, hi := e.Offsets[0], e.Offsets[1]
 		if lo < 0 || hi < lo || hi > dataLen {
-			return nil, nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, model.Clip(tname), lo, hi, dataLen)
+			return nil, nil, fmt.Errorf("%s: tensor %q: data_offsets [%d,%d] outside the %d data bytes", name, limits.Clip(tname), lo, hi, dataLen)
 		}
 		if hi-lo != count*size {
-			return nil, nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", name, model.Clip(tname), hi-lo, model.Clip(e.Dtype), model.Clip(fmt.Sprint(e.Shape)), count*size)
+			return nil, nil, fmt.Errorf("%s: tensor %q: %d bytes for %s shape %v, want %d", name, limits.Clip(tname), hi-lo, limits.Clip(e.Dtype), limits.Clip(fmt.Sprint(e.Shape)), count*size)
 		}
 		entries = append(entries, headerEntry{safetensorsEntry: e, name: tname, lo: lo, hi: hi, count: count})
 	}

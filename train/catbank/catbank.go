@@ -14,6 +14,8 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/limits"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/irt"
@@ -63,7 +65,7 @@ func load(dir string, guessing bool) (*Fit, error) {
 		var ie *cat.ItemError
 		if errors.As(err, &ie) {
 			// items.csv's records are the fit's items in order, after the header.
-			return nil, fmt.Errorf("%s:%d: item %q: %s", itemsCSV, ie.Item+2, model.Clip(fit.Items[ie.Item]), ie.Reason())
+			return nil, fmt.Errorf("%s:%d: item %q: %s", itemsCSV, ie.Item+2, limits.Clip(fit.Items[ie.Item]), ie.Reason())
 		}
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -117,7 +119,7 @@ func (f *Fit) EstimatorText(estimator string) string {
 // AnswersOf gives each chosen model of r its answers to the fit's items
 // (item index -> answer), in the file's item order, and says on log how
 // many answers it had to leave out (items the fit does not have).
-func (f *Fit) AnswersOf(r *model.Responses, path string, models []string, log model.Logf) ([]string, [][]int, [][]uint8, error) {
+func (f *Fit) AnswersOf(r *model.Responses, path string, models []string, log progress.Logf) ([]string, [][]int, [][]uint8, error) {
 	models, items, cells, err := f.cellsOf(r, path, models, log)
 	if err != nil {
 		return nil, nil, nil, err
@@ -133,7 +135,7 @@ func (f *Fit) AnswersOf(r *model.Responses, path string, models []string, log mo
 
 // cellsOf is AnswersOf's models and items with the cells of r that hold
 // each answer.
-func (f *Fit) cellsOf(r *model.Responses, path string, models []string, log model.Logf) ([]string, [][]int, [][]int32, error) {
+func (f *Fit) cellsOf(r *model.Responses, path string, models []string, log progress.Logf) ([]string, [][]int, [][]int32, error) {
 	if len(models) == 0 {
 		for i, m := range r.Models {
 			if len(r.ByModel().Row(i)) > 0 {
@@ -198,7 +200,7 @@ func (f *Fit) SetGroups(path, col string) error {
 		f.Bank.Group[j] = k
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s: %d of the fit's %d items have no group (first: %s)", path, len(missing), f.Bank.NumItems(), model.Clip(missing[0]))
+		return fmt.Errorf("%s: %d of the fit's %d items have no group (first: %s)", path, len(missing), f.Bank.NumItems(), limits.Clip(missing[0]))
 	}
 	return nil
 }
@@ -212,7 +214,7 @@ func (f *Fit) GroupOf(j int) string {
 }
 
 // ReadResponses reads a responses file as the commands do.
-func ReadResponses(path string, opt read.Options, log model.Logf) (*model.Responses, error) {
+func ReadResponses(path string, opt read.Options, log progress.Logf) (*model.Responses, error) {
 	r, rep, err := read.File(path, opt)
 	if err != nil {
 		return nil, err
@@ -227,7 +229,7 @@ func ReadResponses(path string, opt read.Options, log model.Logf) (*model.Respon
 // fraction correct: 0 or 1, k/n of k-of-n cells, or a graded score read
 // with opt.Graded) and the trials behind each (nil when the file has one
 // trial per cell).
-func (f *Fit) ReadAnswers(path string, opt read.Options, models []string, log model.Logf) ([]string, [][]int, [][]float64, [][]float64, error) {
+func (f *Fit) ReadAnswers(path string, opt read.Options, models []string, log progress.Logf) ([]string, [][]int, [][]float64, [][]float64, error) {
 	r, err := ReadResponses(path, opt, log)
 	if err != nil {
 		return nil, nil, nil, nil, err

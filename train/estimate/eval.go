@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
@@ -125,7 +126,7 @@ type Eval struct {
 	Seed         int64
 	Level        float64 // 0 means 0.95
 	PriorDF      float64 // Scorer.PriorDF of Blend (0: the normal prior)
-	Log          model.Logf
+	Log          progress.Logf
 	// OnSplit, when set, is told each split's held-out models (their
 	// names, in the order drawn) before the split is fitted: jeirt irt
 	// estimate --eval --splits-out writes them, so that a peer (a script

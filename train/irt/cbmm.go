@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/machine"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt/rotate"
 )
@@ -73,9 +74,9 @@ type CBMM struct {
 	// model.DefaultPrior unless told otherwise. A fit with a prior is
 	// returned as fitted, not in StandardGauge (the prior fixes the gauge).
 	Prior      model.Prior
-	StartGuess float64    // 0 means DefaultStartGuess
-	Device     string     // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
-	Log        model.Logf // when non-nil, a progress line every few seconds
+	StartGuess float64       // 0 means DefaultStartGuess
+	Device     string        // "auto" (or ""), "cpu" or "cuda": see backend.Resolve
+	Log        progress.Logf // when non-nil, a progress line every few seconds
 	// Trace, when non-nil, is called after each recorded loss of problem k
 	// (benchmarks use it to time the approach to the optimum).
 	Trace func(k, iter int, loss float64)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/train/irt"
 )
 
@@ -125,7 +126,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 			continue
 		}
 		for d := 0; d < rk; d++ {
-			worst(gT[i*rk+d]/nT[i], func() string { return "theta of model " + model.Clip(f.Models[i]) })
+			worst(gT[i*rk+d]/nT[i], func() string { return "theta of model " + limits.Clip(f.Models[i]) })
 		}
 	}
 	pa, pb := c.GuessPrior[0]-1, c.GuessPrior[1]-1
@@ -143,7 +144,7 @@ func Certify(r *model.Responses, f *model.IRT, c irt.CBMM) Certificate {
 			}
 		}
 		item := func(what string) func() string {
-			return func() string { return what + " of item " + model.Clip(f.Items[j]) }
+			return func() string { return what + " of item " + limits.Clip(f.Items[j]) }
 		}
 		worst(gB[j]/nI[j], item("d"))
 		for d := 0; d < rk; d++ {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/irt"
 	_ "github.com/jeirt/jeirt/train/irtlbfgs" // registers irt.MethodLBFGS
 	_ "github.com/jeirt/jeirt/train/irtmml"   // registers irt.MethodMML
@@ -44,7 +45,7 @@ type Guard struct {
 	// one of the two with the higher loss is stopped there (cbmm only);
 	// 0 means DefaultMergeTol, negative never.
 	MergeTol float64
-	Log      model.Logf
+	Log      progress.Logf
 }
 
 // Result is a guarded fit: the lowest of the starts' ends (Fit, whose
@@ -72,7 +73,7 @@ type Result struct {
 }
 
 // For is the guard of the fit s specifies.
-func For(s irt.Spec, log model.Logf) Guard {
+func For(s irt.Spec, log progress.Logf) Guard {
 	return Guard{CBMM: s.CBMM, Method: s.Method, GradTol: s.GradTol, Log: log}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Certificate is the first-order certificate of an MML2PL fit, as
@@ -103,7 +103,7 @@ func (f *mmlFit) certify(tol float64) (Certificate, error) {
 		}
 		cert.Items++
 		if math.IsNaN(g) || g > cert.MaxGradient || cert.Where == "" {
-			cert.MaxGradient, cert.Where = g, fmt.Sprintf("item %q", model.Clip(f.r.Items[j]))
+			cert.MaxGradient, cert.Where = g, fmt.Sprintf("item %q", limits.Clip(f.r.Items[j]))
 			if math.IsNaN(g) {
 				break
 			}

@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/train/irt"
 )
 
@@ -143,7 +144,7 @@ func (c MML2PL) fit(ctx context.Context, r *model.Responses) (*model.IRT, *mmlFi
 			return true, err
 		}
 		if bad >= 0 {
-			return true, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use {Method} cbmm, or a prior on the items", iter, model.Clip(r.Items[bad]), f.a[bad], f.b[bad])
+			return true, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use {Method} cbmm, or a prior on the items", iter, limits.Clip(r.Items[bad]), f.a[bad], f.b[bad])
 		}
 		lastGrad = grad
 		if move < c.Tol {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
@@ -525,7 +526,7 @@ func mmlReference(ctx context.Context, c MML2PL, r *model.Responses) (*model.IRT
 				}
 			}
 			if math.IsNaN(aj) || math.IsInf(aj, 0) || math.IsNaN(bj) || math.IsInf(bj, 0) {
-				return nil, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use {Method} cbmm", iter, model.Clip(r.Items[j]), aj, bj)
+				return nil, model.FieldErrorf("Method", "mml: diverged at EM iteration %d: item %q's parameters became non-finite (a %v, b %v); use {Method} cbmm", iter, limits.Clip(r.Items[j]), aj, bj)
 			}
 			move = math.Max(move, math.Max(math.Abs(aj-a[j]), math.Abs(bj-b[j])))
 			a[j], b[j] = aj, bj

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/machine"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
 )
@@ -42,7 +43,7 @@ type Bootstrap struct {
 	// that is unknown); negative means no cap.
 	MaxMemory int64
 	Fitter    irt.CBMM
-	Log       model.Logf // a line after every batch of replicates; nil is silent
+	Log       progress.Logf // a line after every batch of replicates; nil is silent
 	// Ranked, when not nil, says which models are ranked (Analysis.Rank >
 	// 0): the rank intervals are ranks among those alone, and the others
 	// (too few answers to rank) get no rank interval and no θ SE or interval.

@@ -8,6 +8,7 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/eval"
 )
 
@@ -15,13 +16,13 @@ import (
 // (NumItems x enc.Dim()). An encoder keyed by item id (precomputed vectors)
 // is asked by id; otherwise items are encoded by text, and items without text
 // by their id (with a warning on log).
-func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, log model.Logf) ([]float32, error) {
+func EncodeItems(ctx context.Context, enc encoder.Encoder, r *model.Responses, log progress.Logf) ([]float32, error) {
 	return EncodeItemsCached(ctx, enc, r, "", log)
 }
 
 // EncodeItemsCached is EncodeItems reading and filling the embedding cache in
 // folder cache (encoder.Cache; none when cache is "").
-func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Responses, cache string, log model.Logf) ([]float32, error) {
+func EncodeItemsCached(ctx context.Context, enc encoder.Encoder, r *model.Responses, cache string, log progress.Logf) ([]float32, error) {
 	texts := make([]string, r.NumItems())
 	if _, byID := enc.(encoder.ItemEncoder); !byID {
 		missing := 0

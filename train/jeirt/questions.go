@@ -9,6 +9,8 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/limits"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // OpenCheckpointEncoder opens the encoder a checkpoint was trained with (or
@@ -35,7 +37,7 @@ func OpenCheckpointEncoder(ck *checkpoint.Checkpoint) (encoder.Encoder, error) {
 // item new to the checkpoint needs its text, unless the encoder serves
 // precomputed vectors by id. This is the one place that embeds the questions
 // of a checkpoint (jeirt eval, add-model, route eval).
-func Questions(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, want []bool, log model.Logf) (q [][]float32, newItems []int, newX [][]float32, err error) {
+func Questions(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, want []bool, log progress.Logf) (q [][]float32, newItems []int, newX [][]float32, err error) {
 	m := ck.Model
 	itemRow := make(map[string]int, len(m.Items))
 	for j, id := range m.Items {
@@ -111,7 +113,7 @@ func EncodeQuestions(ctx context.Context, ck *checkpoint.Checkpoint, enc encoder
 	if err != nil {
 		var nf *model.NonFiniteError
 		if errors.As(err, &nf) {
-			return nil, nil, fmt.Errorf("%s: question %q: %w", ck.Where(), model.Clip(ids[nf.Row]), err)
+			return nil, nil, fmt.Errorf("%s: question %q: %w", ck.Where(), limits.Clip(ids[nf.Row]), err)
 		}
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // Onboarded is one held-out model fitted by HeldOut: the cells of r its row
@@ -27,7 +28,7 @@ type Onboarded struct {
 // (AddModels with the default Onboard settings) from the fraction of its
 // cells drawn with seed and its name, and its row and its per-model mean
 // predict the rest of its cells.
-func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log model.Logf) ([]Onboarded, error) {
+func HeldOut(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, fraction float64, seed int64, log progress.Logf) ([]Onboarded, error) {
 	res, err := AddModels(ctx, ck, r, AddModelsOptions{Fraction: fraction, Seed: seed, ScoreOwnItems: true, Log: log})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -33,7 +34,7 @@ type AddModelsOptions struct {
 	// responses (fitted and held out), so that its score is comparable with
 	// its mean over them, instead of on all of the map's items.
 	ScoreOwnItems bool
-	Log           model.Logf // progress lines; nil is silent
+	Log           progress.Logf // progress lines; nil is silent
 }
 
 // AddModelsResult is the new checkpoint and what went into it.

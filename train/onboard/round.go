@@ -13,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/jeirt"
 )
@@ -36,7 +37,7 @@ type Round struct {
 	Model        string
 
 	// Log receives a line for each question set encoded; nil is silent.
-	Log model.Logf
+	Log progress.Logf
 }
 
 // RoundResult is a suggestion round: the picks index IDs and Texts.
@@ -185,7 +186,7 @@ func (res *RoundResult) WriteCSV(w io.Writer) error {
 // read from the item-text file (or the responses, when they carry texts) its
 // training config names. Items it cannot find keep an empty text, and log
 // says so.
-func CheckpointTexts(ck *checkpoint.Checkpoint, log model.Logf) []string {
+func CheckpointTexts(ck *checkpoint.Checkpoint, log progress.Logf) []string {
 	texts := make([]string, len(ck.Model.Items))
 	var cfg struct {
 		Data struct{ Responses, Items, Format, Train string } `json:"data"`

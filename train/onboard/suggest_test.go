@@ -13,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // topicCheckpoint is a constructed map where design matters: d = 6 topics of
@@ -441,7 +442,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"data": map[string]string{"items": items}})
 	ck := &checkpoint.Checkpoint{Model: m, Manifest: checkpoint.Manifest{Config: cfg}}
 	var log strings.Builder
-	res, err := Round{K: 6, Design: "random", Seed: 3, Log: model.LogTo(&log)}.Suggest(context.Background(), ck)
+	res, err := Round{K: 6, Design: "random", Seed: 3, Log: progress.LogTo(&log)}.Suggest(context.Background(), ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +464,7 @@ func TestSuggestTextsFromCheckpoint(t *testing.T) {
 	}
 	// No config: the texts stay empty and the log says to give --pool.
 	log.Reset()
-	if _, err := (Round{K: 2, Design: "random", Log: model.LogTo(&log)}).Suggest(context.Background(), &checkpoint.Checkpoint{Model: m}); err != nil {
+	if _, err := (Round{K: 2, Design: "random", Log: progress.LogTo(&log)}).Suggest(context.Background(), &checkpoint.Checkpoint{Model: m}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "give --pool") {

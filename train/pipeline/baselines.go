@@ -12,6 +12,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/irt"
@@ -57,7 +58,7 @@ func (b *Baselines) add(name string, needs eval.Needs, trainR, testR *model.Resp
 // machine's available memory) and irt_2pl (cBMM, on the run's device). Each
 // baseline's cells of questions or models it learned nothing of are
 // predicted by a named fallback and counted (Baselines.Notes).
-func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, maxMemory int64, log model.Logf) (*Baselines, error) {
+func RunBaselines(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, device string, maxMemory int64, log progress.Logf) (*Baselines, error) {
 	b := &Baselines{Scores: map[string]model.Scores{}, Notes: map[string]checkpoint.BaselineNote{}, Settings: map[string]string{}}
 	b.add("majority", eval.Needs{}, trainR, testR, eval.MajorityPredict(trainR, testR))
 	b.add("model_mean", eval.Needs{Model: true}, trainR, testR, eval.ModelMeanPredict(trainR, testR))
@@ -113,7 +114,7 @@ var MIRTRanks = []int{1, 2, 3, 5}
 // irt_2pl's fit, without validation cells). Validation loss over ranks is
 // unimodal on the shipped benchmarks, and a rank-5 guarded fit costs five
 // times a rank-2 one, so the climb stops where the data stop paying.
-func (b *Baselines) runMIRT(ctx context.Context, trainR, valR, testR *model.Responses, device string, rank1 *model.IRT, log model.Logf) error {
+func (b *Baselines) runMIRT(ctx context.Context, trainR, valR, testR *model.Responses, device string, rank1 *model.IRT, log progress.Logf) error {
 	start := time.Now()
 	valLoss := func(fit *model.IRT) float64 {
 		return float64(eval.ScoreResponses(eval.IRTPredict(fit, trainR, valR), valR).LogLoss)
@@ -151,7 +152,7 @@ func (b *Baselines) runMIRT(ctx context.Context, trainR, valR, testR *model.Resp
 // NCF (eval.NCF): its text form where
 // most test cells are of questions without training cells (a split by item
 // or benchmark), its free question vectors otherwise.
-func (b *Baselines) runMF(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log model.Logf) error {
+func (b *Baselines) runMF(ctx context.Context, trainR, valR, testR *model.Responses, features []float32, dim int, log progress.Logf) error {
 	start := time.Now()
 	seen := make([]bool, trainR.NumItems())
 	for _, j := range trainR.Item {

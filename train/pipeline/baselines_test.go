@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -135,7 +136,7 @@ func TestBaselinesLowRank(t *testing.T) {
 	}
 	feat := make([]float32, r.NumItems()*4) // the free form ignores the text
 	var log strings.Builder
-	b, err := RunBaselines(context.Background(), trainR, valR, testR, feat, 4, backend.CPU, 0, model.LogTo(&log))
+	b, err := RunBaselines(context.Background(), trainR, valR, testR, feat, 4, backend.CPU, 0, progress.LogTo(&log))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
@@ -48,7 +48,7 @@ output: ckpt
 		t.Fatal(err)
 	}
 	var log, out strings.Builder
-	res, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), Results: func(stop string, m *checkpoint.RunMetrics) { PrintScoreTable(&out, m) }, Version: "test"})
+	res, err := Run(context.Background(), cfg, Options{Log: progress.LogTo(&log), Results: func(stop string, m *checkpoint.RunMetrics) { PrintScoreTable(&out, m) }, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/yamlerr"
 	"github.com/jeirt/jeirt/train/backend"
@@ -618,11 +619,11 @@ func (c *Config) Validate() error {
 		return bad("encoder.spec", "must be set (hash, hash:DIM, tfidf, tfidf:DIM, hf:ORG/NAME, a model folder or precomputed:FILE)")
 	}
 	m := c.Model
-	if m.Dim < 1 || m.Dim > model.MaxDim {
-		return bad("model.dim", "must be in [1, %d], got %d", model.MaxDim, m.Dim)
+	if m.Dim < 1 || m.Dim > limits.MaxDim {
+		return bad("model.dim", "must be in [1, %d], got %d", limits.MaxDim, m.Dim)
 	}
-	if m.Hidden < 0 || m.Hidden > model.MaxDim {
-		return bad("model.hidden", "must be in [0, %d] (0 means twice the encoder dimension), got %d", model.MaxDim, m.Hidden)
+	if m.Hidden < 0 || m.Hidden > limits.MaxDim {
+		return bad("model.hidden", "must be in [0, %d] (0 means twice the encoder dimension), got %d", limits.MaxDim, m.Hidden)
 	}
 	if !(m.Dropout >= 0 && m.Dropout < 1) {
 		return bad("model.dropout", "must be in [0, 1), got %v", m.Dropout)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/eval"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -41,7 +42,7 @@ type Eval struct {
 // Items the checkpoint has not seen are encoded with its encoder (which must
 // have the checkpoint's fingerprint) and run through the adapter, without a
 // residual.
-func EvalCheckpoint(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, log model.Logf) (*Eval, error) {
+func EvalCheckpoint(ctx context.Context, ck *checkpoint.Checkpoint, r *model.Responses, log progress.Logf) (*Eval, error) {
 	m := ck.Model
 	modelRow := map[string]int{}
 	for i, n := range m.Models {
@@ -167,7 +168,7 @@ func (ev *Eval) WriteText(w io.Writer, ckDir, data string) error {
 // EvalFile is jeirt eval: it loads the checkpoint in dir (encoder, when not
 // "", replaces the one it records; the fingerprint must match), reads the
 // responses file data and scores it (EvalCheckpoint).
-func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log model.Logf) (*Eval, error) {
+func EvalFile(ctx context.Context, dir, encoder, data string, ro read.Options, log progress.Logf) (*Eval, error) {
 	ck, err := checkpoint.Open(dir, encoder, log)
 	if err != nil {
 		return nil, err

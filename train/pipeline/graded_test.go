@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 )
@@ -48,7 +49,7 @@ output: ckpt
 	}
 	var log strings.Builder
 	var met *checkpoint.RunMetrics
-	if _, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), Version: "test",
+	if _, err := Run(context.Background(), cfg, Options{Log: progress.LogTo(&log), Version: "test",
 		Results: func(_ string, m *checkpoint.RunMetrics) { met = m; PrintScoreTable(&log, m) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
@@ -22,7 +23,7 @@ import (
 // returns the manifest's routing block with both. Cancelling ctx keeps the
 // folds completed and records best-single.
 func Routing(ctx context.Context, cfg *Config, tr jeirt.Trainer, fit *jeirt.Result, trainR, valR *model.Responses,
-	features []float32, short [][]float32, dim int, log model.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
+	features []float32, short [][]float32, dim int, log progress.Logf) (*checkpoint.Routing, *checkpoint.Domain, error) {
 	rc := cfg.Route
 	acc := trainR.ModelAccuracy()
 	rec := &checkpoint.Routing{TrainAccuracy: map[string]float64{}}

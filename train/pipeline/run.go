@@ -14,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -23,7 +24,7 @@ import (
 
 // Options are the settings of Run that are not part of the config.
 type Options struct {
-	Log model.Logf // progress lines and warnings; nil is silent
+	Log progress.Logf // progress lines and warnings; nil is silent
 	// Results, when set, is called once the run is measured, before the
 	// checkpoint is written, with the reason training stopped and the
 	// metrics (jeirt train prints them with PrintScoreTable).
@@ -273,7 +274,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 // the onboarding cells and scores its rows of the held-out models on the same
 // cells (baseline "joint").
 func newModelExperiment(ctx context.Context, cfg *Config, opt Options, ck *checkpoint.Checkpoint, tr jeirt.Trainer,
-	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *checkpoint.RunMetrics, log model.Logf) error {
+	trainR, valR, trainAll, testR *model.Responses, features []float32, dim int, met *checkpoint.RunMetrics, log progress.Logf) error {
 	met.OnboardFraction = cfg.Split.OnboardFraction
 	log.Printf("onboarding %d held-out models from %.0f%% of their cells each", len(met.HeldOutModels), 100*cfg.Split.OnboardFraction)
 	res, err := onboard.HeldOut(ctx, ck, testR, cfg.Split.OnboardFraction, cfg.Split.Seed, nil)
@@ -438,7 +439,7 @@ func splitName(cfg *Config) string {
 // cell split of the other models' (split.val of all cells). warn receives
 // what looked wrong but was read (a matrix that looks transposed), in the
 // config's words; nil is silent.
-func LoadSplits(cfg *Config, warn model.Logf) (trainR, valR, testR, all *model.Responses, err error) {
+func LoadSplits(cfg *Config, warn progress.Logf) (trainR, valR, testR, all *model.Responses, err error) {
 	ro := read.Options{Format: cfg.Data.Format, Items: cfg.Data.Items, Duplicates: cfg.Data.Duplicates, Graded: cfg.Data.Graded,
 		Columns: cfg.Data.Columns, Delimiter: cfg.Data.Delimiter, Benchmark: holdList(cfg.Data.Benchmark), Condition: cfg.Data.Condition, ScoreMap: cfg.Data.ScoreMap}
 	readFile := func(path string) (*model.Responses, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/eval"
@@ -49,7 +50,7 @@ output: ckpt
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	res, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), Version: "test",
+	res, err := Run(context.Background(), cfg, Options{Log: progress.LogTo(&log), Version: "test",
 		Results: func(_ string, m *checkpoint.RunMetrics) { PrintScoreTable(&log, m) }})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +293,7 @@ output: ckpt
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	if _, err := Run(context.Background(), cfg, Options{Log: model.LogTo(&log), NoBaselines: true}); err != nil {
+	if _, err := Run(context.Background(), cfg, Options{Log: progress.LogTo(&log), NoBaselines: true}); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := checkpoint.Load(filepath.Join(dir, "ckpt"))
@@ -380,7 +381,7 @@ func TestLoadSplitsWarnsTransposed(t *testing.T) {
 	cfg.Data.Responses = p
 	cfg.Split = SplitConfig{Val: 0.1, Test: 0.1, Seed: 1, By: "cell"}
 	var log strings.Builder
-	if _, _, _, _, err := LoadSplits(cfg, model.LogTo(&log)); err != nil {
+	if _, _, _, _, err := LoadSplits(cfg, progress.LogTo(&log)); err != nil {
 		t.Fatal(err)
 	}
 	got := log.String()

@@ -7,6 +7,7 @@ import (
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
 )
@@ -21,7 +22,7 @@ import (
 // (NumItems x enc.Dim(), row-major), cached under cache ("" for none). An
 // encoder that learns from text (encoder.Fitter) is fitted on trainR's
 // question texts first, so the validation and test texts stay unseen.
-func Encode(ctx context.Context, enc encoder.Encoder, all, trainR *model.Responses, cache string, log model.Logf) ([]float32, error) {
+func Encode(ctx context.Context, enc encoder.Encoder, all, trainR *model.Responses, cache string, log progress.Logf) ([]float32, error) {
 	if f, ok := enc.(encoder.Fitter); ok {
 		if err := f.Fit(ctx, trainR.ObservedItemTexts()); err != nil {
 			return nil, err
@@ -48,7 +49,7 @@ type Trained struct {
 // valR) from the items' encoder vectors features (dim wide), then chooses
 // the routing default (Routing, with the short forms' vectors short). Cancelling ctx keeps the best epoch so far
 // (Fit.Interrupted) and records best-single.
-func TrainSplit(ctx context.Context, cfg *Config, tr jeirt.Trainer, trainR, valR *model.Responses, features []float32, short [][]float32, dim int, log model.Logf) (*Trained, error) {
+func TrainSplit(ctx context.Context, cfg *Config, tr jeirt.Trainer, trainR, valR *model.Responses, features []float32, short [][]float32, dim int, log progress.Logf) (*Trained, error) {
 	start := time.Now()
 	fit, err := tr.Fit(ctx, trainR, valR, features, dim)
 	if err != nil {

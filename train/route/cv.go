@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/widesum"
 )
 
@@ -65,7 +66,7 @@ type CrossValidation struct {
 	// weights fitted on all of them. An interrupted run does not
 	// calibrate.
 	Calibrate bool
-	Log       model.Logf // a line per fold
+	Log       progress.Logf // a line per fold
 }
 
 // Guards of CrossValidation.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Rule is a routing rule with its settings: a checkpoint's default, what
@@ -164,10 +165,10 @@ func (r Rule) String() string {
 // best-ranked).
 func ParseRule(s string) (Rule, error) {
 	name, query, hasQuery := strings.Cut(strings.TrimSpace(s), "?")
-	s = model.Clip(s) // what errors quote
+	s = limits.Clip(s) // what errors quote
 	k := kindOf(name)
 	if k == nil {
-		return Rule{}, fmt.Errorf("rule %q: unknown rule %q: want %s", s, model.Clip(name), RuleNames())
+		return Rule{}, fmt.Errorf("rule %q: unknown rule %q: want %s", s, limits.Clip(name), RuleNames())
 	}
 	vals, err := url.ParseQuery(query)
 	if err != nil || hasQuery && query == "" {
@@ -177,17 +178,17 @@ func ParseRule(s string) (Rule, error) {
 	var among string
 	for key, vs := range vals {
 		if len(vs) != 1 {
-			return Rule{}, fmt.Errorf("rule %q: parameter %s is given %d times", s, model.Clip(key), len(vs))
+			return Rule{}, fmt.Errorf("rule %q: parameter %s is given %d times", s, limits.Clip(key), len(vs))
 		}
 		v := vs[0]
 		switch {
 		case k.key != "" && key == k.key:
 			p, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return Rule{}, fmt.Errorf("rule %q: %s=%s is not a number", s, key, model.Clip(v))
+				return Rule{}, fmt.Errorf("rule %q: %s=%s is not a number", s, key, limits.Clip(v))
 			}
 			if err := k.check(p); err != nil {
-				return Rule{}, fmt.Errorf("rule %q: %s=%s: %v", s, key, model.Clip(v), err)
+				return Rule{}, fmt.Errorf("rule %q: %s=%s: %v", s, key, limits.Clip(v), err)
 			}
 			r.Param = p
 		case key == "k":
@@ -198,13 +199,13 @@ func ParseRule(s string) (Rule, error) {
 			}
 			r.Default = v
 		default:
-			return Rule{}, fmt.Errorf("rule %q: rule %s has no parameter %q (it takes %s)", s, name, model.Clip(key), paramNames(k))
+			return Rule{}, fmt.Errorf("rule %q: rule %s has no parameter %q (it takes %s)", s, name, limits.Clip(key), paramNames(k))
 		}
 	}
 	if among != "" {
 		t, err := strconv.Atoi(among)
 		if err != nil || t < 1 {
-			return Rule{}, fmt.Errorf("rule %q: k=%s: want a whole number of models, at least 1", s, model.Clip(among))
+			return Rule{}, fmt.Errorf("rule %q: k=%s: want a whole number of models, at least 1", s, limits.Clip(among))
 		}
 		r.Among = t
 	}

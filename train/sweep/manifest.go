@@ -15,6 +15,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Setting is one config override.
@@ -68,7 +69,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if m.Format != Format {
-		return nil, fmt.Errorf("%s: format %q, want %q", p, model.Clip(m.Format), Format)
+		return nil, fmt.Errorf("%s: format %q, want %q", p, limits.Clip(m.Format), Format)
 	}
 	if len(m.Runs) == 0 {
 		return nil, fmt.Errorf("%s: no runs", p)
@@ -79,11 +80,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 	seen := map[string]bool{}
 	for i, r := range m.Runs {
 		if !filepath.IsLocal(r.Dir) {
-			return nil, fmt.Errorf("%s: run %d's dir %q is not a folder inside the sweep folder", p, i+1, model.Clip(r.Dir))
+			return nil, fmt.Errorf("%s: run %d's dir %q is not a folder inside the sweep folder", p, i+1, limits.Clip(r.Dir))
 		}
 		// jeirt writes run k as id NNN in runs/NNN.
 		if !runIDRE.MatchString(r.ID) || seen[r.ID] || r.Dir != filepath.Join("runs", r.ID) {
-			return nil, fmt.Errorf("%s: field runs[%d]: id %q, dir %q: want a run number, once, in runs/NUMBER; emit the sweep again", p, i, model.Clip(r.ID), model.Clip(r.Dir))
+			return nil, fmt.Errorf("%s: field runs[%d]: id %q, dir %q: want a run number, once, in runs/NUMBER; emit the sweep again", p, i, limits.Clip(r.ID), limits.Clip(r.Dir))
 		}
 		seen[r.ID] = true
 	}

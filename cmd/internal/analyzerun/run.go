@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/analyze"
 	"github.com/jeirt/jeirt/train/sweep"
@@ -71,7 +72,7 @@ func GroupsFile(data string, ro read.Options, rule, out string) (string, error) 
 type DirectionsRun struct {
 	Checkpoint, Groups string
 	analyze.Directions
-	Log model.Logf // warnings; nil is silent
+	Log progress.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze directions.
@@ -99,7 +100,7 @@ func (d DirectionsRun) Run(w io.Writer) (Files, error) {
 type ProbeRun struct {
 	Checkpoint, Groups, Axis, Data string
 	Read                           read.Options
-	Log                            model.Logf // warnings; nil is silent
+	Log                            progress.Logf // warnings; nil is silent
 }
 
 // Run is jeirt analyze probe.

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/catbank"
@@ -38,7 +39,7 @@ type CAT struct {
 	Out            string // folder ("": none)
 	Force          bool
 	Version        string
-	Log            model.Logf
+	Log            progress.Logf
 	// TargetScoreWidth (0: none) stops a simulated test once the 95%
 	// interval of the model's score on the whole bank is at most this wide.
 	TargetScoreWidth float64

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/cat"
 	"github.com/jeirt/jeirt/train/catbank"
@@ -31,7 +32,7 @@ type Place struct {
 	Level float64
 	Out   string // CSV ("": only w)
 	Force bool
-	Log   model.Logf
+	Log   progress.Logf
 }
 
 // Placed is one placed model.

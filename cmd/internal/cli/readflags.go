@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +30,7 @@ func ReadFlags(cmd *cobra.Command, opt *read.Options) {
 	cmd.Flags().StringSliceVar(&opt.Benchmark, "benchmark", nil, "measurement-db: the benchmarks to read (benchmark_id, name or data set folder; all: every one as one matrix, items grouped by benchmark); needed when the tree has several")
 	cmd.Flags().StringVar(&opt.Condition, "condition", "", "measurement-db: the test_condition to read ((none) for rows without one); needed when the benchmarks read have several")
 	cmd.Flags().StringVar(&opt.ScoreMap, "score-map", "", "measurement-db: the stated mapping of a continuous_unbounded response to a score: LO:HI (linear onto [0, 1]) or a threshold >=T, >T, <=T, <T (1 when it holds)")
-	opt.Warn = model.LogTo(Stderr(cmd))
+	opt.Warn = progress.LogTo(Stderr(cmd))
 	opt.Progress = opt.Warn
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jeirt/jeirt/encoder"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/backend"
 )
 
@@ -24,7 +25,7 @@ type EncodeFile struct {
 	Shard string // "i/n": encode items i, i+n, ... only ("": all)
 	Cache string // folder caching vectors by encoder, id and text ("": none)
 	Batch int    // texts per forward pass (0: 64)
-	Log   model.Logf
+	Log   progress.Logf
 	// Device is the resolved device (backend.Resolve) the forward pass of a
 	// model folder runs on: on cuda, the GPU, with the same vectors and
 	// fingerprint; "" is the CPU.
@@ -174,7 +175,7 @@ func (e EncodeFile) Run(ctx context.Context) error {
 // fitProgress reports a TF-IDF fit's steps on log as the encoding's
 // progress is reported: a line when a step ends, and one every 2 seconds
 // within a long one.
-func fitProgress(log model.Logf, start time.Time) func(step string, done, total int) {
+func fitProgress(log progress.Logf, start time.Time) func(step string, done, total int) {
 	names := map[string]string{"terms": "counting terms", "rows": "weighting texts", "svd": "truncated SVD"}
 	units := map[string]string{"terms": "texts", "rows": "texts", "svd": "products"}
 	last := start

@@ -20,6 +20,7 @@ import (
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/catbank"
 	"github.com/jeirt/jeirt/train/estimate"
@@ -58,7 +59,7 @@ type Estimate struct {
 	SplitsOut string
 	Fitting   irtfit.Settings
 	Eval1     estimate.Eval
-	Log       model.Logf
+	Log       progress.Logf
 	Version   string
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jeirt/jeirt/model/catfile"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/estimate"
 )
 
@@ -27,7 +28,7 @@ type Select struct {
 }
 
 // Run runs SelectItems with s's settings and returns the line to print.
-func (s Select) Run(ctx context.Context, device string, log model.Logf) (string, error) {
+func (s Select) Run(ctx context.Context, device string, log progress.Logf) (string, error) {
 	rule := s.Rule
 	if rule == "" {
 		rule = estimate.Info
@@ -44,7 +45,7 @@ func (s Select) Run(ctx context.Context, device string, log model.Logf) (string,
 // their weights to out; for the others it is SelectFile with the fraction
 // keep (budget/J when budget > 0).
 
-func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
+func SelectItems(ctx context.Context, dir string, keep float64, budget int, seed int64, out, device, rule string, bins int, excludeFlagged bool, log progress.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err

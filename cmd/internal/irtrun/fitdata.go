@@ -6,6 +6,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -16,7 +17,7 @@ import (
 // logged as ReadLogged logs it. An older fit's relative path must read as
 // the fit's models and items. folder's settings then name the files where
 // they are now.
-func readFitDataLogged(dir string, folder *irtfit.Folder, log model.Logf) (*model.Responses, error) {
+func readFitDataLogged(dir string, folder *irtfit.Folder, log progress.Logf) (*model.Responses, error) {
 	s, err := folder.Doc.Settings.Resolve(dir)
 	if err != nil {
 		return nil, err

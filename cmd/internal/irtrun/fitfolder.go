@@ -8,6 +8,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtstat"
@@ -47,7 +48,7 @@ func SpecFor(s irtfit.Settings, r *model.Responses) (irt.Spec, error) {
 		return sp, nil
 	}
 	if s.Items == "" {
-		return sp, model.FieldErrorf("Guess", "{Guess} %s names a column of the items file: give it with {Items}", model.Clip(s.Guess))
+		return sp, model.FieldErrorf("Guess", "{Guess} %s names a column of the items file: give it with {Items}", limits.Clip(s.Guess))
 	}
 	g, err := read.ItemGuess(s.Items, s.Guess, r.Items)
 	if err != nil {

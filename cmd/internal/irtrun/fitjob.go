@@ -11,6 +11,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/irtfit"
+	"github.com/jeirt/jeirt/model/limits"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/irt"
 	"github.com/jeirt/jeirt/train/irtguard"
@@ -24,7 +26,7 @@ type FitJob struct {
 	Data     []string // the files, for settings.data and errors
 	Version  string   // the jeirt release, written into fit.json
 	// Log receives a line per fit and per bootstrap; nil is silent.
-	Log model.Logf
+	Log progress.Logf
 	// Trace, when set, is called with file k's loss after each iteration and
 	// the seconds since the start (cbmm, lbfgs).
 	Trace func(k int, secs, loss float64)
@@ -92,7 +94,7 @@ func (j FitJob) Run(ctx context.Context, rs []*model.Responses) ([]*Fitted, floa
 		return nil, 0, err
 	}
 	if _, err := strconv.ParseFloat(set.Guess, 64); set.Guess != "" && err != nil && len(rs) > 1 {
-		return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", model.Clip(set.Guess))
+		return nil, 0, model.FieldErrorf("Guess", "{Guess} %s names a column of one benchmark's items file; it cannot go with several {Data} files", limits.Clip(set.Guess))
 	}
 	if len(rs) == 1 {
 		if sp, err = j.specFor(set, rs[0]); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/jeirt/jeirt/model/interrupt"
 	"github.com/jeirt/jeirt/model/irtfit"
 	"github.com/jeirt/jeirt/model/machine"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -33,7 +34,7 @@ import (
 // ReadLogged reads a response file as the irt commands do and says on log
 // what it read (with verbose, also how long it took and what the response
 // cache did).
-func ReadLogged(path string, opt read.Options, log model.Logf, verbose bool) (*model.Responses, error) {
+func ReadLogged(path string, opt read.Options, log progress.Logf, verbose bool) (*model.Responses, error) {
 	began, cpu := time.Now(), machine.CPUSeconds()
 	r, rep, err := read.File(path, opt)
 	if err != nil {
@@ -69,7 +70,7 @@ type FitFiles struct {
 	Force    bool     // replace Out
 	Verbose  bool     // read timings on Log
 	Version  string   // written into fit.json
-	Log      model.Logf
+	Log      progress.Logf
 	// Device is the device the fits run on as the command resolved it from
 	// Settings.Device (backend.Resolve); "" resolves it here.
 	Device string
@@ -355,7 +356,7 @@ func (ff FitFiles) runJoint(ctx context.Context, set irtfit.Settings, device str
 // (BenchMIRTSelect with bins difficulty bins). excludeFlagged leaves out
 // every item that carries a flag in items.csv; round(keep·J) items are
 // still kept (J all items), as long as that many are not flagged.
-func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule string, bins int, excludeFlagged bool, log model.Logf) (string, error) {
+func SelectFile(ctx context.Context, dir string, keep float64, out, device, rule string, bins int, excludeFlagged bool, log progress.Logf) (string, error) {
 	folder, err := irtfit.Read(dir)
 	if err != nil {
 		return "", err
@@ -467,7 +468,7 @@ func subFit(fit *model.IRT, idx []int) *model.IRT {
 // (model.Families' names; empty: set's) and rank of ranks (empty: set.Rank),
 // all on the same folds. It returns the result and the number of observed
 // cells.
-func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, models []string, ranks []int, device string, log model.Logf, verbose bool) (*irtstat.CVResult, int, error) {
+func CVFile(ctx context.Context, set irtfit.Settings, read read.Options, folds int, models []string, ranks []int, device string, log progress.Logf, verbose bool) (*irtstat.CVResult, int, error) {
 	set.Level, set.Accelerate, set.Method = 0.95, true, string(irt.MethodCBMM)
 	set.Format, set.Items, set.Duplicates, set.Graded = read.Format, read.Items, read.Duplicates, read.Graded
 	if len(models) == 0 {

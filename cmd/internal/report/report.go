@@ -24,6 +24,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 )
 
@@ -40,10 +41,10 @@ type Options struct {
 	// DataRead says how Data is read (its Format and Duplicates; the zero
 	// value decides the format from the header and keeps majority labels).
 	DataRead read.Options
-	Label    int        // models to label in the ability figure; 0 means 8
-	Curves   int        // item characteristic curves per end; 0 means 4
-	Version  string     // the jeirt release, shown in the footer
-	Log      model.Logf // progress; nil is silent
+	Label    int           // models to label in the ability figure; 0 means 8
+	Curves   int           // item characteristic curves per end; 0 means 4
+	Version  string        // the jeirt release, shown in the footer
+	Log      progress.Logf // progress; nil is silent
 }
 
 // Report is a rendered report, ready to write.
@@ -287,7 +288,7 @@ func abilityTable(f *Fit) *Table {
 
 // attachText fills the items' text and group from the item-text CSV the fit
 // was given (settings.items), when it can still be read.
-func (f *Fit) attachText(log model.Logf) {
+func (f *Fit) attachText(log progress.Logf) {
 	r := &model.Responses{}
 	for _, it := range f.Items {
 		r.Items = append(r.Items, it.ID)

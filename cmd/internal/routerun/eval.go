@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
@@ -53,7 +54,7 @@ type EvalRun struct {
 	Set                 []string
 	Device              string
 
-	Log model.Logf
+	Log progress.Logf
 }
 
 // Run scores the router and writes the curve: as CSV on w, or to Out with a

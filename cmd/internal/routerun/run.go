@@ -11,6 +11,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/routefile"
 	"github.com/jeirt/jeirt/train/jeirt"
 	"github.com/jeirt/jeirt/train/route"
@@ -24,7 +25,7 @@ type Run struct {
 	Router     RouterOptions
 	Print      string // table (default), csv or json (JSON lines)
 	Top        int    // alternatives listed per query
-	Log        model.Logf
+	Log        progress.Logf
 }
 
 // Route reads the queries from in (name "-": standard input, else the

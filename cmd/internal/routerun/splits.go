@@ -12,6 +12,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/train/backend"
 	"github.com/jeirt/jeirt/train/eval"
@@ -238,7 +239,7 @@ func (e EvalRun) runSplits(ctx context.Context, w io.Writer) error {
 // quiet passes on the routing cross-validation's summary lines, not one
 // line per fold, nor the train stage's own lines (the split's line says
 // them).
-func quiet(log model.Logf) model.Logf {
+func quiet(log progress.Logf) progress.Logf {
 	return func(format string, args ...any) {
 		for _, p := range []string{"routing cross-validation: fold", "stopped: ", "routing: choosing", "routing: default rule"} {
 			if strings.HasPrefix(format, p) {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/route"
@@ -44,7 +44,7 @@ func TestRouteEvalSplits(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "curve.csv")
 	var w, log bytes.Buffer
 	e := EvalRun{Data: data, Read: read.Options{Items: items}, Splits: 2, Seed: 1, SplitVal: 0.1, SplitTest: 0.2,
-		Set: tinyTraining, Out: out, Shortlists: []int{2}, Margins: []float64{0.1}, Log: model.LogTo(&log)}
+		Set: tinyTraining, Out: out, Shortlists: []int{2}, Margins: []float64{0.1}, Log: progress.LogTo(&log)}
 	if err := e.Run(context.Background(), &w); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -101,7 +101,7 @@ func TestRouteEvalSplitsInterrupted(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var lines []string
-	logf := model.Logf(func(format string, args ...any) {
+	logf := progress.Logf(func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		line := strings.TrimSpace(strings.ReplaceAll(format, "%", ""))

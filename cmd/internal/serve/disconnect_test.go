@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // A client that leaves mid-stream is a client disconnect: counted in
@@ -31,7 +31,7 @@ func TestClientLeavingMidStream(t *testing.T) {
 	up := filepath.Join(t.TempDir(), "up.yaml")
 	os.WriteFile(up, []byte("- {name: big, base_url: "+base+"}\n"), 0o644)
 	var log syncLog
-	f := newFixture(t, Settings{Upstreams: up, Log: model.LogTo(&log), UpstreamTimeout: 10 * time.Second})
+	f := newFixture(t, Settings{Upstreams: up, Log: progress.LogTo(&log), UpstreamTimeout: 10 * time.Second})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/v1/chat/completions",

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // syncLog is a log a test reads while the server writes it.
@@ -156,7 +156,7 @@ func TestUpstreamAnswersThatAreNotChats(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 	})
 	var log syncLog
-	f := newFixture(t, Settings{Log: model.LogTo(&log), Upstreams: upstreamsFile(t, "big", html, "mid", cut, "small", finished, "half", half, "moved", redirect,
+	f := newFixture(t, Settings{Log: progress.LogTo(&log), Upstreams: upstreamsFile(t, "big", html, "mid", cut, "small", finished, "half", half, "moved", redirect,
 		"limited", limited, "picky", picky, "ignores", ignores, "mislabelled", mislabelled)})
 
 	// The client's faults pass on with the upstream's status and error.
@@ -239,7 +239,7 @@ func TestProbeUpstreams(t *testing.T) {
 	notFound := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 	page := chatUpstream(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>hello</html>") })
 	var log syncLog
-	f := newFixture(t, Settings{Log: model.LogTo(&log), Upstreams: upstreamsFile(t, "big", ok, "mid", "http://127.0.0.1:1/v1", "small", noKey, "nf", notFound, "page", page)})
+	f := newFixture(t, Settings{Log: progress.LogTo(&log), Upstreams: upstreamsFile(t, "big", ok, "mid", "http://127.0.0.1:1/v1", "small", noKey, "nf", notFound, "page", page)})
 	got := f.srv.probeUpstreams(context.Background(), 2*time.Second)
 	want := []string{
 		`upstream "mid" (http://127.0.0.1:1/v1) is unreachable now (Get "http://127.0.0.1:1/v1/models": dial tcp 127.0.0.1:1: connect: connection refused): chats routed to it will fail (502) until it answers`,
@@ -261,7 +261,7 @@ func TestProbeUpstreams(t *testing.T) {
 // the next reload, once the folder is repaired, works.
 func TestReloadNeverWedges(t *testing.T) {
 	var log syncLog
-	f := newFixture(t, Settings{Token: "t", ReloadTimeout: 300 * time.Millisecond, Log: model.LogTo(&log)})
+	f := newFixture(t, Settings{Token: "t", ReloadTimeout: 300 * time.Millisecond, Log: progress.LogTo(&log)})
 	manifest := filepath.Join(f.ck, checkpoint.ManifestFile)
 	good, err := os.ReadFile(manifest)
 	if err != nil {

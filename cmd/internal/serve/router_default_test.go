@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/route"
 )
 
@@ -28,7 +28,7 @@ func withRouting(t *testing.T, rt *checkpoint.Routing) *fixture {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	srv, err := New(Settings{Checkpoint: dir, Upstreams: up, Log: model.LogTo(&log)})
+	srv, err := New(Settings{Checkpoint: dir, Upstreams: up, Log: progress.LogTo(&log)})
 	if err != nil {
 		t.Fatal(err)
 	}

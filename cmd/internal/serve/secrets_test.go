@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 )
 
 // leakCase is one secret configured for the upstream "big" (in its
@@ -271,7 +271,7 @@ func TestNoSecretLeaves(t *testing.T) {
 			}
 			os.WriteFile(up, []byte(text), 0o644)
 			var log syncLog
-			f := newFixture(t, Settings{Upstreams: up, Log: model.LogTo(&log), UpstreamTimeout: 5 * time.Second})
+			f := newFixture(t, Settings{Upstreams: up, Log: progress.LogTo(&log), UpstreamTimeout: 5 * time.Second})
 			f.srv.probeUpstreams(context.Background(), 2*time.Second)
 
 			var seen strings.Builder

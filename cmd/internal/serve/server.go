@@ -27,6 +27,7 @@ import (
 	"github.com/jeirt/jeirt/cmd/internal/serve/redact"
 	"github.com/jeirt/jeirt/cmd/internal/serve/upstream"
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,7 +65,7 @@ type Settings struct {
 	ReloadTimeout time.Duration
 	// Log receives reloads, onboardings and upstream failures, every line
 	// masked (no configured secret reaches it); nil is silent.
-	Log model.Logf
+	Log progress.Logf
 }
 
 func (s Settings) withDefaults() Settings {
@@ -420,9 +421,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ss ServeSettings) e
 }
 
 // logWriter makes a Logf an io.Writer (for http.Server's ErrorLog).
-type logWriter model.Logf
+type logWriter progress.Logf
 
 func (l logWriter) Write(p []byte) (int, error) {
-	model.Logf(l).Printf("%s", strings.TrimRight(string(p), "\n"))
+	progress.Logf(l).Printf("%s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // A job folder's record is read back as untrusted input: it may have been
@@ -96,7 +97,7 @@ func readRecord(dir string) (*Array, error) {
 		return nil, fmt.Errorf("%s: %v; jeirt writes this record itself: emit and submit the folder again", p, err)
 	}
 	if a.Format != recordFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", p, model.Clip(a.Format), recordFormat)
+		return nil, fmt.Errorf("%s: format %q, want %q", p, limits.Clip(a.Format), recordFormat)
 	}
 	if err := a.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w; jeirt writes this record itself: restore it, or emit and submit the folder again", p, err)
@@ -116,11 +117,11 @@ func (a *Array) check() error {
 	case a.Version != 1 && a.Version != recordVersion:
 		return bad("format_version", "%d, want 1 or %d", a.Version, recordVersion)
 	case a.Version >= 2 && (!filepath.IsAbs(a.Folder) || filepath.Clean(a.Folder) != a.Folder):
-		return bad("folder", "%q is not a clean absolute path", model.Clip(a.Folder))
+		return bad("folder", "%q is not a clean absolute path", limits.Clip(a.Folder))
 	case !whatRE.MatchString(a.What):
-		return bad("what", "%q is not a name such as run or shard", model.Clip(a.What))
+		return bad("what", "%q is not a name such as run or shard", limits.Clip(a.What))
 	case !scriptRE.MatchString(a.Script):
-		return bad("script", "%q is not the name of a script in the folder (NAME.sbatch, no path)", model.Clip(a.Script))
+		return bad("script", "%q is not the name of a script in the folder (NAME.sbatch, no path)", limits.Clip(a.Script))
 	case a.Tasks < 1 || a.Tasks > MaxTasks:
 		return bad("tasks", "%d is not a task count from 1 to %d", a.Tasks, MaxTasks)
 	case a.Limit < 0 || a.Limit > a.Tasks:
@@ -128,9 +129,9 @@ func (a *Array) check() error {
 	case a.Width < 1 || a.Width > 9 || a.Width < len(strconv.Itoa(a.Tasks-1)):
 		return bad("width", "%d cannot number %d tasks", a.Width, a.Tasks)
 	case a.Check != "file" && a.Check != "checkpoint":
-		return bad("check", "%q, want file or checkpoint", model.Clip(a.Check))
+		return bad("check", "%q, want file or checkpoint", limits.Clip(a.Check))
 	case strings.Count(a.Done, "{id}") != 1 || !filepath.IsLocal(a.Done):
-		return bad("done", "%q is not a path inside the folder with one {id}", model.Clip(a.Done))
+		return bad("done", "%q is not a path inside the folder with one {id}", limits.Clip(a.Done))
 	case len(a.Jobs) > maxSubmissions:
 		return bad("jobs", "%d submissions, more than %d", len(a.Jobs), maxSubmissions)
 	}
@@ -141,11 +142,11 @@ func (a *Array) check() error {
 	for i := range a.Jobs {
 		j := &a.Jobs[i]
 		if !jobIDRE.MatchString(j.ID) {
-			return bad(fmt.Sprintf("jobs[%d].id", i), "%q is not a Slurm job id (digits)", model.Clip(j.ID))
+			return bad(fmt.Sprintf("jobs[%d].id", i), "%q is not a Slurm job id (digits)", limits.Clip(j.ID))
 		}
 		var ok bool
 		if j.Tasks, ok = parseTasks(j.Array, a.Tasks); !ok {
-			return bad(fmt.Sprintf("jobs[%d].array", i), "job %s: array %q is not a list of distinct tasks of this array (0 to %d) such as 0-3,7", j.ID, model.Clip(j.Array), a.Tasks-1)
+			return bad(fmt.Sprintf("jobs[%d].array", i), "job %s: array %q is not a list of distinct tasks of this array (0 to %d) such as 0-3,7", j.ID, limits.Clip(j.Array), a.Tasks-1)
 		}
 		if listed += len(j.Tasks); listed > 64*a.Tasks {
 			return bad("jobs", "the submissions list more than 64 times the %d tasks", a.Tasks)
@@ -157,11 +158,11 @@ func (a *Array) check() error {
 	f := a.After
 	switch {
 	case !whatRE.MatchString(f.What):
-		return bad("after.what", "%q is not a name such as merge", model.Clip(f.What))
+		return bad("after.what", "%q is not a name such as merge", limits.Clip(f.What))
 	case !scriptRE.MatchString(f.Script) || f.Script == a.Script:
-		return bad("after.script", "%q is not the name of another script in the folder (NAME.sbatch, no path)", model.Clip(f.Script))
+		return bad("after.script", "%q is not the name of another script in the folder (NAME.sbatch, no path)", limits.Clip(f.Script))
 	case !filepath.IsLocal(f.Done):
-		return bad("after.done", "%q is not a path inside the folder", model.Clip(f.Done))
+		return bad("after.done", "%q is not a path inside the folder", limits.Clip(f.Done))
 	case len(f.Jobs) > maxSubmissions:
 		return bad("after.jobs", "%d submissions, more than %d", len(f.Jobs), maxSubmissions)
 	}
@@ -170,7 +171,7 @@ func (a *Array) check() error {
 	}
 	for i, j := range f.Jobs {
 		if !jobIDRE.MatchString(j.ID) {
-			return bad(fmt.Sprintf("after.jobs[%d].id", i), "%q is not a Slurm job id (digits)", model.Clip(j.ID))
+			return bad(fmt.Sprintf("after.jobs[%d].id", i), "%q is not a Slurm job id (digits)", limits.Clip(j.ID))
 		}
 		if j.Array != "" {
 			return bad(fmt.Sprintf("after.jobs[%d].array", i), "the %s is one job, not an array", f.What)
@@ -183,10 +184,10 @@ func (a *Array) check() error {
 // the record's folder where the record names one.
 func checkPattern(field, p, folder string) error {
 	if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.ContainsAny(p, "\n\r") {
-		return fmt.Errorf("field %s: %q is not an absolute path pattern", field, model.Clip(p))
+		return fmt.Errorf("field %s: %q is not an absolute path pattern", field, limits.Clip(p))
 	}
 	if folder != "" && !strings.HasPrefix(p, Pattern(folder)+string(filepath.Separator)) {
-		return fmt.Errorf("field %s: %q is not inside the record's folder %s", field, model.Clip(p), model.Clip(folder))
+		return fmt.Errorf("field %s: %q is not inside the record's folder %s", field, limits.Clip(p), limits.Clip(folder))
 	}
 	return nil
 }

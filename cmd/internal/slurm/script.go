@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // The job scripts jeirt writes name paths (the job folder, the items, the
@@ -38,7 +39,7 @@ func Pattern(p string) string { return strings.ReplaceAll(p, "%", "%%") }
 func CheckScriptPath(field, p string) error {
 	for _, r := range p {
 		if unicode.IsControl(r) || r == '\\' {
-			return model.FieldErrorf(field, "{"+field+"} %q holds %q, which a Slurm job script cannot name; choose a path without control characters or backslashes", model.Clip(p), r)
+			return model.FieldErrorf(field, "{"+field+"} %q holds %q, which a Slurm job script cannot name; choose a path without control characters or backslashes", limits.Clip(p), r)
 		}
 	}
 	if !strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsSpace(r) }) {

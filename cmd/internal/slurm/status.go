@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // The states of a task.
@@ -307,7 +307,7 @@ func lastError(path string) string {
 	if lastErr != "" {
 		last = lastErr
 	}
-	return model.Clip(last)
+	return limits.Clip(last)
 }
 
 // Status prints the state of every task of the job folder dir on w

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Submit submits every task of a, then a.After behind them
@@ -222,7 +222,7 @@ func (a *Array) checkOwnJob(ctx context.Context, dir, id string) error {
 	}
 	if got != want {
 		return fmt.Errorf("%s: field after.jobs: job %s is not this folder's %s (Slurm says it runs %q, not %s); jeirt cancels only the jobs this folder submitted: cancel it by hand if it is yours (scancel %s), then resubmit",
-			filepath.Join(dir, RecordFile), id, a.After.What, model.Clip(jobs0Command(jobs)), want, id)
+			filepath.Join(dir, RecordFile), id, a.After.What, limits.Clip(jobs0Command(jobs)), want, id)
 	}
 	return nil
 }

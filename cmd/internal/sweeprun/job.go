@@ -13,6 +13,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
 	"github.com/jeirt/jeirt/model/interrupt"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/sweep"
 )
 
@@ -30,7 +31,7 @@ type Job struct {
 	Changed func(flag string) bool
 	Command string // the command line, written into the script
 	Version string
-	Log     model.Logf // progress lines (stderr)
+	Log     progress.Logf // progress lines (stderr)
 }
 
 // Run emits the sweep and, run here, trains it and writes its table; what

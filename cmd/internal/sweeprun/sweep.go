@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/yamlerr"
 	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/sweep"
@@ -121,7 +121,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if !slices.Contains(sweepKeys, k.Value) {
-			return nil, at(k, "unknown key %s (known keys: %s)", model.Clip(k.Value), strings.Join(sweepKeys, ", "))
+			return nil, at(k, "unknown key %s (known keys: %s)", limits.Clip(k.Value), strings.Join(sweepKeys, ", "))
 		}
 		if seen[k.Value] {
 			return nil, at(k, "key %s given twice", k.Value)
@@ -130,7 +130,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 		switch k.Value {
 		case "name":
 			if v.Kind != yaml.ScalarNode || !validJobName(v.Value) {
-				return nil, at(v, "name must be letters, digits, '-', '_' or '.', got %q", model.Clip(v.Value))
+				return nil, at(v, "name must be letters, digits, '-', '_' or '.', got %q", limits.Clip(v.Value))
 			}
 			s.Name = v.Value
 		case "base":
@@ -140,7 +140,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			s.Base = v.Value
 		case "baselines":
 			if err := v.Decode(&s.Baselines); err != nil || v.Kind != yaml.ScalarNode {
-				return nil, at(v, "baselines must be true or false, got %q", model.Clip(v.Value))
+				return nil, at(v, "baselines must be true or false, got %q", limits.Clip(v.Value))
 			}
 		case "seeds":
 			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
@@ -150,7 +150,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			for _, e := range v.Content {
 				n, err := strconv.ParseInt(e.Value, 10, 64)
 				if err != nil || e.Kind != yaml.ScalarNode {
-					return nil, at(e, "seeds: %q is not an integer", model.Clip(e.Value))
+					return nil, at(e, "seeds: %q is not an integer", limits.Clip(e.Value))
 				}
 				if have[n] {
 					return nil, at(e, "seeds: %d is listed twice", n)
@@ -170,28 +170,28 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 					g.Values = []string{gv.Value}
 				case yaml.SequenceNode:
 					if len(gv.Content) == 0 {
-						return nil, at(gv, "grid: %s has no values", model.Clip(gk.Value))
+						return nil, at(gv, "grid: %s has no values", limits.Clip(gk.Value))
 					}
 					have := map[string]bool{}
 					for _, e := range gv.Content {
 						if e.Kind != yaml.ScalarNode {
-							return nil, at(e, "grid: %s: each value must be a single value", model.Clip(gk.Value))
+							return nil, at(e, "grid: %s: each value must be a single value", limits.Clip(gk.Value))
 						}
 						if have[e.Value] {
-							return nil, at(e, "grid: %s: value %s is listed twice", model.Clip(gk.Value), model.Clip(e.Value))
+							return nil, at(e, "grid: %s: value %s is listed twice", limits.Clip(gk.Value), limits.Clip(e.Value))
 						}
 						have[e.Value] = true
 						g.Values = append(g.Values, e.Value)
 					}
 				default:
-					return nil, at(gv, "grid: %s must be a list of values", model.Clip(gk.Value))
+					return nil, at(gv, "grid: %s must be a list of values", limits.Clip(gk.Value))
 				}
 				if err := checkSweepKey(g.Key); err != nil {
 					return nil, at(gk, "grid: %v", err)
 				}
 				for _, prev := range s.Grid {
 					if prev.Key == g.Key {
-						return nil, at(gk, "grid: key %s given twice", model.Clip(g.Key))
+						return nil, at(gk, "grid: key %s given twice", limits.Clip(g.Key))
 					}
 				}
 				s.Grid = append(s.Grid, g)
@@ -203,7 +203,7 @@ func ParseSweep(raw []byte, source string) (*Sweep, error) {
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				sk, sv := v.Content[j], v.Content[j+1]
 				if sv.Kind != yaml.ScalarNode {
-					return nil, at(sv, "set: %s must be a single value", model.Clip(sk.Value))
+					return nil, at(sv, "set: %s must be a single value", limits.Clip(sk.Value))
 				}
 				if err := checkSweepKey(sk.Value); err != nil {
 					return nil, at(sk, "set: %v", err)

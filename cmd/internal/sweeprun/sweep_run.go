@@ -10,17 +10,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/train/pipeline"
 	"github.com/jeirt/jeirt/train/sweep"
 )
 
 // SweepLocalOptions control RunLocal.
 type SweepLocalOptions struct {
-	Log     model.Logf // progress of every run, each line prefixed "[run NNN] "; nil is silent
-	Version string     // the jeirt release, written into each checkpoint
-	Force   bool       // train runs again even when they are already done
+	Log     progress.Logf // progress of every run, each line prefixed "[run NNN] "; nil is silent
+	Version string        // the jeirt release, written into each checkpoint
+	Force   bool          // train runs again even when they are already done
 }
 
 // RunDone reports whether run folder runDir holds a finished run: a
@@ -69,7 +69,7 @@ func (s *Sweep) RunLocal(ctx context.Context, dir string, runs []SweepRun, opt S
 	return nil
 }
 
-func (s *Sweep) runOne(ctx context.Context, runDir, id string, out model.Logf, opt SweepLocalOptions) (err error) {
+func (s *Sweep) runOne(ctx context.Context, runDir, id string, out progress.Logf, opt SweepLocalOptions) (err error) {
 	cfg, err := pipeline.LoadConfig(filepath.Join(runDir, "config.yaml"))
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/checkpoint"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read"
 	"github.com/jeirt/jeirt/model/synth"
 	"github.com/jeirt/jeirt/train/pipeline"
@@ -315,7 +316,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: model.LogTo(&log)}); err != nil {
+	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: progress.LogTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	for _, r := range runs {
@@ -353,7 +354,7 @@ func TestSweepRunLocalTrainsEachRunOnceAndCollects(t *testing.T) {
 	}
 	// A second pass trains nothing.
 	log.Reset()
-	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: model.LogTo(&log)}); err != nil {
+	if err := s.RunLocal(context.Background(), out, runs, SweepLocalOptions{Log: progress.LogTo(&log)}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(log.String(), "is already done; skipping") != 4 || strings.Contains(log.String(), "epoch") {

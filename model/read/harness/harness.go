@@ -28,6 +28,8 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
+	"github.com/jeirt/jeirt/model/progress"
 	"github.com/jeirt/jeirt/model/read/harness/internal/logtree"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
@@ -66,7 +68,7 @@ type Options struct {
 	ModelNames map[string]string
 	// Progress, when not nil, gets a line every few seconds of a long read
 	// (files and samples read so far).
-	Progress model.Logf
+	Progress progress.Logf
 }
 
 // Summary says what was read: each log with its tool, model, task, metric
@@ -465,7 +467,7 @@ func (c *collector) itemNames() ([]string, error) {
 			continue
 		}
 		if o := c.itemKeys[j]; o.task != k.task || o.id != k.id || apart[k.task] && o.tool != k.tool {
-			return nil, fmt.Errorf("%s: two items are named %q: %s task %q id %q and %s task %q id %q (a task's name ending in /ID of another's): rename a task, or read the logs apart", c.sum.Root, model.Clip(names[i]), o.tool, model.Clip(o.task), model.Clip(o.id), k.tool, model.Clip(k.task), model.Clip(k.id))
+			return nil, fmt.Errorf("%s: two items are named %q: %s task %q id %q and %s task %q id %q (a task's name ending in /ID of another's): rename a task, or read the logs apart", c.sum.Root, limits.Clip(names[i]), o.tool, limits.Clip(o.task), limits.Clip(o.id), k.tool, limits.Clip(k.task), limits.Clip(k.id))
 		}
 	}
 	return names, nil

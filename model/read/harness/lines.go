@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 )
 
 // eachLine calls fn with each non-blank line of the JSON lines file path
 // (its bytes valid until the next call) and its 1-based number. A long
-// line is gathered in one buffer, reused, up to model.MaxLineBytes.
+// line is gathered in one buffer, reused, up to limits.MaxLineBytes.
 func eachLine(path string, fn func(line []byte, n int) error) error {
 	in, err := fileio.OpenInput(path)
 	if err != nil {
@@ -30,8 +30,8 @@ func eachLine(path string, fn func(line []byte, n int) error) error {
 			for err == bufio.ErrBufferFull {
 				b, err = br.ReadSlice('\n')
 				long = append(long, b...)
-				if len(long) > model.MaxLineBytes {
-					return &cell.ParseError{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(model.MaxLineBytes))}
+				if len(long) > limits.MaxLineBytes {
+					return &cell.ParseError{File: path, Line: n, Msg: fmt.Sprintf("a line longer than %s", machine.Bytes(limits.MaxLineBytes))}
 				}
 			}
 			b = long
@@ -91,7 +91,7 @@ func joinIDs(ids []string) string {
 		if k > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(model.Clip(id))
+		b.WriteString(limits.Clip(id))
 	}
 	return b.String()
 }

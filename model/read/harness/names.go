@@ -3,8 +3,8 @@ package harness
 import (
 	"fmt"
 
-	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/csvtable"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // ReadModelNames reads a CSV of model names to map, with the columns from
@@ -21,7 +21,7 @@ func ReadModelNames(path string) (map[string]string, error) {
 			return fmt.Errorf("%s: an empty name (want from,to: the name in the logs, the name to use)", path)
 		}
 		if prev, ok := out[from]; ok && prev != to {
-			return fmt.Errorf("%s: %q is mapped twice, to %q and %q", path, model.Clip(from), model.Clip(prev), model.Clip(to))
+			return fmt.Errorf("%s: %q is mapped twice, to %q and %q", path, limits.Clip(from), limits.Clip(prev), limits.Clip(to))
 		}
 		out[from] = to
 		return nil

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
@@ -250,7 +251,7 @@ func (rs *mdbRows) read(f mdbFile, k int32, reg *mdbRegistry) error {
 		case ok && (math.IsNaN(y) || math.IsInf(y, 0)):
 			return errAt(g, row, "response", "%v is not a finite number: a response is a finite grade, or null for an ungraded attempt", y)
 		case !ok && !v[2].IsNull():
-			return errAt(g, row, "response", "%q is not a number: a measurement-db response is a float64 grade (or null)", model.Clip(parquet.Text(v[2])))
+			return errAt(g, row, "response", "%q is not a number: a measurement-db response is a float64 grade (or null)", limits.Clip(parquet.Text(v[2])))
 		case !ok:
 			y = math.NaN()
 		}
@@ -322,7 +323,7 @@ func (m *Summary) choose(path string, names []string) ([]bool, error) {
 				}
 			}
 			if !found {
-				fe := model.FieldErrorf("Benchmark", "{Benchmark} %q is none of them", model.Clip(n))
+				fe := model.FieldErrorf("Benchmark", "{Benchmark} %q is none of them", limits.Clip(n))
 				return nil, &cell.ParseError{File: path, Err: fe, Msg: fmt.Sprintf("%s; the benchmarks are %s", fe, list())}
 			}
 		}
@@ -354,7 +355,7 @@ func (rs *mdbRows) chooseCondition(path, want string, keep []bool, m *Summary) e
 	slices.Sort(m.Conditions)
 	switch {
 	case (want != "" || none) && !slices.Contains(m.Conditions, want):
-		fe := model.FieldErrorf("Condition", "{Condition} %q is not a test_condition of the benchmarks read", model.Clip(want))
+		fe := model.FieldErrorf("Condition", "{Condition} %q is not a test_condition of the benchmarks read", limits.Clip(want))
 		return &cell.ParseError{File: path, Column: "test_condition", Err: fe, Msg: fmt.Sprintf("%s; they have %s", fe, strings.Join(quoteConditions(m.Conditions), ", "))}
 	case want == "" && !none && len(m.Conditions) > 1:
 		fe := model.FieldErrorf("Condition", "name one with {Condition}")

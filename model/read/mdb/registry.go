@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/jeirt/jeirt/model/read/internal/parquet"
 )
@@ -198,12 +199,12 @@ func (rs *mdbRows) responses(tree *mdbTree, reg *mdbRegistry, keep []bool, opt O
 		}
 		s := mixedScale(criterion[j])
 		if s == "" {
-			return mdbScore{}, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Msg: fmt.Sprintf("item %q of mixed benchmark %q gives no response_scale", model.Clip(itemIDs[j]), m.Benchmarks[b].ID)}
+			return mdbScore{}, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Msg: fmt.Sprintf("item %q of mixed benchmark %q gives no response_scale", limits.Clip(itemIDs[j]), m.Benchmarks[b].ID)}
 		}
 		sc := parseScale(s)
 		out, err := scorer(mixedType(sc), sc, opt.ScoreMap)
 		if err != nil {
-			return out, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Err: err, Msg: fmt.Sprintf("item %q of mixed benchmark %q: %v", model.Clip(itemIDs[j]), m.Benchmarks[b].ID, err)}
+			return out, &cell.ParseError{File: itemsFile, Column: "grading_criterion", Err: err, Msg: fmt.Sprintf("item %q of mixed benchmark %q: %v", limits.Clip(itemIDs[j]), m.Benchmarks[b].ID, err)}
 		}
 		return out, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // A measurement-db benchmark says how its grader scores in response_type
@@ -164,7 +165,7 @@ func scorer(responseType string, sc mdbScale, scoreMap string) (mdbScore, error)
 		revNote = ", reversed (lower is better)"
 	}
 	if sc.Unordered && responseType != "mixed" {
-		return mdbScore{}, fmt.Errorf("response_scale %q says its values are unordered: no value is a better answer, so there is no score to fit", model.Clip(sc.Text))
+		return mdbScore{}, fmt.Errorf("response_scale %q says its values are unordered: no value is a better answer, so there is no score to fit", limits.Clip(sc.Text))
 	}
 	switch responseType {
 	case "", "binary", "error_presence":
@@ -192,13 +193,13 @@ func scorer(responseType string, sc mdbScale, scoreMap string) (mdbScore, error)
 		switch {
 		case ok:
 		case sc.Kind == "discrete" || sc.Kind == "interval":
-			return mdbScore{}, fmt.Errorf("response_scale %q gives no range to score %s by (its bounds are open or equal)", model.Clip(sc.Text), responseType)
+			return mdbScore{}, fmt.Errorf("response_scale %q gives no range to score %s by (its bounds are open or equal)", limits.Clip(sc.Text), responseType)
 		case responseType == "likert_5":
 			lo, hi = 1, 5
 		case responseType == "likert_10":
 			lo, hi = 1, 10
 		case responseType == "ordinal":
-			return mdbScore{}, fmt.Errorf("response_type ordinal needs the levels in response_scale (e.g. {0, 1, 2, 3}), and %q names none", model.Clip(sc.Text))
+			return mdbScore{}, fmt.Errorf("response_type ordinal needs the levels in response_scale (e.g. {0, 1, 2, 3}), and %q names none", limits.Clip(sc.Text))
 		default:
 			lo, hi = 0, 1
 		}
@@ -228,7 +229,7 @@ func scorer(responseType string, sc mdbScale, scoreMap string) (mdbScore, error)
 	case "nominal":
 		return mdbScore{}, fmt.Errorf("response_type nominal is unordered categories: no category is a better answer, so there is no score to fit")
 	}
-	return mdbScore{}, fmt.Errorf("response_type %q is not one jeirt knows (want %s)", model.Clip(responseType), strings.Join(ResponseTypes, ", "))
+	return mdbScore{}, fmt.Errorf("response_type %q is not one jeirt knows (want %s)", limits.Clip(responseType), strings.Join(ResponseTypes, ", "))
 }
 
 // scoreMapScorer is the stated mapping of Options.ScoreMap: "LO:HI" (linear,
@@ -258,7 +259,7 @@ func scoreMapScorer(m string, sc mdbScale, rev func(float64) float64, revNote st
 	lo, e1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
 	hi, e2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
 	if !ok || e1 != nil || e2 != nil || !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return mdbScore{}, model.FieldErrorf("ScoreMap", "{ScoreMap} %q: want LO:HI with LO < HI (e.g. 0:100) or a threshold >=T, >T, <=T or <T", model.Clip(m))
+		return mdbScore{}, model.FieldErrorf("ScoreMap", "{ScoreMap} %q: want LO:HI with LO < HI (e.g. 0:100) or a threshold >=T, >T, <=T or <T", limits.Clip(m))
 	}
 	return mdbScore{Reader: "graded", How: fmt.Sprintf("(x - %s) / %s (stated)%s%s", fmtNum(lo), fmtNum(hi-lo), revNote, naNote), score: func(x float64) (float64, bool, string) {
 		switch {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // ParseError reports bad input at a line of a file, in the form
@@ -42,10 +42,10 @@ func (e *ParseError) Error() string {
 		if e.Key {
 			kind = "key"
 		}
-		fmt.Fprintf(&b, "%s %q: ", kind, model.Clip(e.Column))
+		fmt.Fprintf(&b, "%s %q: ", kind, limits.Clip(e.Column))
 	}
-	if len(e.Msg) > 4*model.MaxQuote {
-		b.WriteString(model.Clip(e.Msg[:4*model.MaxQuote]))
+	if len(e.Msg) > 4*limits.MaxQuote {
+		b.WriteString(limits.Clip(e.Msg[:4*limits.MaxQuote]))
 		fmt.Fprintf(&b, "… (%d bytes)", len(e.Msg))
 	} else {
 		b.WriteString(e.Msg)
@@ -79,15 +79,15 @@ func (t *Names) ID(name []byte) int32 {
 }
 
 // ClipJoin joins a header's names with commas for an error message, stopping
-// once the text passes model.MaxQuote bytes.
+// once the text passes limits.MaxQuote bytes.
 func ClipJoin(h []string) string {
 	var b strings.Builder
 	for i, s := range h {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if b.Len()+len(s) > model.MaxQuote {
-			b.WriteString(model.Clip(s))
+		if b.Len()+len(s) > limits.MaxQuote {
+			b.WriteString(limits.Clip(s))
 			fmt.Fprintf(&b, "… (%d columns)", len(h))
 			break
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Column names of the layouts, compared case-insensitively, in order of
@@ -84,12 +84,12 @@ func (c LongColumns) Describe(h []string) string {
 	}
 	if c.Trials >= 0 {
 		return fmt.Sprintf("model column %q, item column %q, %ssuccesses column %q and trials column %q",
-			model.Clip(h[c.Model]), model.Clip(h[c.Item]), graded, model.Clip(h[c.Label]), model.Clip(h[c.Trials]))
+			limits.Clip(h[c.Model]), limits.Clip(h[c.Item]), graded, limits.Clip(h[c.Label]), limits.Clip(h[c.Trials]))
 	}
 	if c.Graded {
-		return fmt.Sprintf("model column %q, item column %q and graded score column %q", model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]))
+		return fmt.Sprintf("model column %q, item column %q and graded score column %q", limits.Clip(h[c.Model]), limits.Clip(h[c.Item]), limits.Clip(h[c.Label]))
 	}
-	return fmt.Sprintf("model column %q, item column %q and label column %q", model.Clip(h[c.Model]), model.Clip(h[c.Item]), model.Clip(h[c.Label]))
+	return fmt.Sprintf("model column %q, item column %q and label column %q", limits.Clip(h[c.Model]), limits.Clip(h[c.Item]), limits.Clip(h[c.Label]))
 }
 
 // SetFirst records v for item i unless the item already has a non-empty value.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 )
 
 // Labels parses the labels of one file: 0/1, 0.0/1.0, -1/1, true/false (any
@@ -140,7 +140,7 @@ func (lp *Labels) minus(line int) (uint8, error) {
 func (lp *Labels) Label(file string, line int, column string, b []byte) (uint8, error) {
 	y, err := lp.Parse(b, line)
 	if err != nil {
-		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", model.Clip(string(b)), err.Error())}
+		return 0, &ParseError{File: file, Line: line, Column: column, Msg: fmt.Sprintf("%q %s", limits.Clip(string(b)), err.Error())}
 	}
 	if y == Bad {
 		return 0, &ParseError{File: file, Line: line, Column: column, Msg: lp.BadLabel(b)}
@@ -150,7 +150,7 @@ func (lp *Labels) Label(file string, line int, column string, b []byte) (uint8, 
 
 // BadLabel says why b is not a label, with the flag that reads a fraction.
 func (lp *Labels) BadLabel(b []byte) string {
-	q := model.Clip(string(b))
+	q := limits.Clip(string(b))
 	v, ok := parseFloatLabel(bytes.TrimSpace(b))
 	switch {
 	case ok && v > 0 && v < 1:
@@ -232,7 +232,7 @@ func ParseCounts(kb, nb []byte, graded bool) (k float64, n int32, msg string, co
 	kb, nb = bytes.TrimSpace(kb), bytes.TrimSpace(nb)
 	if isMissingText(nb) {
 		if !isMissingText(kb) {
-			return 0, 0, fmt.Sprintf("%q successes with no trials", model.Clip(string(kb))), 1
+			return 0, 0, fmt.Sprintf("%q successes with no trials", limits.Clip(string(kb))), 1
 		}
 		return 0, 0, "", 0
 	}
@@ -241,7 +241,7 @@ func ParseCounts(kb, nb []byte, graded bool) (k float64, n int32, msg string, co
 		if v, ok := parseFloatLabel(nb); ok && v == math.Trunc(v) && v >= 0 && v < 1<<31 {
 			t, err = int64(v), nil // 5.0
 		} else {
-			return 0, 0, fmt.Sprintf("%q is not a number of trials (a whole number, at least 0)", model.Clip(string(nb))), 1
+			return 0, 0, fmt.Sprintf("%q is not a number of trials (a whole number, at least 0)", limits.Clip(string(nb))), 1
 		}
 	}
 	if isMissingText(kb) {
@@ -253,11 +253,11 @@ func ParseCounts(kb, nb []byte, graded bool) (k float64, n int32, msg string, co
 	k, ok := parseFloatLabel(kb)
 	switch {
 	case !ok || k < 0:
-		return 0, 0, fmt.Sprintf("%q is not a number of successes (at least 0)", model.Clip(string(kb))), 0
+		return 0, 0, fmt.Sprintf("%q is not a number of successes (at least 0)", limits.Clip(string(kb))), 0
 	case k > float64(t):
-		return 0, 0, fmt.Sprintf("%s successes in %d trials: more successes than trials", model.Clip(string(kb)), t), 0
+		return 0, 0, fmt.Sprintf("%s successes in %d trials: more successes than trials", limits.Clip(string(kb)), t), 0
 	case k != math.Trunc(k) && !graded:
-		return 0, 0, fmt.Sprintf("%q is a fractional number of successes (use --graded for graded scores)", model.Clip(string(kb))), 0
+		return 0, 0, fmt.Sprintf("%q is a fractional number of successes (use --graded for graded scores)", limits.Clip(string(kb))), 0
 	}
 	return k, int32(t), "", 0
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/machine"
 )
 
@@ -338,7 +339,7 @@ func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
 		fe := model.FieldErrorf("Duplicates", "use {Duplicates} majority, first or trials to resolve")
 		return rep, &ParseError{File: file, Line: int(c.dup.secondLine), Err: fe,
 			Msg: fmt.Sprintf("duplicate row for model %q, item %q (first at line %d; %s)",
-				model.Clip(r.Models[c.dup.model]), model.Clip(r.Items[c.dup.item]), c.dup.firstLine, fe)}
+				limits.Clip(r.Models[c.dup.model]), limits.Clip(r.Items[c.dup.item]), c.dup.firstLine, fe)}
 	}
 	if policy == "trials" && len(c.counts) > 0 {
 		c.weigh()
@@ -357,7 +358,7 @@ func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
 				case "majority":
 					if d.mixed {
 						return rep, &ParseError{File: file, Msg: fmt.Sprintf("%d rows for model %q, item %q hold trials or graded scores: --duplicates majority resolves 0/1 answers only (use --duplicates trials to add them up, or first)",
-							d.rows, model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]))}
+							d.rows, limits.Clip(r.Models[mod[p]]), limits.Clip(r.Items[item[p]]))}
 					}
 					switch {
 					case 2*d.ones > d.rows:
@@ -374,7 +375,7 @@ func (c *Sink) Finish(r *model.Responses, policy, file string) (Tally, error) {
 				case "trials":
 					if d.trials > 1<<31-1 {
 						return rep, &ParseError{File: file, Msg: fmt.Sprintf("model %q, item %q: %d trials in all is more than jeirt can hold in one cell",
-							model.Clip(r.Models[mod[p]]), model.Clip(r.Items[item[p]]), d.trials)}
+							limits.Clip(r.Models[mod[p]]), limits.Clip(r.Items[item[p]]), d.trials)}
 					}
 					succ[p], trials[p] = d.succ, int32(d.trials)
 				}

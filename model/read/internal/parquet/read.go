@@ -23,6 +23,7 @@ import (
 
 	"github.com/jeirt/jeirt/model"
 	"github.com/jeirt/jeirt/model/fileio"
+	"github.com/jeirt/jeirt/model/limits"
 	"github.com/jeirt/jeirt/model/read/internal/cell"
 	"github.com/parquet-go/parquet-go"
 )
@@ -57,7 +58,7 @@ type pqFile struct {
 // the file's error; deferred by the Parquet readers.
 func recoverParquet(path string, err *error) {
 	if p := recover(); p != nil {
-		*err = &cell.ParseError{File: path, Msg: "not a readable Parquet file (a damaged file): " + model.Clip(fmt.Sprint(p))}
+		*err = &cell.ParseError{File: path, Msg: "not a readable Parquet file (a damaged file): " + limits.Clip(fmt.Sprint(p))}
 	}
 }
 
@@ -142,14 +143,14 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 	// A damaged file can hold more or fewer values in a column than its
 	// row group has rows, or dictionary indexes past the dictionary.
 	tooMany := func() error {
-		return fmt.Errorf("column %q holds more values than the row group's %d rows (a damaged file)", model.Clip(column), rows)
+		return fmt.Errorf("column %q holds more values than the row group's %d rows (a damaged file)", limits.Clip(column), rows)
 	}
 	i := 0
 	for {
 		p, err := pages.ReadPage()
 		if err == io.EOF {
 			if int64(i) != rows {
-				return fmt.Errorf("column %q holds %d values for the row group's %d rows (a damaged file)", model.Clip(column), i, rows)
+				return fmt.Errorf("column %q holds %d values for the row group's %d rows (a damaged file)", limits.Clip(column), i, rows)
 			}
 			return nil
 		}
@@ -165,7 +166,7 @@ func (q *pqFile) each(rg parquet.RowGroup, k int, fn func(i int, v parquet.Value
 				}
 				if idx < 0 || int(idx) >= d.Len() {
 					parquet.Release(p)
-					return fmt.Errorf("column %q: dictionary index %d outside the dictionary's %d values (a damaged file)", model.Clip(column), idx, d.Len())
+					return fmt.Errorf("column %q: dictionary index %d outside the dictionary's %d values (a damaged file)", limits.Clip(column), idx, d.Len())
 				}
 				if err := dictFn(i, d, idx); err != nil {
 					parquet.Release(p)
@@ -298,7 +299,7 @@ func pqLabel(lp *cell.Labels, v parquet.Value, line int) (uint8, string) {
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		y, err := lp.Parse(v.ByteArray(), line)
 		if err != nil {
-			return 0, fmt.Sprintf("%q %s", model.Clip(string(v.ByteArray())), err.Error())
+			return 0, fmt.Sprintf("%q %s", limits.Clip(string(v.ByteArray())), err.Error())
 		}
 		if y == cell.Bad {
 			return 0, lp.BadLabel(v.ByteArray())

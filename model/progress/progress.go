@@ -1,4 +1,7 @@
-package model
+// Package progress is how long work reports: Logf, the one function type
+// every library package takes for its progress lines and warnings, and
+// LogTo, the Logf of a command that prints them.
+package progress
 
 import (
 	"fmt"

@@ -1,4 +1,7 @@
-package model
+// Package limits holds the bounds on what jeirt's readers, configurations
+// and checkpoints accept (docs/limits.md), and Clip, which keeps a quoted
+// input value within MaxQuote in an error message.
+package limits
 
 import (
 	"strconv"
