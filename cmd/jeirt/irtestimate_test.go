@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,6 +68,28 @@ func TestIRTEstimate(t *testing.T) {
 	out := filepath.Join(dir, "est")
 	if _, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--weights", sel, "--by-category", cats, "--out", out); err != nil {
 		t.Fatal(err)
+	}
+	// --weights keeps only the answers to the items it lists: every answer
+	// of the held-out models gives the same estimates as their answers to
+	// the anchors, and says how many it left out.
+	outAll := filepath.Join(dir, "est-all")
+	msg, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", held, "--weights", sel, "--by-category", cats, "--out", outAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("left out %d answers to items", heldR.Len()-asked.Len()); !strings.Contains(msg, want) {
+		t.Errorf("estimate with --weights on every answer: %q lacks %q", msg, want)
+	}
+	for _, f := range []string{"estimates.csv", "categories.csv"} {
+		a, _ := os.ReadFile(filepath.Join(out, f))
+		b, _ := os.ReadFile(filepath.Join(outAll, f))
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s differs between the anchors' answers and every answer under --weights", f)
+		}
+	}
+	// Answers to part of the items without --weights count equally: say so.
+	if msg, err := runCmd(t, newIRTCmd(), "estimate", "--fit", fit, "--answers", answers, "--estimator", "mean"); err != nil || !strings.Contains(msg, "pass its CSV as --weights") {
+		t.Errorf("anchors without their weights: %v %q", err, msg)
 	}
 	rows, err := catfile.ReadEstimates(filepath.Join(out, "estimates.csv"), 1)
 	if err != nil {

@@ -129,6 +129,7 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	var all, cats []catfile.Estimate
+	unlisted, partial := 0, false
 	for k, name := range models {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -138,14 +139,13 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 			a.Trials = trials[k]
 		}
 		if weight != nil {
-			a.Weight = make([]float64, len(a.Items))
-			for i, j := range a.Items {
-				wj, ok := weight[j]
-				if !ok {
-					return fmt.Errorf("%s: model %q answered item %s, which %s does not list", e.Answers, name, fit.Items[j], e.Weights)
-				}
-				a.Weight[i] = wj
+			var n int
+			if a, n = keepListed(a, weight); len(a.Items) == 0 {
+				return fmt.Errorf("%s: model %q answered none of the items %s lists; give the answers to the selected items", e.Answers, name, e.Weights)
 			}
+			unlisted += n
+		} else {
+			partial = partial || len(a.Items) < len(fit.Items)
 		}
 		sc, err := s.Estimate(est, a, nil)
 		if err != nil {
@@ -161,6 +161,12 @@ func (e Estimate) Run(ctx context.Context, w io.Writer) error {
 				cats = append(cats, row)
 			}
 		}
+	}
+	if unlisted > 0 {
+		e.Log.Printf("estimate: left out %d answers to items %s does not list: only the selected items' answers count, each with its weight", unlisted, e.Weights)
+	}
+	if partial && est != estimate.IRT {
+		e.Log.Printf("warning: answers to part of the fit's %d items, without --weights, count equally; if they are the items jeirt irt select chose (anchor, anchor-rank, anchor-correct or random), pass its CSV as --weights so that each stands for its share of the bank", len(fit.Items))
 	}
 	if e.Out == "" {
 		return nil
@@ -203,6 +209,25 @@ func (e Estimate) gpFromFitData(ctx context.Context, dir string, folder *irtfit.
 }
 
 // readWeights reads the weights of a selection CSV, by item index.
+// keepListed keeps a's answers to the items weight lists, each with its
+// weight, and says how many it left out: with --weights, the answers to
+// the selected items are the ones that count, wherever the answers file
+// holds more.
+func keepListed(a estimate.Answers, weight map[int]float64) (estimate.Answers, int) {
+	var out estimate.Answers
+	for i, j := range a.Items {
+		wj, ok := weight[j]
+		if !ok {
+			continue
+		}
+		out.Items, out.Y, out.Weight = append(out.Items, j), append(out.Y, a.Y[i]), append(out.Weight, wj)
+		if a.Trials != nil {
+			out.Trials = append(out.Trials, a.Trials[i])
+		}
+	}
+	return out, len(a.Items) - len(out.Items)
+}
+
 func readWeights(path string, fit *model.IRT) (map[int]float64, error) {
 	byID, err := catfile.ReadWeights(path)
 	if err != nil {

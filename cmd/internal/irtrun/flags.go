@@ -14,7 +14,7 @@ func EstimateFlags(cmd *cobra.Command, e *Estimate, models *string) {
 	f.StringVar(&e.Fit, "fit", "", "folder written by jeirt irt fit: the items whose full score is estimated")
 	f.StringVar(&e.Answers, "answers", "", "the new models' answers to some of the fit's items (any responses format)")
 	f.StringVar(models, "models", "", "comma-separated models of --answers (default: every model with an answer)")
-	f.StringVar(&e.Weights, "weights", "", "the CSV of jeirt irt select --rule anchor-rank (or anchor, random): each item's weight, its share of the bank (default: equal weights)")
+	f.StringVar(&e.Weights, "weights", "", "the CSV of jeirt irt select (--rule anchor-rank, anchor, anchor-correct or random): only the answers to the items it lists count, each with its weight, its share of the bank (default: every answer, equal weights)")
 	f.StringVar(&e.Categories, "by-category", "", "item-group CSV (item and category, group or benchmark): also estimate each category (categories.csv)")
 	f.StringSliceVar(&e.Estimators, "estimator", nil, "default (blend), blend (IRT + shrunk residual of the answered items), irt (p-IRT), gp-irt (tinyBenchmarks) or mean; a list with --eval")
 	f.Float64Var(&e.Level, "level", 0.95, "interval level")
