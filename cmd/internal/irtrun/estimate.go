@@ -208,7 +208,6 @@ func (e Estimate) gpFromFitData(ctx context.Context, dir string, folder *irtfit.
 	return err
 }
 
-// readWeights reads the weights of a selection CSV, by item index.
 // keepListed keeps a's answers to the items weight lists, each with its
 // weight, and says how many it left out: with --weights, the answers to
 // the selected items are the ones that count, wherever the answers file
@@ -228,6 +227,7 @@ func keepListed(a estimate.Answers, weight map[int]float64) (estimate.Answers, i
 	return out, len(a.Items) - len(out.Items)
 }
 
+// readWeights reads the weights of a selection CSV, by item index.
 func readWeights(path string, fit *model.IRT) (map[int]float64, error) {
 	byID, err := catfile.ReadWeights(path)
 	if err != nil {
