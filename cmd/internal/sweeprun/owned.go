@@ -69,34 +69,34 @@ func notJeirts(dir string) []string {
 // isSweepTable reports whether p is a table jeirt sweep collect wrote: a
 // plain file whose header is a sweep table's.
 func isSweepTable(p string) bool {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(io.LimitReader(f, 1<<16)).ReadString('\n')
-	line = strings.TrimRight(line, "\r\n")
-	return strings.HasPrefix(line, "run,") && strings.HasSuffix(line, ",best_epoch,epochs_run,seconds_per_epoch,checkpoint")
+	line, ok := firstLine(p)
+	return ok && strings.HasPrefix(line, "run,") && strings.HasSuffix(line, ",best_epoch,epochs_run,seconds_per_epoch,checkpoint")
 }
 
 // firstLineHasPrefix reports whether the plain file p starts with prefix.
 func firstLineHasPrefix(p, prefix string) bool {
+	line, ok := firstLine(p)
+	return ok && strings.HasPrefix(line, prefix)
+}
+
+// firstLine is the first line of the plain file p (at most 64 KiB of it,
+// without its line end); false when p is not a plain file or cannot be
+// read. A FIFO or a device is never opened.
+func firstLine(p string) (string, bool) {
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.Mode().IsRegular() {
-		return false
+		return "", false
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return false
+		return "", false
 	}
 	defer f.Close()
-	b := make([]byte, len(prefix))
-	_, err = io.ReadFull(f, b)
-	return err == nil && string(b) == prefix
+	line, err := bufio.NewReader(io.LimitReader(f, 1<<16)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", false
+	}
+	return strings.TrimRight(line, "\r\n"), true
 }
 
 // checkReplace refuses --force over the sweep folder dir when a file

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/jeirt/jeirt/model"
+	"github.com/jeirt/jeirt/train/backend"
 )
 
 // FlagPersonMisfit marks a model whose answers fit the model badly: its lz*
@@ -116,7 +117,7 @@ func PersonFits(r *model.Responses, fit *model.IRT, opt PersonFitOptions) []Pers
 			continue // no finite maximum-likelihood θ
 		}
 		out[i].Infit, out[i].Outfit = infNum/infDen, outSum/float64(len(row))
-		if !solveSPD(M, v, c, rk) {
+		if copy(c, v); !backend.CholSolve(M, c, rk) {
 			continue
 		}
 		var V, V0 float64 // V0: the variance before the correction, the scale of V's rounding
@@ -165,40 +166,4 @@ func cellP(fit *model.IRT, i, j int, sigma float64) (p, dp float64) {
 	// Keep P off 0 and 1, where the weights log(P/(1 − P)) are infinite.
 	p = math.Min(math.Max(p, 1e-12), 1-1e-12)
 	return p, (1 - cj) * s * (1 - s)
-}
-
-// solveSPD solves the rk x rk symmetric positive definite system M x = v by
-// Cholesky (M is overwritten); false when M is not positive definite.
-func solveSPD(M, v, x []float64, rk int) bool {
-	for d := 0; d < rk; d++ {
-		for e := 0; e <= d; e++ {
-			s := M[d*rk+e]
-			for f := 0; f < e; f++ {
-				s -= M[d*rk+f] * M[e*rk+f]
-			}
-			if d == e {
-				if !(s > 0) {
-					return false
-				}
-				M[d*rk+d] = math.Sqrt(s)
-			} else {
-				M[d*rk+e] = s / M[e*rk+e]
-			}
-		}
-	}
-	for d := 0; d < rk; d++ {
-		s := v[d]
-		for f := 0; f < d; f++ {
-			s -= M[d*rk+f] * x[f]
-		}
-		x[d] = s / M[d*rk+d]
-	}
-	for d := rk - 1; d >= 0; d-- {
-		s := x[d]
-		for f := d + 1; f < rk; f++ {
-			s -= M[f*rk+d] * x[f]
-		}
-		x[d] = s / M[d*rk+d]
-	}
-	return true
 }
