@@ -157,16 +157,33 @@ func openFIFO(ctx context.Context, path string) (*os.File, error) {
 		return o.f, o.err
 	case <-ctx.Done():
 		// Be the writer for a moment, so that the open returns and the
-		// goroutine ends; what it opened is closed unread.
-		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		go func() {
-			if o := <-done; o.f != nil {
-				o.f.Close()
+		// goroutine ends before this does; what it opened is closed unread.
+		// A reader left waiting would take the next writer's data (the
+		// FIFO's next reader then waits for a writer that has gone), so
+		// the writer's open is tried until the goroutine has opened (it
+		// fails while no reader waits yet), for at most a second.
+		stop := time.Now().Add(time.Second)
+		for {
+			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
 			}
-		}()
-		return nil, fmt.Errorf("%s: a FIFO with no writer: %w", path, ctx.Err())
+			select {
+			case o := <-done:
+				if o.f != nil {
+					o.f.Close()
+				}
+				return nil, fmt.Errorf("%s: a FIFO with no writer: %w", path, ctx.Err())
+			case <-time.After(time.Millisecond):
+			}
+			if time.Now().After(stop) {
+				go func() {
+					if o := <-done; o.f != nil {
+						o.f.Close()
+					}
+				}()
+				return nil, fmt.Errorf("%s: a FIFO with no writer: %w", path, ctx.Err())
+			}
+		}
 	}
 }
 
